@@ -1,0 +1,5 @@
+//! Pure, synchronous checkers for lockpick histories: the history format, lock-safety checks and
+//! verdicts. No async runtime and no I/O beyond reading a history file.
+
+pub mod history;
+pub mod verdict;

@@ -1,0 +1,2 @@
+//! Runs lock clients against real backends behind fault proxies, injects faults and records
+//! the history.

@@ -1,0 +1,3 @@
+//! The `lockpick` command line.
+
+fn main() {}
