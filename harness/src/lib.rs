@@ -1,2 +1,7 @@
 //! Runs lock clients against real backends behind fault proxies, injects faults and records
 //! the history.
+
+pub mod client;
+pub mod recorder;
+pub mod resource;
+pub mod scenario;

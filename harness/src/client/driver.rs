@@ -1,0 +1,349 @@
+//! The loop one logical client runs: acquire → (read) → write with the token → hold → release,
+//! recording every invocation and completion, retiring its process after an unknown outcome,
+//! and stopping where the nemesis armed a pause or crash.
+
+use super::lock::{Grant, LockClient, LockSession, Outcome};
+use super::pause::{Interrupt, PausePoints};
+use super::watchdog::Watchdog;
+use crate::recorder::Recorder;
+use crate::resource::Resource;
+use crate::scenario::{PausePoint, WorkloadKind, WorkloadSpec};
+use lockpick_checker::history::{EventKind, Process, Value, F};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Everything one client needs.
+pub struct ClientCtx {
+    /// The logical client (0-based); its first process id is the same number.
+    pub index: usize,
+    pub recorder: Arc<Recorder>,
+    pub lock_name: String,
+    pub workload: WorkloadSpec,
+    pub acquire_timeout: Duration,
+    pub watchdog: bool,
+    pub resource: Resource,
+    pub points: Arc<PausePoints>,
+    /// The next never-used process id, shared by all clients.
+    pub next_process: Arc<AtomicU64>,
+    pub seed: u64,
+    /// Cancelled when the run's time is up or it is interrupted: no new operation starts.
+    pub stop: CancellationToken,
+}
+
+/// What happened to the current process in one round.
+enum Round {
+    Continue,
+    /// An operation ended in `info`: the process is retired.
+    Retire,
+    /// The nemesis crashed this client.
+    Crashed,
+}
+
+struct Client<L: LockClient> {
+    lock: Arc<L>,
+    ctx: ClientCtx,
+    process: u64,
+    rng: ChaCha8Rng,
+}
+
+/// Runs one logical client until `ctx.stop` is cancelled or the nemesis crashes it.
+pub async fn run_client<L: LockClient>(lock: Arc<L>, ctx: ClientCtx) {
+    let rng = ChaCha8Rng::seed_from_u64(
+        ctx.seed ^ (ctx.index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    let process = ctx.index as u64;
+    let mut client = Client {
+        lock,
+        ctx,
+        process,
+        rng,
+    };
+    client.run().await;
+}
+
+impl<L: LockClient> Client<L> {
+    async fn run(&mut self) {
+        let Some(mut session) = self.connect().await else {
+            return;
+        };
+        loop {
+            let think = self.ctx.workload.think_ms.draw(&mut self.rng);
+            if self.sleep_or_stop(think).await {
+                return;
+            }
+            match self.round(&mut session).await {
+                Round::Continue => {}
+                Round::Crashed => return,
+                Round::Retire => {
+                    self.process = self.ctx.next_process.fetch_add(1, Ordering::SeqCst);
+                    match self.connect().await {
+                        Some(s) => session = s,
+                        None => return,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Opens a session, retrying until it works or the run stops.
+    async fn connect(&mut self) -> Option<L::Session> {
+        loop {
+            if self.ctx.stop.is_cancelled() {
+                return None;
+            }
+            let seed = self.rng.random();
+            match self.lock.connect(seed).await {
+                Ok(s) => return Some(s),
+                Err(_) => {
+                    if self.sleep_or_stop(100).await {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sleeps `ms`; true if the run stopped meanwhile.
+    async fn sleep_or_stop(&self, ms: u64) -> bool {
+        tokio::select! {
+            _ = self.ctx.stop.cancelled() => true,
+            _ = tokio::time::sleep(Duration::from_millis(ms)) => self.ctx.stop.is_cancelled(),
+        }
+    }
+
+    fn record(&self, kind: EventKind, f: F, value: Value, error: Option<String>) {
+        self.ctx.recorder.record(
+            Process::Client(self.process),
+            kind,
+            f,
+            Some(&self.ctx.lock_name),
+            value,
+            error,
+        );
+    }
+
+    /// Records the completion of an operation; true if it retired the process.
+    fn complete<T>(&self, f: F, outcome: &Outcome<T>, value: Value) -> bool {
+        match outcome {
+            Outcome::Ok(_) => {
+                self.record(EventKind::Ok, f, value, None);
+                false
+            }
+            Outcome::Fail(e) => {
+                self.record(EventKind::Fail, f, value, Some(e.clone()));
+                false
+            }
+            Outcome::Info(e) => {
+                self.record(EventKind::Info, f, value, Some(e.clone()));
+                true
+            }
+        }
+    }
+
+    /// One acquire … release round.
+    async fn round(&mut self, session: &mut L::Session) -> Round {
+        let holder = format!("{}-{:016x}", self.process, self.rng.random::<u64>());
+        let lease_ms = self.lock.lease_ms();
+        self.record(
+            EventKind::Invoke,
+            F::Acquire,
+            Value {
+                lease_ms,
+                holder: Some(holder.clone()),
+                ..Value::default()
+            },
+            None,
+        );
+        let deadline = Instant::now() + self.ctx.acquire_timeout;
+        let outcome = tokio::select! {
+            o = session.acquire(&holder, deadline) => o,
+            _ = self.ctx.stop.cancelled() => Outcome::Info("run-ended".to_owned()),
+        };
+        let grant = match outcome {
+            Outcome::Ok(grant) => grant,
+            other => {
+                let retire = self.complete(F::Acquire, &other, Value::default());
+                return if retire {
+                    Round::Retire
+                } else {
+                    Round::Continue
+                };
+            }
+        };
+        self.record(
+            EventKind::Ok,
+            F::Acquire,
+            Value {
+                token: grant.token,
+                holder: Some(grant.holder.clone()),
+                lease_ms: grant.lease_ms,
+                ..Value::default()
+            },
+            None,
+        );
+
+        let watchdog = (self.ctx.watchdog && grant.lease_ms.is_some()).then(|| {
+            Watchdog::start(
+                session.clone(),
+                grant.clone(),
+                Process::Client(self.process),
+                self.ctx.lock_name.clone(),
+                self.ctx.recorder.clone(),
+                self.ctx.points.clone(),
+            )
+        });
+        let round = self.hold(&grant).await;
+        let renew_unknown = match watchdog {
+            Some(w) => w.stop().await.unknown,
+            None => false,
+        };
+        let round = match round {
+            Round::Continue => self.release(session, &grant).await,
+            other => other,
+        };
+        match round {
+            Round::Continue if renew_unknown => Round::Retire,
+            other => other,
+        }
+    }
+
+    /// What the holder does with the lock, up to (not including) the release.
+    async fn hold(&mut self, grant: &Grant) -> Round {
+        if self.interrupt(PausePoint::AfterAcquire).await {
+            return Round::Crashed;
+        }
+        let int = match self.ctx.workload.kind {
+            WorkloadKind::FencedWrite => None,
+            WorkloadKind::Counter => {
+                self.record(EventKind::Invoke, F::Read, Value::default(), None);
+                let read = self.ctx.resource.read().await;
+                let value = match &read {
+                    Outcome::Ok(n) => Value {
+                        int: Some(*n),
+                        ..Value::default()
+                    },
+                    _ => Value::default(),
+                };
+                if self.complete(F::Read, &read, value) {
+                    return Round::Retire;
+                }
+                match read {
+                    Outcome::Ok(n) => Some(n + 1),
+                    _ => return Round::Continue,
+                }
+            }
+        };
+        // A careful client checks its lease before using the lock; the GC pause that breaks
+        // it comes after this check (point `before-write`).
+        if let Some(lease) = grant.lease_ms {
+            if grant.sent_at.elapsed() >= Duration::from_millis(lease) {
+                return Round::Continue;
+            }
+        }
+        if self.interrupt(PausePoint::BeforeWrite).await {
+            return Round::Crashed;
+        }
+        self.record(
+            EventKind::Invoke,
+            F::Write,
+            Value {
+                token: grant.token,
+                int,
+                ..Value::default()
+            },
+            None,
+        );
+        let (written, max_token) = match self.ctx.resource.write(grant.token, int).await {
+            Outcome::Ok(ack) if ack.accepted => (Outcome::Ok(()), ack.max_token),
+            Outcome::Ok(ack) => (Outcome::Fail("stale-token".to_owned()), ack.max_token),
+            Outcome::Fail(e) => (Outcome::Fail(e), None),
+            Outcome::Info(e) => (Outcome::Info(e), None),
+        };
+        let value = Value {
+            token: grant.token,
+            max_token,
+            int,
+            ..Value::default()
+        };
+        if self.complete(F::Write, &written, value) {
+            return Round::Retire;
+        }
+        let hold = self.ctx.workload.hold_ms.draw(&mut self.rng);
+        tokio::time::sleep(Duration::from_millis(hold)).await;
+        if self.interrupt(PausePoint::BeforeRelease).await {
+            return Round::Crashed;
+        }
+        Round::Continue
+    }
+
+    async fn release(&mut self, session: &mut L::Session, grant: &Grant) -> Round {
+        self.record(
+            EventKind::Invoke,
+            F::Release,
+            Value {
+                holder: Some(grant.holder.clone()),
+                token: grant.token,
+                ..Value::default()
+            },
+            None,
+        );
+        let released = session.release(grant).await;
+        if self.complete(F::Release, &released, Value::default()) {
+            Round::Retire
+        } else {
+            Round::Continue
+        }
+    }
+
+    /// Takes an interrupt armed for `point`: pauses in place, or reports a crash (true).
+    async fn interrupt(&mut self, point: PausePoint) -> bool {
+        let Some(interrupt) = self.ctx.points.take(point) else {
+            return false;
+        };
+        let nemesis = |f: F, value: Value| {
+            self.ctx
+                .recorder
+                .record(Process::Nemesis, EventKind::Info, f, None, value, None);
+        };
+        match interrupt {
+            Interrupt::Pause { ms } => {
+                nemesis(
+                    F::Pause,
+                    Value {
+                        client: Some(self.process),
+                        point: Some(point.name().to_owned()),
+                        ms: Some(ms),
+                        ..Value::default()
+                    },
+                );
+                self.ctx.points.set_paused(true);
+                // Not cut short by the end of the run: the pause is the experiment.
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                self.ctx.points.set_paused(false);
+                nemesis(
+                    F::Resume,
+                    Value {
+                        client: Some(self.process),
+                        ..Value::default()
+                    },
+                );
+                false
+            }
+            Interrupt::Crash => {
+                nemesis(
+                    F::Crash,
+                    Value {
+                        client: Some(self.process),
+                        point: Some(point.name().to_owned()),
+                        ..Value::default()
+                    },
+                );
+                true
+            }
+        }
+    }
+}

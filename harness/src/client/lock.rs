@@ -1,0 +1,76 @@
+//! What a lock implementation provides to the client loop, and Jepsen's three-valued outcome.
+
+use std::future::Future;
+use std::time::Instant;
+
+/// Outcome of one operation against a backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome<T> {
+    /// It happened.
+    Ok(T),
+    /// It definitely did not happen; the reason in a few words.
+    Fail(String),
+    /// Unknown (timeout, broken connection); the reason in a few words.
+    Info(String),
+}
+
+/// What a successful acquire hands the holder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// Fencing token, for locks that have one.
+    pub token: Option<u64>,
+    /// The value identifying this holder inside the lock.
+    pub holder: String,
+    /// Lease length, for locks that expire.
+    pub lease_ms: Option<u64>,
+    /// When the client sent the acquire that succeeded: the lease is counted from there, the
+    /// earliest moment the server could have started it.
+    pub sent_at: Instant,
+}
+
+/// A lock implementation: makes sessions, one per client process.
+pub trait LockClient: Send + Sync + 'static {
+    type Session: LockSession;
+
+    /// Opens a fresh session (connections, server-side session) for a new process; `seed`
+    /// seeds its random choices (retry delays). Errors are
+    /// retried by the caller; nothing is recorded for them.
+    fn connect(&self, seed: u64) -> impl Future<Output = Result<Self::Session, String>> + Send;
+
+    /// Lease length asked for on acquire, if the lock has leases.
+    fn lease_ms(&self) -> Option<u64>;
+}
+
+/// One process's handle on the lock. Cloned for the renewal watchdog, which runs beside the
+/// holder as a background thread does in a real client.
+pub trait LockSession: Clone + Send + Sync + 'static {
+    /// Takes the lock, waiting or retrying until `deadline`. `Fail` when it definitely was not
+    /// taken by then.
+    fn acquire(
+        &mut self,
+        holder: &str,
+        deadline: Instant,
+    ) -> impl Future<Output = Outcome<Grant>> + Send;
+
+    /// Gives the lock back. `Fail("not-owner")` when the lock was no longer this holder's.
+    fn release(&mut self, grant: &Grant) -> impl Future<Output = Outcome<()>> + Send;
+
+    /// Extends the lease. `Fail("lost")` when the lock is no longer this holder's.
+    fn renew(&mut self, grant: &Grant) -> impl Future<Output = Outcome<()>> + Send;
+}
+
+impl<T> Outcome<T> {
+    /// Maps the value of an `Ok`, keeping `Fail` and `Info` as they are.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
+        self.and_then(|v| Outcome::Ok(f(v)))
+    }
+
+    /// Decides the outcome from the value of an `Ok`, keeping `Fail` and `Info` as they are.
+    pub fn and_then<U>(self, f: impl FnOnce(T) -> Outcome<U>) -> Outcome<U> {
+        match self {
+            Outcome::Ok(v) => f(v),
+            Outcome::Fail(e) => Outcome::Fail(e),
+            Outcome::Info(e) => Outcome::Info(e),
+        }
+    }
+}

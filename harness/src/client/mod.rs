@@ -1,0 +1,17 @@
+//! Lock clients: the lock implementations under test and the loop every client process runs.
+
+mod driver;
+mod lock;
+mod pause;
+mod redis_error;
+mod redis_lock;
+mod redis_naive;
+mod retry;
+mod watchdog;
+
+pub use driver::{run_client, ClientCtx};
+pub use lock::{Grant, LockClient, LockSession, Outcome};
+pub use pause::{Interrupt, PausePlan, PausePoints};
+pub(crate) use redis_error::{connect as connect_redis, request as redis_request};
+pub use redis_lock::RedisLock;
+pub use redis_naive::RedisNaiveLock;

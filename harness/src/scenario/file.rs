@@ -1,0 +1,427 @@
+//! The TOML layout of a scenario file and its conversion into a checked [`Scenario`].
+
+use super::error::{ScenarioError, Source};
+use super::model::*;
+use super::ms::MsRange;
+use lockpick_checker::verdict::Verdict;
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Spanned<String>,
+    #[serde(default)]
+    description: String,
+    expected: Option<Spanned<String>>,
+    #[serde(default)]
+    seed: u64,
+    backend: RawBackend,
+    #[serde(default)]
+    lock: RawLock,
+    workload: RawWorkload,
+    #[serde(default)]
+    resource: RawResource,
+    #[serde(default)]
+    check: RawCheck,
+    #[serde(default)]
+    nemesis: Vec<Spanned<RawFault>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBackend {
+    kind: Spanned<String>,
+    nodes: Option<Spanned<u64>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLock {
+    name: Option<String>,
+    ttl_ms: Option<Spanned<u64>>,
+    acquire_timeout_ms: Option<Spanned<u64>>,
+    retry_delay_ms: Option<MsRange>,
+    op_timeout_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    watchdog: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    kind: Spanned<String>,
+    clients: Spanned<u64>,
+    duration_ms: Spanned<u64>,
+    hold_ms: Option<MsRange>,
+    think_ms: Option<MsRange>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawResource {
+    mode: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawCheck {
+    property: Option<Spanned<String>>,
+    deadlock_ms: Option<Spanned<u64>>,
+}
+
+/// Every field any fault may have; which are allowed depends on `fault`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFault {
+    fault: Spanned<String>,
+    at_ms: Option<MsRange>,
+    every_ms: Option<MsRange>,
+    count: Option<u32>,
+    duration_ms: Option<MsRange>,
+    point: Option<Spanned<String>>,
+    client: Option<Spanned<u64>>,
+    nodes: Option<Spanned<toml::Value>>,
+    latency_ms: Option<u64>,
+    jitter_ms: Option<u64>,
+}
+
+impl RawFault {
+    /// Names of the optional fields that are set, for "not allowed here" errors.
+    fn set_fields(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut put = |set: bool, name| {
+            if set {
+                v.push(name)
+            }
+        };
+        put(self.duration_ms.is_some(), "duration_ms");
+        put(self.point.is_some(), "point");
+        put(self.client.is_some(), "client");
+        put(self.nodes.is_some(), "nodes");
+        put(self.latency_ms.is_some(), "latency_ms");
+        put(self.jitter_ms.is_some(), "jitter_ms");
+        v
+    }
+}
+
+/// Picks `text` from `allowed`, or says what is allowed.
+fn one_of<T: Copy>(
+    src: &Source,
+    field: &str,
+    value: &Spanned<String>,
+    allowed: &[(&str, T)],
+) -> Result<T, ScenarioError> {
+    allowed
+        .iter()
+        .find(|(name, _)| *name == value.get_ref())
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = allowed.iter().map(|(n, _)| *n).collect();
+            src.error(
+                value.span(),
+                field,
+                format!(
+                    "unknown value {:?}; allowed: {}",
+                    value.get_ref(),
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
+/// Checks `lo <= value <= hi`.
+fn in_range(
+    src: &Source,
+    field: &str,
+    value: &Spanned<u64>,
+    lo: u64,
+    hi: u64,
+) -> Result<u64, ScenarioError> {
+    let v = *value.get_ref();
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(src.error(
+            value.span(),
+            field,
+            format!("{v} is out of range; allowed: {lo} to {hi}"),
+        ))
+    }
+}
+
+pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.from_toml(&e))?;
+
+    let backend = one_of(
+        src,
+        "backend.kind",
+        &raw.backend.kind,
+        &[
+            ("redis", BackendKind::Redis),
+            ("redis-naive", BackendKind::RedisNaive),
+        ],
+    )?;
+    let nodes = match &raw.backend.nodes {
+        // Single-instance locks: more nodes would only be ignored, so say so.
+        Some(n) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
+        None => 1,
+    };
+    let expected = raw
+        .expected
+        .as_ref()
+        .map(|e| {
+            one_of(
+                src,
+                "expected",
+                e,
+                &[
+                    ("valid", Verdict::Valid),
+                    ("invalid", Verdict::Invalid),
+                    ("unknown", Verdict::Unknown),
+                ],
+            )
+        })
+        .transpose()?;
+
+    let ttl_ms = raw
+        .lock
+        .ttl_ms
+        .as_ref()
+        .map(|v| in_range(src, "lock.ttl_ms", v, 10, 3_600_000))
+        .transpose()?
+        .unwrap_or(1000);
+    let acquire_timeout_ms = raw
+        .lock
+        .acquire_timeout_ms
+        .as_ref()
+        .map(|v| in_range(src, "lock.acquire_timeout_ms", v, 1, 3_600_000))
+        .transpose()?
+        .unwrap_or(2000);
+    let op_timeout_ms = raw
+        .lock
+        .op_timeout_ms
+        .as_ref()
+        .map(|v| in_range(src, "lock.op_timeout_ms", v, 1, 600_000))
+        .transpose()?
+        .unwrap_or(250);
+    let lock = LockSpec {
+        name: raw.lock.name.clone().unwrap_or_else(|| "lock".to_owned()),
+        ttl_ms,
+        acquire_timeout_ms,
+        retry_delay_ms: raw
+            .lock
+            .retry_delay_ms
+            .unwrap_or(MsRange { min: 5, max: 20 }),
+        op_timeout_ms,
+        watchdog: raw.lock.watchdog,
+    };
+
+    let workload = WorkloadSpec {
+        kind: one_of(
+            src,
+            "workload.kind",
+            &raw.workload.kind,
+            &[
+                ("fenced-write", WorkloadKind::FencedWrite),
+                ("counter", WorkloadKind::Counter),
+            ],
+        )?,
+        clients: in_range(src, "workload.clients", &raw.workload.clients, 1, 1000)? as usize,
+        duration_ms: in_range(
+            src,
+            "workload.duration_ms",
+            &raw.workload.duration_ms,
+            1,
+            86_400_000,
+        )?,
+        hold_ms: raw.workload.hold_ms.unwrap_or(MsRange::fixed(5)),
+        think_ms: raw.workload.think_ms.unwrap_or(MsRange { min: 0, max: 20 }),
+    };
+
+    let resource = match &raw.resource.mode {
+        Some(m) => one_of(
+            src,
+            "resource.mode",
+            m,
+            &[
+                ("naive", ResourceMode::Naive),
+                ("fenced", ResourceMode::Fenced),
+            ],
+        )?,
+        None => ResourceMode::Naive,
+    };
+    let property = match &raw.check.property {
+        Some(p) => one_of(
+            src,
+            "check.property",
+            p,
+            &[
+                ("exclusive", Property::Exclusive),
+                ("fenced", Property::Fenced),
+            ],
+        )?,
+        None => Property::Exclusive,
+    };
+    let deadlock_ms = match &raw.check.deadlock_ms {
+        Some(d) => in_range(src, "check.deadlock_ms", d, 1, 86_400_000)?,
+        None => (3 * ttl_ms).max(3000),
+    };
+
+    let node_names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
+    let mut faults = Vec::new();
+    for f in &raw.nemesis {
+        faults.push(fault(src, f, &node_names, workload.clients)?);
+    }
+
+    Ok(Scenario {
+        name: raw.name.get_ref().clone(),
+        description: raw.description,
+        path: src.path.to_owned(),
+        expected,
+        seed: raw.seed,
+        backend,
+        nodes,
+        lock,
+        workload,
+        resource,
+        property,
+        deadlock_ms,
+        nemesis: Nemesis { faults },
+    })
+}
+
+fn fault(
+    src: &Source,
+    spanned: &Spanned<RawFault>,
+    node_names: &[String],
+    clients: usize,
+) -> Result<Fault, ScenarioError> {
+    let f = spanned.get_ref();
+    let line = src.line_of(spanned.span().start);
+    let kind_name = f.fault.get_ref().as_str();
+    let here = |field: &str, message: String| src.error(spanned.span(), field, message);
+
+    let allowed: &[&str] = match kind_name {
+        "client-pause" => &["duration_ms", "point", "client"],
+        "client-crash" => &["point", "client"],
+        "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
+        "partition" => &["duration_ms", "nodes"],
+        other => {
+            return Err(src.error(
+                f.fault.span(),
+                "nemesis.fault",
+                format!(
+                    "unknown fault {other:?}; allowed: {}",
+                    FaultKind::NAMES.join(", ")
+                ),
+            ))
+        }
+    };
+    if let Some(extra) = f.set_fields().into_iter().find(|n| !allowed.contains(n)) {
+        return Err(here(
+            &format!("nemesis.{extra}"),
+            format!(
+                "not allowed for fault {kind_name:?}; allowed here: at_ms, every_ms, count, {}",
+                allowed.join(", ")
+            ),
+        ));
+    }
+    let need_duration = || {
+        f.duration_ms.ok_or_else(|| {
+            here(
+                "nemesis.duration_ms",
+                format!("fault {kind_name:?} needs duration_ms (milliseconds or [min, max])"),
+            )
+        })
+    };
+    let point = || -> Result<PausePoint, ScenarioError> {
+        match &f.point {
+            Some(p) => one_of(
+                src,
+                "nemesis.point",
+                p,
+                &[
+                    ("after-acquire", PausePoint::AfterAcquire),
+                    ("before-write", PausePoint::BeforeWrite),
+                    ("before-release", PausePoint::BeforeRelease),
+                ],
+            ),
+            None => Ok(PausePoint::AfterAcquire),
+        }
+    };
+    let client = || -> Result<Option<usize>, ScenarioError> {
+        f.client
+            .as_ref()
+            .map(|c| in_range(src, "nemesis.client", c, 0, clients as u64 - 1).map(|v| v as usize))
+            .transpose()
+    };
+    let targets = || -> Result<Targets, ScenarioError> {
+        let Some(nodes) = &f.nodes else {
+            return Ok(Targets::All);
+        };
+        let bad = |msg: String| src.error(nodes.span(), "nemesis.nodes", msg);
+        let allowed = format!(
+            "allowed: \"all\", \"random-one\", or a list of node names from {}",
+            node_names.join(", ")
+        );
+        match nodes.get_ref() {
+            toml::Value::String(s) if s == "all" => Ok(Targets::All),
+            toml::Value::String(s) if s == "random-one" => Ok(Targets::RandomOne),
+            toml::Value::Array(items) => {
+                let mut names = Vec::new();
+                for item in items {
+                    match item.as_str() {
+                        Some(n) if node_names.iter().any(|k| k == n) => names.push(n.to_owned()),
+                        _ => return Err(bad(format!("unknown node {item}; {allowed}"))),
+                    }
+                }
+                if names.is_empty() {
+                    return Err(bad(format!("empty node list; {allowed}")));
+                }
+                Ok(Targets::Nodes(names))
+            }
+            other => Err(bad(format!("unknown value {other}; {allowed}"))),
+        }
+    };
+
+    let kind = match kind_name {
+        "client-pause" => FaultKind::ClientPause {
+            point: point()?,
+            duration: need_duration()?,
+            client: client()?,
+        },
+        "client-crash" => FaultKind::ClientCrash {
+            point: point()?,
+            client: client()?,
+        },
+        "latency" => FaultKind::Latency {
+            targets: targets()?,
+            latency_ms: f.latency_ms.ok_or_else(|| {
+                here(
+                    "nemesis.latency_ms",
+                    "fault \"latency\" needs latency_ms".to_owned(),
+                )
+            })?,
+            jitter_ms: f.jitter_ms.unwrap_or(0),
+            duration: need_duration()?,
+        },
+        _ => FaultKind::Partition {
+            targets: targets()?,
+            duration: need_duration()?,
+        },
+    };
+    if f.count == Some(0) {
+        return Err(here(
+            "nemesis.count",
+            "0 would never run the fault; allowed: 1 or more".to_owned(),
+        ));
+    }
+    Ok(Fault {
+        kind,
+        at_ms: f.at_ms.unwrap_or(MsRange::fixed(0)),
+        every_ms: f.every_ms,
+        count: f.count,
+        line,
+    })
+}

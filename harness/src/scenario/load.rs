@@ -1,0 +1,210 @@
+//! Finding scenario files by name or path, and loading them.
+
+use super::error::{ScenarioError, Source};
+use super::file;
+use super::model::Scenario;
+use std::path::{Path, PathBuf};
+
+/// The folders searched for `<name>.toml`: `./scenarios`, then the one shipped in the source tree.
+fn scenario_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from("scenarios")];
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    if !dirs.iter().any(|d| same_dir(d, &shipped)) {
+        dirs.push(shipped);
+    }
+    dirs
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// A scenario found on disk, for listings.
+#[derive(Debug, Clone)]
+pub struct ScenarioEntry {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// Every `*.toml` in the scenario folders, by name; the first folder wins on a clash.
+pub fn list_scenarios() -> Vec<ScenarioEntry> {
+    let mut out: Vec<ScenarioEntry> = Vec::new();
+    for dir in scenario_dirs() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in read.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let name = path
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                if !out.iter().any(|e| e.name == name) {
+                    out.push(ScenarioEntry { name, path });
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Resolves a scenario argument: an existing file path, or the name of a shipped scenario.
+pub fn find_scenario(name_or_path: &str) -> Result<PathBuf, ScenarioError> {
+    let as_path = Path::new(name_or_path);
+    if as_path.is_file() {
+        return Ok(as_path.to_owned());
+    }
+    let known = list_scenarios();
+    known
+        .iter()
+        .find(|e| e.name == name_or_path)
+        .map(|e| e.path.clone())
+        .ok_or_else(|| ScenarioError::UnknownName {
+            name: name_or_path.to_owned(),
+            known: if known.is_empty() {
+                "(none found)".to_owned()
+            } else {
+                known
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        })
+}
+
+/// Finds and loads a scenario by name or path.
+pub fn load_scenario(name_or_path: &str) -> Result<Scenario, ScenarioError> {
+    let path = find_scenario(name_or_path)?;
+    let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    parse_scenario(&path, &text)
+}
+
+/// Parses scenario text; `path` is used in messages.
+pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    file::parse(&Source { path, text })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{FaultKind, PausePoint, Targets};
+
+    const GOOD: &str = r#"
+name = "t"
+expected = "invalid"
+seed = 7
+[backend]
+kind = "redis"
+[lock]
+ttl_ms = 500
+[workload]
+kind = "counter"
+clients = 3
+duration_ms = 1000
+[[nemesis]]
+fault = "client-pause"
+at_ms = [100, 200]
+point = "before-write"
+duration_ms = 900
+[[nemesis]]
+fault = "latency"
+nodes = ["n1"]
+latency_ms = 50
+duration_ms = 100
+"#;
+
+    fn parse(text: &str) -> Result<Scenario, String> {
+        parse_scenario(Path::new("s.toml"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn good_scenario_parses_with_defaults() {
+        let s = parse(GOOD).unwrap();
+        assert_eq!(s.seed, 7);
+        assert_eq!(s.lock.ttl_ms, 500);
+        assert_eq!(s.deadlock_ms, 3000);
+        assert_eq!(s.nemesis.faults.len(), 2);
+        assert!(matches!(
+            s.nemesis.faults[0].kind,
+            FaultKind::ClientPause {
+                point: PausePoint::BeforeWrite,
+                ..
+            }
+        ));
+        assert_eq!(s.nemesis.faults[0].line, 13, "the [[nemesis]] header line");
+        assert!(matches!(
+            &s.nemesis.faults[1].kind,
+            FaultKind::Latency { targets: Targets::Nodes(n), .. } if n == &["n1"]
+        ));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_allowed_fields() {
+        let err = parse(&GOOD.replace("ttl_ms = 500", "ttl = 500")).unwrap_err();
+        assert!(err.starts_with("load scenario s.toml:8:"), "{err}");
+        assert!(err.contains("unknown field `ttl`"), "{err}");
+        assert!(err.contains("ttl_ms"), "{err}");
+    }
+
+    #[test]
+    fn bad_enum_value_lists_allowed_values() {
+        let err = parse(&GOOD.replace("kind = \"counter\"", "kind = \"count\"")).unwrap_err();
+        assert_eq!(
+            err,
+            "load scenario s.toml:10: field `workload.kind`: unknown value \"count\"; allowed: fenced-write, counter"
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_the_field_from_its_line() {
+        let err = parse(&GOOD.replace("clients = 3", "clients = \"three\"")).unwrap_err();
+        assert!(
+            err.starts_with("load scenario s.toml:11: field `clients`:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn out_of_range_says_what_is_allowed() {
+        let err = parse(&GOOD.replace("clients = 3", "clients = 0")).unwrap_err();
+        assert!(
+            err.contains(":11: field `workload.clients`: 0 is out of range; allowed: 1 to 1000"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn field_not_allowed_for_fault() {
+        let err = parse(&GOOD.replace("point = \"before-write\"", "latency_ms = 3")).unwrap_err();
+        assert!(
+            err.contains("field `nemesis.latency_ms`: not allowed for fault \"client-pause\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_node_is_rejected() {
+        let err = parse(&GOOD.replace("[\"n1\"]", "[\"n9\"]")).unwrap_err();
+        assert!(
+            err.contains("field `nemesis.nodes`: unknown node \"n9\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_scenario_name_lists_known_ones() {
+        let err = find_scenario("no-such-scenario").unwrap_err().to_string();
+        assert!(err.contains("no scenario of that name"), "{err}");
+        assert!(err.contains("redis-baseline"), "{err}");
+    }
+}

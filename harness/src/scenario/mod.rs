@@ -1,0 +1,16 @@
+//! Scenario files: what a run starts, how clients behave, which faults to inject, and the
+//! verdict it is expected to reach.
+
+mod error;
+mod file;
+mod load;
+mod model;
+mod ms;
+
+pub use error::ScenarioError;
+pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
+pub use model::{
+    BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Property, ResourceMode, Scenario,
+    Targets, WorkloadKind, WorkloadSpec,
+};
+pub use ms::MsRange;

@@ -1,0 +1,202 @@
+//! The validated scenario a run is built from.
+
+use super::ms::MsRange;
+use lockpick_checker::verdict::Verdict;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// A scenario, checked and ready to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The verdict this scenario is meant to reach, if it declares one.
+    pub expected: Option<Verdict>,
+    /// Seed of every random choice in the run; `--seed` overrides it.
+    pub seed: u64,
+    pub backend: BackendKind,
+    /// How many lock nodes the backend runs (named `n1`, `n2`, …).
+    pub nodes: usize,
+    pub lock: LockSpec,
+    pub workload: WorkloadSpec,
+    pub resource: ResourceMode,
+    pub property: Property,
+    /// How long clients may want the lock with nobody getting it, outside fault windows,
+    /// before the run is called deadlocked.
+    pub deadlock_ms: u64,
+    pub nemesis: Nemesis,
+}
+
+impl Scenario {
+    /// Names of the lock nodes, `n1` … `nN`.
+    pub fn node_names(&self) -> Vec<String> {
+        (1..=self.nodes).map(|i| format!("n{i}")).collect()
+    }
+}
+
+/// Which lock implementation the clients use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// `SETNX` then `DEL`: no TTL, no owner check.
+    RedisNaive,
+    /// `SET NX PX` with a random value, compare-and-delete release, fencing token from `INCR`.
+    Redis,
+}
+
+impl BackendKind {
+    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::RedisNaive => "redis-naive",
+            BackendKind::Redis => "redis",
+        }
+    }
+}
+
+/// Lock parameters.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockSpec {
+    pub name: String,
+    /// Lease length; ignored by locks without one (`redis-naive`).
+    pub ttl_ms: u64,
+    /// How long one acquire keeps retrying before it definitely fails.
+    pub acquire_timeout_ms: u64,
+    /// Pause between tries of one acquire.
+    pub retry_delay_ms: MsRange,
+    /// Time limit of one request to a node; past it the outcome is unknown.
+    pub op_timeout_ms: u64,
+    /// Renew the lease every ttl/3 while holding.
+    pub watchdog: bool,
+}
+
+/// What clients do while they hold the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// acquire → write(token) → release.
+    FencedWrite,
+    /// acquire → read → write(read + 1) → release; broken exclusion shows as lost increments.
+    Counter,
+}
+
+/// The client workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadSpec {
+    pub kind: WorkloadKind,
+    pub clients: usize,
+    pub duration_ms: u64,
+    /// Time spent holding the lock between the write and the release.
+    pub hold_ms: MsRange,
+    /// Time between a release and the next acquire.
+    pub think_ms: MsRange,
+}
+
+/// How the protected resource treats writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResourceMode {
+    /// Accepts every write.
+    Naive,
+    /// Rejects a write whose token is lower than the highest it accepted.
+    Fenced,
+}
+
+/// What must hold for the run to be valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Property {
+    /// The lock alone gives mutual exclusion.
+    Exclusive,
+    /// The resource stays correct; double holders the fence absorbs are only reported.
+    Fenced,
+}
+
+/// The fault schedule.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Nemesis {
+    pub faults: Vec<Fault>,
+}
+
+/// One scheduled fault, possibly recurring.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// When it first starts, from the start of the workload.
+    pub at_ms: MsRange,
+    /// If set, it starts again this long after each start.
+    pub every_ms: Option<MsRange>,
+    /// How many times at most (default: once, or until the run ends when `every_ms` is set).
+    pub count: Option<u32>,
+    /// Line of the `[[nemesis]]` table, for messages.
+    pub line: usize,
+}
+
+/// Where a paused or crashed client stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PausePoint {
+    /// Right after the acquire succeeded.
+    AfterAcquire,
+    /// After the client checked it still holds the lock, just before it writes.
+    BeforeWrite,
+    /// Just before the release.
+    BeforeRelease,
+}
+
+impl PausePoint {
+    pub const NAMES: &'static [&'static str] = &["after-acquire", "before-write", "before-release"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PausePoint::AfterAcquire => "after-acquire",
+            PausePoint::BeforeWrite => "before-write",
+            PausePoint::BeforeRelease => "before-release",
+        }
+    }
+}
+
+/// Which nodes a network fault hits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Targets {
+    All,
+    /// One node chosen with the seed each time the fault starts.
+    RandomOne,
+    Nodes(Vec<String>),
+}
+
+/// The fault itself.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// Stop one client (a stop-the-world GC pause) at `point` for `duration`.
+    ClientPause {
+        point: PausePoint,
+        duration: MsRange,
+        /// Which client (its index, from 0); random if absent.
+        client: Option<usize>,
+    },
+    /// Kill one client at `point`: it never releases what it holds.
+    ClientCrash {
+        point: PausePoint,
+        client: Option<usize>,
+    },
+    /// Latency (+ jitter) on the links to the target nodes.
+    Latency {
+        targets: Targets,
+        latency_ms: u64,
+        jitter_ms: u64,
+        duration: MsRange,
+    },
+    /// Cut the links to the target nodes.
+    Partition { targets: Targets, duration: MsRange },
+}
+
+impl FaultKind {
+    pub const NAMES: &'static [&'static str] =
+        &["client-pause", "client-crash", "latency", "partition"];
+}
