@@ -1,3 +1,23 @@
-//! The `lockpick` command line.
+//! The `lockpick` command line: run scenarios, list them, re-check histories, serve the
+//! embedded Toxiproxy.
 
-fn main() {}
+mod cli;
+mod commands;
+mod exit_code;
+mod signals;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are not errors; everything else is bad usage.
+            let code = if e.use_stderr() { exit_code::USAGE } else { exit_code::VALID };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    ExitCode::from(commands::dispatch(cli))
+}

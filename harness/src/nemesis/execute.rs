@@ -1,0 +1,127 @@
+//! Carries out a fault schedule: network faults through the proxies, pauses and crashes armed
+//! on clients. Every fault that takes effect is recorded; everything broken is healed at the end.
+
+use super::schedule::{Action, Step};
+use crate::client::{Interrupt, PausePlan, PausePoints};
+use crate::proxy::{FaultProxies, ProxyError};
+use crate::recorder::Recorder;
+use lockpick_checker::history::{EventKind, Process, Value, F};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What the nemesis acts on.
+pub struct NemesisCtx {
+    pub proxies: FaultProxies,
+    pub recorder: Arc<Recorder>,
+    /// One per logical client, by index.
+    pub points: Vec<Arc<PausePoints>>,
+    /// Time 0 of the schedule.
+    pub start: Instant,
+    /// Cancelled when the workload ends: no new fault starts.
+    pub stop: CancellationToken,
+}
+
+/// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke.
+/// Returns the first proxy error; the heal at the end is attempted regardless.
+pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), ProxyError> {
+    let mut broken: BTreeSet<String> = BTreeSet::new();
+    let mut first_error = None;
+    for step in steps {
+        let due = ctx.start + Duration::from_millis(step.at_ms);
+        tokio::select! {
+            _ = ctx.stop.cancelled() => break,
+            _ = tokio::time::sleep_until(due.into()) => {}
+        }
+        if let Err(e) = apply(&ctx, &step.action, &mut broken).await {
+            first_error.get_or_insert(e);
+            break;
+        }
+    }
+    for points in &ctx.points {
+        points.disarm();
+    }
+    if !broken.is_empty() {
+        let nodes: Vec<String> = std::mem::take(&mut broken).into_iter().collect();
+        if let Err(e) = apply(&ctx, &Action::Heal { nodes }, &mut broken).await {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn record(ctx: &NemesisCtx, f: F, value: Value) {
+    ctx.recorder
+        .record(Process::Nemesis, EventKind::Info, f, None, value, None);
+}
+
+async fn apply(
+    ctx: &NemesisCtx,
+    action: &Action,
+    broken: &mut BTreeSet<String>,
+) -> Result<(), ProxyError> {
+    match action {
+        Action::PauseClient { client, point, ms } => {
+            ctx.points[*client].arm(PausePlan {
+                point: *point,
+                interrupt: Interrupt::Pause { ms: *ms },
+            });
+        }
+        Action::CrashClient { client, point } => {
+            ctx.points[*client].arm(PausePlan {
+                point: *point,
+                interrupt: Interrupt::Crash,
+            });
+        }
+        Action::Slow {
+            nodes,
+            latency_ms,
+            jitter_ms,
+        } => {
+            for node in nodes {
+                ctx.proxies.slow(node, *latency_ms, *jitter_ms).await?;
+                broken.insert(node.clone());
+            }
+            record(
+                ctx,
+                F::Slow,
+                Value {
+                    nodes: nodes.clone(),
+                    ms: Some(*latency_ms),
+                    jitter_ms: Some(*jitter_ms),
+                    ..Value::default()
+                },
+            );
+        }
+        Action::Partition { nodes } => {
+            for node in nodes {
+                ctx.proxies.partition(node).await?;
+                broken.insert(node.clone());
+            }
+            record(
+                ctx,
+                F::Partition,
+                Value {
+                    nodes: nodes.clone(),
+                    ..Value::default()
+                },
+            );
+        }
+        Action::Heal { nodes } => {
+            for node in nodes {
+                ctx.proxies.heal(node).await?;
+                broken.remove(node);
+            }
+            record(
+                ctx,
+                F::Heal,
+                Value {
+                    nodes: nodes.clone(),
+                    ..Value::default()
+                },
+            );
+        }
+    }
+    Ok(())
+}

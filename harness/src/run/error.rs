@@ -1,0 +1,32 @@
+//! Why a run could not be carried out (as opposed to a verdict, which is data).
+
+use std::path::{Path, PathBuf};
+
+/// A harness failure: the run could not start, or its machinery broke.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("write the store at {path}: {source}")]
+    Store {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
+    #[error(transparent)]
+    Proxy(#[from] crate::proxy::ProxyError),
+    #[error(transparent)]
+    Record(#[from] crate::recorder::RecordError),
+    #[error("connect to the protected resource: {0}")]
+    Resource(String),
+    #[error("read back the history: {0}")]
+    ReadHistory(#[from] lockpick_checker::history::ReadError),
+}
+
+impl RunError {
+    pub(crate) fn store(path: &Path, source: std::io::Error) -> RunError {
+        RunError::Store {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}

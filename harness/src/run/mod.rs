@@ -1,0 +1,13 @@
+//! One run of a scenario: start the backend, wire proxies, run clients and nemesis, record,
+//! tear down, check.
+
+mod error;
+mod options;
+mod progress;
+mod runner;
+mod store;
+
+pub use error::RunError;
+pub use options::RunOptions;
+pub use runner::{run_scenario, RunOutcome};
+pub use store::{create_run_dir, utc_stamp};

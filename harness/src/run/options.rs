@@ -1,0 +1,34 @@
+//! What the command line may change about a run.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Overrides and settings for one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Seed of every random choice; the scenario's own seed when absent.
+    pub seed: Option<u64>,
+    /// Workload length in milliseconds instead of the scenario's.
+    pub duration_ms: Option<u64>,
+    /// Number of clients instead of the scenario's.
+    pub clients: Option<usize>,
+    /// An external Toxiproxy API (`host:port`) instead of the embedded one.
+    pub toxiproxy: Option<SocketAddr>,
+    /// Root of the store, `store/` by default.
+    pub store: PathBuf,
+    /// Draw a progress bar on the terminal.
+    pub progress: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            seed: None,
+            duration_ms: None,
+            clients: None,
+            toxiproxy: None,
+            store: PathBuf::from("store"),
+            progress: false,
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! Carries out one run: backend up, proxies in front, clients and nemesis running, history
+//! recorded, everything torn down on every path, then the history checked.
+
+use super::error::RunError;
+use super::options::RunOptions;
+use super::store::create_run_dir;
+use crate::client::{run_client, ClientCtx, LockClient, PausePoints, RedisLock, RedisNaiveLock};
+use crate::db::{RedisOptions, Supervisor};
+use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
+use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
+use crate::recorder::Recorder;
+use crate::resource::Resource;
+use crate::scenario::{BackendKind, Scenario, WorkloadKind};
+use lockpick_checker::history::{read_history, EventKind, Process, Value, F};
+use lockpick_checker::lock::{check_locks, LockCheckParams, LockReport};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// What a finished run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The run's store folder.
+    pub dir: PathBuf,
+    pub seed: u64,
+    /// The lock checker's findings and verdict.
+    pub report: LockReport,
+    /// True when Ctrl-C or SIGTERM cut the workload short.
+    pub interrupted: bool,
+    /// Wall time of the workload.
+    pub workload_time: Duration,
+    /// Client operations completed.
+    pub ops: u64,
+}
+
+/// Runs `scenario` with `opts`. `interrupt` is cancelled on SIGINT/SIGTERM: the workload stops,
+/// the teardown and the check of what was recorded still happen.
+pub async fn run_scenario(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    interrupt: CancellationToken,
+) -> Result<RunOutcome, RunError> {
+    let seed = opts.seed.unwrap_or(scenario.seed);
+    let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
+    let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
+    write_file(&dir.join("scenario.toml"), text.as_bytes())?;
+
+    // Nodes die with the supervisor on every path out of this function (Drop kills them).
+    let mut supervisor = Supervisor::new(&dir);
+    let embedded = match opts.toxiproxy {
+        Some(_) => None,
+        None => Some(EmbeddedToxiproxy::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?),
+    };
+    let api = opts
+        .toxiproxy
+        .or(embedded.as_ref().map(|e| e.api_addr()))
+        .expect("an external or an embedded toxiproxy");
+    let proxies = FaultProxies::new(api);
+    let result = run_with(scenario, opts, seed, &dir, &mut supervisor, &proxies, interrupt).await;
+    // Proxies of this run are removed even on an external server, which outlives us.
+    for node in scenario.node_names() {
+        let _ = proxies.delete(&node).await;
+    }
+    if let Some(e) = embedded {
+        e.shutdown().await;
+    }
+    supervisor.stop_all().await;
+    result
+}
+
+async fn run_with(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    seed: u64,
+    dir: &Path,
+    supervisor: &mut Supervisor,
+    proxies: &FaultProxies,
+    interrupt: CancellationToken,
+) -> Result<RunOutcome, RunError> {
+    let clients = opts.clients.unwrap_or(scenario.workload.clients);
+    let duration_ms = opts.duration_ms.unwrap_or(scenario.workload.duration_ms);
+    let steps = build_schedule(scenario, seed, duration_ms, clients);
+    write_file(
+        &dir.join("schedule.json"),
+        &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
+    )?;
+
+    let mut lock_addrs = Vec::new();
+    for node in scenario.node_names() {
+        let info = supervisor.start_redis(&node, RedisOptions::default()).await?;
+        lock_addrs.push(proxies.create(&node, info.addr).await?);
+    }
+    let resource_node = supervisor
+        .start_redis("resource", RedisOptions::default())
+        .await?;
+    let op_timeout = Duration::from_millis(scenario.lock.op_timeout_ms);
+    // The resource is not under test: it gets no proxy and a generous time limit.
+    let resource = Resource::connect(
+        resource_node.addr,
+        scenario.resource,
+        op_timeout.max(Duration::from_secs(2)),
+    )
+    .await
+    .map_err(RunError::Resource)?;
+
+    let recorder = Arc::new(Recorder::create(&dir.join("history.jsonl"))?);
+    let points: Vec<Arc<PausePoints>> = (0..clients).map(|_| Arc::default()).collect();
+    let next_process = Arc::new(AtomicU64::new(clients as u64));
+    let stop = interrupt.child_token();
+    let mut tasks = JoinSet::new();
+    let ctx = |index: usize| ClientCtx {
+        index,
+        recorder: recorder.clone(),
+        lock_name: scenario.lock.name.clone(),
+        workload: scenario.workload.clone(),
+        acquire_timeout: Duration::from_millis(scenario.lock.acquire_timeout_ms),
+        watchdog: scenario.lock.watchdog,
+        resource: resource.clone(),
+        points: points[index].clone(),
+        next_process: next_process.clone(),
+        seed,
+        stop: stop.clone(),
+    };
+    let lock = &scenario.lock;
+    match scenario.backend {
+        BackendKind::Redis => spawn_clients(
+            &mut tasks,
+            Arc::new(RedisLock::new(
+                lock_addrs[0],
+                &lock.name,
+                lock.ttl_ms,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )),
+            clients,
+            ctx,
+        ),
+        BackendKind::RedisNaive => spawn_clients(
+            &mut tasks,
+            Arc::new(RedisNaiveLock::new(
+                lock_addrs[0],
+                &lock.name,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )),
+            clients,
+            ctx,
+        ),
+    }
+    let started = Instant::now();
+    let nemesis = tokio::spawn(run_nemesis(
+        steps,
+        NemesisCtx {
+            proxies: proxies.clone(),
+            recorder: recorder.clone(),
+            points: points.clone(),
+            start: started,
+            stop: stop.clone(),
+        },
+    ));
+
+    let progress = super::progress::Progress::new(opts.progress, duration_ms);
+    let end = started + Duration::from_millis(duration_ms);
+    loop {
+        tokio::select! {
+            _ = interrupt.cancelled() => break,
+            _ = tokio::time::sleep_until(end.into()) => break,
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {
+                progress.update(started.elapsed(), recorder.completed_ops());
+            }
+        }
+    }
+    stop.cancel();
+    let workload_time = started.elapsed();
+    progress.finish();
+
+    // In-flight operations finish (a pause runs its course); a stuck one is abandoned after
+    // a bound that no healthy operation reaches.
+    let grace = Duration::from_millis(
+        scenario.lock.acquire_timeout_ms + 4 * scenario.lock.op_timeout_ms + 10_000,
+    ) + max_pause(scenario);
+    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} })
+        .await;
+    tasks.abort_all();
+    let nemesis_result = nemesis.await.unwrap_or(Ok(()));
+
+    if scenario.workload.kind == WorkloadKind::Counter {
+        final_read(&recorder, &resource, next_process.load(std::sync::atomic::Ordering::SeqCst))
+            .await;
+    }
+    recorder.finish()?;
+    nemesis_result?;
+
+    let events = read_history(recorder.path())?;
+    let report = check_locks(
+        &events,
+        &LockCheckParams {
+            property: scenario.property,
+            deadlock_ms: scenario.deadlock_ms,
+        },
+    );
+    Ok(RunOutcome {
+        dir: dir.to_owned(),
+        seed,
+        report,
+        interrupted: interrupt.is_cancelled(),
+        workload_time,
+        ops: recorder.completed_ops(),
+    })
+}
+
+fn spawn_clients<L: LockClient>(
+    tasks: &mut JoinSet<()>,
+    lock: Arc<L>,
+    clients: usize,
+    ctx: impl Fn(usize) -> ClientCtx,
+) {
+    for index in 0..clients {
+        tasks.spawn(run_client(lock.clone(), ctx(index)));
+    }
+}
+
+/// The longest client pause the scenario can arm.
+fn max_pause(scenario: &Scenario) -> Duration {
+    let ms = scenario
+        .nemesis
+        .faults
+        .iter()
+        .filter_map(|f| match &f.kind {
+            crate::scenario::FaultKind::ClientPause { duration, .. } => Some(duration.max),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    Duration::from_millis(ms)
+}
+
+/// Reads the counter once more after everything stopped, as a fresh process, so lost updates
+/// can be counted.
+async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
+    let process = Process::Client(process);
+    let note = Value {
+        note: Some("final".to_owned()),
+        ..Value::default()
+    };
+    recorder.record(process, EventKind::Invoke, F::Read, None, note.clone(), None);
+    let (kind, value, error) = match resource.read().await {
+        crate::client::Outcome::Ok(n) => (
+            EventKind::Ok,
+            Value {
+                int: Some(n),
+                ..note
+            },
+            None,
+        ),
+        crate::client::Outcome::Fail(e) => (EventKind::Fail, note, Some(e)),
+        crate::client::Outcome::Info(e) => (EventKind::Info, note, Some(e)),
+    };
+    recorder.record(process, kind, F::Read, None, value, error);
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    std::fs::write(path, bytes).map_err(|e| RunError::store(path, e))
+}

@@ -1,0 +1,66 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Jepsen-style fault injection for distributed locks: runs real backends behind fault proxies,
+/// records what clients saw, and checks whether mutual exclusion held.
+///
+/// Exit codes: 0 valid, 1 invalid, 2 unknown, 3 bad input, 4 harness error,
+/// 5 suite mismatch, 130 interrupted.
+#[derive(Debug, Parser)]
+#[command(name = "lockpick", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a scenario (a name from `lockpick list`, or a path to a .toml file) and check it.
+    Scenario(ScenarioArgs),
+    /// List the shipped scenarios with their expected verdicts.
+    List,
+    /// Check a stored history again, offline.
+    Check(CheckArgs),
+    /// Serve the embedded Toxiproxy-compatible API alone, until Ctrl-C.
+    Toxiproxy {
+        /// Address of the HTTP API.
+        #[arg(long, default_value = "127.0.0.1:8474")]
+        listen: SocketAddr,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ScenarioArgs {
+    /// Scenario name or path.
+    pub scenario: String,
+    /// Seed for every random choice (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Workload length in seconds (default: the scenario's).
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Number of concurrent clients (default: the scenario's).
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub toxiproxy: Option<SocketAddr>,
+    /// Root folder of stored runs.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A history.jsonl, or a run folder holding one.
+    pub history: PathBuf,
+    /// What must hold: `exclusive` or `fenced` (default: the run's scenario, else exclusive).
+    #[arg(long)]
+    pub property: Option<String>,
+    /// Deadlock threshold in milliseconds (default: the run's scenario, else 3000).
+    #[arg(long)]
+    pub deadlock_ms: Option<u64>,
+}

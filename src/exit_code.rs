@@ -1,0 +1,17 @@
+//! Every exit code `lockpick` uses, in one place. README.md's table mirrors this file.
+
+/// The history satisfied every checked property.
+pub const VALID: u8 = 0;
+/// A property was violated; the results list the evidence.
+pub const INVALID: u8 = 1;
+/// The check could not decide (nothing was tested, or a budget ran out).
+pub const UNKNOWN: u8 = 2;
+/// Bad input: command line, scenario file, or a history that cannot be read.
+pub const USAGE: u8 = 3;
+/// The harness failed: a backend did not start, a binary is missing, the proxy broke, the
+/// store could not be written.
+pub const HARNESS: u8 = 4;
+/// `lockpick suite`: some scenario did not reach its expected verdict.
+pub const SUITE_MISMATCH: u8 = 5;
+/// Stopped by SIGINT or SIGTERM; what was recorded is kept and checked.
+pub const INTERRUPTED: u8 = 130;

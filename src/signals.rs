@@ -1,0 +1,33 @@
+//! SIGINT/SIGTERM: the first stops the workload gracefully (teardown and check still run);
+//! the second kills every backend process at once and exits.
+
+use crate::exit_code;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio_util::sync::CancellationToken;
+
+/// Cancels the returned token on the first SIGINT or SIGTERM; on the second, kills every child
+/// process and exits with [`exit_code::INTERRUPTED`]. Must be called inside the runtime.
+pub fn install() -> std::io::Result<CancellationToken> {
+    let token = CancellationToken::new();
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        let mut seen = 0;
+        loop {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            seen += 1;
+            if seen == 1 {
+                eprintln!("\nlockpick: stopping the workload; press Ctrl-C again to kill everything now");
+                cancel.cancel();
+            } else {
+                lockpick_harness::db::kill_all_children();
+                std::process::exit(i32::from(exit_code::INTERRUPTED));
+            }
+        }
+    });
+    Ok(token)
+}
