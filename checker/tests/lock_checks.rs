@@ -2,7 +2,9 @@
 
 use lockpick_checker::faults::fault_windows;
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
-use lockpick_checker::lock::{check_locks, FindingKind, LockCheckParams, LockReport, Property};
+use lockpick_checker::lock::{
+    check_locks, FindingKind, LockCheckParams, LockReport, Property, MAX_LISTED,
+};
 use lockpick_checker::verdict::Verdict;
 
 /// Builds histories from operations given in any order; `build` orders events by time (ties
@@ -676,4 +678,33 @@ fn hundred_thousand_events_check_quickly_and_find_the_one_overlap() {
         .collect();
     assert_eq!(doubles.len(), 2, "{r}");
     assert!(doubles.iter().all(|f| f.processes.contains(&99)));
+}
+
+#[test]
+fn a_lock_granting_everyone_lists_at_most_max_listed_and_counts_the_rest() {
+    // 500 processes all get the lock and write with decreasing tokens, nobody releases.
+    let n = 500u64;
+    let mut h = H::new();
+    for p in 0..n {
+        h.acquire(p, (p, p + 1), n - p);
+    }
+    for p in 0..n {
+        let t = 1_000 + p * 2;
+        h.write(p, (t, t + 1), EventKind::Ok, n - p, (p > 0).then_some(n));
+    }
+    let events = h.build();
+    let r = check(&events, Property::Exclusive);
+    assert_eq!(r.verdict, Verdict::Invalid);
+    let listed = |k| r.violations.iter().filter(|f| f.kind == k).count();
+    assert_eq!(listed(FindingKind::DoubleHolder), MAX_LISTED);
+    assert_eq!(listed(FindingKind::StaleWrite), MAX_LISTED);
+    let pairs = n * (n - 1) / 2;
+    let stale = n - 1;
+    assert_eq!(
+        r.omitted_violations,
+        pairs + stale - 2 * MAX_LISTED as u64,
+        "{r}"
+    );
+    assert_eq!(r.stats.max_concurrent_holders, n);
+    assert!(r.to_string().contains("more violation(s)"));
 }

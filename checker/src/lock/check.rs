@@ -7,12 +7,11 @@ use super::holding::holdings;
 use super::lost_update::{lost_updates, CounterCheck};
 use super::ops::{split_ops, Ops};
 use super::params::{LockCheckParams, Property};
-use super::report::{Finding, FindingKind, LockReport, LockStats, MAX_LISTED};
+use super::report::{Capped, Finding, LockReport, LockStats};
 use super::stale_write::{stale_writes, STALE_TOKEN};
 use crate::faults::fault_windows;
 use crate::history::{Event, EventKind, F};
 use crate::verdict::Verdict;
-use std::collections::HashMap;
 
 /// Checks a lock history for double holders, accepted stale writes, lost counter updates and
 /// deadlocks, and judges them against `params.property`.
@@ -27,75 +26,80 @@ pub fn check_locks(events: &[Event], params: &LockCheckParams) -> LockReport {
 
     let doubles = double_holders(&ops, &held, &faults);
     let stale = stale_writes(&ops, &held, &faults);
-    let mut violations: Vec<Finding> = Vec::new();
-    let mut observations: Vec<Finding> = Vec::new();
+    let mut violations = Findings::default();
+    let mut observations = Findings::default();
     let mut unknowns = Vec::new();
 
     match params.property {
-        Property::Exclusive => violations.extend(doubles.findings),
-        Property::Fenced => observations.extend(doubles.findings.into_iter().map(|mut f| {
-            f.summary.push_str(" (lease expiry absorbed by the fence)");
-            f
-        })),
+        Property::Exclusive => violations.add(doubles.findings),
+        Property::Fenced => {
+            let mut absorbed = doubles.findings;
+            for f in &mut absorbed.listed {
+                f.summary.push_str(" (lease expiry absorbed by the fence)");
+            }
+            observations.add(absorbed);
+        }
     }
-    violations.extend(stale.accepted);
-    observations.extend(stale.rejected);
+    violations.add(stale.accepted);
+    observations.add(stale.rejected);
     match lost_updates(&ops) {
         CounterCheck::NotCounter => {}
         CounterCheck::NoFinalRead => unknowns
             .push("the counter has no final read, so lost updates cannot be counted".to_string()),
-        CounterCheck::Checked(found) => violations.extend(found),
+        CounterCheck::Checked(found) => violations.add(capped(found)),
     }
     if params.deadlock_ms > 0 {
-        violations.extend(deadlocks(
-            &ops,
-            &held,
-            &faults,
-            params.deadlock_ms.saturating_mul(1_000_000),
-        ));
+        let ns = params.deadlock_ms.saturating_mul(1_000_000);
+        violations.add(capped(deadlocks(&ops, &held, &faults, ns)));
     }
 
     let stats = stats(&ops, doubles.max_concurrent, held.list.len() as u64);
     if stats.acquires_ok == 0 {
         unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
     }
-    let verdict = if !violations.is_empty() {
+    let verdict = if violations.total() > 0 {
         Verdict::Invalid
     } else if !unknowns.is_empty() {
         Verdict::Unknown
     } else {
         Verdict::Valid
     };
-    let (violations, omitted_violations) = cap_per_kind(violations);
-    let (observations, omitted_observations) = cap_per_kind(observations);
     LockReport {
         property: params.property,
         verdict,
-        violations,
-        observations,
-        omitted_violations,
-        omitted_observations,
+        violations: violations.listed,
+        observations: observations.listed,
+        omitted_violations: violations.omitted,
+        omitted_observations: observations.omitted,
         unknowns,
         stats,
     }
 }
 
-/// Keeps the first [`MAX_LISTED`] findings of each kind, counting the rest.
-fn cap_per_kind(findings: Vec<Finding>) -> (Vec<Finding>, u64) {
-    let mut seen: HashMap<FindingKind, usize> = HashMap::new();
-    let mut omitted = 0;
-    let kept = findings
-        .into_iter()
-        .filter(|f| {
-            let n = seen.entry(f.kind).or_insert(0);
-            *n += 1;
-            if *n > MAX_LISTED {
-                omitted += 1;
-            }
-            *n <= MAX_LISTED
-        })
-        .collect();
-    (kept, omitted)
+/// Findings of several kinds, each kind capped on its own.
+#[derive(Default)]
+struct Findings {
+    listed: Vec<Finding>,
+    omitted: u64,
+}
+
+impl Findings {
+    fn add(&mut self, c: Capped) {
+        self.listed.extend(c.listed);
+        self.omitted += c.omitted;
+    }
+
+    fn total(&self) -> u64 {
+        self.listed.len() as u64 + self.omitted
+    }
+}
+
+fn capped(findings: Vec<Finding>) -> Capped {
+    let mut c = Capped::default();
+    for f in findings {
+        c.push_with(|| f);
+    }
+    c
 }
 
 fn stats(ops: &Ops<'_>, max_concurrent_holders: u64, holding_intervals: u64) -> LockStats {

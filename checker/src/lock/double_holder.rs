@@ -4,15 +4,16 @@
 
 use super::holding::{Holding, Holdings};
 use super::ops::Ops;
-use super::report::{Finding, FindingKind, TimeWindow};
+use super::report::{Capped, Finding, FindingKind, TimeWindow};
 use crate::faults::{active_during, secs, FaultWindow};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 /// Double holders found, one per (lock, pair of processes), and the most processes that
-/// believed they held one lock at one instant.
+/// believed they held one lock at one instant. Once the list is full, `findings.omitted`
+/// counts further overlapping interval pairs, which may repeat a pair of processes.
 pub(crate) struct DoubleHolders {
-    pub findings: Vec<Finding>,
+    pub findings: Capped,
     pub max_concurrent: u64,
 }
 
@@ -32,7 +33,7 @@ pub(crate) fn double_holders(
     let mut locks: Vec<&str> = by_lock.keys().copied().collect();
     locks.sort_unstable();
 
-    let mut findings = Vec::new();
+    let mut findings = Capped::default();
     let mut max_concurrent = 0u64;
     let mut reported: HashSet<(&str, u64, u64)> = HashSet::new();
     for lock in locks {
@@ -49,17 +50,23 @@ pub(crate) fn double_holders(
             {
                 active.pop();
             }
-            let mut earlier: Vec<usize> = active
-                .iter()
-                .map(|Reverse((_, j))| *j)
-                .filter(|&j| list[j].process != h.process)
-                .collect();
-            earlier.sort_by_key(|&j| (list[j].start_ns, list[j].acquire_index));
-            for j in earlier {
-                let e = &list[j];
-                let key = (lock, e.process.min(h.process), e.process.max(h.process));
-                if reported.insert(key) {
-                    findings.push(describe(ops, e, h, faults));
+            // Every interval still active overlaps this one. A process's own intervals on one
+            // lock never overlap, so the count needs no filtering; the listing filters anyway.
+            if findings.is_full() {
+                findings.count(active.len() as u64);
+            } else {
+                let mut earlier: Vec<usize> = active
+                    .iter()
+                    .map(|Reverse((_, j))| *j)
+                    .filter(|&j| list[j].process != h.process)
+                    .collect();
+                earlier.sort_by_key(|&j| (list[j].start_ns, list[j].acquire_index));
+                for j in earlier {
+                    let e = &list[j];
+                    let key = (lock, e.process.min(h.process), e.process.max(h.process));
+                    if reported.insert(key) {
+                        findings.push_with(|| describe(ops, e, h, faults));
+                    }
                 }
             }
             active.push(Reverse((h.end_ns, i)));

@@ -1,7 +1,7 @@
 //! Lost updates on the `counter` workload: the final read against the number of acknowledged
 //! increments, with pairs of writes that wrote the same value (both read the same n) as proof.
 
-use super::ops::Ops;
+use super::ops::{Op, Ops};
 use super::report::{Finding, FindingKind, TimeWindow};
 use crate::faults::secs;
 use crate::history::{EventKind, F};
@@ -31,16 +31,16 @@ pub(crate) fn lost_updates(ops: &Ops<'_>) -> CounterCheck {
     if writes.is_empty() {
         return CounterCheck::NotCounter;
     }
-    let is_final = |o: &&super::ops::Op<'_>| {
+    let is_final = |o: &&Op<'_>| {
         o.invoke.value.note.as_deref() == Some("final")
             || o.completion.and_then(|c| c.value.note.as_deref()) == Some("final")
     };
     let final_read = ops
         .ops
         .iter()
+        .rev()
         .filter(|o| o.f == F::Read && o.is_ok() && is_final(o))
-        .filter_map(|o| Some((o, o.completion?.value.int?)))
-        .last();
+        .find_map(|o| Some((o, o.completion?.value.int?)));
     let Some((read, final_value)) = final_read else {
         return CounterCheck::NoFinalRead;
     };
@@ -54,14 +54,14 @@ pub(crate) fn lost_updates(ops: &Ops<'_>) -> CounterCheck {
 
     let mut findings = Vec::new();
     if final_value < acked_n {
-        let mut by_value: BTreeMap<i64, Vec<&&super::ops::Op<'_>>> = BTreeMap::new();
+        let mut by_value: BTreeMap<i64, Vec<&&Op<'_>>> = BTreeMap::new();
         for o in &acked {
             by_value
                 .entry(o.invoke.value.int.unwrap_or(0))
                 .or_default()
                 .push(o);
         }
-        let dups: Vec<(i64, Vec<&&super::ops::Op<'_>>)> =
+        let dups: Vec<(i64, Vec<&&Op<'_>>)> =
             by_value.into_iter().filter(|(_, v)| v.len() > 1).collect();
         let mut indices = vec![read.invoke.index, read_done.index];
         let mut processes = Vec::new();

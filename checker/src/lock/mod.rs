@@ -13,4 +13,4 @@ mod stale_write;
 
 pub use check::check_locks;
 pub use params::{LockCheckParams, Property};
-pub use report::{Finding, FindingKind, LockReport, LockStats, TimeWindow};
+pub use report::{Finding, FindingKind, LockReport, LockStats, TimeWindow, MAX_LISTED};

@@ -99,6 +99,34 @@ impl Finding {
     }
 }
 
+/// Findings of one kind, listing at most [`MAX_LISTED`] and counting the rest, so a badly
+/// broken lock costs neither memory nor time for evidence nobody reads.
+#[derive(Debug, Default)]
+pub(crate) struct Capped {
+    pub listed: Vec<Finding>,
+    pub omitted: u64,
+}
+
+impl Capped {
+    /// Lists the finding `make` builds, or only counts it once the list is full.
+    pub fn push_with(&mut self, make: impl FnOnce() -> Finding) {
+        if self.listed.len() < MAX_LISTED {
+            self.listed.push(make());
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    /// Counts `n` findings without building them.
+    pub fn count(&mut self, n: u64) {
+        self.omitted += n;
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.listed.len() >= MAX_LISTED
+    }
+}
+
 /// Counts of what the history contained.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockStats {

@@ -4,15 +4,15 @@
 
 use super::holding::Holdings;
 use super::ops::{Op, Ops};
-use super::report::{Finding, FindingKind, TimeWindow};
+use super::report::{Capped, Finding, FindingKind, TimeWindow};
 use crate::faults::{active_during, secs, FaultWindow};
 use crate::history::{EventKind, F};
 use std::collections::HashMap;
 
 /// Accepted stale writes (violations) and rejected ones (observations).
 pub(crate) struct StaleWrites {
-    pub accepted: Vec<Finding>,
-    pub rejected: Vec<Finding>,
+    pub accepted: Capped,
+    pub rejected: Capped,
 }
 
 /// The error a fenced resource gives when it rejects a write.
@@ -66,8 +66,8 @@ pub(crate) fn stale_writes(
         }
     }
 
-    let mut accepted = Vec::new();
-    let mut rejected = Vec::new();
+    let mut accepted = Capped::default();
+    let mut rejected = Capped::default();
     for &w in &writes {
         let op = &ops.ops[w];
         let Some(c) = op.completion else { continue };
@@ -88,11 +88,12 @@ pub(crate) fn stale_writes(
                     Proof::MaxToken { max, earlier }
                 });
                 if let Some(proof) = real_time.or(by_max) {
-                    accepted.push(describe_accepted(ops, holdings, faults, w, token, proof));
+                    accepted
+                        .push_with(|| describe_accepted(ops, holdings, faults, w, token, proof));
                 }
             }
             EventKind::Fail if op.error() == Some(STALE_TOKEN) => {
-                rejected.push(describe_rejected(op, token, faults));
+                rejected.push_with(|| describe_rejected(op, token, faults));
             }
             _ => {}
         }
