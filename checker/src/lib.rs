@@ -1,5 +1,7 @@
 //! Pure, synchronous checkers for lockpick histories: the history format, lock-safety checks and
 //! verdicts. No async runtime and no I/O beyond reading a history file.
 
+pub mod faults;
 pub mod history;
+pub mod lock;
 pub mod verdict;

@@ -1,0 +1,239 @@
+//! Fault windows: the nemesis events of a history turned into time intervals during which a
+//! fault was in force, and the query "which faults were active during [a, b]".
+
+use crate::history::{Event, Process, F};
+use serde::{Deserialize, Serialize};
+
+/// One fault in force from `start_ns` to `end_ns` (both inclusive).
+///
+/// A window that was never closed ends at the last event of the history and has no
+/// `end_index`. A client crash is instantaneous: `start_ns == end_ns` and it is never healed
+/// (see [`FaultWindow::is_instant`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultWindow {
+    /// The nemesis verb that opened the window (`partition`, `slow`, `pause`, `crash`).
+    pub f: F,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The nodes the fault applies to; empty for a client fault.
+    pub nodes: Vec<String>,
+    /// The client process the fault applies to, for a client pause or crash.
+    pub client: Option<u64>,
+    /// History index of the nemesis event that opened the window.
+    pub start_index: u64,
+    /// History index of the event that closed it (`heal`, `resume`, `restart`); `None` when the
+    /// history ended first or the fault is an instantaneous client crash.
+    pub end_index: Option<u64>,
+}
+
+impl FaultWindow {
+    /// True for a client crash: a point in time, not a stretch during which the system was
+    /// degraded, so it does not excuse a later lack of progress.
+    pub fn is_instant(&self) -> bool {
+        self.f == F::Crash && self.client.is_some()
+    }
+
+    /// True when the window shares at least one instant with `[start_ns, end_ns]`.
+    pub fn overlaps(&self, start_ns: u64, end_ns: u64) -> bool {
+        self.start_ns <= end_ns && start_ns <= self.end_ns
+    }
+
+    /// A few words for a human: "pause of client 3 for 2.400 s from 10.000 s".
+    pub fn describe(&self) -> String {
+        let target = match self.client {
+            Some(c) => format!("client {c}"),
+            None if self.nodes.is_empty() => "all nodes".to_string(),
+            None => self.nodes.join(","),
+        };
+        if self.is_instant() {
+            return format!("crash of {target} at {}", secs(self.start_ns));
+        }
+        let open = if self.end_index.is_none() {
+            " (never healed)"
+        } else {
+            ""
+        };
+        format!(
+            "{} of {target} for {} from {}{open}",
+            self.f,
+            secs(self.end_ns - self.start_ns),
+            secs(self.start_ns)
+        )
+    }
+}
+
+/// Formats nanoseconds as seconds with millisecond precision: "12.301 s".
+pub fn secs(ns: u64) -> String {
+    format!("{}.{:03} s", ns / 1_000_000_000, (ns / 1_000_000) % 1000)
+}
+
+/// A window still waiting for the events that close it.
+struct Open {
+    window: FaultWindow,
+    /// Nodes not yet healed / restarted / resumed; the window closes when none are left.
+    pending: Vec<String>,
+}
+
+/// Which nemesis verb closes a window opened by `opener`, and whether it is about nodes
+/// (`true`) or a client (`false`).
+fn closes(closer: F, opener: F, opener_is_client: bool) -> bool {
+    match closer {
+        F::Heal => matches!(opener, F::Partition | F::Slow) && !opener_is_client,
+        F::Restart => opener == F::Crash && !opener_is_client,
+        F::Resume => opener == F::Pause,
+        _ => false,
+    }
+}
+
+/// Turns the nemesis events of a history into fault windows, ordered by start.
+///
+/// `heal {nodes}` ends every network fault (partition, slow) on those nodes, `restart {nodes}`
+/// ends node crashes, `resume {client}` or `resume {nodes}` ends the matching pause. A window
+/// over several nodes closes when its last node is healed. A closer without nodes or client
+/// closes every window it applies to. Precondition: `events` are in history order.
+pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
+    let history_end = events.last().map_or(0, |e| e.time_ns);
+    let mut open: Vec<Open> = Vec::new();
+    let mut done: Vec<FaultWindow> = Vec::new();
+    for e in events.iter().filter(|e| e.process == Process::Nemesis) {
+        match e.f {
+            F::Partition | F::Slow | F::Pause | F::Crash => {
+                let window = FaultWindow {
+                    f: e.f,
+                    start_ns: e.time_ns,
+                    end_ns: e.time_ns,
+                    nodes: e.value.nodes.clone(),
+                    client: e.value.client,
+                    start_index: e.index,
+                    end_index: None,
+                };
+                if window.is_instant() {
+                    done.push(window);
+                } else {
+                    let pending = e.value.nodes.clone();
+                    open.push(Open { window, pending });
+                }
+            }
+            F::Heal | F::Restart | F::Resume => {
+                let everything = e.value.nodes.is_empty() && e.value.client.is_none();
+                for o in open.iter_mut() {
+                    let w = &o.window;
+                    if !closes(e.f, w.f, w.client.is_some()) {
+                        continue;
+                    }
+                    match w.client {
+                        Some(c) => {
+                            if everything || e.value.client == Some(c) {
+                                o.pending.clear();
+                                o.window.end_index = Some(e.index);
+                            }
+                        }
+                        None => {
+                            let applies = everything
+                                || w.nodes.is_empty()
+                                || o.pending.iter().any(|n| e.value.nodes.contains(n));
+                            if !applies {
+                                continue;
+                            }
+                            if everything {
+                                o.pending.clear();
+                            } else {
+                                o.pending.retain(|n| !e.value.nodes.contains(n));
+                            }
+                            if o.pending.is_empty() {
+                                o.window.end_index = Some(e.index);
+                            }
+                        }
+                    }
+                }
+                let (closed, still): (Vec<Open>, Vec<Open>) =
+                    open.into_iter().partition(|o| o.window.end_index.is_some());
+                open = still;
+                done.extend(closed.into_iter().map(|mut o| {
+                    o.window.end_ns = e.time_ns;
+                    o.window
+                }));
+            }
+            _ => {}
+        }
+    }
+    done.extend(open.into_iter().map(|mut o| {
+        o.window.end_ns = history_end.max(o.window.start_ns);
+        o.window
+    }));
+    done.sort_by_key(|w| w.start_index);
+    done
+}
+
+/// The windows that share at least one instant with `[start_ns, end_ns]`, in start order.
+pub fn active_during(windows: &[FaultWindow], start_ns: u64, end_ns: u64) -> Vec<&FaultWindow> {
+    windows
+        .iter()
+        .filter(|w| w.overlaps(start_ns, end_ns))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{EventKind, Value, FORMAT_VERSION};
+
+    fn nem(index: u64, ms: u64, f: F, nodes: &[&str], client: Option<u64>) -> Event {
+        Event {
+            v: FORMAT_VERSION,
+            index,
+            time_ns: ms * 1_000_000,
+            process: Process::Nemesis,
+            kind: EventKind::Info,
+            f,
+            lock: None,
+            value: Value {
+                nodes: nodes.iter().map(|n| n.to_string()).collect(),
+                client,
+                ..Value::default()
+            },
+            error: None,
+        }
+    }
+
+    #[test]
+    fn heal_closes_a_partition_only_when_all_its_nodes_are_healed() {
+        let events = vec![
+            nem(0, 100, F::Partition, &["n1", "n2"], None),
+            nem(1, 200, F::Heal, &["n1"], None),
+            nem(2, 300, F::Heal, &["n2"], None),
+        ];
+        let w = fault_windows(&events);
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].start_ns, w[0].end_ns), (100_000_000, 300_000_000));
+        assert_eq!(w[0].end_index, Some(2));
+    }
+
+    #[test]
+    fn pause_is_closed_by_resume_of_the_same_client_and_open_windows_run_to_the_end() {
+        let events = vec![
+            nem(0, 100, F::Pause, &[], Some(3)),
+            nem(1, 150, F::Pause, &[], Some(4)),
+            nem(2, 200, F::Resume, &[], Some(3)),
+            nem(3, 250, F::Crash, &[], Some(5)),
+            nem(4, 300, F::Crash, &["n1"], None),
+            nem(5, 900, F::Slow, &["n2"], None),
+        ];
+        let w = fault_windows(&events);
+        assert_eq!(w.len(), 5);
+        assert_eq!(
+            (w[0].client, w[0].end_ns, w[0].end_index),
+            (Some(3), 200_000_000, Some(2))
+        );
+        assert_eq!(
+            (w[1].client, w[1].end_ns, w[1].end_index),
+            (Some(4), 900_000_000, None)
+        );
+        assert!(w[2].is_instant());
+        assert_eq!(w[2].end_ns, 250_000_000);
+        assert!(!w[3].is_instant());
+        assert_eq!(w[3].end_ns, 900_000_000);
+        assert_eq!(active_during(&w, 210_000_000, 260_000_000).len(), 2);
+        assert_eq!(active_during(&w, 201_000_000, 240_000_000).len(), 1);
+    }
+}

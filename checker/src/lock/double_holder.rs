@@ -1,0 +1,138 @@
+//! Double holders: two processes whose believed holding intervals on the same lock overlap.
+//! Found with a sweep over intervals sorted by start, so the cost is O(n log n) plus the number
+//! of overlapping pairs.
+
+use super::holding::{Holding, Holdings};
+use super::ops::Ops;
+use super::report::{Capped, Finding, FindingKind, TimeWindow};
+use crate::faults::{active_during, secs, FaultWindow};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+/// Double holders found, one per (lock, pair of processes), and the most processes that
+/// believed they held one lock at one instant. Once the list is full, `findings.omitted`
+/// counts further overlapping interval pairs, which may repeat a pair of processes.
+pub(crate) struct DoubleHolders {
+    pub findings: Capped,
+    pub max_concurrent: u64,
+}
+
+pub(crate) fn double_holders(
+    ops: &Ops<'_>,
+    holdings: &Holdings<'_>,
+    faults: &[FaultWindow],
+) -> DoubleHolders {
+    let list = &holdings.list;
+    let mut by_lock: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, h) in list.iter().enumerate() {
+        // A zero-length interval cannot overlap anything strictly.
+        if h.end_ns > h.start_ns {
+            by_lock.entry(h.lock).or_default().push(i);
+        }
+    }
+    let mut locks: Vec<&str> = by_lock.keys().copied().collect();
+    locks.sort_unstable();
+
+    let mut findings = Capped::default();
+    let mut max_concurrent = 0u64;
+    let mut reported: HashSet<(&str, u64, u64)> = HashSet::new();
+    for lock in locks {
+        let mut order = by_lock.remove(lock).unwrap_or_default();
+        order.sort_by_key(|&i| (list[i].start_ns, list[i].acquire_index));
+        // Min-heap on end time: every interval left in it after popping those that ended by
+        // `start_ns` overlaps the new interval strictly.
+        let mut active: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        for i in order {
+            let h = &list[i];
+            while active
+                .peek()
+                .is_some_and(|Reverse((end, _))| *end <= h.start_ns)
+            {
+                active.pop();
+            }
+            // Every interval still active overlaps this one. A process's own intervals on one
+            // lock never overlap, so the count needs no filtering; the listing filters anyway.
+            if findings.is_full() {
+                findings.count(active.len() as u64);
+            } else {
+                let mut earlier: Vec<usize> = active
+                    .iter()
+                    .map(|Reverse((_, j))| *j)
+                    .filter(|&j| list[j].process != h.process)
+                    .collect();
+                earlier.sort_by_key(|&j| (list[j].start_ns, list[j].acquire_index));
+                for j in earlier {
+                    let e = &list[j];
+                    let key = (lock, e.process.min(h.process), e.process.max(h.process));
+                    if reported.insert(key) {
+                        findings.push_with(|| describe(ops, e, h, faults));
+                    }
+                }
+            }
+            active.push(Reverse((h.end_ns, i)));
+            max_concurrent = max_concurrent.max(active.len() as u64);
+        }
+    }
+    DoubleHolders {
+        findings,
+        max_concurrent,
+    }
+}
+
+fn token_phrase(token: Option<u64>) -> String {
+    token.map_or_else(|| "no token".to_string(), |t| format!("token {t}"))
+}
+
+/// The finding for `a` (the earlier holder) overlapping `b`.
+fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWindow]) -> Finding {
+    let start = a.start_ns.max(b.start_ns);
+    let end = a.end_ns.min(b.end_ns);
+    let active = active_during(faults, start, end);
+    let mut indices = vec![a.acquire_index, b.acquire_index, a.end_index, b.end_index];
+    let mut writes = 0;
+    for &w in a.writes.iter().chain(&b.writes) {
+        let op = &ops.ops[w];
+        if (start..=end).contains(&op.invoke.time_ns) {
+            writes += 1;
+            indices.push(op.invoke.index);
+            indices.extend(op.completion.map(|c| c.index));
+        }
+    }
+    let faults_phrase = if active.is_empty() {
+        "no fault active".to_string()
+    } else {
+        let names: Vec<String> = active.iter().map(|w| w.describe()).collect();
+        format!("faults active: {}", names.join("; "))
+    };
+    let summary = format!(
+        "processes {} and {} both believed they held lock {:?} from {} to {} ({}): process {} ({}) since {} until it {} at {}, process {} ({}) since {} until it {} at {}; {} write(s) in the overlap; {}",
+        a.process,
+        b.process,
+        a.lock,
+        secs(start),
+        secs(end),
+        secs(end - start),
+        a.process,
+        token_phrase(a.token),
+        secs(a.start_ns),
+        a.end.phrase(),
+        secs(a.end_ns),
+        b.process,
+        token_phrase(b.token),
+        secs(b.start_ns),
+        b.end.phrase(),
+        secs(b.end_ns),
+        writes,
+        faults_phrase,
+    );
+    let mut f = Finding::new(FindingKind::DoubleHolder, summary).with_indices(indices);
+    f.lock = Some(a.lock.to_string());
+    f.processes = vec![a.process, b.process];
+    f.tokens = a.token.into_iter().chain(b.token).collect();
+    f.window = Some(TimeWindow {
+        start_ns: start,
+        end_ns: end,
+    });
+    f.faults = active.into_iter().cloned().collect();
+    f
+}

@@ -1,0 +1,33 @@
+//! What the lock checker is asked to verify: the safety property and the deadlock threshold.
+
+use serde::{Deserialize, Serialize};
+
+/// The safety property a lock claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Property {
+    /// At most one client believes it holds the lock at any time.
+    Exclusive,
+    /// Two clients may believe they hold the lock (lease expiry), but fencing tokens keep the
+    /// protected resource safe: no stale write is ever accepted.
+    Fenced,
+}
+
+impl Property {
+    /// The name as written in scenarios and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::Exclusive => "exclusive",
+            Property::Fenced => "fenced",
+        }
+    }
+}
+
+/// Parameters of [`check_locks`](super::check_locks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockCheckParams {
+    pub property: Property,
+    /// Minimum length, in milliseconds, of a fault-free stretch in which clients wait for a
+    /// lock and nobody gets it, for it to count as a deadlock. 0 disables the deadlock check.
+    pub deadlock_ms: u64,
+}

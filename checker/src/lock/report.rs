@@ -1,0 +1,208 @@
+//! The lock checker's result: verdict, violations and observations with their evidence, and
+//! counts of what the history contained. Serializable, and printable as a terminal summary.
+
+use super::params::Property;
+use crate::faults::FaultWindow;
+use crate::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// Two processes believed they held the same lock at the same time.
+    DoubleHolder,
+    /// The protected resource accepted a write with a token older than one it had seen.
+    StaleWrite,
+    /// The fence rejected a stale write: the fence worked (always an observation).
+    RejectedStaleWrite,
+    /// The final counter value is below the number of acknowledged increments.
+    LostUpdate,
+    /// The final counter value is above every increment that may have happened.
+    PhantomIncrement,
+    /// Clients wanted a lock and nobody got it for a long fault-free stretch.
+    Deadlock,
+}
+
+impl FindingKind {
+    /// The name as written in reports and printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::DoubleHolder => "double-holder",
+            FindingKind::StaleWrite => "stale-write",
+            FindingKind::RejectedStaleWrite => "rejected-stale-write",
+            FindingKind::LostUpdate => "lost-update",
+            FindingKind::PhantomIncrement => "phantom-increment",
+            FindingKind::Deadlock => "deadlock",
+        }
+    }
+}
+
+impl fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A stretch of run time in nanoseconds; `start_ns <= end_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeWindow {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// One violation or observation and the evidence for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    /// One sentence for a human, with processes, tokens and times.
+    pub summary: String,
+    /// The lock (or resource) concerned, when the finding is about one.
+    pub lock: Option<String>,
+    /// History indices that prove the finding, in ascending order.
+    pub indices: Vec<u64>,
+    /// Client processes involved, in the order the summary names them.
+    pub processes: Vec<u64>,
+    /// Fencing tokens involved, in the order the summary names them.
+    pub tokens: Vec<u64>,
+    /// When it happened (the overlap, the deadlock stretch, the two writes).
+    pub window: Option<TimeWindow>,
+    /// Faults active during `window` (or around the stale write).
+    pub faults: Vec<FaultWindow>,
+    /// How many: lost or phantom increments.
+    pub count: Option<u64>,
+}
+
+impl Finding {
+    /// A finding with no evidence attached yet.
+    pub(crate) fn new(kind: FindingKind, summary: String) -> Finding {
+        Finding {
+            kind,
+            summary,
+            lock: None,
+            indices: Vec::new(),
+            processes: Vec::new(),
+            tokens: Vec::new(),
+            window: None,
+            faults: Vec::new(),
+            count: None,
+        }
+    }
+
+    /// Sets the evidence indices, sorted and without repeats.
+    pub(crate) fn with_indices(mut self, mut indices: Vec<u64>) -> Finding {
+        indices.sort_unstable();
+        indices.dedup();
+        self.indices = indices;
+        self
+    }
+}
+
+/// Findings of one kind, listing at most [`MAX_LISTED`] and counting the rest, so a badly
+/// broken lock costs neither memory nor time for evidence nobody reads.
+#[derive(Debug, Default)]
+pub(crate) struct Capped {
+    pub listed: Vec<Finding>,
+    pub omitted: u64,
+}
+
+impl Capped {
+    /// Lists the finding `make` builds, or only counts it once the list is full.
+    pub fn push_with(&mut self, make: impl FnOnce() -> Finding) {
+        if self.listed.len() < MAX_LISTED {
+            self.listed.push(make());
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    /// Counts `n` findings without building them.
+    pub fn count(&mut self, n: u64) {
+        self.omitted += n;
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.listed.len() >= MAX_LISTED
+    }
+}
+
+/// Counts of what the history contained.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockStats {
+    pub acquires_ok: u64,
+    pub acquires_fail: u64,
+    /// Acquires that ended in `info` or never completed.
+    pub acquires_info: u64,
+    pub releases_ok: u64,
+    pub releases_fail: u64,
+    pub releases_info: u64,
+    pub renews_ok: u64,
+    pub renews_fail: u64,
+    pub renews_info: u64,
+    pub writes_ok: u64,
+    /// Writes the fence rejected (`fail` with error "stale-token").
+    pub writes_rejected: u64,
+    /// Writes that failed for another reason.
+    pub writes_fail: u64,
+    pub writes_info: u64,
+    /// Most processes believing they held the same lock at one instant.
+    pub max_concurrent_holders: u64,
+    /// Distinct client processes in the history.
+    pub processes: u64,
+    /// Believed holding intervals found.
+    pub holding_intervals: u64,
+}
+
+/// The result of [`check_locks`](super::check_locks).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockReport {
+    pub property: Property,
+    pub verdict: Verdict,
+    /// What makes the verdict invalid, at most [`MAX_LISTED`] per kind.
+    pub violations: Vec<Finding>,
+    /// Worth knowing but not a violation of `property`, at most [`MAX_LISTED`] per kind.
+    pub observations: Vec<Finding>,
+    /// Findings beyond [`MAX_LISTED`] per kind that were counted but not listed.
+    pub omitted_violations: u64,
+    pub omitted_observations: u64,
+    /// Why part of the check could not decide (makes the verdict at least unknown).
+    pub unknowns: Vec<String>,
+    pub stats: LockStats,
+}
+
+/// How many findings of one kind a report lists; a broken lock can produce thousands and the
+/// first few carry the story.
+pub const MAX_LISTED: usize = 100;
+
+impl fmt::Display for LockReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.stats;
+        writeln!(
+            f,
+            "lock check ({}): {} — {} violation(s), {} observation(s); acquires {} ok / {} fail / {} info, writes {} ok / {} rejected / {} info, max {} concurrent holder(s), {} processes",
+            self.property.name(),
+            self.verdict,
+            self.violations.len() as u64 + self.omitted_violations,
+            self.observations.len() as u64 + self.omitted_observations,
+            s.acquires_ok,
+            s.acquires_fail,
+            s.acquires_info,
+            s.writes_ok,
+            s.writes_rejected,
+            s.writes_info,
+            s.max_concurrent_holders,
+            s.processes,
+        )?;
+        for v in &self.violations {
+            writeln!(f, "  VIOLATION {}: {}", v.kind, v.summary)?;
+        }
+        if self.omitted_violations > 0 {
+            writeln!(f, "  … and {} more violation(s)", self.omitted_violations)?;
+        }
+        for u in &self.unknowns {
+            writeln!(f, "  UNKNOWN: {u}")?;
+        }
+        Ok(())
+    }
+}
