@@ -4,4 +4,5 @@
 pub mod faults;
 pub mod history;
 pub mod lock;
+pub mod results;
 pub mod verdict;

@@ -18,6 +18,8 @@ pub struct RunOptions {
     pub store: PathBuf,
     /// Draw a progress bar on the terminal.
     pub progress: bool,
+    /// The command that repeats this run, stored with the results.
+    pub reproduce: String,
 }
 
 impl Default for RunOptions {
@@ -29,6 +31,7 @@ impl Default for RunOptions {
             toxiproxy: None,
             store: PathBuf::from("store"),
             progress: false,
+            reproduce: String::new(),
         }
     }
 }

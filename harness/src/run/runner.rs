@@ -12,7 +12,8 @@ use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{BackendKind, Scenario, WorkloadKind};
 use lockpick_checker::history::{read_history, EventKind, Process, Value, F};
-use lockpick_checker::lock::{check_locks, LockCheckParams, LockReport};
+use lockpick_checker::lock::{check_locks, LockCheckParams};
+use lockpick_checker::results::{RunResults, RESULTS_VERSION};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -26,15 +27,8 @@ use tokio_util::sync::CancellationToken;
 pub struct RunOutcome {
     /// The run's store folder.
     pub dir: PathBuf,
-    pub seed: u64,
-    /// The lock checker's findings and verdict.
-    pub report: LockReport,
-    /// True when Ctrl-C or SIGTERM cut the workload short.
-    pub interrupted: bool,
-    /// Wall time of the workload.
-    pub workload_time: Duration,
-    /// Client operations completed.
-    pub ops: u64,
+    /// What was written to `results.json` there.
+    pub results: RunResults,
 }
 
 /// Runs `scenario` with `opts`. `interrupt` is cancelled on SIGINT/SIGTERM: the workload stops,
@@ -203,13 +197,27 @@ async fn run_with(
             deadlock_ms: scenario.deadlock_ms,
         },
     );
+    let results = RunResults {
+        v: RESULTS_VERSION,
+        scenario: scenario.name.clone(),
+        backend: scenario.backend.name().to_owned(),
+        seed,
+        verdict: report.verdict,
+        expected: scenario.expected,
+        interrupted: interrupt.is_cancelled(),
+        workload_ms: workload_time.as_millis() as u64,
+        ops: recorder.completed_ops(),
+        history: "history.jsonl".to_owned(),
+        reproduce: opts.reproduce.clone(),
+        lock: report,
+    };
+    write_file(
+        &dir.join("results.json"),
+        &serde_json::to_vec_pretty(&results).expect("results serialize"),
+    )?;
     Ok(RunOutcome {
         dir: dir.to_owned(),
-        seed,
-        report,
-        interrupted: interrupt.is_cancelled(),
-        workload_time,
-        ops: recorder.completed_ops(),
+        results,
     })
 }
 

@@ -1,6 +1,7 @@
 //! The validated scenario a run is built from.
 
 use super::ms::MsRange;
+pub use lockpick_checker::lock::Property;
 use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -102,16 +103,6 @@ pub enum ResourceMode {
     /// Accepts every write.
     Naive,
     /// Rejects a write whose token is lower than the highest it accepted.
-    Fenced,
-}
-
-/// What must hold for the run to be valid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Property {
-    /// The lock alone gives mutual exclusion.
-    Exclusive,
-    /// The resource stays correct; double holders the fence absorbs are only reported.
     Fenced,
 }
 

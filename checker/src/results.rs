@@ -1,0 +1,42 @@
+//! The on-disk results of a run (`results.json`), versioned like the history.
+
+use crate::lock::LockReport;
+use crate::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+
+/// Version of the results format written by this build.
+pub const RESULTS_VERSION: u32 = 1;
+
+/// Everything a run concluded, written as `results.json` in its store folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResults {
+    /// Format version, [`RESULTS_VERSION`] when written by this build.
+    pub v: u32,
+    pub scenario: String,
+    /// Backend name (`redis`, `redis-naive`, …).
+    pub backend: String,
+    pub seed: u64,
+    /// The verdict of every check, merged.
+    pub verdict: Verdict,
+    /// What the scenario expected, if it said.
+    pub expected: Option<Verdict>,
+    /// True when SIGINT/SIGTERM cut the workload short.
+    pub interrupted: bool,
+    /// How long the workload ran, in milliseconds.
+    pub workload_ms: u64,
+    /// Client operations completed.
+    pub ops: u64,
+    /// The history file, relative to the run folder.
+    pub history: String,
+    /// The command that repeats this run.
+    pub reproduce: String,
+    /// The lock checker's findings.
+    pub lock: LockReport,
+}
+
+impl RunResults {
+    /// Completed client operations per second of workload.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / (self.workload_ms.max(1) as f64 / 1000.0)
+    }
+}
