@@ -236,4 +236,27 @@ mod tests {
         assert_eq!(active_during(&w, 210_000_000, 260_000_000).len(), 2);
         assert_eq!(active_during(&w, 201_000_000, 240_000_000).len(), 1);
     }
+
+    #[test]
+    fn node_pause_ends_at_resume_of_its_node_and_heal_without_nodes_heals_everything() {
+        let events = vec![
+            nem(0, 100, F::Pause, &["n1"], None),
+            nem(1, 110, F::Slow, &["n2"], None),
+            nem(2, 120, F::Partition, &["n3"], None),
+            nem(3, 200, F::Resume, &["n2"], None),
+            nem(4, 300, F::Resume, &["n1"], None),
+            nem(5, 400, F::Heal, &[], None),
+        ];
+        let w = fault_windows(&events);
+        let ends: Vec<(F, Option<u64>)> = w.iter().map(|w| (w.f, w.end_index)).collect();
+        assert_eq!(
+            ends,
+            vec![
+                (F::Pause, Some(4)),
+                (F::Slow, Some(5)),
+                (F::Partition, Some(5))
+            ]
+        );
+        assert_eq!(w[0].describe(), "pause of n1 for 0.200 s from 0.100 s");
+    }
 }

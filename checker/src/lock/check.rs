@@ -57,13 +57,18 @@ pub fn check_locks(events: &[Event], params: &LockCheckParams) -> LockReport {
     if stats.acquires_ok == 0 {
         unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
     }
-    let verdict = if violations.total() > 0 {
-        Verdict::Invalid
-    } else if !unknowns.is_empty() {
-        Verdict::Unknown
-    } else {
-        Verdict::Valid
-    };
+    let verdict = Verdict::merge_all([
+        if violations.total() > 0 {
+            Verdict::Invalid
+        } else {
+            Verdict::Valid
+        },
+        if unknowns.is_empty() {
+            Verdict::Valid
+        } else {
+            Verdict::Unknown
+        },
+    ]);
     LockReport {
         property: params.property,
         verdict,

@@ -26,7 +26,7 @@ impl EndReason {
     /// Past-tense phrase for summaries: "released at 3.000 s".
     pub fn phrase(self) -> &'static str {
         match self {
-            EndReason::Released => "released",
+            EndReason::Released => "invoked release",
             EndReason::Lost => "learned it lost the lock",
             EndReason::Retired => "was retired (info)",
             EndReason::Crashed => "crashed",

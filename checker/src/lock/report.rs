@@ -200,6 +200,22 @@ impl fmt::Display for LockReport {
         if self.omitted_violations > 0 {
             writeln!(f, "  … and {} more violation(s)", self.omitted_violations)?;
         }
+        let mut by_kind: Vec<(FindingKind, usize)> = Vec::new();
+        for o in &self.observations {
+            match by_kind.iter_mut().find(|(k, _)| *k == o.kind) {
+                Some((_, n)) => *n += 1,
+                None => by_kind.push((o.kind, 1)),
+            }
+        }
+        if !by_kind.is_empty() {
+            let parts: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let more = if self.omitted_observations > 0 {
+                format!(" and {} more", self.omitted_observations)
+            } else {
+                String::new()
+            };
+            writeln!(f, "  observed: {}{more}", parts.join(", "))?;
+        }
         for u in &self.unknowns {
             writeln!(f, "  UNKNOWN: {u}")?;
         }
