@@ -60,12 +60,16 @@ fn scenario(args: ScenarioArgs) -> u8 {
         }
     };
     if args.clients == Some(0) {
-        eprintln!("lockpick: failed to read --clients: 0 clients would test nothing; use 1 or more");
+        eprintln!(
+            "lockpick: failed to read --clients: 0 clients would test nothing; use 1 or more"
+        );
         return exit_code::USAGE;
     }
     let duration_ms = match args.time_limit {
         Some(t) if !(t > 0.0 && t.is_finite()) => {
-            eprintln!("lockpick: failed to read --time-limit: {t} is not a positive number of seconds");
+            eprintln!(
+                "lockpick: failed to read --time-limit: {t} is not a positive number of seconds"
+            );
             return exit_code::USAGE;
         }
         Some(t) => Some((t * 1000.0).round() as u64),
@@ -141,9 +145,15 @@ fn list() -> u8 {
 
 fn check(args: CheckArgs) -> u8 {
     let (history, run_dir) = if args.history.is_dir() {
-        (args.history.join("history.jsonl"), Some(args.history.clone()))
+        (
+            args.history.join("history.jsonl"),
+            Some(args.history.clone()),
+        )
     } else {
-        (args.history.clone(), args.history.parent().map(PathBuf::from))
+        (
+            args.history.clone(),
+            args.history.parent().map(PathBuf::from),
+        )
     };
     let events = match read_history(&history) {
         Ok(e) => e,

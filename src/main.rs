@@ -14,7 +14,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version are not errors; everything else is bad usage.
-            let code = if e.use_stderr() { exit_code::USAGE } else { exit_code::VALID };
+            let code = if e.use_stderr() {
+                exit_code::USAGE
+            } else {
+                exit_code::VALID
+            };
             let _ = e.print();
             return ExitCode::from(code);
         }

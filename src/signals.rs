@@ -21,7 +21,9 @@ pub fn install() -> std::io::Result<CancellationToken> {
             }
             seen += 1;
             if seen == 1 {
-                eprintln!("\nlockpick: stopping the workload; press Ctrl-C again to kill everything now");
+                eprintln!(
+                    "\nlockpick: stopping the workload; press Ctrl-C again to kill everything now"
+                );
                 cancel.cancel();
             } else {
                 lockpick_harness::db::kill_all_children();

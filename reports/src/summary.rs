@@ -48,13 +48,21 @@ fn findings(report: &LockReport) -> String {
         let _ = writeln!(out, "  VIOLATION {}: {}", v.kind, v.summary);
     }
     if report.omitted_violations > 0 {
-        let _ = writeln!(out, "  … and {} more violation(s)", report.omitted_violations);
+        let _ = writeln!(
+            out,
+            "  … and {} more violation(s)",
+            report.omitted_violations
+        );
     }
     for o in &report.observations {
         let _ = writeln!(out, "  observed {}: {}", o.kind, o.summary);
     }
     if report.omitted_observations > 0 {
-        let _ = writeln!(out, "  … and {} more observation(s)", report.omitted_observations);
+        let _ = writeln!(
+            out,
+            "  … and {} more observation(s)",
+            report.omitted_observations
+        );
     }
     for u in &report.unknowns {
         let _ = writeln!(out, "  UNKNOWN: {u}");

@@ -184,7 +184,8 @@ pub struct Value {
     /// Fencing token: granted with the lock on `acquire ok`, sent with a `write`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<u64>,
-    /// Highest token the resource had accepted when it rejected a stale write.
+    /// Highest token the resource had accepted before this write (on `write ok`, and on a
+    /// `write fail` "stale-token" rejection); absent for the first write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_token: Option<u64>,
     /// Lease length asked for on acquire or renew, in milliseconds.
@@ -218,7 +219,8 @@ pub struct Value {
     /// Nemesis: latency jitter in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_ms: Option<u64>,
-    /// Free-form detail for a human reader (never read by the checker).
+    /// Free-form detail for a human reader. The one value checkers read is `"final"`, marking
+    /// the counter read made after the workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
