@@ -243,6 +243,15 @@ async fn names_and_duplicates_are_rejected() {
     sup.start_redis("r", RedisOptions::default()).await.unwrap();
     let err = sup.start_redis("r", RedisOptions::default()).await;
     assert!(matches!(err, Err(DbError::DuplicateNode { .. })));
+    let opts = RedisOptions {
+        extra_config: vec![("maxmemory".into(), "1\nport 1".into())],
+        ..RedisOptions::default()
+    };
+    let err = sup.start_redis("r2", opts).await;
+    assert!(
+        matches!(err, Err(DbError::InvalidOptions { .. })),
+        "{err:?}"
+    );
     assert!(matches!(
         sup.pause("other"),
         Err(DbError::UnknownNode { .. })
@@ -304,4 +313,43 @@ async fn a_server_that_never_answers_times_out_with_its_log_and_is_killed() {
         .unwrap();
     assert!(wait_not_running(pid, LONG));
     assert_eq!(proc_state(pid), None, "timed-out server not reaped");
+}
+
+#[tokio::test]
+async fn a_start_that_finds_its_port_taken_is_retried() {
+    let run = tempfile::tempdir().unwrap();
+    let marker = run.path().join("failed-once");
+    // Fails like redis-server does when the port was grabbed between choice and bind, once.
+    let body = format!(
+        "if [ ! -e {m} ]; then touch {m}; echo '# Warning: Could not create server TCP listening \
+         socket 127.0.0.1:1: bind: Address already in use'; exit 1; fi\nexec redis-server \"$@\"",
+        m = marker.display()
+    );
+    let bin = fake_binary(run.path(), &body);
+    let mut sup = Supervisor::new(run.path());
+    let opts = RedisOptions {
+        binary: bin,
+        ..RedisOptions::default()
+    };
+    let node = sup.start_redis("r", opts).await.unwrap();
+    assert!(marker.exists(), "the first attempt did not run");
+    assert!(pings(node.addr, LONG));
+}
+
+#[tokio::test]
+async fn a_restart_keeps_its_port_and_reports_when_it_is_taken() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let node = sup.start_redis("r", RedisOptions::default()).await.unwrap();
+    sup.kill("r").await.unwrap();
+    let squatter = std::net::TcpListener::bind(node.addr).unwrap();
+    let err = sup.restart("r").await.unwrap_err();
+    let DbError::ExitedEarly { addr, log_tail, .. } = &err else {
+        panic!("expected ExitedEarly, got {err:?}");
+    };
+    assert_eq!(addr, &node.addr.to_string());
+    assert!(log_tail.contains("Address already in use"), "{log_tail}");
+    drop(squatter);
+    let after = sup.restart("r").await.unwrap();
+    assert_eq!(after.addr, node.addr);
 }

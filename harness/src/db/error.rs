@@ -16,6 +16,9 @@ pub enum DbError {
     /// Node names become folder names, so they are restricted.
     #[error("use node name {name:?}: only ASCII letters, digits, '-', '_' and '.' are allowed")]
     InvalidName { name: String },
+    /// The node's options cannot be turned into a valid config.
+    #[error("configure node {node}: {reason}")]
+    InvalidOptions { node: String, reason: String },
     /// A node of that name is already managed by this supervisor.
     #[error("start node {name}: a node of that name already exists in this run")]
     DuplicateNode { name: String },

@@ -38,6 +38,13 @@ impl NodeKind {
         }
     }
 
+    /// Rejects options that would produce a broken config, before anything is spawned.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        match self {
+            NodeKind::Redis(opts) => opts.validate(),
+        }
+    }
+
     pub(crate) fn config_file(&self) -> &'static str {
         match self {
             NodeKind::Redis(_) => redis::CONFIG_FILE,

@@ -44,6 +44,16 @@ impl Default for RedisOptions {
 }
 
 impl RedisOptions {
+    /// Checks what the config file cannot express safely: lines that would split or merge.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        for (key, value) in &self.extra_config {
+            if key.is_empty() || key.contains(char::is_whitespace) || value.contains(['\n', '\r']) {
+                return Err(format!("invalid extra redis config line {key:?} {value:?}"));
+            }
+        }
+        Ok(())
+    }
+
     /// Writes `redis.conf` into the node folder for `port`.
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         std::fs::write(&folder.config, self.config_text(folder, port)?)
@@ -65,12 +75,6 @@ impl RedisOptions {
             let _ = writeln!(text, "appendonly no");
         }
         for (key, value) in &self.extra_config {
-            if key.is_empty() || key.contains(char::is_whitespace) || value.contains(['\n', '\r']) {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("invalid extra redis config line {key:?} {value:?}"),
-                ));
-            }
             let _ = writeln!(text, "{key} {value}");
         }
         Ok(text)

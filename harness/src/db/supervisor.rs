@@ -105,6 +105,10 @@ impl Supervisor {
                 name: name.to_string(),
             });
         }
+        kind.validate().map_err(|reason| DbError::InvalidOptions {
+            node: name.to_string(),
+            reason,
+        })?;
         if find_binary(kind.binary()).is_none() {
             return Err(DbError::MissingBinary {
                 binary: kind.binary().to_path_buf(),
