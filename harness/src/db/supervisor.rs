@@ -2,23 +2,20 @@
 //! resumes, kills and restarts them. Every node is killed and reaped when it is dropped.
 
 use std::collections::BTreeMap;
-use std::fs::OpenOptions;
-use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::child::Child;
 use super::error::DbError;
 use super::folder::NodeFolder;
-use super::kind::{NodeKind, PROBE_INTERVAL};
+use super::kind::NodeKind;
+use super::launch::{launch, LaunchFailure};
 use super::node::{NodeInfo, NodeState};
 use super::ports::free_port;
+use super::preflight::{find_binary, validate_name};
 use super::redis::RedisOptions;
 use super::registry::{self, SignalFailure};
-use super::spawner::{self, SpawnFailure};
 
 /// Starts on a fresh port after "address in use", at most this many times.
 const START_ATTEMPTS: usize = 5;
@@ -68,13 +65,6 @@ impl Node {
             startup: self.startup,
         }
     }
-}
-
-/// Why one launch attempt failed.
-enum LaunchFailure {
-    /// The port was taken; another attempt may succeed.
-    AddressInUse(DbError),
-    Fatal(DbError),
 }
 
 impl Supervisor {
@@ -300,142 +290,4 @@ fn wait_stopped(pid: u32) {
         }
         std::thread::sleep(Duration::from_micros(100));
     }
-}
-
-/// Kills a child whose start is abandoned, including when the starting future is dropped.
-struct KillOnDrop(Option<Child>);
-
-impl KillOnDrop {
-    fn child(&self) -> &Child {
-        self.0.as_ref().expect("child taken only by disarm")
-    }
-
-    fn disarm(mut self) -> Child {
-        self.0.take().expect("disarm called once")
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(child) = &self.0 {
-            // The reaper thread reaps it; no need to wait here.
-            let _ = registry::signal(child.pid(), libc::SIGKILL);
-        }
-    }
-}
-
-/// One attempt to start `kind` on `addr` in `folder` and wait until it is ready.
-async fn launch(
-    name: &str,
-    kind: &NodeKind,
-    folder: &NodeFolder,
-    addr: SocketAddr,
-) -> Result<(Child, Duration), LaunchFailure> {
-    let folder_err = |path: &Path, source: io::Error| {
-        LaunchFailure::Fatal(DbError::Folder {
-            node: name.to_string(),
-            path: path.to_path_buf(),
-            source,
-        })
-    };
-    kind.write_config(folder, addr.port())
-        .map_err(|err| folder_err(&folder.config, err))?;
-    let console = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&folder.console)
-        .map_err(|err| folder_err(&folder.console, err))?;
-    let console_err = console
-        .try_clone()
-        .map_err(|err| folder_err(&folder.console, err))?;
-    let mut command = kind.command(folder);
-    command
-        .stdin(Stdio::null())
-        .stdout(console)
-        .stderr(console_err);
-    let mark = folder.mark_logs();
-    let spawned_at = Instant::now();
-    let child = spawner::spawn(command).await.map_err(|failure| {
-        LaunchFailure::Fatal(match failure {
-            SpawnFailure::ShuttingDown => DbError::ShuttingDown {
-                node: name.to_string(),
-            },
-            SpawnFailure::Io(source) if source.kind() == io::ErrorKind::NotFound => {
-                DbError::MissingBinary {
-                    binary: kind.binary().to_path_buf(),
-                    package: kind.package(),
-                }
-            }
-            SpawnFailure::Io(source) => DbError::Spawn {
-                node: name.to_string(),
-                binary: kind.binary().to_path_buf(),
-                source,
-            },
-        })
-    })?;
-    let guard = KillOnDrop(Some(child));
-    let timeout = kind.ready_timeout();
-    loop {
-        if let Some(status) = guard.child().exit() {
-            let err = DbError::ExitedEarly {
-                node: name.to_string(),
-                addr: addr.to_string(),
-                status,
-                log_tail: folder.log_tail(),
-            };
-            return Err(if kind.address_in_use(&folder.logs_since(mark)) {
-                LaunchFailure::AddressInUse(err)
-            } else {
-                LaunchFailure::Fatal(err)
-            });
-        }
-        if kind.probe(addr).await {
-            return Ok((guard.disarm(), spawned_at.elapsed()));
-        }
-        if spawned_at.elapsed() >= timeout {
-            let child = guard.disarm();
-            let _ = registry::signal(child.pid(), libc::SIGKILL);
-            child.wait().await;
-            return Err(LaunchFailure::Fatal(DbError::NotReady {
-                node: name.to_string(),
-                addr: addr.to_string(),
-                timeout,
-                log_tail: folder.log_tail(),
-            }));
-        }
-        tokio::time::sleep(PROBE_INTERVAL).await;
-    }
-}
-
-/// Node names become folder names: keep them to a safe alphabet.
-fn validate_name(name: &str) -> Result<(), DbError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name != "."
-        && name != ".."
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(DbError::InvalidName {
-            name: name.to_string(),
-        })
-    }
-}
-
-/// The executable `binary` resolves to: a path as given, a bare name through `PATH`.
-fn find_binary(binary: &Path) -> Option<PathBuf> {
-    let executable = |path: &Path| {
-        path.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if binary.components().count() != 1 || binary.is_absolute() {
-        return executable(binary).then(|| binary.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(binary))
-        .find(|candidate| executable(candidate))
 }
