@@ -12,7 +12,7 @@ use super::folder::NodeFolder;
 use super::kind::NodeKind;
 use super::launch::{launch, LaunchFailure};
 use super::node::{NodeInfo, NodeState};
-use super::ports::free_port;
+use super::ports::{lease_free_port, PortLease};
 use super::preflight::{find_binary, validate_name};
 use super::redis::RedisOptions;
 use super::registry::{self, SignalFailure};
@@ -37,6 +37,8 @@ struct Node {
     kind: NodeKind,
     folder: NodeFolder,
     addr: SocketAddr,
+    /// Keeps `addr`'s port for this node across kills and restarts.
+    _port: PortLease,
     child: Child,
     paused: bool,
     /// The last process was killed by us, so its exit is not a crash.
@@ -112,15 +114,15 @@ impl Supervisor {
             source,
         })?;
         let mut attempt = 0;
-        let (addr, child, startup) = loop {
+        let (addr, port, child, startup) = loop {
             attempt += 1;
-            let port = free_port().map_err(|source| DbError::Port {
+            let port = lease_free_port().map_err(|source| DbError::Port {
                 node: name.to_string(),
                 source,
             })?;
-            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port.port()));
             match launch(name, &kind, &folder, addr).await {
-                Ok((child, startup)) => break (addr, child, startup),
+                Ok((child, startup)) => break (addr, port, child, startup),
                 Err(LaunchFailure::AddressInUse(err)) if attempt >= START_ATTEMPTS => {
                     return Err(err)
                 }
@@ -132,6 +134,7 @@ impl Supervisor {
             kind,
             folder,
             addr,
+            _port: port,
             child,
             paused: false,
             killed: false,
