@@ -2,6 +2,9 @@
 //! the history.
 
 pub mod client;
+pub mod db;
+pub mod nemesis;
 pub mod recorder;
 pub mod resource;
+pub mod run;
 pub mod scenario;

@@ -1,0 +1,89 @@
+//! The kinds of backend node the supervisor can run, and what differs between them: binary,
+//! Debian package, config file, command line and readiness probe. Process lifecycle is the
+//! supervisor's, shared by all kinds. Adding etcd, ZooKeeper, sentinel or an SQL server means
+//! a new variant, a module like `redis.rs`, and an arm in each method here.
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use super::folder::NodeFolder;
+use super::redis::{self, RedisOptions};
+
+/// Interval between readiness probes; Redis is ready 15–30 ms after spawn here.
+pub(crate) const PROBE_INTERVAL: Duration = Duration::from_millis(5);
+/// Time one probe may take before it counts as "not yet".
+const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// One kind of node, with its options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeKind {
+    Redis(RedisOptions),
+}
+
+impl NodeKind {
+    /// The server binary as configured (bare name or path).
+    pub fn binary(&self) -> &Path {
+        match self {
+            NodeKind::Redis(opts) => &opts.binary,
+        }
+    }
+
+    /// The Debian package that installs [`NodeKind::binary`].
+    pub fn package(&self) -> &'static str {
+        match self {
+            NodeKind::Redis(_) => redis::PACKAGE,
+        }
+    }
+
+    /// Rejects options that would produce a broken config, before anything is spawned.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        match self {
+            NodeKind::Redis(opts) => opts.validate(),
+        }
+    }
+
+    pub(crate) fn config_file(&self) -> &'static str {
+        match self {
+            NodeKind::Redis(_) => redis::CONFIG_FILE,
+        }
+    }
+
+    pub(crate) fn ready_timeout(&self) -> Duration {
+        match self {
+            NodeKind::Redis(opts) => opts.ready_timeout,
+        }
+    }
+
+    /// Writes the config for a server listening on `port`. Called before every start, so the
+    /// file always matches the port in use.
+    pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        match self {
+            NodeKind::Redis(opts) => opts.write_config(folder, port),
+        }
+    }
+
+    /// The command line, without stdio (the supervisor sets it).
+    pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
+        match self {
+            NodeKind::Redis(opts) => opts.command(folder),
+        }
+    }
+
+    /// One readiness probe: true once the server serves clients.
+    pub(crate) async fn probe(&self, addr: SocketAddr) -> bool {
+        match self {
+            NodeKind::Redis(_) => redis::redis_ping(addr, PROBE_TIMEOUT).await,
+        }
+    }
+
+    /// Whether a failed start failed because the port was taken, judged from what the server
+    /// wrote to its logs during that start.
+    pub(crate) fn address_in_use(&self, output: &str) -> bool {
+        match self {
+            NodeKind::Redis(_) => redis::address_in_use(output),
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Redis as a node kind: its options, config file, command line and readiness probe.
+
+use std::fmt::Write as _;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::folder::NodeFolder;
+
+/// Debian package that provides `redis-server`.
+pub(crate) const PACKAGE: &str = "redis-server";
+pub(crate) const CONFIG_FILE: &str = "redis.conf";
+
+/// How to run one `redis-server`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisOptions {
+    /// The server binary: a bare name is looked up in `PATH`.
+    pub binary: PathBuf,
+    /// Turn on the append-only file with `appendfsync always`, so that every acknowledged
+    /// write survives a SIGKILL and a restart. Off: no persistence at all (`save ""`).
+    pub aof: bool,
+    /// Extra `key value` config lines, written verbatim after the supervisor's own lines, so
+    /// they override them (Redis keeps the last value of a directive). Neither part may
+    /// contain a newline, and the key no whitespace.
+    pub extra_config: Vec<(String, String)>,
+    /// How long to wait for the first PONG after spawning.
+    pub ready_timeout: Duration,
+}
+
+impl Default for RedisOptions {
+    fn default() -> RedisOptions {
+        RedisOptions {
+            binary: PathBuf::from("redis-server"),
+            aof: false,
+            extra_config: Vec::new(),
+            ready_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl RedisOptions {
+    /// Checks what the config file cannot express safely: lines that would split or merge.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        for (key, value) in &self.extra_config {
+            if key.is_empty() || key.contains(char::is_whitespace) || value.contains(['\n', '\r']) {
+                return Err(format!("invalid extra redis config line {key:?} {value:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `redis.conf` into the node folder for `port`.
+    pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        std::fs::write(&folder.config, self.config_text(folder, port)?)
+    }
+
+    fn config_text(&self, folder: &NodeFolder, port: u16) -> io::Result<String> {
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = writeln!(text, "port {port}");
+        let _ = writeln!(text, "bind 127.0.0.1");
+        let _ = writeln!(text, "daemonize no");
+        let _ = writeln!(text, "dir {}", quote(&folder.data)?);
+        let _ = writeln!(text, "logfile {}", quote(&folder.log)?);
+        let _ = writeln!(text, "save \"\"");
+        if self.aof {
+            let _ = writeln!(text, "appendonly yes");
+            let _ = writeln!(text, "appendfsync always");
+        } else {
+            let _ = writeln!(text, "appendonly no");
+        }
+        for (key, value) in &self.extra_config {
+            let _ = writeln!(text, "{key} {value}");
+        }
+        Ok(text)
+    }
+
+    pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
+        let mut command = Command::new(&self.binary);
+        command.arg(&folder.config).current_dir(&folder.root);
+        command
+    }
+}
+
+/// Quotes a path for redis.conf, which splits arguments like a shell with C-style escapes.
+fn quote(path: &Path) -> io::Result<String> {
+    let Some(text) = path.to_str() else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("path {} is not UTF-8", path.display()),
+        ));
+    };
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out.push('"');
+    Ok(out)
+}
+
+/// Whether freshly written server output says the port was taken, so that a start on
+/// another port may succeed.
+pub(crate) fn address_in_use(output: &str) -> bool {
+    output.contains("Address already in use")
+}
+
+/// Sends `PING` to the Redis server at `addr` and reports whether it answered `+PONG` within
+/// `timeout` (connect included). A server still loading its AOF answers `-LOADING`: false.
+pub async fn redis_ping(addr: SocketAddr, timeout: Duration) -> bool {
+    tokio::time::timeout(timeout, ping(addr))
+        .await
+        .is_ok_and(|answer| answer.is_ok_and(|pong| pong))
+}
+
+async fn ping(addr: SocketAddr) -> io::Result<bool> {
+    let mut stream = TcpStream::connect(addr).await?;
+    stream.write_all(b"*1\r\n$4\r\nPING\r\n").await?;
+    let mut reply = Vec::with_capacity(16);
+    let mut buf = [0u8; 64];
+    while !reply.ends_with(b"\r\n") {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(false);
+        }
+        reply.extend_from_slice(&buf[..n]);
+    }
+    Ok(reply.starts_with(b"+PONG"))
+}

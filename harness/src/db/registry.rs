@@ -1,0 +1,117 @@
+//! Process-wide registry of the live children the supervisor spawned, and the emergency stop.
+//!
+//! Every signal sent to a child goes through this registry while its lock is held, and a
+//! child's pid leaves the registry (under the same lock) before it is reaped. So a signal can
+//! never reach an unrelated process that reused the pid of an already reaped child.
+
+use std::collections::BTreeSet;
+use std::io;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How long [`kill_all_children`] waits for the killed children to be reaped.
+const EMERGENCY_REAP_WAIT: Duration = Duration::from_secs(2);
+
+pub(crate) struct Registry {
+    state: Mutex<State>,
+    /// Signalled whenever a pid leaves the registry.
+    removed: Condvar,
+}
+
+pub(crate) struct State {
+    live: BTreeSet<u32>,
+    /// Set by [`kill_all_children`]; no child may be spawned afterwards.
+    shutting_down: bool,
+}
+
+impl State {
+    pub(crate) fn shutting_down(&self) -> bool {
+        self.shutting_down
+    }
+
+    pub(crate) fn insert(&mut self, pid: u32) {
+        self.live.insert(pid);
+    }
+}
+
+static REGISTRY: Registry = Registry {
+    state: Mutex::new(State {
+        live: BTreeSet::new(),
+        shutting_down: false,
+    }),
+    removed: Condvar::new(),
+};
+
+/// Locks the registry. A panic elsewhere must not disable the emergency stop, hence the
+/// poison is ignored: the set stays consistent because every critical section is tiny.
+pub(crate) fn lock() -> MutexGuard<'static, State> {
+    REGISTRY
+        .state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Why a signal could not be delivered.
+pub(crate) enum SignalFailure {
+    NotRunning,
+    Os(io::Error),
+}
+
+/// Sends `signal` to `pid` if, and only if, `pid` is a live registered child.
+pub(crate) fn signal(pid: u32, signal: libc::c_int) -> Result<(), SignalFailure> {
+    let state = lock();
+    if !state.live.contains(&pid) {
+        return Err(SignalFailure::NotRunning);
+    }
+    send(pid, signal).map_err(SignalFailure::Os)
+}
+
+fn send(pid: u32, signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: kill(2) has no memory-safety preconditions; the pid is a registered child that
+    // has not been reaped yet (the caller holds the registry lock).
+    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    if rc == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Removes `pid` and runs `reap` while still holding the lock, so no signal can be sent to the
+/// pid between its removal and its reuse by the kernel.
+pub(crate) fn remove_then<T>(pid: u32, reap: impl FnOnce() -> T) -> T {
+    let mut state = lock();
+    state.live.remove(&pid);
+    let out = reap();
+    drop(state);
+    REGISTRY.removed.notify_all();
+    out
+}
+
+/// Kills every child any supervisor of this process has spawned (SIGKILL), refuses any later
+/// spawn, and waits up to two seconds for the children to be reaped.
+///
+/// Meant for the binary's SIGINT/SIGTERM handling, called from an ordinary thread (not from a
+/// raw signal handler: it takes a mutex) right before the process exits. Safe to call more
+/// than once and concurrently with supervisors that are still running; their later operations
+/// fail with [`crate::db::DbError::ShuttingDown`] or [`crate::db::DbError::NotRunning`].
+pub fn kill_all_children() {
+    let mut state = lock();
+    state.shutting_down = true;
+    for &pid in &state.live {
+        // A failure means the child is already dying; its reaper removes it.
+        let _ = send(pid, libc::SIGKILL);
+    }
+    let deadline = Instant::now() + EMERGENCY_REAP_WAIT;
+    while !state.live.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        state = REGISTRY
+            .removed
+            .wait_timeout(state, left)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .0;
+    }
+}

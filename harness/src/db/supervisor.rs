@@ -1,0 +1,296 @@
+//! The supervisor: owns the nodes of one run and is the one place that starts, pauses,
+//! resumes, kills and restarts them. Every node is killed and reaped when it is dropped.
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::child::Child;
+use super::error::DbError;
+use super::folder::NodeFolder;
+use super::kind::NodeKind;
+use super::launch::{launch, LaunchFailure};
+use super::node::{NodeInfo, NodeState};
+use super::ports::{lease_free_port, PortLease};
+use super::preflight::{find_binary, validate_name};
+use super::redis::RedisOptions;
+use super::registry::{self, SignalFailure};
+
+/// Starts on a fresh port after "address in use", at most this many times.
+const START_ATTEMPTS: usize = 5;
+/// Restarts on the node's own port after "address in use", at most this many times.
+const RESTART_ATTEMPTS: usize = 5;
+const RESTART_RETRY_DELAY: Duration = Duration::from_millis(100);
+/// Bound on how long `pause` waits for the process to show as stopped.
+const STOP_WAIT: Duration = Duration::from_millis(200);
+/// How long `Drop` waits for each killed child to be reaped.
+const DROP_REAP_WAIT: Duration = Duration::from_secs(5);
+
+/// Owns the backend nodes of one run.
+pub struct Supervisor {
+    run_dir: PathBuf,
+    nodes: BTreeMap<String, Node>,
+}
+
+struct Node {
+    kind: NodeKind,
+    folder: NodeFolder,
+    addr: SocketAddr,
+    /// Keeps `addr`'s port for this node across kills and restarts.
+    _port: PortLease,
+    child: Child,
+    paused: bool,
+    /// The last process was killed by us, so its exit is not a crash.
+    killed: bool,
+    startup: Duration,
+}
+
+impl Node {
+    fn alive(&self) -> bool {
+        self.child.exit().is_none()
+    }
+
+    fn info(&self, name: &str) -> NodeInfo {
+        let state = match self.child.exit() {
+            Some(_) if self.killed => NodeState::Killed,
+            Some(how) => NodeState::Crashed(how),
+            None if self.paused => NodeState::Paused,
+            None => NodeState::Running,
+        };
+        NodeInfo {
+            name: name.to_string(),
+            addr: self.addr,
+            pid: self.child.pid(),
+            state,
+            dir: self.folder.root.clone(),
+            startup: self.startup,
+        }
+    }
+}
+
+impl Supervisor {
+    /// A supervisor with no nodes. `run_dir` is the run's store folder; nodes go under
+    /// `run_dir/nodes/<name>/`, created on start. Nothing is touched on disk yet.
+    pub fn new(run_dir: &Path) -> Supervisor {
+        Supervisor {
+            run_dir: run_dir.to_path_buf(),
+            nodes: BTreeMap::new(),
+        }
+    }
+
+    /// Starts a `redis-server` named `name` on a free loopback port and waits until it
+    /// answers PING. `name` must be new to this supervisor and its folder must not exist.
+    pub async fn start_redis(
+        &mut self,
+        name: &str,
+        opts: RedisOptions,
+    ) -> Result<NodeInfo, DbError> {
+        self.start(name, NodeKind::Redis(opts)).await
+    }
+
+    /// Starts a node of any kind; see [`Supervisor::start_redis`].
+    pub async fn start(&mut self, name: &str, kind: NodeKind) -> Result<NodeInfo, DbError> {
+        validate_name(name)?;
+        if self.nodes.contains_key(name) {
+            return Err(DbError::DuplicateNode {
+                name: name.to_string(),
+            });
+        }
+        kind.validate().map_err(|reason| DbError::InvalidOptions {
+            node: name.to_string(),
+            reason,
+        })?;
+        if find_binary(kind.binary()).is_none() {
+            return Err(DbError::MissingBinary {
+                binary: kind.binary().to_path_buf(),
+                package: kind.package(),
+            });
+        }
+        let folder = NodeFolder::new(&self.run_dir, name, kind.config_file());
+        folder.create().map_err(|source| DbError::Folder {
+            node: name.to_string(),
+            path: folder.root.clone(),
+            source,
+        })?;
+        let mut attempt = 0;
+        let (addr, port, child, startup) = loop {
+            attempt += 1;
+            let port = lease_free_port().map_err(|source| DbError::Port {
+                node: name.to_string(),
+                source,
+            })?;
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port.port()));
+            match launch(name, &kind, &folder, addr).await {
+                Ok((child, startup)) => break (addr, port, child, startup),
+                Err(LaunchFailure::AddressInUse(err)) if attempt >= START_ATTEMPTS => {
+                    return Err(err)
+                }
+                Err(LaunchFailure::AddressInUse(_)) => continue,
+                Err(LaunchFailure::Fatal(err)) => return Err(err),
+            }
+        };
+        let node = Node {
+            kind,
+            folder,
+            addr,
+            _port: port,
+            child,
+            paused: false,
+            killed: false,
+            startup,
+        };
+        let info = node.info(name);
+        self.nodes.insert(name.to_string(), node);
+        Ok(info)
+    }
+
+    /// A snapshot of the node `name`, with its state as of now (a crash is seen as soon as
+    /// the process has been reaped, which happens right after it exits).
+    pub fn node(&self, name: &str) -> Option<NodeInfo> {
+        self.nodes.get(name).map(|node| node.info(name))
+    }
+
+    /// Snapshots of all nodes, by name.
+    pub fn nodes(&self) -> Vec<NodeInfo> {
+        self.nodes
+            .iter()
+            .map(|(name, node)| node.info(name))
+            .collect()
+    }
+
+    /// Freezes the node with SIGSTOP: it keeps its connections but answers nothing. Returns
+    /// once the kernel shows the process stopped (signal delivery is asynchronous), or after
+    /// a short bound if it never does.
+    pub fn pause(&mut self, name: &str) -> Result<(), DbError> {
+        let node = self.node_mut(name)?;
+        signal(name, node, libc::SIGSTOP, "SIGSTOP")?;
+        node.paused = true;
+        wait_stopped(node.child.pid());
+        Ok(())
+    }
+
+    /// Thaws a node paused by [`Supervisor::pause`] with SIGCONT. Resuming a running node is
+    /// harmless.
+    pub fn resume(&mut self, name: &str) -> Result<(), DbError> {
+        let node = self.node_mut(name)?;
+        signal(name, node, libc::SIGCONT, "SIGCONT")?;
+        node.paused = false;
+        Ok(())
+    }
+
+    /// Kills the node with SIGKILL (also when paused) and waits until it is reaped. Killing a
+    /// node that is already dead succeeds and leaves its state as it was.
+    pub async fn kill(&mut self, name: &str) -> Result<(), DbError> {
+        let node = self.node_mut(name)?;
+        if !node.alive() {
+            return Ok(());
+        }
+        node.killed = true;
+        match signal(name, node, libc::SIGKILL, "SIGKILL") {
+            // It died on its own between the check and the signal; the reaper has it.
+            Ok(()) | Err(DbError::NotRunning { .. }) => {}
+            Err(err) => return Err(err),
+        }
+        node.child.wait().await;
+        node.paused = false;
+        Ok(())
+    }
+
+    /// Starts the node again on the same port with the same folder, config and data (so an
+    /// AOF written before a crash is replayed), and waits until it is ready. A node still
+    /// running is killed first.
+    pub async fn restart(&mut self, name: &str) -> Result<NodeInfo, DbError> {
+        self.kill(name).await?;
+        let node = self.node_mut(name)?;
+        let mut attempt = 0;
+        let (child, startup) = loop {
+            attempt += 1;
+            match launch(name, &node.kind, &node.folder, node.addr).await {
+                Ok(started) => break started,
+                Err(LaunchFailure::AddressInUse(err)) if attempt >= RESTART_ATTEMPTS => {
+                    return Err(err)
+                }
+                Err(LaunchFailure::AddressInUse(_)) => {
+                    tokio::time::sleep(RESTART_RETRY_DELAY).await
+                }
+                Err(LaunchFailure::Fatal(err)) => return Err(err),
+            }
+        };
+        node.child = child;
+        node.killed = false;
+        node.paused = false;
+        node.startup = startup;
+        Ok(node.info(name))
+    }
+
+    /// Kills every node and waits until all are reaped. The nodes stay known (state
+    /// `Killed`), so they can be restarted.
+    pub async fn stop_all(&mut self) {
+        for node in self.nodes.values_mut() {
+            if node.alive() {
+                node.killed = true;
+                let _ = registry::signal(node.child.pid(), libc::SIGKILL);
+            }
+        }
+        for node in self.nodes.values_mut() {
+            node.child.wait().await;
+            node.paused = false;
+        }
+    }
+
+    fn node_mut(&mut self, name: &str) -> Result<&mut Node, DbError> {
+        self.nodes
+            .get_mut(name)
+            .ok_or_else(|| DbError::UnknownNode {
+                name: name.to_string(),
+            })
+    }
+}
+
+impl Drop for Supervisor {
+    /// Kills every live node and blocks until each is reaped (or five seconds passed for it,
+    /// after which its reaper thread still reaps it). Runs on normal end, error and panic.
+    fn drop(&mut self) {
+        for node in self.nodes.values_mut() {
+            if node.alive() {
+                node.killed = true;
+                let _ = registry::signal(node.child.pid(), libc::SIGKILL);
+            }
+        }
+        for node in self.nodes.values() {
+            node.child.wait_blocking(DROP_REAP_WAIT);
+        }
+    }
+}
+
+fn signal(name: &str, node: &Node, sig: libc::c_int, label: &'static str) -> Result<(), DbError> {
+    registry::signal(node.child.pid(), sig).map_err(|failure| match failure {
+        SignalFailure::NotRunning => DbError::NotRunning {
+            node: name.to_string(),
+            signal: label,
+        },
+        SignalFailure::Os(source) => DbError::Signal {
+            node: name.to_string(),
+            pid: node.child.pid(),
+            signal: label,
+            source,
+        },
+    })
+}
+
+/// Blocks until /proc shows `pid` stopped, at most [`STOP_WAIT`].
+fn wait_stopped(pid: u32) {
+    let deadline = Instant::now() + STOP_WAIT;
+    while Instant::now() < deadline {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state letter follows the parenthesised command name.
+        let state = stat
+            .rfind(')')
+            .and_then(|end| stat[end + 1..].trim_start().chars().next());
+        if !matches!(state, Some('R' | 'S' | 'D')) {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}

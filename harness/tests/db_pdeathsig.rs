@@ -1,0 +1,99 @@
+//! The safety net for a SIGKILLed lockpick: nodes carry PDEATHSIG=SIGKILL, and they are forked
+//! from a thread that lives as long as the process, so they outlive whichever thread or
+//! runtime asked for them but not the process.
+
+mod db_support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use db_support::{is_running, pings, wait_not_running};
+use lockpick_harness::db::{RedisOptions, Supervisor};
+
+const HELPER_ENV: &str = "LOCKPICK_DB_PDEATHSIG_HELPER_DIR";
+
+/// Starts a node from a thread with its own runtime, then lets that thread end: the way a
+/// tokio blocking-pool thread ends after being idle.
+fn start_from_short_lived_thread(
+    run_dir: &std::path::Path,
+) -> (Supervisor, u32, std::net::SocketAddr) {
+    let run_dir = run_dir.to_path_buf();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut sup = Supervisor::new(&run_dir);
+        let node = runtime
+            .block_on(sup.start_redis("r", RedisOptions::default()))
+            .unwrap();
+        (sup, node.pid, node.addr)
+    })
+    .join()
+    .unwrap()
+}
+
+#[test]
+fn a_node_outlives_the_thread_and_runtime_that_started_it() {
+    let run = tempfile::tempdir().unwrap();
+    let (sup, pid, addr) = start_from_short_lived_thread(run.path());
+    // PDEATHSIG fires at once when the forking thread exits; give it time to land.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(is_running(pid), "node died with the thread that started it");
+    assert!(pings(addr, Duration::from_secs(2)));
+    drop(sup);
+    assert!(!is_running(pid));
+}
+
+/// Not a test by itself: the child process of `nodes_die_when_lockpick_is_sigkilled`. It
+/// starts a node, reports its pid on stdout and waits to be SIGKILLed.
+#[test]
+#[ignore = "helper process, run by nodes_die_when_lockpick_is_sigkilled"]
+fn helper_holds_a_node_until_killed() {
+    let Some(dir) = std::env::var_os(HELPER_ENV) else {
+        return;
+    };
+    let (sup, pid, _) = start_from_short_lived_thread(std::path::Path::new(&dir));
+    println!("NODE_PID {pid}");
+    std::thread::sleep(Duration::from_secs(30));
+    drop(sup);
+}
+
+#[test]
+fn nodes_die_when_lockpick_is_sigkilled() {
+    let run = tempfile::tempdir().unwrap();
+    let mut helper = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "helper_holds_a_node_until_killed",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HELPER_ENV, run.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(helper.stdout.take().unwrap());
+    let pid: u32 = stdout
+        .lines()
+        .map_while(Result::ok)
+        // libtest prints the test name on the same line, before the helper's output.
+        .find_map(|line| line.split("NODE_PID ").nth(1)?.trim().parse().ok())
+        .expect("helper did not report its node");
+    std::thread::sleep(Duration::from_millis(200));
+    let alive_before_kill = is_running(pid);
+
+    helper.kill().unwrap(); // SIGKILL: no Drop, no cleanup code runs in the helper
+    helper.wait().unwrap();
+    let died = wait_not_running(pid, Duration::from_secs(2));
+    if !died {
+        // Do not leave the node behind when the assertion below fails.
+        // SAFETY: plain kill(2).
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    assert!(alive_before_kill, "node died before its parent was killed");
+    assert!(died, "node {pid} outlived its SIGKILLed parent");
+}

@@ -1,0 +1,77 @@
+//! Helpers shared by the `db_*` tests: raw RESP over a plain TCP socket and /proc checks.
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// Sends one command as a RESP array of bulk strings and returns the first reply line(s)
+/// read until `\r\n`-terminated data arrives, or an error on timeout.
+pub fn command(addr: SocketAddr, args: &[&str], timeout: Duration) -> io::Result<String> {
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let mut request = format!("*{}\r\n", args.len());
+    for arg in args {
+        request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    stream.write_all(request.as_bytes())?;
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        reply.extend_from_slice(&buf[..n]);
+        if complete(&reply) {
+            break;
+        }
+    }
+    Ok(String::from_utf8_lossy(&reply).into_owned())
+}
+
+/// Whether `reply` holds one full simple reply or bulk string.
+fn complete(reply: &[u8]) -> bool {
+    let Some(end) = reply.windows(2).position(|w| w == b"\r\n") else {
+        return false;
+    };
+    if reply[0] != b'$' {
+        return true;
+    }
+    let len: i64 = String::from_utf8_lossy(&reply[1..end])
+        .parse()
+        .unwrap_or(-1);
+    len < 0 || reply.len() >= end + 2 + len as usize + 2
+}
+
+/// Whether the server answers `+PONG` to a raw PING within `timeout`.
+pub fn pings(addr: SocketAddr, timeout: Duration) -> bool {
+    command(addr, &["PING"], timeout).is_ok_and(|reply| reply.starts_with("+PONG"))
+}
+
+/// The one-letter state of `pid` from /proc (`R`, `S`, `T`, `Z`…), or `None` if no such
+/// process exists.
+pub fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The state follows the parenthesised command name, which may contain spaces.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.trim_start().chars().next()
+}
+
+/// Whether `pid` is still a process that runs or sleeps (not gone, not a zombie).
+pub fn is_running(pid: u32) -> bool {
+    proc_state(pid).is_some_and(|state| state != 'Z')
+}
+
+/// Waits up to `timeout` for `pid` to stop running (gone or a zombie).
+pub fn wait_not_running(pid: u32, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if !is_running(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    !is_running(pid)
+}
