@@ -1,0 +1,149 @@
+//! The `lockpick` binary as a user runs it: exit codes, error messages, and Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn lockpick() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockpick"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+#[test]
+fn list_shows_every_shipped_scenario_with_its_expected_verdict() {
+    let out = lockpick().arg("list").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "redis-baseline",
+        "redis-gc-pause",
+        "redis-gc-pause-fenced",
+        "redis-naive-crash",
+        "redis-latency",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("{name} missing from:\n{text}"));
+        assert!(line.contains("expected"), "{line}");
+    }
+}
+
+#[test]
+fn unknown_scenario_exits_3_and_names_the_known_ones() {
+    let out = lockpick().args(["scenario", "no-such"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no scenario of that name"), "{err}");
+    assert!(err.contains("redis-gc-pause"), "{err}");
+}
+
+#[test]
+fn bad_scenario_file_exits_3_with_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "name = \"bad\"\n[backend]\nkind = \"redis\"\n[workload]\nkind = \"fenced-write\"\nclients = 2\nduration_ms = 100\n[resource]\nmode = \"strict\"\n",
+    )
+    .unwrap();
+    let out = lockpick()
+        .args(["scenario", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:9: field `resource.mode`", path.display())),
+        "{err}"
+    );
+    assert!(err.contains("allowed: naive, fenced"), "{err}");
+}
+
+#[test]
+fn bad_flag_exits_3_not_2() {
+    let out = lockpick().args(["scenario", "--bogus"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "2 means unknown verdict");
+}
+
+/// Live children of `pid`, from /proc.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised name: state, ppid, …
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let mut fields = rest.split_whitespace();
+        let _state = fields.next();
+        if fields.next().and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+fn latest_run(store: &Path, scenario: &str) -> PathBuf {
+    std::fs::read_dir(store.join(scenario))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir() && !p.ends_with("latest"))
+        .expect("a run folder")
+}
+
+#[test]
+fn sigint_mid_run_stops_every_server_and_keeps_a_readable_history() {
+    let store = tempfile::tempdir().unwrap();
+    let mut child = lockpick()
+        .args(["scenario", "redis-baseline", "--time-limit", "60", "--store"])
+        .arg(store.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the backend is up and clients have worked a while.
+    let started = Instant::now();
+    let servers = loop {
+        let kids = children(pid);
+        if kids.len() >= 2 {
+            break kids;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no servers started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe {
+        libc::kill(pid as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for s in &servers {
+        assert!(!alive(*s), "server {s} outlived lockpick");
+    }
+    let run = latest_run(store.path(), "redis-baseline");
+    let events = lockpick_checker::history::read_history(&run.join("history.jsonl")).unwrap();
+    assert!(events.len() > 20, "history has {} events", events.len());
+    let results = std::fs::read_to_string(run.join("results.json")).unwrap();
+    assert!(results.contains("\"interrupted\": true"), "{results}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("reproduce: cargo run -- scenario redis-baseline --seed 1"), "{stdout}");
+}
