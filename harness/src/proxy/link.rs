@@ -1,10 +1,11 @@
 //! One proxied TCP connection: two pumps (client to upstream, upstream to client) that pass
 //! every chunk through the proxy's current toxics, re-read for each chunk so that changes
-//! apply to connections that are already open.
+//! apply to connections that are already open. Timeout toxics follow Toxiproxy 2.x: data is
+//! dropped while one is active, and removing it closes the connections it was on.
 
 use super::toxic::{Stream, Toxic, ToxicKind};
 use rand::Rng;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -102,8 +103,22 @@ struct Writer {
     rolls: HashMap<u64, bool>,
     /// When this connection first saw each timeout toxic: its countdown starts there.
     timeout_seen: HashMap<u64, Instant>,
+    /// Names of the timeout toxics this connection has been through: removing one closes
+    /// the connection, as Toxiproxy does since data was dropped and the stream is corrupt.
+    timeout_names: HashSet<String>,
     /// Bytes already let through each limit_data toxic.
     limit_sent: HashMap<u64, u64>,
+}
+
+/// The toxics acting on this direction of this connection right now.
+struct View {
+    active: Vec<Toxic>,
+    /// An active timeout toxic drops all data.
+    blackhole: bool,
+    /// Earliest moment an active timeout toxic (timeout > 0) closes the connection.
+    close_at: Option<Instant>,
+    /// A timeout toxic this connection went through was removed.
+    timeout_removed: bool,
 }
 
 impl Writer {
@@ -113,52 +128,59 @@ impl Writer {
             toxics,
             rolls: HashMap::new(),
             timeout_seen: HashMap::new(),
+            timeout_names: HashSet::new(),
             limit_sent: HashMap::new(),
         }
     }
 
-    /// The toxics that act on this direction of this connection right now.
-    fn active(&mut self) -> Vec<Toxic> {
+    fn view(&mut self) -> View {
         let list = self.toxics.borrow_and_update().clone();
-        let mut active = Vec::new();
-        for toxic in list.iter().filter(|t| t.stream == self.stream) {
+        let mine: Vec<&Toxic> = list.iter().filter(|t| t.stream == self.stream).collect();
+        let timeout_removed = self.timeout_names.iter().any(|name| {
+            !mine
+                .iter()
+                .any(|t| &t.name == name && matches!(t.kind, ToxicKind::Timeout { .. }))
+        });
+        let mut view = View {
+            active: Vec::new(),
+            blackhole: false,
+            close_at: None,
+            timeout_removed,
+        };
+        for toxic in mine {
             let on = *self.rolls.entry(toxic.id).or_insert_with(|| {
                 toxic.toxicity >= 1.0 || rand::rng().random::<f32>() < toxic.toxicity
             });
-            if on {
-                if matches!(toxic.kind, ToxicKind::Timeout { .. }) {
-                    self.timeout_seen
+            if let ToxicKind::Timeout { timeout } = toxic.kind {
+                self.timeout_names.insert(toxic.name.clone());
+                if on {
+                    view.blackhole = true;
+                    let seen = *self
+                        .timeout_seen
                         .entry(toxic.id)
                         .or_insert_with(Instant::now);
+                    if timeout > 0 {
+                        let at = seen + Duration::from_millis(timeout);
+                        view.close_at = Some(view.close_at.map_or(at, |c| c.min(at)));
+                    }
                 }
-                active.push(toxic.clone());
+            }
+            if on {
+                view.active.push(toxic.clone());
             }
         }
-        active
-    }
-
-    /// Earliest moment an active timeout toxic (timeout > 0) closes the connection.
-    fn close_deadline(&self, active: &[Toxic]) -> Option<Instant> {
-        active
-            .iter()
-            .filter_map(|t| match t.kind {
-                ToxicKind::Timeout { timeout } if timeout > 0 => {
-                    Some(self.timeout_seen[&t.id] + Duration::from_millis(timeout))
-                }
-                _ => None,
-            })
-            .min()
+        view
     }
 
     async fn run(mut self, mut rx: mpsc::Receiver<Chunk>, mut dst: OwnedWriteHalf) -> PumpEnd {
         loop {
-            let active = self.active();
-            let blackhole = active
-                .iter()
-                .any(|t| matches!(t.kind, ToxicKind::Timeout { .. }));
-            let deadline = self.close_deadline(&active);
+            let view = self.view();
+            if view.timeout_removed {
+                return PumpEnd::Close;
+            }
+            let close_at = view.close_at;
             tokio::select! {
-                () = sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
+                () = sleep_until(close_at.unwrap_or_else(Instant::now)), if close_at.is_some() => {
                     return PumpEnd::Close;
                 }
                 changed = self.toxics.changed() => {
@@ -168,11 +190,11 @@ impl Writer {
                     }
                 }
                 chunk = rx.recv() => match chunk {
-                    None => return self.finish(&active, dst).await,
+                    None => return finish(&view, dst).await,
                     // Timeout toxics drop data on the floor, as Toxiproxy 2.x does.
-                    Some(_) if blackhole => {}
+                    Some(_) if view.blackhole => {}
                     Some(chunk) => {
-                        if !self.deliver(chunk, &mut dst).await {
+                        if !self.deliver(chunk, view, &mut dst).await {
                             return PumpEnd::Close;
                         }
                     }
@@ -181,57 +203,11 @@ impl Writer {
         }
     }
 
-    async fn finish(&mut self, active: &[Toxic], mut dst: OwnedWriteHalf) -> PumpEnd {
-        if active
-            .iter()
-            .any(|t| matches!(t.kind, ToxicKind::Timeout { .. }))
-        {
-            // A blackholed link never passes the FIN on either; hold it until the toxic goes
-            // or the connection is closed.
-            loop {
-                let active = self.active();
-                let deadline = self.close_deadline(&active);
-                if !active
-                    .iter()
-                    .any(|t| matches!(t.kind, ToxicKind::Timeout { .. }))
-                {
-                    break;
-                }
-                tokio::select! {
-                    () = sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
-                        return PumpEnd::Close;
-                    }
-                    changed = self.toxics.changed() => {
-                        if changed.is_err() {
-                            return PumpEnd::Close;
-                        }
-                    }
-                }
-            }
-        }
-        let delay = self
-            .active()
-            .iter()
-            .filter_map(|t| match t.kind {
-                ToxicKind::SlowClose { delay } => Some(delay),
-                _ => None,
-            })
-            .max();
-        if let Some(delay) = delay {
-            sleep(Duration::from_millis(delay)).await;
-        }
-        if dst.shutdown().await.is_err() {
-            return PumpEnd::Close;
-        }
-        PumpEnd::Eof
-    }
-
     /// Writes one chunk through latency, limit_data, slicer and bandwidth; false when the
     /// connection must close.
-    async fn deliver(&mut self, chunk: Chunk, dst: &mut OwnedWriteHalf) -> bool {
-        let active = self.active();
+    async fn deliver(&mut self, chunk: Chunk, view: View, dst: &mut OwnedWriteHalf) -> bool {
         let mut delay = Duration::ZERO;
-        for t in &active {
+        for t in &view.active {
             if let ToxicKind::Latency { latency, jitter } = t.kind {
                 delay += jittered(latency, jitter);
             }
@@ -239,18 +215,18 @@ impl Writer {
         if !delay.is_zero() {
             sleep_until(chunk.at + delay).await;
             // A partition set while this chunk waited must still swallow it.
-            if self
-                .active()
-                .iter()
-                .any(|t| matches!(t.kind, ToxicKind::Timeout { .. }))
-            {
+            let now = self.view();
+            if now.timeout_removed {
+                return false;
+            }
+            if now.blackhole {
                 return true;
             }
         }
 
         let mut data = chunk.data;
         let mut close_after = false;
-        for t in &active {
+        for t in &view.active {
             if let ToxicKind::LimitData { bytes } = t.kind {
                 let sent = self.limit_sent.entry(t.id).or_insert(0);
                 let room = bytes.saturating_sub(*sent);
@@ -262,7 +238,7 @@ impl Writer {
             }
         }
 
-        let slicer = active.iter().find_map(|t| match t.kind {
+        let slicer = view.active.iter().find_map(|t| match t.kind {
             ToxicKind::Slicer {
                 average_size,
                 size_variation,
@@ -270,7 +246,8 @@ impl Writer {
             } if average_size > 0 => Some((average_size, size_variation, delay)),
             _ => None,
         });
-        let rate = active
+        let rate = view
+            .active
             .iter()
             .filter_map(|t| match t.kind {
                 ToxicKind::Bandwidth { rate } if rate > 0 => Some(rate),
@@ -297,6 +274,25 @@ impl Writer {
         }
         !close_after
     }
+}
+
+/// Passes the source's FIN on, after the longest active slow_close delay.
+async fn finish(view: &View, mut dst: OwnedWriteHalf) -> PumpEnd {
+    let delay = view
+        .active
+        .iter()
+        .filter_map(|t| match t.kind {
+            ToxicKind::SlowClose { delay } => Some(delay),
+            _ => None,
+        })
+        .max();
+    if let Some(delay) = delay {
+        sleep(Duration::from_millis(delay)).await;
+    }
+    if dst.shutdown().await.is_err() {
+        return PumpEnd::Close;
+    }
+    PumpEnd::Eof
 }
 
 /// Latency ± jitter, uniform like Toxiproxy's, never below zero.
