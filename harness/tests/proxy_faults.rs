@@ -229,7 +229,11 @@ async fn reset_heals_every_proxy_and_shutdown_closes_them() {
 async fn errors_name_the_proxy_and_operation() {
     let s = setup("n1").await;
     let err = s.proxies.partition("ghost").await.unwrap_err().to_string();
-    assert!(err.contains("partition") && err.contains("ghost"), "{err}");
+    assert!(
+        err.contains("partition") && err.contains("ghost") && err.contains("proxy not found"),
+        "{err}"
+    );
+    eprintln!("partition of an unknown proxy: {err}");
     let err = s.proxies.down("ghost").await.unwrap_err().to_string();
     assert!(err.contains("ghost"), "{err}");
 
@@ -243,5 +247,26 @@ async fn errors_name_the_proxy_and_operation() {
         .unwrap_err()
         .to_string();
     assert!(err.contains(&addr.to_string()), "{err}");
+    eprintln!("heal with no server: {err}");
+    s.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_during_a_partition_keeps_the_partition() {
+    let s = setup("n1").await;
+    s.proxies.slow("n1", 30, 0).await.unwrap();
+    s.proxies.partition("n1").await.unwrap();
+    // Replacing the latency has to delete every toxic and re-add the timeouts.
+    s.proxies.slow("n1", 60, 10).await.unwrap();
+    let mut stream = TcpStream::connect(s.listen).await.unwrap();
+    assert_eq!(
+        round_trip(&mut stream, b"lost!", Duration::from_millis(500)).await,
+        None,
+        "still partitioned"
+    );
+    s.proxies.heal("n1").await.unwrap();
+    let mut stream = TcpStream::connect(s.listen).await.unwrap();
+    let rtt = median_rtt(&mut stream).await;
+    assert!(rtt < Duration::from_millis(50), "healed: {rtt:?}");
     s.server.shutdown().await;
 }

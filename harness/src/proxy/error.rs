@@ -35,7 +35,7 @@ pub enum ProxyError {
     /// The blocking worker that runs the client panicked or was cancelled.
     /// The blocking worker that runs the client panicked (toxiproxy_rust panics when a toxic
     /// cannot be sent) or was cancelled.
-    #[error("{op} proxy {proxy:?}: toxiproxy client task failed: {message}")]
+    #[error("{op} proxy {proxy:?}: toxiproxy client task: {message}")]
     Worker {
         proxy: String,
         op: &'static str,

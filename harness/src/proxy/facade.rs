@@ -113,12 +113,14 @@ impl FaultProxies {
         .await
     }
 
-    /// Cuts the link both ways: data on open connections is held forever and new
-    /// connections get no answer (timeout toxics, timeout 0, both streams).
+    /// Cuts the link both ways (timeout toxics, timeout 0, both streams): open connections
+    /// and new ones (still accepted) get no answer for as long as the partition lasts. As in
+    /// Toxiproxy 2.x, the bytes sent meanwhile are dropped, not queued, and removing the
+    /// toxics (heal, reset) closes the connections they were on.
     pub async fn partition(&self, name: &str) -> Result<(), ProxyError> {
         let name_owned = name.to_string();
         self.run(name, "partition", move |client| {
-            let proxy = client.find_proxy(&name_owned)?;
+            let proxy = find(client, &name_owned)?;
             let present = proxy.toxics()?;
             for stream in STREAMS {
                 if !present
@@ -151,7 +153,8 @@ impl FaultProxies {
     /// Adds `latency_ms` (± `jitter_ms`) in each direction, so a round trip grows by about
     /// twice that. Replaces latency set before; the client can only delete toxics all at
     /// once, so the other toxics are re-added right after (timeouts first), which leaves
-    /// them briefly absent.
+    /// them briefly absent and, if a partition was among them, closes the connections it
+    /// was on.
     pub async fn slow(
         &self,
         name: &str,
@@ -164,7 +167,7 @@ impl FaultProxies {
                 .map_err(|_| Failure::Unexpected(format!("latency {latency_ms} ms too large")))?;
             let jitter = u32::try_from(jitter_ms)
                 .map_err(|_| Failure::Unexpected(format!("jitter {jitter_ms} ms too large")))?;
-            let proxy = client.find_proxy(&name_owned)?;
+            let proxy = find(client, &name_owned)?;
             let present = proxy.toxics()?;
             if present.iter().any(|t| t.r#type == "latency") {
                 proxy.delete_all_toxics()?;
@@ -202,8 +205,8 @@ impl FaultProxies {
     pub async fn down(&self, name: &str) -> Result<(), ProxyError> {
         let name_owned = name.to_string();
         self.run(name, "take down", move |client| {
-            client.find_proxy(&name_owned)?.disable()?;
-            let after = client.find_proxy(&name_owned)?;
+            find(client, &name_owned)?.disable()?;
+            let after = find(client, &name_owned)?;
             if after.proxy_pack.enabled {
                 return Err(Failure::Unexpected(describe(&after.proxy_pack)));
             }
@@ -212,12 +215,15 @@ impl FaultProxies {
         .await
     }
 
-    /// Removes every toxic (one by one, both streams) and enables the proxy.
+    /// Removes every toxic (one by one, both streams) and enables the proxy. Connections that
+    /// lived through a partition are closed by this (see [`FaultProxies::partition`]).
     pub async fn heal(&self, name: &str) -> Result<(), ProxyError> {
         let name_owned = name.to_string();
         self.run(name, "heal", move |client| {
-            client.find_and_reset_proxy(&name_owned)?;
-            let after = client.find_proxy(&name_owned)?;
+            let proxy = find(client, &name_owned)?;
+            proxy.delete_all_toxics()?;
+            proxy.enable()?;
+            let after = find(client, &name_owned)?;
             if !after.proxy_pack.enabled || !after.proxy_pack.toxics.is_empty() {
                 return Err(Failure::Unexpected(describe(&after.proxy_pack)));
             }
@@ -239,6 +245,17 @@ impl FaultProxies {
         })
         .await
     }
+}
+
+/// Finds a proxy, telling "not found" apart from other failures (the client reports a 404
+/// only as a body it could not decode).
+fn find(client: &Client, name: &str) -> Result<Proxy, Failure> {
+    client
+        .find_proxy(name)
+        .map_err(|message| match client.all() {
+            Ok(all) if !all.contains_key(name) => Failure::Unexpected("proxy not found".into()),
+            _ => Failure::Client(message),
+        })
 }
 
 /// Re-creates a toxic read from the server through the client's typed calls.
