@@ -270,3 +270,26 @@ async fn slow_during_a_partition_keeps_the_partition() {
     assert!(rtt < Duration::from_millis(50), "healed: {rtt:?}");
     s.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heal_releases_data_held_by_latency() {
+    let s = setup("n1").await;
+    let mut stream = TcpStream::connect(s.listen).await.unwrap();
+    s.proxies.slow("n1", 5_000, 0).await.unwrap();
+    let start = Instant::now();
+    stream.write_all(b"held!").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.proxies.heal("n1").await.unwrap();
+    let mut buf = [0u8; 5];
+    tokio::time::timeout(Duration::from_secs(2), stream.read_exact(&mut buf))
+        .await
+        .expect("answer soon after the heal, not after 10 s")
+        .unwrap();
+    assert_eq!(&buf, b"held!");
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    s.server.shutdown().await;
+}

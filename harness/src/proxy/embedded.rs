@@ -12,7 +12,10 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// The embedded Toxiproxy-compatible server.
+/// The embedded Toxiproxy-compatible server. Dropping it without [`shutdown`] also stops
+/// the API and the proxies, but in the background: call `shutdown` to know they are closed.
+///
+/// [`shutdown`]: EmbeddedToxiproxy::shutdown
 pub struct EmbeddedToxiproxy {
     api_addr: SocketAddr,
     registry: Arc<Registry>,

@@ -205,22 +205,26 @@ impl Writer {
 
     /// Writes one chunk through latency, limit_data, slicer and bandwidth; false when the
     /// connection must close.
-    async fn deliver(&mut self, chunk: Chunk, view: View, dst: &mut OwnedWriteHalf) -> bool {
-        let mut delay = Duration::ZERO;
-        for t in &view.active {
-            if let ToxicKind::Latency { latency, jitter } = t.kind {
-                delay += jittered(latency, jitter);
-            }
-        }
-        if !delay.is_zero() {
-            sleep_until(chunk.at + delay).await;
-            // A partition set while this chunk waited must still swallow it.
-            let now = self.view();
-            if now.timeout_removed {
-                return false;
-            }
-            if now.blackhole {
-                return true;
+    async fn deliver(&mut self, chunk: Chunk, mut view: View, dst: &mut OwnedWriteHalf) -> bool {
+        // Toxic changes while the chunk waits take effect at once, as when Toxiproxy
+        // interrupts a latency toxic: a heal releases it, a partition swallows it.
+        let mut due = chunk.at + latency_of(&view.active);
+        while Instant::now() < due {
+            tokio::select! {
+                () = sleep_until(due) => break,
+                changed = self.toxics.changed() => {
+                    if changed.is_err() {
+                        return false;
+                    }
+                    view = self.view();
+                    if view.timeout_removed {
+                        return false;
+                    }
+                    if view.blackhole {
+                        return true;
+                    }
+                    due = chunk.at + latency_of(&view.active);
+                }
             }
         }
 
@@ -293,6 +297,17 @@ async fn finish(view: &View, mut dst: OwnedWriteHalf) -> PumpEnd {
         return PumpEnd::Close;
     }
     PumpEnd::Eof
+}
+
+/// Total delay of the latency toxics, each with its own jitter roll.
+fn latency_of(active: &[Toxic]) -> Duration {
+    active
+        .iter()
+        .map(|t| match t.kind {
+            ToxicKind::Latency { latency, jitter } => jittered(latency, jitter),
+            _ => Duration::ZERO,
+        })
+        .sum()
 }
 
 /// Latency ± jitter, uniform like Toxiproxy's, never below zero.

@@ -9,8 +9,11 @@
 //! workspace's rand 0.9, its "remove all toxics" only clears upstream ones, and it has no
 //! notion of a disabled proxy that closes its listener and connections. The engine
 //! (`link`, `listener`) re-reads the toxic list for every chunk, so toxic changes reach open
-//! connections; timeout toxics drop data (timeout 0 forever, as Toxiproxy 2.x); disabling a
-//! proxy closes its listener and every connection before the API answers.
+//! connections, including data already waiting in a latency toxic. As in Toxiproxy 2.x,
+//! timeout toxics drop data (timeout 0: until removed) and removing one closes the
+//! connections it was on; toxicity is rolled per connection. Disabling a proxy closes its
+//! listener and every connection before the API answers; enabling it listens again on the
+//! same address. Listen addresses must be loopback (the server answers 400 otherwise).
 //!
 //! The HTTP layer is hyper 0.14 because reqwest 0.11, required by toxiproxy_rust, already
 //! brings it in: no second HTTP stack in the build.
