@@ -4,6 +4,7 @@
 pub mod client;
 pub mod db;
 pub mod nemesis;
+pub mod proxy;
 pub mod recorder;
 pub mod resource;
 pub mod run;

@@ -1,0 +1,47 @@
+//! Errors of the fault proxy: the embedded server and the facade that drives any Toxiproxy.
+
+use std::net::SocketAddr;
+
+/// Failure of the embedded Toxiproxy server or of a request through the facade.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// The embedded API server could not bind its listen address.
+    #[error("start toxiproxy api on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Listen addresses must stay on the loopback interface.
+    #[error("listen on {addr}: only loopback addresses are allowed")]
+    NotLoopback { addr: SocketAddr },
+    /// The toxiproxy client reported an error (transport or a body it could not decode,
+    /// which is how a Toxiproxy error answer such as 404 or 409 surfaces through it).
+    #[error("{op} proxy {proxy:?} via toxiproxy at {api}: {message}")]
+    Client {
+        api: SocketAddr,
+        proxy: String,
+        op: &'static str,
+        message: String,
+    },
+    /// The server accepted the request but its state afterwards is not what was asked for.
+    #[error("{op} proxy {proxy:?} via toxiproxy at {api}: server answered {answer}")]
+    Unexpected {
+        api: SocketAddr,
+        proxy: String,
+        op: &'static str,
+        answer: String,
+    },
+    /// The blocking worker that runs the client panicked or was cancelled.
+    /// The blocking worker that runs the client panicked (toxiproxy_rust panics when a toxic
+    /// cannot be sent) or was cancelled.
+    #[error("{op} proxy {proxy:?}: toxiproxy client task: {message}")]
+    Worker {
+        proxy: String,
+        op: &'static str,
+        message: String,
+    },
+    /// Waiting for Ctrl-C failed in the standalone server.
+    #[error("wait for ctrl-c: {0}")]
+    Signal(#[source] std::io::Error),
+}
