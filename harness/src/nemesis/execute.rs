@@ -39,6 +39,9 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), ProxyE
             break;
         }
     }
+    // Armed pauses and crashes stay armed until the workload ends: the last one is usually
+    // taken after the schedule ran out.
+    ctx.stop.cancelled().await;
     for points in &ctx.points {
         points.disarm();
     }
