@@ -22,6 +22,9 @@ pub enum Command {
     Scenario(ScenarioArgs),
     /// List the shipped scenarios with their expected verdicts.
     List,
+    /// Run every shipped scenario that declares an expected verdict, over one or more seeds,
+    /// and fail (exit 5) if any run does not reach it: a nightly safety regression.
+    Suite(SuiteArgs),
     /// Check a stored history again, offline.
     Check(CheckArgs),
     /// Serve the embedded Toxiproxy-compatible API alone, until Ctrl-C.
@@ -48,6 +51,19 @@ pub struct ScenarioArgs {
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
     #[arg(long, value_name = "HOST:PORT")]
     pub toxiproxy: Option<SocketAddr>,
+    /// Root folder of stored runs.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// Runs per scenario, with seeds scenario-seed, scenario-seed + 1, …
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
+    /// Only scenarios whose name contains this text.
+    #[arg(long)]
+    pub filter: Option<String>,
     /// Root folder of stored runs.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,

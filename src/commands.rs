@@ -16,12 +16,13 @@ pub fn dispatch(cli: Cli) -> u8 {
     match cli.command {
         Command::Scenario(args) => scenario(args),
         Command::List => list(),
+        Command::Suite(args) => crate::suite::suite(args),
         Command::Check(args) => check(args),
         Command::Toxiproxy { listen } => toxiproxy(listen),
     }
 }
 
-fn verdict_code(v: Verdict) -> u8 {
+pub(crate) fn verdict_code(v: Verdict) -> u8 {
     match v {
         Verdict::Valid => exit_code::VALID,
         Verdict::Invalid => exit_code::INVALID,
@@ -29,7 +30,7 @@ fn verdict_code(v: Verdict) -> u8 {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod exit_code;
 mod signals;
+mod suite;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -107,7 +107,7 @@ fn latest_run(store: &Path, scenario: &str) -> PathBuf {
 #[test]
 fn sigint_mid_run_stops_every_server_and_keeps_a_readable_history() {
     let store = tempfile::tempdir().unwrap();
-    let mut child = lockpick()
+    let child = lockpick()
         .args(["scenario", "redis-baseline", "--time-limit", "60", "--store"])
         .arg(store.path())
         .stdout(Stdio::piped())

@@ -607,6 +607,28 @@ fn a_lost_renew_ends_the_interval_and_a_pair_is_reported_once() {
 }
 
 #[test]
+fn the_same_pair_in_two_separate_episodes_is_reported_twice() {
+    let events = H::new()
+        .acquire(0, (0, 10), 1)
+        .acquire(1, (20, 100), 2)
+        .release(1, (200, 210))
+        .release(0, (300, 310))
+        .acquire(0, (400, 410), 3)
+        .acquire(1, (420, 500), 4)
+        .release(1, (600, 610))
+        .release(0, (700, 710))
+        .build();
+    let r = check(&events, Property::Exclusive);
+    let doubles: Vec<_> = r
+        .violations
+        .iter()
+        .filter(|f| f.kind == FindingKind::DoubleHolder)
+        .collect();
+    assert_eq!(doubles.len(), 2, "{r}");
+    assert_ne!(doubles[0].tokens, doubles[1].tokens, "{r}");
+}
+
+#[test]
 fn no_successful_acquire_is_unknown() {
     let events = H::new()
         .acquire_fail(0, (0, 100))

@@ -126,3 +126,13 @@ fn redis_latency_is_valid_and_slower_under_latency() {
     let min_before = before.iter().min().copied().expect("acquires before latency");
     assert!(min_before < 10_000_000, "fastest acquire before latency {min_before} ns");
 }
+
+#[test]
+fn redis_watchdog_renews_leases_past_their_ttl_and_stays_valid() {
+    let (report, verdict, expected, _) = run("redis-watchdog");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    // Every hold outlives the 300 ms lease, so without renewals this could not be valid.
+    assert!(report.stats.renews_ok >= report.stats.acquires_ok, "{report}");
+    assert!(report.stats.acquires_ok >= 3, "{report}");
+}

@@ -9,7 +9,8 @@ use crate::faults::{active_during, secs, FaultWindow};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
-/// Double holders found, one per (lock, pair of processes), and the most processes that
+/// Double holders found, one per holding interval and other process (a long holding that
+/// several holdings of one other process overlap is one story), and the most processes that
 /// believed they held one lock at one instant. Once the list is full, `findings.omitted`
 /// counts further overlapping interval pairs, which may repeat a pair of processes.
 pub(crate) struct DoubleHolders {
@@ -35,7 +36,7 @@ pub(crate) fn double_holders(
 
     let mut findings = Capped::default();
     let mut max_concurrent = 0u64;
-    let mut reported: HashSet<(&str, u64, u64)> = HashSet::new();
+    let mut reported: HashSet<(usize, u64)> = HashSet::new();
     for lock in locks {
         let mut order = by_lock.remove(lock).unwrap_or_default();
         order.sort_by_key(|&i| (list[i].start_ns, list[i].acquire_index));
@@ -63,7 +64,9 @@ pub(crate) fn double_holders(
                 earlier.sort_by_key(|&j| (list[j].start_ns, list[j].acquire_index));
                 for j in earlier {
                     let e = &list[j];
-                    let key = (lock, e.process.min(h.process), e.process.max(h.process));
+                    // Per earlier interval and later process: a later pause of the same pair of
+                    // processes is a new episode and is reported again.
+                    let key = (j, h.process);
                     if reported.insert(key) {
                         findings.push_with(|| describe(ops, e, h, faults));
                     }

@@ -66,7 +66,7 @@ impl Source<'_> {
 
     /// Converts a TOML/serde error; the field is taken from the `key =` on the error's line
     /// when the message does not name it already.
-    pub fn from_toml(&self, err: &toml::de::Error) -> ScenarioError {
+    pub fn toml_error(&self, err: &toml::de::Error) -> ScenarioError {
         let start = err.span().map(|s| s.start).unwrap_or(0);
         let line = self.line_of(start);
         let message = err.message().trim().to_owned();

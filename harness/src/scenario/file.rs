@@ -151,7 +151,7 @@ fn in_range(
 }
 
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.from_toml(&e))?;
+    let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
 
     let backend = one_of(
         src,
