@@ -25,7 +25,11 @@ pub fn suite(args: SuiteArgs) -> u8 {
     }
     let mut scenarios = Vec::new();
     for entry in list_scenarios() {
-        if args.filter.as_deref().is_some_and(|f| !entry.name.contains(f)) {
+        if args
+            .filter
+            .as_deref()
+            .is_some_and(|f| !entry.name.contains(f))
+        {
             continue;
         }
         match load_scenario(&entry.path.to_string_lossy()) {

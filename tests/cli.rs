@@ -108,7 +108,13 @@ fn latest_run(store: &Path, scenario: &str) -> PathBuf {
 fn sigint_mid_run_stops_every_server_and_keeps_a_readable_history() {
     let store = tempfile::tempdir().unwrap();
     let child = lockpick()
-        .args(["scenario", "redis-baseline", "--time-limit", "60", "--store"])
+        .args([
+            "scenario",
+            "redis-baseline",
+            "--time-limit",
+            "60",
+            "--store",
+        ])
         .arg(store.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -122,7 +128,10 @@ fn sigint_mid_run_stops_every_server_and_keeps_a_readable_history() {
         if kids.len() >= 2 {
             break kids;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "no servers started");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no servers started"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     std::thread::sleep(Duration::from_millis(1500));
@@ -145,5 +154,8 @@ fn sigint_mid_run_stops_every_server_and_keeps_a_readable_history() {
     let results = std::fs::read_to_string(run.join("results.json")).unwrap();
     assert!(results.contains("\"interrupted\": true"), "{results}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("reproduce: cargo run -- scenario redis-baseline --seed 1"), "{stdout}");
+    assert!(
+        stdout.contains("reproduce: cargo run -- scenario redis-baseline --seed 1"),
+        "{stdout}"
+    );
 }

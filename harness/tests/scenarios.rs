@@ -25,7 +25,11 @@ fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf)
         .block_on(run_scenario(&scenario, &opts, CancellationToken::new()))
         .unwrap_or_else(|e| panic!("{name}: harness error: {e}"));
     assert!(outcome.dir.join("results.json").is_file());
-    assert!(outcome.results.ops > 20, "{name}: only {} ops", outcome.results.ops);
+    assert!(
+        outcome.results.ops > 20,
+        "{name}: only {} ops",
+        outcome.results.ops
+    );
     let r = outcome.results;
     eprintln!("{name}: {}", r.lock);
     (r.lock, r.verdict, r.expected, outcome.dir)
@@ -58,7 +62,10 @@ fn redis_gc_pause_shows_double_holder_and_accepted_stale_write() {
         .find(|f| f.kind == FindingKind::DoubleHolder)
         .unwrap();
     assert!(
-        double.faults.iter().any(|w| w.f == lockpick_checker::history::F::Pause),
+        double
+            .faults
+            .iter()
+            .any(|w| w.f == lockpick_checker::history::F::Pause),
         "the pause that caused it is named: {double:?}"
     );
 }
@@ -79,7 +86,10 @@ fn redis_naive_crash_deadlocks() {
     let (report, verdict, expected, _) = run("redis-naive-crash");
     assert_eq!(verdict, Verdict::Invalid, "{report}");
     assert_eq!(expected, Some(Verdict::Invalid));
-    assert!(kinds(&report.violations).contains(&FindingKind::Deadlock), "{report}");
+    assert!(
+        kinds(&report.violations).contains(&FindingKind::Deadlock),
+        "{report}"
+    );
 }
 
 #[test]
@@ -121,10 +131,24 @@ fn redis_latency_is_valid_and_slower_under_latency() {
             }
         }
     }
-    let min_inside = inside.iter().min().copied().expect("acquires during latency");
-    assert!(min_inside >= 35_000_000, "fastest acquire under latency {min_inside} ns");
-    let min_before = before.iter().min().copied().expect("acquires before latency");
-    assert!(min_before < 10_000_000, "fastest acquire before latency {min_before} ns");
+    let min_inside = inside
+        .iter()
+        .min()
+        .copied()
+        .expect("acquires during latency");
+    assert!(
+        min_inside >= 35_000_000,
+        "fastest acquire under latency {min_inside} ns"
+    );
+    let min_before = before
+        .iter()
+        .min()
+        .copied()
+        .expect("acquires before latency");
+    assert!(
+        min_before < 10_000_000,
+        "fastest acquire before latency {min_before} ns"
+    );
 }
 
 #[test]
@@ -133,6 +157,9 @@ fn redis_watchdog_renews_leases_past_their_ttl_and_stays_valid() {
     assert_eq!(verdict, Verdict::Valid, "{report}");
     assert_eq!(expected, Some(Verdict::Valid));
     // Every hold outlives the 300 ms lease, so without renewals this could not be valid.
-    assert!(report.stats.renews_ok >= report.stats.acquires_ok, "{report}");
+    assert!(
+        report.stats.renews_ok >= report.stats.acquires_ok,
+        "{report}"
+    );
     assert!(report.stats.acquires_ok >= 3, "{report}");
 }

@@ -21,6 +21,8 @@ pub struct NemesisCtx {
     pub start: Instant,
     /// Cancelled when the workload ends: no new fault starts.
     pub stop: CancellationToken,
+    /// The run's nodes, for faults on server processes.
+    pub supervisor: Arc<tokio::sync::Mutex<crate::db::Supervisor>>,
 }
 
 /// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke.

@@ -39,7 +39,12 @@ pub struct Step {
 
 /// Draws the schedule for `scenario` with `seed`, covering `duration_ms` of workload. Steps are
 /// sorted by time; a heal is scheduled even past the end so nothing stays broken.
-pub fn build_schedule(scenario: &Scenario, seed: u64, duration_ms: u64, clients: usize) -> Vec<Step> {
+pub fn build_schedule(
+    scenario: &Scenario,
+    seed: u64,
+    duration_ms: u64,
+    clients: usize,
+) -> Vec<Step> {
     // A stream apart from the clients' so changing the workload does not move the faults.
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6E65_6D65_7369_7321);
     let nodes = scenario.node_names();
@@ -157,7 +162,11 @@ mod tests {
         let a = build_schedule(&s, 1, 10_000, 4);
         assert_eq!(a, build_schedule(&s, 1, 10_000, 4));
         assert_ne!(a, build_schedule(&s, 2, 10_000, 4));
-        assert!(a.len() >= 6, "recurring every ≤1.5 s over 10 s: {}", a.len());
+        assert!(
+            a.len() >= 6,
+            "recurring every ≤1.5 s over 10 s: {}",
+            a.len()
+        );
         assert!(a.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
         assert!(a.iter().all(|s| s.at_ms < 10_000));
     }
@@ -194,6 +203,8 @@ mod tests {
         );
         let steps = build_schedule(&s, 0, 10_000, 4);
         assert_eq!(steps.len(), 3);
-        assert!(steps.iter().all(|s| matches!(s.action, Action::CrashClient { client: 2, .. })));
+        assert!(steps
+            .iter()
+            .all(|s| matches!(s.action, Action::CrashClient { client: 2, .. })));
     }
 }

@@ -242,7 +242,9 @@ impl FaultProxies {
             }
             find(client, &name_owned)?.delete()?;
             if client.all()?.contains_key(&name_owned) {
-                return Err(Failure::Unexpected("proxy still listed after delete".into()));
+                return Err(Failure::Unexpected(
+                    "proxy still listed after delete".into(),
+                ));
             }
             Ok(())
         })

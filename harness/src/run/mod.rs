@@ -1,6 +1,7 @@
 //! One run of a scenario: start the backend, wire proxies, run clients and nemesis, record,
 //! tear down, check.
 
+mod backend;
 mod error;
 mod options;
 mod progress;

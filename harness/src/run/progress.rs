@@ -10,7 +10,8 @@ pub(super) struct Progress {
 impl Progress {
     pub fn new(enabled: bool, duration_ms: u64) -> Progress {
         let bar = enabled.then(|| {
-            let bar = ProgressBar::with_draw_target(Some(duration_ms), ProgressDrawTarget::stderr());
+            let bar =
+                ProgressBar::with_draw_target(Some(duration_ms), ProgressDrawTarget::stderr());
             bar.set_style(
                 ProgressStyle::with_template("{spinner} [{bar:30}] {elapsed}/{msg}")
                     .expect("valid template")

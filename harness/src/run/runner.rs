@@ -1,16 +1,17 @@
 //! Carries out one run: backend up, proxies in front, clients and nemesis running, history
 //! recorded, everything torn down on every path, then the history checked.
 
+use super::backend::start_backend;
 use super::error::RunError;
 use super::options::RunOptions;
 use super::store::create_run_dir;
-use crate::client::{run_client, ClientCtx, LockClient, PausePoints, RedisLock, RedisNaiveLock};
+use crate::client::{ClientCtx, PausePoints};
 use crate::db::{RedisOptions, Supervisor};
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
 use crate::recorder::Recorder;
 use crate::resource::Resource;
-use crate::scenario::{BackendKind, Scenario, WorkloadKind};
+use crate::scenario::{Scenario, WorkloadKind};
 use lockpick_checker::history::{read_history, EventKind, Process, Value, F};
 use lockpick_checker::lock::{check_locks, LockCheckParams};
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -43,8 +45,9 @@ pub async fn run_scenario(
     let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
     write_file(&dir.join("scenario.toml"), text.as_bytes())?;
 
-    // Nodes die with the supervisor on every path out of this function (Drop kills them).
-    let mut supervisor = Supervisor::new(&dir);
+    // Nodes die with the supervisor on every path out of this function (Drop kills them when
+    // the last holder, this function or the nemesis, lets go).
+    let supervisor = Arc::new(Mutex::new(Supervisor::new(&dir)));
     let embedded = match opts.toxiproxy {
         Some(_) => None,
         None => Some(EmbeddedToxiproxy::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?),
@@ -54,7 +57,7 @@ pub async fn run_scenario(
         .or(embedded.as_ref().map(|e| e.api_addr()))
         .expect("an external or an embedded toxiproxy");
     let proxies = FaultProxies::new(api);
-    let result = run_with(scenario, opts, seed, &dir, &mut supervisor, &proxies, interrupt).await;
+    let result = run_with(scenario, opts, seed, &dir, &supervisor, &proxies, interrupt).await;
     // Proxies of this run are removed even on an external server, which outlives us.
     for node in scenario.node_names() {
         let _ = proxies.delete(&node).await;
@@ -62,7 +65,7 @@ pub async fn run_scenario(
     if let Some(e) = embedded {
         e.shutdown().await;
     }
-    supervisor.stop_all().await;
+    supervisor.lock().await.stop_all().await;
     result
 }
 
@@ -71,7 +74,7 @@ async fn run_with(
     opts: &RunOptions,
     seed: u64,
     dir: &Path,
-    supervisor: &mut Supervisor,
+    supervisor: &Arc<Mutex<Supervisor>>,
     proxies: &FaultProxies,
     interrupt: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
@@ -83,12 +86,10 @@ async fn run_with(
         &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
     )?;
 
-    let mut lock_addrs = Vec::new();
-    for node in scenario.node_names() {
-        let info = supervisor.start_redis(&node, RedisOptions::default()).await?;
-        lock_addrs.push(proxies.create(&node, info.addr).await?);
-    }
+    let lock = start_backend(scenario, supervisor, proxies).await?;
     let resource_node = supervisor
+        .lock()
+        .await
         .start_redis("resource", RedisOptions::default())
         .await?;
     let op_timeout = Duration::from_millis(scenario.lock.op_timeout_ms);
@@ -119,32 +120,7 @@ async fn run_with(
         seed,
         stop: stop.clone(),
     };
-    let lock = &scenario.lock;
-    match scenario.backend {
-        BackendKind::Redis => spawn_clients(
-            &mut tasks,
-            Arc::new(RedisLock::new(
-                lock_addrs[0],
-                &lock.name,
-                lock.ttl_ms,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-            )),
-            clients,
-            ctx,
-        ),
-        BackendKind::RedisNaive => spawn_clients(
-            &mut tasks,
-            Arc::new(RedisNaiveLock::new(
-                lock_addrs[0],
-                &lock.name,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-            )),
-            clients,
-            ctx,
-        ),
-    }
+    lock.spawn_clients(&mut tasks, clients, ctx);
     let started = Instant::now();
     let nemesis = tokio::spawn(run_nemesis(
         steps,
@@ -154,6 +130,7 @@ async fn run_with(
             points: points.clone(),
             start: started,
             stop: stop.clone(),
+            supervisor: supervisor.clone(),
         },
     ));
 
@@ -177,14 +154,17 @@ async fn run_with(
     let grace = Duration::from_millis(
         scenario.lock.acquire_timeout_ms + 4 * scenario.lock.op_timeout_ms + 10_000,
     ) + max_pause(scenario);
-    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} })
-        .await;
+    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     tasks.abort_all();
     let nemesis_result = nemesis.await.unwrap_or(Ok(()));
 
     if scenario.workload.kind == WorkloadKind::Counter {
-        final_read(&recorder, &resource, next_process.load(std::sync::atomic::Ordering::SeqCst))
-            .await;
+        final_read(
+            &recorder,
+            &resource,
+            next_process.load(std::sync::atomic::Ordering::SeqCst),
+        )
+        .await;
     }
     recorder.finish()?;
     nemesis_result?;
@@ -221,17 +201,6 @@ async fn run_with(
     })
 }
 
-fn spawn_clients<L: LockClient>(
-    tasks: &mut JoinSet<()>,
-    lock: Arc<L>,
-    clients: usize,
-    ctx: impl Fn(usize) -> ClientCtx,
-) {
-    for index in 0..clients {
-        tasks.spawn(run_client(lock.clone(), ctx(index)));
-    }
-}
-
 /// The longest client pause the scenario can arm.
 fn max_pause(scenario: &Scenario) -> Duration {
     let ms = scenario
@@ -255,7 +224,14 @@ async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
         note: Some("final".to_owned()),
         ..Value::default()
     };
-    recorder.record(process, EventKind::Invoke, F::Read, None, note.clone(), None);
+    recorder.record(
+        process,
+        EventKind::Invoke,
+        F::Read,
+        None,
+        note.clone(),
+        None,
+    );
     let (kind, value, error) = match resource.read().await {
         crate::client::Outcome::Ok(n) => (
             EventKind::Ok,

@@ -1,0 +1,78 @@
+//! Starting a scenario's backend: its nodes under the supervisor, a proxy in front of each, and
+//! the lock client that reaches them through the proxies. Adding a backend means a variant of
+//! [`Lock`], an arm in [`start_backend`] and one in [`Lock::spawn_clients`].
+
+use super::error::RunError;
+use crate::client::{run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock};
+use crate::db::{RedisOptions, Supervisor};
+use crate::proxy::FaultProxies;
+use crate::scenario::{BackendKind, Scenario};
+use std::sync::Arc;
+use tokio::sync::Mutex;
+use tokio::task::JoinSet;
+
+/// The lock client of a started backend.
+pub(super) enum Lock {
+    Redis(Arc<RedisLock>),
+    RedisNaive(Arc<RedisNaiveLock>),
+}
+
+/// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and returns
+/// the client that reaches them through those proxies.
+pub(super) async fn start_backend(
+    scenario: &Scenario,
+    supervisor: &Mutex<Supervisor>,
+    proxies: &FaultProxies,
+) -> Result<Lock, RunError> {
+    let mut lock_addrs = Vec::new();
+    for node in scenario.node_names() {
+        let info = supervisor
+            .lock()
+            .await
+            .start_redis(&node, RedisOptions::default())
+            .await?;
+        lock_addrs.push(proxies.create(&node, info.addr).await?);
+    }
+    let spec = &scenario.lock;
+    Ok(match scenario.backend {
+        BackendKind::Redis => Lock::Redis(Arc::new(RedisLock::new(
+            lock_addrs[0],
+            &spec.name,
+            spec.ttl_ms,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        ))),
+        BackendKind::RedisNaive => Lock::RedisNaive(Arc::new(RedisNaiveLock::new(
+            lock_addrs[0],
+            &spec.name,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        ))),
+    })
+}
+
+impl Lock {
+    /// Spawns `clients` client loops on `tasks`.
+    pub(super) fn spawn_clients(
+        &self,
+        tasks: &mut JoinSet<()>,
+        clients: usize,
+        ctx: impl Fn(usize) -> ClientCtx,
+    ) {
+        match self {
+            Lock::Redis(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::RedisNaive(lock) => spawn(tasks, lock, clients, ctx),
+        }
+    }
+}
+
+fn spawn<L: LockClient>(
+    tasks: &mut JoinSet<()>,
+    lock: &Arc<L>,
+    clients: usize,
+    ctx: impl Fn(usize) -> ClientCtx,
+) {
+    for index in 0..clients {
+        tasks.spawn(run_client(lock.clone(), ctx(index)));
+    }
+}
