@@ -6,6 +6,8 @@ mod pause;
 mod redis_error;
 mod redis_lock;
 mod redis_naive;
+mod redlock;
+pub mod redlock_validity;
 mod retry;
 mod watchdog;
 
@@ -15,3 +17,4 @@ pub use pause::{Interrupt, PausePlan, PausePoints};
 pub(crate) use redis_error::{connect as connect_redis, request as redis_request};
 pub use redis_lock::RedisLock;
 pub use redis_naive::RedisNaiveLock;
+pub use redlock::{NodeAnswer, Redlock, RedlockSession};

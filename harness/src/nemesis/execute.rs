@@ -3,7 +3,8 @@
 
 use super::schedule::{Action, Step};
 use crate::client::{Interrupt, PausePlan, PausePoints};
-use crate::proxy::{FaultProxies, ProxyError};
+use super::error::NemesisError;
+use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use std::collections::BTreeSet;
@@ -25,10 +26,22 @@ pub struct NemesisCtx {
     pub supervisor: Arc<tokio::sync::Mutex<crate::db::Supervisor>>,
 }
 
-/// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke.
-/// Returns the first proxy error; the heal at the end is attempted regardless.
-pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), ProxyError> {
-    let mut broken: BTreeSet<String> = BTreeSet::new();
+/// Nodes the nemesis left broken, to be healed at the end.
+#[derive(Default)]
+struct Broken {
+    /// Network faults (partition, slow).
+    links: BTreeSet<String>,
+    /// Paused processes.
+    paused: BTreeSet<String>,
+    /// Crashed processes not yet restarted.
+    crashed: BTreeSet<String>,
+}
+
+/// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke
+/// (links healed, paused nodes resumed, crashed nodes restarted). Returns the first error; the
+/// heal at the end is attempted regardless.
+pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), NemesisError> {
+    let mut broken = Broken::default();
     let mut first_error = None;
     for step in steps {
         let due = ctx.start + Duration::from_millis(step.at_ms);
@@ -47,9 +60,23 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), ProxyE
     for points in &ctx.points {
         points.disarm();
     }
-    if !broken.is_empty() {
-        let nodes: Vec<String> = std::mem::take(&mut broken).into_iter().collect();
-        if let Err(e) = apply(&ctx, &Action::Heal { nodes }, &mut broken).await {
+    let to_vec = |set: &mut BTreeSet<String>| std::mem::take(set).into_iter().collect();
+    let heals = [
+        Action::ResumeNodes {
+            nodes: to_vec(&mut broken.paused),
+        },
+        Action::RestartNodes {
+            nodes: to_vec(&mut broken.crashed),
+        },
+        Action::Heal {
+            nodes: to_vec(&mut broken.links),
+        },
+    ];
+    for action in heals {
+        if action.nodes().is_empty() {
+            continue;
+        }
+        if let Err(e) = apply(&ctx, &action, &mut broken).await {
             first_error.get_or_insert(e);
         }
     }
@@ -61,11 +88,22 @@ fn record(ctx: &NemesisCtx, f: F, value: Value) {
         .record(Process::Nemesis, EventKind::Info, f, None, value, None);
 }
 
+fn record_nodes(ctx: &NemesisCtx, f: F, nodes: &[String]) {
+    record(
+        ctx,
+        f,
+        Value {
+            nodes: nodes.to_vec(),
+            ..Value::default()
+        },
+    );
+}
+
 async fn apply(
     ctx: &NemesisCtx,
     action: &Action,
-    broken: &mut BTreeSet<String>,
-) -> Result<(), ProxyError> {
+    broken: &mut Broken,
+) -> Result<(), NemesisError> {
     match action {
         Action::PauseClient { client, point, ms } => {
             ctx.points[*client].arm(PausePlan {
@@ -86,7 +124,7 @@ async fn apply(
         } => {
             for node in nodes {
                 ctx.proxies.slow(node, *latency_ms, *jitter_ms).await?;
-                broken.insert(node.clone());
+                broken.links.insert(node.clone());
             }
             record(
                 ctx,
@@ -102,7 +140,7 @@ async fn apply(
         Action::Partition { nodes } => {
             for node in nodes {
                 ctx.proxies.partition(node).await?;
-                broken.insert(node.clone());
+                broken.links.insert(node.clone());
             }
             record(
                 ctx,
@@ -116,7 +154,7 @@ async fn apply(
         Action::Heal { nodes } => {
             for node in nodes {
                 ctx.proxies.heal(node).await?;
-                broken.remove(node);
+                broken.links.remove(node);
             }
             record(
                 ctx,
@@ -126,6 +164,39 @@ async fn apply(
                     ..Value::default()
                 },
             );
+        }
+        Action::PauseNodes { nodes } => {
+            let mut sup = ctx.supervisor.lock().await;
+            for node in nodes {
+                sup.pause(node)?;
+                broken.paused.insert(node.clone());
+            }
+            record_nodes(ctx, F::Pause, nodes);
+        }
+        Action::ResumeNodes { nodes } => {
+            let mut sup = ctx.supervisor.lock().await;
+            for node in nodes {
+                sup.resume(node)?;
+                broken.paused.remove(node);
+            }
+            record_nodes(ctx, F::Resume, nodes);
+        }
+        Action::CrashNodes { nodes } => {
+            let mut sup = ctx.supervisor.lock().await;
+            for node in nodes {
+                sup.kill(node).await?;
+                broken.paused.remove(node);
+                broken.crashed.insert(node.clone());
+            }
+            record_nodes(ctx, F::Crash, nodes);
+        }
+        Action::RestartNodes { nodes } => {
+            let mut sup = ctx.supervisor.lock().await;
+            for node in nodes {
+                sup.restart(node).await?;
+                broken.crashed.remove(node);
+            }
+            record_nodes(ctx, F::Restart, nodes);
         }
     }
     Ok(())

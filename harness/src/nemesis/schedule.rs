@@ -28,6 +28,30 @@ pub enum Action {
     Partition { nodes: Vec<String> },
     /// Remove the network faults of `nodes`.
     Heal { nodes: Vec<String> },
+    /// Stop the processes of `nodes` (SIGSTOP).
+    PauseNodes { nodes: Vec<String> },
+    /// Let paused `nodes` go on (SIGCONT).
+    ResumeNodes { nodes: Vec<String> },
+    /// Kill the processes of `nodes` (SIGKILL).
+    CrashNodes { nodes: Vec<String> },
+    /// Start crashed `nodes` again, with whatever their persistence kept.
+    RestartNodes { nodes: Vec<String> },
+}
+
+impl Action {
+    /// The nodes a node or network action applies to; empty for client actions.
+    pub fn nodes(&self) -> &[String] {
+        match self {
+            Action::PauseClient { .. } | Action::CrashClient { .. } => &[],
+            Action::Slow { nodes, .. }
+            | Action::Partition { nodes }
+            | Action::Heal { nodes }
+            | Action::PauseNodes { nodes }
+            | Action::ResumeNodes { nodes }
+            | Action::CrashNodes { nodes }
+            | Action::RestartNodes { nodes } => nodes,
+        }
+    }
 }
 
 /// An action at a time, in milliseconds from the start of the workload.
@@ -128,6 +152,34 @@ pub fn build_schedule(
                         action: Action::Heal { nodes },
                     });
                 }
+                FaultKind::NodePause { targets, duration } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    steps.push(Step {
+                        at_ms: at,
+                        action: Action::PauseNodes {
+                            nodes: nodes.clone(),
+                        },
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::ResumeNodes { nodes },
+                    });
+                }
+                FaultKind::NodeCrash { targets, duration } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    steps.push(Step {
+                        at_ms: at,
+                        action: Action::CrashNodes {
+                            nodes: nodes.clone(),
+                        },
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::RestartNodes { nodes },
+                    });
+                }
             }
             runs += 1;
             match fault.every_ms {
@@ -192,6 +244,25 @@ mod tests {
                         nodes: vec!["n1".into()]
                     }
                 },
+            ]
+        );
+    }
+
+    #[test]
+    fn node_crash_is_followed_by_a_restart_after_its_duration() {
+        let s = scenario(
+            "[[nemesis]]\nfault = \"node-crash\"\nat_ms = 100\nduration_ms = 0\nnodes = [\"n1\"]\n[[nemesis]]\nfault = \"node-pause\"\nat_ms = 500\nduration_ms = 300\nnodes = [\"n1\"]\n",
+        );
+        let n1 = || vec!["n1".to_owned()];
+        let steps = build_schedule(&s, 0, 10_000, 4);
+        let got: Vec<(u64, Action)> = steps.into_iter().map(|s| (s.at_ms, s.action)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (100, Action::CrashNodes { nodes: n1() }),
+                (100, Action::RestartNodes { nodes: n1() }),
+                (500, Action::PauseNodes { nodes: n1() }),
+                (800, Action::ResumeNodes { nodes: n1() }),
             ]
         );
     }

@@ -3,10 +3,10 @@
 //! [`Lock`], an arm in [`start_backend`] and one in [`Lock::spawn_clients`].
 
 use super::error::RunError;
-use crate::client::{run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock};
+use crate::client::{run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock, Redlock};
 use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
-use crate::scenario::{BackendKind, Scenario};
+use crate::scenario::{BackendKind, Persistence, Scenario};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 pub(super) enum Lock {
     Redis(Arc<RedisLock>),
     RedisNaive(Arc<RedisNaiveLock>),
+    Redlock(Arc<Redlock>),
 }
 
 /// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and returns
@@ -25,11 +26,15 @@ pub(super) async fn start_backend(
     proxies: &FaultProxies,
 ) -> Result<Lock, RunError> {
     let mut lock_addrs = Vec::new();
+    let redis_options = RedisOptions {
+        aof: scenario.persistence == Persistence::AofAlways,
+        ..RedisOptions::default()
+    };
     for node in scenario.node_names() {
         let info = supervisor
             .lock()
             .await
-            .start_redis(&node, RedisOptions::default())
+            .start_redis(&node, redis_options.clone())
             .await?;
         lock_addrs.push(proxies.create(&node, info.addr).await?);
     }
@@ -48,6 +53,13 @@ pub(super) async fn start_backend(
             spec.op_timeout_ms,
             spec.retry_delay_ms,
         ))),
+        BackendKind::Redlock => Lock::Redlock(Arc::new(Redlock::new(
+            scenario.node_names().into_iter().zip(lock_addrs).collect(),
+            &spec.name,
+            spec.ttl_ms,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        ))),
     })
 }
 
@@ -62,6 +74,7 @@ impl Lock {
         match self {
             Lock::Redis(lock) => spawn(tasks, lock, clients, ctx),
             Lock::RedisNaive(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::Redlock(lock) => spawn(tasks, lock, clients, ctx),
         }
     }
 }

@@ -33,6 +33,7 @@ struct RawScenario {
 struct RawBackend {
     kind: Spanned<String>,
     nodes: Option<Spanned<u64>>,
+    persistence: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -160,12 +161,27 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         &[
             ("redis", BackendKind::Redis),
             ("redis-naive", BackendKind::RedisNaive),
+            ("redlock", BackendKind::Redlock),
         ],
     )?;
-    let nodes = match &raw.backend.nodes {
+    let nodes = match (&raw.backend.nodes, backend) {
+        (Some(n), BackendKind::Redlock) => in_range(src, "backend.nodes", n, 1, 15)? as usize,
+        (None, BackendKind::Redlock) => 5,
         // Single-instance locks: more nodes would only be ignored, so say so.
-        Some(n) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
-        None => 1,
+        (Some(n), _) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
+        (None, _) => 1,
+    };
+    let persistence = match &raw.backend.persistence {
+        Some(p) => one_of(
+            src,
+            "backend.persistence",
+            p,
+            &[
+                ("none", Persistence::None),
+                ("aof-always", Persistence::AofAlways),
+            ],
+        )?,
+        None => Persistence::None,
     };
     let expected = raw
         .expected
@@ -282,6 +298,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         seed: raw.seed,
         backend,
         nodes,
+        persistence,
         lock,
         workload,
         resource,
@@ -306,7 +323,7 @@ fn fault(
         "client-pause" => &["duration_ms", "point", "client"],
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
-        "partition" => &["duration_ms", "nodes"],
+        "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
         other => {
             return Err(src.error(
                 f.fault.span(),
@@ -404,6 +421,14 @@ fn fault(
                 )
             })?,
             jitter_ms: f.jitter_ms.unwrap_or(0),
+            duration: need_duration()?,
+        },
+        "node-pause" => FaultKind::NodePause {
+            targets: targets()?,
+            duration: need_duration()?,
+        },
+        "node-crash" => FaultKind::NodeCrash {
+            targets: targets()?,
             duration: need_duration()?,
         },
         _ => FaultKind::Partition {

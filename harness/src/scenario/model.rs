@@ -20,6 +20,8 @@ pub struct Scenario {
     pub backend: BackendKind,
     /// How many lock nodes the backend runs (named `n1`, `n2`, …).
     pub nodes: usize,
+    /// What the lock nodes keep across a crash.
+    pub persistence: Persistence,
     pub lock: LockSpec,
     pub workload: WorkloadSpec,
     pub resource: ResourceMode,
@@ -45,17 +47,35 @@ pub enum BackendKind {
     RedisNaive,
     /// `SET NX PX` with a random value, compare-and-delete release, fencing token from `INCR`.
     Redis,
+    /// Redlock over N independent masters (default 5): majority, validity, no fencing token.
+    Redlock,
 }
 
 impl BackendKind {
-    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive"];
+    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive", "redlock"];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::RedisNaive => "redis-naive",
             BackendKind::Redis => "redis",
+            BackendKind::Redlock => "redlock",
         }
     }
+}
+
+/// What a Redis lock node keeps across a crash (`[backend] persistence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Persistence {
+    /// Nothing: a restarted node comes back empty.
+    #[default]
+    None,
+    /// Append-only file with `appendfsync always`: every acknowledged write survives.
+    AofAlways,
+}
+
+impl Persistence {
+    pub const NAMES: &'static [&'static str] = &["none", "aof-always"];
 }
 
 /// Lock parameters.
@@ -185,9 +205,14 @@ pub enum FaultKind {
     },
     /// Cut the links to the target nodes.
     Partition { targets: Targets, duration: MsRange },
+    /// Stop the target nodes' processes (SIGSTOP) for `duration`, then SIGCONT.
+    NodePause { targets: Targets, duration: MsRange },
+    /// Kill the target nodes' processes (SIGKILL) and start them again after `duration`
+    /// (0: at once; at least the max TTL: antirez's delayed restart).
+    NodeCrash { targets: Targets, duration: MsRange },
 }
 
 impl FaultKind {
     pub const NAMES: &'static [&'static str] =
-        &["client-pause", "client-crash", "latency", "partition"];
+        &["client-pause", "client-crash", "latency", "partition", "node-pause", "node-crash"];
 }
