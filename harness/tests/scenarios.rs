@@ -163,3 +163,122 @@ fn redis_watchdog_renews_leases_past_their_ttl_and_stays_valid() {
     );
     assert!(report.stats.acquires_ok >= 3, "{report}");
 }
+
+/// The history of a run, for checks beyond the report.
+fn history(dir: &std::path::Path) -> Vec<lockpick_checker::history::Event> {
+    lockpick_checker::history::read_history(&dir.join("history.jsonl")).unwrap()
+}
+
+#[test]
+fn redlock_baseline_is_valid_with_majority_grants_and_no_tokens() {
+    let (report, verdict, expected, dir) = run("redlock-baseline");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert!(report.stats.acquires_ok > 50, "{report}");
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let grants: Vec<_> = history(&dir)
+        .into_iter()
+        .filter(|e| {
+            e.f == lockpick_checker::history::F::Acquire
+                && e.kind == lockpick_checker::history::EventKind::Ok
+        })
+        .collect();
+    for g in &grants {
+        assert_eq!(g.value.token, None, "Redlock grants no fencing token");
+        assert_eq!(g.value.per_node.len(), 5, "{g:?}");
+        let oks = g.value.per_node.values().filter(|a| *a == "ok").count();
+        assert!(oks >= 3, "granted without a majority: {g:?}");
+        assert!(g.value.validity_ms.is_some_and(|v| v > 0), "{g:?}");
+    }
+}
+
+#[test]
+fn redlock_gc_pause_shows_double_holder_without_tokens() {
+    let (report, verdict, expected, _) = run("redlock-gc-pause");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    let double = report
+        .violations
+        .iter()
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    assert!(double.tokens.is_empty(), "Redlock has no token: {double:?}");
+    assert!(double.summary.contains("no token"), "{}", double.summary);
+    assert!(
+        double
+            .faults
+            .iter()
+            .any(|w| w.f == lockpick_checker::history::F::Pause),
+        "the pause that caused it is named: {double:?}"
+    );
+    let scenario = load_scenario("redlock-gc-pause").unwrap();
+    assert!(scenario.description.contains("no fencing token"));
+}
+
+/// Asserts that `node` was crashed and restarted before the first double holder began.
+fn crash_restart_before_first_double_holder(report: &LockReport, dir: &std::path::Path, node: &str) {
+    use lockpick_checker::history::{Process, F};
+    let double = report
+        .violations
+        .iter()
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    let start = double.window.unwrap().start_ns;
+    let events = history(dir);
+    let restarted = events.iter().any(|e| {
+        e.process == Process::Nemesis
+            && e.f == F::Restart
+            && e.value.nodes.iter().any(|n| n == node)
+            && e.time_ns <= start
+    });
+    assert!(restarted, "{node} restarted before {start} ns: {double:?}");
+}
+
+#[test]
+fn redlock_crash_no_persistence_shows_double_holder_after_restart() {
+    let (report, verdict, expected, dir) = run("redlock-crash-no-persistence");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    assert!(
+        kinds(&report.violations).contains(&FindingKind::DoubleHolder),
+        "{report}"
+    );
+    crash_restart_before_first_double_holder(&report, &dir, "n3");
+}
+
+#[test]
+fn redlock_crash_delayed_restart_is_valid() {
+    let (report, verdict, expected, dir) = run("redlock-crash-delayed-restart");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    // The crash and the late restart really happened.
+    let events = history(&dir);
+    let nemesis = |f| {
+        events.iter().find(|e| {
+            e.process == lockpick_checker::history::Process::Nemesis
+                && e.f == f
+                && e.value.nodes == ["n3"]
+        })
+    };
+    let crash = nemesis(lockpick_checker::history::F::Crash).expect("n3 crashed");
+    let restart = nemesis(lockpick_checker::history::F::Restart).expect("n3 restarted");
+    assert!(restart.time_ns - crash.time_ns >= 2_000_000_000, "restart delayed past the TTL");
+}
+
+#[test]
+fn redlock_crash_aof_always_is_valid() {
+    let (report, verdict, expected, dir) = run("redlock-crash-aof-always");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let restarts = history(&dir)
+        .iter()
+        .filter(|e| {
+            e.process == lockpick_checker::history::Process::Nemesis
+                && e.f == lockpick_checker::history::F::Restart
+                && e.value.nodes == ["n3"]
+        })
+        .count();
+    assert!(restarts >= 3, "n3 crashed and restarted at once, repeatedly: {restarts}");
+}
