@@ -282,3 +282,59 @@ fn redlock_crash_aof_always_is_valid() {
         .count();
     assert!(restarts >= 3, "n3 crashed and restarted at once, repeatedly: {restarts}");
 }
+
+/// The double holder found, and the clock faults active during it.
+fn double_holder_under_clock_fault(report: &LockReport, node: &str) {
+    let double = report
+        .violations
+        .iter()
+        .find(|f| {
+            f.kind == FindingKind::DoubleHolder
+                && f.faults.iter().any(|w| {
+                    w.f == lockpick_checker::history::F::Clock && w.nodes.iter().any(|n| n == node)
+                })
+        })
+        .unwrap_or_else(|| panic!("no double holder during a clock fault on {node}: {report}"));
+    assert_eq!(double.processes.len(), 2, "{double:?}");
+}
+
+#[test]
+fn redlock_clock_skew_shows_double_holder_during_a_clock_jump() {
+    let (report, verdict, expected, _) = run("redlock-clock-skew");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    double_holder_under_clock_fault(&report, "n3");
+}
+
+#[test]
+fn redlock_clock_drift_shows_double_holder_under_a_fast_clock() {
+    let (report, verdict, expected, _) = run("redlock-clock-drift");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    double_holder_under_clock_fault(&report, "n3");
+}
+
+#[test]
+fn redis_clock_jump_expires_the_lock_under_its_holder() {
+    let (report, verdict, expected, _) = run("redis-clock-jump");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    double_holder_under_clock_fault(&report, "n1");
+}
+
+#[test]
+fn clock_fault_scenarios_leave_no_faketime_shm_files() {
+    let _ = run("redis-clock-jump");
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let stale: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.contains("faketime"))
+        .filter(|n| {
+            let pid = n.rsplit('_').next().unwrap_or("");
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        })
+        .collect();
+    assert!(stale.is_empty(), "left behind: {stale:?}");
+}

@@ -149,6 +149,11 @@ pub enum F {
     Crash,
     /// Nemesis: start a crashed node again.
     Restart,
+    /// Nemesis: move the wall clock of the named nodes (jump by `offset_ms`, and/or run at a
+    /// rate given in `note`).
+    Clock,
+    /// Nemesis: put the named nodes' clocks back to real time.
+    ClockReset,
 }
 
 impl F {
@@ -168,6 +173,8 @@ impl F {
             F::Resume => "resume",
             F::Crash => "crash",
             F::Restart => "restart",
+            F::Clock => "clock",
+            F::ClockReset => "clock-reset",
         }
     }
 }
@@ -228,6 +235,10 @@ pub struct Value {
     /// milliseconds; 0 when none was left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity_ms: Option<u64>,
+    /// Nemesis `clock`: the nodes' clock offset from real time, in milliseconds (negative:
+    /// behind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_ms: Option<i64>,
     /// Free-form detail for a human reader. The one value checkers read is `"final"`, marking
     /// the counter read made after the workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]

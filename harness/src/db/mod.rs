@@ -3,6 +3,7 @@
 
 mod child;
 mod error;
+pub mod faketime;
 mod folder;
 mod kind;
 mod launch;

@@ -7,4 +7,12 @@ pub enum NemesisError {
     Proxy(#[from] crate::proxy::ProxyError),
     #[error(transparent)]
     Db(#[from] crate::db::DbError),
+    #[error("set the clock of node {node} in {path}: {source}")]
+    Clock {
+        node: String,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("set the clock of node {node}: no such node")]
+    UnknownNode { node: String },
 }

@@ -4,6 +4,7 @@
 use super::schedule::{Action, Step};
 use crate::client::{Interrupt, PausePlan, PausePoints};
 use super::error::NemesisError;
+use crate::db::faketime::{control_file, set_clock, ClockSetting};
 use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
 use lockpick_checker::history::{EventKind, Process, Value, F};
@@ -35,6 +36,8 @@ struct Broken {
     paused: BTreeSet<String>,
     /// Crashed processes not yet restarted.
     crashed: BTreeSet<String>,
+    /// Clocks moved from real time.
+    clocks: BTreeSet<String>,
 }
 
 /// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke
@@ -71,6 +74,9 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), Nemesi
         Action::Heal {
             nodes: to_vec(&mut broken.links),
         },
+        Action::ResetClock {
+            nodes: to_vec(&mut broken.clocks),
+        },
     ];
     for action in heals {
         if action.nodes().is_empty() {
@@ -86,6 +92,27 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), Nemesi
 fn record(ctx: &NemesisCtx, f: F, value: Value) {
     ctx.recorder
         .record(Process::Nemesis, EventKind::Info, f, None, value, None);
+}
+
+/// Writes `setting` to the libfaketime control file of each node.
+async fn set_clocks(
+    ctx: &NemesisCtx,
+    nodes: &[String],
+    setting: ClockSetting,
+) -> Result<(), NemesisError> {
+    let sup = ctx.supervisor.lock().await;
+    for node in nodes {
+        let info = sup.node(node).ok_or_else(|| NemesisError::UnknownNode {
+            node: node.clone(),
+        })?;
+        let path = control_file(&info.dir);
+        set_clock(&path, setting).map_err(|source| NemesisError::Clock {
+            node: node.clone(),
+            path,
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 fn record_nodes(ctx: &NemesisCtx, f: F, nodes: &[String]) {
@@ -197,6 +224,35 @@ async fn apply(
                 broken.crashed.remove(node);
             }
             record_nodes(ctx, F::Restart, nodes);
+        }
+        Action::SetClock {
+            nodes,
+            offset_ms,
+            rate_milli,
+        } => {
+            let setting = ClockSetting {
+                offset_ms: *offset_ms,
+                rate_milli: *rate_milli,
+            };
+            set_clocks(ctx, nodes, setting).await?;
+            broken.clocks.extend(nodes.iter().cloned());
+            record(
+                ctx,
+                F::Clock,
+                Value {
+                    nodes: nodes.clone(),
+                    offset_ms: Some(*offset_ms),
+                    note: Some(format!("libfaketime {}", setting.spec())),
+                    ..Value::default()
+                },
+            );
+        }
+        Action::ResetClock { nodes } => {
+            set_clocks(ctx, nodes, ClockSetting::REAL).await?;
+            for node in nodes {
+                broken.clocks.remove(node);
+            }
+            record_nodes(ctx, F::ClockReset, nodes);
         }
     }
     Ok(())

@@ -36,6 +36,15 @@ pub enum Action {
     CrashNodes { nodes: Vec<String> },
     /// Start crashed `nodes` again, with whatever their persistence kept.
     RestartNodes { nodes: Vec<String> },
+    /// Set the wall clock of `nodes`: `offset_ms` from real time, running at
+    /// `rate_milli / 1000` times real speed if set.
+    SetClock {
+        nodes: Vec<String>,
+        offset_ms: i64,
+        rate_milli: Option<u64>,
+    },
+    /// Put the clocks of `nodes` back to real time.
+    ResetClock { nodes: Vec<String> },
 }
 
 impl Action {
@@ -49,7 +58,9 @@ impl Action {
             | Action::PauseNodes { nodes }
             | Action::ResumeNodes { nodes }
             | Action::CrashNodes { nodes }
-            | Action::RestartNodes { nodes } => nodes,
+            | Action::RestartNodes { nodes }
+            | Action::SetClock { nodes, .. }
+            | Action::ResetClock { nodes } => nodes,
         }
     }
 }
@@ -166,6 +177,73 @@ pub fn build_schedule(
                         action: Action::ResumeNodes { nodes },
                     });
                 }
+                FaultKind::ClockJump {
+                    targets,
+                    offset_ms,
+                    duration,
+                } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    steps.push(Step {
+                        at_ms: at,
+                        action: Action::SetClock {
+                            nodes: nodes.clone(),
+                            offset_ms: *offset_ms,
+                            rate_milli: None,
+                        },
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::ResetClock { nodes },
+                    });
+                }
+                FaultKind::ClockRate {
+                    targets,
+                    rate_milli,
+                    duration,
+                } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    steps.push(Step {
+                        at_ms: at,
+                        action: Action::SetClock {
+                            nodes: nodes.clone(),
+                            offset_ms: 0,
+                            rate_milli: Some(*rate_milli),
+                        },
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::ResetClock { nodes },
+                    });
+                }
+                FaultKind::ClockStrobe {
+                    targets,
+                    offset_ms,
+                    period_ms,
+                    duration,
+                } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    let mut t = 0;
+                    let mut flipped = true;
+                    while t < ms {
+                        steps.push(Step {
+                            at_ms: at + t,
+                            action: Action::SetClock {
+                                nodes: nodes.clone(),
+                                offset_ms: if flipped { *offset_ms } else { 0 },
+                                rate_milli: None,
+                            },
+                        });
+                        flipped = !flipped;
+                        t += period_ms;
+                    }
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::ResetClock { nodes },
+                    });
+                }
                 FaultKind::NodeCrash { targets, duration } => {
                     let nodes = pick_nodes(&mut rng, targets);
                     let ms = duration.draw(&mut rng);
@@ -264,6 +342,31 @@ mod tests {
                 (500, Action::PauseNodes { nodes: n1() }),
                 (800, Action::ResumeNodes { nodes: n1() }),
             ]
+        );
+    }
+
+    #[test]
+    fn clock_strobe_flips_between_offset_and_real_time_then_resets() {
+        let s = scenario(
+            "[[nemesis]]\nfault = \"clock-strobe\"\nat_ms = 100\nduration_ms = 250\noffset_ms = -3000\nperiod_ms = 100\nnodes = [\"n1\"]\n",
+        );
+        let steps = build_schedule(&s, 0, 10_000, 4);
+        let got: Vec<(u64, i64)> = steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::SetClock { offset_ms, .. } => Some((s.at_ms, *offset_ms)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, vec![(100, -3000), (200, 0), (300, -3000)]);
+        assert_eq!(
+            steps.last().map(|s| (s.at_ms, s.action.clone())),
+            Some((
+                350,
+                Action::ResetClock {
+                    nodes: vec!["n1".to_owned()]
+                }
+            ))
         );
     }
 

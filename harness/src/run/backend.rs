@@ -28,6 +28,7 @@ pub(super) async fn start_backend(
     let mut lock_addrs = Vec::new();
     let redis_options = RedisOptions {
         aof: scenario.persistence == Persistence::AofAlways,
+        faketime: scenario.has_clock_faults(),
         ..RedisOptions::default()
     };
     for node in scenario.node_names() {

@@ -85,6 +85,9 @@ struct RawFault {
     nodes: Option<Spanned<toml::Value>>,
     latency_ms: Option<u64>,
     jitter_ms: Option<u64>,
+    offset_ms: Option<i64>,
+    rate: Option<Spanned<f64>>,
+    period_ms: Option<Spanned<u64>>,
 }
 
 impl RawFault {
@@ -102,6 +105,9 @@ impl RawFault {
         put(self.nodes.is_some(), "nodes");
         put(self.latency_ms.is_some(), "latency_ms");
         put(self.jitter_ms.is_some(), "jitter_ms");
+        put(self.offset_ms.is_some(), "offset_ms");
+        put(self.rate.is_some(), "rate");
+        put(self.period_ms.is_some(), "period_ms");
         v
     }
 }
@@ -287,7 +293,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let node_names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
     let mut faults = Vec::new();
     for f in &raw.nemesis {
-        faults.push(fault(src, f, &node_names, workload.clients)?);
+        faults.push(fault(src, f, &node_names, workload.clients, backend)?);
     }
 
     Ok(Scenario {
@@ -313,6 +319,7 @@ fn fault(
     spanned: &Spanned<RawFault>,
     node_names: &[String],
     clients: usize,
+    backend: BackendKind,
 ) -> Result<Fault, ScenarioError> {
     let f = spanned.get_ref();
     let line = src.line_of(spanned.span().start);
@@ -324,6 +331,9 @@ fn fault(
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
         "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
+        "clock-jump" => &["duration_ms", "nodes", "offset_ms"],
+        "clock-rate" => &["duration_ms", "nodes", "rate"],
+        "clock-strobe" => &["duration_ms", "nodes", "offset_ms", "period_ms"],
         other => {
             return Err(src.error(
                 f.fault.span(),
@@ -335,6 +345,18 @@ fn fault(
             ))
         }
     };
+    if kind_name.starts_with("clock-") {
+        if let Err(why) = backend.clock_faults() {
+            return Err(src.error(
+                f.fault.span(),
+                "nemesis.fault",
+                format!(
+                    "clock faults cannot be injected on backend {:?}: {why}",
+                    backend.name()
+                ),
+            ));
+        }
+    }
     if let Some(extra) = f.set_fields().into_iter().find(|n| !allowed.contains(n)) {
         return Err(here(
             &format!("nemesis.{extra}"),
@@ -349,6 +371,14 @@ fn fault(
             here(
                 "nemesis.duration_ms",
                 format!("fault {kind_name:?} needs duration_ms (milliseconds or [min, max])"),
+            )
+        })
+    };
+    let need_offset = || {
+        f.offset_ms.ok_or_else(|| {
+            here(
+                "nemesis.offset_ms",
+                format!("fault {kind_name:?} needs offset_ms (milliseconds, negative: back)"),
             )
         })
     };
@@ -429,6 +459,47 @@ fn fault(
         },
         "node-crash" => FaultKind::NodeCrash {
             targets: targets()?,
+            duration: need_duration()?,
+        },
+        "clock-jump" => FaultKind::ClockJump {
+            targets: targets()?,
+            offset_ms: need_offset()?,
+            duration: need_duration()?,
+        },
+        "clock-rate" => FaultKind::ClockRate {
+            targets: targets()?,
+            rate_milli: {
+                let rate = f.rate.as_ref().ok_or_else(|| {
+                    here(
+                        "nemesis.rate",
+                        "fault \"clock-rate\" needs rate (times real speed, e.g. 10 or 0.5)"
+                            .to_owned(),
+                    )
+                })?;
+                let r = *rate.get_ref();
+                if !(0.001..=1000.0).contains(&r) {
+                    return Err(src.error(
+                        rate.span(),
+                        "nemesis.rate",
+                        format!("{r} is out of range; allowed: 0.001 to 1000"),
+                    ));
+                }
+                (r * 1000.0).round() as u64
+            },
+            duration: need_duration()?,
+        },
+        "clock-strobe" => FaultKind::ClockStrobe {
+            targets: targets()?,
+            offset_ms: need_offset()?,
+            period_ms: match &f.period_ms {
+                Some(p) => in_range(src, "nemesis.period_ms", p, 1, 3_600_000)?,
+                None => {
+                    return Err(here(
+                        "nemesis.period_ms",
+                        "fault \"clock-strobe\" needs period_ms".to_owned(),
+                    ))
+                }
+            },
             duration: need_duration()?,
         },
         _ => FaultKind::Partition {

@@ -33,6 +33,18 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Whether any fault moves a node's clock, so the nodes must run under libfaketime.
+    pub fn has_clock_faults(&self) -> bool {
+        self.nemesis.faults.iter().any(|f| {
+            matches!(
+                f.kind,
+                FaultKind::ClockJump { .. }
+                    | FaultKind::ClockRate { .. }
+                    | FaultKind::ClockStrobe { .. }
+            )
+        })
+    }
+
     /// Names of the lock nodes, `n1` … `nN`.
     pub fn node_names(&self) -> Vec<String> {
         (1..=self.nodes).map(|i| format!("n{i}")).collect()
@@ -59,6 +71,14 @@ impl BackendKind {
             BackendKind::RedisNaive => "redis-naive",
             BackendKind::Redis => "redis",
             BackendKind::Redlock => "redlock",
+        }
+    }
+
+    /// Whether the nodes of this backend can take clock faults (they run under libfaketime);
+    /// `Err` says why not. A Go server (etcd) ignores libfaketime: its arm must say so.
+    pub fn clock_faults(self) -> Result<(), &'static str> {
+        match self {
+            BackendKind::RedisNaive | BackendKind::Redis | BackendKind::Redlock => Ok(()),
         }
     }
 }
@@ -210,9 +230,39 @@ pub enum FaultKind {
     /// Kill the target nodes' processes (SIGKILL) and start them again after `duration`
     /// (0: at once; at least the max TTL: antirez's delayed restart).
     NodeCrash { targets: Targets, duration: MsRange },
+    /// Jump the target nodes' wall clocks by `offset_ms` (negative: back) for `duration`.
+    ClockJump {
+        targets: Targets,
+        offset_ms: i64,
+        duration: MsRange,
+    },
+    /// Run the target nodes' clocks at `rate_milli / 1000` times real speed for `duration`.
+    ClockRate {
+        targets: Targets,
+        rate_milli: u64,
+        duration: MsRange,
+    },
+    /// Flip the target nodes' clocks between `offset_ms` and real time every `period_ms`, for
+    /// `duration`.
+    ClockStrobe {
+        targets: Targets,
+        offset_ms: i64,
+        period_ms: u64,
+        duration: MsRange,
+    },
 }
 
 impl FaultKind {
     pub const NAMES: &'static [&'static str] =
-        &["client-pause", "client-crash", "latency", "partition", "node-pause", "node-crash"];
+        &[
+        "client-pause",
+        "client-crash",
+        "latency",
+        "partition",
+        "node-pause",
+        "node-crash",
+        "clock-jump",
+        "clock-rate",
+        "clock-strobe",
+    ];
 }
