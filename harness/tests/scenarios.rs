@@ -12,6 +12,14 @@ use tokio_util::sync::CancellationToken;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf) {
+    run_min_ops(name, 20)
+}
+
+/// Runs `name` and asserts it completed more than `min_ops` operations.
+fn run_min_ops(
+    name: &str,
+    min_ops: u64,
+) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf) {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let scenario = load_scenario(name).expect("shipped scenario loads");
     let store = tempfile::tempdir().expect("temp dir").keep();
@@ -26,7 +34,7 @@ fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf)
         .unwrap_or_else(|e| panic!("{name}: harness error: {e}"));
     assert!(outcome.dir.join("results.json").is_file());
     assert!(
-        outcome.results.ops > 20,
+        outcome.results.ops > min_ops,
         "{name}: only {} ops",
         outcome.results.ops
     );
@@ -337,4 +345,64 @@ fn clock_fault_scenarios_leave_no_faketime_shm_files() {
         })
         .collect();
     assert!(stale.is_empty(), "left behind: {stale:?}");
+}
+
+/// The acquire completions of a run's history.
+fn acquires(dir: &std::path::Path) -> Vec<lockpick_checker::history::Event> {
+    history(dir)
+        .into_iter()
+        .filter(|e| {
+            e.f == lockpick_checker::history::F::Acquire
+                && e.kind != lockpick_checker::history::EventKind::Invoke
+        })
+        .collect()
+}
+
+#[test]
+fn redis_failover_lost_lock_shows_double_holder_on_the_promoted_replica() {
+    // Long holds across a failover: few operations by design.
+    let (report, verdict, expected, dir) = run_min_ops("redis-failover-lost-lock", 5);
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    let double = report
+        .violations
+        .iter()
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    let crash = double
+        .faults
+        .iter()
+        .find(|w| w.f == lockpick_checker::history::F::Crash)
+        .unwrap_or_else(|| panic!("the master's crash is named: {double:?}"));
+    assert_eq!(crash.nodes, ["n1"]);
+    // The two holders were granted by different masters: n1, then the promoted n2.
+    let masters: std::collections::BTreeSet<String> = acquires(&dir)
+        .iter()
+        .filter(|e| e.kind == lockpick_checker::history::EventKind::Ok)
+        .filter_map(|e| e.value.note.clone())
+        .collect();
+    assert_eq!(masters.len(), 2, "grants from the old and the new master: {masters:?}");
+}
+
+#[test]
+fn redis_failover_wait_keeps_acknowledged_grants_across_the_failover() {
+    let (report, verdict, expected, dir) = run_min_ops("redis-failover-wait", 5);
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    let granted: Vec<_> = acquires(&dir)
+        .into_iter()
+        .filter(|e| e.kind == lockpick_checker::history::EventKind::Ok)
+        .collect();
+    assert!(!granted.is_empty(), "{report}");
+    for g in &granted {
+        assert_eq!(g.value.replicas_acked, Some(1), "kept only when acknowledged: {g:?}");
+    }
+    assert!(
+        history(&dir).iter().any(|e| {
+            e.process == lockpick_checker::history::Process::Nemesis
+                && e.f == lockpick_checker::history::F::Crash
+                && e.value.nodes == ["n1"]
+        }),
+        "the master was killed"
+    );
 }

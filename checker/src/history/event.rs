@@ -235,6 +235,9 @@ pub struct Value {
     /// milliseconds; 0 when none was left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity_ms: Option<u64>,
+    /// `redis-sentinel` with `WAIT`: how many replicas acknowledged the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas_acked: Option<u64>,
     /// Nemesis `clock`: the nodes' clock offset from real time, in milliseconds (negative:
     /// behind).
     #[serde(default, skip_serializing_if = "Option::is_none")]

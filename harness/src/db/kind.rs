@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::folder::NodeFolder;
 use super::redis::{self, RedisOptions};
+use super::sentinel::{self, SentinelOptions};
 
 /// Interval between readiness probes; Redis is ready 15–30 ms after spawn here.
 pub(crate) const PROBE_INTERVAL: Duration = Duration::from_millis(5);
@@ -21,6 +22,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeKind {
     Redis(RedisOptions),
+    Sentinel(SentinelOptions),
 }
 
 impl NodeKind {
@@ -28,6 +30,7 @@ impl NodeKind {
     pub fn binary(&self) -> &Path {
         match self {
             NodeKind::Redis(opts) => &opts.binary,
+            NodeKind::Sentinel(opts) => &opts.binary,
         }
     }
 
@@ -35,6 +38,7 @@ impl NodeKind {
     pub fn package(&self) -> &'static str {
         match self {
             NodeKind::Redis(_) => redis::PACKAGE,
+            NodeKind::Sentinel(_) => sentinel::PACKAGE,
         }
     }
 
@@ -42,18 +46,21 @@ impl NodeKind {
     pub(crate) fn validate(&self) -> Result<(), String> {
         match self {
             NodeKind::Redis(opts) => opts.validate(),
+            NodeKind::Sentinel(opts) => opts.validate(),
         }
     }
 
     pub(crate) fn config_file(&self) -> &'static str {
         match self {
             NodeKind::Redis(_) => redis::CONFIG_FILE,
+            NodeKind::Sentinel(_) => sentinel::CONFIG_FILE,
         }
     }
 
     pub(crate) fn ready_timeout(&self) -> Duration {
         match self {
             NodeKind::Redis(opts) => opts.ready_timeout,
+            NodeKind::Sentinel(opts) => opts.ready_timeout,
         }
     }
 
@@ -62,6 +69,7 @@ impl NodeKind {
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         match self {
             NodeKind::Redis(opts) => opts.write_config(folder, port),
+            NodeKind::Sentinel(opts) => opts.write_config(folder, port),
         }
     }
 
@@ -69,13 +77,16 @@ impl NodeKind {
     pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
         match self {
             NodeKind::Redis(opts) => opts.command(folder),
+            NodeKind::Sentinel(opts) => opts.command(folder),
         }
     }
 
     /// One readiness probe: true once the server serves clients.
     pub(crate) async fn probe(&self, addr: SocketAddr) -> bool {
         match self {
-            NodeKind::Redis(_) => redis::redis_ping(addr, PROBE_TIMEOUT).await,
+            NodeKind::Redis(_) | NodeKind::Sentinel(_) => {
+                redis::redis_ping(addr, PROBE_TIMEOUT).await
+            }
         }
     }
 
@@ -83,7 +94,7 @@ impl NodeKind {
     /// wrote to its logs during that start.
     pub(crate) fn address_in_use(&self, output: &str) -> bool {
         match self {
-            NodeKind::Redis(_) => redis::address_in_use(output),
+            NodeKind::Redis(_) | NodeKind::Sentinel(_) => redis::address_in_use(output),
         }
     }
 }

@@ -12,6 +12,7 @@ mod ports;
 mod preflight;
 mod redis;
 mod registry;
+mod sentinel;
 mod spawner;
 mod supervisor;
 
@@ -20,4 +21,5 @@ pub use kind::NodeKind;
 pub use node::{NodeInfo, NodeState};
 pub use redis::{redis_ping, RedisOptions};
 pub use registry::kill_all_children;
+pub use sentinel::SentinelOptions;
 pub use supervisor::Supervisor;

@@ -105,7 +105,7 @@ impl RedisOptions {
 }
 
 /// Quotes a path for redis.conf, which splits arguments like a shell with C-style escapes.
-fn quote(path: &Path) -> io::Result<String> {
+pub(crate) fn quote(path: &Path) -> io::Result<String> {
     let Some(text) = path.to_str() else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -3,7 +3,7 @@
 //! [`Lock`], an arm in [`start_backend`] and one in [`Lock::spawn_clients`].
 
 use super::error::RunError;
-use crate::client::{run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock, Redlock};
+use crate::client::{run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock, Redlock, SentinelLock};
 use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
 use crate::scenario::{BackendKind, Persistence, Scenario};
@@ -16,6 +16,7 @@ pub(super) enum Lock {
     Redis(Arc<RedisLock>),
     RedisNaive(Arc<RedisNaiveLock>),
     Redlock(Arc<Redlock>),
+    RedisSentinel(Arc<SentinelLock>),
 }
 
 /// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and returns
@@ -25,6 +26,11 @@ pub(super) async fn start_backend(
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
 ) -> Result<Lock, RunError> {
+    if scenario.backend == BackendKind::RedisSentinel {
+        let lock = super::sentinel_backend::start_sentinel_backend(scenario, supervisor, proxies)
+            .await?;
+        return Ok(Lock::RedisSentinel(Arc::new(lock)));
+    }
     let mut lock_addrs = Vec::new();
     let redis_options = RedisOptions {
         aof: scenario.persistence == Persistence::AofAlways,
@@ -61,6 +67,7 @@ pub(super) async fn start_backend(
             spec.op_timeout_ms,
             spec.retry_delay_ms,
         ))),
+        BackendKind::RedisSentinel => unreachable!("started above"),
     })
 }
 
@@ -76,6 +83,7 @@ impl Lock {
             Lock::Redis(lock) => spawn(tasks, lock, clients, ctx),
             Lock::RedisNaive(lock) => spawn(tasks, lock, clients, ctx),
             Lock::Redlock(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::RedisSentinel(lock) => spawn(tasks, lock, clients, ctx),
         }
     }
 }

@@ -18,6 +18,8 @@ pub enum RunError {
     Nemesis(#[from] crate::nemesis::NemesisError),
     #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
+    #[error("start the sentinel backend: {0}")]
+    Sentinel(String),
     #[error("connect to the protected resource: {0}")]
     Resource(String),
     #[error("read back the history: {0}")]

@@ -46,6 +46,10 @@ struct RawLock {
     op_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
     watchdog: bool,
+    wait_replicas: Option<Spanned<u64>>,
+    wait_timeout_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    wait_release: bool,
 }
 
 #[derive(Deserialize)]
@@ -168,11 +172,17 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             ("redis", BackendKind::Redis),
             ("redis-naive", BackendKind::RedisNaive),
             ("redlock", BackendKind::Redlock),
+            ("redis-sentinel", BackendKind::RedisSentinel),
         ],
     )?;
     let nodes = match (&raw.backend.nodes, backend) {
         (Some(n), BackendKind::Redlock) => in_range(src, "backend.nodes", n, 1, 15)? as usize,
         (None, BackendKind::Redlock) => 5,
+        // A master and at least one replica to fail over to.
+        (Some(n), BackendKind::RedisSentinel) => {
+            in_range(src, "backend.nodes", n, 2, 5)? as usize
+        }
+        (None, BackendKind::RedisSentinel) => 2,
         // Single-instance locks: more nodes would only be ignored, so say so.
         (Some(n), _) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
         (None, _) => 1,
@@ -227,6 +237,32 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .map(|v| in_range(src, "lock.op_timeout_ms", v, 1, 600_000))
         .transpose()?
         .unwrap_or(250);
+    let wait = match &raw.lock.wait_replicas {
+        Some(r) => {
+            if backend != BackendKind::RedisSentinel {
+                return Err(src.error(
+                    r.span(),
+                    "lock.wait_replicas",
+                    format!(
+                        "backend {:?} has no replicas; allowed only with redis-sentinel",
+                        backend.name()
+                    ),
+                ));
+            }
+            Some(WaitSpec {
+                replicas: in_range(src, "lock.wait_replicas", r, 1, 4)?,
+                timeout_ms: raw
+                    .lock
+                    .wait_timeout_ms
+                    .as_ref()
+                    .map(|v| in_range(src, "lock.wait_timeout_ms", v, 1, 600_000))
+                    .transpose()?
+                    .unwrap_or(100),
+                release_unacked: raw.lock.wait_release,
+            })
+        }
+        None => None,
+    };
     let lock = LockSpec {
         name: raw.lock.name.clone().unwrap_or_else(|| "lock".to_owned()),
         ttl_ms,
@@ -237,6 +273,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             .unwrap_or(MsRange { min: 5, max: 20 }),
         op_timeout_ms,
         watchdog: raw.lock.watchdog,
+        wait,
     };
 
     let workload = WorkloadSpec {

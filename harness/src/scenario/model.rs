@@ -61,16 +61,21 @@ pub enum BackendKind {
     Redis,
     /// Redlock over N independent masters (default 5): majority, validity, no fencing token.
     Redlock,
+    /// The `redis` lock on a master (`n1`) with asynchronous replicas (`n2`…), found through
+    /// three Sentinels that fail over to a replica when the master is down.
+    RedisSentinel,
 }
 
 impl BackendKind {
-    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive", "redlock"];
+    pub const NAMES: &'static [&'static str] =
+        &["redis", "redis-naive", "redlock", "redis-sentinel"];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::RedisNaive => "redis-naive",
             BackendKind::Redis => "redis",
             BackendKind::Redlock => "redlock",
+            BackendKind::RedisSentinel => "redis-sentinel",
         }
     }
 
@@ -79,6 +84,10 @@ impl BackendKind {
     pub fn clock_faults(self) -> Result<(), &'static str> {
         match self {
             BackendKind::RedisNaive | BackendKind::Redis | BackendKind::Redlock => Ok(()),
+            BackendKind::RedisSentinel => Err(
+                "its master, replicas and sentinels do not run under libfaketime (a sentinel's \
+                 failure detector would see a clock jump as a fault of its own)",
+            ),
         }
     }
 }
@@ -112,6 +121,19 @@ pub struct LockSpec {
     pub op_timeout_ms: u64,
     /// Renew the lease every ttl/3 while holding.
     pub watchdog: bool,
+    /// `redis-sentinel`: `WAIT` for replicas after each grant.
+    pub wait: Option<WaitSpec>,
+}
+
+/// `WAIT replicas timeout_ms` after a grant (`[lock] wait_replicas`, `wait_timeout_ms`,
+/// `wait_release`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WaitSpec {
+    pub replicas: u64,
+    pub timeout_ms: u64,
+    /// Give the lock back (and fail the acquire) when fewer replicas acknowledged, as
+    /// Redisson does.
+    pub release_unacked: bool,
 }
 
 /// What clients do while they hold the lock.
