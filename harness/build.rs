@@ -24,6 +24,10 @@ fn main() {
         .arg("-ldl")
         .status()
         .unwrap_or_else(|e| panic!("run the C compiler {:?}: {e}", compiler.path()));
-    assert!(status.success(), "compile {} failed: {status}", source.display());
+    assert!(
+        status.success(),
+        "compile {} failed: {status}",
+        source.display()
+    );
     println!("cargo:rustc-env=LOCKPICK_ALLOC_SHIM={}", lib.display());
 }

@@ -54,8 +54,14 @@ async fn clock_jump_on_one_node_expires_its_key_while_the_others_keep_theirs() {
         assert!(Instant::now() < deadline, "n2's key never expired");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(command(nodes[0].addr, &["GET", "k"], T).unwrap(), "$1\r\nv\r\n");
-    assert_eq!(command(nodes[2].addr, &["GET", "k"], T).unwrap(), "$1\r\nv\r\n");
+    assert_eq!(
+        command(nodes[0].addr, &["GET", "k"], T).unwrap(),
+        "$1\r\nv\r\n"
+    );
+    assert_eq!(
+        command(nodes[2].addr, &["GET", "k"], T).unwrap(),
+        "$1\r\nv\r\n"
+    );
     // n2's clock is a minute ahead; the others still see about 30 s left.
     let pttl = command(nodes[0].addr, &["PTTL", "k"], T).unwrap();
     let left: i64 = pttl.trim_start_matches(':').trim().parse().unwrap();
@@ -81,10 +87,17 @@ async fn fast_clock_expires_a_key_early() {
     command(node.addr, &["SET", "k", "v", "PX", "5000"], T).unwrap();
     let set = Instant::now();
     while command(node.addr, &["GET", "k"], T).unwrap() != "$-1\r\n" {
-        assert!(set.elapsed() < Duration::from_secs(3), "x10 clock: 5 s key still there");
+        assert!(
+            set.elapsed() < Duration::from_secs(3),
+            "x10 clock: 5 s key still there"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(set.elapsed() < Duration::from_millis(1500), "{:?}", set.elapsed());
+    assert!(
+        set.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        set.elapsed()
+    );
     drop(sup);
     clean_stale_shm();
 }
@@ -94,9 +107,15 @@ async fn killed_faketime_node_leaves_shm_files_that_cleanup_removes() {
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
     let node = sup.start_redis("n1", faketime()).await.unwrap();
-    assert!(!shm_files_of(node.pid).is_empty(), "libfaketime made no shm files");
+    assert!(
+        !shm_files_of(node.pid).is_empty(),
+        "libfaketime made no shm files"
+    );
     sup.kill("n1").await.unwrap();
-    assert!(!shm_files_of(node.pid).is_empty(), "SIGKILL leaves them behind");
+    assert!(
+        !shm_files_of(node.pid).is_empty(),
+        "SIGKILL leaves them behind"
+    );
     clean_stale_shm();
     assert_eq!(shm_files_of(node.pid), Vec::<String>::new());
 }

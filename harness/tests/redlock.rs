@@ -48,13 +48,21 @@ async fn failed_majority_releases_the_key_on_every_master_it_set() {
     assert_eq!(outcome, Outcome::Fail("timeout-waiting".to_owned()));
     let detail = session.last_detail();
     let answers: Vec<&str> = detail.per_node.values().map(String::as_str).collect();
-    assert_eq!(answers, ["taken", "taken", "taken", "ok", "ok"], "{detail:?}");
+    assert_eq!(
+        answers,
+        ["taken", "taken", "taken", "ok", "ok"],
+        "{detail:?}"
+    );
     // The two masters that said OK were released; the other holder's keys are untouched.
     for (name, addr) in &nodes[3..] {
         assert_eq!(get(*addr), "$-1\r\n", "{name} still has our key");
     }
     for (name, addr) in &nodes[..3] {
-        assert_eq!(get(*addr), "$5\r\nother\r\n", "{name} lost the other holder's key");
+        assert_eq!(
+            get(*addr),
+            "$5\r\nother\r\n",
+            "{name} lost the other holder's key"
+        );
     }
 }
 

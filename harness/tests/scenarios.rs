@@ -224,7 +224,11 @@ fn redlock_gc_pause_shows_double_holder_without_tokens() {
 }
 
 /// Asserts that `node` was crashed and restarted before the first double holder began.
-fn crash_restart_before_first_double_holder(report: &LockReport, dir: &std::path::Path, node: &str) {
+fn crash_restart_before_first_double_holder(
+    report: &LockReport,
+    dir: &std::path::Path,
+    node: &str,
+) {
     use lockpick_checker::history::{Process, F};
     let double = report
         .violations
@@ -271,7 +275,10 @@ fn redlock_crash_delayed_restart_is_valid() {
     };
     let crash = nemesis(lockpick_checker::history::F::Crash).expect("n3 crashed");
     let restart = nemesis(lockpick_checker::history::F::Restart).expect("n3 restarted");
-    assert!(restart.time_ns - crash.time_ns >= 2_000_000_000, "restart delayed past the TTL");
+    assert!(
+        restart.time_ns - crash.time_ns >= 2_000_000_000,
+        "restart delayed past the TTL"
+    );
 }
 
 #[test]
@@ -288,7 +295,10 @@ fn redlock_crash_aof_always_is_valid() {
                 && e.value.nodes == ["n3"]
         })
         .count();
-    assert!(restarts >= 3, "n3 crashed and restarted at once, repeatedly: {restarts}");
+    assert!(
+        restarts >= 3,
+        "n3 crashed and restarted at once, repeatedly: {restarts}"
+    );
 }
 
 /// The double holder found, and the clock faults active during it.
@@ -381,7 +391,11 @@ fn redis_failover_lost_lock_shows_double_holder_on_the_promoted_replica() {
         .filter(|e| e.kind == lockpick_checker::history::EventKind::Ok)
         .filter_map(|e| e.value.note.clone())
         .collect();
-    assert_eq!(masters.len(), 2, "grants from the old and the new master: {masters:?}");
+    assert_eq!(
+        masters.len(),
+        2,
+        "grants from the old and the new master: {masters:?}"
+    );
 }
 
 #[test]
@@ -395,7 +409,11 @@ fn redis_failover_wait_keeps_acknowledged_grants_across_the_failover() {
         .collect();
     assert!(!granted.is_empty(), "{report}");
     for g in &granted {
-        assert_eq!(g.value.replicas_acked, Some(1), "kept only when acknowledged: {g:?}");
+        assert_eq!(
+            g.value.replicas_acked,
+            Some(1),
+            "kept only when acknowledged: {g:?}"
+        );
     }
     assert!(
         history(&dir).iter().any(|e| {

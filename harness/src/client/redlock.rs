@@ -130,7 +130,10 @@ struct Round {
 
 impl Round {
     fn oks(&self) -> usize {
-        self.answers.iter().filter(|a| **a == NodeAnswer::Ok).count()
+        self.answers
+            .iter()
+            .filter(|a| **a == NodeAnswer::Ok)
+            .count()
     }
 
     fn per_node(&self, config: &Config) -> BTreeMap<String, String> {
@@ -162,7 +165,9 @@ impl RedlockSession {
             }
         }
         let con = slot.as_mut().expect("connected above");
-        let left = limit.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+        let left = limit
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(1));
         let cmd = make();
         let outcome = request(left, cmd.query_async::<T>(con)).await;
         if !matches!(outcome, Outcome::Ok(_)) {

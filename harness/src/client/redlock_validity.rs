@@ -85,6 +85,9 @@ mod tests {
             }
         }
         assert_eq!(lease_from_start(MS(1)), Duration::ZERO);
-        assert_eq!(lease_from_start(Duration::MAX), Duration::MAX - drift(Duration::MAX));
+        assert_eq!(
+            lease_from_start(Duration::MAX),
+            Duration::MAX - drift(Duration::MAX)
+        );
     }
 }

@@ -55,7 +55,10 @@ impl SentinelOptions {
         if ok {
             Ok(())
         } else {
-            Err(format!("invalid sentinel master name {:?}", self.master_name))
+            Err(format!(
+                "invalid sentinel master name {:?}",
+                self.master_name
+            ))
         }
     }
 

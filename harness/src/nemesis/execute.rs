@@ -1,9 +1,9 @@
 //! Carries out a fault schedule: network faults through the proxies, pauses and crashes armed
 //! on clients. Every fault that takes effect is recorded; everything broken is healed at the end.
 
+use super::error::NemesisError;
 use super::schedule::{Action, Step};
 use crate::client::{Interrupt, PausePlan, PausePoints};
-use super::error::NemesisError;
 use crate::db::faketime::{control_file, set_clock, ClockSetting};
 use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
@@ -102,9 +102,9 @@ async fn set_clocks(
 ) -> Result<(), NemesisError> {
     let sup = ctx.supervisor.lock().await;
     for node in nodes {
-        let info = sup.node(node).ok_or_else(|| NemesisError::UnknownNode {
-            node: node.clone(),
-        })?;
+        let info = sup
+            .node(node)
+            .ok_or_else(|| NemesisError::UnknownNode { node: node.clone() })?;
         let path = control_file(&info.dir);
         set_clock(&path, setting).map_err(|source| NemesisError::Clock {
             node: node.clone(),
@@ -126,11 +126,7 @@ fn record_nodes(ctx: &NemesisCtx, f: F, nodes: &[String]) {
     );
 }
 
-async fn apply(
-    ctx: &NemesisCtx,
-    action: &Action,
-    broken: &mut Broken,
-) -> Result<(), NemesisError> {
+async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result<(), NemesisError> {
     match action {
         Action::PauseClient { client, point, ms } => {
             ctx.points[*client].arm(PausePlan {

@@ -3,7 +3,9 @@
 //! [`Lock`], an arm in [`start_backend`] and one in [`Lock::spawn_clients`].
 
 use super::error::RunError;
-use crate::client::{run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock, Redlock, SentinelLock};
+use crate::client::{
+    run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock, Redlock, SentinelLock,
+};
 use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
 use crate::scenario::{BackendKind, Persistence, Scenario};
@@ -27,8 +29,8 @@ pub(super) async fn start_backend(
     proxies: &FaultProxies,
 ) -> Result<Lock, RunError> {
     if scenario.backend == BackendKind::RedisSentinel {
-        let lock = super::sentinel_backend::start_sentinel_backend(scenario, supervisor, proxies)
-            .await?;
+        let lock =
+            super::sentinel_backend::start_sentinel_backend(scenario, supervisor, proxies).await?;
         return Ok(Lock::RedisSentinel(Arc::new(lock)));
     }
     let mut lock_addrs = Vec::new();

@@ -31,7 +31,11 @@ pub(super) async fn start_sentinel_backend(
         extra_config: vec![("repl-diskless-sync-delay".into(), "0".into())],
         ..RedisOptions::default()
     };
-    let master = supervisor.lock().await.start_redis(&names[0], base.clone()).await?;
+    let master = supervisor
+        .lock()
+        .await
+        .start_redis(&names[0], base.clone())
+        .await?;
     proxies.create(&names[0], master.addr).await?;
     for replica in &names[1..] {
         let link = proxies.create(replica, master.addr).await?;
@@ -60,9 +64,11 @@ pub(super) async fn start_sentinel_backend(
         sentinels.push(info.addr);
     }
     for s in &sentinels {
-        wait_for(deadline, "the sentinels to find the replicas and each other", || {
-            sentinel_ready(*s, replicas)
-        })
+        wait_for(
+            deadline,
+            "the sentinels to find the replicas and each other",
+            || sentinel_ready(*s, replicas),
+        )
         .await?;
     }
     let spec = &scenario.lock;

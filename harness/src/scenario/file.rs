@@ -179,9 +179,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         (Some(n), BackendKind::Redlock) => in_range(src, "backend.nodes", n, 1, 15)? as usize,
         (None, BackendKind::Redlock) => 5,
         // A master and at least one replica to fail over to.
-        (Some(n), BackendKind::RedisSentinel) => {
-            in_range(src, "backend.nodes", n, 2, 5)? as usize
-        }
+        (Some(n), BackendKind::RedisSentinel) => in_range(src, "backend.nodes", n, 2, 5)? as usize,
         (None, BackendKind::RedisSentinel) => 2,
         // Single-instance locks: more nodes would only be ignored, so say so.
         (Some(n), _) => in_range(src, "backend.nodes", n, 1, 1)? as usize,

@@ -214,21 +214,33 @@ duration_ms = 100
         assert!(s.has_clock_faults());
         assert!(matches!(
             s.nemesis.faults[0].kind,
-            FaultKind::ClockRate { rate_milli: 500, .. }
+            FaultKind::ClockRate {
+                rate_milli: 500,
+                ..
+            }
         ));
         let s = with("fault = \"clock-jump\"\noffset_ms = -2500").unwrap();
         assert!(matches!(
             s.nemesis.faults[0].kind,
-            FaultKind::ClockJump { offset_ms: -2500, .. }
+            FaultKind::ClockJump {
+                offset_ms: -2500,
+                ..
+            }
         ));
         let err = with("fault = \"clock-jump\"").unwrap_err();
         assert!(err.contains("needs offset_ms"), "{err}");
         let err = with("fault = \"clock-strobe\"\noffset_ms = 10").unwrap_err();
         assert!(err.contains("needs period_ms"), "{err}");
         let err = with("fault = \"clock-rate\"\nrate = 0.0").unwrap_err();
-        assert!(err.contains("field `nemesis.rate`: 0 is out of range"), "{err}");
+        assert!(
+            err.contains("field `nemesis.rate`: 0 is out of range"),
+            "{err}"
+        );
         let err = with("fault = \"node-crash\"\nrate = 2.0").unwrap_err();
-        assert!(err.contains("not allowed for fault \"node-crash\""), "{err}");
+        assert!(
+            err.contains("not allowed for fault \"node-crash\""),
+            "{err}"
+        );
     }
 
     #[test]
@@ -247,7 +259,10 @@ duration_ms = 100
         let s = parse(&base.replace("KIND", "redis-sentinel")).unwrap();
         assert_eq!(s.nodes, 2);
         let wait = s.lock.wait.unwrap();
-        assert_eq!((wait.replicas, wait.timeout_ms, wait.release_unacked), (1, 100, true));
+        assert_eq!(
+            (wait.replicas, wait.timeout_ms, wait.release_unacked),
+            (1, 100, true)
+        );
         let err = parse(&base.replace("KIND", "redlock")).unwrap_err();
         assert!(err.contains("allowed only with redis-sentinel"), "{err}");
     }

@@ -10,7 +10,7 @@ mod ms;
 pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
-    BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property, ResourceMode, Scenario,
-    Targets, WaitSpec, WorkloadKind, WorkloadSpec,
+    BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
+    ResourceMode, Scenario, Targets, WaitSpec, WorkloadKind, WorkloadSpec,
 };
 pub use ms::MsRange;

@@ -275,8 +275,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const NAMES: &'static [&'static str] =
-        &[
+    pub const NAMES: &'static [&'static str] = &[
         "client-pause",
         "client-crash",
         "latency",
