@@ -11,6 +11,7 @@ pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
     BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Property, ResourceMode, Scenario,
+    SkippedFault,
     Targets, WorkloadKind, WorkloadSpec,
 };
 pub use ms::MsRange;

@@ -56,6 +56,49 @@ impl BackendKind {
             BackendKind::Redis => "redis",
         }
     }
+
+    /// The backend of that name, as a scenario file writes it.
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        [BackendKind::Redis, BackendKind::RedisNaive]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
+
+    /// Why this backend cannot take `fault`, or `None` when it can. A comparison runs the
+    /// other faults and shows this one as skipped with the reason.
+    pub fn cannot_take(self, fault: &FaultKind) -> Option<String> {
+        // Every fault kind so far acts on clients or on network links, which every backend has.
+        let _ = (self, fault);
+        None
+    }
+}
+
+/// A fault left out when a scenario runs on a backend that cannot take it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedFault {
+    /// Position of the fault in the scenario's `[[nemesis]]` list.
+    pub index: usize,
+    pub reason: String,
+}
+
+impl Scenario {
+    /// This scenario on `backend`: the same workload, seed and faults, minus the faults the
+    /// backend cannot take, which are returned with the reason.
+    pub fn on_backend(&self, backend: BackendKind) -> (Scenario, Vec<SkippedFault>) {
+        let mut s = self.clone();
+        s.backend = backend;
+        let mut skipped = Vec::new();
+        let mut index = 0;
+        s.nemesis.faults.retain(|f| {
+            let reason = backend.cannot_take(&f.kind);
+            if let Some(reason) = reason.clone() {
+                skipped.push(SkippedFault { index, reason });
+            }
+            index += 1;
+            reason.is_none()
+        });
+        (s, skipped)
+    }
 }
 
 /// Lock parameters.
@@ -188,6 +231,16 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The name as a scenario file writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::ClientPause { .. } => "client-pause",
+            FaultKind::ClientCrash { .. } => "client-crash",
+            FaultKind::Latency { .. } => "latency",
+            FaultKind::Partition { .. } => "partition",
+        }
+    }
+
     pub const NAMES: &'static [&'static str] =
         &["client-pause", "client-crash", "latency", "partition"];
 }
