@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 /// At most this many lanes are drawn; the processes named in findings come first, then the
 /// busiest. Retirements can create hundreds of processes in a long run.
 const MAX_LANES: usize = 40;
-/// At most this many violations get a zoomed timeline of their own.
+/// At most this many episodes (violations close in time) get a zoomed timeline.
 const MAX_ZOOMS: usize = 6;
 /// At most this many cited history lines are shown as evidence.
 const MAX_EVIDENCE: usize = 1500;
@@ -137,30 +137,41 @@ pub fn finding_sentences(results: &RunResults) -> Vec<String> {
 pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<String, ReportError> {
     let view = RunView::new(events);
     let lock = &results.lock;
+    let episodes = episodes(&lock.violations, view.end_ns);
     let mut zooms = Vec::new();
-    let mut violations = Vec::new();
-    for (n, f) in lock.violations.iter().enumerate() {
-        let id = format!("v-{}", n + 1);
-        let zoom = match f.window {
-            Some(w) if zooms.len() < MAX_ZOOMS => {
-                let zid = format!("zoom-{}", n + 1);
-                zooms.push(Zoom {
-                    id: zid.clone(),
-                    title: format!(
-                        "violation {}: {} from {} to {}",
-                        n + 1,
-                        f.kind,
-                        secs(w.start_ns),
-                        secs(w.end_ns)
-                    ),
-                    svg: zoom_svg(&view, f, w)?,
-                });
-                Some(zid)
-            }
-            _ => None,
-        };
-        violations.push(finding_row(id, f, zoom));
+    let mut zoom_of = vec![None; lock.violations.len()];
+    for (k, ep) in episodes.iter().take(MAX_ZOOMS).enumerate() {
+        let id = format!("zoom-{}", k + 1);
+        let numbers: Vec<String> = ep.members.iter().map(|m| format!("{}", m + 1)).collect();
+        let mut kinds: Vec<&str> = ep
+            .members
+            .iter()
+            .map(|&m| lock.violations[m].kind.name())
+            .collect();
+        kinds.dedup();
+        zooms.push(Zoom {
+            id: id.clone(),
+            title: format!(
+                "violation{} {}: {} between {} and {}",
+                if numbers.len() > 1 { "s" } else { "" },
+                numbers.join(", "),
+                kinds.join(", "),
+                secs(ep.from_ns),
+                secs(ep.to_ns)
+            ),
+            svg: zoom_svg(&view, &lock.violations, ep)?,
+        });
+        for &m in &ep.members {
+            zoom_of[m] = Some(id.clone());
+        }
     }
+    let violations: Vec<FindingRow> = lock
+        .violations
+        .iter()
+        .zip(zoom_of)
+        .enumerate()
+        .map(|(n, (f, zoom))| finding_row(format!("v-{}", n + 1), f, zoom))
+        .collect();
     let observations = lock
         .observations
         .iter()
@@ -334,27 +345,76 @@ fn pick_lanes<'a>(mut all: Vec<&'a Lane>, involved: &BTreeSet<u64>) -> Vec<&'a L
     all
 }
 
-/// The timeline around one violation: its window with room on both sides, the lanes active in
-/// it.
-fn zoom_svg(view: &RunView, f: &Finding, w: TimeWindow) -> Result<String, ReportError> {
-    let len = w.end_ns - w.start_ns;
-    let pad = (len / 2).max(300_000_000);
-    let from = w.start_ns.saturating_sub(pad);
-    let to = (w.end_ns + pad).min(view.end_ns.max(w.end_ns));
+/// Violations close in time, zoomed on together: their windows with room on both sides,
+/// merged where they overlap.
+#[derive(Debug)]
+struct Episode {
+    from_ns: u64,
+    to_ns: u64,
+    /// Positions of the violations in the report's list.
+    members: Vec<usize>,
+}
+
+fn episodes(violations: &[Finding], end_ns: u64) -> Vec<Episode> {
+    let mut padded: Vec<(u64, u64, usize)> = violations
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let w = f.window?;
+            let pad = ((w.end_ns - w.start_ns) / 2).max(300_000_000);
+            Some((
+                w.start_ns.saturating_sub(pad),
+                (w.end_ns + pad).min(end_ns.max(w.end_ns)),
+                i,
+            ))
+        })
+        .collect();
+    padded.sort_unstable();
+    let mut out: Vec<Episode> = Vec::new();
+    for (from, to, i) in padded {
+        match out.last_mut() {
+            Some(ep) if from <= ep.to_ns => {
+                ep.to_ns = ep.to_ns.max(to);
+                ep.members.push(i);
+            }
+            _ => out.push(Episode {
+                from_ns: from,
+                to_ns: to,
+                members: vec![i],
+            }),
+        }
+    }
+    for ep in &mut out {
+        ep.members.sort_unstable();
+    }
+    out
+}
+
+/// The timeline of one episode: the lanes active in it, its violations marked.
+fn zoom_svg(view: &RunView, violations: &[Finding], ep: &Episode) -> Result<String, ReportError> {
+    let (from, to) = (ep.from_ns, ep.to_ns);
     let active: Vec<&Lane> = view
         .lanes
         .iter()
         .filter(|l| l.first_ns <= to && l.last_ns.max(l.crashed_ns.unwrap_or(0)) >= from)
         .collect();
-    let involved: BTreeSet<u64> = f.processes.iter().copied().collect();
-    let lanes = pick_lanes(active, &involved);
+    let involved: BTreeSet<u64> = ep
+        .members
+        .iter()
+        .flat_map(|&m| violations[m].processes.iter().copied())
+        .collect();
+    let windows: Vec<TimeWindow> = ep
+        .members
+        .iter()
+        .filter_map(|&m| violations[m].window)
+        .collect();
     timeline_svg(
         view,
         &TimelineSpec {
             from_ns: from,
             to_ns: to,
-            lanes,
-            violations: std::slice::from_ref(&w),
+            lanes: pick_lanes(active, &involved),
+            violations: &windows,
         },
     )
 }

@@ -34,12 +34,11 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
         assert!(html.contains(&format!(r#"<tr id="ev-{i}">"#)), "row {i}");
     }
     assert!(!html.contains(r#"<tr id="ev-2">"#), "uncited line shown");
-    // One zoomed timeline per violation, linked from it.
-    for z in ["zoom-1", "zoom-2"] {
-        assert!(html.contains(&format!(r##"<a href="#{z}">timeline</a>"##)));
-        assert!(html.contains(&format!(r#"<h3 id="{z}">"#)));
-    }
-    assert_eq!(html.matches("<svg").count(), 1 + 2 + 3 + 1 + 1, "timeline, zooms, latency ×3 (acquire, write, release), throughput, tokens");
+    // Both violations belong to one episode: one zoomed timeline, linked from each.
+    assert_eq!(html.matches(r##"<a href="#zoom-1">timeline</a>"##).count(), 2);
+    assert!(html.contains(r#"<h3 id="zoom-1">violations 1, 2: double-holder, stale-write between 0.120 s and 1.021 s</h3>"#), "{html}");
+    assert!(!html.contains("zoom-2"));
+    assert_eq!(html.matches("<svg").count(), 1 + 1 + 3 + 1 + 1, "timeline, zoom, latency ×3 (acquire, write, release), throughput, tokens");
     assert!(html.contains("pause of client 0 for 0.900 s from 0.110 s"));
     assert!(html.contains(r#"<pre id="reproduce-command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#));
     // Self-contained: nothing to fetch.

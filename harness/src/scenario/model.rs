@@ -83,9 +83,13 @@ pub struct SkippedFault {
 
 impl Scenario {
     /// This scenario on `backend`: the same workload, seed and faults, minus the faults the
-    /// backend cannot take, which are returned with the reason.
+    /// backend cannot take, which are returned with the reason. The expected verdict is kept
+    /// only for the scenario's own backend: it was promised for that one.
     pub fn on_backend(&self, backend: BackendKind) -> (Scenario, Vec<SkippedFault>) {
         let mut s = self.clone();
+        if backend != self.backend {
+            s.expected = None;
+        }
         s.backend = backend;
         let mut skipped = Vec::new();
         let mut index = 0;

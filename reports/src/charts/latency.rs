@@ -7,8 +7,11 @@ use crate::view::{Outcome, RunView};
 use lockpick_checker::history::F;
 use plotters::prelude::*;
 
-/// Below this many ops every one is drawn; above, one dot per 2×2 pixels per outcome.
-const DRAW_ALL_BELOW: usize = 4000;
+/// Below this many ops every one is drawn; above, one dot per cell of 4×4 pixels per outcome
+/// (8×8, 16×16 if that still leaves more than [`MAX_DOTS`]), which draws the same picture with
+/// a bounded number of circles.
+const DRAW_ALL_BELOW: usize = 1500;
+const MAX_DOTS: usize = 2500;
 
 /// The latency chart of the operations `f` of `view`; `None` when there are none.
 pub fn latency_svg(view: &RunView, f: F) -> Result<Option<String>, ReportError> {
@@ -47,22 +50,32 @@ pub fn latency_svg(view: &RunView, f: F) -> Result<Option<String>, ReportError> 
                 .draw(),
         )?;
         fault_bands(&mut chart, &view.faults, lo_ms, max, (0.0, hi))?;
-        let mut thin = Thinner::new(if ops.len() < DRAW_ALL_BELOW { 0 } else { 2 });
         let draw_all = ops.len() < DRAW_ALL_BELOW;
-        // Ok first so the rarer fail and info dots are drawn over them.
-        for outcome in [Outcome::Ok, Outcome::Fail, Outcome::Info] {
+        let mut series = Vec::new();
+        for cell in [4, 8, 16, 32] {
+            let mut thin = Thinner::new(cell);
+            series.clear();
+            // Ok first so the rarer fail and info dots are drawn over them.
+            for outcome in [Outcome::Ok, Outcome::Fail, Outcome::Info] {
+                let mut points = Vec::new();
+                for o in ops.iter().filter(|o| o.outcome == outcome) {
+                    let p = (secs(o.invoke_ns), o.latency_ms().max(lo_ms));
+                    if draw_all || thin.keep(outcome, chart.backend_coord(&p)) {
+                        points.push(p);
+                    }
+                }
+                series.push((outcome, points));
+            }
+            if draw_all || series.iter().map(|(_, p)| p.len()).sum::<usize>() <= MAX_DOTS {
+                break;
+            }
+        }
+        for (outcome, points) in series {
             let color = match outcome {
                 Outcome::Ok => OK.mix(0.6),
                 Outcome::Fail => FAIL.mix(0.9),
                 Outcome::Info => INFO.mix(0.9),
             };
-            let mut points = Vec::new();
-            for o in ops.iter().filter(|o| o.outcome == outcome) {
-                let p = (secs(o.invoke_ns), o.latency_ms().max(lo_ms));
-                if draw_all || thin.keep(outcome, chart.backend_coord(&p)) {
-                    points.push(p);
-                }
-            }
             let r = if outcome == Outcome::Ok { 2 } else { 3 };
             drawn(
                 chart.draw_series(points.into_iter().map(|p| Circle::new(p, r, color.filled()))),

@@ -6,16 +6,18 @@ use super::common::{
     drawn, fault_bands, secs, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK, VIOLATION,
 };
 use crate::error::ReportError;
-use crate::view::{HoldEnd, Lane, Outcome, RunView};
+use crate::view::{Hold, HoldEnd, Lane, Outcome, RunView};
 use lockpick_checker::lock::TimeWindow;
 use plotters::prelude::*;
 
 /// Above this many writes in a lane, the overview leaves ordinary write markers out (the hold
 /// bars already show the rhythm) and keeps only the ones that matter: rejected, stale, unknown.
 const MAX_WRITE_MARKERS_PER_LANE: usize = 300;
-/// Token numbers are printed beside write markers only when this few fit the window.
-const MAX_TOKEN_LABELS: usize = 120;
 const LANE_PX: u32 = 22;
+/// A lane with more holds than this in view is drawn as an occupancy strip instead of bars.
+const MAX_HOLD_BARS_PER_LANE: usize = (CHART_WIDTH / 8) as usize;
+/// Width of one occupancy bucket in pixels.
+const BUCKET_PX: f64 = 4.0;
 
 /// What part of a run a timeline shows.
 pub struct TimelineSpec<'a> {
@@ -116,33 +118,40 @@ fn draw_lane(
             GREY.mix(0.6),
         ))))?;
     }
-    // Holds, merged when the gap between them is under a pixel and a half.
-    let merge_gap = (px_ns * 1.5) as u64;
-    let mut bars: Vec<(u64, u64, HoldEnd)> = Vec::new();
-    for h in &lane.holds {
-        match bars.last_mut() {
-            Some(last) if h.start_ns <= last.1 + merge_gap && h.end == HoldEnd::Released => {
-                last.1 = last.1.max(h.end_ns);
-            }
-            _ => bars.push((h.start_ns, h.end_ns, h.end)),
-        }
-    }
+    let from_ns = (lo * 1e9) as u64;
+    let to_ns = (hi * 1e9) as u64;
+    let holds: Vec<&Hold> = lane
+        .holds
+        .iter()
+        .filter(|h| h.end_ns >= from_ns && h.start_ns <= to_ns)
+        .collect();
     let min_w = (hi - lo) / CHART_WIDTH as f64;
-    let rects = bars.iter().filter_map(|&(a, b, end)| {
-        let (a, b) = (secs(a), secs(b));
-        if !in_view(a, b) {
-            return None;
-        }
-        let color = match end {
-            HoldEnd::Released | HoldEnd::Open => HOLD,
-            HoldEnd::Lost | HoldEnd::Retired | HoldEnd::Crashed => HOLD_LOST,
-        };
-        Some(Rectangle::new(
-            [(a.max(lo), y + 0.22), (b.min(hi).max(a + min_w), y + 0.78)],
-            color.filled(),
-        ))
-    });
-    drawn(chart.draw_series(rects))?;
+    let bar = |a: u64, b: u64, color: RGBAColor| {
+        let (a, b) = (secs(a).max(lo), secs(b).min(hi));
+        Rectangle::new([(a, y + 0.22), (b.max(a + min_w), y + 0.78)], color.filled())
+    };
+    let broken = |h: &&&Hold| h.end != HoldEnd::Released && h.end != HoldEnd::Open;
+    if holds.len() > MAX_HOLD_BARS_PER_LANE {
+        // Too many to tell apart: shade by how much of each few pixels the lock was held,
+        // in five levels, merging equal neighbours. Holds that ended badly stay visible.
+        let strips = occupancy(&holds, from_ns, to_ns, px_ns * BUCKET_PX);
+        drawn(chart.draw_series(
+            strips
+                .into_iter()
+                .map(|(a, b, level)| bar(a, b, HOLD.mix(level))),
+        ))?;
+        drawn(chart.draw_series(
+            holds
+                .iter()
+                .filter(broken)
+                .map(|h| bar(h.start_ns, h.end_ns, HOLD_LOST.to_rgba())),
+        ))?;
+    } else {
+        drawn(chart.draw_series(holds.iter().map(|h| {
+            let color = if broken(&h) { HOLD_LOST } else { HOLD };
+            bar(h.start_ns, h.end_ns, color.to_rgba())
+        })))?;
+    }
 
     let visible: Vec<_> = lane
         .writes
@@ -176,12 +185,22 @@ fn draw_lane(
             labels.push((x, t));
         }
     }
-    if !dense && labels.len() <= MAX_TOKEN_LABELS {
+    if !dense {
+        // A token label only where it does not overlap the previous one of its lane.
+        let mut free_from = i32::MIN;
+        let mut kept = Vec::new();
+        for (x, t) in labels {
+            let text = format!("{t}");
+            let px = chart.backend_coord(&(x, y)).0;
+            if px >= free_from {
+                free_from = px + 6 * text.len() as i32 + 4;
+                kept.push((x, text));
+            }
+        }
         let font = ("sans-serif", 10).into_font().color(&BLACK);
         drawn(chart.draw_series(
-            labels
-                .into_iter()
-                .map(|(x, t)| Text::new(format!("{t}"), (x, y + 0.98), font.clone())),
+            kept.into_iter()
+                .map(|(x, t)| Text::new(t, (x, y + 0.98), font.clone())),
         ))?;
     }
     if let Some(at) = lane.retired_ns.or(lane.crashed_ns) {
@@ -200,4 +219,38 @@ fn draw_lane(
         }
     }
     Ok(())
+}
+
+/// Runs of buckets of `bucket_ns` over `[from_ns, to_ns]` with the share of time the lock was
+/// held, quantised to quarters (a bucket held at all is at least a quarter), equal neighbours
+/// merged: `(start_ns, end_ns, opacity)`. Precondition: `holds` are sorted by start.
+fn occupancy(holds: &[&Hold], from_ns: u64, to_ns: u64, bucket_ns: f64) -> Vec<(u64, u64, f64)> {
+    let bucket = (bucket_ns as u64).max(1);
+    let n = ((to_ns - from_ns) / bucket + 1) as usize;
+    let mut held = vec![0u64; n];
+    for h in holds {
+        let (a, b) = (h.start_ns.max(from_ns), h.end_ns.min(to_ns));
+        let mut t = a;
+        while t < b {
+            let i = ((t - from_ns) / bucket) as usize;
+            let bucket_end = from_ns + (i as u64 + 1) * bucket;
+            let upto = b.min(bucket_end);
+            held[i] += upto - t;
+            t = upto;
+        }
+    }
+    let mut out: Vec<(u64, u64, f64)> = Vec::new();
+    for (i, &h) in held.iter().enumerate() {
+        if h == 0 {
+            continue;
+        }
+        let level = ((h as f64 / bucket as f64) * 4.0).ceil().clamp(1.0, 4.0) / 4.0;
+        let start = from_ns + i as u64 * bucket;
+        let end = (start + bucket).min(to_ns);
+        match out.last_mut() {
+            Some(last) if last.1 == start && last.2 == level => last.1 = end,
+            _ => out.push((start, end, level)),
+        }
+    }
+    out
 }

@@ -41,7 +41,7 @@ pub fn tokens_svg(view: &RunView) -> Result<Option<String>, ReportError> {
                 .draw(),
         )?;
         fault_bands(&mut chart, &view.faults, y0, y1, (0.0, hi))?;
-        let mut thin = Thinner::new(2);
+        let mut thin = Thinner::new(3);
         let mut points = Vec::new();
         let mut stale = Vec::new();
         let mut max_so_far = 0u64;
@@ -49,7 +49,7 @@ pub fn tokens_svg(view: &RunView) -> Result<Option<String>, ReportError> {
             let p = (secs(w.at_ns), w.token as f64);
             if w.stale {
                 stale.push((p, max_so_far as f64));
-            } else if view.accepted.len() < 4000 || thin.keep((), chart.backend_coord(&p)) {
+            } else if view.accepted.len() < 1500 || thin.keep((), chart.backend_coord(&p)) {
                 points.push(p);
             }
             max_so_far = max_so_far.max(w.token);

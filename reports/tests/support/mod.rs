@@ -141,7 +141,8 @@ pub fn results_for(events: &[Event], scenario: &str) -> RunResults {
 
 /// A synthetic run of about `ops` completed client operations: `clients` clients take turns
 /// on a lock (acquire → write → release, a failed acquire now and then), with a client pause
-/// every 10 s that lets one stale write through, and a latency fault every 7 s.
+/// from 0.3 s and every 10 s that lets one stale write through, and a latency fault from
+/// 0.15 s and every 7 s.
 pub fn synthetic_history(ops: usize, clients: u64) -> Vec<Event> {
     use EventKind::*;
     let mut h = History::default();
@@ -149,8 +150,8 @@ pub fn synthetic_history(ops: usize, clients: u64) -> Vec<Event> {
     let mut tok = 0u64;
     let mut done = 0usize;
     let mut round = 0u64;
-    let mut next_pause_ms = 5_000.0;
-    let mut next_slow_ms = 3_000.0;
+    let mut next_pause_ms = 300.0;
+    let mut next_slow_ms = 150.0;
     while done < ops {
         round += 1;
         let p = Process::Client(round % clients);
