@@ -64,9 +64,7 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
 /// Reads `--clients`; 0 is refused.
 pub(crate) fn clients_arg(clients: Option<usize>) -> Result<Option<usize>, String> {
     if clients == Some(0) {
-        return Err(
-            "read --clients: 0 clients would test nothing; use 1 or more".to_owned(),
-        );
+        return Err("read --clients: 0 clients would test nothing; use 1 or more".to_owned());
     }
     Ok(clients)
 }
@@ -290,7 +288,8 @@ fn checked_results(
             RunResults {
                 v: RESULTS_VERSION,
                 scenario: stored.map_or_else(|| "unknown".to_owned(), |s| s.name.clone()),
-                backend: stored.map_or_else(|| "unknown".to_owned(), |s| s.backend.name().to_owned()),
+                backend: stored
+                    .map_or_else(|| "unknown".to_owned(), |s| s.backend.name().to_owned()),
                 seed: stored.map_or(0, |s| s.seed),
                 verdict: lock.verdict,
                 expected: stored.and_then(|s| s.expected),

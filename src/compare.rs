@@ -61,10 +61,7 @@ pub fn compare(args: CompareArgs) -> u8 {
                 break;
             }
             let Some(kind) = BackendKind::from_name(name) else {
-                let why = format!(
-                    "unknown backend (known: {})",
-                    BackendKind::NAMES.join(", ")
-                );
+                let why = format!("unknown backend (known: {})", BackendKind::NAMES.join(", "));
                 eprintln!("lockpick: {name}: skipped: {why}");
                 backends.push(ComparedBackend {
                     backend: name.clone(),

@@ -24,7 +24,10 @@ pub fn serve(args: ServeArgs) -> u8 {
         }
     };
     let addr = listener.local_addr().map_or(args.listen, |a| a);
-    println!("lockpick: serving {} on http://{addr}/", args.store.display());
+    println!(
+        "lockpick: serving {} on http://{addr}/",
+        args.store.display()
+    );
     let _ = std::io::stdout().flush();
     for stream in listener.incoming().flatten() {
         let store = args.store.clone();
@@ -48,14 +51,32 @@ fn handle(mut stream: TcpStream, store: &Path) -> std::io::Result<()> {
     let mut parts = request.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
     if method != "GET" && method != "HEAD" {
-        return respond(&mut stream, 405, "text/plain", b"only GET\n", method == "HEAD");
+        return respond(
+            &mut stream,
+            405,
+            "text/plain",
+            b"only GET\n",
+            method == "HEAD",
+        );
     }
     let path = target.split(['?', '#']).next().unwrap_or("/");
     let head = method == "HEAD";
     if path == "/" || path == "/index.html" {
         return match lockpick_reports::render_index(store) {
-            Ok(html) => respond(&mut stream, 200, "text/html; charset=utf-8", html.as_bytes(), head),
-            Err(e) => respond(&mut stream, 500, "text/plain", format!("failed to {e}\n").as_bytes(), head),
+            Ok(html) => respond(
+                &mut stream,
+                200,
+                "text/html; charset=utf-8",
+                html.as_bytes(),
+                head,
+            ),
+            Err(e) => respond(
+                &mut stream,
+                500,
+                "text/plain",
+                format!("failed to {e}\n").as_bytes(),
+                head,
+            ),
         };
     }
     let Some(file) = resolve(store, path) else {
@@ -77,10 +98,7 @@ fn handle(mut stream: TcpStream, store: &Path) -> std::io::Result<()> {
 fn resolve(store: &Path, url_path: &str) -> Option<PathBuf> {
     let decoded = percent_decode(url_path)?;
     let rel = Path::new(decoded.trim_start_matches('/'));
-    if rel
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_)))
-    {
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;
     }
     Some(store.join(rel))

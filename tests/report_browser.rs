@@ -65,7 +65,10 @@ fn chromium(url: &str, extra: &str, profile: &Path) -> String {
     });
     let deadline = Instant::now() + Duration::from_secs(90);
     while child.0.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "chromium did not finish on {url}");
+        assert!(
+            Instant::now() < deadline,
+            "chromium did not finish on {url}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     out.push_str(&reader.join().unwrap());
@@ -83,7 +86,11 @@ fn shot(name: &str) -> PathBuf {
 
 fn assert_png(path: &Path) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(bytes.starts_with(b"\x89PNG"), "{} is no PNG", path.display());
+    assert!(
+        bytes.starts_with(b"\x89PNG"),
+        "{} is no PNG",
+        path.display()
+    );
     assert!(bytes.len() > 20_000, "{} looks blank", path.display());
 }
 
@@ -112,17 +119,39 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run = latest_run(store.path(), "redis-gc-pause");
     let report = run.join("report.html");
-    assert!(stdout.contains(&format!("report: {}", report.display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("report: {}", report.display())),
+        "{stdout}"
+    );
 
     let dom = chromium(&file_url(&report), "--dump-dom", profile.path());
-    assert!(dom.contains(r#"<span id="verdict" class="badge invalid">INVALID</span>"#), "{dom}");
+    assert!(
+        dom.contains(r#"<span id="verdict" class="badge invalid">INVALID</span>"#),
+        "{dom}"
+    );
     assert!(dom.contains(r#"<li class="violation" id="v-1">"#));
     assert!(dom.contains("stale-write</span>: process "));
-    for section in ["timeline-overview", "latency", "quantiles", "throughput", "tokens", "faults", "evidence"] {
-        assert!(dom.contains(&format!(r#"id="{section}""#)), "section {section} missing");
+    for section in [
+        "timeline-overview",
+        "latency",
+        "quantiles",
+        "throughput",
+        "tokens",
+        "faults",
+        "evidence",
+    ] {
+        assert!(
+            dom.contains(&format!(r#"id="{section}""#)),
+            "section {section} missing"
+        );
     }
     assert!(dom.contains(r#"<h3 id="zoom-1">"#));
     // Charts are inline SVG: overview + zooms + 3 latency + throughput + tokens.
@@ -131,7 +160,10 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     // Every evidence link points at a row that exists.
     for href in dom.split(r##"href="#ev-"##).skip(1) {
         let idx = &href[..href.find('"').unwrap()];
-        assert!(dom.contains(&format!(r#"<tr id="ev-{idx}">"#)), "dangling #ev-{idx}");
+        assert!(
+            dom.contains(&format!(r#"<tr id="ev-{idx}">"#)),
+            "dangling #ev-{idx}"
+        );
     }
     chromium(
         &file_url(&report),
@@ -158,14 +190,28 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     let compare = stdout
         .lines()
         .find_map(|l| l.strip_prefix("compare: "))
-        .unwrap_or_else(|| panic!("no compare page in:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+        .unwrap_or_else(|| {
+            panic!(
+                "no compare page in:\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
     let dom = chromium(&file_url(Path::new(compare)), "--dump-dom", profile.path());
     assert!(dom.contains(r#"id="verdict-matrix""#), "{dom}");
     for backend in ["redis", "redis-naive", "zookeeper"] {
-        assert!(dom.contains(&format!(r#"data-backend="{backend}""#)), "{backend} row missing");
+        assert!(
+            dom.contains(&format!(r#"data-backend="{backend}""#)),
+            "{backend} row missing"
+        );
     }
-    assert!(dom.contains("skipped: unknown backend (known: redis, redis-naive)"), "{dom}");
-    assert!(dom.contains("client-pause before-write"), "fault column missing");
+    assert!(
+        dom.contains("skipped: unknown backend (known: redis, redis-naive)"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("client-pause before-write"),
+        "fault column missing"
+    );
     // The report links resolve to the runs' reports.
     let links: Vec<&str> = dom
         .split(r#"<a class="run-report" href=""#)
@@ -211,8 +257,15 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         .nth(1)
         .map(|s| &s[..s.find('"').unwrap()])
         .unwrap();
-    let page = chromium(&format!("{}{}", url.trim_end_matches('/'), first), "--dump-dom", profile.path());
-    assert!(page.contains(r#"id="timeline-overview""#), "served report broken: {first}");
+    let page = chromium(
+        &format!("{}{}", url.trim_end_matches('/'), first),
+        "--dump-dom",
+        profile.path(),
+    );
+    assert!(
+        page.contains(r#"id="timeline-overview""#),
+        "served report broken: {first}"
+    );
     chromium(
         &url,
         &format!("--screenshot={}", shot("serve.png").display()),

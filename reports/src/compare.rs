@@ -174,7 +174,11 @@ fn ran_row(
             }
         })
         .collect();
-    let outside = lock.violations.iter().filter(|v| v.faults.is_empty()).count();
+    let outside = lock
+        .violations
+        .iter()
+        .filter(|v| v.faults.is_empty())
+        .count();
     let s = &lock.stats;
     let attempts = s.acquires_ok + s.acquires_fail + s.acquires_info;
     let availability = if attempts == 0 {

@@ -138,7 +138,10 @@ mod tests {
 
     #[test]
     fn run_ids_show_as_utc_times() {
-        assert_eq!(stamp_time("20261121T233700Z-seed1"), "2026-11-21 23:37:00 UTC");
+        assert_eq!(
+            stamp_time("20261121T233700Z-seed1"),
+            "2026-11-21 23:37:00 UTC"
+        );
         assert_eq!(stamp_time("odd"), "odd");
     }
 }

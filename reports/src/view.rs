@@ -148,7 +148,7 @@ impl RunView {
                     process: p,
                     f: e.f,
                     invoke_ns: e.time_ns,
-                    end_ns: end_ns,
+                    end_ns,
                     outcome: Outcome::Info,
                     completed: false,
                     invoke_index: e.index,

@@ -30,17 +30,29 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
     assert!(html.contains("both believed they held lock &quot;lock&quot; from 0.420 s"));
     // Every cited index links to a row of the evidence table that exists.
     for i in [1, 4, 5, 6, 7, 10, 11, 12] {
-        assert!(html.contains(&format!(r##"<a href="#ev-{i}">#{i}</a>"##)), "link {i}");
+        assert!(
+            html.contains(&format!(r##"<a href="#ev-{i}">#{i}</a>"##)),
+            "link {i}"
+        );
         assert!(html.contains(&format!(r#"<tr id="ev-{i}">"#)), "row {i}");
     }
     assert!(!html.contains(r#"<tr id="ev-2">"#), "uncited line shown");
     // Both violations belong to one episode: one zoomed timeline, linked from each.
-    assert_eq!(html.matches(r##"<a href="#zoom-1">timeline</a>"##).count(), 2);
+    assert_eq!(
+        html.matches(r##"<a href="#zoom-1">timeline</a>"##).count(),
+        2
+    );
     assert!(html.contains(r#"<h3 id="zoom-1">violations 1, 2: double-holder, stale-write between 0.120 s and 1.021 s</h3>"#), "{html}");
     assert!(!html.contains("zoom-2"));
-    assert_eq!(html.matches("<svg").count(), 1 + 1 + 3 + 1 + 1, "timeline, zoom, latency ×3 (acquire, write, release), throughput, tokens");
+    assert_eq!(
+        html.matches("<svg").count(),
+        1 + 1 + 3 + 1 + 1,
+        "timeline, zoom, latency ×3 (acquire, write, release), throughput, tokens"
+    );
     assert!(html.contains("pause of client 0 for 0.900 s from 0.110 s"));
-    assert!(html.contains(r#"<pre id="reproduce-command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#));
+    assert!(html.contains(
+        r#"<pre id="reproduce-command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#
+    ));
     // Self-contained: nothing to fetch.
     assert!(!html.contains("src=\"http"), "external fetch");
     assert!(!html.contains("<script src"), "external script");

@@ -11,7 +11,6 @@ pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
     BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Property, ResourceMode, Scenario,
-    SkippedFault,
-    Targets, WorkloadKind, WorkloadSpec,
+    SkippedFault, Targets, WorkloadKind, WorkloadSpec,
 };
 pub use ms::MsRange;

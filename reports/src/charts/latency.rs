@@ -19,11 +19,7 @@ pub fn latency_svg(view: &RunView, f: F) -> Result<Option<String>, ReportError> 
     if ops.is_empty() {
         return Ok(None);
     }
-    let max = ops
-        .iter()
-        .map(|o| o.latency_ms())
-        .fold(1.0f64, f64::max)
-        * 1.5;
+    let max = ops.iter().map(|o| o.latency_ms()).fold(1.0f64, f64::max) * 1.5;
     let lo_ms = 0.05;
     let hi = secs(view.end_ns).max(0.001);
     let mut svg = String::new();
@@ -78,7 +74,11 @@ pub fn latency_svg(view: &RunView, f: F) -> Result<Option<String>, ReportError> 
             };
             let r = if outcome == Outcome::Ok { 2 } else { 3 };
             drawn(
-                chart.draw_series(points.into_iter().map(|p| Circle::new(p, r, color.filled()))),
+                chart.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, r, color.filled())),
+                ),
             )?;
         }
         drawn(root.present())?;

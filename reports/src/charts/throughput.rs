@@ -22,15 +22,7 @@ pub fn throughput_svg(view: &RunView) -> Result<String, ReportError> {
         counts[slot][(o.end_ns / bucket_ns) as usize] += 1;
     }
     let per_sec = 1e9 / bucket_ns as f64;
-    let max = counts
-        .iter()
-        .flatten()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64
-        * per_sec
-        * 1.1;
+    let max = counts.iter().flatten().copied().max().unwrap_or(0).max(1) as f64 * per_sec * 1.1;
     let hi = secs(view.end_ns).max(0.001);
     let mut svg = String::new();
     {

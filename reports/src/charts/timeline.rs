@@ -128,24 +128,31 @@ fn draw_lane(
     let min_w = (hi - lo) / CHART_WIDTH as f64;
     let bar = |a: u64, b: u64, color: RGBAColor| {
         let (a, b) = (secs(a).max(lo), secs(b).min(hi));
-        Rectangle::new([(a, y + 0.22), (b.max(a + min_w), y + 0.78)], color.filled())
+        Rectangle::new(
+            [(a, y + 0.22), (b.max(a + min_w), y + 0.78)],
+            color.filled(),
+        )
     };
     let broken = |h: &&&Hold| h.end != HoldEnd::Released && h.end != HoldEnd::Open;
     if holds.len() > MAX_HOLD_BARS_PER_LANE {
         // Too many to tell apart: shade by how much of each few pixels the lock was held,
         // in five levels, merging equal neighbours. Holds that ended badly stay visible.
         let strips = occupancy(&holds, from_ns, to_ns, px_ns * BUCKET_PX);
-        drawn(chart.draw_series(
-            strips
-                .into_iter()
-                .map(|(a, b, level)| bar(a, b, HOLD.mix(level))),
-        ))?;
-        drawn(chart.draw_series(
-            holds
-                .iter()
-                .filter(broken)
-                .map(|h| bar(h.start_ns, h.end_ns, HOLD_LOST.to_rgba())),
-        ))?;
+        drawn(
+            chart.draw_series(
+                strips
+                    .into_iter()
+                    .map(|(a, b, level)| bar(a, b, HOLD.mix(level))),
+            ),
+        )?;
+        drawn(
+            chart.draw_series(
+                holds
+                    .iter()
+                    .filter(broken)
+                    .map(|h| bar(h.start_ns, h.end_ns, HOLD_LOST.to_rgba())),
+            ),
+        )?;
     } else {
         drawn(chart.draw_series(holds.iter().map(|h| {
             let color = if broken(&h) { HOLD_LOST } else { HOLD };
@@ -159,9 +166,9 @@ fn draw_lane(
         .filter(|w| in_view(secs(w.at_ns), secs(w.at_ns)))
         .collect();
     let dense = visible.len() > MAX_WRITE_MARKERS_PER_LANE;
-    let marks = visible.iter().filter(|w| {
-        !dense || w.rejected || w.stale || w.outcome == Outcome::Info
-    });
+    let marks = visible
+        .iter()
+        .filter(|w| !dense || w.rejected || w.stale || w.outcome == Outcome::Info);
     let mut labels = Vec::new();
     for w in marks {
         let x = secs(w.at_ns);
@@ -198,10 +205,12 @@ fn draw_lane(
             }
         }
         let font = ("sans-serif", 10).into_font().color(&BLACK);
-        drawn(chart.draw_series(
-            kept.into_iter()
-                .map(|(x, t)| Text::new(t, (x, y + 0.98), font.clone())),
-        ))?;
+        drawn(
+            chart.draw_series(
+                kept.into_iter()
+                    .map(|(x, t)| Text::new(t, (x, y + 0.98), font.clone())),
+            ),
+        )?;
     }
     if let Some(at) = lane.retired_ns.or(lane.crashed_ns) {
         let x = secs(at);

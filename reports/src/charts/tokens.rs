@@ -54,21 +54,19 @@ pub fn tokens_svg(view: &RunView) -> Result<Option<String>, ReportError> {
             }
             max_so_far = max_so_far.max(w.token);
         }
-        drawn(chart.draw_series(
-            points
-                .into_iter()
-                .map(|p| Circle::new(p, 2, HOLD.mix(0.8).filled())),
-        ))?;
+        drawn(
+            chart.draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 2, HOLD.mix(0.8).filled())),
+            ),
+        )?;
         for ((x, t), max) in stale {
             drawn(chart.draw_series(std::iter::once(PathElement::new(
                 vec![(x, max), (x, t)],
                 ShapeStyle::from(&VIOLATION).stroke_width(2),
             ))))?;
-            drawn(chart.draw_series(std::iter::once(Circle::new(
-                (x, t),
-                5,
-                VIOLATION.filled(),
-            ))))?;
+            drawn(chart.draw_series(std::iter::once(Circle::new((x, t), 5, VIOLATION.filled()))))?;
         }
         drawn(root.present())?;
     }

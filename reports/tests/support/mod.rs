@@ -183,7 +183,14 @@ pub fn synthetic_history(ops: usize, clients: u64) -> Vec<Event> {
         let lat = 0.3 + (round % 13) as f64 * 0.15;
         h.push(t + lat, p, Ok, F::Acquire, token(tok));
         if round % 17 == 0 {
-            h.push_err(t + lat + 0.1, other, Fail, F::Acquire, Value::default(), Some("timeout-waiting"));
+            h.push_err(
+                t + lat + 0.1,
+                other,
+                Fail,
+                F::Acquire,
+                Value::default(),
+                Some("timeout-waiting"),
+            );
             done += 1;
         }
         let w = t + lat + 0.2;
@@ -220,7 +227,14 @@ pub fn synthetic_history(ops: usize, clients: u64) -> Vec<Event> {
             };
             h.push(w + 601.0, p, Ok, F::Write, v);
             h.push(w + 602.0, p, Invoke, F::Release, token(tok));
-            h.push_err(w + 602.2, p, Fail, F::Release, Value::default(), Some("not-owner"));
+            h.push_err(
+                w + 602.2,
+                p,
+                Fail,
+                F::Release,
+                Value::default(),
+                Some("not-owner"),
+            );
             tok += 1;
             done += 6;
             t = w + 603.0;
