@@ -25,8 +25,18 @@ pub enum Command {
     /// Run every shipped scenario that declares an expected verdict, over one or more seeds,
     /// and fail (exit 5) if any run does not reach it: a nightly safety regression.
     Suite(SuiteArgs),
-    /// Check a stored history again, offline.
+    /// Check a stored history again, offline (and write the run's report.html).
     Check(CheckArgs),
+    /// Render a stored run's report.html again from its history and results.
+    Report {
+        /// The run folder (e.g. store/redis-gc-pause/latest).
+        run_dir: PathBuf,
+    },
+    /// Run one scenario's workload and fault schedule (same seed) on several backends and
+    /// write compare.html side by side.
+    Compare(CompareArgs),
+    /// Serve the store's runs and reports on 127.0.0.1, until Ctrl-C.
+    Serve(ServeArgs),
     /// Serve the embedded Toxiproxy-compatible API alone, until Ctrl-C.
     Toxiproxy {
         /// Address of the HTTP API.
@@ -51,6 +61,40 @@ pub struct ScenarioArgs {
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
     #[arg(long, value_name = "HOST:PORT")]
     pub toxiproxy: Option<SocketAddr>,
+    /// Run on this backend instead of the scenario's (faults it cannot take are left out).
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Root folder of stored runs.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Scenario name or path.
+    pub scenario: String,
+    /// Backends to run it on, comma-separated (e.g. redis,redis-naive,etcd).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub backends: Vec<String>,
+    /// Seed for every random choice (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Workload length in seconds (default: the scenario's).
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Number of concurrent clients (default: the scenario's).
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Root folder of stored runs.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; must be a loopback address.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
     /// Root folder of stored runs.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,

@@ -40,6 +40,8 @@ pub async fn run_scenario(
     opts: &RunOptions,
     interrupt: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
+    let overridden = opts.backend.map(|b| scenario.on_backend(b).0);
+    let scenario = overridden.as_ref().unwrap_or(scenario);
     let seed = opts.seed.unwrap_or(scenario.seed);
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
     let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();

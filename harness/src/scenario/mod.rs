@@ -11,6 +11,6 @@ pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
     BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
-    ResourceMode, Scenario, Targets, WaitSpec, WorkloadKind, WorkloadSpec,
+    ResourceMode, Scenario, SkippedFault, Targets, WaitSpec, WorkloadKind, WorkloadSpec,
 };
 pub use ms::MsRange;

@@ -90,6 +90,31 @@ impl BackendKind {
             ),
         }
     }
+
+    /// The backend of that name, as a scenario file writes it.
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        [
+            BackendKind::Redis,
+            BackendKind::RedisNaive,
+            BackendKind::Redlock,
+            BackendKind::RedisSentinel,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
+    /// Why this backend cannot take `fault`, or `None` when it can. A comparison runs the
+    /// other faults and shows this one as skipped with the reason.
+    pub fn cannot_take(self, fault: &FaultKind) -> Option<String> {
+        // Client, network and process faults work on every backend; clock faults need nodes
+        // that run under libfaketime.
+        match fault {
+            FaultKind::ClockJump { .. }
+            | FaultKind::ClockRate { .. }
+            | FaultKind::ClockStrobe { .. } => self.clock_faults().err().map(str::to_owned),
+            _ => None,
+        }
+    }
 }
 
 /// What a Redis lock node keeps across a crash (`[backend] persistence`).
@@ -105,6 +130,38 @@ pub enum Persistence {
 
 impl Persistence {
     pub const NAMES: &'static [&'static str] = &["none", "aof-always"];
+}
+
+/// A fault left out when a scenario runs on a backend that cannot take it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedFault {
+    /// Position of the fault in the scenario's `[[nemesis]]` list.
+    pub index: usize,
+    pub reason: String,
+}
+
+impl Scenario {
+    /// This scenario on `backend`: the same workload, seed and faults, minus the faults the
+    /// backend cannot take, which are returned with the reason. The expected verdict is kept
+    /// only for the scenario's own backend: it was promised for that one.
+    pub fn on_backend(&self, backend: BackendKind) -> (Scenario, Vec<SkippedFault>) {
+        let mut s = self.clone();
+        if backend != self.backend {
+            s.expected = None;
+        }
+        s.backend = backend;
+        let mut skipped = Vec::new();
+        let mut index = 0;
+        s.nemesis.faults.retain(|f| {
+            let reason = backend.cannot_take(&f.kind);
+            if let Some(reason) = reason.clone() {
+                skipped.push(SkippedFault { index, reason });
+            }
+            index += 1;
+            reason.is_none()
+        });
+        (s, skipped)
+    }
 }
 
 /// Lock parameters.
@@ -275,6 +332,21 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The name as a scenario file writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::ClientPause { .. } => "client-pause",
+            FaultKind::ClientCrash { .. } => "client-crash",
+            FaultKind::Latency { .. } => "latency",
+            FaultKind::Partition { .. } => "partition",
+            FaultKind::NodePause { .. } => "node-pause",
+            FaultKind::NodeCrash { .. } => "node-crash",
+            FaultKind::ClockJump { .. } => "clock-jump",
+            FaultKind::ClockRate { .. } => "clock-rate",
+            FaultKind::ClockStrobe { .. } => "clock-strobe",
+        }
+    }
+
     pub const NAMES: &'static [&'static str] = &[
         "client-pause",
         "client-crash",
