@@ -426,3 +426,35 @@ fn redis_failover_wait_keeps_acknowledged_grants_across_the_failover() {
         "the master was killed"
     );
 }
+
+#[test]
+fn redlock_node_pause_of_a_minority_is_valid_and_really_stops_those_masters() {
+    let (report, verdict, expected, dir) = run("redlock-node-pause");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let events = history(&dir);
+    let windows = lockpick_checker::faults::fault_windows(&events);
+    let pauses: Vec<_> = windows
+        .iter()
+        .filter(|w| w.f == lockpick_checker::history::F::Pause && w.nodes == ["n2", "n4"])
+        .collect();
+    assert!(pauses.len() >= 2, "{windows:?}");
+    // Grants during a pause came from the other three; the paused two did not answer.
+    let during: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            e.f == lockpick_checker::history::F::Acquire
+                && e.kind == lockpick_checker::history::EventKind::Ok
+                && pauses
+                    .iter()
+                    .any(|w| w.start_ns + 100_000_000 < e.time_ns && e.time_ns < w.end_ns)
+        })
+        .collect();
+    assert!(!during.is_empty(), "no grant while paused");
+    for g in during {
+        for n in ["n2", "n4"] {
+            assert!(g.value.per_node[n].starts_with("info"), "{g:?}");
+        }
+    }
+}
