@@ -100,3 +100,30 @@ async fn majority_with_one_master_down_grants_without_token_and_records_validity
     assert!(matches!(outcome, Outcome::Fail(_)), "{outcome:?}");
     assert_eq!(get(nodes[0].1), "$-1\r\n", "released after the failed try");
 }
+
+#[tokio::test]
+async fn extend_renews_the_key_on_a_majority_and_fails_once_it_is_gone() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let nodes = masters(&mut sup, 3).await;
+    let lock = Redlock::new(nodes.clone(), "lock", 400, 100, MsRange::fixed(10));
+    let mut session = lock.connect(1).await.unwrap();
+    let Outcome::Ok(grant) = session.acquire("me", Instant::now() + T).await else {
+        panic!("all masters up: granted");
+    };
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert_eq!(session.renew(&grant).await, Outcome::Ok(()));
+    for (name, addr) in &nodes {
+        let pttl = command(*addr, &["PTTL", KEY], T).unwrap();
+        let left: i64 = pttl.trim_start_matches(':').trim().parse().unwrap();
+        assert!(left > 300, "{name}: extended to 400 ms, {left} left");
+    }
+    // Someone else's key on two of three masters: the extend cannot reach a majority.
+    for (_, addr) in &nodes[..2] {
+        command(*addr, &["SET", KEY, "other", "PX", "60000"], T).unwrap();
+    }
+    assert_eq!(
+        session.renew(&grant).await,
+        Outcome::Fail("lost".to_owned())
+    );
+}
