@@ -5,6 +5,7 @@ use super::error::NemesisError;
 use super::schedule::{Action, Step};
 use crate::client::{Interrupt, PausePlan, PausePoints};
 use crate::db::faketime::{control_file, set_clock, ClockSetting};
+use crate::db::DbError;
 use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
 use lockpick_checker::history::{EventKind, Process, Value, F};
@@ -191,15 +192,24 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
         Action::PauseNodes { nodes } => {
             let mut sup = ctx.supervisor.lock().await;
             for node in nodes {
-                sup.pause(node)?;
-                broken.paused.insert(node.clone());
+                match sup.pause(node) {
+                    Ok(()) => {
+                        broken.paused.insert(node.clone());
+                    }
+                    // Crashed by another fault: there is no process to stop.
+                    Err(DbError::NotRunning { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
             }
             record_nodes(ctx, F::Pause, nodes);
         }
         Action::ResumeNodes { nodes } => {
             let mut sup = ctx.supervisor.lock().await;
             for node in nodes {
-                sup.resume(node)?;
+                match sup.resume(node) {
+                    Ok(()) | Err(DbError::NotRunning { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
                 broken.paused.remove(node);
             }
             record_nodes(ctx, F::Resume, nodes);
