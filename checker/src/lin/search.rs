@@ -1,0 +1,305 @@
+//! The Wing–Gong–Lowe search for one part: a doubly linked list of call and return entries in
+//! real-time order, a stack of linearized calls with lift/unlift for backtracking, and a memo
+//! of visited (linearized set, state) configurations.
+
+use super::budget::{Limits, Stop};
+use super::cache::Cache;
+use super::hash::{hash_one, zobrist};
+use super::op::History;
+use super::spec::{Part, Spec};
+
+/// What the search concluded about one part.
+#[derive(Debug, Clone)]
+pub enum PartOutcome {
+    Linearizable,
+    Illegal(Failure),
+    Stopped(Stop),
+}
+
+/// Evidence for a non-linearizable part.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// History indices of the longest linearizable prefix found, in linearization order.
+    pub prefix: Vec<usize>,
+    /// The model state after that prefix.
+    pub state: String,
+    /// History indices of the operations that would have to come next, none of which can:
+    /// the not-yet-linearized operation that returned first, and every not-yet-linearized
+    /// operation invoked before it returned. In invocation order.
+    pub window: Vec<usize>,
+}
+
+const HEAD: u32 = 0;
+
+/// The entry list: node 0 is the head, nodes `1..=2n` the entries in time order, `2n+1` the
+/// tail, so lift/unlift never test for ends.
+struct List {
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// For a call node, its return node; 0 for a return node.
+    mate: Vec<u32>,
+    op: Vec<u32>,
+}
+
+impl List {
+    fn new(part_ops: &[usize], history: &History) -> List {
+        let n = part_ops.len();
+        let mut events: Vec<(u64, u8, u32)> = Vec::with_capacity(2 * n);
+        for (i, &h) in part_ops.iter().enumerate() {
+            let op = &history.ops[h];
+            let ret = if op.is_open() {
+                u64::MAX
+            } else {
+                op.ret.expect("closed op has ret")
+            };
+            // At equal times a call sorts before a return, making the two concurrent: the
+            // lenient reading, which can only turn a violation into a pass, never the reverse.
+            events.push((op.call, 0, i as u32));
+            events.push((ret, 1, i as u32));
+        }
+        events.sort_unstable();
+        let len = 2 * n + 2;
+        let mut list = List {
+            next: (1..=len as u32).collect(),
+            prev: (0..len as u32).map(|i| i.wrapping_sub(1)).collect(),
+            mate: vec![0; len],
+            op: vec![0; len],
+        };
+        let mut call_node = vec![0u32; n];
+        for (k, &(_, kind, i)) in events.iter().enumerate() {
+            let node = k as u32 + 1;
+            list.op[node as usize] = i;
+            if kind == 0 {
+                call_node[i as usize] = node;
+            } else {
+                list.mate[call_node[i as usize] as usize] = node;
+            }
+        }
+        list
+    }
+
+    #[inline]
+    fn lift(&mut self, e: u32) {
+        let (p, n) = (self.prev[e as usize], self.next[e as usize]);
+        self.next[p as usize] = n;
+        self.prev[n as usize] = p;
+        let m = self.mate[e as usize];
+        let (p, n) = (self.prev[m as usize], self.next[m as usize]);
+        self.next[p as usize] = n;
+        self.prev[n as usize] = p;
+    }
+
+    #[inline]
+    fn unlift(&mut self, e: u32) {
+        let m = self.mate[e as usize];
+        let (p, n) = (self.prev[m as usize], self.next[m as usize]);
+        self.next[p as usize] = m;
+        self.prev[n as usize] = m;
+        let (p, n) = (self.prev[e as usize], self.next[e as usize]);
+        self.next[p as usize] = e;
+        self.prev[n as usize] = e;
+    }
+}
+
+/// A search in progress over one part, resumable so that parts can take turns: an invalid
+/// history needs only one illegal part, and that part may be quick while another is slow.
+pub struct Search<S: Spec> {
+    part: Part<S>,
+    list: List,
+    open: Vec<bool>,
+    /// Read-only in every state (see [`Spec::read_only`]).
+    read_only: Vec<bool>,
+    keys: Vec<u64>,
+    bits: Vec<u64>,
+    zob: u64,
+    state: S::State,
+    cache: Cache<S::State>,
+    /// Linearized call nodes, the state before each, and whether it was forced (a read-only
+    /// operation taken as soon as it could be, which never needs an alternative).
+    stack: Vec<(u32, S::State, bool)>,
+    remaining: usize,
+    entry: u32,
+    best: Vec<u32>,
+    best_state: String,
+    done: Option<PartOutcome>,
+}
+
+impl<S: Spec> Search<S> {
+    pub fn new(mut part: Part<S>, history: &History) -> Self {
+        let n = part.ops.len();
+        let open: Vec<bool> = part.ops.iter().map(|&h| history.ops[h].is_open()).collect();
+        let read_only = (0..n).map(|i| part.spec.read_only(i)).collect();
+        // Operations with unknown outcome may never take effect, so once every completed one
+        // is linearized the rest can be left out: the search is done.
+        let remaining = open.iter().filter(|&&o| !o).count();
+        let list = List::new(&part.ops, history);
+        let words = n.div_ceil(64);
+        let bits = vec![0u64; words];
+        let state = part.spec.init();
+        let mut cache: Cache<S::State> = Cache::new(words);
+        cache.insert(hash_one(&state), &bits, &state);
+        let best_state = part.spec.describe(&state);
+        let entry = list.next[HEAD as usize];
+        Search {
+            part,
+            list,
+            open,
+            read_only,
+            keys: (0..n).map(zobrist).collect(),
+            bits,
+            zob: 0,
+            state,
+            cache,
+            stack: Vec::with_capacity(n),
+            remaining,
+            entry,
+            best: Vec::new(),
+            best_state,
+            done: (remaining == 0).then_some(PartOutcome::Linearizable),
+        }
+    }
+
+    pub fn label(&self) -> &str {
+        &self.part.label
+    }
+
+    pub fn ops(&self) -> usize {
+        self.part.ops.len()
+    }
+
+    /// Runs up to about `quantum` steps; returns the outcome once decided.
+    pub fn run(&mut self, quantum: u64, history: &History, limits: &Limits) -> Option<PartOutcome> {
+        if self.done.is_none() {
+            self.done = self.steps(quantum, history, limits);
+        }
+        self.done.clone()
+    }
+
+    /// Undoes linearized operations until one that may have an alternative; false when the
+    /// stack ran empty (nothing left to try).
+    #[inline]
+    fn backtrack(&mut self) -> bool {
+        loop {
+            let Some((top, prev_state, forced)) = self.stack.pop() else {
+                return false;
+            };
+            let i = self.list.op[top as usize] as usize;
+            self.bits[i >> 6] &= !(1u64 << (i & 63));
+            self.zob ^= self.keys[i];
+            self.state = prev_state;
+            self.list.unlift(top);
+            if !self.open[i] {
+                self.remaining += 1;
+            }
+            self.entry = self.list.next[top as usize];
+            if !forced {
+                return true;
+            }
+        }
+    }
+
+    fn steps(&mut self, quantum: u64, history: &History, limits: &Limits) -> Option<PartOutcome> {
+        let mut e = self.entry;
+        let mut steps: u64 = 0;
+        loop {
+            steps += 1;
+            if steps & 0xfff == 0 {
+                if let Some(stop) = limits.exceeded(self.cache.bytes()) {
+                    return Some(PartOutcome::Stopped(stop));
+                }
+                if steps >= quantum {
+                    self.entry = e;
+                    return None;
+                }
+            }
+            let m = self.list.mate[e as usize];
+            if m != 0 {
+                let i = self.list.op[e as usize] as usize;
+                if let Some(next_state) = self.part.spec.step(&self.state, i) {
+                    let (w, b) = (i >> 6, 1u64 << (i & 63));
+                    self.bits[w] |= b;
+                    let z = self.zob ^ self.keys[i];
+                    let forced = self.read_only[i];
+                    if self
+                        .cache
+                        .insert(z ^ hash_one(&next_state), &self.bits, &next_state)
+                    {
+                        self.zob = z;
+                        let prev = std::mem::replace(&mut self.state, next_state);
+                        self.stack.push((e, prev, forced));
+                        self.list.lift(e);
+                        if !self.open[i] {
+                            self.remaining -= 1;
+                            if self.remaining == 0 {
+                                return Some(PartOutcome::Linearizable);
+                            }
+                        }
+                        if self.stack.len() > self.best.len() {
+                            self.best.clear();
+                            let op = &self.list.op;
+                            self.best
+                                .extend(self.stack.iter().map(|&(node, _, _)| op[node as usize]));
+                            self.best_state = self.part.spec.describe(&self.state);
+                        }
+                        e = self.list.next[HEAD as usize];
+                        continue;
+                    }
+                    self.bits[w] &= !b;
+                    if forced {
+                        // This configuration leads where taking the read first led, and
+                        // that is already known to fail.
+                        if !self.backtrack() {
+                            return Some(self.illegal(history));
+                        }
+                        e = self.entry;
+                        continue;
+                    }
+                }
+                e = self.list.next[e as usize];
+            } else {
+                // The earliest return among unlinearized operations: nothing after it may be
+                // linearized before its operation, so undo the last choice.
+                if !self.backtrack() {
+                    return Some(self.illegal(history));
+                }
+                e = self.entry;
+            }
+        }
+    }
+
+    fn illegal(&self, history: &History) -> PartOutcome {
+        PartOutcome::Illegal(explain(
+            &self.part,
+            history,
+            &self.best,
+            self.best_state.clone(),
+        ))
+    }
+}
+
+fn explain<S>(part: &Part<S>, history: &History, best: &[u32], state: String) -> Failure {
+    let mut done = vec![false; part.ops.len()];
+    for &i in best {
+        done[i as usize] = true;
+    }
+    let rest: Vec<usize> = (0..part.ops.len()).filter(|&i| !done[i]).collect();
+    let blocker = rest
+        .iter()
+        .filter_map(|&i| {
+            let op = &history.ops[part.ops[i]];
+            (!op.is_open()).then(|| op.ret.expect("closed op has ret"))
+        })
+        .min()
+        .unwrap_or(u64::MAX);
+    let mut window: Vec<usize> = rest
+        .iter()
+        .map(|&i| part.ops[i])
+        .filter(|&h| history.ops[h].call < blocker)
+        .collect();
+    window.sort_by_key(|&h| history.ops[h].call);
+    Failure {
+        prefix: best.iter().map(|&i| part.ops[i as usize]).collect(),
+        state,
+        window,
+    }
+}
