@@ -120,7 +120,7 @@ pub struct Search<S: Spec> {
     remaining: usize,
     entry: u32,
     best: Vec<u32>,
-    best_state: String,
+    best_state: S::State,
     done: Option<PartOutcome>,
 }
 
@@ -138,7 +138,7 @@ impl<S: Spec> Search<S> {
         let state = part.spec.init();
         let mut cache: Cache<S::State> = Cache::new(words);
         cache.insert(hash_one(&state), &bits, &state);
-        let best_state = part.spec.describe(&state);
+        let best_state = state.clone();
         let entry = list.next[HEAD as usize];
         Search {
             part,
@@ -239,7 +239,7 @@ impl<S: Spec> Search<S> {
                             let op = &self.list.op;
                             self.best
                                 .extend(self.stack.iter().map(|&(node, _, _)| op[node as usize]));
-                            self.best_state = self.part.spec.describe(&self.state);
+                            self.best_state = self.state.clone();
                         }
                         e = self.list.next[HEAD as usize];
                         continue;
@@ -272,7 +272,7 @@ impl<S: Spec> Search<S> {
             &self.part,
             history,
             &self.best,
-            self.best_state.clone(),
+            self.part.spec.describe(&self.best_state),
         ))
     }
 }

@@ -16,11 +16,58 @@ enum KvOp {
     Append(u32),
 }
 
-/// The specification of one key.
+/// Polynomial fingerprint modulus (2^61 - 1) and base.
+const P: u64 = (1 << 61) - 1;
+const BASE: u64 = 0x1f3d_5b79_a3c1_e2d7 % P;
+
+fn mul_mod(a: u64, b: u64) -> u64 {
+    let x = (a as u128) * (b as u128);
+    let r = ((x & P as u128) + (x >> 61)) as u64;
+    if r >= P {
+        r - P
+    } else {
+        r
+    }
+}
+
+fn add_mod(a: u64, b: u64) -> u64 {
+    let r = a + b;
+    if r >= P {
+        r - P
+    } else {
+        r
+    }
+}
+
+/// A string the search has met: given whole (a get's result, an argument) or as an earlier
+/// string with a piece appended, so a new state costs no copy of the text.
+#[derive(Debug, Clone, Copy)]
+enum Node {
+    Flat(u32),
+    Concat(u32, u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    node: Node,
+    len: u64,
+    fp: u64,
+    /// BASE^len mod P, to extend fingerprints on the right.
+    pow: u64,
+    /// Next string with the same length and fingerprint, or `NONE`.
+    same: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The specification of one key. Each distinct string has exactly one id (fingerprints find
+/// candidates, text comparison decides), so states compare as integers.
 pub struct KvSpec {
     ops: Vec<KvOp>,
-    strings: Vec<Box<str>>,
-    ids: HashMap<Box<str>, u32, FastBuild>,
+    texts: Vec<Box<str>>,
+    meta: Vec<Meta>,
+    /// First string with a given length and fingerprint.
+    by_fp: HashMap<(u64, u64), u32, FastBuild>,
     appended: HashMap<(u32, u32), u32, FastBuild>,
 }
 
@@ -28,22 +75,95 @@ impl KvSpec {
     fn new() -> Self {
         let mut s = KvSpec {
             ops: Vec::new(),
-            strings: Vec::new(),
-            ids: HashMap::default(),
+            texts: Vec::new(),
+            meta: Vec::new(),
+            by_fp: HashMap::default(),
             appended: HashMap::default(),
         };
         s.intern("");
         s
     }
 
+    /// The full text of string `id`.
+    fn text(&self, id: u32) -> String {
+        let mut pieces = Vec::new();
+        let mut cur = id;
+        loop {
+            match self.meta[cur as usize].node {
+                Node::Flat(t) => {
+                    pieces.push(&*self.texts[t as usize]);
+                    break;
+                }
+                Node::Concat(a, b) => {
+                    pieces.push(self.text_ref(b));
+                    cur = a;
+                }
+            }
+        }
+        pieces.reverse();
+        pieces.concat()
+    }
+
+    /// Texts of flat strings (arguments are always interned flat).
+    fn text_ref(&self, id: u32) -> &str {
+        match self.meta[id as usize].node {
+            Node::Flat(t) => &self.texts[t as usize],
+            Node::Concat(..) => unreachable!("appended pieces are flat"),
+        }
+    }
+
+    /// The id of an existing string equal to `text` with this length and fingerprint.
+    fn find(&self, len: u64, fp: u64, text: &str) -> Option<u32> {
+        let mut id = *self.by_fp.get(&(len, fp))?;
+        while id != NONE {
+            if self.text(id) == text {
+                return Some(id);
+            }
+            id = self.meta[id as usize].same;
+        }
+        None
+    }
+
+    fn add(&mut self, node: Node, len: u64, fp: u64, pow: u64) -> u32 {
+        let id = self.meta.len() as u32;
+        let same = self.by_fp.insert((len, fp), id).unwrap_or(NONE);
+        self.meta.push(Meta {
+            node,
+            len,
+            fp,
+            pow,
+            same,
+        });
+        id
+    }
+
     fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
+        let (mut fp, mut pow) = (0u64, 1u64);
+        for &b in s.as_bytes() {
+            fp = add_mod(mul_mod(fp, BASE), b as u64 + 1);
+            pow = mul_mod(pow, BASE);
+        }
+        let len = s.len() as u64;
+        if let Some(id) = self.find(len, fp, s) {
             return id;
         }
-        let id = self.strings.len() as u32;
-        self.strings.push(s.into());
-        self.ids.insert(s.into(), id);
-        id
+        let t = self.texts.len() as u32;
+        self.texts.push(s.into());
+        self.add(Node::Flat(t), len, fp, pow)
+    }
+
+    /// The id of `a` followed by `b`, creating it on first use.
+    fn concat(&mut self, a: u32, b: u32) -> u32 {
+        let (ma, mb) = (self.meta[a as usize], self.meta[b as usize]);
+        let len = ma.len + mb.len;
+        let fp = add_mod(mul_mod(ma.fp, mb.pow), mb.fp);
+        if self.by_fp.contains_key(&(len, fp)) {
+            let text = self.text(a) + self.text_ref(b);
+            if let Some(id) = self.find(len, fp, &text) {
+                return id;
+            }
+        }
+        self.add(Node::Concat(a, b), len, fp, mul_mod(ma.pow, mb.pow))
     }
 }
 
@@ -64,11 +184,7 @@ impl Spec for KvSpec {
                 if let Some(&r) = self.appended.get(&(*state, v)) {
                     return Some(r);
                 }
-                let joined = format!(
-                    "{}{}",
-                    self.strings[*state as usize], self.strings[v as usize]
-                );
-                let r = self.intern(&joined);
+                let r = self.concat(*state, v);
                 self.appended.insert((*state, v), r);
                 Some(r)
             }
@@ -80,7 +196,7 @@ impl Spec for KvSpec {
     }
 
     fn describe(&self, state: &u32) -> String {
-        format!("value = {:?}", self.strings[*state as usize])
+        format!("value = {:?}", self.text(*state))
     }
 }
 
