@@ -4,7 +4,7 @@
 use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::models::ModelName;
 use lockpick_checker::verdict::Verdict;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn data_dir() -> Option<PathBuf> {
@@ -15,7 +15,7 @@ fn data_dir() -> Option<PathBuf> {
     dir.join("expected.tsv").is_file().then_some(dir)
 }
 
-fn expected(dir: &PathBuf) -> Vec<(PathBuf, ModelName, Verdict)> {
+fn expected(dir: &Path) -> Vec<(PathBuf, ModelName, Verdict)> {
     let tsv = std::fs::read_to_string(dir.join("expected.tsv")).expect("read expected.tsv");
     tsv.lines()
         .skip(1)

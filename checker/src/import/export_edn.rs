@@ -61,6 +61,9 @@ pub fn to_jepsen_edn(events: &[Event]) -> String {
             let _ = write!(out, ", :key {}", edn_str(lock));
         }
         let _ = write!(out, ", :value {}", edn_value(e.f, &e.value));
+        if let Some(ms) = e.value.lease_ms {
+            let _ = write!(out, ", :lease-ms {ms}");
+        }
         if let Some(err) = &e.error {
             let _ = write!(out, ", :error {}", edn_str(err));
         }

@@ -69,6 +69,11 @@ pub fn parse(text: &str) -> Result<History, ImportError> {
             (Kind::Info | Kind::Fail, _) | (_, None) => Datum::Nil,
             (_, Some(v)) => datum(v).map_err(err)?,
         };
+        // lockpick's export carries the lease asked for beside Jepsen's usual keys.
+        let value = match (kind, f, op.get("lease-ms")) {
+            (Kind::Invoke, OpF::Acquire | OpF::Renew, Some(Edn::Int(ms))) => Datum::Int(*ms),
+            _ => value,
+        };
         let time_ns = match op.get("time") {
             Some(Edn::Int(t)) if *t >= 0 => *t as u64,
             _ => pos as u64,
