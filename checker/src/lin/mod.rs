@@ -9,6 +9,7 @@ mod op;
 mod report;
 mod run;
 mod search;
+mod shrink;
 mod spec;
 
 pub use budget::Budget;

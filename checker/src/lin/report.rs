@@ -1,7 +1,7 @@
 //! The result of a linearizability check and how it reads in a terminal.
 
 use super::op::{History, Op};
-use super::search::Failure;
+use super::shrink::Shrunk;
 use crate::verdict::Verdict;
 use std::fmt;
 use std::time::Duration;
@@ -11,7 +11,10 @@ use std::time::Duration;
 pub struct LinReport {
     pub model: String,
     pub verdict: Verdict,
+    /// Time taken to decide.
     pub elapsed: Duration,
+    /// Time then spent narrowing a violation down (zero unless invalid).
+    pub explain_elapsed: Duration,
     /// Operations in the history (after dropping those that certainly did not happen).
     pub ops: usize,
     /// Independent parts the model split the history into.
@@ -27,23 +30,32 @@ pub struct LinReport {
 pub struct Violation {
     /// The part: `register`, `key "3"`, `lock "l"`.
     pub part: String,
-    /// The longest linearizable prefix found, in linearization order.
+    /// The operation whose return makes the history non-linearizable: the shortest failing
+    /// prefix of the part ends with it. `None` if it could not be narrowed down.
+    pub culprit: Option<Op>,
+    /// The smallest window found: the culprit and every operation overlapping it in real
+    /// time, in invocation order. No order of these fits the model after the prefix.
+    pub window: Vec<Op>,
+    /// The longest linearizable prefix found (of the shortest failing prefix), in
+    /// linearization order.
     pub prefix: Vec<Op>,
     /// The model state after that prefix.
     pub state: String,
-    /// The operations that would have to come next, none of which can (see
-    /// [`super::search::Failure::window`]), in invocation order.
-    pub window: Vec<Op>,
+    /// The operations that would have to come next there, none of which can (see
+    /// [`super::search::Failure::pending`]), in invocation order.
+    pub pending: Vec<Op>,
 }
 
 impl Violation {
-    pub(crate) fn new(part: String, history: &History, f: Failure) -> Violation {
+    pub(crate) fn new(part: String, history: &History, s: Shrunk) -> Violation {
         let ops = |v: &[usize]| v.iter().map(|&i| history.ops[i].clone()).collect();
         Violation {
             part,
-            prefix: ops(&f.prefix),
-            state: f.state,
-            window: ops(&f.window),
+            culprit: s.culprit.map(|i| history.ops[i].clone()),
+            window: ops(&s.window),
+            prefix: ops(&s.failure.prefix),
+            state: s.failure.state,
+            pending: ops(&s.failure.pending),
         }
     }
 }
@@ -68,11 +80,27 @@ impl fmt::Display for LinReport {
         }
         if let Some(v) = &self.violation {
             writeln!(f, "  in {}: no linearization exists.", v.part)?;
+            if let Some(c) = &v.culprit {
+                writeln!(
+                    f,
+                    "  the history stops being linearizable when this returns:"
+                )?;
+                writeln!(f, "    {c}")?;
+            }
+            writeln!(
+                f,
+                "  window: {} op{} overlapping it in time; no order of them fits (positions are [invoked..returned]):",
+                v.window.len(),
+                plural(v.window.len())
+            )?;
+            for op in &v.window {
+                writeln!(f, "    {op}")?;
+            }
             writeln!(
                 f,
                 "  longest linearizable prefix: {} op{}{}",
                 v.prefix.len(),
-                if v.prefix.len() == 1 { "" } else { "s" },
+                plural(v.prefix.len()),
                 if v.prefix.len() > PREFIX_TAIL {
                     format!(", the last {PREFIX_TAIL}:")
                 } else {
@@ -86,14 +114,22 @@ impl fmt::Display for LinReport {
             writeln!(f, "  model state after it: {}", v.state)?;
             writeln!(
                 f,
-                "  none of these {} op{} can take effect next (positions are [invoked..returned]):",
-                v.window.len(),
-                if v.window.len() == 1 { "" } else { "s" }
+                "  none of these {} op{} can take effect next:",
+                v.pending.len(),
+                plural(v.pending.len())
             )?;
-            for op in &v.window {
+            for op in &v.pending {
                 writeln!(f, "    {op}")?;
             }
         }
         Ok(())
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }

@@ -26,10 +26,30 @@ pub struct Failure {
     /// History indices of the operations that would have to come next, none of which can:
     /// the not-yet-linearized operation that returned first, and every not-yet-linearized
     /// operation invoked before it returned. In invocation order.
-    pub window: Vec<usize>,
+    pub pending: Vec<usize>,
 }
 
 const HEAD: u32 = 0;
+
+/// How an operation takes part in a search that may see only a prefix of the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    /// Invoked after the cut: not part of this search.
+    Excluded,
+    /// Outcome unknown, or returned after the cut: may take effect or not.
+    Open,
+    Completed,
+}
+
+fn presence(op: &super::op::Op, cut: u64) -> Presence {
+    if op.call > cut {
+        Presence::Excluded
+    } else if op.is_open() || op.ret.is_some_and(|r| r > cut) {
+        Presence::Open
+    } else {
+        Presence::Completed
+    }
+}
 
 /// The entry list: node 0 is the head, nodes `1..=2n` the entries in time order, `2n+1` the
 /// tail, so lift/unlift never test for ends.
@@ -42,15 +62,16 @@ struct List {
 }
 
 impl List {
-    fn new(part_ops: &[usize], history: &History) -> List {
+    /// Entries of the operations in `view` that are not excluded.
+    fn new(view: &[Presence], history: &History, part_ops: &[usize]) -> List {
         let n = part_ops.len();
         let mut events: Vec<(u64, u8, u32)> = Vec::with_capacity(2 * n);
         for (i, &h) in part_ops.iter().enumerate() {
             let op = &history.ops[h];
-            let ret = if op.is_open() {
-                u64::MAX
-            } else {
-                op.ret.expect("closed op has ret")
+            let ret = match view[i] {
+                Presence::Excluded => continue,
+                Presence::Open => u64::MAX,
+                Presence::Completed => op.ret.expect("completed op has ret"),
             };
             // At equal times a call sorts before a return, making the two concurrent: the
             // lenient reading, which can only turn a violation into a pass, never the reverse.
@@ -58,14 +79,14 @@ impl List {
             events.push((ret, 1, i as u32));
         }
         events.sort_unstable();
-        let len = 2 * n + 2;
+        let len = events.len() + 2;
         let mut list = List {
             next: (1..=len as u32).collect(),
             prev: (0..len as u32).map(|i| i.wrapping_sub(1)).collect(),
             mate: vec![0; len],
             op: vec![0; len],
         };
-        let mut call_node = vec![0u32; n];
+        let mut call_node = vec![0u32; n.max(1)];
         for (k, &(_, kind, i)) in events.iter().enumerate() {
             let node = k as u32 + 1;
             list.op[node as usize] = i;
@@ -106,6 +127,7 @@ impl List {
 pub struct Search<S: Spec> {
     part: Part<S>,
     list: List,
+    view: Vec<Presence>,
     open: Vec<bool>,
     /// Read-only in every state (see [`Spec::read_only`]).
     read_only: Vec<bool>,
@@ -125,14 +147,25 @@ pub struct Search<S: Spec> {
 }
 
 impl<S: Spec> Search<S> {
-    pub fn new(mut part: Part<S>, history: &History) -> Self {
+    pub fn new(part: Part<S>, history: &History) -> Self {
+        Self::with_cut(part, history, u64::MAX)
+    }
+
+    /// A search over the prefix of the part's history up to position `cut`: operations
+    /// invoked later are left out, those returning later have an unknown outcome.
+    pub fn with_cut(mut part: Part<S>, history: &History, cut: u64) -> Self {
         let n = part.ops.len();
-        let open: Vec<bool> = part.ops.iter().map(|&h| history.ops[h].is_open()).collect();
+        let view: Vec<Presence> = part
+            .ops
+            .iter()
+            .map(|&h| presence(&history.ops[h], cut))
+            .collect();
+        let open: Vec<bool> = view.iter().map(|&v| v != Presence::Completed).collect();
         let read_only = (0..n).map(|i| part.spec.read_only(i)).collect();
         // Operations with unknown outcome may never take effect, so once every completed one
         // is linearized the rest can be left out: the search is done.
         let remaining = open.iter().filter(|&&o| !o).count();
-        let list = List::new(&part.ops, history);
+        let list = List::new(&view, history, &part.ops);
         let words = n.div_ceil(64);
         let bits = vec![0u64; words];
         let state = part.spec.init();
@@ -143,6 +176,7 @@ impl<S: Spec> Search<S> {
         Search {
             part,
             list,
+            view,
             open,
             read_only,
             keys: (0..n).map(zobrist).collect(),
@@ -159,12 +193,9 @@ impl<S: Spec> Search<S> {
         }
     }
 
-    pub fn label(&self) -> &str {
-        &self.part.label
-    }
-
-    pub fn ops(&self) -> usize {
-        self.part.ops.len()
+    /// Gives the part back, for another search over it.
+    pub fn into_part(self) -> Part<S> {
+        self.part
     }
 
     /// Runs up to about `quantum` steps; returns the outcome once decided.
@@ -269,7 +300,8 @@ impl<S: Spec> Search<S> {
 
     fn illegal(&self, history: &History) -> PartOutcome {
         PartOutcome::Illegal(explain(
-            &self.part,
+            &self.part.ops,
+            &self.view,
             history,
             &self.best,
             self.part.spec.describe(&self.best_state),
@@ -277,29 +309,35 @@ impl<S: Spec> Search<S> {
     }
 }
 
-fn explain<S>(part: &Part<S>, history: &History, best: &[u32], state: String) -> Failure {
-    let mut done = vec![false; part.ops.len()];
+fn explain(
+    part_ops: &[usize],
+    view: &[Presence],
+    history: &History,
+    best: &[u32],
+    state: String,
+) -> Failure {
+    let mut done = vec![false; part_ops.len()];
     for &i in best {
         done[i as usize] = true;
     }
-    let rest: Vec<usize> = (0..part.ops.len()).filter(|&i| !done[i]).collect();
+    let rest: Vec<usize> = (0..part_ops.len())
+        .filter(|&i| !done[i] && view[i] != Presence::Excluded)
+        .collect();
     let blocker = rest
         .iter()
-        .filter_map(|&i| {
-            let op = &history.ops[part.ops[i]];
-            (!op.is_open()).then(|| op.ret.expect("closed op has ret"))
-        })
+        .filter(|&&i| view[i] == Presence::Completed)
+        .filter_map(|&i| history.ops[part_ops[i]].ret)
         .min()
         .unwrap_or(u64::MAX);
-    let mut window: Vec<usize> = rest
+    let mut pending: Vec<usize> = rest
         .iter()
-        .map(|&i| part.ops[i])
+        .map(|&i| part_ops[i])
         .filter(|&h| history.ops[h].call < blocker)
         .collect();
-    window.sort_by_key(|&h| history.ops[h].call);
+    pending.sort_by_key(|&h| history.ops[h].call);
     Failure {
-        prefix: best.iter().map(|&i| part.ops[i as usize]).collect(),
+        prefix: best.iter().map(|&i| part_ops[i as usize]).collect(),
         state,
-        window,
+        pending,
     }
 }

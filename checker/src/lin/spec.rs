@@ -4,6 +4,7 @@
 use std::hash::Hash;
 
 /// One independent part of a history (P-compositionality), ready for the search.
+#[derive(Clone)]
 pub struct Part<S> {
     /// What the part is about, for reports: `key "3"`, `lock "l"`, or `register`.
     pub label: String,
@@ -17,7 +18,7 @@ pub struct Part<S> {
 ///
 /// `step` must be a pure function of `(state, op)` even though it takes `&mut self`: the
 /// mutable access exists only for memo tables (interned strings) that make it cheap.
-pub trait Spec: Send {
+pub trait Spec: Send + Clone {
     type State: Clone + Eq + Hash + Send;
     /// The state before any operation.
     fn init(&mut self) -> Self::State;

@@ -62,6 +62,7 @@ const NONE: u32 = u32::MAX;
 
 /// The specification of one key. Each distinct string has exactly one id (fingerprints find
 /// candidates, text comparison decides), so states compare as integers.
+#[derive(Clone)]
 pub struct KvSpec {
     ops: Vec<KvOp>,
     texts: Vec<Box<str>>,

@@ -29,6 +29,7 @@ enum LeaseOp {
 }
 
 /// The specification of one lock.
+#[derive(Clone)]
 pub struct LeaseSpec {
     ops: Vec<LeaseOp>,
 }

@@ -15,6 +15,7 @@ enum LockOp {
 }
 
 /// The specification of one lock.
+#[derive(Clone)]
 pub struct MutexSpec {
     ops: Vec<LockOp>,
     fenced: bool,

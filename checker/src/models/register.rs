@@ -15,6 +15,7 @@ enum RegOp {
 }
 
 /// The register specification for one history.
+#[derive(Clone)]
 pub struct RegisterSpec {
     ops: Vec<RegOp>,
 }
