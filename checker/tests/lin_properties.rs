@@ -64,8 +64,11 @@ fn lay_out(rng: &mut Rng, planned: Vec<Planned>, spread: u64) -> History {
 fn register_history(rng: &mut Rng, n: usize) -> History {
     let mut state: Option<i64> = None;
     let mut planned = Vec::new();
+    // Few values and many unknown outcomes make interchangeable operations common.
+    let unknown_pct = rng.below(40);
+    let values = 2 + rng.below(4);
     while planned.len() < n {
-        let unknown = rng.chance(10);
+        let unknown = rng.chance(unknown_pct);
         // An operation of unknown outcome may or may not have taken effect.
         let applies = !unknown || rng.chance(50);
         match rng.below(3) {
@@ -77,7 +80,7 @@ fn register_history(rng: &mut Rng, n: usize) -> History {
                 unknown: false,
             }),
             1 => {
-                let v = rng.below(5) as i64;
+                let v = rng.below(values) as i64;
                 if applies {
                     state = Some(v);
                 }
@@ -93,7 +96,7 @@ fn register_history(rng: &mut Rng, n: usize) -> History {
                 // Only swaps that happen (or might) are recorded: a failed cas did not take
                 // effect and Jepsen histories leave it out.
                 let Some(from) = state else { continue };
-                let to = rng.below(5) as i64;
+                let to = rng.below(values) as i64;
                 if applies {
                     state = Some(to);
                 }
@@ -114,12 +117,14 @@ fn register_history(rng: &mut Rng, n: usize) -> History {
 fn kv_history(rng: &mut Rng, n: usize) -> History {
     let mut state = vec![String::new(); 3];
     let mut planned = Vec::new();
+    let unknown_pct = rng.below(40);
     for i in 0..n {
         let k = rng.below(3) as usize;
         let key = Some(k.to_string());
-        let unknown = rng.chance(10);
+        let unknown = rng.chance(unknown_pct);
         let applies = !unknown || rng.chance(50);
-        let piece = format!("x{i}y");
+        // Repeated pieces make equal strings reachable in different ways.
+        let piece = format!("x{}y", i % 4);
         let p = match rng.below(4) {
             0 | 1 => Planned {
                 f: OpF::Get,

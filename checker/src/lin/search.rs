@@ -131,6 +131,9 @@ pub struct Search<S: Spec> {
     open: Vec<bool>,
     /// Read-only in every state (see [`Spec::read_only`]).
     read_only: Vec<bool>,
+    /// For an operation of unknown outcome, the previous-invoked one with the same effect
+    /// (see [`Spec::effect_key`]), which must be linearized first; `NO_OP` if none.
+    before: Vec<u32>,
     keys: Vec<u64>,
     bits: Vec<u64>,
     zob: u64,
@@ -162,6 +165,7 @@ impl<S: Spec> Search<S> {
             .collect();
         let open: Vec<bool> = view.iter().map(|&v| v != Presence::Completed).collect();
         let read_only = (0..n).map(|i| part.spec.read_only(i)).collect();
+        let before = symmetric_predecessors(&part, &view, history);
         // Operations with unknown outcome may never take effect, so once every completed one
         // is linearized the rest can be left out: the search is done.
         let remaining = open.iter().filter(|&&o| !o).count();
@@ -179,6 +183,7 @@ impl<S: Spec> Search<S> {
             view,
             open,
             read_only,
+            before,
             keys: (0..n).map(zobrist).collect(),
             bits,
             zob: 0,
@@ -246,7 +251,20 @@ impl<S: Spec> Search<S> {
             let m = self.list.mate[e as usize];
             if m != 0 {
                 let i = self.list.op[e as usize] as usize;
+                let b = self.before[i];
+                if b != NO_OP && self.bits[b as usize >> 6] & (1u64 << (b & 63)) == 0 {
+                    // An interchangeable, earlier operation is still available: using this
+                    // one instead could only repeat what that one leads to.
+                    e = self.list.next[e as usize];
+                    continue;
+                }
                 if let Some(next_state) = self.part.spec.step(&self.state, i) {
+                    if self.open[i] && next_state == self.state {
+                        // Taking an operation that may never happen and changes nothing
+                        // cannot help.
+                        e = self.list.next[e as usize];
+                        continue;
+                    }
                     let (w, b) = (i >> 6, 1u64 << (i & 63));
                     self.bits[w] |= b;
                     let z = self.zob ^ self.keys[i];
@@ -307,6 +325,31 @@ impl<S: Spec> Search<S> {
             self.part.spec.describe(&self.best_state),
         ))
     }
+}
+
+const NO_OP: u32 = u32::MAX;
+
+/// For each open operation, the latest earlier-invoked open operation with the same effect.
+fn symmetric_predecessors<S: Spec>(
+    part: &Part<S>,
+    view: &[Presence],
+    history: &History,
+) -> Vec<u32> {
+    let mut before = vec![NO_OP; part.ops.len()];
+    let mut open: Vec<(u64, u64, usize)> = (0..part.ops.len())
+        .filter(|&i| view[i] == Presence::Open)
+        .filter_map(|i| {
+            let key = part.spec.effect_key(i)?;
+            Some((key, history.ops[part.ops[i]].call, i))
+        })
+        .collect();
+    open.sort_unstable();
+    for w in open.windows(2) {
+        if w[0].0 == w[1].0 {
+            before[w[1].2] = w[0].2 as u32;
+        }
+    }
+    before
 }
 
 fn explain(

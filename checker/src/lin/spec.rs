@@ -34,6 +34,13 @@ pub trait Spec: Send + Clone {
         let _ = op;
         false
     }
+    /// Operations with equal keys have the same `step` (same arguments and, for an unknown
+    /// outcome, the same possible results). The search then tries only the earliest-invoked
+    /// of interchangeable operations of unknown outcome. `None` when unique.
+    fn effect_key(&self, op: usize) -> Option<u64> {
+        let _ = op;
+        None
+    }
     /// A human-readable rendering of a state.
     fn describe(&self, state: &Self::State) -> String;
 }

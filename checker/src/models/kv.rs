@@ -4,7 +4,7 @@
 
 use super::error::ModelError;
 use super::split::by_key;
-use crate::lin::hash::FastBuild;
+use crate::lin::hash::{hash_one, FastBuild};
 use crate::lin::{Datum, History, OpF, Part, Spec};
 use std::collections::HashMap;
 
@@ -194,6 +194,14 @@ impl Spec for KvSpec {
 
     fn read_only(&self, op: usize) -> bool {
         matches!(self.ops[op], KvOp::Get(_))
+    }
+
+    fn effect_key(&self, op: usize) -> Option<u64> {
+        match self.ops[op] {
+            KvOp::Get(_) => None,
+            KvOp::Put(v) => Some(hash_one(&(1u8, v))),
+            KvOp::Append(v) => Some(hash_one(&(2u8, v))),
+        }
     }
 
     fn describe(&self, state: &u32) -> String {

@@ -2,6 +2,7 @@
 //! write and (for cas-register) compare-and-set.
 
 use super::error::ModelError;
+use crate::lin::hash::hash_one;
 use crate::lin::{Datum, History, OpF, Part, Spec};
 
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +39,14 @@ impl Spec for RegisterSpec {
 
     fn read_only(&self, op: usize) -> bool {
         matches!(self.ops[op], RegOp::Read(_))
+    }
+
+    fn effect_key(&self, op: usize) -> Option<u64> {
+        match self.ops[op] {
+            RegOp::Read(_) => None,
+            RegOp::Write(v) => Some(hash_one(&(1u8, v))),
+            RegOp::Cas(a, b) => Some(hash_one(&(2u8, a, b))),
+        }
     }
 
     fn describe(&self, state: &Option<i64>) -> String {
