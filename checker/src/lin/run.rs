@@ -9,7 +9,7 @@ use super::shrink::shrink;
 use super::spec::{Part, Spec};
 use crate::verdict::Verdict;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -31,10 +31,12 @@ pub fn check_parts<S: Spec>(
 ) -> LinReport {
     let start = Instant::now();
     let cancel = AtomicBool::new(false);
+    let used = AtomicUsize::new(0);
     let limits = Limits {
         deadline: budget.time.map(|t| start + t),
         memory_bytes: budget.memory_bytes,
         cancel: &cancel,
+        memory_used: &used,
     };
     let labels: Vec<String> = parts.iter().map(|p| p.label.clone()).collect();
     let n_parts = parts.len();
@@ -123,11 +125,13 @@ pub fn check_parts<S: Spec>(
     let violation = illegal.map(|(i, f, part)| {
         // Narrowing down gets a few times what deciding took, within the overall budget.
         let fresh = AtomicBool::new(false);
+        let fresh_used = AtomicUsize::new(0);
         let own = Instant::now() + (elapsed * 4).max(SHRINK_MIN);
         let shrink_limits = Limits {
             deadline: Some(limits.deadline.map_or(own, |d| d.min(own))),
             memory_bytes: budget.memory_bytes,
             cancel: &fresh,
+            memory_used: &fresh_used,
         };
         Violation::new(
             labels[i].clone(),

@@ -147,6 +147,8 @@ pub struct Search<S: Spec> {
     best: Vec<u32>,
     best_state: S::State,
     done: Option<PartOutcome>,
+    /// Memo bytes last reported to the shared memory budget.
+    reported: usize,
 }
 
 impl<S: Spec> Search<S> {
@@ -195,6 +197,7 @@ impl<S: Spec> Search<S> {
             best: Vec::new(),
             best_state,
             done: (remaining == 0).then_some(PartOutcome::Linearizable),
+            reported: 0,
         }
     }
 
@@ -207,6 +210,9 @@ impl<S: Spec> Search<S> {
     pub fn run(&mut self, quantum: u64, history: &History, limits: &Limits) -> Option<PartOutcome> {
         if self.done.is_none() {
             self.done = self.steps(quantum, history, limits);
+            if self.done.is_some() {
+                limits.release(std::mem::take(&mut self.reported));
+            }
         }
         self.done.clone()
     }
@@ -240,7 +246,7 @@ impl<S: Spec> Search<S> {
         loop {
             steps += 1;
             if steps & 0xfff == 0 {
-                if let Some(stop) = limits.exceeded(self.cache.bytes()) {
+                if let Some(stop) = limits.exceeded(&mut self.reported, self.cache.bytes()) {
                     return Some(PartOutcome::Stopped(stop));
                 }
                 if steps >= quantum {
