@@ -12,7 +12,8 @@ const FORMAT: &str = "jepsen edn";
 /// numbers; `:time` (ns), when present, gives the real time.
 pub fn parse(text: &str) -> Result<History, ImportError> {
     let trimmed = text.trim_start();
-    let ops: Vec<(usize, Edn)> = if trimmed.starts_with('[') || trimmed.starts_with('(') {
+    let vector = trimmed.starts_with('[') || trimmed.starts_with('(');
+    let ops: Vec<(usize, Edn)> = if vector {
         let forms = parse_all(text).map_err(|message| ImportError::Parse {
             format: FORMAT,
             line: 1,
@@ -37,7 +38,14 @@ pub fn parse(text: &str) -> Result<History, ImportError> {
         out
     };
     let mut pairer = Pairer::new(FORMAT);
-    for (pos, (line, op)) in ops.into_iter().enumerate() {
+    for (index, (line, op)) in ops.into_iter().enumerate() {
+        // Jepsen's :index when given; else line numbers when there is one op per line (what
+        // a reader looks up), else the op's place in the vector.
+        let pos = match op.get("index") {
+            Some(Edn::Int(i)) if *i >= 0 => *i as usize,
+            _ if vector => index,
+            _ => line,
+        };
         let err = |message: String| ImportError::Parse {
             format: FORMAT,
             line,

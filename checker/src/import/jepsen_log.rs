@@ -72,8 +72,9 @@ pub fn parse(text: &str) -> Result<History, ImportError> {
             f,
             key: None,
             value,
-            pos: n as u64,
-            time_ns: n as u64,
+            // Line numbers order the events and are what a reader looks up.
+            pos: lineno as u64,
+            time_ns: lineno as u64,
             line: lineno,
         })?;
     }

@@ -120,17 +120,21 @@ impl fmt::Display for Op {
         if let Some(k) = &self.key {
             write!(f, " {k:?}")?;
         }
-        if self.arg != Datum::Nil {
-            write!(f, " {}", self.arg)?;
+        let lock = matches!(self.f, OpF::Acquire | OpF::Renew | OpF::Release);
+        match (&self.arg, lock) {
+            (Datum::Nil, _) => {}
+            (Datum::Int(ms), true) => write!(f, " (lease {ms} ms)")?,
+            (d, _) => write!(f, " {d}")?,
         }
-        match &self.out {
-            Some(Datum::Nil) if self.f != OpF::Read => f.write_str(" -> ok")?,
-            Some(d) => write!(f, " -> {d}")?,
-            None => f.write_str(" -> ? (unknown outcome)")?,
+        match (&self.out, lock) {
+            (None, _) => f.write_str(" -> ? (unknown outcome)")?,
+            (Some(Datum::Int(t)), true) => write!(f, " -> ok, token {t}")?,
+            (Some(Datum::Nil), _) if self.f != OpF::Read => f.write_str(" -> ok")?,
+            (Some(d), _) => write!(f, " -> {d}")?,
         }
         match self.ret {
-            Some(r) => write!(f, "  [{}..{}]", self.call, r),
-            None => write!(f, "  [{}..]", self.call),
+            Some(r) if self.out.is_some() => write!(f, "  [{}..{}]", self.call, r),
+            _ => write!(f, "  [{}..]", self.call),
         }
     }
 }

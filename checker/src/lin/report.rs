@@ -89,7 +89,7 @@ impl fmt::Display for LinReport {
             }
             writeln!(
                 f,
-                "  window: {} op{} overlapping it in time; no order of them fits (positions are [invoked..returned]):",
+                "  window: {} op{} overlapping it in time; no order of them fits ([invoked..returned] as lines or event indices):",
                 v.window.len(),
                 plural(v.window.len())
             )?;
