@@ -1,6 +1,15 @@
 //! The Wing–Gong–Lowe search for one part: a doubly linked list of call and return entries in
 //! real-time order, a stack of linearized calls with lift/unlift for backtracking, and a memo
-//! of visited (linearized set, state) configurations.
+//! of visited (linearized set, state) configurations, hashed in O(1) per step by XOR-ing
+//! per-operation Zobrist keys.
+//!
+//! Pruning on top of Lowe's algorithm, each sound and complete:
+//! - the search ends once every completed operation is linearized (the rest may never have
+//!   happened);
+//! - a read that can be taken now is taken without trying alternatives to it;
+//! - an operation of unknown outcome that would not change the state is never taken;
+//! - of interchangeable operations of unknown outcome, only the earliest-invoked untaken one
+//!   is a candidate.
 
 use super::budget::{Limits, Stop};
 use super::cache::Cache;
