@@ -1,31 +1,35 @@
-//! The memo of visited search configurations: (set of linearized operations, model state).
-//! Open addressing over flat arrays; records live in fixed-size chunks that are never moved,
-//! so growing the memo copies nothing but the slot array.
+//! The memo of visited search configurations: (key of the linearized set, model state).
+//! Open addressing over a slot array; keys live in fixed-capacity chunks that are never
+//! moved, so growing the memo copies nothing but the slot array and the locator list.
 
 use std::hash::Hash;
 
-/// Records per chunk.
-const CHUNK: usize = 1 << 12;
+/// Words per key chunk (a longer key gets a chunk of its own).
+const CHUNK_WORDS: usize = 1 << 15;
+/// States per state chunk.
+const STATE_CHUNK: usize = 1 << 12;
 
-/// Set of `(bitset, state)` pairs. Bitsets all have `words` words.
+/// Set of `(key, state)` pairs.
 pub struct Cache<S> {
-    words: usize,
     /// Slot -> upper 32 hash bits (a tag that rejects most mismatches without touching the
-    /// record) and record number + 1 (0 is empty).
+    /// record) and entry number + 1 (0 is empty).
     slots: Vec<(u32, u32)>,
     len: usize,
-    /// Per record: its full hash, then its bitset.
-    records: Vec<Vec<u64>>,
+    /// Entry -> (chunk, offset) of its record: full hash, key length, key words.
+    locs: Vec<(u32, u32)>,
+    chunks: Vec<Vec<u64>>,
+    words: usize,
     states: Vec<Vec<S>>,
 }
 
 impl<S: Eq + Hash + Clone> Cache<S> {
-    pub fn new(words: usize) -> Self {
+    pub fn new() -> Self {
         Cache {
-            words,
             slots: vec![(0, 0); 1024],
             len: 0,
-            records: Vec::new(),
+            locs: Vec::new(),
+            chunks: Vec::new(),
+            words: 0,
             states: Vec::new(),
         }
     }
@@ -33,22 +37,24 @@ impl<S: Eq + Hash + Clone> Cache<S> {
     /// Approximate heap bytes held, for the memory budget.
     pub fn bytes(&self) -> usize {
         self.slots.len() * 8
-            + self.records.len() * CHUNK * (1 + self.words) * 8
-            + self.states.len() * CHUNK * std::mem::size_of::<S>()
+            + self.locs.capacity() * 8
+            + self.words * 8
+            + self.states.len() * STATE_CHUNK * std::mem::size_of::<S>()
     }
 
     #[inline]
     fn record(&self, e: usize) -> &[u64] {
-        let w = 1 + self.words;
-        let off = (e % CHUNK) * w;
-        &self.records[e / CHUNK][off..off + w]
+        let (c, off) = self.locs[e];
+        let chunk = &self.chunks[c as usize];
+        let off = off as usize;
+        let len = chunk[off + 1] as usize;
+        &chunk[off..off + 2 + len]
     }
 
     /// Inserts the pair unless present; returns true when it was new. `hash` must be a
-    /// function of `(bits, state)` only.
+    /// function of `(key, state)` only.
     #[inline]
-    pub fn insert(&mut self, hash: u64, bits: &[u64], state: &S) -> bool {
-        debug_assert_eq!(bits.len(), self.words);
+    pub fn insert(&mut self, hash: u64, key: &[u64], state: &S) -> bool {
         let tag = (hash >> 32) as u32;
         let mask = self.slots.len() - 1;
         let mut i = (hash as usize) & mask;
@@ -61,8 +67,9 @@ impl<S: Eq + Hash + Clone> Cache<S> {
                 let e = (slot - 1) as usize;
                 let r = self.record(e);
                 if r[0] == hash
-                    && r[1..].iter().zip(bits).all(|(a, b)| a == b)
-                    && self.states[e / CHUNK][e % CHUNK] == *state
+                    && r.len() == key.len() + 2
+                    && r[2..].iter().zip(key).all(|(a, b)| a == b)
+                    && self.states[e / STATE_CHUNK][e % STATE_CHUNK] == *state
                 {
                     return false;
                 }
@@ -70,18 +77,30 @@ impl<S: Eq + Hash + Clone> Cache<S> {
             i = (i + 1) & mask;
         }
         let e = self.len;
-        if e % CHUNK == 0 {
+        let need = 2 + key.len();
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= need);
+        if !fits {
             // Reserved up front and filled by pushes: never reallocated, never zeroed.
-            self.records
-                .push(Vec::with_capacity(CHUNK * (1 + self.words)));
-            self.states.push(Vec::with_capacity(CHUNK));
+            self.chunks.push(Vec::with_capacity(CHUNK_WORDS.max(need)));
+            self.words += CHUNK_WORDS.max(need);
         }
-        let chunk = self.records.last_mut().expect("chunk pushed");
+        let c = self.chunks.len() - 1;
+        let chunk = &mut self.chunks[c];
+        self.locs.push((c as u32, chunk.len() as u32));
         chunk.push(hash);
-        chunk.extend_from_slice(bits);
+        chunk.push(key.len() as u64);
+        for &w in key {
+            chunk.push(w);
+        }
+        if e % STATE_CHUNK == 0 {
+            self.states.push(Vec::with_capacity(STATE_CHUNK));
+        }
         self.states
             .last_mut()
-            .expect("chunk pushed")
+            .expect("state chunk pushed")
             .push(state.clone());
         self.slots[i] = (tag, e as u32 + 1);
         self.len += 1;

@@ -5,6 +5,7 @@ mod budget;
 mod cache;
 mod check;
 pub(crate) mod hash;
+mod linset;
 mod op;
 mod report;
 mod run;

@@ -13,7 +13,8 @@
 
 use super::budget::{Limits, Stop};
 use super::cache::Cache;
-use super::hash::{hash_one, zobrist};
+use super::hash::hash_one;
+use super::linset::LinSet;
 use super::op::History;
 use super::spec::{Part, Spec};
 
@@ -143,9 +144,9 @@ pub struct Search<S: Spec> {
     /// For an operation of unknown outcome, the previous-invoked one with the same effect
     /// (see [`Spec::effect_key`]), which must be linearized first; `NO_OP` if none.
     before: Vec<u32>,
-    keys: Vec<u64>,
-    bits: Vec<u64>,
-    zob: u64,
+    lin: LinSet,
+    /// Scratch buffer for the memo key of the current linearized set.
+    key: Vec<u64>,
     state: S::State,
     cache: Cache<S::State>,
     /// Linearized call nodes, the state before each, and whether it was forced (a read-only
@@ -154,6 +155,9 @@ pub struct Search<S: Spec> {
     remaining: usize,
     entry: u32,
     best: Vec<u32>,
+    /// How much of the stack still equals the start of `best`: the lowest the stack has
+    /// been since `best` was recorded, so recording copies only what changed.
+    same: usize,
     best_state: S::State,
     done: Option<PartOutcome>,
     /// Memo bytes last reported to the shared memory budget.
@@ -181,11 +185,13 @@ impl<S: Spec> Search<S> {
         // is linearized the rest can be left out: the search is done.
         let remaining = open.iter().filter(|&&o| !o).count();
         let list = List::new(&view, history, &part.ops);
-        let words = n.div_ceil(64);
-        let bits = vec![0u64; words];
+        let calls: Vec<u64> = part.ops.iter().map(|&h| history.ops[h].call).collect();
+        let lin = LinSet::new(&open, &calls);
+        let mut key = Vec::new();
+        lin.key(&mut key);
         let state = part.spec.init();
-        let mut cache: Cache<S::State> = Cache::new(words);
-        cache.insert(hash_one(&state), &bits, &state);
+        let mut cache: Cache<S::State> = Cache::new();
+        cache.insert(hash_one(&state), &key, &state);
         let best_state = state.clone();
         let entry = list.next[HEAD as usize];
         Search {
@@ -195,15 +201,15 @@ impl<S: Spec> Search<S> {
             open,
             read_only,
             before,
-            keys: (0..n).map(zobrist).collect(),
-            bits,
-            zob: 0,
+            lin,
+            key,
             state,
             cache,
             stack: Vec::with_capacity(n),
             remaining,
             entry,
             best: Vec::new(),
+            same: 0,
             best_state,
             done: (remaining == 0).then_some(PartOutcome::Linearizable),
             reported: 0,
@@ -235,14 +241,14 @@ impl<S: Spec> Search<S> {
                 return false;
             };
             let i = self.list.op[top as usize] as usize;
-            self.bits[i >> 6] &= !(1u64 << (i & 63));
-            self.zob ^= self.keys[i];
+            self.lin.remove(i);
             self.state = prev_state;
             self.list.unlift(top);
             if !self.open[i] {
                 self.remaining += 1;
             }
             self.entry = self.list.next[top as usize];
+            self.same = self.same.min(self.stack.len());
             if !forced {
                 return true;
             }
@@ -267,7 +273,7 @@ impl<S: Spec> Search<S> {
             if m != 0 {
                 let i = self.list.op[e as usize] as usize;
                 let b = self.before[i];
-                if b != NO_OP && self.bits[b as usize >> 6] & (1u64 << (b & 63)) == 0 {
+                if b != NO_OP && !self.lin.contains(b as usize) {
                     // An interchangeable, earlier operation is still available: using this
                     // one instead could only repeat what that one leads to.
                     e = self.list.next[e as usize];
@@ -280,15 +286,11 @@ impl<S: Spec> Search<S> {
                         e = self.list.next[e as usize];
                         continue;
                     }
-                    let (w, b) = (i >> 6, 1u64 << (i & 63));
-                    self.bits[w] |= b;
-                    let z = self.zob ^ self.keys[i];
+                    self.lin.insert(i);
+                    self.lin.key(&mut self.key);
                     let forced = self.read_only[i];
-                    if self
-                        .cache
-                        .insert(z ^ hash_one(&next_state), &self.bits, &next_state)
-                    {
-                        self.zob = z;
+                    let hash = self.lin.hash() ^ hash_one(&next_state);
+                    if self.cache.insert(hash, &self.key, &next_state) {
                         let prev = std::mem::replace(&mut self.state, next_state);
                         self.stack.push((e, prev, forced));
                         self.list.lift(e);
@@ -299,16 +301,20 @@ impl<S: Spec> Search<S> {
                             }
                         }
                         if self.stack.len() > self.best.len() {
-                            self.best.clear();
+                            self.best.truncate(self.same);
                             let op = &self.list.op;
-                            self.best
-                                .extend(self.stack.iter().map(|&(node, _, _)| op[node as usize]));
+                            self.best.extend(
+                                self.stack[self.same..]
+                                    .iter()
+                                    .map(|&(node, _, _)| op[node as usize]),
+                            );
+                            self.same = self.stack.len();
                             self.best_state = self.state.clone();
                         }
                         e = self.list.next[HEAD as usize];
                         continue;
                     }
-                    self.bits[w] &= !b;
+                    self.lin.remove(i);
                     if forced {
                         // This configuration leads where taking the read first led, and
                         // that is already known to fail.
