@@ -4,7 +4,7 @@
 //! An optional argument filters files by substring.
 
 use lockpick_checker::import::read_file;
-use lockpick_checker::lin::{check_history, Budget, History};
+use lockpick_checker::lin::{check_history, Budget, Datum, History, Op, OpF};
 use lockpick_checker::models::ModelName;
 use lockpick_checker::verdict::Verdict;
 use std::path::PathBuf;
@@ -144,8 +144,156 @@ fn main() {
             ms(median(runs))
         );
     }
+    synthetic();
     match peak_rss_kib() {
         Some(k) => println!("peak RSS (VmHWM): {:.1} MiB", k as f64 / 1024.0),
         None => println!("peak RSS: unavailable"),
+    }
+}
+
+/// splitmix64, for the synthetic histories.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+fn op(process: u64, f: OpF, arg: Datum, out: Option<Datum>, call: u64, ret: u64) -> Op {
+    Op {
+        process,
+        f,
+        key: None,
+        arg,
+        out: out.clone(),
+        call,
+        ret: out.is_some().then_some(ret),
+        call_ns: call,
+        ret_ns: out.is_some().then_some(ret),
+    }
+}
+
+/// A long cas-register history from a sequential run: operation `i` takes effect at `10 i`,
+/// is pending up to 30 either side, and one in ten times times out (its effect applied or not).
+fn long_register(n: usize) -> History {
+    let mut rng = Rng(1);
+    let mut state: Option<i64> = None;
+    let mut ops = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = 1000 + 10 * i as u64;
+        let (call, ret) = (t - rng.below(31), t + rng.below(31));
+        let unknown = rng.below(10) == 0;
+        let applies = !unknown || rng.below(2) == 0;
+        let out = |d: Datum| (!unknown).then_some(d);
+        match rng.below(3) {
+            0 => ops.push(op(
+                i as u64,
+                OpF::Read,
+                Datum::Nil,
+                Some(state.map_or(Datum::Nil, Datum::Int)),
+                call,
+                ret,
+            )),
+            1 => {
+                let v = rng.below(5) as i64;
+                if applies {
+                    state = Some(v);
+                }
+                ops.push(op(
+                    i as u64,
+                    OpF::Write,
+                    Datum::Int(v),
+                    out(Datum::Nil),
+                    call,
+                    ret,
+                ));
+            }
+            _ => {
+                let from = state.unwrap_or(0);
+                let to = rng.below(5) as i64;
+                if state.is_some() && applies {
+                    state = Some(to);
+                }
+                if state.is_some() || !applies {
+                    ops.push(op(
+                        i as u64,
+                        OpF::Cas,
+                        Datum::Pair(from, to),
+                        out(Datum::Nil),
+                        call,
+                        ret,
+                    ));
+                }
+            }
+        }
+    }
+    ops.sort_by_key(|o| o.call);
+    History { ops }
+}
+
+/// A long mutex history: holders take turns; the next holder's acquire is invoked while the
+/// previous one still holds the lock and returns after its release.
+fn long_mutex(holders: usize) -> History {
+    let mut rng = Rng(2);
+    let mut ops = Vec::new();
+    let mut t = 100u64;
+    let mut next_call = 0u64;
+    for h in 0..holders {
+        let p = (h % 8) as u64;
+        let acquired = t + rng.below(5);
+        ops.push(op(
+            p,
+            OpF::Acquire,
+            Datum::Nil,
+            Some(Datum::Nil),
+            next_call,
+            acquired,
+        ));
+        let release_call = acquired + 5 + rng.below(20);
+        let release_ret = release_call + 1 + rng.below(5);
+        ops.push(op(
+            p,
+            OpF::Release,
+            Datum::Nil,
+            Some(Datum::Nil),
+            release_call,
+            release_ret,
+        ));
+        next_call = acquired + 1 + rng.below(4);
+        t = release_ret + 1;
+    }
+    ops.sort_by_key(|o| o.call);
+    History { ops }
+}
+
+/// Histories much longer than the published ones: the search must stay near-linear.
+fn synthetic() {
+    println!();
+    let one = Budget::unlimited();
+    for (name, model, history) in [
+        (
+            "register 20000 ops",
+            ModelName::CasRegister,
+            long_register(20_000),
+        ),
+        ("mutex 20000 ops", ModelName::Mutex, long_mutex(10_000)),
+    ] {
+        let runs = (0..RUNS)
+            .map(|_| {
+                let start = Instant::now();
+                let r = check_history(&history, model, &one).expect("check");
+                assert_eq!(r.verdict, Verdict::Valid, "{name}\n{r}");
+                start.elapsed()
+            })
+            .collect();
+        println!(
+            "synthetic {name}: {:.3} ms single-threaded (median of {RUNS})",
+            ms(median(runs))
+        );
     }
 }
