@@ -67,6 +67,28 @@ fn check_all(threads: usize) {
                 .as_ref()
                 .expect("invalid report explains itself");
             assert!(!v.window.is_empty(), "{}: empty window", path.display());
+            let culprit = v
+                .culprit
+                .as_ref()
+                .expect("violation narrowed to an operation");
+            assert!(
+                v.window.contains(culprit),
+                "{}: culprit outside window",
+                path.display()
+            );
+            let text = report.to_string();
+            for part in [
+                "invalid",
+                "no linearization exists",
+                "window:",
+                "model state after it",
+            ] {
+                assert!(
+                    text.contains(part),
+                    "{}: report lacks {part:?}:\n{text}",
+                    path.display()
+                );
+            }
         }
     }
     assert!(wrong.is_empty(), "wrong verdicts:\n{}", wrong.join("\n"));

@@ -65,7 +65,7 @@ const PREFIX_TAIL: usize = 8;
 
 impl fmt::Display for LinReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
+        write!(
             f,
             "linearizability ({}): {} in {:.3} ms ({} ops, {} part{})",
             self.model,
@@ -73,8 +73,16 @@ impl fmt::Display for LinReport {
             self.elapsed.as_secs_f64() * 1e3,
             self.ops,
             self.parts,
-            if self.parts == 1 { "" } else { "s" }
+            plural(self.parts)
         )?;
+        if !self.explain_elapsed.is_zero() {
+            write!(
+                f,
+                "; {:.3} ms more to narrow it down",
+                self.explain_elapsed.as_secs_f64() * 1e3
+            )?;
+        }
+        writeln!(f)?;
         if let Some(r) = &self.unknown_reason {
             writeln!(f, "  undecided: {r}")?;
         }
