@@ -18,5 +18,4 @@ pub use check::{check_events, check_file, check_history, CheckError};
 pub use op::{Datum, History, Op, OpF};
 pub use report::{LinReport, Violation};
 pub use run::check_parts;
-pub use search::{Failure, PartOutcome};
 pub use spec::{Part, Spec};
