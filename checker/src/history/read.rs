@@ -77,8 +77,7 @@ pub fn parse_history(text: &str) -> Result<Vec<Event>, ReadError> {
 mod tests {
     use super::*;
 
-    const A: &str =
-        r#"{"v":1,"index":0,"time_ns":1,"process":0,"type":"invoke","f":"acquire","lock":"l"}"#;
+    const A: &str = r#"{"v":1,"index":0,"time_ns":1,"process":0,"type":"invoke","f":"acquire","lock":"l"}"#;
     const B: &str = r#"{"v":1,"index":1,"time_ns":2,"process":0,"type":"ok","f":"acquire","lock":"l","value":{"token":1}}"#;
 
     #[test]
@@ -106,11 +105,7 @@ mod tests {
         let text = format!("{B}\n");
         assert!(matches!(
             parse_history(&text),
-            Err(ReadError::Gap {
-                expected: 0,
-                found: 1,
-                ..
-            })
+            Err(ReadError::Gap { expected: 0, found: 1, .. })
         ));
     }
 }
