@@ -62,10 +62,21 @@ fn lay_out(rng: &mut Rng, planned: Vec<Planned>, spread: u64) -> History {
 }
 
 fn register_history(rng: &mut Rng, n: usize) -> History {
-    let mut state: Option<i64> = None;
-    let mut planned = Vec::new();
     // Few values and many unknown outcomes make interchangeable operations common.
     let unknown_pct = rng.below(40);
+    register_history_with(rng, n, unknown_pct)
+}
+
+/// Long histories with many unknown outcomes take exponential time to refute (every
+/// operation of unknown outcome may or may not have happened), so they get few.
+fn long_register_history(rng: &mut Rng, n: usize) -> History {
+    let unknown_pct = rng.below(3);
+    register_history_with(rng, n, unknown_pct)
+}
+
+fn register_history_with(rng: &mut Rng, n: usize, unknown_pct: u64) -> History {
+    let mut state: Option<i64> = None;
+    let mut planned = Vec::new();
     let values = 2 + rng.below(4);
     while planned.len() < n {
         let unknown = rng.chance(unknown_pct);
@@ -183,11 +194,18 @@ fn budget() -> Budget {
     }
 }
 
-fn run(model: ModelName, gen: fn(&mut Rng, usize) -> History, impossible: Datum) {
-    let mut rng = Rng(0x5eed_0000 + model.name().len() as u64);
+/// `cases` histories of `min..min + spread` operations each.
+fn run_sized(
+    model: ModelName,
+    gen: fn(&mut Rng, usize) -> History,
+    impossible: Datum,
+    cases: usize,
+    (min, spread): (u64, u64),
+) {
+    let mut rng = Rng(0x5eed_0000 + model.name().len() as u64 + min);
     let mut mutated = 0;
-    for case in 0..300 {
-        let n = 10 + rng.below(50) as usize;
+    for case in 0..cases {
+        let n = (min + rng.below(spread)) as usize;
         let mut h = gen(&mut rng, n);
         let r = check_history(&h, model, &budget()).expect("model accepts generated ops");
         assert_eq!(r.verdict, Verdict::Valid, "case {case}: {h:#?}\n{r}");
@@ -209,7 +227,14 @@ fn run(model: ModelName, gen: fn(&mut Rng, usize) -> History, impossible: Datum)
             );
         }
     }
-    assert!(mutated > 200, "only {mutated} cases had a read to mutate");
+    assert!(
+        mutated > cases * 2 / 3,
+        "only {mutated} cases had a read to mutate"
+    );
+}
+
+fn run(model: ModelName, gen: fn(&mut Rng, usize) -> History, impossible: Datum) {
+    run_sized(model, gen, impossible, 300, (10, 50));
 }
 
 #[test]
@@ -227,5 +252,17 @@ fn sequential_kv_histories_are_linearizable_and_an_impossible_get_is_not() {
         ModelName::Kv,
         kv_history,
         Datum::Str("never written".into()),
+    );
+}
+
+#[test]
+fn long_register_histories_keep_their_verdicts() {
+    // Past 512 operations the memo keys are cut to the frontier of the linearized set.
+    run_sized(
+        ModelName::CasRegister,
+        long_register_history,
+        Datum::Int(1_000_000),
+        12,
+        (600, 1500),
     );
 }

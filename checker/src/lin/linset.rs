@@ -3,26 +3,34 @@
 //! is linearized in every configuration the search can reach, so the key is the count of
 //! leading full words plus the words after them up to the last set bit. Operations of unknown
 //! outcome, which may stay unlinearized forever, have a separate bitset. Keys cost a few
-//! words however long the history is.
+//! words however long the history is. Short histories use the whole bitsets as a fixed-width
+//! key instead, which is cheaper to build and to compare.
 
 use super::hash::zobrist;
 
+/// Histories whose bitsets fit in this many words use them whole as the key.
+const FIXED_MAX_WORDS: usize = 8;
+
 pub struct LinSet {
-    /// Per operation: whether it is in the open region, and its bit number in its region.
+    /// Per operation: whether it has an unknown outcome, and its bit in `bits`.
     open: Vec<bool>,
-    rank: Vec<u32>,
-    closed_bits: Vec<u64>,
-    open_bits: Vec<u64>,
-    /// Completed operations in total, to know which bits of the last word exist.
+    pos: Vec<u32>,
+    /// Completed operations by invocation order in words `0..closed_words`, then operations
+    /// of unknown outcome.
+    bits: Vec<u64>,
+    closed_words: usize,
+    /// Completed operations in total, to know which bits of the last closed word exist.
     closed_len: usize,
-    /// Leading words of `closed_bits` whose every bit is set.
+    /// Leading closed words whose every bit is set (maintained only when cutting keys).
     lead: usize,
-    /// One past the last non-zero word of `closed_bits`, at least `lead`.
+    /// One past the last non-zero closed word, at least `lead` (likewise).
     hi: usize,
-    /// One past the last non-zero word of `open_bits`.
+    /// One past the last non-zero word overall, at least `closed_words` (likewise).
     open_hi: usize,
     keys: Vec<u64>,
     hash: u64,
+    /// Keys are the whole bitset rather than cut to the frontier.
+    fixed: bool,
 }
 
 impl LinSet {
@@ -32,27 +40,35 @@ impl LinSet {
         let n = open.len();
         let mut closed: Vec<usize> = (0..n).filter(|&i| !open[i]).collect();
         closed.sort_by_key(|&i| (calls[i], i));
-        let mut rank = vec![0u32; n];
+        let closed_words = closed.len().div_ceil(64);
+        let mut pos = vec![0u32; n];
         for (r, &i) in closed.iter().enumerate() {
-            rank[i] = r as u32;
+            pos[i] = r as u32;
         }
-        let mut r = 0;
+        let mut r = closed_words * 64;
         for i in (0..n).filter(|&i| open[i]) {
-            rank[i] = r;
+            pos[i] = r as u32;
             r += 1;
         }
+        let words = r.div_ceil(64);
         LinSet {
             open: open.to_vec(),
-            rank,
-            closed_bits: vec![0; closed.len().div_ceil(64)],
-            open_bits: vec![0; (r as usize).div_ceil(64)],
+            pos,
+            bits: vec![0; words],
+            closed_words,
             closed_len: closed.len(),
             lead: 0,
             hi: 0,
-            open_hi: 0,
+            open_hi: closed_words,
             keys: (0..n).map(zobrist).collect(),
             hash: 0,
+            fixed: words <= FIXED_MAX_WORDS,
         }
+    }
+
+    /// The key width when every key has the same, else `None`.
+    pub fn fixed_width(&self) -> Option<usize> {
+        self.fixed.then_some(self.bits.len())
     }
 
     /// A hash of the set (XOR of per-operation keys).
@@ -73,30 +89,25 @@ impl LinSet {
 
     #[inline]
     pub fn contains(&self, i: usize) -> bool {
-        let r = self.rank[i] as usize;
-        let words = if self.open[i] {
-            &self.open_bits
-        } else {
-            &self.closed_bits
-        };
-        words[r >> 6] & (1u64 << (r & 63)) != 0
+        let p = self.pos[i] as usize;
+        self.bits[p >> 6] & (1u64 << (p & 63)) != 0
     }
 
     #[inline]
     pub fn insert(&mut self, i: usize) {
         self.hash ^= self.keys[i];
-        let r = self.rank[i] as usize;
-        let (w, b) = (r >> 6, 1u64 << (r & 63));
+        let p = self.pos[i] as usize;
+        let w = p >> 6;
+        self.bits[w] |= 1u64 << (p & 63);
+        if self.fixed {
+            return;
+        }
         if self.open[i] {
-            self.open_bits[w] |= b;
             self.open_hi = self.open_hi.max(w + 1);
             return;
         }
-        self.closed_bits[w] |= b;
         self.hi = self.hi.max(w + 1);
-        while self.lead < self.closed_bits.len()
-            && self.closed_bits[self.lead] == self.full(self.lead)
-        {
+        while self.lead < self.closed_words && self.bits[self.lead] == self.full(self.lead) {
             self.lead += 1;
         }
         self.hi = self.hi.max(self.lead);
@@ -105,34 +116,41 @@ impl LinSet {
     #[inline]
     pub fn remove(&mut self, i: usize) {
         self.hash ^= self.keys[i];
-        let r = self.rank[i] as usize;
-        let (w, b) = (r >> 6, 1u64 << (r & 63));
+        let p = self.pos[i] as usize;
+        let w = p >> 6;
+        self.bits[w] &= !(1u64 << (p & 63));
+        if self.fixed {
+            return;
+        }
         if self.open[i] {
-            self.open_bits[w] &= !b;
-            while self.open_hi > 0 && self.open_bits[self.open_hi - 1] == 0 {
+            while self.open_hi > self.closed_words && self.bits[self.open_hi - 1] == 0 {
                 self.open_hi -= 1;
             }
             return;
         }
-        self.closed_bits[w] &= !b;
         self.lead = self.lead.min(w);
-        while self.hi > self.lead && self.closed_bits[self.hi - 1] == 0 {
+        while self.hi > self.lead && self.bits[self.hi - 1] == 0 {
             self.hi -= 1;
         }
     }
 
-    /// Writes the memo key into `out` (cleared first): equal sets give equal keys.
+    /// The memo key: equal sets give equal keys. Either the bitset itself or a cut of it
+    /// written into `scratch`.
     #[inline]
-    pub fn key(&self, out: &mut Vec<u64>) {
-        out.clear();
-        out.push(self.lead as u64 | ((self.hi - self.lead) as u64) << 32);
+    pub fn key<'a>(&'a self, scratch: &'a mut Vec<u64>) -> &'a [u64] {
+        if self.fixed {
+            return &self.bits;
+        }
+        scratch.clear();
+        scratch.push(self.lead as u64 | ((self.hi - self.lead) as u64) << 32);
         // Keys are a few words: word-by-word pushes beat a memcpy call.
-        for &w in &self.closed_bits[self.lead..self.hi] {
-            out.push(w);
+        for &w in &self.bits[self.lead..self.hi] {
+            scratch.push(w);
         }
-        for &w in &self.open_bits[..self.open_hi] {
-            out.push(w);
+        for &w in &self.bits[self.closed_words..self.open_hi] {
+            scratch.push(w);
         }
+        scratch
     }
 }
 
@@ -142,29 +160,50 @@ mod tests {
 
     #[test]
     fn equal_sets_reached_differently_have_equal_keys() {
-        let n = 200;
+        for n in [200, 2000] {
+            keys_agree(n);
+        }
+    }
+
+    fn keys_agree(n: usize) {
         let open: Vec<bool> = (0..n).map(|i| i % 7 == 3).collect();
         let calls: Vec<u64> = (0..n as u64).map(|i| (i * 37) % 211).collect();
         let mut a = LinSet::new(&open, &calls);
         let mut b = LinSet::new(&open, &calls);
-        for i in 0..150 {
+        let m = n * 3 / 4;
+        for i in 0..m {
             a.insert(i);
         }
-        for i in (0..160).rev() {
+        for i in (0..m + 10).rev() {
             b.insert(i);
         }
-        for i in 150..160 {
+        for i in m..m + 10 {
             b.remove(i);
         }
-        let (mut ka, mut kb) = (Vec::new(), Vec::new());
-        a.key(&mut ka);
-        b.key(&mut kb);
-        assert_eq!(ka, kb);
+        let (mut sa, mut sb) = (Vec::new(), Vec::new());
+        assert_eq!(a.key(&mut sa), b.key(&mut sb));
         assert_eq!(a.hash(), b.hash());
-        assert!(a.contains(149) && !a.contains(150));
+        assert!(a.contains(m - 1) && !a.contains(m));
         a.remove(3);
-        a.key(&mut ka);
-        assert_ne!(ka, kb);
-        assert!(ka.len() > 1, "removing an early op moves the frontier back");
+        assert_ne!(a.key(&mut sa), b.key(&mut sb));
+    }
+
+    #[test]
+    fn long_histories_have_short_keys() {
+        let n = 5000;
+        let open = vec![false; n];
+        let calls: Vec<u64> = (0..n as u64).collect();
+        let mut set = LinSet::new(&open, &calls);
+        assert_eq!(set.fixed_width(), None);
+        for i in 0..4000 {
+            set.insert(i);
+        }
+        set.insert(4070);
+        let mut scratch = Vec::new();
+        let len = set.key(&mut scratch).len();
+        assert!(len <= 3, "{len}");
+        set.remove(10);
+        let len = set.key(&mut scratch).len();
+        assert!(len > 60, "an early gap moves the frontier back");
     }
 }

@@ -188,10 +188,9 @@ impl<S: Spec> Search<S> {
         let calls: Vec<u64> = part.ops.iter().map(|&h| history.ops[h].call).collect();
         let lin = LinSet::new(&open, &calls);
         let mut key = Vec::new();
-        lin.key(&mut key);
         let state = part.spec.init();
-        let mut cache: Cache<S::State> = Cache::new();
-        cache.insert(hash_one(&state), &key, &state);
+        let mut cache: Cache<S::State> = Cache::new(lin.fixed_width());
+        cache.insert(hash_one(&state), lin.key(&mut key), &state);
         let best_state = state.clone();
         let entry = list.next[HEAD as usize];
         Search {
@@ -287,10 +286,10 @@ impl<S: Spec> Search<S> {
                         continue;
                     }
                     self.lin.insert(i);
-                    self.lin.key(&mut self.key);
                     let forced = self.read_only[i];
                     let hash = self.lin.hash() ^ hash_one(&next_state);
-                    if self.cache.insert(hash, &self.key, &next_state) {
+                    let key = self.lin.key(&mut self.key);
+                    if self.cache.insert(hash, key, &next_state) {
                         let prev = std::mem::replace(&mut self.state, next_state);
                         self.stack.push((e, prev, forced));
                         self.list.lift(e);
