@@ -8,4 +8,5 @@ pub mod lin;
 pub mod lock;
 pub mod models;
 pub mod results;
+pub mod run_checks;
 pub mod verdict;
