@@ -25,8 +25,11 @@ pub enum Command {
     /// Run every shipped scenario that declares an expected verdict, over one or more seeds,
     /// and fail (exit 5) if any run does not reach it: a nightly safety regression.
     Suite(SuiteArgs),
-    /// Check a stored history again, offline (and write the run's report.html).
+    /// Check a stored history again, offline (and write the run's report.html); with --model,
+    /// check any Jepsen/Porcupine or lockpick history for linearizability.
     Check(CheckArgs),
+    /// Print a lockpick history as Jepsen EDN op maps, one per line (for Knossos/Elle).
+    Export(ExportArgs),
     /// Render a stored run's report.html again from its history and results.
     Report {
         /// The run folder (e.g. store/redis-gc-pause/latest).
@@ -123,4 +126,20 @@ pub struct CheckArgs {
     /// Deadlock threshold in milliseconds (default: the run's scenario, else 3000).
     #[arg(long)]
     pub deadlock_ms: Option<u64>,
+    /// Check linearizability against this model instead of the lock checks: register,
+    /// cas-register, kv, mutex, fenced-mutex, lease. Any history format is accepted then.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// History format for --model: jepsen-log, edn, lockpick (default: detected).
+    #[arg(long, requires = "model")]
+    pub format: Option<String>,
+    /// Time budget for --model, in seconds; past it the verdict is unknown.
+    #[arg(long, requires = "model", default_value_t = 60.0)]
+    pub budget: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A lockpick history.jsonl, or a run folder holding one.
+    pub history: PathBuf,
 }

@@ -4,8 +4,12 @@ use crate::cli::{CheckArgs, Cli, Command, ScenarioArgs};
 use crate::exit_code;
 use anyhow::Context;
 use lockpick_checker::history::{read_history, Event};
-use lockpick_checker::lock::{check_locks, LockCheckParams, LockReport, Property};
+use lockpick_checker::import::{to_jepsen_edn, Format};
+use lockpick_checker::lin::{check_file, Budget};
+use lockpick_checker::lock::{LockCheckParams, Property};
+use lockpick_checker::models::ModelName;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
+use lockpick_checker::run_checks::{check_run, RunChecks};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunOptions};
 use lockpick_harness::scenario::{
@@ -20,7 +24,11 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Scenario(args) => scenario(args),
         Command::List => list(),
         Command::Suite(args) => crate::suite::suite(args),
-        Command::Check(args) => check(args),
+        Command::Check(args) => match args.model.clone() {
+            Some(model) => check_model(&args, &model),
+            None => check(args),
+        },
+        Command::Export(args) => export(&args.history),
         Command::Report { run_dir } => report(&run_dir),
         Command::Compare(args) => crate::compare::compare(args),
         Command::Serve(args) => crate::serve::serve(args),
@@ -249,7 +257,7 @@ fn check(args: CheckArgs) -> u8 {
         .deadlock_ms
         .or(stored.as_ref().map(|s| s.deadlock_ms))
         .unwrap_or(3000);
-    let report = check_locks(
+    let checks = check_run(
         &events,
         &LockCheckParams {
             property,
@@ -257,13 +265,78 @@ fn check(args: CheckArgs) -> u8 {
         },
     );
     println!("{}: {} events", history.display(), events.len());
-    print!("{report}");
-    let verdict = report.verdict;
+    print!("{}", checks.lock);
+    print!("{}", lockpick_reports::lin_text(&checks.linearizability));
+    let verdict = checks.verdict();
     if let Some(dir) = run_dir.filter(|d| d.join("history.jsonl") == history) {
-        let results = checked_results(&dir, stored.as_ref(), &events, report);
+        let results = checked_results(&dir, stored.as_ref(), &events, checks);
         write_report(&dir, &results, Some(&events));
     }
     verdict_code(verdict)
+}
+
+/// `check --model`: linearizability of any supported history file.
+fn check_model(args: &CheckArgs, model: &str) -> u8 {
+    let model: ModelName = match model.parse() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("lockpick: failed to read --model: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let format: Option<Format> = match args.format.as_deref().map(str::parse).transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("lockpick: failed to read --format: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    if !(args.budget > 0.0 && args.budget.is_finite()) {
+        eprintln!(
+            "lockpick: failed to read --budget: {} is not a positive number of seconds",
+            args.budget
+        );
+        return exit_code::USAGE;
+    }
+    let path = if args.history.is_dir() {
+        args.history.join("history.jsonl")
+    } else {
+        args.history.clone()
+    };
+    let budget = Budget {
+        time: Some(std::time::Duration::from_secs_f64(args.budget)),
+        ..Budget::default()
+    };
+    match check_file(&path, model, format, &budget) {
+        Ok(report) => {
+            println!("{}", path.display());
+            print!("{report}");
+            verdict_code(report.verdict)
+        }
+        Err(e) => {
+            eprintln!("lockpick: failed to check {}: {e}", path.display());
+            exit_code::USAGE
+        }
+    }
+}
+
+/// `export`: a lockpick history as Jepsen EDN.
+fn export(history: &Path) -> u8 {
+    let path = if history.is_dir() {
+        history.join("history.jsonl")
+    } else {
+        history.to_owned()
+    };
+    match read_history(&path) {
+        Ok(events) => {
+            print!("{}", to_jepsen_edn(&events));
+            exit_code::VALID
+        }
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            exit_code::USAGE
+        }
+    }
 }
 
 /// The results of a re-check: the stored run's facts with the new lock report, or, for a
@@ -272,12 +345,15 @@ fn checked_results(
     dir: &Path,
     stored: Option<&Scenario>,
     events: &[Event],
-    lock: LockReport,
+    checks: RunChecks,
 ) -> RunResults {
+    let verdict = checks.verdict();
+    let (lock, linearizability) = (checks.lock, Some(checks.linearizability));
     match lockpick_reports::read_results(dir) {
         Ok(mut r) => {
-            r.verdict = lock.verdict;
+            r.verdict = verdict;
             r.lock = lock;
+            r.linearizability = linearizability;
             r
         }
         Err(_) => {
@@ -295,7 +371,7 @@ fn checked_results(
                 backend: stored
                     .map_or_else(|| "unknown".to_owned(), |s| s.backend.name().to_owned()),
                 seed: stored.map_or(0, |s| s.seed),
-                verdict: lock.verdict,
+                verdict,
                 expected: stored.and_then(|s| s.expected),
                 interrupted: false,
                 workload_ms: end_ms,
@@ -303,6 +379,7 @@ fn checked_results(
                 history: "history.jsonl".to_owned(),
                 reproduce: format!("cargo run -- check {}", dir.display()),
                 lock,
+                linearizability,
             }
         }
     }

@@ -20,5 +20,5 @@ pub use run_report::{
     finding_sentences, read_results, render_run_report, report_run_dir, write_run_report,
 };
 pub use store_index::{list_runs, render_index, StoredRun, COMPARE_DIR};
-pub use summary::text_summary;
+pub use summary::{lin_text, text_summary};
 pub use view::RunView;

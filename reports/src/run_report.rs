@@ -58,6 +58,8 @@ struct FaultRow {
 
 #[derive(Debug, Serialize)]
 struct Page {
+    /// The linearizability check, when the run had one.
+    lin: Option<lockpick_checker::results::LinSummary>,
     r: RunSummary,
     violations: Vec<FindingRow>,
     observations: Vec<FindingRow>,
@@ -279,6 +281,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
             .collect(),
         evidence,
         evidence_omitted: cited.len().saturating_sub(MAX_EVIDENCE),
+        lin: results.linearizability.clone(),
     };
     render("report.html", &page)
 }

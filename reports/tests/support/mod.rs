@@ -136,6 +136,7 @@ pub fn results_for(events: &[Event], scenario: &str) -> RunResults {
         history: "history.jsonl".to_owned(),
         reproduce: format!("cargo run -- scenario {scenario} --seed 7"),
         lock,
+        linearizability: None,
     }
 }
 
