@@ -205,7 +205,9 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         );
     }
     assert!(
-        dom.contains("skipped: unknown backend (known: redis, redis-naive)"),
+        dom.contains(
+            "skipped: unknown backend (known: redis, redis-naive, redlock, redis-sentinel)"
+        ),
         "{dom}"
     );
     assert!(
