@@ -266,7 +266,9 @@ fn check(args: CheckArgs) -> u8 {
     );
     println!("{}: {} events", history.display(), events.len());
     print!("{}", checks.lock);
-    print!("{}", lockpick_reports::lin_text(&checks.linearizability));
+    if let Some(lin) = &checks.linearizability {
+        print!("{}", lockpick_reports::lin_text(lin));
+    }
     let verdict = checks.verdict();
     if let Some(dir) = run_dir.filter(|d| d.join("history.jsonl") == history) {
         let results = checked_results(&dir, stored.as_ref(), &events, checks);
@@ -348,7 +350,7 @@ fn checked_results(
     checks: RunChecks,
 ) -> RunResults {
     let verdict = checks.verdict();
-    let (lock, linearizability) = (checks.lock, Some(checks.linearizability));
+    let (lock, linearizability) = (checks.lock, checks.linearizability);
     match lockpick_reports::read_results(dir) {
         Ok(mut r) => {
             r.verdict = verdict;

@@ -41,7 +41,7 @@ pub struct RunResults {
 /// The linearizability check of a run, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinSummary {
-    /// `mutex`, `fenced-mutex` or `lease`.
+    /// `mutex` or `lease`.
     pub model: String,
     pub verdict: Verdict,
     /// Time to decide, plus time to narrow a violation down.

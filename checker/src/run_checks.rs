@@ -11,13 +11,18 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct RunChecks {
     pub lock: LockReport,
-    pub linearizability: LinSummary,
+    /// `None` when no lock model fits the history (see [`check_lock_linearizability`]).
+    pub linearizability: Option<LinSummary>,
 }
 
 impl RunChecks {
     /// Every check's verdict, merged.
     pub fn verdict(&self) -> Verdict {
-        self.lock.verdict.merge(self.linearizability.verdict)
+        let lin = self
+            .linearizability
+            .as_ref()
+            .map_or(Verdict::Valid, |l| l.verdict);
+        self.lock.verdict.merge(lin)
     }
 }
 

@@ -1,6 +1,8 @@
 //! Linearizability of a run's lock operations against the lock model that fits the history:
-//! `fenced-mutex` when the resource's safety rests on tokens, `lease` when holders had leases,
-//! `mutex` otherwise.
+//! `lease` when holders had leases (a takeover before the lease ran out is the lock itself
+//! breaking), `mutex` when they had none and the lock alone must exclude. A `fenced` lock
+//! without leases may lose its holder at any moment (a session expiry), so no owner-tracking
+//! model fits it: it is not checked, and the resource checks carry the verdict.
 
 use super::params::Property;
 use crate::history::{Event, EventKind, F};
@@ -9,31 +11,28 @@ use crate::models::ModelName;
 use crate::results::LinSummary;
 use crate::verdict::Verdict;
 
-/// The model a lock history is checked against under `property`.
-pub fn lock_model_for(events: &[Event], property: Property) -> ModelName {
-    let acquires_ok = || {
-        events
-            .iter()
-            .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
-    };
-    let tokens = acquires_ok().any(|e| e.value.token.is_some());
-    let leases = acquires_ok().any(|e| e.value.lease_ms.is_some());
+/// The model a lock history is checked against under `property`, if one fits.
+pub fn lock_model_for(events: &[Event], property: Property) -> Option<ModelName> {
+    let leases = events
+        .iter()
+        .any(|e| e.f == F::Acquire && e.kind == EventKind::Ok && e.value.lease_ms.is_some());
     match property {
-        Property::Fenced if tokens => ModelName::FencedMutex,
-        _ if leases => ModelName::Lease,
-        _ => ModelName::Mutex,
+        _ if leases => Some(ModelName::Lease),
+        Property::Exclusive => Some(ModelName::Mutex),
+        Property::Fenced => None,
     }
 }
 
-/// Checks the lock operations of `events` against [`lock_model_for`], within `budget`. A
-/// history the model cannot read, or a budget that runs out, is `unknown` with the reason.
+/// Checks the lock operations of `events` against [`lock_model_for`], within `budget`; `None`
+/// when no model fits. A history the model cannot read, or a budget that runs out, is
+/// `unknown` with the reason.
 pub fn check_lock_linearizability(
     events: &[Event],
     property: Property,
     budget: &Budget,
-) -> LinSummary {
-    let model = lock_model_for(events, property);
-    match check_events(events, model, budget) {
+) -> Option<LinSummary> {
+    let model = lock_model_for(events, property)?;
+    Some(match check_events(events, model, budget) {
         Ok(report) => LinSummary {
             model: model.to_string(),
             verdict: report.verdict,
@@ -50,5 +49,5 @@ pub fn check_lock_linearizability(
             explanation: None,
             unknown_reason: Some(format!("the {model} model cannot read this history: {e}")),
         },
-    }
+    })
 }

@@ -195,7 +195,7 @@ async fn run_with(
         history: "history.jsonl".to_owned(),
         reproduce: opts.reproduce.clone(),
         lock: checks.lock,
-        linearizability: Some(checks.linearizability),
+        linearizability: checks.linearizability,
     };
     write_file(
         &dir.join("results.json"),
