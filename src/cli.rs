@@ -70,6 +70,9 @@ pub struct ScenarioArgs {
     /// Root folder of stored runs.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
+    /// Keep the nodes' data folders after the run (by default only configs and logs stay).
+    #[arg(long)]
+    pub keep_data: bool,
 }
 
 #[derive(Debug, Args)]

@@ -152,6 +152,7 @@ fn scenario(args: ScenarioArgs) -> u8 {
         progress: std::io::stderr().is_terminal(),
         reproduce: command.clone(),
         backend,
+        keep_data: args.keep_data,
     };
     let rt = runtime();
     let outcome = rt.block_on(async {

@@ -233,3 +233,32 @@ fn export_writes_jepsen_edn_one_op_per_line() {
     );
     assert!(lines[1].contains(":type :ok"), "{text}");
 }
+
+#[test]
+fn node_data_is_discarded_after_a_run_unless_kept() {
+    for keep in [false, true] {
+        let store = tempfile::tempdir().unwrap();
+        let mut cmd = lockpick();
+        cmd.args([
+            "scenario",
+            "redis-baseline",
+            "--time-limit",
+            "0.5",
+            "--store",
+        ])
+        .arg(store.path());
+        if keep {
+            cmd.arg("--keep-data");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let node = latest_run(store.path(), "redis-baseline").join("nodes/n1");
+        assert!(node.join("server.log").is_file(), "logs stay");
+        assert_eq!(node.join("data").exists(), keep, "keep_data = {keep}");
+    }
+}

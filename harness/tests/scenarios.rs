@@ -11,20 +11,30 @@ use tokio_util::sync::CancellationToken;
 // Runs one at a time: they are timing experiments on a 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf) {
+/// A run's store folder, removed with its temporary store when dropped.
+struct RunDir {
+    path: std::path::PathBuf,
+    _store: tempfile::TempDir,
+}
+
+impl std::ops::Deref for RunDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
     run_min_ops(name, 20)
 }
 
 /// Runs `name` and asserts it completed more than `min_ops` operations.
-fn run_min_ops(
-    name: &str,
-    min_ops: u64,
-) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf) {
+fn run_min_ops(name: &str, min_ops: u64) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let scenario = load_scenario(name).expect("shipped scenario loads");
-    let store = tempfile::tempdir().expect("temp dir").keep();
+    let store = tempfile::tempdir().expect("temp dir");
     let opts = RunOptions {
-        store: store.clone(),
+        store: store.path().to_owned(),
         reproduce: format!("cargo run -- scenario {name}"),
         ..RunOptions::default()
     };
@@ -40,7 +50,11 @@ fn run_min_ops(
     );
     let r = outcome.results;
     eprintln!("{name}: {}", r.lock);
-    (r.lock, r.verdict, r.expected, outcome.dir)
+    let dir = RunDir {
+        path: outcome.dir,
+        _store: store,
+    };
+    (r.lock, r.verdict, r.expected, dir)
 }
 
 fn kinds(findings: &[lockpick_checker::lock::Finding]) -> Vec<FindingKind> {

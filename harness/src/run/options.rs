@@ -24,6 +24,8 @@ pub struct RunOptions {
     /// Run on this backend instead of the scenario's (`lockpick compare`); faults it cannot
     /// take are left out (see [`crate::scenario::Scenario::on_backend`]).
     pub backend: Option<BackendKind>,
+    /// Keep each node's data folder after the run (by default only configs and logs stay).
+    pub keep_data: bool,
 }
 
 impl Default for RunOptions {
@@ -36,6 +38,7 @@ impl Default for RunOptions {
             store: PathBuf::from("store"),
             progress: false,
             reproduce: String::new(),
+            keep_data: false,
             backend: None,
         }
     }

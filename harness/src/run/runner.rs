@@ -71,6 +71,9 @@ pub async fn run_scenario(
     supervisor.lock().await.stop_all().await;
     // Killed libfaketime nodes cannot remove their shared-memory files themselves.
     crate::db::faketime::clean_stale_shm();
+    if !opts.keep_data {
+        discard_node_data(&dir);
+    }
     result
 }
 
@@ -251,6 +254,17 @@ async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
         crate::client::Outcome::Info(e) => (EventKind::Info, note, Some(e)),
     };
     recorder.record(process, kind, F::Read, None, value, error);
+}
+
+/// Removes the stopped nodes' data folders, keeping their configs and logs: etcd alone
+/// preallocates 64 MB of WAL per member, and a store of nightly runs would fill a disk.
+fn discard_node_data(dir: &Path) {
+    let Ok(nodes) = std::fs::read_dir(dir.join("nodes")) else {
+        return;
+    };
+    for node in nodes.flatten() {
+        let _ = std::fs::remove_dir_all(node.path().join("data"));
+    }
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
