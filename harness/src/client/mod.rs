@@ -1,6 +1,7 @@
 //! Lock clients: the lock implementations under test and the loop every client process runs.
 
 mod driver;
+mod etcd_lock;
 mod lock;
 mod pause;
 mod redis_error;
@@ -10,6 +11,7 @@ mod retry;
 mod watchdog;
 
 pub use driver::{run_client, ClientCtx};
+pub use etcd_lock::EtcdLock;
 pub use lock::{Grant, LockClient, LockSession, Outcome};
 pub use pause::{Interrupt, PausePlan, PausePoints};
 pub(crate) use redis_error::{connect as connect_redis, request as redis_request};

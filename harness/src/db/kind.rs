@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use super::etcd::{self, EtcdOptions};
 use super::folder::NodeFolder;
 use super::redis::{self, RedisOptions};
 
@@ -21,6 +22,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeKind {
     Redis(RedisOptions),
+    /// One member of an etcd cluster; started with its peers by `start_cluster`.
+    Etcd(EtcdOptions),
 }
 
 impl NodeKind {
@@ -28,6 +31,7 @@ impl NodeKind {
     pub fn binary(&self) -> &Path {
         match self {
             NodeKind::Redis(opts) => &opts.binary,
+            NodeKind::Etcd(opts) => &opts.binary,
         }
     }
 
@@ -35,6 +39,7 @@ impl NodeKind {
     pub fn package(&self) -> &'static str {
         match self {
             NodeKind::Redis(_) => redis::PACKAGE,
+            NodeKind::Etcd(_) => etcd::PACKAGE,
         }
     }
 
@@ -42,18 +47,21 @@ impl NodeKind {
     pub(crate) fn validate(&self) -> Result<(), String> {
         match self {
             NodeKind::Redis(opts) => opts.validate(),
+            NodeKind::Etcd(opts) => opts.validate(),
         }
     }
 
     pub(crate) fn config_file(&self) -> &'static str {
         match self {
             NodeKind::Redis(_) => redis::CONFIG_FILE,
+            NodeKind::Etcd(_) => etcd::CONFIG_FILE,
         }
     }
 
     pub(crate) fn ready_timeout(&self) -> Duration {
         match self {
             NodeKind::Redis(opts) => opts.ready_timeout,
+            NodeKind::Etcd(opts) => opts.ready_timeout,
         }
     }
 
@@ -62,6 +70,7 @@ impl NodeKind {
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         match self {
             NodeKind::Redis(opts) => opts.write_config(folder, port),
+            NodeKind::Etcd(opts) => opts.write_config(folder, port),
         }
     }
 
@@ -69,6 +78,7 @@ impl NodeKind {
     pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
         match self {
             NodeKind::Redis(opts) => opts.command(folder),
+            NodeKind::Etcd(opts) => opts.command(folder),
         }
     }
 
@@ -76,6 +86,7 @@ impl NodeKind {
     pub(crate) async fn probe(&self, addr: SocketAddr) -> bool {
         match self {
             NodeKind::Redis(_) => redis::redis_ping(addr, PROBE_TIMEOUT).await,
+            NodeKind::Etcd(_) => etcd::etcd_health(addr, PROBE_TIMEOUT).await,
         }
     }
 
@@ -84,6 +95,16 @@ impl NodeKind {
     pub(crate) fn address_in_use(&self, output: &str) -> bool {
         match self {
             NodeKind::Redis(_) => redis::address_in_use(output),
+            NodeKind::Etcd(_) => etcd::address_in_use(output),
+        }
+    }
+
+    /// Whether the node at client address `addr` leads its cluster right now; a single
+    /// server (Redis) is never a leader.
+    pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
+        match self {
+            NodeKind::Redis(_) => false,
+            NodeKind::Etcd(_) => etcd::etcd_is_leader(addr, PROBE_TIMEOUT).await,
         }
     }
 }

@@ -3,7 +3,9 @@
 
 mod child;
 mod error;
+mod etcd;
 mod folder;
+mod http;
 mod kind;
 mod launch;
 mod node;
@@ -15,8 +17,10 @@ mod spawner;
 mod supervisor;
 
 pub use error::DbError;
+pub use etcd::{etcd_health, etcd_is_leader, EtcdOptions};
 pub use kind::NodeKind;
 pub use node::{NodeInfo, NodeState};
+pub use ports::{reserve_port, ReservedPort};
 pub use redis::{redis_ping, RedisOptions};
-pub use registry::kill_all_children;
-pub use supervisor::Supervisor;
+pub use registry::{kill_all_children, live_children};
+pub use supervisor::{MemberSpec, Supervisor};

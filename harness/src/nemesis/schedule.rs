@@ -17,7 +17,10 @@ pub enum Action {
         ms: u64,
     },
     /// Arm a crash on a client, taken when it reaches `point`.
-    CrashClient { client: usize, point: PausePoint },
+    CrashClient {
+        client: usize,
+        point: PausePoint,
+    },
     /// Add latency to the links of `nodes`.
     Slow {
         nodes: Vec<String>,
@@ -25,9 +28,48 @@ pub enum Action {
         jitter_ms: u64,
     },
     /// Cut the links of `nodes`.
-    Partition { nodes: Vec<String> },
+    Partition {
+        nodes: Vec<String>,
+    },
     /// Remove the network faults of `nodes`.
-    Heal { nodes: Vec<String> },
+    Heal {
+        nodes: Vec<String>,
+    },
+    /// Cut the peer links between `members` and the other members; `id` pairs it with its
+    /// [`Action::Rejoin`].
+    Isolate {
+        members: Members,
+        id: usize,
+    },
+    /// Restore the peer links cut by the isolation `id`.
+    Rejoin {
+        id: usize,
+    },
+    /// SIGSTOP `members`; `id` pairs it with its [`Action::ResumeMembers`].
+    PauseMembers {
+        members: Members,
+        id: usize,
+    },
+    ResumeMembers {
+        id: usize,
+    },
+    /// SIGKILL `members`; `id` pairs it with its [`Action::RestartMembers`].
+    KillMembers {
+        members: Members,
+        id: usize,
+    },
+    RestartMembers {
+        id: usize,
+    },
+}
+
+/// Cluster members a fault applies to: named in the schedule, or the leader, found when the
+/// fault starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Members {
+    Named(Vec<String>),
+    Leader,
 }
 
 /// An action at a time, in milliseconds from the start of the workload.
@@ -61,11 +103,21 @@ pub fn build_schedule(
             let pick_client = |rng: &mut ChaCha8Rng, fixed: Option<usize>| {
                 fixed.unwrap_or_else(|| rng.random_range(0..clients))
             };
-            let pick_nodes = |rng: &mut ChaCha8Rng, targets: &Targets| match targets {
-                Targets::All => nodes.clone(),
-                Targets::RandomOne => vec![nodes[rng.random_range(0..nodes.len())].clone()],
-                Targets::Nodes(n) => n.clone(),
+            let pick_members = |rng: &mut ChaCha8Rng, targets: &Targets| match targets {
+                Targets::All => Members::Named(nodes.clone()),
+                Targets::RandomOne => {
+                    Members::Named(vec![nodes[rng.random_range(0..nodes.len())].clone()])
+                }
+                Targets::Nodes(n) => Members::Named(n.clone()),
+                Targets::Leader => Members::Leader,
             };
+            let pick_nodes =
+                |rng: &mut ChaCha8Rng, targets: &Targets| match pick_members(rng, targets) {
+                    Members::Named(n) => n,
+                    // Rejected by the scenario parser for proxy faults.
+                    Members::Leader => nodes.clone(),
+                };
+            let id = steps.len();
             match &fault.kind {
                 FaultKind::ClientPause {
                     point,
@@ -112,6 +164,33 @@ pub fn build_schedule(
                     steps.push(Step {
                         at_ms: at + ms,
                         action: Action::Heal { nodes },
+                    });
+                }
+                FaultKind::Isolate { targets, duration }
+                | FaultKind::MemberPause { targets, duration }
+                | FaultKind::MemberKill { targets, duration } => {
+                    let members = pick_members(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    let (start, end) = match &fault.kind {
+                        FaultKind::Isolate { .. } => {
+                            (Action::Isolate { members, id }, Action::Rejoin { id })
+                        }
+                        FaultKind::MemberPause { .. } => (
+                            Action::PauseMembers { members, id },
+                            Action::ResumeMembers { id },
+                        ),
+                        _ => (
+                            Action::KillMembers { members, id },
+                            Action::RestartMembers { id },
+                        ),
+                    };
+                    steps.push(Step {
+                        at_ms: at,
+                        action: start,
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: end,
                     });
                 }
                 FaultKind::Partition { targets, duration } => {

@@ -3,10 +3,14 @@
 //! [`Lock`], an arm in [`start_backend`] and one in [`Lock::spawn_clients`].
 
 use super::error::RunError;
-use crate::client::{run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock};
-use crate::db::{RedisOptions, Supervisor};
+use crate::client::{run_client, ClientCtx, EtcdLock, LockClient, RedisLock, RedisNaiveLock};
+use crate::cluster::{ClusterNet, MemberPorts};
+use crate::db::{
+    reserve_port, DbError, EtcdOptions, MemberSpec, NodeKind, RedisOptions, Supervisor,
+};
 use crate::proxy::FaultProxies;
 use crate::scenario::{BackendKind, Scenario};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -15,6 +19,13 @@ use tokio::task::JoinSet;
 pub(super) enum Lock {
     Redis(Arc<RedisLock>),
     RedisNaive(Arc<RedisNaiveLock>),
+    Etcd(Arc<EtcdLock>),
+}
+
+/// A started backend: its lock client, and its peer network if it is a cluster.
+pub(super) struct Backend {
+    pub(super) lock: Lock,
+    pub(super) cluster: Option<Arc<ClusterNet>>,
 }
 
 /// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and returns
@@ -23,7 +34,22 @@ pub(super) async fn start_backend(
     scenario: &Scenario,
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
-) -> Result<Lock, RunError> {
+) -> Result<Backend, RunError> {
+    if scenario.backend == BackendKind::Etcd {
+        let (addrs, cluster) = start_etcd(scenario, supervisor, proxies).await?;
+        let spec = &scenario.lock;
+        let lock = Lock::Etcd(Arc::new(EtcdLock::new(
+            &addrs,
+            &spec.name,
+            spec.ttl_ms,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        )));
+        return Ok(Backend {
+            lock,
+            cluster: Some(Arc::new(cluster)),
+        });
+    }
     let mut lock_addrs = Vec::new();
     for node in scenario.node_names() {
         let info = supervisor
@@ -34,7 +60,7 @@ pub(super) async fn start_backend(
         lock_addrs.push(proxies.create(&node, info.addr).await?);
     }
     let spec = &scenario.lock;
-    Ok(match scenario.backend {
+    let lock = match scenario.backend {
         BackendKind::Redis => Lock::Redis(Arc::new(RedisLock::new(
             lock_addrs[0],
             &spec.name,
@@ -48,7 +74,67 @@ pub(super) async fn start_backend(
             spec.op_timeout_ms,
             spec.retry_delay_ms,
         ))),
+        BackendKind::Etcd => unreachable!("started above"),
+    };
+    Ok(Backend {
+        lock,
+        cluster: None,
     })
+}
+
+/// Starts an etcd cluster of the scenario's members: peer ports reserved, the peer network
+/// (routers and link proxies) built in front of them, the members started together, then one
+/// client proxy per member, named after it. Returns the client proxy addresses.
+async fn start_etcd(
+    scenario: &Scenario,
+    supervisor: &Mutex<Supervisor>,
+    proxies: &FaultProxies,
+) -> Result<(Vec<SocketAddr>, ClusterNet), RunError> {
+    let names = scenario.node_names();
+    let mut supervisor = supervisor.lock().await;
+    let reserve = |name: &str| {
+        reserve_port().map_err(|source| DbError::Port {
+            node: name.to_owned(),
+            source,
+        })
+    };
+    let mut reserved = Vec::new();
+    let mut members = Vec::new();
+    for name in &names {
+        let (client, peer) = (reserve(name)?, reserve(name)?);
+        members.push(MemberPorts {
+            name: name.clone(),
+            dir: supervisor.node_dir(name),
+            ports: vec![(String::new(), peer.port())],
+        });
+        reserved.push((name.clone(), client, peer));
+    }
+    let net = ClusterNet::create(proxies, &members).await?;
+    let cluster: Vec<(String, SocketAddr)> = names
+        .iter()
+        .map(|n| {
+            (
+                n.clone(),
+                net.peer_addr(n, "").expect("a router per member"),
+            )
+        })
+        .collect();
+    let specs = reserved
+        .into_iter()
+        .map(|(name, client, peer)| MemberSpec {
+            kind: NodeKind::Etcd(EtcdOptions::member(&name, peer.port(), cluster.clone())),
+            name,
+            client,
+            other_ports: vec![peer],
+        })
+        .collect();
+    let infos = supervisor.start_cluster(specs).await?;
+    drop(supervisor);
+    let mut addrs = Vec::new();
+    for info in infos {
+        addrs.push(proxies.create(&info.name, info.addr).await?);
+    }
+    Ok((addrs, net))
 }
 
 impl Lock {
@@ -62,6 +148,7 @@ impl Lock {
         match self {
             Lock::Redis(lock) => spawn(tasks, lock, clients, ctx),
             Lock::RedisNaive(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::Etcd(lock) => spawn(tasks, lock, clients, ctx),
         }
     }
 }

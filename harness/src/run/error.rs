@@ -15,6 +15,10 @@ pub enum RunError {
     #[error(transparent)]
     Proxy(#[from] crate::proxy::ProxyError),
     #[error(transparent)]
+    Nemesis(#[from] crate::nemesis::NemesisError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
     #[error("connect to the protected resource: {0}")]
     Resource(String),

@@ -86,7 +86,8 @@ async fn run_with(
         &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
     )?;
 
-    let lock = start_backend(scenario, supervisor, proxies).await?;
+    let backend = start_backend(scenario, supervisor, proxies).await?;
+    let lock = backend.lock;
     let resource_node = supervisor
         .lock()
         .await
@@ -131,6 +132,7 @@ async fn run_with(
             start: started,
             stop: stop.clone(),
             supervisor: supervisor.clone(),
+            cluster: backend.cluster.clone(),
         },
     ));
 
@@ -167,6 +169,9 @@ async fn run_with(
         .await;
     }
     recorder.finish()?;
+    if let Some(cluster) = &backend.cluster {
+        cluster.delete().await;
+    }
     nemesis_result?;
 
     let events = read_history(recorder.path())?;

@@ -160,11 +160,25 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         &[
             ("redis", BackendKind::Redis),
             ("redis-naive", BackendKind::RedisNaive),
+            ("etcd", BackendKind::Etcd),
         ],
     )?;
     let nodes = match &raw.backend.nodes {
+        // Clusters: an odd size so that every split has a majority side.
+        Some(n) if backend.is_cluster() => {
+            let v = in_range(src, "backend.nodes", n, 1, 7)?;
+            if v % 2 == 0 {
+                return Err(src.error(
+                    n.span(),
+                    "backend.nodes",
+                    format!("{v} members cannot always form a majority; allowed: 1, 3, 5, 7"),
+                ));
+            }
+            v as usize
+        }
         // Single-instance locks: more nodes would only be ignored, so say so.
         Some(n) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
+        None if backend.is_cluster() => 3,
         None => 1,
     };
     let expected = raw
@@ -191,6 +205,14 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .map(|v| in_range(src, "lock.ttl_ms", v, 10, 3_600_000))
         .transpose()?
         .unwrap_or(1000);
+    if backend == BackendKind::Etcd && ttl_ms % 1000 != 0 {
+        let span = raw.lock.ttl_ms.as_ref().map(|v| v.span()).unwrap_or(0..0);
+        return Err(src.error(
+            span,
+            "lock.ttl_ms",
+            format!("{ttl_ms} is not whole seconds; etcd leases have a TTL in seconds: allowed: 1000, 2000, …"),
+        ));
+    }
     let acquire_timeout_ms = raw
         .lock
         .acquire_timeout_ms
@@ -271,7 +293,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let node_names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
     let mut faults = Vec::new();
     for f in &raw.nemesis {
-        faults.push(fault(src, f, &node_names, workload.clients)?);
+        faults.push(fault(src, f, &node_names, workload.clients, backend)?);
     }
 
     Ok(Scenario {
@@ -296,6 +318,7 @@ fn fault(
     spanned: &Spanned<RawFault>,
     node_names: &[String],
     clients: usize,
+    backend: BackendKind,
 ) -> Result<Fault, ScenarioError> {
     let f = spanned.get_ref();
     let line = src.line_of(spanned.span().start);
@@ -307,6 +330,17 @@ fn fault(
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
         "partition" => &["duration_ms", "nodes"],
+        "isolate" | "member-pause" | "member-kill" if !backend.is_cluster() => {
+            return Err(src.error(
+                f.fault.span(),
+                "nemesis.fault",
+                format!(
+                    "fault {kind_name:?} needs a cluster backend; backend {:?} is a single server",
+                    backend.name()
+                ),
+            ))
+        }
+        "isolate" | "member-pause" | "member-kill" => &["duration_ms", "nodes"],
         other => {
             return Err(src.error(
                 f.fault.span(),
@@ -356,18 +390,25 @@ fn fault(
             .map(|c| in_range(src, "nemesis.client", c, 0, clients as u64 - 1).map(|v| v as usize))
             .transpose()
     };
+    let member_fault = matches!(kind_name, "isolate" | "member-pause" | "member-kill");
     let targets = || -> Result<Targets, ScenarioError> {
         let Some(nodes) = &f.nodes else {
-            return Ok(Targets::All);
+            return Ok(if member_fault {
+                Targets::RandomOne
+            } else {
+                Targets::All
+            });
         };
         let bad = |msg: String| src.error(nodes.span(), "nemesis.nodes", msg);
+        let leader = if member_fault { "\"leader\", " } else { "" };
         let allowed = format!(
-            "allowed: \"all\", \"random-one\", or a list of node names from {}",
+            "allowed: \"all\", \"random-one\", {leader}or a list of node names from {}",
             node_names.join(", ")
         );
         match nodes.get_ref() {
             toml::Value::String(s) if s == "all" => Ok(Targets::All),
             toml::Value::String(s) if s == "random-one" => Ok(Targets::RandomOne),
+            toml::Value::String(s) if s == "leader" && member_fault => Ok(Targets::Leader),
             toml::Value::Array(items) => {
                 let mut names = Vec::new();
                 for item in items {
@@ -404,6 +445,18 @@ fn fault(
                 )
             })?,
             jitter_ms: f.jitter_ms.unwrap_or(0),
+            duration: need_duration()?,
+        },
+        "isolate" => FaultKind::Isolate {
+            targets: targets()?,
+            duration: need_duration()?,
+        },
+        "member-pause" => FaultKind::MemberPause {
+            targets: targets()?,
+            duration: need_duration()?,
+        },
+        "member-kill" => FaultKind::MemberKill {
+            targets: targets()?,
             duration: need_duration()?,
         },
         _ => FaultKind::Partition {

@@ -45,15 +45,37 @@ pub enum BackendKind {
     RedisNaive,
     /// `SET NX PX` with a random value, compare-and-delete release, fencing token from `INCR`.
     Redis,
+    /// etcd's mutex recipe on a three-member etcd cluster: lease + keep-alive, owner = lowest
+    /// create revision, token = create revision.
+    Etcd,
 }
 
 impl BackendKind {
-    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive"];
+    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive", "etcd"];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::RedisNaive => "redis-naive",
             BackendKind::Redis => "redis",
+            BackendKind::Etcd => "etcd",
+        }
+    }
+
+    /// Whether the backend is a consensus cluster whose members talk to each other (so
+    /// member faults and peer partitions apply).
+    pub fn is_cluster(self) -> bool {
+        matches!(self, BackendKind::Etcd)
+    }
+
+    /// Why a clock fault cannot be injected into this backend, if it cannot.
+    pub fn clock_fault_refusal(self) -> Option<&'static str> {
+        match self {
+            // libfaketime works by preloading into libc's time calls; Go reads the clock
+            // through vDSO/raw syscalls and is statically linked against its own runtime.
+            BackendKind::Etcd => {
+                Some("etcd is a Go binary, which ignores libfaketime: its clock cannot be skewed")
+            }
+            _ => None,
         }
     }
 }
@@ -158,6 +180,8 @@ pub enum Targets {
     /// One node chosen with the seed each time the fault starts.
     RandomOne,
     Nodes(Vec<String>),
+    /// The member that leads the cluster when the fault starts (cluster backends only).
+    Leader,
 }
 
 /// The fault itself.
@@ -185,9 +209,23 @@ pub enum FaultKind {
     },
     /// Cut the links to the target nodes.
     Partition { targets: Targets, duration: MsRange },
+    /// Cut the peer links between the target members and the other members (a minority or
+    /// majority split); clients still reach every member. Cluster backends only.
+    Isolate { targets: Targets, duration: MsRange },
+    /// SIGSTOP the target members, SIGCONT after `duration`. Cluster backends only.
+    MemberPause { targets: Targets, duration: MsRange },
+    /// SIGKILL the target members, restart them after `duration`. Cluster backends only.
+    MemberKill { targets: Targets, duration: MsRange },
 }
 
 impl FaultKind {
-    pub const NAMES: &'static [&'static str] =
-        &["client-pause", "client-crash", "latency", "partition"];
+    pub const NAMES: &'static [&'static str] = &[
+        "client-pause",
+        "client-crash",
+        "latency",
+        "partition",
+        "isolate",
+        "member-pause",
+        "member-kill",
+    ];
 }
