@@ -5,6 +5,8 @@
 pub enum ClusterError {
     #[error(transparent)]
     Proxy(#[from] crate::proxy::ProxyError),
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
     #[error("start the peer router of member {member}: {source}")]
     Router {
         member: String,

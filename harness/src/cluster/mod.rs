@@ -2,9 +2,11 @@
 //! proxy of its own, so that lockpick can cut one member off from the others.
 
 mod error;
+mod etcd;
 mod net;
 mod owner;
 mod router;
 
 pub use error::ClusterError;
+pub use etcd::{start_etcd_cluster, EtcdCluster};
 pub use net::{link_proxy, ClusterNet, MemberPorts};

@@ -4,13 +4,10 @@
 
 use super::error::RunError;
 use crate::client::{run_client, ClientCtx, EtcdLock, LockClient, RedisLock, RedisNaiveLock};
-use crate::cluster::{ClusterNet, MemberPorts};
-use crate::db::{
-    reserve_port, DbError, EtcdOptions, MemberSpec, NodeKind, RedisOptions, Supervisor,
-};
+use crate::cluster::{start_etcd_cluster, ClusterNet};
+use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
 use crate::scenario::{BackendKind, Scenario};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -36,7 +33,8 @@ pub(super) async fn start_backend(
     proxies: &FaultProxies,
 ) -> Result<Backend, RunError> {
     if scenario.backend == BackendKind::Etcd {
-        let (addrs, cluster) = start_etcd(scenario, supervisor, proxies).await?;
+        let started = start_etcd_cluster(supervisor, proxies, &scenario.node_names()).await?;
+        let (addrs, cluster) = (started.client_addrs, started.net);
         let spec = &scenario.lock;
         let lock = Lock::Etcd(Arc::new(EtcdLock::new(
             &addrs,
@@ -80,61 +78,6 @@ pub(super) async fn start_backend(
         lock,
         cluster: None,
     })
-}
-
-/// Starts an etcd cluster of the scenario's members: peer ports reserved, the peer network
-/// (routers and link proxies) built in front of them, the members started together, then one
-/// client proxy per member, named after it. Returns the client proxy addresses.
-async fn start_etcd(
-    scenario: &Scenario,
-    supervisor: &Mutex<Supervisor>,
-    proxies: &FaultProxies,
-) -> Result<(Vec<SocketAddr>, ClusterNet), RunError> {
-    let names = scenario.node_names();
-    let mut supervisor = supervisor.lock().await;
-    let reserve = |name: &str| {
-        reserve_port().map_err(|source| DbError::Port {
-            node: name.to_owned(),
-            source,
-        })
-    };
-    let mut reserved = Vec::new();
-    let mut members = Vec::new();
-    for name in &names {
-        let (client, peer) = (reserve(name)?, reserve(name)?);
-        members.push(MemberPorts {
-            name: name.clone(),
-            dir: supervisor.node_dir(name),
-            ports: vec![(String::new(), peer.port())],
-        });
-        reserved.push((name.clone(), client, peer));
-    }
-    let net = ClusterNet::create(proxies, &members).await?;
-    let cluster: Vec<(String, SocketAddr)> = names
-        .iter()
-        .map(|n| {
-            (
-                n.clone(),
-                net.peer_addr(n, "").expect("a router per member"),
-            )
-        })
-        .collect();
-    let specs = reserved
-        .into_iter()
-        .map(|(name, client, peer)| MemberSpec {
-            kind: NodeKind::Etcd(EtcdOptions::member(&name, peer.port(), cluster.clone())),
-            name,
-            client,
-            other_ports: vec![peer],
-        })
-        .collect();
-    let infos = supervisor.start_cluster(specs).await?;
-    drop(supervisor);
-    let mut addrs = Vec::new();
-    for info in infos {
-        addrs.push(proxies.create(&info.name, info.addr).await?);
-    }
-    Ok((addrs, net))
 }
 
 impl Lock {
