@@ -2,7 +2,7 @@
 //! built in front of them, the members started together, then a client proxy per member.
 
 use super::error::ClusterError;
-use super::net::{ClusterNet, MemberPorts};
+use super::net::{ClusterNet, MemberPorts, Routing};
 use crate::db::{reserve_port, DbError, EtcdOptions, MemberSpec, NodeInfo, NodeKind, Supervisor};
 use crate::proxy::FaultProxies;
 use std::net::SocketAddr;
@@ -43,7 +43,7 @@ pub async fn start_etcd_cluster(
         });
         reserved.push((name.clone(), client, peer));
     }
-    let net = ClusterNet::create(proxies, &members).await?;
+    let net = ClusterNet::create(proxies, &members, Routing::ByDialer).await?;
     let cluster: Vec<(String, SocketAddr)> = names
         .iter()
         .map(|n| {

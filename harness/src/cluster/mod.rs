@@ -6,7 +6,9 @@ mod etcd;
 mod net;
 mod owner;
 mod router;
+mod zookeeper;
 
 pub use error::ClusterError;
 pub use etcd::{start_etcd_cluster, EtcdCluster};
-pub use net::{link_proxy, ClusterNet, MemberPorts};
+pub use net::{link_proxy, ClusterNet, MemberPorts, Routing};
+pub use zookeeper::{start_zk_cluster, ZkCluster};

@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::etcd::{self, EtcdOptions};
 use super::folder::NodeFolder;
 use super::redis::{self, RedisOptions};
+use super::zookeeper::{self, ZkOptions};
 
 /// Interval between readiness probes; Redis is ready 15–30 ms after spawn here.
 pub(crate) const PROBE_INTERVAL: Duration = Duration::from_millis(5);
@@ -24,6 +25,8 @@ pub enum NodeKind {
     Redis(RedisOptions),
     /// One member of an etcd cluster; started with its peers by `start_cluster`.
     Etcd(EtcdOptions),
+    /// One server of a ZooKeeper ensemble; started with its peers by `start_cluster`.
+    ZooKeeper(ZkOptions),
 }
 
 impl NodeKind {
@@ -32,6 +35,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(opts) => &opts.binary,
             NodeKind::Etcd(opts) => &opts.binary,
+            NodeKind::ZooKeeper(opts) => &opts.java,
         }
     }
 
@@ -40,6 +44,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(_) => redis::PACKAGE,
             NodeKind::Etcd(_) => etcd::PACKAGE,
+            NodeKind::ZooKeeper(_) => zookeeper::PACKAGE,
         }
     }
 
@@ -48,6 +53,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(opts) => opts.validate(),
             NodeKind::Etcd(opts) => opts.validate(),
+            NodeKind::ZooKeeper(opts) => opts.validate(),
         }
     }
 
@@ -55,6 +61,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(_) => redis::CONFIG_FILE,
             NodeKind::Etcd(_) => etcd::CONFIG_FILE,
+            NodeKind::ZooKeeper(_) => zookeeper::CONFIG_FILE,
         }
     }
 
@@ -62,6 +69,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(opts) => opts.ready_timeout,
             NodeKind::Etcd(opts) => opts.ready_timeout,
+            NodeKind::ZooKeeper(opts) => opts.ready_timeout,
         }
     }
 
@@ -71,6 +79,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(opts) => opts.write_config(folder, port),
             NodeKind::Etcd(opts) => opts.write_config(folder, port),
+            NodeKind::ZooKeeper(opts) => opts.write_config(folder, port),
         }
     }
 
@@ -79,6 +88,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(opts) => opts.command(folder),
             NodeKind::Etcd(opts) => opts.command(folder),
+            NodeKind::ZooKeeper(opts) => opts.command(folder),
         }
     }
 
@@ -87,6 +97,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(_) => redis::redis_ping(addr, PROBE_TIMEOUT).await,
             NodeKind::Etcd(_) => etcd::etcd_health(addr, PROBE_TIMEOUT).await,
+            NodeKind::ZooKeeper(_) => zookeeper::zk_serving(addr, PROBE_TIMEOUT).await,
         }
     }
 
@@ -96,6 +107,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(_) => redis::address_in_use(output),
             NodeKind::Etcd(_) => etcd::address_in_use(output),
+            NodeKind::ZooKeeper(_) => zookeeper::address_in_use(output),
         }
     }
 
@@ -105,6 +117,7 @@ impl NodeKind {
         match self {
             NodeKind::Redis(_) => false,
             NodeKind::Etcd(_) => etcd::etcd_is_leader(addr, PROBE_TIMEOUT).await,
+            NodeKind::ZooKeeper(_) => zookeeper::zk_is_leader(addr, PROBE_TIMEOUT).await,
         }
     }
 }

@@ -15,6 +15,7 @@ mod redis;
 mod registry;
 mod spawner;
 mod supervisor;
+mod zookeeper;
 
 pub use error::DbError;
 pub use etcd::{etcd_health, etcd_is_leader, EtcdOptions};
@@ -24,3 +25,4 @@ pub use ports::{reserve_port, ReservedPort};
 pub use redis::{redis_ping, RedisOptions};
 pub use registry::{kill_all_children, live_children};
 pub use supervisor::{MemberSpec, Supervisor};
+pub use zookeeper::{zk_is_leader, zk_mode, ZkOptions, ZkPeer};
