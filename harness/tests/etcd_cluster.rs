@@ -262,7 +262,8 @@ fn a_release_wakes_only_the_next_waiter() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let before = watch_events_sent(&rig).await;
         assert_eq!(owner.release(&grant).await, Outcome::Ok(()));
-        let (i, got, _) = waiters.remove(0).await.unwrap();
+        // Kept: dropping the session would close it and free the lock for the next waiter.
+        let (i, got, _first) = waiters.remove(0).await.unwrap();
         assert_eq!(i, 0);
         let Outcome::Ok(next) = got else {
             panic!("the first waiter did not get the lock: {got:?}")

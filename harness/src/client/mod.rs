@@ -4,11 +4,13 @@ mod driver;
 mod etcd_lock;
 mod lock;
 mod pause;
+mod pause_gate;
 mod redis_error;
 mod redis_lock;
 mod redis_naive;
 mod retry;
 mod watchdog;
+mod zk_lock;
 
 pub use driver::{run_client, ClientCtx};
 pub use etcd_lock::EtcdLock;
@@ -17,3 +19,4 @@ pub use pause::{Interrupt, PausePlan, PausePoints};
 pub(crate) use redis_error::{connect as connect_redis, request as redis_request};
 pub use redis_lock::RedisLock;
 pub use redis_naive::RedisNaiveLock;
+pub use zk_lock::ZkLock;

@@ -83,7 +83,10 @@ impl ZkOptions {
         let _ = writeln!(text, "clientPortAddress=127.0.0.1");
         // Else every server wants port 8080 for its admin console.
         let _ = writeln!(text, "admin.enableServer=false");
-        let _ = writeln!(text, "4lw.commands.whitelist=ruok,srvr,stat,mntr,conf");
+        let _ = writeln!(
+            text,
+            "4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,wchs,wchc"
+        );
         let _ = writeln!(text, "maxSessionTimeout={}", 20 * self.tick_ms);
         let _ = writeln!(text, "standaloneEnabled={}", self.peers.is_empty());
         let mut all: Vec<&ZkPeer> = self.peers.iter().chain([&self.me]).collect();

@@ -3,11 +3,13 @@
 //! [`Lock`], an arm in [`start_backend`] and one in [`Lock::spawn_clients`].
 
 use super::error::RunError;
-use crate::client::{run_client, ClientCtx, EtcdLock, LockClient, RedisLock, RedisNaiveLock};
-use crate::cluster::{start_etcd_cluster, ClusterNet};
+use crate::client::{
+    run_client, ClientCtx, EtcdLock, LockClient, RedisLock, RedisNaiveLock, ZkLock,
+};
+use crate::cluster::{start_etcd_cluster, start_zk_cluster, ClusterNet};
 use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
-use crate::scenario::{BackendKind, Scenario};
+use crate::scenario::{BackendKind, Scenario, ZK_TICK_MS};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -17,6 +19,7 @@ pub(super) enum Lock {
     Redis(Arc<RedisLock>),
     RedisNaive(Arc<RedisNaiveLock>),
     Etcd(Arc<EtcdLock>),
+    ZooKeeper(Arc<ZkLock>),
 }
 
 /// A started backend: its lock client, and its peer network if it is a cluster.
@@ -48,6 +51,22 @@ pub(super) async fn start_backend(
             cluster: Some(Arc::new(cluster)),
         });
     }
+    if scenario.backend == BackendKind::ZooKeeper {
+        let started =
+            start_zk_cluster(supervisor, proxies, &scenario.node_names(), ZK_TICK_MS).await?;
+        let spec = &scenario.lock;
+        let lock = Lock::ZooKeeper(Arc::new(ZkLock::new(
+            &started.client_addrs,
+            &spec.name,
+            spec.ttl_ms,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        )));
+        return Ok(Backend {
+            lock,
+            cluster: Some(Arc::new(started.net)),
+        });
+    }
     let mut lock_addrs = Vec::new();
     for node in scenario.node_names() {
         let info = supervisor
@@ -72,7 +91,7 @@ pub(super) async fn start_backend(
             spec.op_timeout_ms,
             spec.retry_delay_ms,
         ))),
-        BackendKind::Etcd => unreachable!("started above"),
+        BackendKind::Etcd | BackendKind::ZooKeeper => unreachable!("started above"),
     };
     Ok(Backend {
         lock,
@@ -92,6 +111,7 @@ impl Lock {
             Lock::Redis(lock) => spawn(tasks, lock, clients, ctx),
             Lock::RedisNaive(lock) => spawn(tasks, lock, clients, ctx),
             Lock::Etcd(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::ZooKeeper(lock) => spawn(tasks, lock, clients, ctx),
         }
     }
 }

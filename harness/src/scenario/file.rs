@@ -150,6 +150,10 @@ fn in_range(
     }
 }
 
+/// The session timeouts ZooKeeper servers with lockpick's tick allow.
+const ZK_MIN_SESSION_MS: u64 = 2 * ZK_TICK_MS;
+const ZK_MAX_SESSION_MS: u64 = 20 * ZK_TICK_MS;
+
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
 
@@ -161,6 +165,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             ("redis", BackendKind::Redis),
             ("redis-naive", BackendKind::RedisNaive),
             ("etcd", BackendKind::Etcd),
+            ("zookeeper", BackendKind::ZooKeeper),
         ],
     )?;
     let nodes = match &raw.backend.nodes {
@@ -211,6 +216,16 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             span,
             "lock.ttl_ms",
             format!("{ttl_ms} is not whole seconds; etcd leases have a TTL in seconds: allowed: 1000, 2000, …"),
+        ));
+    }
+    if backend == BackendKind::ZooKeeper
+        && !(ZK_MIN_SESSION_MS..=ZK_MAX_SESSION_MS).contains(&ttl_ms)
+    {
+        let span = raw.lock.ttl_ms.as_ref().map(|v| v.span()).unwrap_or(0..0);
+        return Err(src.error(
+            span,
+            "lock.ttl_ms",
+            format!("{ttl_ms} cannot be a ZooKeeper session timeout (2 to 20 ticks of {ZK_TICK_MS} ms); allowed: {ZK_MIN_SESSION_MS} to {ZK_MAX_SESSION_MS}"),
         ));
     }
     let acquire_timeout_ms = raw

@@ -37,6 +37,10 @@ impl Scenario {
     }
 }
 
+/// The tick of the ZooKeeper servers lockpick runs: session timeouts (the lock's TTL) may be
+/// 2 to 20 ticks.
+pub const ZK_TICK_MS: u64 = 250;
+
 /// Which lock implementation the clients use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -48,23 +52,27 @@ pub enum BackendKind {
     /// etcd's mutex recipe on a three-member etcd cluster: lease + keep-alive, owner = lowest
     /// create revision, token = create revision.
     Etcd,
+    /// ZooKeeper's lock recipe on a three-server ensemble: ephemeral sequential nodes, the
+    /// lowest holds, the session (timeout = the lock's TTL) is the lease, token = sequence.
+    ZooKeeper,
 }
 
 impl BackendKind {
-    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive", "etcd"];
+    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive", "etcd", "zookeeper"];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::RedisNaive => "redis-naive",
             BackendKind::Redis => "redis",
             BackendKind::Etcd => "etcd",
+            BackendKind::ZooKeeper => "zookeeper",
         }
     }
 
     /// Whether the backend is a consensus cluster whose members talk to each other (so
     /// member faults and peer partitions apply).
     pub fn is_cluster(self) -> bool {
-        matches!(self, BackendKind::Etcd)
+        matches!(self, BackendKind::Etcd | BackendKind::ZooKeeper)
     }
 
     /// Why a clock fault cannot be injected into this backend, if it cannot.
