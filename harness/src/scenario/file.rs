@@ -421,6 +421,10 @@ fn fault(
             node_names.join(", ")
         );
         match nodes.get_ref() {
+            // Cut off from nobody: an isolation of every member would change nothing.
+            toml::Value::String(s) if s == "all" && kind_name == "isolate" => Err(bad(format!(
+                "\"all\" isolates every member from nobody; {allowed}"
+            ))),
             toml::Value::String(s) if s == "all" => Ok(Targets::All),
             toml::Value::String(s) if s == "random-one" => Ok(Targets::RandomOne),
             toml::Value::String(s) if s == "leader" && member_fault => Ok(Targets::Leader),
