@@ -25,8 +25,21 @@ pub enum Command {
     /// Run every shipped scenario that declares an expected verdict, over one or more seeds,
     /// and fail (exit 5) if any run does not reach it: a nightly safety regression.
     Suite(SuiteArgs),
-    /// Check a stored history again, offline.
+    /// Check a stored history again, offline (and write the run's report.html); with --model,
+    /// check any Jepsen/Porcupine or lockpick history for linearizability.
     Check(CheckArgs),
+    /// Print a lockpick history as Jepsen EDN op maps, one per line (for Knossos/Elle).
+    Export(ExportArgs),
+    /// Render a stored run's report.html again from its history and results.
+    Report {
+        /// The run folder (e.g. store/redis-gc-pause/latest).
+        run_dir: PathBuf,
+    },
+    /// Run one scenario's workload and fault schedule (same seed) on several backends and
+    /// write compare.html side by side.
+    Compare(CompareArgs),
+    /// Serve the store's runs and reports on 127.0.0.1, until Ctrl-C.
+    Serve(ServeArgs),
     /// Serve the embedded Toxiproxy-compatible API alone, until Ctrl-C.
     Toxiproxy {
         /// Address of the HTTP API.
@@ -51,6 +64,40 @@ pub struct ScenarioArgs {
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
     #[arg(long, value_name = "HOST:PORT")]
     pub toxiproxy: Option<SocketAddr>,
+    /// Run on this backend instead of the scenario's (faults it cannot take are left out).
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Root folder of stored runs.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Scenario name or path.
+    pub scenario: String,
+    /// Backends to run it on, comma-separated (e.g. redis,redis-naive,etcd).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub backends: Vec<String>,
+    /// Seed for every random choice (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Workload length in seconds (default: the scenario's).
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Number of concurrent clients (default: the scenario's).
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Root folder of stored runs.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; must be a loopback address.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
     /// Root folder of stored runs.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
@@ -79,4 +126,20 @@ pub struct CheckArgs {
     /// Deadlock threshold in milliseconds (default: the run's scenario, else 3000).
     #[arg(long)]
     pub deadlock_ms: Option<u64>,
+    /// Check linearizability against this model instead of the lock checks: register,
+    /// cas-register, kv, mutex, fenced-mutex, lease. Any history format is accepted then.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// History format for --model: jepsen-log, edn, lockpick (default: detected).
+    #[arg(long, requires = "model")]
+    pub format: Option<String>,
+    /// Time budget for --model, in seconds; past it the verdict is unknown.
+    #[arg(long, requires = "model", default_value_t = 60.0)]
+    pub budget: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A lockpick history.jsonl, or a run folder holding one.
+    pub history: PathBuf,
 }

@@ -3,13 +3,20 @@
 use crate::cli::{CheckArgs, Cli, Command, ScenarioArgs};
 use crate::exit_code;
 use anyhow::Context;
-use lockpick_checker::history::read_history;
-use lockpick_checker::lock::{check_locks, LockCheckParams, Property};
+use lockpick_checker::history::{read_history, Event};
+use lockpick_checker::import::{to_jepsen_edn, Format};
+use lockpick_checker::lin::{check_file, Budget};
+use lockpick_checker::lock::{LockCheckParams, Property};
+use lockpick_checker::models::ModelName;
+use lockpick_checker::results::{RunResults, RESULTS_VERSION};
+use lockpick_checker::run_checks::{check_run, RunChecks};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunOptions};
-use lockpick_harness::scenario::{list_scenarios, load_scenario, parse_scenario};
+use lockpick_harness::scenario::{
+    list_scenarios, load_scenario, parse_scenario, BackendKind, Scenario,
+};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Runs the command and returns the process exit code.
 pub fn dispatch(cli: Cli) -> u8 {
@@ -17,7 +24,14 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Scenario(args) => scenario(args),
         Command::List => list(),
         Command::Suite(args) => crate::suite::suite(args),
-        Command::Check(args) => check(args),
+        Command::Check(args) => match args.model.clone() {
+            Some(model) => check_model(&args, &model),
+            None => check(args),
+        },
+        Command::Export(args) => export(&args.history),
+        Command::Report { run_dir } => report(&run_dir),
+        Command::Compare(args) => crate::compare::compare(args),
+        Command::Serve(args) => crate::serve::serve(args),
         Command::Toxiproxy { listen } => toxiproxy(listen),
     }
 }
@@ -49,7 +63,62 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
     if let Some(t) = args.toxiproxy {
         cmd.push_str(&format!(" --toxiproxy {t}"));
     }
+    if let Some(b) = &args.backend {
+        cmd.push_str(&format!(" --backend {b}"));
+    }
     cmd
+}
+
+/// Reads `--clients`; 0 is refused.
+pub(crate) fn clients_arg(clients: Option<usize>) -> Result<Option<usize>, String> {
+    if clients == Some(0) {
+        return Err("read --clients: 0 clients would test nothing; use 1 or more".to_owned());
+    }
+    Ok(clients)
+}
+
+/// Reads `--time-limit` (seconds) as milliseconds.
+pub(crate) fn time_limit_arg(t: Option<f64>) -> Result<Option<u64>, String> {
+    match t {
+        Some(t) if !(t > 0.0 && t.is_finite()) => Err(format!(
+            "read --time-limit: {t} is not a positive number of seconds"
+        )),
+        Some(t) => Ok(Some((t * 1000.0).round() as u64)),
+        None => Ok(None),
+    }
+}
+
+/// Reads `--backend`: a backend the scenario model knows.
+pub(crate) fn backend_arg(name: &str) -> Result<BackendKind, String> {
+    BackendKind::from_name(name).ok_or_else(|| {
+        format!(
+            "read --backend: unknown backend {name:?}; allowed: {}",
+            BackendKind::NAMES.join(", ")
+        )
+    })
+}
+
+/// Writes the run's `report.html` and says where; a report that cannot be written is a
+/// warning, not a reason to change the run's exit code.
+pub(crate) fn write_report(dir: &Path, results: &RunResults, events: Option<&[Event]>) {
+    let read;
+    let events = match events {
+        Some(e) => e,
+        None => match read_history(&dir.join(&results.history)) {
+            Ok(e) => {
+                read = e;
+                &read
+            }
+            Err(e) => {
+                eprintln!("lockpick: failed to write the report: {e}");
+                return;
+            }
+        },
+    };
+    match lockpick_reports::write_run_report(dir, results, events) {
+        Ok(path) => println!("  report: {}", path.display()),
+        Err(e) => eprintln!("lockpick: failed to {e}"),
+    }
 }
 
 fn scenario(args: ScenarioArgs) -> u8 {
@@ -60,21 +129,16 @@ fn scenario(args: ScenarioArgs) -> u8 {
             return exit_code::USAGE;
         }
     };
-    if args.clients == Some(0) {
-        eprintln!(
-            "lockpick: failed to read --clients: 0 clients would test nothing; use 1 or more"
-        );
-        return exit_code::USAGE;
-    }
-    let duration_ms = match args.time_limit {
-        Some(t) if !(t > 0.0 && t.is_finite()) => {
-            eprintln!(
-                "lockpick: failed to read --time-limit: {t} is not a positive number of seconds"
-            );
+    let parsed = clients_arg(args.clients).and_then(|_| {
+        let backend = args.backend.as_deref().map(backend_arg).transpose()?;
+        Ok((time_limit_arg(args.time_limit)?, backend))
+    });
+    let (duration_ms, backend) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
             return exit_code::USAGE;
         }
-        Some(t) => Some((t * 1000.0).round() as u64),
-        None => None,
     };
     let seed = args.seed.unwrap_or(scenario.seed);
     let command = reproduce(&args, seed);
@@ -87,6 +151,7 @@ fn scenario(args: ScenarioArgs) -> u8 {
         store: args.store.clone(),
         progress: std::io::stderr().is_terminal(),
         reproduce: command.clone(),
+        backend,
     };
     let rt = runtime();
     let outcome = rt.block_on(async {
@@ -102,6 +167,7 @@ fn scenario(args: ScenarioArgs) -> u8 {
                 "{}",
                 lockpick_reports::text_summary(&outcome.results, &outcome.dir)
             );
+            write_report(&outcome.dir, &outcome.results, None);
             if outcome.results.interrupted {
                 exit_code::INTERRUPTED
             } else {
@@ -165,6 +231,7 @@ fn check(args: CheckArgs) -> u8 {
     };
     // The run's own scenario copy says what was promised, unless the user overrides it.
     let stored = run_dir
+        .as_ref()
         .map(|d| d.join("scenario.toml"))
         .filter(|p| p.is_file())
         .and_then(|p| {
@@ -186,7 +253,7 @@ fn check(args: CheckArgs) -> u8 {
         .deadlock_ms
         .or(stored.as_ref().map(|s| s.deadlock_ms))
         .unwrap_or(3000);
-    let report = check_locks(
+    let checks = check_run(
         &events,
         &LockCheckParams {
             property,
@@ -194,8 +261,139 @@ fn check(args: CheckArgs) -> u8 {
         },
     );
     println!("{}: {} events", history.display(), events.len());
-    print!("{report}");
-    verdict_code(report.verdict)
+    print!("{}", checks.lock);
+    if let Some(lin) = &checks.linearizability {
+        print!("{}", lockpick_reports::lin_text(lin));
+    }
+    let verdict = checks.verdict();
+    if let Some(dir) = run_dir.filter(|d| d.join("history.jsonl") == history) {
+        let results = checked_results(&dir, stored.as_ref(), &events, checks);
+        write_report(&dir, &results, Some(&events));
+    }
+    verdict_code(verdict)
+}
+
+/// `check --model`: linearizability of any supported history file.
+fn check_model(args: &CheckArgs, model: &str) -> u8 {
+    let model: ModelName = match model.parse() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("lockpick: failed to read --model: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let format: Option<Format> = match args.format.as_deref().map(str::parse).transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("lockpick: failed to read --format: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    if !(args.budget > 0.0 && args.budget.is_finite()) {
+        eprintln!(
+            "lockpick: failed to read --budget: {} is not a positive number of seconds",
+            args.budget
+        );
+        return exit_code::USAGE;
+    }
+    let path = if args.history.is_dir() {
+        args.history.join("history.jsonl")
+    } else {
+        args.history.clone()
+    };
+    let budget = Budget {
+        time: Some(std::time::Duration::from_secs_f64(args.budget)),
+        ..Budget::default()
+    };
+    match check_file(&path, model, format, &budget) {
+        Ok(report) => {
+            println!("{}", path.display());
+            print!("{report}");
+            verdict_code(report.verdict)
+        }
+        Err(e) => {
+            eprintln!("lockpick: failed to check {}: {e}", path.display());
+            exit_code::USAGE
+        }
+    }
+}
+
+/// `export`: a lockpick history as Jepsen EDN.
+fn export(history: &Path) -> u8 {
+    let path = if history.is_dir() {
+        history.join("history.jsonl")
+    } else {
+        history.to_owned()
+    };
+    match read_history(&path) {
+        Ok(events) => {
+            print!("{}", to_jepsen_edn(&events));
+            exit_code::VALID
+        }
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            exit_code::USAGE
+        }
+    }
+}
+
+/// The results of a re-check: the stored run's facts with the new lock report, or, for a
+/// history without results, what the history and the stored scenario tell.
+fn checked_results(
+    dir: &Path,
+    stored: Option<&Scenario>,
+    events: &[Event],
+    checks: RunChecks,
+) -> RunResults {
+    let verdict = checks.verdict();
+    let (lock, linearizability) = (checks.lock, checks.linearizability);
+    match lockpick_reports::read_results(dir) {
+        Ok(mut r) => {
+            r.verdict = verdict;
+            r.lock = lock;
+            r.linearizability = linearizability;
+            r
+        }
+        Err(_) => {
+            let end_ms = events.last().map_or(0, |e| e.time_ns / 1_000_000);
+            let ops = events
+                .iter()
+                .filter(|e| {
+                    e.process.client().is_some()
+                        && e.kind != lockpick_checker::history::EventKind::Invoke
+                })
+                .count() as u64;
+            RunResults {
+                v: RESULTS_VERSION,
+                scenario: stored.map_or_else(|| "unknown".to_owned(), |s| s.name.clone()),
+                backend: stored
+                    .map_or_else(|| "unknown".to_owned(), |s| s.backend.name().to_owned()),
+                seed: stored.map_or(0, |s| s.seed),
+                verdict,
+                expected: stored.and_then(|s| s.expected),
+                interrupted: false,
+                workload_ms: end_ms,
+                ops,
+                history: "history.jsonl".to_owned(),
+                reproduce: format!("cargo run -- check {}", dir.display()),
+                lock,
+                linearizability,
+            }
+        }
+    }
+}
+
+fn report(dir: &Path) -> u8 {
+    match lockpick_reports::report_run_dir(dir) {
+        Ok(path) => {
+            println!("{}", path.display());
+            exit_code::VALID
+        }
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            exit_code::USAGE
+        }
+    }
 }
 
 fn toxiproxy(listen: std::net::SocketAddr) -> u8 {

@@ -1,9 +1,11 @@
-//! The `lockpick` command line: run scenarios, list them, re-check histories, serve the
-//! embedded Toxiproxy.
+//! The `lockpick` command line: run scenarios, list them, re-check histories, render
+//! reports, compare backends, serve the store and the embedded Toxiproxy.
 
 mod cli;
 mod commands;
+mod compare;
 mod exit_code;
+mod serve;
 mod signals;
 mod suite;
 

@@ -74,6 +74,7 @@ pub fn suite(args: SuiteArgs) -> u8 {
                 let started = Instant::now();
                 let outcome = run_scenario(scenario, &opts, interrupt.clone()).await?;
                 let r = &outcome.results;
+                crate::commands::write_report(&outcome.dir, r, None);
                 row.secs += started.elapsed().as_secs_f64();
                 row.ops_per_sec += r.ops_per_sec() / args.seeds as f64;
                 row.verdicts.push(r.verdict.name().to_owned());

@@ -159,3 +159,77 @@ fn sigint_mid_run_stops_every_server_and_keeps_a_readable_history() {
         "{stdout}"
     );
 }
+
+/// `../shared/data/porcupine`, or None (with a loud message) when it is absent.
+fn porcupine_data() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/porcupine");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: {} is absent; the shared Porcupine histories are not here",
+            dir.display()
+        );
+        None
+    }
+}
+
+#[test]
+fn check_model_gives_the_published_verdicts_and_exit_codes() {
+    let Some(data) = porcupine_data() else {
+        return;
+    };
+    let out = lockpick()
+        .args(["check", "--model", "cas-register"])
+        .arg(data.join("etcd/etcd_057.log"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "etcd_057 is illegal");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no linearization exists"), "{text}");
+    assert!(text.contains("longest linearizable prefix"), "{text}");
+    let out = lockpick()
+        .args(["check", "--model", "cas-register"])
+        .arg(data.join("etcd/etcd_007.log"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "etcd_007 is linearizable");
+    let out = lockpick()
+        .args(["check", "--model", "kv"])
+        .arg(data.join("kv/c10-bad.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "c10-bad is illegal");
+    let out = lockpick()
+        .args(["check", "--model", "no-such-model"])
+        .arg(data.join("kv/c10-bad.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn export_writes_jepsen_edn_one_op_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"v":1,"index":0,"time_ns":1,"process":0,"type":"invoke","f":"acquire","lock":"l","value":{"lease_ms":300}}"#,
+            "\n",
+            r#"{"v":1,"index":1,"time_ns":2,"process":0,"type":"ok","f":"acquire","lock":"l","value":{"token":7,"lease_ms":300}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = lockpick().arg("export").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].contains(":type :invoke") && lines[0].contains(":f :acquire"),
+        "{text}"
+    );
+    assert!(lines[1].contains(":type :ok"), "{text}");
+}

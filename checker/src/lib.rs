@@ -1,8 +1,12 @@
-//! Pure, synchronous checkers for lockpick histories: the history format, lock-safety checks and
-//! verdicts. No async runtime and no I/O beyond reading a history file.
+//! Pure, synchronous checkers for lockpick histories: the history format, lock-safety checks,
+//! linearizability, and verdicts. No async runtime and no I/O beyond reading a history file.
 
 pub mod faults;
 pub mod history;
+pub mod import;
+pub mod lin;
 pub mod lock;
+pub mod models;
 pub mod results;
+pub mod run_checks;
 pub mod verdict;

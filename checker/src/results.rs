@@ -16,7 +16,7 @@ pub struct RunResults {
     /// Backend name (`redis`, `redis-naive`, …).
     pub backend: String,
     pub seed: u64,
-    /// The verdict of every check, merged.
+    /// The verdict of every check (lock safety, linearizability), merged.
     pub verdict: Verdict,
     /// What the scenario expected, if it said.
     pub expected: Option<Verdict>,
@@ -32,6 +32,27 @@ pub struct RunResults {
     pub reproduce: String,
     /// The lock checker's findings.
     pub lock: LockReport,
+    /// Linearizability of the lock operations against a lock model; absent in results
+    /// written before it was checked.
+    #[serde(default)]
+    pub linearizability: Option<LinSummary>,
+}
+
+/// The linearizability check of a run, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinSummary {
+    /// `mutex` or `lease`.
+    pub model: String,
+    pub verdict: Verdict,
+    /// Time to decide, plus time to narrow a violation down.
+    pub elapsed_ms: f64,
+    /// Operations checked.
+    pub ops: u64,
+    /// For a violation: the failing operation, the window around it, the longest linearizable
+    /// prefix and the model state there, as printed by `lockpick check --model`.
+    pub explanation: Option<String>,
+    /// Why the check could not decide.
+    pub unknown_reason: Option<String>,
 }
 
 impl RunResults {

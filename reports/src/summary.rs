@@ -1,7 +1,7 @@
 //! The terminal summary printed at the end of a run and by `lockpick check`.
 
 use lockpick_checker::lock::LockReport;
-use lockpick_checker::results::RunResults;
+use lockpick_checker::results::{LinSummary, RunResults};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -36,9 +36,32 @@ pub fn text_summary(results: &RunResults, dir: &Path) -> String {
         results.ops_per_sec()
     );
     out.push_str(&findings(&results.lock));
+    if let Some(lin) = &results.linearizability {
+        for line in lin_text(lin).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let _ = writeln!(out, "  store: {}", dir.display());
     let _ = writeln!(out, "  reproduce: {}", results.reproduce);
     out
+}
+
+/// The linearizability check of a run: one line, then the explanation of a violation.
+pub fn lin_text(lin: &LinSummary) -> String {
+    let mut text = format!(
+        "linearizability ({} model): {} in {:.1} ms, {} ops\n",
+        lin.model, lin.verdict, lin.elapsed_ms, lin.ops
+    );
+    if let Some(r) = &lin.unknown_reason {
+        let _ = writeln!(text, "  undecided: {r}");
+    }
+    if let Some(e) = &lin.explanation {
+        // The first line repeats the verdict line above.
+        for line in e.lines().skip(1) {
+            let _ = writeln!(text, "{line}");
+        }
+    }
+    text
 }
 
 /// Violations, then observations, one line each.

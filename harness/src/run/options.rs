@@ -1,5 +1,6 @@
 //! What the command line may change about a run.
 
+use crate::scenario::BackendKind;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -20,6 +21,9 @@ pub struct RunOptions {
     pub progress: bool,
     /// The command that repeats this run, stored with the results.
     pub reproduce: String,
+    /// Run on this backend instead of the scenario's (`lockpick compare`); faults it cannot
+    /// take are left out (see [`crate::scenario::Scenario::on_backend`]).
+    pub backend: Option<BackendKind>,
 }
 
 impl Default for RunOptions {
@@ -32,6 +36,7 @@ impl Default for RunOptions {
             store: PathBuf::from("store"),
             progress: false,
             reproduce: String::new(),
+            backend: None,
         }
     }
 }

@@ -13,8 +13,9 @@ use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
 use lockpick_checker::history::{read_history, EventKind, Process, Value, F};
-use lockpick_checker::lock::{check_locks, LockCheckParams};
+use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
+use lockpick_checker::run_checks::check_run;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -40,6 +41,8 @@ pub async fn run_scenario(
     opts: &RunOptions,
     interrupt: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
+    let overridden = opts.backend.map(|b| scenario.on_backend(b).0);
+    let scenario = overridden.as_ref().unwrap_or(scenario);
     let seed = opts.seed.unwrap_or(scenario.seed);
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
     let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
@@ -175,7 +178,7 @@ async fn run_with(
     nemesis_result?;
 
     let events = read_history(recorder.path())?;
-    let report = check_locks(
+    let checks = check_run(
         &events,
         &LockCheckParams {
             property: scenario.property,
@@ -187,14 +190,15 @@ async fn run_with(
         scenario: scenario.name.clone(),
         backend: scenario.backend.name().to_owned(),
         seed,
-        verdict: report.verdict,
+        verdict: checks.verdict(),
         expected: scenario.expected,
         interrupted: interrupt.is_cancelled(),
         workload_ms: workload_time.as_millis() as u64,
         ops: recorder.completed_ops(),
         history: "history.jsonl".to_owned(),
         reproduce: opts.reproduce.clone(),
-        lock: report,
+        lock: checks.lock,
+        linearizability: checks.linearizability,
     };
     write_file(
         &dir.join("results.json"),

@@ -11,6 +11,6 @@ pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
     BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Property, ResourceMode, Scenario,
-    Targets, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
+    SkippedFault, Targets, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
 };
 pub use ms::MsRange;

@@ -86,6 +86,68 @@ impl BackendKind {
             _ => None,
         }
     }
+
+    /// The backend of that name, as a scenario file writes it.
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        [
+            BackendKind::Redis,
+            BackendKind::RedisNaive,
+            BackendKind::Etcd,
+            BackendKind::ZooKeeper,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
+    /// Why this backend cannot take `fault`, or `None` when it can. A comparison runs the
+    /// other faults and shows this one as skipped with the reason.
+    pub fn cannot_take(self, fault: &FaultKind) -> Option<String> {
+        let member_fault = matches!(
+            fault,
+            FaultKind::Isolate { .. }
+                | FaultKind::MemberPause { .. }
+                | FaultKind::MemberKill { .. }
+        );
+        (member_fault && !self.is_cluster()).then(|| {
+            format!(
+                "{} acts on cluster members; {} is a single server",
+                fault.name(),
+                self.name()
+            )
+        })
+    }
+}
+
+/// A fault left out when a scenario runs on a backend that cannot take it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedFault {
+    /// Position of the fault in the scenario's `[[nemesis]]` list.
+    pub index: usize,
+    pub reason: String,
+}
+
+impl Scenario {
+    /// This scenario on `backend`: the same workload, seed and faults, minus the faults the
+    /// backend cannot take, which are returned with the reason. The expected verdict is kept
+    /// only for the scenario's own backend: it was promised for that one.
+    pub fn on_backend(&self, backend: BackendKind) -> (Scenario, Vec<SkippedFault>) {
+        let mut s = self.clone();
+        if backend != self.backend {
+            s.expected = None;
+        }
+        s.backend = backend;
+        let mut skipped = Vec::new();
+        let mut index = 0;
+        s.nemesis.faults.retain(|f| {
+            let reason = backend.cannot_take(&f.kind);
+            if let Some(reason) = reason.clone() {
+                skipped.push(SkippedFault { index, reason });
+            }
+            index += 1;
+            reason.is_none()
+        });
+        (s, skipped)
+    }
 }
 
 /// Lock parameters.
@@ -227,6 +289,19 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The name as a scenario file writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::ClientPause { .. } => "client-pause",
+            FaultKind::ClientCrash { .. } => "client-crash",
+            FaultKind::Latency { .. } => "latency",
+            FaultKind::Partition { .. } => "partition",
+            FaultKind::Isolate { .. } => "isolate",
+            FaultKind::MemberPause { .. } => "member-pause",
+            FaultKind::MemberKill { .. } => "member-kill",
+        }
+    }
+
     pub const NAMES: &'static [&'static str] = &[
         "client-pause",
         "client-crash",

@@ -1,0 +1,22 @@
+//! Why a history file could not be imported.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("read history {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("parse {format} history line {line}: {message}")]
+    Parse {
+        format: &'static str,
+        line: usize,
+        message: String,
+    },
+    #[error("parse lockpick history: {0}")]
+    Lockpick(#[from] crate::history::ReadError),
+    #[error("detect the history format: the first line is neither a Jepsen log line, an EDN map nor a lockpick JSON event")]
+    UnknownFormat,
+}

@@ -1,0 +1,73 @@
+//! Writing a lockpick history as Jepsen EDN op maps, one per line, so Knossos or Elle can
+//! check the same run.
+
+use crate::history::{Event, EventKind, Process, Value};
+use std::fmt::Write as _;
+
+fn edn_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The `:value` Jepsen expects for each verb: an integer for reads and writes, `[from to]` for
+/// cas, the fencing token for lock operations, the node names for faults.
+fn edn_value(f: crate::history::F, v: &Value) -> String {
+    use crate::history::F;
+    match f {
+        F::Cas => match (v.from, v.to) {
+            (Some(a), Some(b)) => format!("[{a} {b}]"),
+            _ => "nil".into(),
+        },
+        F::Read | F::Write => v.int.map_or("nil".into(), |i| i.to_string()),
+        F::Acquire | F::Release | F::Renew => v.token.map_or("nil".into(), |t| t.to_string()),
+        _ if !v.nodes.is_empty() => {
+            let nodes: Vec<String> = v.nodes.iter().map(|n| edn_str(n)).collect();
+            format!("[{}]", nodes.join(" "))
+        }
+        _ => "nil".into(),
+    }
+}
+
+/// One EDN map per event, each ending in a newline, in history order.
+pub fn to_jepsen_edn(events: &[Event]) -> String {
+    let mut out = String::new();
+    for e in events {
+        let process = match e.process {
+            Process::Client(p) => p.to_string(),
+            Process::Nemesis => ":nemesis".to_string(),
+        };
+        let kind = match e.kind {
+            EventKind::Invoke => "invoke",
+            EventKind::Ok => "ok",
+            EventKind::Fail => "fail",
+            EventKind::Info => "info",
+        };
+        let _ = write!(
+            out,
+            "{{:index {}, :time {}, :process {process}, :type :{kind}, :f :{}",
+            e.index, e.time_ns, e.f
+        );
+        if let Some(lock) = &e.lock {
+            let _ = write!(out, ", :key {}", edn_str(lock));
+        }
+        let _ = write!(out, ", :value {}", edn_value(e.f, &e.value));
+        if let Some(ms) = e.value.lease_ms {
+            let _ = write!(out, ", :lease-ms {ms}");
+        }
+        if let Some(err) = &e.error {
+            let _ = write!(out, ", :error {}", edn_str(err));
+        }
+        out.push_str("}\n");
+    }
+    out
+}

@@ -1,0 +1,87 @@
+//! The `register` and `cas-register` models: one integer register, initially `nil`, with read,
+//! write and (for cas-register) compare-and-set.
+
+use super::error::ModelError;
+use crate::lin::hash::hash_one;
+use crate::lin::{Datum, History, OpF, Part, Spec};
+
+#[derive(Debug, Clone, Copy)]
+enum RegOp {
+    /// A read that returned this value (`None` = nil).
+    Read(Option<i64>),
+    Write(i64),
+    /// A compare-and-set that swapped, or whose outcome is unknown (then it either swapped or
+    /// never took effect, and the search covers the latter).
+    Cas(i64, i64),
+}
+
+/// The register specification for one history.
+#[derive(Clone)]
+pub struct RegisterSpec {
+    ops: Vec<RegOp>,
+}
+
+impl Spec for RegisterSpec {
+    type State = Option<i64>;
+
+    fn init(&mut self) -> Option<i64> {
+        None
+    }
+
+    #[inline]
+    fn step(&mut self, state: &Option<i64>, op: usize) -> Option<Option<i64>> {
+        match self.ops[op] {
+            RegOp::Read(v) => (*state == v).then_some(v),
+            RegOp::Write(v) => Some(Some(v)),
+            RegOp::Cas(from, to) => (*state == Some(from)).then_some(Some(to)),
+        }
+    }
+
+    fn read_only(&self, op: usize) -> bool {
+        matches!(self.ops[op], RegOp::Read(_))
+    }
+
+    fn effect_key(&self, op: usize) -> Option<u64> {
+        match self.ops[op] {
+            RegOp::Read(_) => None,
+            RegOp::Write(v) => Some(hash_one(&(1u8, v))),
+            RegOp::Cas(a, b) => Some(hash_one(&(2u8, a, b))),
+        }
+    }
+
+    fn describe(&self, state: &Option<i64>) -> String {
+        match state {
+            Some(v) => format!("register = {v}"),
+            None => "register = nil".to_string(),
+        }
+    }
+}
+
+/// Prepares the whole history as one part. Reads with an unknown result are dropped: they
+/// neither constrain nor change the register.
+pub fn parts(history: &History, cas: bool) -> Result<Vec<Part<RegisterSpec>>, ModelError> {
+    let model = if cas { "cas-register" } else { "register" };
+    let mut ops = Vec::new();
+    let mut idx = Vec::new();
+    for (i, op) in history.ops.iter().enumerate() {
+        let bad = |why: &str| ModelError::new(model, i, op, why);
+        let r = match (op.f, &op.arg, &op.out) {
+            (OpF::Read, _, None) => continue,
+            (OpF::Read, _, Some(Datum::Nil)) => RegOp::Read(None),
+            (OpF::Read, _, Some(Datum::Int(v))) => RegOp::Read(Some(*v)),
+            (OpF::Read, _, Some(_)) => return Err(bad("a read must return an integer or nil")),
+            (OpF::Write, Datum::Int(v), _) => RegOp::Write(*v),
+            (OpF::Write, _, _) => return Err(bad("a write needs an integer argument")),
+            (OpF::Cas, Datum::Pair(a, b), _) if cas => RegOp::Cas(*a, *b),
+            (OpF::Cas, _, _) if cas => return Err(bad("a cas needs a [from to] argument")),
+            _ => return Err(bad("the model has no such operation")),
+        };
+        ops.push(r);
+        idx.push(i);
+    }
+    Ok(vec![Part {
+        label: "register".to_string(),
+        ops: idx,
+        spec: RegisterSpec { ops },
+    }])
+}

@@ -1,0 +1,185 @@
+//! Lock models on hand-built lockpick histories: two owners, a release by a non-owner, a
+//! token that goes backwards and an expiry before the lease ran out are each rejected; the
+//! correct variants are accepted.
+
+use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
+use lockpick_checker::lin::{check_events, Budget};
+use lockpick_checker::models::ModelName;
+use lockpick_checker::verdict::Verdict;
+
+/// One client operation: process, verb, invocation and completion times in ms, completion
+/// type, lease length asked for, token granted.
+struct Step {
+    p: u64,
+    f: F,
+    call_ms: u64,
+    ret_ms: u64,
+    kind: EventKind,
+    lease_ms: Option<u64>,
+    token: Option<u64>,
+}
+
+fn op(p: u64, f: F, call_ms: u64, ret_ms: u64) -> Step {
+    Step {
+        p,
+        f,
+        call_ms,
+        ret_ms,
+        kind: EventKind::Ok,
+        lease_ms: None,
+        token: None,
+    }
+}
+
+impl Step {
+    fn lease(mut self, ms: u64) -> Self {
+        self.lease_ms = Some(ms);
+        self
+    }
+    fn token(mut self, t: u64) -> Self {
+        self.token = Some(t);
+        self
+    }
+    fn kind(mut self, k: EventKind) -> Self {
+        self.kind = k;
+        self
+    }
+}
+
+/// The events of the steps, in time order, on lock "l".
+fn events(steps: &[Step]) -> Vec<Event> {
+    let mut raw: Vec<(u64, u8, &Step)> = Vec::new();
+    for s in steps {
+        raw.push((s.call_ms, 0, s));
+        raw.push((s.ret_ms, 1, s));
+    }
+    raw.sort_by_key(|&(t, k, s)| (t, k, s.p));
+    raw.iter()
+        .enumerate()
+        .map(|(i, &(t, k, s))| Event {
+            v: FORMAT_VERSION,
+            index: i as u64,
+            time_ns: t * 1_000_000,
+            process: Process::Client(s.p),
+            kind: if k == 0 { EventKind::Invoke } else { s.kind },
+            f: s.f,
+            lock: Some("l".into()),
+            value: Value {
+                lease_ms: if k == 0 { s.lease_ms } else { None },
+                token: if k == 1 { s.token } else { None },
+                ..Value::default()
+            },
+            error: None,
+        })
+        .collect()
+}
+
+fn verdict(model: ModelName, steps: &[Step]) -> Verdict {
+    let report = check_events(&events(steps), model, &Budget::default()).expect("check");
+    if report.verdict == Verdict::Invalid {
+        let v = report.violation.as_ref().expect("violation explained");
+        assert!(!v.window.is_empty(), "{report}");
+    }
+    report.verdict
+}
+
+#[test]
+fn mutex_rejects_two_owners_and_accepts_handover() {
+    let two_owners = [op(1, F::Acquire, 0, 1), op(2, F::Acquire, 2, 3)];
+    assert_eq!(verdict(ModelName::Mutex, &two_owners), Verdict::Invalid);
+    let handover = [
+        op(1, F::Acquire, 0, 1),
+        op(1, F::Release, 2, 3),
+        op(2, F::Acquire, 4, 5),
+        op(2, F::Release, 6, 7),
+    ];
+    assert_eq!(verdict(ModelName::Mutex, &handover), Verdict::Valid);
+    // 2's acquire overlaps 1's release, so it may have taken effect after it.
+    let overlapping = [
+        op(1, F::Acquire, 0, 1),
+        op(2, F::Acquire, 2, 9),
+        op(1, F::Release, 3, 4),
+    ];
+    assert_eq!(verdict(ModelName::Mutex, &overlapping), Verdict::Valid);
+}
+
+#[test]
+fn mutex_rejects_release_by_a_non_owner() {
+    let steps = [op(1, F::Acquire, 0, 1), op(2, F::Release, 2, 3)];
+    assert_eq!(verdict(ModelName::Mutex, &steps), Verdict::Invalid);
+    let renew_by_other = [op(1, F::Acquire, 0, 1), op(2, F::Renew, 2, 3)];
+    assert_eq!(verdict(ModelName::Mutex, &renew_by_other), Verdict::Invalid);
+}
+
+#[test]
+fn acquire_of_unknown_outcome_may_never_have_happened() {
+    let steps = [
+        op(1, F::Acquire, 0, 1).kind(EventKind::Info),
+        op(2, F::Acquire, 2, 3),
+        op(2, F::Release, 4, 5),
+    ];
+    assert_eq!(verdict(ModelName::Mutex, &steps), Verdict::Valid);
+    // A failed acquire did not happen at all.
+    let failed = [
+        op(1, F::Acquire, 0, 1).kind(EventKind::Fail),
+        op(2, F::Acquire, 2, 3),
+    ];
+    assert_eq!(verdict(ModelName::Mutex, &failed), Verdict::Valid);
+}
+
+#[test]
+fn fenced_mutex_rejects_a_token_that_goes_backwards() {
+    let backwards = [
+        op(1, F::Acquire, 0, 1).token(5),
+        op(1, F::Release, 2, 3),
+        op(2, F::Acquire, 4, 5).token(3),
+    ];
+    assert_eq!(
+        verdict(ModelName::FencedMutex, &backwards),
+        Verdict::Invalid
+    );
+    assert_eq!(verdict(ModelName::Mutex, &backwards), Verdict::Valid);
+    let forwards = [
+        op(1, F::Acquire, 0, 1).token(5),
+        op(1, F::Release, 2, 3),
+        op(2, F::Acquire, 4, 5).token(6),
+    ];
+    assert_eq!(verdict(ModelName::FencedMutex, &forwards), Verdict::Valid);
+}
+
+#[test]
+fn lease_rejects_expiry_before_the_lease_ran_out() {
+    let early = [
+        op(1, F::Acquire, 0, 10).lease(1000),
+        op(2, F::Acquire, 500, 510).lease(1000),
+    ];
+    assert_eq!(verdict(ModelName::Lease, &early), Verdict::Invalid);
+    let after = [
+        op(1, F::Acquire, 0, 10).lease(1000),
+        op(2, F::Acquire, 1500, 1510).lease(1000),
+    ];
+    assert_eq!(verdict(ModelName::Lease, &after), Verdict::Valid);
+    // The old holder's release after losing the lease is a second owner's release.
+    let stale_release = [
+        op(1, F::Acquire, 0, 10).lease(1000),
+        op(2, F::Acquire, 1500, 1510).lease(1000),
+        op(1, F::Release, 1600, 1610),
+    ];
+    assert_eq!(verdict(ModelName::Lease, &stale_release), Verdict::Invalid);
+}
+
+#[test]
+fn lease_renewal_pushes_expiry_out() {
+    let renewed = [
+        op(1, F::Acquire, 0, 10).lease(1000),
+        op(1, F::Renew, 800, 810).lease(1000),
+        op(2, F::Acquire, 1500, 1510).lease(1000),
+    ];
+    assert_eq!(verdict(ModelName::Lease, &renewed), Verdict::Invalid);
+    let after_renewal = [
+        op(1, F::Acquire, 0, 10).lease(1000),
+        op(1, F::Renew, 800, 810).lease(1000),
+        op(2, F::Acquire, 1900, 1910).lease(1000),
+    ];
+    assert_eq!(verdict(ModelName::Lease, &after_renewal), Verdict::Valid);
+}

@@ -1,0 +1,139 @@
+//! The checks a run gets: the lock model chosen for the history, and linearizability against
+//! it merged with the lock checks.
+
+use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
+use lockpick_checker::lock::{lock_model_for, LockCheckParams, Property};
+use lockpick_checker::models::ModelName;
+use lockpick_checker::run_checks::check_run;
+use lockpick_checker::verdict::Verdict;
+
+const MS: u64 = 1_000_000;
+
+/// Builds a lock history from (ms, process, type, f, token, lease) rows.
+fn history(rows: &[(u64, u64, EventKind, F, Option<u64>, Option<u64>)]) -> Vec<Event> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, &(ms, p, kind, f, token, lease_ms))| Event {
+            v: FORMAT_VERSION,
+            index: i as u64,
+            time_ns: ms * MS,
+            process: Process::Client(p),
+            kind,
+            f,
+            lock: Some("l".into()),
+            value: Value {
+                token,
+                lease_ms,
+                holder: (f == F::Acquire && kind == EventKind::Ok).then(|| format!("h{p}")),
+                ..Value::default()
+            },
+            error: None,
+        })
+        .collect()
+}
+
+use EventKind::{Invoke, Ok};
+use F::{Acquire, Release};
+
+fn params(property: Property) -> LockCheckParams {
+    LockCheckParams {
+        property,
+        deadlock_ms: 0,
+    }
+}
+
+#[test]
+fn takeover_before_the_lease_ran_out_is_not_linearizable_against_the_lease_model() {
+    // Process 0 holds a 1 s lease and never lets go; process 1 is granted the lock 0.1 s later.
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (5, 0, Ok, Acquire, Some(1), Some(1000)),
+        (100, 1, Invoke, Acquire, None, Some(1000)),
+        (110, 1, Ok, Acquire, Some(2), Some(1000)),
+        (120, 1, Invoke, Release, None, None),
+        (125, 1, Ok, Release, None, None),
+    ]);
+    assert_eq!(
+        lock_model_for(&events, Property::Exclusive),
+        Some(ModelName::Lease)
+    );
+    let checks = check_run(&events, &params(Property::Exclusive));
+    let lin = checks.linearizability.as_ref().unwrap();
+    assert_eq!(lin.model, "lease");
+    assert_eq!(lin.verdict, Verdict::Invalid);
+    assert!(lin.explanation.is_some());
+    assert_eq!(checks.verdict(), Verdict::Invalid);
+}
+
+#[test]
+fn takeover_after_the_lease_ran_out_is_linearizable() {
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (5, 0, Ok, Acquire, Some(1), Some(1000)),
+        (1200, 1, Invoke, Acquire, None, Some(1000)),
+        (1210, 1, Ok, Acquire, Some(2), Some(1000)),
+        (1220, 1, Invoke, Release, None, None),
+        (1225, 1, Ok, Release, None, None),
+    ]);
+    let checks = check_run(&events, &params(Property::Exclusive));
+    assert_eq!(
+        checks.linearizability.as_ref().unwrap().verdict,
+        Verdict::Valid,
+        "{checks:?}"
+    );
+    assert_eq!(checks.verdict(), Verdict::Valid, "{checks:?}");
+}
+
+#[test]
+fn a_lease_expiry_takeover_under_fenced_is_linearizable_against_the_lease_model() {
+    // The GC-pause shape: process 0's lease runs out while it is paused, process 1 takes over.
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(300)),
+        (5, 0, Ok, Acquire, Some(1), Some(300)),
+        (400, 1, Invoke, Acquire, None, Some(300)),
+        (410, 1, Ok, Acquire, Some(2), Some(300)),
+        (420, 1, Invoke, Release, None, None),
+        (425, 1, Ok, Release, None, None),
+        (900, 0, Invoke, Release, None, None),
+        (905, 0, EventKind::Fail, Release, None, None),
+    ]);
+    assert_eq!(
+        lock_model_for(&events, Property::Fenced),
+        Some(ModelName::Lease)
+    );
+    let checks = check_run(&events, &params(Property::Fenced));
+    assert_eq!(
+        checks.linearizability.as_ref().unwrap().verdict,
+        Verdict::Valid
+    );
+}
+
+#[test]
+fn a_fenced_lock_without_leases_has_no_fitting_model() {
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, None),
+        (5, 0, Ok, Acquire, Some(5), None),
+    ]);
+    assert_eq!(lock_model_for(&events, Property::Fenced), None);
+    assert!(check_run(&events, &params(Property::Fenced))
+        .linearizability
+        .is_none());
+}
+
+#[test]
+fn no_lease_under_exclusive_is_checked_as_a_plain_mutex() {
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, None),
+        (5, 0, Ok, Acquire, None, None),
+        (10, 0, Invoke, Release, None, None),
+        (15, 0, Ok, Release, None, None),
+    ]);
+    assert_eq!(
+        lock_model_for(&events, Property::Exclusive),
+        Some(ModelName::Mutex)
+    );
+    assert_eq!(
+        check_run(&events, &params(Property::Exclusive)).verdict(),
+        Verdict::Valid
+    );
+}

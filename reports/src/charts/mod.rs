@@ -1,0 +1,12 @@
+//! SVG charts of a run, drawn with plotters into strings that the HTML inlines.
+
+mod common;
+mod latency;
+mod throughput;
+mod timeline;
+mod tokens;
+
+pub use latency::latency_svg;
+pub use throughput::throughput_svg;
+pub use timeline::{timeline_svg, TimelineSpec};
+pub use tokens::tokens_svg;

@@ -1,0 +1,275 @@
+//! The comparison page (`compare.html`): one scenario's workload and faults on several
+//! backends, side by side — verdicts per fault, violation counts, availability, acquire
+//! latency, throughput, and links to each run's report.
+
+use crate::error::ReportError;
+use crate::quantiles::quantile;
+use crate::templates::render;
+use crate::view::{Outcome, RunView};
+use lockpick_checker::history::{read_history, F};
+use lockpick_checker::results::RunResults;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One fault of the scenario: a column of the verdict matrix.
+#[derive(Debug, Clone)]
+pub struct FaultColumn {
+    /// How the scenario names it, e.g. "client-pause before-write".
+    pub label: String,
+    /// The nemesis verb its fault windows are recorded under (`pause`, `slow`, …).
+    pub verb: F,
+}
+
+/// A backend that ran the scenario.
+#[derive(Debug, Clone)]
+pub struct ComparedRun {
+    /// The run's store folder.
+    pub dir: PathBuf,
+    pub results: RunResults,
+    /// Faults (by column position) this backend could not take, with the reason.
+    pub skipped_faults: Vec<(usize, String)>,
+}
+
+/// One row of the comparison: a backend and its run, or why it did not run.
+#[derive(Debug, Clone)]
+pub struct ComparedBackend {
+    pub backend: String,
+    pub run: Result<ComparedRun, String>,
+}
+
+/// Everything `compare.html` shows.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub scenario: String,
+    pub seed: u64,
+    pub faults: Vec<FaultColumn>,
+    pub backends: Vec<ComparedBackend>,
+    /// The command that repeats the comparison.
+    pub reproduce: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Cell {
+    class: String,
+    text: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    backend: String,
+    verdict: String,
+    verdict_class: String,
+    cells: Vec<Cell>,
+    outside: String,
+    violations: String,
+    availability: String,
+    p50: String,
+    p99: String,
+    throughput: String,
+    report: Option<String>,
+    dir: Option<String>,
+    skipped: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Page {
+    scenario: String,
+    seed: u64,
+    faults: Vec<String>,
+    rows: Vec<Row>,
+    reproduce: String,
+}
+
+/// Renders the comparison. Report links are made relative to `out_dir`, where the page will
+/// be written; run folders must be reachable from there by relative paths (both in one store).
+pub fn render_comparison(c: &Comparison, out_dir: &Path) -> Result<String, ReportError> {
+    let mut rows = Vec::new();
+    for b in &c.backends {
+        rows.push(match &b.run {
+            Ok(run) => ran_row(&b.backend, run, &c.faults, out_dir)?,
+            Err(reason) => Row {
+                backend: b.backend.clone(),
+                verdict: "skipped".to_owned(),
+                verdict_class: "skipped".to_owned(),
+                cells: c
+                    .faults
+                    .iter()
+                    .map(|_| Cell {
+                        class: "skipped".to_owned(),
+                        text: "—".to_owned(),
+                    })
+                    .collect(),
+                outside: "—".to_owned(),
+                violations: "—".to_owned(),
+                availability: "—".to_owned(),
+                p50: "—".to_owned(),
+                p99: "—".to_owned(),
+                throughput: "—".to_owned(),
+                report: None,
+                dir: None,
+                skipped: Some(reason.clone()),
+            },
+        });
+    }
+    render(
+        "compare.html",
+        &Page {
+            scenario: c.scenario.clone(),
+            seed: c.seed,
+            faults: c.faults.iter().map(|f| f.label.clone()).collect(),
+            rows,
+            reproduce: c.reproduce.clone(),
+        },
+    )
+}
+
+/// Writes `compare.html` into `out_dir` (created if needed); returns its path.
+pub fn write_comparison(c: &Comparison, out_dir: &Path) -> Result<PathBuf, ReportError> {
+    std::fs::create_dir_all(out_dir).map_err(|source| ReportError::Write {
+        path: out_dir.to_owned(),
+        source,
+    })?;
+    let html = render_comparison(c, out_dir)?;
+    let path = out_dir.join("compare.html");
+    std::fs::write(&path, html).map_err(|source| ReportError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
+}
+
+fn ran_row(
+    backend: &str,
+    run: &ComparedRun,
+    faults: &[FaultColumn],
+    out_dir: &Path,
+) -> Result<Row, ReportError> {
+    let r = &run.results;
+    let lock = &r.lock;
+    let cells = faults
+        .iter()
+        .enumerate()
+        .map(|(i, col)| {
+            if let Some((_, why)) = run.skipped_faults.iter().find(|(j, _)| *j == i) {
+                return Cell {
+                    class: "skipped".to_owned(),
+                    text: format!("skipped: {why}"),
+                };
+            }
+            let n = lock
+                .violations
+                .iter()
+                .filter(|v| v.faults.iter().any(|w| w.f == col.verb))
+                .count();
+            if n == 0 {
+                Cell {
+                    class: "valid".to_owned(),
+                    text: "no violation during it".to_owned(),
+                }
+            } else {
+                Cell {
+                    class: "invalid".to_owned(),
+                    text: format!("{n} violation(s) during it"),
+                }
+            }
+        })
+        .collect();
+    let outside = lock
+        .violations
+        .iter()
+        .filter(|v| v.faults.is_empty())
+        .count();
+    let s = &lock.stats;
+    let attempts = s.acquires_ok + s.acquires_fail + s.acquires_info;
+    let availability = if attempts == 0 {
+        "no acquires".to_owned()
+    } else {
+        format!(
+            "{:.1}% ({}/{attempts})",
+            100.0 * s.acquires_ok as f64 / attempts as f64,
+            s.acquires_ok
+        )
+    };
+    let (p50, p99) = acquire_latency(&run.dir, r)?;
+    let report = run.dir.join("report.html");
+    Ok(Row {
+        backend: backend.to_owned(),
+        verdict: r.verdict.name().to_owned(),
+        verdict_class: r.verdict.name().to_owned(),
+        cells,
+        outside: outside.to_string(),
+        violations: (lock.violations.len() as u64 + lock.omitted_violations).to_string(),
+        availability,
+        p50,
+        p99,
+        throughput: format!("{:.0} ops/s", r.ops_per_sec()),
+        report: Some(relative(out_dir, &report)),
+        dir: Some(relative(out_dir, &run.dir)),
+        skipped: None,
+    })
+}
+
+/// p50 and p99 latency of the acquires that succeeded, from the run's history.
+fn acquire_latency(dir: &Path, r: &RunResults) -> Result<(String, String), ReportError> {
+    let path = dir.join(&r.history);
+    let events = read_history(&path).map_err(|e| ReportError::Parse {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let view = RunView::new(&events);
+    let mut v: Vec<f64> = view
+        .ops
+        .iter()
+        .filter(|o| o.f == F::Acquire && o.outcome == Outcome::Ok)
+        .map(|o| o.latency_ms())
+        .collect();
+    if v.is_empty() {
+        return Ok(("—".to_owned(), "—".to_owned()));
+    }
+    v.sort_by(f64::total_cmp);
+    Ok((
+        format!("{:.2} ms", quantile(&v, 0.5)),
+        format!("{:.2} ms", quantile(&v, 0.99)),
+    ))
+}
+
+/// `to` as a path relative to the folder `from` when both lie under a common folder, else `to`
+/// itself (absolute if it was).
+pub(crate) fn relative(from: &Path, to: &Path) -> String {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    let (from, to) = (abs(from), abs(to));
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    if common == 0 {
+        return to.display().to_string();
+    }
+    let ups = from.components().count() - common;
+    let mut parts: Vec<String> = vec!["..".to_owned(); ups];
+    parts.extend(
+        to.components()
+            .skip(common)
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_to_the_common_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("compare/x");
+        let b = d.path().join("scen/run1");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        assert_eq!(
+            relative(&a, &b.join("report.html")),
+            "../../scen/run1/report.html"
+        );
+    }
+}

@@ -1,0 +1,423 @@
+//! The per-run `report.html`: summary with one sentence per finding linked to the history
+//! lines that prove it, timeline (overview and a zoom on each violation), latency, throughput,
+//! fencing tokens, faults, and the command that repeats the run.
+
+use crate::charts::{latency_svg, throughput_svg, timeline_svg, tokens_svg, TimelineSpec};
+use crate::error::ReportError;
+use crate::quantiles::{latency_quantiles, Quantiles};
+use crate::templates::render;
+use crate::view::{Lane, RunView};
+use lockpick_checker::faults::secs;
+use lockpick_checker::history::{read_history, Event, F};
+use lockpick_checker::lock::{Finding, TimeWindow};
+use lockpick_checker::results::RunResults;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// At most this many lanes are drawn; the processes named in findings come first, then the
+/// busiest. Retirements can create hundreds of processes in a long run.
+const MAX_LANES: usize = 40;
+/// At most this many episodes (violations close in time) get a zoomed timeline.
+const MAX_ZOOMS: usize = 6;
+/// At most this many cited history lines are shown as evidence.
+const MAX_EVIDENCE: usize = 1500;
+
+/// One finding as the report lists it.
+#[derive(Debug, Serialize)]
+struct FindingRow {
+    id: String,
+    kind: String,
+    summary: String,
+    indices: Vec<u64>,
+    /// Anchor of the zoomed timeline, if it has one.
+    zoom: Option<String>,
+    faults: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Zoom {
+    id: String,
+    title: String,
+    svg: String,
+}
+
+#[derive(Debug, Serialize)]
+struct EvidenceRow {
+    index: u64,
+    time: String,
+    line: String,
+}
+
+#[derive(Debug, Serialize)]
+struct FaultRow {
+    kind: String,
+    text: String,
+    start_index: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct Page {
+    /// The linearizability check, when the run had one.
+    lin: Option<lockpick_checker::results::LinSummary>,
+    r: RunSummary,
+    violations: Vec<FindingRow>,
+    observations: Vec<FindingRow>,
+    omitted_violations: u64,
+    omitted_observations: u64,
+    unknowns: Vec<String>,
+    timeline: String,
+    timeline_note: String,
+    zooms: Vec<Zoom>,
+    latency: Vec<String>,
+    quantiles: Vec<Quantiles>,
+    throughput: String,
+    tokens: Option<String>,
+    faults: Vec<FaultRow>,
+    evidence: Vec<EvidenceRow>,
+    evidence_omitted: usize,
+}
+
+/// The facts of the summary table.
+#[derive(Debug, Serialize)]
+struct RunSummary {
+    scenario: String,
+    backend: String,
+    seed: u64,
+    verdict: String,
+    expected: Option<String>,
+    as_expected: Option<bool>,
+    interrupted: bool,
+    property: String,
+    duration: String,
+    ops: u64,
+    ops_per_sec: String,
+    events: usize,
+    processes: usize,
+    acquires: String,
+    writes: String,
+    max_holders: u64,
+    reproduce: String,
+}
+
+/// One line per finding, as the report's summary states it: violations, then observations,
+/// then what could not be decided. Each line cites the history indices that prove it.
+pub fn finding_sentences(results: &RunResults) -> Vec<String> {
+    let cite = |f: &Finding| {
+        let idx: Vec<String> = f.indices.iter().map(|i| format!("#{i}")).collect();
+        format!("[{}]", idx.join(" "))
+    };
+    let lock = &results.lock;
+    let mut out: Vec<String> = lock
+        .violations
+        .iter()
+        .map(|f| format!("VIOLATION {}: {} {}", f.kind, f.summary, cite(f)))
+        .collect();
+    if lock.omitted_violations > 0 {
+        out.push(format!(
+            "… and {} more violation(s)",
+            lock.omitted_violations
+        ));
+    }
+    out.extend(
+        lock.observations
+            .iter()
+            .map(|f| format!("observed {}: {} {}", f.kind, f.summary, cite(f))),
+    );
+    if lock.omitted_observations > 0 {
+        out.push(format!(
+            "… and {} more observation(s)",
+            lock.omitted_observations
+        ));
+    }
+    out.extend(lock.unknowns.iter().map(|u| format!("UNKNOWN: {u}")));
+    out
+}
+
+/// Renders the report of a run from its results and its history. Precondition: `events` is
+/// the history the results were checked from, in order.
+pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<String, ReportError> {
+    let view = RunView::new(events);
+    let lock = &results.lock;
+    let episodes = episodes(&lock.violations, view.end_ns);
+    let mut zooms = Vec::new();
+    let mut zoom_of = vec![None; lock.violations.len()];
+    for (k, ep) in episodes.iter().take(MAX_ZOOMS).enumerate() {
+        let id = format!("zoom-{}", k + 1);
+        let numbers: Vec<String> = ep.members.iter().map(|m| format!("{}", m + 1)).collect();
+        let mut kinds: Vec<&str> = ep
+            .members
+            .iter()
+            .map(|&m| lock.violations[m].kind.name())
+            .collect();
+        kinds.dedup();
+        zooms.push(Zoom {
+            id: id.clone(),
+            title: format!(
+                "violation{} {}: {} between {} and {}",
+                if numbers.len() > 1 { "s" } else { "" },
+                numbers.join(", "),
+                kinds.join(", "),
+                secs(ep.from_ns),
+                secs(ep.to_ns)
+            ),
+            svg: zoom_svg(&view, &lock.violations, ep)?,
+        });
+        for &m in &ep.members {
+            zoom_of[m] = Some(id.clone());
+        }
+    }
+    let violations: Vec<FindingRow> = lock
+        .violations
+        .iter()
+        .zip(zoom_of)
+        .enumerate()
+        .map(|(n, (f, zoom))| finding_row(format!("v-{}", n + 1), f, zoom))
+        .collect();
+    let observations = lock
+        .observations
+        .iter()
+        .enumerate()
+        .map(|(n, f)| finding_row(format!("o-{}", n + 1), f, None))
+        .collect();
+
+    let involved: BTreeSet<u64> = lock
+        .violations
+        .iter()
+        .flat_map(|f| f.processes.iter().copied())
+        .collect();
+    let lanes = pick_lanes(view.lanes.iter().collect(), &involved);
+    let windows: Vec<TimeWindow> = lock.violations.iter().filter_map(|f| f.window).collect();
+    let timeline = timeline_svg(
+        &view,
+        &TimelineSpec {
+            from_ns: 0,
+            to_ns: view.end_ns,
+            lanes: lanes.clone(),
+            violations: &windows,
+        },
+    )?;
+    let timeline_note = if lanes.len() < view.lanes.len() {
+        format!(
+            "{} of {} processes shown: those in violations first, then the busiest.",
+            lanes.len(),
+            view.lanes.len()
+        )
+    } else {
+        String::new()
+    };
+
+    let mut latency = Vec::new();
+    for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
+        if let Some(svg) = latency_svg(&view, f)? {
+            latency.push(svg);
+        }
+    }
+
+    let cited: BTreeSet<u64> = lock
+        .violations
+        .iter()
+        .chain(&lock.observations)
+        .flat_map(|f| f.indices.iter().copied())
+        .collect();
+    let evidence: Vec<EvidenceRow> = cited
+        .iter()
+        .take(MAX_EVIDENCE)
+        .filter_map(|&i| events.get(i as usize))
+        .map(|e| EvidenceRow {
+            index: e.index,
+            time: secs(e.time_ns),
+            line: serde_json::to_string(e).unwrap_or_default(),
+        })
+        .collect();
+
+    let s = &lock.stats;
+    let page = Page {
+        r: RunSummary {
+            scenario: results.scenario.clone(),
+            backend: results.backend.clone(),
+            seed: results.seed,
+            verdict: results.verdict.name().to_owned(),
+            expected: results.expected.map(|e| e.name().to_owned()),
+            as_expected: results.expected.map(|e| e == results.verdict),
+            interrupted: results.interrupted,
+            property: lock.property.name().to_owned(),
+            duration: format!("{:.1} s", results.workload_ms as f64 / 1000.0),
+            ops: results.ops,
+            ops_per_sec: format!("{:.0}", results.ops_per_sec()),
+            events: events.len(),
+            processes: view.lanes.len(),
+            acquires: format!(
+                "{} ok / {} fail / {} info",
+                s.acquires_ok, s.acquires_fail, s.acquires_info
+            ),
+            writes: format!(
+                "{} ok / {} rejected / {} fail / {} info",
+                s.writes_ok, s.writes_rejected, s.writes_fail, s.writes_info
+            ),
+            max_holders: s.max_concurrent_holders,
+            reproduce: results.reproduce.clone(),
+        },
+        violations,
+        observations,
+        omitted_violations: lock.omitted_violations,
+        omitted_observations: lock.omitted_observations,
+        unknowns: lock.unknowns.clone(),
+        timeline,
+        timeline_note,
+        zooms,
+        latency,
+        quantiles: latency_quantiles(&view.ops),
+        throughput: throughput_svg(&view)?,
+        tokens: tokens_svg(&view)?,
+        faults: view
+            .faults
+            .iter()
+            .map(|w| FaultRow {
+                kind: w.f.name().to_owned(),
+                text: w.describe(),
+                start_index: w.start_index,
+            })
+            .collect(),
+        evidence,
+        evidence_omitted: cited.len().saturating_sub(MAX_EVIDENCE),
+        lin: results.linearizability.clone(),
+    };
+    render("report.html", &page)
+}
+
+/// Writes `report.html` into the run folder `dir`; returns its path.
+pub fn write_run_report(
+    dir: &Path,
+    results: &RunResults,
+    events: &[Event],
+) -> Result<PathBuf, ReportError> {
+    let html = render_run_report(results, events)?;
+    let path = dir.join("report.html");
+    std::fs::write(&path, html).map_err(|source| ReportError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
+}
+
+/// Re-renders the report of a stored run from its `results.json` and history.
+pub fn report_run_dir(dir: &Path) -> Result<PathBuf, ReportError> {
+    let results = read_results(dir)?;
+    let history = dir.join(&results.history);
+    let events = read_history(&history).map_err(|e| ReportError::Parse {
+        path: history.clone(),
+        message: e.to_string(),
+    })?;
+    write_run_report(dir, &results, &events)
+}
+
+/// Reads a run folder's `results.json`.
+pub fn read_results(dir: &Path) -> Result<RunResults, ReportError> {
+    let path = dir.join("results.json");
+    let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| ReportError::Parse {
+        path,
+        message: e.to_string(),
+    })
+}
+
+fn finding_row(id: String, f: &Finding, zoom: Option<String>) -> FindingRow {
+    FindingRow {
+        id,
+        kind: f.kind.name().to_owned(),
+        summary: f.summary.clone(),
+        indices: f.indices.clone(),
+        zoom,
+        faults: f.faults.iter().map(|w| w.describe()).collect(),
+    }
+}
+
+/// Lanes to draw: every one if they fit, else the involved ones and then the busiest, shown in
+/// process order.
+fn pick_lanes<'a>(mut all: Vec<&'a Lane>, involved: &BTreeSet<u64>) -> Vec<&'a Lane> {
+    if all.len() <= MAX_LANES {
+        return all;
+    }
+    all.sort_by_key(|l| (!involved.contains(&l.process), std::cmp::Reverse(l.ops)));
+    all.truncate(MAX_LANES);
+    all.sort_by_key(|l| l.process);
+    all
+}
+
+/// Violations close in time, zoomed on together: their windows with room on both sides,
+/// merged where they overlap.
+#[derive(Debug)]
+struct Episode {
+    from_ns: u64,
+    to_ns: u64,
+    /// Positions of the violations in the report's list.
+    members: Vec<usize>,
+}
+
+fn episodes(violations: &[Finding], end_ns: u64) -> Vec<Episode> {
+    let mut padded: Vec<(u64, u64, usize)> = violations
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let w = f.window?;
+            let pad = ((w.end_ns - w.start_ns) / 2).max(300_000_000);
+            Some((
+                w.start_ns.saturating_sub(pad),
+                (w.end_ns + pad).min(end_ns.max(w.end_ns)),
+                i,
+            ))
+        })
+        .collect();
+    padded.sort_unstable();
+    let mut out: Vec<Episode> = Vec::new();
+    for (from, to, i) in padded {
+        match out.last_mut() {
+            Some(ep) if from <= ep.to_ns => {
+                ep.to_ns = ep.to_ns.max(to);
+                ep.members.push(i);
+            }
+            _ => out.push(Episode {
+                from_ns: from,
+                to_ns: to,
+                members: vec![i],
+            }),
+        }
+    }
+    for ep in &mut out {
+        ep.members.sort_unstable();
+    }
+    out
+}
+
+/// The timeline of one episode: the lanes active in it, its violations marked.
+fn zoom_svg(view: &RunView, violations: &[Finding], ep: &Episode) -> Result<String, ReportError> {
+    let (from, to) = (ep.from_ns, ep.to_ns);
+    let active: Vec<&Lane> = view
+        .lanes
+        .iter()
+        .filter(|l| l.first_ns <= to && l.last_ns.max(l.crashed_ns.unwrap_or(0)) >= from)
+        .collect();
+    let involved: BTreeSet<u64> = ep
+        .members
+        .iter()
+        .flat_map(|&m| violations[m].processes.iter().copied())
+        .collect();
+    let windows: Vec<TimeWindow> = ep
+        .members
+        .iter()
+        .filter_map(|&m| violations[m].window)
+        .collect();
+    timeline_svg(
+        view,
+        &TimelineSpec {
+            from_ns: from,
+            to_ns: to,
+            lanes: pick_lanes(active, &involved),
+            violations: &windows,
+        },
+    )
+}

@@ -1,0 +1,284 @@
+//! What the report draws, derived once from a history: one lane per client process with its
+//! lock holds, writes and retirement; every client operation with its latency; the writes the
+//! resource accepted; the fault windows.
+
+use lockpick_checker::faults::{fault_windows, FaultWindow};
+use lockpick_checker::history::{Event, EventKind, Process, F};
+use std::collections::HashMap;
+
+/// How an operation ended, for colouring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    Ok,
+    Fail,
+    /// Unknown, or never completed before the history ended.
+    Info,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Fail => "fail",
+            Outcome::Info => "info",
+        }
+    }
+}
+
+/// One client operation: its invoke and how it ended.
+#[derive(Debug, Clone)]
+pub struct OpView {
+    pub process: u64,
+    pub f: F,
+    pub invoke_ns: u64,
+    /// Completion time; the end of the history when it never completed.
+    pub end_ns: u64,
+    pub outcome: Outcome,
+    pub completed: bool,
+    pub invoke_index: u64,
+}
+
+impl OpView {
+    pub fn latency_ms(&self) -> f64 {
+        (self.end_ns - self.invoke_ns) as f64 / 1e6
+    }
+}
+
+/// Why a hold bar ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldEnd {
+    Released,
+    /// A renew or the release found the lock gone.
+    Lost,
+    Retired,
+    Crashed,
+    /// The history ended while it was held.
+    Open,
+}
+
+/// A process believing it holds the lock: acquire ok → release invoke (or loss, retirement,
+/// crash, end of history).
+#[derive(Debug, Clone)]
+pub struct Hold {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub token: Option<u64>,
+    pub end: HoldEnd,
+}
+
+/// A write by a process, at its invoke time.
+#[derive(Debug, Clone)]
+pub struct LaneWrite {
+    pub at_ns: u64,
+    pub token: Option<u64>,
+    pub outcome: Outcome,
+    /// The fence rejected it (`fail` "stale-token").
+    pub rejected: bool,
+    /// The resource accepted it although it had accepted a higher token before.
+    pub stale: bool,
+}
+
+/// Everything one client process did.
+#[derive(Debug, Clone)]
+pub struct Lane {
+    pub process: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
+    pub holds: Vec<Hold>,
+    pub writes: Vec<LaneWrite>,
+    /// When an operation of it ended in `info` (it retired).
+    pub retired_ns: Option<u64>,
+    /// When the nemesis crashed it.
+    pub crashed_ns: Option<u64>,
+    pub ops: usize,
+}
+
+/// A write the resource accepted.
+#[derive(Debug, Clone)]
+pub struct AcceptedWrite {
+    pub at_ns: u64,
+    pub token: u64,
+    pub process: u64,
+    /// The resource had accepted a higher token before: the token went backwards.
+    pub stale: bool,
+}
+
+/// The drawable facts of a run.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub end_ns: u64,
+    /// Ordered by process id.
+    pub lanes: Vec<Lane>,
+    /// In invoke order.
+    pub ops: Vec<OpView>,
+    /// In completion order.
+    pub accepted: Vec<AcceptedWrite>,
+    pub faults: Vec<FaultWindow>,
+}
+
+impl RunView {
+    /// Derives the view. Precondition: `events` are in history order (as read from a history).
+    pub fn new(events: &[Event]) -> RunView {
+        let end_ns = events.last().map_or(0, |e| e.time_ns);
+        let mut lanes: HashMap<u64, Lane> = HashMap::new();
+        let mut ops: Vec<OpView> = Vec::new();
+        // Pending invokes per (process, f): a watchdog renew may overlap the holder's other
+        // operations, so pairing by process alone would mismatch them.
+        let mut pending: HashMap<(u64, F), usize> = HashMap::new();
+        let mut holding: HashMap<u64, Hold> = HashMap::new();
+        let mut accepted = Vec::new();
+        let mut max_accepted: Option<u64> = None;
+        for e in events {
+            let p = match e.process {
+                Process::Client(p) => p,
+                Process::Nemesis => {
+                    if let (F::Crash, Some(c)) = (e.f, e.value.client) {
+                        let lane = lane_of(&mut lanes, c, e.time_ns);
+                        lane.crashed_ns.get_or_insert(e.time_ns);
+                        close(&mut holding, lane, e.time_ns, HoldEnd::Crashed);
+                    }
+                    continue;
+                }
+            };
+            let lane = lane_of(&mut lanes, p, e.time_ns);
+            lane.last_ns = e.time_ns;
+            if e.kind == EventKind::Invoke {
+                pending.insert((p, e.f), ops.len());
+                ops.push(OpView {
+                    process: p,
+                    f: e.f,
+                    invoke_ns: e.time_ns,
+                    end_ns,
+                    outcome: Outcome::Info,
+                    completed: false,
+                    invoke_index: e.index,
+                });
+                lane.ops += 1;
+                match e.f {
+                    F::Release => close(&mut holding, lane, e.time_ns, HoldEnd::Released),
+                    F::Write => lane.writes.push(LaneWrite {
+                        at_ns: e.time_ns,
+                        token: e.value.token,
+                        outcome: Outcome::Info,
+                        rejected: false,
+                        stale: false,
+                    }),
+                    _ => {}
+                }
+                continue;
+            }
+            let Some(at) = pending.remove(&(p, e.f)) else {
+                continue;
+            };
+            let outcome = match e.kind {
+                EventKind::Ok => Outcome::Ok,
+                EventKind::Fail => Outcome::Fail,
+                _ => Outcome::Info,
+            };
+            let op = &mut ops[at];
+            op.end_ns = e.time_ns;
+            op.outcome = outcome;
+            op.completed = true;
+            match (e.f, outcome) {
+                (F::Acquire, Outcome::Ok) => {
+                    close(&mut holding, lane, e.time_ns, HoldEnd::Released);
+                    holding.insert(
+                        p,
+                        Hold {
+                            start_ns: e.time_ns,
+                            end_ns: e.time_ns,
+                            token: e.value.token,
+                            end: HoldEnd::Open,
+                        },
+                    );
+                }
+                (F::Renew, Outcome::Fail) => close(&mut holding, lane, e.time_ns, HoldEnd::Lost),
+                (F::Release, Outcome::Fail) => {
+                    // The bar already ended at the release invoke; mark why.
+                    if let Some(h) = lane.holds.last_mut() {
+                        h.end = HoldEnd::Lost;
+                    }
+                }
+                (F::Write, _) => {
+                    let token = e.value.token.or(op.f_token(events));
+                    let invoked = op.invoke_ns;
+                    let mut stale = false;
+                    if outcome == Outcome::Ok {
+                        if let Some(token) = token {
+                            let max = e.value.max_token.or(max_accepted);
+                            stale = max.is_some_and(|m| token < m);
+                            accepted.push(AcceptedWrite {
+                                at_ns: e.time_ns,
+                                token,
+                                process: p,
+                                stale,
+                            });
+                            max_accepted = Some(max_accepted.map_or(token, |m| m.max(token)));
+                        }
+                    }
+                    if let Some(w) = lane.writes.iter_mut().rev().find(|w| w.at_ns == invoked) {
+                        w.outcome = outcome;
+                        w.rejected =
+                            outcome == Outcome::Fail && e.error.as_deref() == Some("stale-token");
+                        w.stale = stale;
+                    }
+                }
+                _ => {}
+            }
+            if outcome == Outcome::Info {
+                lane.retired_ns.get_or_insert(e.time_ns);
+                close(&mut holding, lane, e.time_ns, HoldEnd::Retired);
+            }
+        }
+        for (p, mut h) in holding.drain() {
+            if let Some(lane) = lanes.get_mut(&p) {
+                h.end_ns = end_ns.max(h.start_ns);
+                h.end = HoldEnd::Open;
+                lane.holds.push(h);
+            }
+        }
+        let mut lanes: Vec<Lane> = lanes.into_values().collect();
+        lanes.sort_by_key(|l| l.process);
+        for lane in &mut lanes {
+            lane.holds.sort_by_key(|h| h.start_ns);
+        }
+        RunView {
+            end_ns,
+            lanes,
+            ops,
+            accepted,
+            faults: fault_windows(events),
+        }
+    }
+}
+
+impl OpView {
+    /// The token the invoke carried, looked up by its index.
+    fn f_token(&self, events: &[Event]) -> Option<u64> {
+        events
+            .get(self.invoke_index as usize)
+            .and_then(|e| e.value.token)
+    }
+}
+
+fn lane_of(lanes: &mut HashMap<u64, Lane>, p: u64, at_ns: u64) -> &mut Lane {
+    lanes.entry(p).or_insert_with(|| Lane {
+        process: p,
+        first_ns: at_ns,
+        last_ns: at_ns,
+        holds: Vec::new(),
+        writes: Vec::new(),
+        retired_ns: None,
+        crashed_ns: None,
+        ops: 0,
+    })
+}
+
+/// Ends the open hold of the lane's process, if any, at `at_ns`.
+fn close(holding: &mut HashMap<u64, Hold>, lane: &mut Lane, at_ns: u64, end: HoldEnd) {
+    if let Some(mut h) = holding.remove(&lane.process) {
+        h.end_ns = at_ns.max(h.start_ns);
+        h.end = end;
+        lane.holds.push(h);
+    }
+}

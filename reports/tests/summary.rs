@@ -1,0 +1,74 @@
+//! The report's summary for a hand-built history whose story is known: the sentences, their
+//! evidence links, and the sections of the page.
+
+mod support;
+
+use lockpick_reports::{finding_sentences, render_run_report, write_run_report};
+use support::{gc_pause_history, results_for};
+
+const EXPECTED: &str = r#"VIOLATION double-holder: processes 0 and 1 both believed they held lock "lock" from 0.420 s to 0.440 s (0.020 s): process 0 (token 1) since 0.102 s until it invoked release at 1.020 s, process 1 (token 2) since 0.420 s until it invoked release at 0.440 s; 1 write(s) in the overlap; faults active: pause of client 0 for 0.900 s from 0.110 s [#1 #4 #5 #6 #7 #12]
+VIOLATION stale-write: process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s; process 0 had been paused 0.900 s [#5 #6 #10 #11]"#;
+
+#[test]
+fn gc_pause_history_summary_sentences() {
+    let events = gc_pause_history();
+    let results = results_for(&events, "hand-built-gc-pause");
+    let got = finding_sentences(&results).join("\n");
+    assert_eq!(got, EXPECTED, "\n--- got ---\n{got}\n");
+}
+
+#[test]
+fn report_page_links_each_violation_to_its_evidence_and_timeline() {
+    let events = gc_pause_history();
+    let results = results_for(&events, "hand-built-gc-pause");
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(html.contains(r#"<span id="verdict" class="badge invalid">INVALID</span>"#));
+    // The sentence as text (quotes escaped by the template), in its list item.
+    assert!(html.contains(
+        r#"<li class="violation" id="v-2"><span class="kind">stale-write</span>: process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s; process 0 had been paused 0.900 s"#
+    ), "{html}");
+    assert!(html.contains("both believed they held lock &quot;lock&quot; from 0.420 s"));
+    // Every cited index links to a row of the evidence table that exists.
+    for i in [1, 4, 5, 6, 7, 10, 11, 12] {
+        assert!(
+            html.contains(&format!(r##"<a href="#ev-{i}">#{i}</a>"##)),
+            "link {i}"
+        );
+        assert!(html.contains(&format!(r#"<tr id="ev-{i}">"#)), "row {i}");
+    }
+    assert!(!html.contains(r#"<tr id="ev-2">"#), "uncited line shown");
+    // Both violations belong to one episode: one zoomed timeline, linked from each.
+    assert_eq!(
+        html.matches(r##"<a href="#zoom-1">timeline</a>"##).count(),
+        2
+    );
+    assert!(html.contains(r#"<h3 id="zoom-1">violations 1, 2: double-holder, stale-write between 0.120 s and 1.021 s</h3>"#), "{html}");
+    assert!(!html.contains("zoom-2"));
+    assert_eq!(
+        html.matches("<svg").count(),
+        1 + 1 + 3 + 1 + 1,
+        "timeline, zoom, latency ×3 (acquire, write, release), throughput, tokens"
+    );
+    assert!(html.contains("pause of client 0 for 0.900 s from 0.110 s"));
+    assert!(html.contains(
+        r#"<pre id="reproduce-command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#
+    ));
+    // Self-contained: nothing to fetch.
+    assert!(!html.contains("src=\"http"), "external fetch");
+    assert!(!html.contains("<script src"), "external script");
+    assert!(!html.contains("<link"), "external stylesheet");
+}
+
+#[test]
+fn report_is_written_into_the_run_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = gc_pause_history();
+    let results = results_for(&events, "hand-built-gc-pause");
+    let path = write_run_report(dir.path(), &results, &events).unwrap();
+    assert_eq!(path, dir.path().join("report.html"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("<!DOCTYPE html>"));
+    if let Ok(out) = std::env::var("LOCKPICK_REPORT_SAMPLE") {
+        std::fs::copy(&path, out).unwrap();
+    }
+}

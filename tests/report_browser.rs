@@ -1,0 +1,276 @@
+//! The HTML reports as a user sees them: a real short run, its report.html, a comparison and
+//! the `serve` index, each opened in headless Chromium (DOM dumped and asserted, a screenshot
+//! taken). Skips, loudly, only when chromium is not installed (`scripts/setup` installs it).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn lockpick() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockpick"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+fn have_chromium() -> bool {
+    Command::new("chromium")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Kills the child when the test ends, passing or not.
+struct Reaper(Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs headless Chromium with a fresh profile on `url` plus `extra` (`--dump-dom` or
+/// `--screenshot=…`) and returns its stdout.
+fn chromium(url: &str, extra: &str, profile: &Path) -> String {
+    let child = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=1200,2400",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(extra)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let mut child = Reaper(child);
+    let mut out = String::new();
+    let mut stdout = child.0.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while child.0.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "chromium did not finish on {url}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    out.push_str(&reader.join().unwrap());
+    out
+}
+
+fn file_url(p: &Path) -> String {
+    format!("file://{}", std::fs::canonicalize(p).unwrap().display())
+}
+
+/// Where screenshots go, to be looked at after the test.
+fn shot(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn assert_png(path: &Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        bytes.starts_with(b"\x89PNG"),
+        "{} is no PNG",
+        path.display()
+    );
+    assert!(bytes.len() > 20_000, "{} looks blank", path.display());
+}
+
+fn latest_run(store: &Path, scenario: &str) -> PathBuf {
+    let link = store.join(scenario).join("latest");
+    store
+        .join(scenario)
+        .join(std::fs::read_link(&link).expect("latest link"))
+}
+
+#[test]
+fn report_compare_and_serve_pages_render_in_chromium() {
+    if !have_chromium() {
+        eprintln!(
+            "\n\n!!!!!!!!!! SKIPPED report_compare_and_serve_pages_render_in_chromium: `chromium` is not installed; run scripts/setup !!!!!!!!!!\n\n"
+        );
+        return;
+    }
+    let store = tempfile::tempdir().unwrap();
+    let profile = tempfile::tempdir().unwrap();
+
+    // A real run: the GC-pause scenario breaks the lock, so the report has violations.
+    let out = lockpick()
+        .args(["scenario", "redis-gc-pause", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = latest_run(store.path(), "redis-gc-pause");
+    let report = run.join("report.html");
+    assert!(
+        stdout.contains(&format!("report: {}", report.display())),
+        "{stdout}"
+    );
+
+    let dom = chromium(&file_url(&report), "--dump-dom", profile.path());
+    assert!(
+        dom.contains(r#"<span id="verdict" class="badge invalid">INVALID</span>"#),
+        "{dom}"
+    );
+    assert!(dom.contains(r#"<li class="violation" id="v-1">"#));
+    assert!(dom.contains("stale-write</span>: process "));
+    for section in [
+        "timeline-overview",
+        "latency",
+        "quantiles",
+        "throughput",
+        "tokens",
+        "faults",
+        "evidence",
+    ] {
+        assert!(
+            dom.contains(&format!(r#"id="{section}""#)),
+            "section {section} missing"
+        );
+    }
+    assert!(dom.contains(r#"<h3 id="zoom-1">"#));
+    // Charts are inline SVG: overview + zooms + 3 latency + throughput + tokens.
+    assert!(dom.matches("<svg").count() >= 7, "too few charts");
+    assert!(dom.contains("cargo run -- scenario redis-gc-pause --seed 1</pre>"));
+    // Every evidence link points at a row that exists.
+    for href in dom.split(r##"href="#ev-"##).skip(1) {
+        let idx = &href[..href.find('"').unwrap()];
+        assert!(
+            dom.contains(&format!(r#"<tr id="ev-{idx}">"#)),
+            "dangling #ev-{idx}"
+        );
+    }
+    chromium(
+        &file_url(&report),
+        &format!("--screenshot={}", shot("report.png").display()),
+        profile.path(),
+    );
+    assert_png(&shot("report.png"));
+
+    // The comparison: two real backends and one this build does not know.
+    let out = lockpick()
+        .args([
+            "compare",
+            "redis-gc-pause",
+            "--backends",
+            "redis,redis-naive,zookeeper",
+            "--time-limit",
+            "2",
+            "--store",
+        ])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let compare = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("compare: "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no compare page in:\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let dom = chromium(&file_url(Path::new(compare)), "--dump-dom", profile.path());
+    assert!(dom.contains(r#"id="verdict-matrix""#), "{dom}");
+    for backend in ["redis", "redis-naive", "zookeeper"] {
+        assert!(
+            dom.contains(&format!(r#"data-backend="{backend}""#)),
+            "{backend} row missing"
+        );
+    }
+    assert!(
+        dom.contains("skipped: unknown backend (known: redis, redis-naive)"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("client-pause before-write"),
+        "fault column missing"
+    );
+    // The report links resolve to the runs' reports.
+    let links: Vec<&str> = dom
+        .split(r#"<a class="run-report" href=""#)
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert_eq!(links.len(), 2, "{dom}");
+    for link in links {
+        let target = Path::new(compare).parent().unwrap().join(link);
+        assert!(target.is_file(), "{} does not exist", target.display());
+    }
+    chromium(
+        &file_url(Path::new(compare)),
+        &format!("--screenshot={}", shot("compare.png").display()),
+        profile.path(),
+    );
+    assert_png(&shot("compare.png"));
+
+    // serve: the index lists the three runs, each with a working report link.
+    let mut server = Reaper(
+        lockpick()
+            .args(["serve", "--listen", "127.0.0.1:0", "--store"])
+            .arg(store.path())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let dom = chromium(&url, "--dump-dom", profile.path());
+    assert_eq!(dom.matches(r#"<tr class="run row-"#).count(), 3, "{dom}");
+    assert!(dom.contains(r#"<tr class="run row-invalid">"#));
+    assert!(dom.contains(r#"class="compare""#));
+    let first = dom
+        .split(r#"<a class="report" href=""#)
+        .nth(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .unwrap();
+    let page = chromium(
+        &format!("{}{}", url.trim_end_matches('/'), first),
+        "--dump-dom",
+        profile.path(),
+    );
+    assert!(
+        page.contains(r#"id="timeline-overview""#),
+        "served report broken: {first}"
+    );
+    chromium(
+        &url,
+        &format!("--screenshot={}", shot("serve.png").display()),
+        profile.path(),
+    );
+    assert_png(&shot("serve.png"));
+    drop(server);
+}

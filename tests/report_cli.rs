@@ -1,0 +1,106 @@
+//! The report commands without a browser: every run writes report.html, `report` renders it
+//! again, `check` writes one for a bare history, `serve` refuses non-loopback addresses.
+
+use std::path::Path;
+use std::process::Command;
+
+fn lockpick() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockpick"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+#[test]
+fn a_run_writes_its_report_and_report_renders_it_again() {
+    let store = tempfile::tempdir().unwrap();
+    let out = lockpick()
+        .args(["scenario", "redis-baseline", "--time-limit", "1", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = store.path().join("redis-baseline/latest");
+    let report = run.join("report.html");
+    let first = std::fs::read_to_string(&report).unwrap();
+    assert!(first.contains(r#"<span id="verdict" class="badge valid">VALID</span>"#));
+    assert!(first.contains(r#"<p id="no-violations">"#));
+
+    std::fs::remove_file(&report).unwrap();
+    let out = lockpick().arg("report").arg(&run).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), first);
+}
+
+/// Process 0 is paused past its lease; process 1 takes a newer token and writes; process 0
+/// then writes its older token and the naive resource accepts it.
+const STALE_HISTORY: &str = r#"{"v":1,"index":0,"time_ns":100000000,"process":0,"type":"invoke","f":"acquire","lock":"l"}
+{"v":1,"index":1,"time_ns":102000000,"process":0,"type":"ok","f":"acquire","lock":"l","value":{"token":1}}
+{"v":1,"index":2,"time_ns":110000000,"process":"nemesis","type":"info","f":"pause","value":{"client":0,"point":"before-write","ms":900}}
+{"v":1,"index":3,"time_ns":150000000,"process":1,"type":"invoke","f":"acquire","lock":"l"}
+{"v":1,"index":4,"time_ns":420000000,"process":1,"type":"ok","f":"acquire","lock":"l","value":{"token":2}}
+{"v":1,"index":5,"time_ns":430000000,"process":1,"type":"invoke","f":"write","lock":"l","value":{"token":2}}
+{"v":1,"index":6,"time_ns":432000000,"process":1,"type":"ok","f":"write","lock":"l","value":{"token":2}}
+{"v":1,"index":7,"time_ns":1010000000,"process":"nemesis","type":"info","f":"resume","value":{"client":0}}
+{"v":1,"index":8,"time_ns":1011000000,"process":0,"type":"invoke","f":"write","lock":"l","value":{"token":1}}
+{"v":1,"index":9,"time_ns":1013000000,"process":0,"type":"ok","f":"write","lock":"l","value":{"token":1,"max_token":2}}
+"#;
+
+#[test]
+fn check_of_a_bare_history_writes_a_report_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("history.jsonl"), STALE_HISTORY).unwrap();
+    let out = lockpick().arg("check").arg(dir.path()).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains(r#"class="badge invalid">INVALID</span>"#));
+    assert!(html.contains("process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s"));
+    // The template escapes '/' in the path; the command itself is what matters.
+    assert!(html.contains(r#"<pre id="reproduce-command">cargo run -- check "#));
+}
+
+#[test]
+fn report_of_a_folder_without_results_exits_3_and_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lockpick().arg("report").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let expected = format!(
+        "failed to read {}",
+        Path::new(dir.path()).join("results.json").display()
+    );
+    assert!(err.contains(&expected), "{err}");
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_address() {
+    let out = lockpick()
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a loopback address"));
+}
+
+#[test]
+fn compare_with_an_unknown_scenario_exits_3() {
+    let out = lockpick()
+        .args(["compare", "no-such", "--backends", "redis"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+}
