@@ -178,7 +178,7 @@ fn report_compare_and_serve_pages_render_in_chromium() {
             "compare",
             "redis-gc-pause",
             "--backends",
-            "redis,redis-naive,zookeeper",
+            "redis,redis-naive,consul",
             "--time-limit",
             "2",
             "--store",
@@ -198,14 +198,14 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         });
     let dom = chromium(&file_url(Path::new(compare)), "--dump-dom", profile.path());
     assert!(dom.contains(r#"id="verdict-matrix""#), "{dom}");
-    for backend in ["redis", "redis-naive", "zookeeper"] {
+    for backend in ["redis", "redis-naive", "consul"] {
         assert!(
             dom.contains(&format!(r#"data-backend="{backend}""#)),
             "{backend} row missing"
         );
     }
     assert!(
-        dom.contains("skipped: unknown backend (known: redis, redis-naive)"),
+        dom.contains("skipped: unknown backend (known: redis, redis-naive, etcd, zookeeper)"),
         "{dom}"
     );
     assert!(
