@@ -76,9 +76,12 @@ impl LockClient for EtcdLock {
     type Session = EtcdSession;
 
     async fn connect(&self, seed: u64) -> Result<EtcdSession, String> {
+        // A member cut off from its leader then fails requests and watch streams at once
+        // ("no leader") instead of leaving them to time out, as etcd advises for lock clients.
         let options = ConnectOptions::new()
             .with_connect_timeout(self.config.op_timeout)
-            .with_timeout(self.config.op_timeout);
+            .with_timeout(self.config.op_timeout)
+            .with_require_leader(true);
         let client = Client::connect(&self.config.endpoints, Some(options))
             .await
             .map_err(|e| describe(&e))?;
