@@ -18,6 +18,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// gRPC's status code UNAVAILABLE, with which etcd refuses requests when it has no leader.
+const GRPC_UNAVAILABLE: i32 = 14;
+
 /// Settings shared by every session of one run.
 #[derive(Debug)]
 struct Config {
@@ -109,13 +112,20 @@ fn describe(e: &etcd_client::Error) -> String {
 }
 
 /// Runs one request with the operation time limit: `Info` when it timed out or failed in a
-/// way that leaves its effect unknown.
+/// way that leaves its effect unknown; `Fail("no-leader")` when the member refused it for
+/// want of a leader (required with every request, so it is refused before it is applied).
 async fn request<T>(
     timeout: Duration,
     call: impl Future<Output = Result<T, etcd_client::Error>>,
 ) -> Outcome<T> {
     match tokio::time::timeout(timeout, call).await {
         Ok(Ok(v)) => Outcome::Ok(v),
+        Ok(Err(etcd_client::Error::GRpcStatus(status)))
+            if status.code() as i32 == GRPC_UNAVAILABLE
+                && status.message().contains("no leader") =>
+        {
+            Outcome::Fail("no-leader".to_owned())
+        }
         Ok(Err(e)) => Outcome::Info(describe(&e)),
         Err(_) => Outcome::Info("timeout".to_owned()),
     }
@@ -289,10 +299,14 @@ impl LockSession for EtcdSession {
                 owner_query(),
             ])
             .or_else([TxnOp::get(held.key.clone(), None), owner_query()]);
-        // The key may or may not exist now; its lease, kept by nobody, removes it in a TTL.
         let created = match request(timeout, self.client.txn(txn)).await {
             Outcome::Ok(r) => r,
-            Outcome::Fail(e) | Outcome::Info(e) => return Outcome::Info(e),
+            Outcome::Fail(e) => {
+                let _ = request(timeout, self.client.lease_revoke(lease)).await;
+                return Outcome::Fail(e);
+            }
+            // The key may or may not exist now; its lease, kept by nobody, removes it in a TTL.
+            Outcome::Info(e) => return Outcome::Info(e),
         };
         let my_rev = match created.op_responses().first() {
             Some(TxnOpResponse::Get(r)) => r.kvs().first().map_or(0, |kv| kv.create_revision()),
