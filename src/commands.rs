@@ -167,6 +167,10 @@ fn scenario(args: ScenarioArgs) -> u8 {
                 "{}",
                 lockpick_reports::text_summary(&outcome.results, &outcome.dir)
             );
+            // What the scenario claims, e.g. that Redlock grants no fencing token.
+            if !scenario.description.is_empty() {
+                println!("  scenario: {}", scenario.description);
+            }
             write_report(&outcome.dir, &outcome.results, None);
             if outcome.results.interrupted {
                 exit_code::INTERRUPTED

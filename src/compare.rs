@@ -154,10 +154,16 @@ fn fault_label(kind: &FaultKind) -> String {
             format!("{} {}", kind.name(), point.name())
         }
         FaultKind::Latency { latency_ms, .. } => format!("latency {latency_ms} ms"),
+        FaultKind::ClockJump { offset_ms, .. } | FaultKind::ClockStrobe { offset_ms, .. } => {
+            format!("{} {offset_ms:+} ms", kind.name())
+        }
+        FaultKind::ClockRate { rate_milli, .. } => {
+            format!("{} x{}", kind.name(), *rate_milli as f64 / 1000.0)
+        }
         FaultKind::Partition { .. }
         | FaultKind::Isolate { .. }
-        | FaultKind::MemberPause { .. }
-        | FaultKind::MemberKill { .. } => kind.name().to_owned(),
+        | FaultKind::NodePause { .. }
+        | FaultKind::NodeCrash { .. } => kind.name().to_owned(),
     }
 }
 
@@ -168,7 +174,10 @@ fn fault_verb(kind: &FaultKind) -> F {
         FaultKind::ClientCrash { .. } => F::Crash,
         FaultKind::Latency { .. } => F::Slow,
         FaultKind::Partition { .. } | FaultKind::Isolate { .. } => F::Partition,
-        FaultKind::MemberPause { .. } => F::Pause,
-        FaultKind::MemberKill { .. } => F::Crash,
+        FaultKind::NodePause { .. } => F::Pause,
+        FaultKind::NodeCrash { .. } => F::Crash,
+        FaultKind::ClockJump { .. }
+        | FaultKind::ClockRate { .. }
+        | FaultKind::ClockStrobe { .. } => F::Clock,
     }
 }

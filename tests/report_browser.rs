@@ -205,7 +205,10 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         );
     }
     assert!(
-        dom.contains("skipped: unknown backend (known: redis, redis-naive, etcd, zookeeper)"),
+        dom.contains(
+            "skipped: unknown backend (known: redis, redis-naive, etcd, zookeeper, redlock, \
+             redis-sentinel)"
+        ),
         "{dom}"
     );
     assert!(

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 /// (see [`FaultWindow::is_instant`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultWindow {
-    /// The nemesis verb that opened the window (`partition`, `slow`, `pause`, `crash`).
+    /// The nemesis verb that opened the window (`partition`, `slow`, `pause`, `crash`,
+    /// `clock`).
     pub f: F,
     pub start_ns: u64,
     pub end_ns: u64,
@@ -21,7 +22,8 @@ pub struct FaultWindow {
     pub client: Option<u64>,
     /// History index of the nemesis event that opened the window.
     pub start_index: u64,
-    /// History index of the event that closed it (`heal`, `resume`, `restart`); `None` when the
+    /// History index of the event that closed it (`heal`, `resume`, `restart`,
+    /// `clock-reset`); `None` when the
     /// history ended first or the fault is an instantaneous client crash.
     pub end_index: Option<u64>,
 }
@@ -81,6 +83,7 @@ fn closes(closer: F, opener: F, opener_is_client: bool) -> bool {
         F::Heal => matches!(opener, F::Partition | F::Slow) && !opener_is_client,
         F::Restart => opener == F::Crash && !opener_is_client,
         F::Resume => opener == F::Pause,
+        F::ClockReset => opener == F::Clock,
         _ => false,
     }
 }
@@ -88,7 +91,7 @@ fn closes(closer: F, opener: F, opener_is_client: bool) -> bool {
 /// Turns the nemesis events of a history into fault windows, ordered by start.
 ///
 /// `heal {nodes}` ends every network fault (partition, slow) on those nodes, `restart {nodes}`
-/// ends node crashes, `resume {client}` or `resume {nodes}` ends the matching pause. A window
+/// ends node crashes, `clock-reset {nodes}` ends clock faults, `resume {client}` or `resume {nodes}` ends the matching pause. A window
 /// over several nodes closes when its last node is healed. A closer without nodes or client
 /// closes every window it applies to. Precondition: `events` are in history order.
 pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
@@ -97,7 +100,7 @@ pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
     let mut done: Vec<FaultWindow> = Vec::new();
     for e in events.iter().filter(|e| e.process == Process::Nemesis) {
         match e.f {
-            F::Partition | F::Slow | F::Pause | F::Crash => {
+            F::Partition | F::Slow | F::Pause | F::Crash | F::Clock => {
                 let window = FaultWindow {
                     f: e.f,
                     start_ns: e.time_ns,
@@ -114,7 +117,7 @@ pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
                     open.push(Open { window, pending });
                 }
             }
-            F::Heal | F::Restart | F::Resume => {
+            F::Heal | F::Restart | F::Resume | F::ClockReset => {
                 let everything = e.value.nodes.is_empty() && e.value.client.is_none();
                 for o in open.iter_mut() {
                     let w = &o.window;
@@ -235,6 +238,20 @@ mod tests {
         assert_eq!(w[3].end_ns, 900_000_000);
         assert_eq!(active_during(&w, 210_000_000, 260_000_000).len(), 2);
         assert_eq!(active_during(&w, 201_000_000, 240_000_000).len(), 1);
+    }
+
+    #[test]
+    fn clock_faults_are_closed_by_a_clock_reset_of_their_nodes_only() {
+        let events = vec![
+            nem(0, 100, F::Clock, &["n1"], None),
+            nem(1, 150, F::Clock, &["n2"], None),
+            nem(2, 200, F::Heal, &["n1"], None),
+            nem(3, 300, F::ClockReset, &["n1"], None),
+        ];
+        let w = fault_windows(&events);
+        let ends: Vec<(F, Option<u64>)> = w.iter().map(|w| (w.f, w.end_index)).collect();
+        assert_eq!(ends, vec![(F::Clock, Some(3)), (F::Clock, None)]);
+        assert_eq!(w[0].describe(), "clock of n1 for 0.200 s from 0.100 s");
     }
 
     #[test]

@@ -9,8 +9,11 @@ use lockpick_checker::verdict::Verdict;
 
 const MS: u64 = 1_000_000;
 
+/// One history row: (ms, process, type, f, token, lease).
+type Row = (u64, u64, EventKind, F, Option<u64>, Option<u64>);
+
 /// Builds a lock history from (ms, process, type, f, token, lease) rows.
-fn history(rows: &[(u64, u64, EventKind, F, Option<u64>, Option<u64>)]) -> Vec<Event> {
+fn history(rows: &[Row]) -> Vec<Event> {
     rows.iter()
         .enumerate()
         .map(|(i, &(ms, p, kind, f, token, lease_ms))| Event {

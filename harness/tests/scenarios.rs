@@ -12,6 +12,14 @@ use tokio_util::sync::CancellationToken;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf) {
+    run_min_ops(name, 20)
+}
+
+/// Runs `name` and asserts it completed more than `min_ops` operations.
+fn run_min_ops(
+    name: &str,
+    min_ops: u64,
+) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf) {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let scenario = load_scenario(name).expect("shipped scenario loads");
     let store = tempfile::tempdir().expect("temp dir").keep();
@@ -26,7 +34,7 @@ fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, std::path::PathBuf)
         .unwrap_or_else(|e| panic!("{name}: harness error: {e}"));
     assert!(outcome.dir.join("results.json").is_file());
     assert!(
-        outcome.results.ops > 20,
+        outcome.results.ops > min_ops,
         "{name}: only {} ops",
         outcome.results.ops
     );
@@ -164,4 +172,295 @@ fn redis_watchdog_renews_leases_past_their_ttl_and_stays_valid() {
         "{report}"
     );
     assert!(report.stats.acquires_ok >= 3, "{report}");
+}
+
+/// The history of a run, for checks beyond the report.
+fn history(dir: &std::path::Path) -> Vec<lockpick_checker::history::Event> {
+    lockpick_checker::history::read_history(&dir.join("history.jsonl")).unwrap()
+}
+
+#[test]
+fn redlock_baseline_is_valid_with_majority_grants_and_no_tokens() {
+    let (report, verdict, expected, dir) = run("redlock-baseline");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert!(report.stats.acquires_ok > 50, "{report}");
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let grants: Vec<_> = history(&dir)
+        .into_iter()
+        .filter(|e| {
+            e.f == lockpick_checker::history::F::Acquire
+                && e.kind == lockpick_checker::history::EventKind::Ok
+        })
+        .collect();
+    for g in &grants {
+        assert_eq!(g.value.token, None, "Redlock grants no fencing token");
+        assert_eq!(g.value.per_node.len(), 5, "{g:?}");
+        let oks = g.value.per_node.values().filter(|a| *a == "ok").count();
+        assert!(oks >= 3, "granted without a majority: {g:?}");
+        assert!(g.value.validity_ms.is_some_and(|v| v > 0), "{g:?}");
+    }
+}
+
+#[test]
+fn redlock_gc_pause_shows_double_holder_without_tokens() {
+    let (report, verdict, expected, _) = run("redlock-gc-pause");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    let double = report
+        .violations
+        .iter()
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    assert!(double.tokens.is_empty(), "Redlock has no token: {double:?}");
+    assert!(double.summary.contains("no token"), "{}", double.summary);
+    assert!(
+        double
+            .faults
+            .iter()
+            .any(|w| w.f == lockpick_checker::history::F::Pause),
+        "the pause that caused it is named: {double:?}"
+    );
+    let scenario = load_scenario("redlock-gc-pause").unwrap();
+    assert!(scenario.description.contains("no fencing token"));
+}
+
+/// Asserts that `node` was crashed and restarted before the first double holder began.
+fn crash_restart_before_first_double_holder(
+    report: &LockReport,
+    dir: &std::path::Path,
+    node: &str,
+) {
+    use lockpick_checker::history::{Process, F};
+    let double = report
+        .violations
+        .iter()
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    let start = double.window.unwrap().start_ns;
+    let events = history(dir);
+    let restarted = events.iter().any(|e| {
+        e.process == Process::Nemesis
+            && e.f == F::Restart
+            && e.value.nodes.iter().any(|n| n == node)
+            && e.time_ns <= start
+    });
+    assert!(restarted, "{node} restarted before {start} ns: {double:?}");
+}
+
+#[test]
+fn redlock_crash_no_persistence_shows_double_holder_after_restart() {
+    let (report, verdict, expected, dir) = run("redlock-crash-no-persistence");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    assert!(
+        kinds(&report.violations).contains(&FindingKind::DoubleHolder),
+        "{report}"
+    );
+    crash_restart_before_first_double_holder(&report, &dir, "n3");
+}
+
+#[test]
+fn redlock_crash_delayed_restart_is_valid() {
+    let (report, verdict, expected, dir) = run("redlock-crash-delayed-restart");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    // The crash and the late restart really happened.
+    let events = history(&dir);
+    let nemesis = |f| {
+        events.iter().find(|e| {
+            e.process == lockpick_checker::history::Process::Nemesis
+                && e.f == f
+                && e.value.nodes == ["n3"]
+        })
+    };
+    let crash = nemesis(lockpick_checker::history::F::Crash).expect("n3 crashed");
+    let restart = nemesis(lockpick_checker::history::F::Restart).expect("n3 restarted");
+    assert!(
+        restart.time_ns - crash.time_ns >= 2_000_000_000,
+        "restart delayed past the TTL"
+    );
+}
+
+#[test]
+fn redlock_crash_aof_always_is_valid() {
+    let (report, verdict, expected, dir) = run("redlock-crash-aof-always");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let restarts = history(&dir)
+        .iter()
+        .filter(|e| {
+            e.process == lockpick_checker::history::Process::Nemesis
+                && e.f == lockpick_checker::history::F::Restart
+                && e.value.nodes == ["n3"]
+        })
+        .count();
+    assert!(
+        restarts >= 3,
+        "n3 crashed and restarted at once, repeatedly: {restarts}"
+    );
+}
+
+/// The double holder found, and the clock faults active during it.
+fn double_holder_under_clock_fault(report: &LockReport, node: &str) {
+    let double = report
+        .violations
+        .iter()
+        .find(|f| {
+            f.kind == FindingKind::DoubleHolder
+                && f.faults.iter().any(|w| {
+                    w.f == lockpick_checker::history::F::Clock && w.nodes.iter().any(|n| n == node)
+                })
+        })
+        .unwrap_or_else(|| panic!("no double holder during a clock fault on {node}: {report}"));
+    assert_eq!(double.processes.len(), 2, "{double:?}");
+}
+
+#[test]
+fn redlock_clock_skew_shows_double_holder_during_a_clock_jump() {
+    let (report, verdict, expected, _) = run("redlock-clock-skew");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    double_holder_under_clock_fault(&report, "n3");
+}
+
+#[test]
+fn redlock_clock_drift_shows_double_holder_under_a_fast_clock() {
+    let (report, verdict, expected, _) = run("redlock-clock-drift");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    double_holder_under_clock_fault(&report, "n3");
+}
+
+#[test]
+fn redis_clock_jump_expires_the_lock_under_its_holder() {
+    let (report, verdict, expected, _) = run("redis-clock-jump");
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    double_holder_under_clock_fault(&report, "n1");
+}
+
+#[test]
+fn clock_fault_scenarios_leave_no_faketime_shm_files() {
+    let _ = run("redis-clock-jump");
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let stale: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.contains("faketime"))
+        .filter(|n| {
+            let pid = n.rsplit('_').next().unwrap_or("");
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        })
+        .collect();
+    assert!(stale.is_empty(), "left behind: {stale:?}");
+}
+
+/// The acquire completions of a run's history.
+fn acquires(dir: &std::path::Path) -> Vec<lockpick_checker::history::Event> {
+    history(dir)
+        .into_iter()
+        .filter(|e| {
+            e.f == lockpick_checker::history::F::Acquire
+                && e.kind != lockpick_checker::history::EventKind::Invoke
+        })
+        .collect()
+}
+
+#[test]
+fn redis_failover_lost_lock_shows_double_holder_on_the_promoted_replica() {
+    // Long holds across a failover: few operations by design.
+    let (report, verdict, expected, dir) = run_min_ops("redis-failover-lost-lock", 5);
+    assert_eq!(verdict, Verdict::Invalid, "{report}");
+    assert_eq!(expected, Some(Verdict::Invalid));
+    let double = report
+        .violations
+        .iter()
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    let crash = double
+        .faults
+        .iter()
+        .find(|w| w.f == lockpick_checker::history::F::Crash)
+        .unwrap_or_else(|| panic!("the master's crash is named: {double:?}"));
+    assert_eq!(crash.nodes, ["n1"]);
+    // The two holders were granted by different masters: n1, then the promoted n2.
+    let masters: std::collections::BTreeSet<String> = acquires(&dir)
+        .iter()
+        .filter(|e| e.kind == lockpick_checker::history::EventKind::Ok)
+        .filter_map(|e| e.value.note.clone())
+        .collect();
+    assert_eq!(
+        masters.len(),
+        2,
+        "grants from the old and the new master: {masters:?}"
+    );
+}
+
+#[test]
+fn redis_failover_wait_keeps_acknowledged_grants_across_the_failover() {
+    let (report, verdict, expected, dir) = run_min_ops("redis-failover-wait", 5);
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    let granted: Vec<_> = acquires(&dir)
+        .into_iter()
+        .filter(|e| e.kind == lockpick_checker::history::EventKind::Ok)
+        .collect();
+    assert!(!granted.is_empty(), "{report}");
+    for g in &granted {
+        assert_eq!(
+            g.value.replicas_acked,
+            Some(1),
+            "kept only when acknowledged: {g:?}"
+        );
+    }
+    assert!(
+        history(&dir).iter().any(|e| {
+            e.process == lockpick_checker::history::Process::Nemesis
+                && e.f == lockpick_checker::history::F::Crash
+                && e.value.nodes == ["n1"]
+        }),
+        "the master was killed"
+    );
+}
+
+#[test]
+fn redlock_node_pause_of_a_minority_is_valid_and_really_stops_those_masters() {
+    let (report, verdict, expected, dir) = run("redlock-node-pause");
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let events = history(&dir);
+    let windows = lockpick_checker::faults::fault_windows(&events);
+    let pauses: Vec<_> = windows
+        .iter()
+        .filter(|w| w.f == lockpick_checker::history::F::Pause && w.nodes == ["n2", "n4"])
+        .collect();
+    assert!(pauses.len() >= 2, "{windows:?}");
+    // Grants during a pause came from the other three; the paused two did not answer.
+    let during: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            e.f == lockpick_checker::history::F::Acquire
+                && e.kind == lockpick_checker::history::EventKind::Ok
+                && pauses
+                    .iter()
+                    .any(|w| w.start_ns + 100_000_000 < e.time_ns && e.time_ns < w.end_ns)
+        })
+        .collect();
+    assert!(!during.is_empty(), "no grant while paused");
+    for g in during {
+        for n in ["n2", "n4"] {
+            // A request on an open connection times out (info); a new connection's handshake
+            // times out before the SET is sent (fail).
+            let answer = &g.value.per_node[n];
+            assert!(
+                answer.starts_with("info: timeout") || answer.contains("timed out"),
+                "{g:?}"
+            );
+        }
+    }
 }

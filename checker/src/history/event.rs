@@ -5,6 +5,7 @@
 //! the old format would misread the new one.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Version of the history format written by this build. Readers reject newer versions.
@@ -148,6 +149,11 @@ pub enum F {
     Crash,
     /// Nemesis: start a crashed node again.
     Restart,
+    /// Nemesis: move the wall clock of the named nodes (jump by `offset_ms`, and/or run at a
+    /// rate given in `note`).
+    Clock,
+    /// Nemesis: put the named nodes' clocks back to real time.
+    ClockReset,
 }
 
 impl F {
@@ -167,6 +173,8 @@ impl F {
             F::Resume => "resume",
             F::Crash => "crash",
             F::Restart => "restart",
+            F::Clock => "clock",
+            F::ClockReset => "clock-reset",
         }
     }
 }
@@ -219,6 +227,21 @@ pub struct Value {
     /// Nemesis: latency jitter in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_ms: Option<u64>,
+    /// Redlock: each master's answer to the last try of an acquire, by node name: `ok`,
+    /// `taken` (held by someone else), `fail: …` (definitely not set), `info: …` (unknown).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_node: BTreeMap<String, String>,
+    /// Redlock: validity left after the last try of an acquire (TTL − elapsed − drift), in
+    /// milliseconds; 0 when none was left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity_ms: Option<u64>,
+    /// `redis-sentinel` with `WAIT`: how many replicas acknowledged the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas_acked: Option<u64>,
+    /// Nemesis `clock`: the nodes' clock offset from real time, in milliseconds (negative:
+    /// behind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_ms: Option<i64>,
     /// Free-form detail for a human reader. The one value checkers read is `"final"`, marking
     /// the counter read made after the workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]

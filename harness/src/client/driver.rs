@@ -167,10 +167,11 @@ impl<L: LockClient> Client<L> {
             o = session.acquire(&holder, deadline) => o,
             _ = self.ctx.stop.cancelled() => Outcome::Info("run-ended".to_owned()),
         };
+        let detail = session.last_detail();
         let grant = match outcome {
             Outcome::Ok(grant) => grant,
             other => {
-                let retire = self.complete(F::Acquire, &other, Value::default());
+                let retire = self.complete(F::Acquire, &other, detail);
                 return if retire {
                     Round::Retire
                 } else {
@@ -185,7 +186,7 @@ impl<L: LockClient> Client<L> {
                 token: grant.token,
                 holder: Some(grant.holder.clone()),
                 lease_ms: grant.lease_ms,
-                ..Value::default()
+                ..detail
             },
             None,
         );

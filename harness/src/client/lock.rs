@@ -1,6 +1,7 @@
 //! What a lock implementation provides to the client loop, and Jepsen's three-valued outcome.
 
 use super::pause::PausePoints;
+use lockpick_checker::history::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
@@ -71,6 +72,12 @@ pub trait LockSession: Clone + Send + Sync + 'static {
 
     /// Extends the lease. `Fail("lost")` when the lock is no longer this holder's.
     fn renew(&mut self, grant: &Grant) -> impl Future<Output = Outcome<()>> + Send;
+
+    /// Extra history fields about the last acquire (e.g. Redlock's per-node answers and
+    /// validity), merged into its completion; taken, so a second call returns nothing.
+    fn last_detail(&mut self) -> Value {
+        Value::default()
+    }
 }
 
 impl<T> Outcome<T> {

@@ -100,6 +100,13 @@ impl LockClient for RedisLock {
     }
 }
 
+impl RedisSession {
+    /// The session's connection to the lock node, for commands beside the lock (`WAIT`).
+    pub(crate) fn connection(&self) -> redis::aio::MultiplexedConnection {
+        self.con.clone()
+    }
+}
+
 impl LockSession for RedisSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
         let config = self.config.clone();

@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::etcd::{self, EtcdOptions};
 use super::folder::NodeFolder;
 use super::redis::{self, RedisOptions};
+use super::sentinel::{self, SentinelOptions};
 use super::zookeeper::{self, ZkOptions};
 
 /// Interval between readiness probes; Redis is ready 15–30 ms after spawn here.
@@ -27,6 +28,7 @@ pub enum NodeKind {
     Etcd(EtcdOptions),
     /// One server of a ZooKeeper ensemble; started with its peers by `start_cluster`.
     ZooKeeper(ZkOptions),
+    Sentinel(SentinelOptions),
 }
 
 impl NodeKind {
@@ -36,6 +38,7 @@ impl NodeKind {
             NodeKind::Redis(opts) => &opts.binary,
             NodeKind::Etcd(opts) => &opts.binary,
             NodeKind::ZooKeeper(opts) => &opts.java,
+            NodeKind::Sentinel(opts) => &opts.binary,
         }
     }
 
@@ -45,6 +48,7 @@ impl NodeKind {
             NodeKind::Redis(_) => redis::PACKAGE,
             NodeKind::Etcd(_) => etcd::PACKAGE,
             NodeKind::ZooKeeper(_) => zookeeper::PACKAGE,
+            NodeKind::Sentinel(_) => sentinel::PACKAGE,
         }
     }
 
@@ -54,6 +58,7 @@ impl NodeKind {
             NodeKind::Redis(opts) => opts.validate(),
             NodeKind::Etcd(opts) => opts.validate(),
             NodeKind::ZooKeeper(opts) => opts.validate(),
+            NodeKind::Sentinel(opts) => opts.validate(),
         }
     }
 
@@ -62,6 +67,7 @@ impl NodeKind {
             NodeKind::Redis(_) => redis::CONFIG_FILE,
             NodeKind::Etcd(_) => etcd::CONFIG_FILE,
             NodeKind::ZooKeeper(_) => zookeeper::CONFIG_FILE,
+            NodeKind::Sentinel(_) => sentinel::CONFIG_FILE,
         }
     }
 
@@ -70,6 +76,7 @@ impl NodeKind {
             NodeKind::Redis(opts) => opts.ready_timeout,
             NodeKind::Etcd(opts) => opts.ready_timeout,
             NodeKind::ZooKeeper(opts) => opts.ready_timeout,
+            NodeKind::Sentinel(opts) => opts.ready_timeout,
         }
     }
 
@@ -80,6 +87,7 @@ impl NodeKind {
             NodeKind::Redis(opts) => opts.write_config(folder, port),
             NodeKind::Etcd(opts) => opts.write_config(folder, port),
             NodeKind::ZooKeeper(opts) => opts.write_config(folder, port),
+            NodeKind::Sentinel(opts) => opts.write_config(folder, port),
         }
     }
 
@@ -89,13 +97,16 @@ impl NodeKind {
             NodeKind::Redis(opts) => opts.command(folder),
             NodeKind::Etcd(opts) => opts.command(folder),
             NodeKind::ZooKeeper(opts) => opts.command(folder),
+            NodeKind::Sentinel(opts) => opts.command(folder),
         }
     }
 
     /// One readiness probe: true once the server serves clients.
     pub(crate) async fn probe(&self, addr: SocketAddr) -> bool {
         match self {
-            NodeKind::Redis(_) => redis::redis_ping(addr, PROBE_TIMEOUT).await,
+            NodeKind::Redis(_) | NodeKind::Sentinel(_) => {
+                redis::redis_ping(addr, PROBE_TIMEOUT).await
+            }
             NodeKind::Etcd(_) => etcd::etcd_health(addr, PROBE_TIMEOUT).await,
             NodeKind::ZooKeeper(_) => zookeeper::zk_serving(addr, PROBE_TIMEOUT).await,
         }
@@ -105,17 +116,17 @@ impl NodeKind {
     /// wrote to its logs during that start.
     pub(crate) fn address_in_use(&self, output: &str) -> bool {
         match self {
-            NodeKind::Redis(_) => redis::address_in_use(output),
+            NodeKind::Redis(_) | NodeKind::Sentinel(_) => redis::address_in_use(output),
             NodeKind::Etcd(_) => etcd::address_in_use(output),
             NodeKind::ZooKeeper(_) => zookeeper::address_in_use(output),
         }
     }
 
     /// Whether the node at client address `addr` leads its cluster right now; a single
-    /// server (Redis) is never a leader.
+    /// server (Redis, Sentinel) is never a leader.
     pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
         match self {
-            NodeKind::Redis(_) => false,
+            NodeKind::Redis(_) | NodeKind::Sentinel(_) => false,
             NodeKind::Etcd(_) => etcd::etcd_is_leader(addr, PROBE_TIMEOUT).await,
             NodeKind::ZooKeeper(_) => zookeeper::zk_is_leader(addr, PROBE_TIMEOUT).await,
         }

@@ -30,6 +30,9 @@ pub struct RedisOptions {
     pub extra_config: Vec<(String, String)>,
     /// How long to wait for the first PONG after spawning.
     pub ready_timeout: Duration,
+    /// Run under libfaketime with the control file `faketime.rc` in the node folder, so the
+    /// nemesis can move the node's wall clock (see [`super::faketime`]).
+    pub faketime: bool,
 }
 
 impl Default for RedisOptions {
@@ -39,6 +42,7 @@ impl Default for RedisOptions {
             aof: false,
             extra_config: Vec::new(),
             ready_timeout: Duration::from_secs(5),
+            faketime: false,
         }
     }
 }
@@ -46,6 +50,9 @@ impl Default for RedisOptions {
 impl RedisOptions {
     /// Checks what the config file cannot express safely: lines that would split or merge.
     pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.faketime {
+            super::faketime::check_installed()?;
+        }
         for (key, value) in &self.extra_config {
             if key.is_empty() || key.contains(char::is_whitespace) || value.contains(['\n', '\r']) {
                 return Err(format!("invalid extra redis config line {key:?} {value:?}"));
@@ -56,7 +63,14 @@ impl RedisOptions {
 
     /// Writes `redis.conf` into the node folder for `port`.
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
-        std::fs::write(&folder.config, self.config_text(folder, port)?)
+        std::fs::write(&folder.config, self.config_text(folder, port)?)?;
+        if self.faketime {
+            let control = super::faketime::control_file(&folder.root);
+            if !control.exists() {
+                super::faketime::set_clock(&control, super::faketime::ClockSetting::REAL)?;
+            }
+        }
+        Ok(())
     }
 
     fn config_text(&self, folder: &NodeFolder, port: u16) -> io::Result<String> {
@@ -83,12 +97,15 @@ impl RedisOptions {
     pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
         let mut command = Command::new(&self.binary);
         command.arg(&folder.config).current_dir(&folder.root);
+        if self.faketime {
+            super::faketime::prepare(&mut command, &super::faketime::control_file(&folder.root));
+        }
         command
     }
 }
 
 /// Quotes a path for redis.conf, which splits arguments like a shell with C-style escapes.
-fn quote(path: &Path) -> io::Result<String> {
+pub(crate) fn quote(path: &Path) -> io::Result<String> {
     let Some(text) = path.to_str() else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -6,6 +6,8 @@ use super::error::NemesisError;
 use super::schedule::{Action, Members, Step};
 use crate::client::{Interrupt, PausePlan, PausePoints};
 use crate::cluster::ClusterNet;
+use crate::db::faketime::{control_file, set_clock, ClockSetting};
+use crate::db::DbError;
 use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
 use lockpick_checker::history::{EventKind, Process, Value, F};
@@ -38,20 +40,23 @@ const LEADER_SEARCH: Duration = Duration::from_secs(3);
 enum MemberFault {
     Isolated,
     Paused,
-    Killed,
+    Crashed,
 }
 
 /// What the nemesis has broken and must repair.
 #[derive(Default)]
 struct Broken {
-    /// Nodes with proxy faults (latency, partition).
-    nodes: BTreeSet<String>,
-    /// Member faults by id: what was done and to whom.
+    /// Nodes with network faults (partition, slow).
+    links: BTreeSet<String>,
+    /// Peer isolations, paused and crashed nodes by fault id: what was done and to whom.
     members: BTreeMap<usize, (MemberFault, Vec<String>)>,
+    /// Clocks moved from real time.
+    clocks: BTreeSet<String>,
 }
 
-/// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke.
-/// Returns the first proxy error; the heal at the end is attempted regardless.
+/// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke
+/// (peer links restored, paused nodes resumed, crashed nodes restarted, links healed, clocks
+/// reset). Returns the first error; the heal at the end is attempted regardless.
 pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), NemesisError> {
     let mut broken = Broken::default();
     let mut first_error = None;
@@ -80,16 +85,29 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), Nemesi
     for (id, fault) in ids {
         let undo = match fault {
             MemberFault::Isolated => Action::Rejoin { id },
-            MemberFault::Paused => Action::ResumeMembers { id },
-            MemberFault::Killed => Action::RestartMembers { id },
+            MemberFault::Paused => Action::ResumeNodes { id },
+            MemberFault::Crashed => Action::RestartNodes { id },
         };
         if let Err(e) = apply(&ctx, &undo, &mut broken).await {
             first_error.get_or_insert(e);
         }
     }
-    if !broken.nodes.is_empty() {
-        let nodes: Vec<String> = std::mem::take(&mut broken.nodes).into_iter().collect();
-        if let Err(e) = apply(&ctx, &Action::Heal { nodes }, &mut broken).await {
+    let to_vec = |set: &mut BTreeSet<String>| std::mem::take(set).into_iter().collect::<Vec<_>>();
+    let heals = [
+        Action::Heal {
+            nodes: to_vec(&mut broken.links),
+        },
+        Action::ResetClock {
+            nodes: to_vec(&mut broken.clocks),
+        },
+    ];
+    for action in heals {
+        if let Action::Heal { nodes } | Action::ResetClock { nodes } = &action {
+            if nodes.is_empty() {
+                continue;
+            }
+        }
+        if let Err(e) = apply(&ctx, &action, &mut broken).await {
             first_error.get_or_insert(e);
         }
     }
@@ -134,7 +152,7 @@ fn record_members(ctx: &NemesisCtx, f: F, nodes: &[String], note: Option<String>
     );
 }
 
-/// Starts a member fault: isolate, pause or kill `members`.
+/// Starts a fault on nodes: isolate (clusters only), pause or crash `members`.
 async fn start_member_fault(
     ctx: &NemesisCtx,
     fault: MemberFault,
@@ -142,15 +160,6 @@ async fn start_member_fault(
     id: usize,
     broken: &mut Broken,
 ) -> Result<(), NemesisError> {
-    let Some(cluster) = ctx.cluster.as_ref() else {
-        return Err(NemesisError::NotACluster {
-            fault: match fault {
-                MemberFault::Isolated => "isolate",
-                MemberFault::Paused => "member-pause",
-                MemberFault::Killed => "member-kill",
-            },
-        });
-    };
     // No leader emerged: the fault did not take effect, so nothing is recorded.
     let Some(nodes) = resolve(ctx, members).await else {
         return Ok(());
@@ -165,6 +174,9 @@ async fn start_member_fault(
     };
     match fault {
         MemberFault::Isolated => {
+            let Some(cluster) = ctx.cluster.as_ref() else {
+                return Err(NemesisError::NotACluster { fault: "isolate" });
+            };
             broken.members.insert(id, (fault, nodes.clone()));
             cluster.isolate(&nodes).await?;
             let others: Vec<&str> = cluster
@@ -180,12 +192,17 @@ async fn start_member_fault(
         MemberFault::Paused => {
             let mut supervisor = ctx.supervisor.lock().await;
             for node in &nodes {
-                supervisor.pause(node)?;
+                match supervisor.pause(node) {
+                    Ok(()) => {}
+                    // Crashed by another fault: there is no process to stop.
+                    Err(DbError::NotRunning { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
             }
             broken.members.insert(id, (fault, nodes.clone()));
             record_members(ctx, F::Pause, &nodes, leader_note("SIGSTOP"));
         }
-        MemberFault::Killed => {
+        MemberFault::Crashed => {
             let mut supervisor = ctx.supervisor.lock().await;
             broken.members.insert(id, (fault, nodes.clone()));
             for node in &nodes {
@@ -197,7 +214,7 @@ async fn start_member_fault(
     Ok(())
 }
 
-/// Ends the member fault `id`, if it started.
+/// Ends the fault `id` on nodes, if it started.
 async fn end_member_fault(
     ctx: &NemesisCtx,
     id: usize,
@@ -216,11 +233,15 @@ async fn end_member_fault(
         MemberFault::Paused => {
             let mut supervisor = ctx.supervisor.lock().await;
             for node in &nodes {
-                supervisor.resume(node)?;
+                match supervisor.resume(node) {
+                    // Not running: crashed by another fault meanwhile, nothing to resume.
+                    Ok(()) | Err(DbError::NotRunning { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
             }
             record_members(ctx, F::Resume, &nodes, None);
         }
-        MemberFault::Killed => {
+        MemberFault::Crashed => {
             let mut supervisor = ctx.supervisor.lock().await;
             for node in &nodes {
                 supervisor.restart(node).await?;
@@ -229,6 +250,38 @@ async fn end_member_fault(
         }
     }
     Ok(())
+}
+
+/// Writes `setting` to the libfaketime control file of each node.
+async fn set_clocks(
+    ctx: &NemesisCtx,
+    nodes: &[String],
+    setting: ClockSetting,
+) -> Result<(), NemesisError> {
+    let sup = ctx.supervisor.lock().await;
+    for node in nodes {
+        let info = sup
+            .node(node)
+            .ok_or_else(|| NemesisError::UnknownNode { node: node.clone() })?;
+        let path = control_file(&info.dir);
+        set_clock(&path, setting).map_err(|source| NemesisError::Clock {
+            node: node.clone(),
+            path,
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+fn record_nodes(ctx: &NemesisCtx, f: F, nodes: &[String]) {
+    record(
+        ctx,
+        f,
+        Value {
+            nodes: nodes.to_vec(),
+            ..Value::default()
+        },
+    );
 }
 
 async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result<(), NemesisError> {
@@ -252,7 +305,7 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
         } => {
             for node in nodes {
                 ctx.proxies.slow(node, *latency_ms, *jitter_ms).await?;
-                broken.nodes.insert(node.clone());
+                broken.links.insert(node.clone());
             }
             record(
                 ctx,
@@ -268,7 +321,7 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
         Action::Partition { nodes } => {
             for node in nodes {
                 ctx.proxies.partition(node).await?;
-                broken.nodes.insert(node.clone());
+                broken.links.insert(node.clone());
             }
             record(
                 ctx,
@@ -282,7 +335,7 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
         Action::Heal { nodes } => {
             for node in nodes {
                 ctx.proxies.heal(node).await?;
-                broken.nodes.remove(node);
+                broken.links.remove(node);
             }
             record(
                 ctx,
@@ -296,14 +349,43 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
         Action::Isolate { members, id } => {
             start_member_fault(ctx, MemberFault::Isolated, members, *id, broken).await?
         }
-        Action::PauseMembers { members, id } => {
+        Action::PauseNodes { members, id } => {
             start_member_fault(ctx, MemberFault::Paused, members, *id, broken).await?
         }
-        Action::KillMembers { members, id } => {
-            start_member_fault(ctx, MemberFault::Killed, members, *id, broken).await?
+        Action::CrashNodes { members, id } => {
+            start_member_fault(ctx, MemberFault::Crashed, members, *id, broken).await?
         }
-        Action::Rejoin { id } | Action::ResumeMembers { id } | Action::RestartMembers { id } => {
+        Action::Rejoin { id } | Action::ResumeNodes { id } | Action::RestartNodes { id } => {
             end_member_fault(ctx, *id, broken).await?
+        }
+        Action::SetClock {
+            nodes,
+            offset_ms,
+            rate_milli,
+        } => {
+            let setting = ClockSetting {
+                offset_ms: *offset_ms,
+                rate_milli: *rate_milli,
+            };
+            set_clocks(ctx, nodes, setting).await?;
+            broken.clocks.extend(nodes.iter().cloned());
+            record(
+                ctx,
+                F::Clock,
+                Value {
+                    nodes: nodes.clone(),
+                    offset_ms: Some(*offset_ms),
+                    note: Some(format!("libfaketime {}", setting.spec())),
+                    ..Value::default()
+                },
+            );
+        }
+        Action::ResetClock { nodes } => {
+            set_clocks(ctx, nodes, ClockSetting::REAL).await?;
+            for node in nodes {
+                broken.clocks.remove(node);
+            }
+            record_nodes(ctx, F::ClockReset, nodes);
         }
     }
     Ok(())

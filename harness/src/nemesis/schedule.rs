@@ -17,10 +17,7 @@ pub enum Action {
         ms: u64,
     },
     /// Arm a crash on a client, taken when it reaches `point`.
-    CrashClient {
-        client: usize,
-        point: PausePoint,
-    },
+    CrashClient { client: usize, point: PausePoint },
     /// Add latency to the links of `nodes`.
     Slow {
         nodes: Vec<String>,
@@ -28,43 +25,37 @@ pub enum Action {
         jitter_ms: u64,
     },
     /// Cut the links of `nodes`.
-    Partition {
-        nodes: Vec<String>,
-    },
+    Partition { nodes: Vec<String> },
     /// Remove the network faults of `nodes`.
-    Heal {
-        nodes: Vec<String>,
-    },
+    Heal { nodes: Vec<String> },
     /// Cut the peer links between `members` and the other members; `id` pairs it with its
     /// [`Action::Rejoin`].
-    Isolate {
-        members: Members,
-        id: usize,
-    },
+    Isolate { members: Members, id: usize },
     /// Restore the peer links cut by the isolation `id`.
-    Rejoin {
-        id: usize,
+    Rejoin { id: usize },
+    /// Stop the processes of `members` (SIGSTOP); `id` pairs it with its
+    /// [`Action::ResumeNodes`].
+    PauseNodes { members: Members, id: usize },
+    /// Let the nodes paused by `id` go on (SIGCONT).
+    ResumeNodes { id: usize },
+    /// Kill the processes of `members` (SIGKILL); `id` pairs it with its
+    /// [`Action::RestartNodes`].
+    CrashNodes { members: Members, id: usize },
+    /// Start the nodes crashed by `id` again, with whatever their persistence kept.
+    RestartNodes { id: usize },
+    /// Set the wall clock of `nodes`: `offset_ms` from real time, running at
+    /// `rate_milli / 1000` times real speed if set.
+    SetClock {
+        nodes: Vec<String>,
+        offset_ms: i64,
+        rate_milli: Option<u64>,
     },
-    /// SIGSTOP `members`; `id` pairs it with its [`Action::ResumeMembers`].
-    PauseMembers {
-        members: Members,
-        id: usize,
-    },
-    ResumeMembers {
-        id: usize,
-    },
-    /// SIGKILL `members`; `id` pairs it with its [`Action::RestartMembers`].
-    KillMembers {
-        members: Members,
-        id: usize,
-    },
-    RestartMembers {
-        id: usize,
-    },
+    /// Put the clocks of `nodes` back to real time.
+    ResetClock { nodes: Vec<String> },
 }
 
-/// Cluster members a fault applies to: named in the schedule, or the leader, found when the
-/// fault starts.
+/// The nodes a process or peer fault applies to: named in the schedule, or the cluster's
+/// leader, found when the fault starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Members {
@@ -167,21 +158,21 @@ pub fn build_schedule(
                     });
                 }
                 FaultKind::Isolate { targets, duration }
-                | FaultKind::MemberPause { targets, duration }
-                | FaultKind::MemberKill { targets, duration } => {
+                | FaultKind::NodePause { targets, duration }
+                | FaultKind::NodeCrash { targets, duration } => {
                     let members = pick_members(&mut rng, targets);
                     let ms = duration.draw(&mut rng);
                     let (start, end) = match &fault.kind {
                         FaultKind::Isolate { .. } => {
                             (Action::Isolate { members, id }, Action::Rejoin { id })
                         }
-                        FaultKind::MemberPause { .. } => (
-                            Action::PauseMembers { members, id },
-                            Action::ResumeMembers { id },
+                        FaultKind::NodePause { .. } => (
+                            Action::PauseNodes { members, id },
+                            Action::ResumeNodes { id },
                         ),
                         _ => (
-                            Action::KillMembers { members, id },
-                            Action::RestartMembers { id },
+                            Action::CrashNodes { members, id },
+                            Action::RestartNodes { id },
                         ),
                     };
                     steps.push(Step {
@@ -205,6 +196,73 @@ pub fn build_schedule(
                     steps.push(Step {
                         at_ms: at + ms,
                         action: Action::Heal { nodes },
+                    });
+                }
+                FaultKind::ClockJump {
+                    targets,
+                    offset_ms,
+                    duration,
+                } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    steps.push(Step {
+                        at_ms: at,
+                        action: Action::SetClock {
+                            nodes: nodes.clone(),
+                            offset_ms: *offset_ms,
+                            rate_milli: None,
+                        },
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::ResetClock { nodes },
+                    });
+                }
+                FaultKind::ClockRate {
+                    targets,
+                    rate_milli,
+                    duration,
+                } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    steps.push(Step {
+                        at_ms: at,
+                        action: Action::SetClock {
+                            nodes: nodes.clone(),
+                            offset_ms: 0,
+                            rate_milli: Some(*rate_milli),
+                        },
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::ResetClock { nodes },
+                    });
+                }
+                FaultKind::ClockStrobe {
+                    targets,
+                    offset_ms,
+                    period_ms,
+                    duration,
+                } => {
+                    let nodes = pick_nodes(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    let mut t = 0;
+                    let mut flipped = true;
+                    while t < ms {
+                        steps.push(Step {
+                            at_ms: at + t,
+                            action: Action::SetClock {
+                                nodes: nodes.clone(),
+                                offset_ms: if flipped { *offset_ms } else { 0 },
+                                rate_milli: None,
+                            },
+                        });
+                        flipped = !flipped;
+                        t += period_ms;
+                    }
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: Action::ResetClock { nodes },
                     });
                 }
             }
@@ -272,6 +330,62 @@ mod tests {
                     }
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn node_crash_is_followed_by_a_restart_after_its_duration() {
+        let s = scenario(
+            "[[nemesis]]\nfault = \"node-crash\"\nat_ms = 100\nduration_ms = 0\nnodes = [\"n1\"]\n[[nemesis]]\nfault = \"node-pause\"\nat_ms = 500\nduration_ms = 300\nnodes = [\"n1\"]\n",
+        );
+        let n1 = || vec!["n1".to_owned()];
+        let steps = build_schedule(&s, 0, 10_000, 4);
+        let got: Vec<(u64, Action)> = steps.into_iter().map(|s| (s.at_ms, s.action)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    100,
+                    Action::CrashNodes {
+                        members: Members::Named(n1()),
+                        id: 0
+                    }
+                ),
+                (100, Action::RestartNodes { id: 0 }),
+                (
+                    500,
+                    Action::PauseNodes {
+                        members: Members::Named(n1()),
+                        id: 2
+                    }
+                ),
+                (800, Action::ResumeNodes { id: 2 }),
+            ]
+        );
+    }
+
+    #[test]
+    fn clock_strobe_flips_between_offset_and_real_time_then_resets() {
+        let s = scenario(
+            "[[nemesis]]\nfault = \"clock-strobe\"\nat_ms = 100\nduration_ms = 250\noffset_ms = -3000\nperiod_ms = 100\nnodes = [\"n1\"]\n",
+        );
+        let steps = build_schedule(&s, 0, 10_000, 4);
+        let got: Vec<(u64, i64)> = steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::SetClock { offset_ms, .. } => Some((s.at_ms, *offset_ms)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, vec![(100, -3000), (200, 0), (300, -3000)]);
+        assert_eq!(
+            steps.last().map(|s| (s.at_ms, s.action.clone())),
+            Some((
+                350,
+                Action::ResetClock {
+                    nodes: vec!["n1".to_owned()]
+                }
+            ))
         );
     }
 

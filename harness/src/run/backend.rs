@@ -4,12 +4,13 @@
 
 use super::error::RunError;
 use crate::client::{
-    run_client, ClientCtx, EtcdLock, LockClient, RedisLock, RedisNaiveLock, ZkLock,
+    run_client, ClientCtx, EtcdLock, LockClient, RedisLock, RedisNaiveLock, Redlock, SentinelLock,
+    ZkLock,
 };
 use crate::cluster::{start_etcd_cluster, start_zk_cluster, ClusterNet};
 use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
-use crate::scenario::{BackendKind, Scenario, ZK_TICK_MS};
+use crate::scenario::{BackendKind, Persistence, Scenario, ZK_TICK_MS};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -20,6 +21,8 @@ pub(super) enum Lock {
     RedisNaive(Arc<RedisNaiveLock>),
     Etcd(Arc<EtcdLock>),
     ZooKeeper(Arc<ZkLock>),
+    Redlock(Arc<Redlock>),
+    RedisSentinel(Arc<SentinelLock>),
 }
 
 /// A started backend: its lock client, and its peer network if it is a cluster.
@@ -67,12 +70,25 @@ pub(super) async fn start_backend(
             cluster: Some(Arc::new(started.net)),
         });
     }
+    if scenario.backend == BackendKind::RedisSentinel {
+        let lock =
+            super::sentinel_backend::start_sentinel_backend(scenario, supervisor, proxies).await?;
+        return Ok(Backend {
+            lock: Lock::RedisSentinel(Arc::new(lock)),
+            cluster: None,
+        });
+    }
     let mut lock_addrs = Vec::new();
+    let redis_options = RedisOptions {
+        aof: scenario.persistence == Persistence::AofAlways,
+        faketime: scenario.has_clock_faults(),
+        ..RedisOptions::default()
+    };
     for node in scenario.node_names() {
         let info = supervisor
             .lock()
             .await
-            .start_redis(&node, RedisOptions::default())
+            .start_redis(&node, redis_options.clone())
             .await?;
         lock_addrs.push(proxies.create(&node, info.addr).await?);
     }
@@ -91,7 +107,16 @@ pub(super) async fn start_backend(
             spec.op_timeout_ms,
             spec.retry_delay_ms,
         ))),
-        BackendKind::Etcd | BackendKind::ZooKeeper => unreachable!("started above"),
+        BackendKind::Redlock => Lock::Redlock(Arc::new(Redlock::new(
+            scenario.node_names().into_iter().zip(lock_addrs).collect(),
+            &spec.name,
+            spec.ttl_ms,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        ))),
+        BackendKind::Etcd | BackendKind::ZooKeeper | BackendKind::RedisSentinel => {
+            unreachable!("started above")
+        }
     };
     Ok(Backend {
         lock,
@@ -112,6 +137,8 @@ impl Lock {
             Lock::RedisNaive(lock) => spawn(tasks, lock, clients, ctx),
             Lock::Etcd(lock) => spawn(tasks, lock, clients, ctx),
             Lock::ZooKeeper(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::Redlock(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::RedisSentinel(lock) => spawn(tasks, lock, clients, ctx),
         }
     }
 }

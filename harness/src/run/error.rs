@@ -20,6 +20,8 @@ pub enum RunError {
     Cluster(#[from] crate::cluster::ClusterError),
     #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
+    #[error("start the sentinel backend: {0}")]
+    Sentinel(String),
     #[error("connect to the protected resource: {0}")]
     Resource(String),
     #[error("read back the history: {0}")]

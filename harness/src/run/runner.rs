@@ -69,6 +69,8 @@ pub async fn run_scenario(
         e.shutdown().await;
     }
     supervisor.lock().await.stop_all().await;
+    // Killed libfaketime nodes cannot remove their shared-memory files themselves.
+    crate::db::faketime::clean_stale_shm();
     result
 }
 

@@ -33,6 +33,7 @@ struct RawScenario {
 struct RawBackend {
     kind: Spanned<String>,
     nodes: Option<Spanned<u64>>,
+    persistence: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -45,6 +46,10 @@ struct RawLock {
     op_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
     watchdog: bool,
+    wait_replicas: Option<Spanned<u64>>,
+    wait_timeout_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    wait_release: bool,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +89,9 @@ struct RawFault {
     nodes: Option<Spanned<toml::Value>>,
     latency_ms: Option<u64>,
     jitter_ms: Option<u64>,
+    offset_ms: Option<i64>,
+    rate: Option<Spanned<f64>>,
+    period_ms: Option<Spanned<u64>>,
 }
 
 impl RawFault {
@@ -101,6 +109,9 @@ impl RawFault {
         put(self.nodes.is_some(), "nodes");
         put(self.latency_ms.is_some(), "latency_ms");
         put(self.jitter_ms.is_some(), "jitter_ms");
+        put(self.offset_ms.is_some(), "offset_ms");
+        put(self.rate.is_some(), "rate");
+        put(self.period_ms.is_some(), "period_ms");
         v
     }
 }
@@ -166,11 +177,13 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             ("redis-naive", BackendKind::RedisNaive),
             ("etcd", BackendKind::Etcd),
             ("zookeeper", BackendKind::ZooKeeper),
+            ("redlock", BackendKind::Redlock),
+            ("redis-sentinel", BackendKind::RedisSentinel),
         ],
     )?;
-    let nodes = match &raw.backend.nodes {
+    let nodes = match (&raw.backend.nodes, backend) {
         // Clusters: an odd size so that every split has a majority side.
-        Some(n) if backend.is_cluster() => {
+        (Some(n), _) if backend.is_cluster() => {
             let v = in_range(src, "backend.nodes", n, 1, 7)?;
             if v % 2 == 0 {
                 return Err(src.error(
@@ -181,10 +194,27 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             }
             v as usize
         }
+        (None, _) if backend.is_cluster() => 3,
+        (Some(n), BackendKind::Redlock) => in_range(src, "backend.nodes", n, 1, 15)? as usize,
+        (None, BackendKind::Redlock) => 5,
+        // A master and at least one replica to fail over to.
+        (Some(n), BackendKind::RedisSentinel) => in_range(src, "backend.nodes", n, 2, 5)? as usize,
+        (None, BackendKind::RedisSentinel) => 2,
         // Single-instance locks: more nodes would only be ignored, so say so.
-        Some(n) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
-        None if backend.is_cluster() => 3,
-        None => 1,
+        (Some(n), _) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
+        (None, _) => 1,
+    };
+    let persistence = match &raw.backend.persistence {
+        Some(p) => one_of(
+            src,
+            "backend.persistence",
+            p,
+            &[
+                ("none", Persistence::None),
+                ("aof-always", Persistence::AofAlways),
+            ],
+        )?,
+        None => Persistence::None,
     };
     let expected = raw
         .expected
@@ -242,6 +272,32 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .map(|v| in_range(src, "lock.op_timeout_ms", v, 1, 600_000))
         .transpose()?
         .unwrap_or(250);
+    let wait = match &raw.lock.wait_replicas {
+        Some(r) => {
+            if backend != BackendKind::RedisSentinel {
+                return Err(src.error(
+                    r.span(),
+                    "lock.wait_replicas",
+                    format!(
+                        "backend {:?} has no replicas; allowed only with redis-sentinel",
+                        backend.name()
+                    ),
+                ));
+            }
+            Some(WaitSpec {
+                replicas: in_range(src, "lock.wait_replicas", r, 1, 4)?,
+                timeout_ms: raw
+                    .lock
+                    .wait_timeout_ms
+                    .as_ref()
+                    .map(|v| in_range(src, "lock.wait_timeout_ms", v, 1, 600_000))
+                    .transpose()?
+                    .unwrap_or(100),
+                release_unacked: raw.lock.wait_release,
+            })
+        }
+        None => None,
+    };
     let lock = LockSpec {
         name: raw.lock.name.clone().unwrap_or_else(|| "lock".to_owned()),
         ttl_ms,
@@ -252,6 +308,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             .unwrap_or(MsRange { min: 5, max: 20 }),
         op_timeout_ms,
         watchdog: raw.lock.watchdog,
+        wait,
     };
 
     let workload = WorkloadSpec {
@@ -319,6 +376,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         seed: raw.seed,
         backend,
         nodes,
+        persistence,
         lock,
         workload,
         resource,
@@ -344,18 +402,21 @@ fn fault(
         "client-pause" => &["duration_ms", "point", "client"],
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
-        "partition" => &["duration_ms", "nodes"],
-        "isolate" | "member-pause" | "member-kill" if !backend.is_cluster() => {
+        "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
+        "isolate" if !backend.is_cluster() => {
             return Err(src.error(
                 f.fault.span(),
                 "nemesis.fault",
                 format!(
-                    "fault {kind_name:?} needs a cluster backend; backend {:?} is a single server",
+                    "fault {kind_name:?} needs a cluster backend; backend {:?} is not a cluster",
                     backend.name()
                 ),
             ))
         }
-        "isolate" | "member-pause" | "member-kill" => &["duration_ms", "nodes"],
+        "isolate" => &["duration_ms", "nodes"],
+        "clock-jump" => &["duration_ms", "nodes", "offset_ms"],
+        "clock-rate" => &["duration_ms", "nodes", "rate"],
+        "clock-strobe" => &["duration_ms", "nodes", "offset_ms", "period_ms"],
         other => {
             return Err(src.error(
                 f.fault.span(),
@@ -367,6 +428,18 @@ fn fault(
             ))
         }
     };
+    if kind_name.starts_with("clock-") {
+        if let Err(why) = backend.clock_faults() {
+            return Err(src.error(
+                f.fault.span(),
+                "nemesis.fault",
+                format!(
+                    "clock faults cannot be injected on backend {:?}: {why}",
+                    backend.name()
+                ),
+            ));
+        }
+    }
     if let Some(extra) = f.set_fields().into_iter().find(|n| !allowed.contains(n)) {
         return Err(here(
             &format!("nemesis.{extra}"),
@@ -381,6 +454,14 @@ fn fault(
             here(
                 "nemesis.duration_ms",
                 format!("fault {kind_name:?} needs duration_ms (milliseconds or [min, max])"),
+            )
+        })
+    };
+    let need_offset = || {
+        f.offset_ms.ok_or_else(|| {
+            here(
+                "nemesis.offset_ms",
+                format!("fault {kind_name:?} needs offset_ms (milliseconds, negative: back)"),
             )
         })
     };
@@ -405,7 +486,9 @@ fn fault(
             .map(|c| in_range(src, "nemesis.client", c, 0, clients as u64 - 1).map(|v| v as usize))
             .transpose()
     };
-    let member_fault = matches!(kind_name, "isolate" | "member-pause" | "member-kill");
+    // Faults on cluster members: they may name the leader, and hit one member unless told.
+    let member_fault = kind_name == "isolate"
+        || (backend.is_cluster() && matches!(kind_name, "node-pause" | "node-crash"));
     let targets = || -> Result<Targets, ScenarioError> {
         let Some(nodes) = &f.nodes else {
             return Ok(if member_fault {
@@ -470,12 +553,53 @@ fn fault(
             targets: targets()?,
             duration: need_duration()?,
         },
-        "member-pause" => FaultKind::MemberPause {
+        "node-pause" => FaultKind::NodePause {
             targets: targets()?,
             duration: need_duration()?,
         },
-        "member-kill" => FaultKind::MemberKill {
+        "node-crash" => FaultKind::NodeCrash {
             targets: targets()?,
+            duration: need_duration()?,
+        },
+        "clock-jump" => FaultKind::ClockJump {
+            targets: targets()?,
+            offset_ms: need_offset()?,
+            duration: need_duration()?,
+        },
+        "clock-rate" => FaultKind::ClockRate {
+            targets: targets()?,
+            rate_milli: {
+                let rate = f.rate.as_ref().ok_or_else(|| {
+                    here(
+                        "nemesis.rate",
+                        "fault \"clock-rate\" needs rate (times real speed, e.g. 10 or 0.5)"
+                            .to_owned(),
+                    )
+                })?;
+                let r = *rate.get_ref();
+                if !(0.001..=1000.0).contains(&r) {
+                    return Err(src.error(
+                        rate.span(),
+                        "nemesis.rate",
+                        format!("{r} is out of range; allowed: 0.001 to 1000"),
+                    ));
+                }
+                (r * 1000.0).round() as u64
+            },
+            duration: need_duration()?,
+        },
+        "clock-strobe" => FaultKind::ClockStrobe {
+            targets: targets()?,
+            offset_ms: need_offset()?,
+            period_ms: match &f.period_ms {
+                Some(p) => in_range(src, "nemesis.period_ms", p, 1, 3_600_000)?,
+                None => {
+                    return Err(here(
+                        "nemesis.period_ms",
+                        "fault \"clock-strobe\" needs period_ms".to_owned(),
+                    ))
+                }
+            },
             duration: need_duration()?,
         },
         _ => FaultKind::Partition {

@@ -202,6 +202,72 @@ duration_ms = 100
     }
 
     #[test]
+    fn clock_faults_parse_and_need_their_fields() {
+        let with = |fault: &str| {
+            parse(&format!(
+                "name = \"t\"\n[backend]\nkind = \"redlock\"\npersistence = \"aof-always\"\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n[[nemesis]]\n{fault}\nnodes = [\"n5\"]\nduration_ms = 50\n"
+            ))
+        };
+        let s = with("fault = \"clock-rate\"\nrate = 0.5").unwrap();
+        assert_eq!(s.nodes, 5, "redlock defaults to five masters");
+        assert_eq!(s.persistence, crate::scenario::Persistence::AofAlways);
+        assert!(s.has_clock_faults());
+        assert!(matches!(
+            s.nemesis.faults[0].kind,
+            FaultKind::ClockRate {
+                rate_milli: 500,
+                ..
+            }
+        ));
+        let s = with("fault = \"clock-jump\"\noffset_ms = -2500").unwrap();
+        assert!(matches!(
+            s.nemesis.faults[0].kind,
+            FaultKind::ClockJump {
+                offset_ms: -2500,
+                ..
+            }
+        ));
+        let err = with("fault = \"clock-jump\"").unwrap_err();
+        assert!(err.contains("needs offset_ms"), "{err}");
+        let err = with("fault = \"clock-strobe\"\noffset_ms = 10").unwrap_err();
+        assert!(err.contains("needs period_ms"), "{err}");
+        let err = with("fault = \"clock-rate\"\nrate = 0.0").unwrap_err();
+        assert!(
+            err.contains("field `nemesis.rate`: 0 is out of range"),
+            "{err}"
+        );
+        let err = with("fault = \"node-crash\"\nrate = 2.0").unwrap_err();
+        assert!(
+            err.contains("not allowed for fault \"node-crash\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn clock_faults_on_a_backend_that_cannot_take_them_are_rejected_with_the_reason() {
+        let text = "name = \"t\"\n[backend]\nkind = \"redis-sentinel\"\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n[[nemesis]]\nfault = \"clock-jump\"\noffset_ms = 5000\nduration_ms = 50\n";
+        let err = parse(text).unwrap_err();
+        assert!(
+            err.contains(":9: field `nemesis.fault`: clock faults cannot be injected on backend \"redis-sentinel\": its master, replicas and sentinels do not run under libfaketime"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn wait_is_only_for_redis_sentinel() {
+        let base = "name = \"t\"\n[backend]\nkind = \"KIND\"\n[lock]\nwait_replicas = 1\nwait_release = true\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n";
+        let s = parse(&base.replace("KIND", "redis-sentinel")).unwrap();
+        assert_eq!(s.nodes, 2);
+        let wait = s.lock.wait.unwrap();
+        assert_eq!(
+            (wait.replicas, wait.timeout_ms, wait.release_unacked),
+            (1, 100, true)
+        );
+        let err = parse(&base.replace("KIND", "redlock")).unwrap_err();
+        assert!(err.contains("allowed only with redis-sentinel"), "{err}");
+    }
+
+    #[test]
     fn unknown_scenario_name_lists_known_ones() {
         let err = find_scenario("no-such-scenario").unwrap_err().to_string();
         assert!(err.contains("no scenario of that name"), "{err}");

@@ -10,7 +10,8 @@ mod ms;
 pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
-    BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Property, ResourceMode, Scenario,
-    SkippedFault, Targets, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
+    BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
+    ResourceMode, Scenario, SkippedFault, Targets, WaitSpec, WorkloadKind, WorkloadSpec,
+    ZK_TICK_MS,
 };
 pub use ms::MsRange;

@@ -20,6 +20,8 @@ pub struct Scenario {
     pub backend: BackendKind,
     /// How many lock nodes the backend runs (named `n1`, `n2`, …).
     pub nodes: usize,
+    /// What the lock nodes keep across a crash.
+    pub persistence: Persistence,
     pub lock: LockSpec,
     pub workload: WorkloadSpec,
     pub resource: ResourceMode,
@@ -31,6 +33,18 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Whether any fault moves a node's clock, so the nodes must run under libfaketime.
+    pub fn has_clock_faults(&self) -> bool {
+        self.nemesis.faults.iter().any(|f| {
+            matches!(
+                f.kind,
+                FaultKind::ClockJump { .. }
+                    | FaultKind::ClockRate { .. }
+                    | FaultKind::ClockStrobe { .. }
+            )
+        })
+    }
+
     /// Names of the lock nodes, `n1` … `nN`.
     pub fn node_names(&self) -> Vec<String> {
         (1..=self.nodes).map(|i| format!("n{i}")).collect()
@@ -55,10 +69,22 @@ pub enum BackendKind {
     /// ZooKeeper's lock recipe on a three-server ensemble: ephemeral sequential nodes, the
     /// lowest holds, the session (timeout = the lock's TTL) is the lease, token = sequence.
     ZooKeeper,
+    /// Redlock over N independent masters (default 5): majority, validity, no fencing token.
+    Redlock,
+    /// The `redis` lock on a master (`n1`) with asynchronous replicas (`n2`…), found through
+    /// three Sentinels that fail over to a replica when the master is down.
+    RedisSentinel,
 }
 
 impl BackendKind {
-    pub const NAMES: &'static [&'static str] = &["redis", "redis-naive", "etcd", "zookeeper"];
+    pub const NAMES: &'static [&'static str] = &[
+        "redis",
+        "redis-naive",
+        "etcd",
+        "zookeeper",
+        "redlock",
+        "redis-sentinel",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -66,24 +92,32 @@ impl BackendKind {
             BackendKind::Redis => "redis",
             BackendKind::Etcd => "etcd",
             BackendKind::ZooKeeper => "zookeeper",
+            BackendKind::Redlock => "redlock",
+            BackendKind::RedisSentinel => "redis-sentinel",
         }
     }
 
     /// Whether the backend is a consensus cluster whose members talk to each other (so
-    /// member faults and peer partitions apply).
+    /// member isolation, peer partitions and leader faults apply).
     pub fn is_cluster(self) -> bool {
         matches!(self, BackendKind::Etcd | BackendKind::ZooKeeper)
     }
 
-    /// Why a clock fault cannot be injected into this backend, if it cannot.
-    pub fn clock_fault_refusal(self) -> Option<&'static str> {
+    /// Whether the nodes of this backend can take clock faults (they run under libfaketime);
+    /// `Err` says why not. A Go server (etcd) ignores libfaketime: its arm must say so.
+    pub fn clock_faults(self) -> Result<(), &'static str> {
         match self {
+            BackendKind::RedisNaive | BackendKind::Redis | BackendKind::Redlock => Ok(()),
+            BackendKind::RedisSentinel => Err(
+                "its master, replicas and sentinels do not run under libfaketime (a sentinel's \
+                 failure detector would see a clock jump as a fault of its own)",
+            ),
             // libfaketime works by preloading into libc's time calls; Go reads the clock
             // through vDSO/raw syscalls and is statically linked against its own runtime.
             BackendKind::Etcd => {
-                Some("etcd is a Go binary, which ignores libfaketime: its clock cannot be skewed")
+                Err("etcd is a Go binary, which ignores libfaketime: its clock cannot be skewed")
             }
-            _ => None,
+            BackendKind::ZooKeeper => Err("its servers do not run under libfaketime"),
         }
     }
 
@@ -94,6 +128,8 @@ impl BackendKind {
             BackendKind::RedisNaive,
             BackendKind::Etcd,
             BackendKind::ZooKeeper,
+            BackendKind::Redlock,
+            BackendKind::RedisSentinel,
         ]
         .into_iter()
         .find(|k| k.name() == name)
@@ -102,20 +138,45 @@ impl BackendKind {
     /// Why this backend cannot take `fault`, or `None` when it can. A comparison runs the
     /// other faults and shows this one as skipped with the reason.
     pub fn cannot_take(self, fault: &FaultKind) -> Option<String> {
-        let member_fault = matches!(
-            fault,
-            FaultKind::Isolate { .. }
-                | FaultKind::MemberPause { .. }
-                | FaultKind::MemberKill { .. }
-        );
-        (member_fault && !self.is_cluster()).then(|| {
-            format!(
-                "{} acts on cluster members; {} is a single server",
+        // Client, network and process faults work on every backend; member isolation and
+        // faults on the leader need a cluster; clock faults need nodes that run under
+        // libfaketime.
+        let cluster_only = match fault {
+            FaultKind::Isolate { .. } => true,
+            FaultKind::NodePause { targets, .. } | FaultKind::NodeCrash { targets, .. } => {
+                *targets == Targets::Leader
+            }
+            _ => false,
+        };
+        if cluster_only && !self.is_cluster() {
+            return Some(format!(
+                "{} acts on cluster members; {} is not a cluster",
                 fault.name(),
                 self.name()
-            )
-        })
+            ));
+        }
+        match fault {
+            FaultKind::ClockJump { .. }
+            | FaultKind::ClockRate { .. }
+            | FaultKind::ClockStrobe { .. } => self.clock_faults().err().map(str::to_owned),
+            _ => None,
+        }
     }
+}
+
+/// What a Redis lock node keeps across a crash (`[backend] persistence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Persistence {
+    /// Nothing: a restarted node comes back empty.
+    #[default]
+    None,
+    /// Append-only file with `appendfsync always`: every acknowledged write survives.
+    AofAlways,
+}
+
+impl Persistence {
+    pub const NAMES: &'static [&'static str] = &["none", "aof-always"];
 }
 
 /// A fault left out when a scenario runs on a backend that cannot take it.
@@ -164,6 +225,19 @@ pub struct LockSpec {
     pub op_timeout_ms: u64,
     /// Renew the lease every ttl/3 while holding.
     pub watchdog: bool,
+    /// `redis-sentinel`: `WAIT` for replicas after each grant.
+    pub wait: Option<WaitSpec>,
+}
+
+/// `WAIT replicas timeout_ms` after a grant (`[lock] wait_replicas`, `wait_timeout_ms`,
+/// `wait_release`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WaitSpec {
+    pub replicas: u64,
+    pub timeout_ms: u64,
+    /// Give the lock back (and fail the acquire) when fewer replicas acknowledged, as
+    /// Redisson does.
+    pub release_unacked: bool,
 }
 
 /// What clients do while they hold the lock.
@@ -282,10 +356,33 @@ pub enum FaultKind {
     /// Cut the peer links between the target members and the other members (a minority or
     /// majority split); clients still reach every member. Cluster backends only.
     Isolate { targets: Targets, duration: MsRange },
-    /// SIGSTOP the target members, SIGCONT after `duration`. Cluster backends only.
-    MemberPause { targets: Targets, duration: MsRange },
-    /// SIGKILL the target members, restart them after `duration`. Cluster backends only.
-    MemberKill { targets: Targets, duration: MsRange },
+    /// Stop the target nodes' processes (SIGSTOP) for `duration`, then SIGCONT. On a cluster
+    /// the target may be the leader.
+    NodePause { targets: Targets, duration: MsRange },
+    /// Kill the target nodes' processes (SIGKILL) and start them again after `duration`
+    /// (0: at once; at least the max TTL: antirez's delayed restart). On a cluster the target
+    /// may be the leader.
+    NodeCrash { targets: Targets, duration: MsRange },
+    /// Jump the target nodes' wall clocks by `offset_ms` (negative: back) for `duration`.
+    ClockJump {
+        targets: Targets,
+        offset_ms: i64,
+        duration: MsRange,
+    },
+    /// Run the target nodes' clocks at `rate_milli / 1000` times real speed for `duration`.
+    ClockRate {
+        targets: Targets,
+        rate_milli: u64,
+        duration: MsRange,
+    },
+    /// Flip the target nodes' clocks between `offset_ms` and real time every `period_ms`, for
+    /// `duration`.
+    ClockStrobe {
+        targets: Targets,
+        offset_ms: i64,
+        period_ms: u64,
+        duration: MsRange,
+    },
 }
 
 impl FaultKind {
@@ -297,8 +394,11 @@ impl FaultKind {
             FaultKind::Latency { .. } => "latency",
             FaultKind::Partition { .. } => "partition",
             FaultKind::Isolate { .. } => "isolate",
-            FaultKind::MemberPause { .. } => "member-pause",
-            FaultKind::MemberKill { .. } => "member-kill",
+            FaultKind::NodePause { .. } => "node-pause",
+            FaultKind::NodeCrash { .. } => "node-crash",
+            FaultKind::ClockJump { .. } => "clock-jump",
+            FaultKind::ClockRate { .. } => "clock-rate",
+            FaultKind::ClockStrobe { .. } => "clock-strobe",
         }
     }
 
@@ -308,7 +408,10 @@ impl FaultKind {
         "latency",
         "partition",
         "isolate",
-        "member-pause",
-        "member-kill",
+        "node-pause",
+        "node-crash",
+        "clock-jump",
+        "clock-rate",
+        "clock-strobe",
     ];
 }

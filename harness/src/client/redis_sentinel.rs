@@ -1,0 +1,154 @@
+//! The Redis lock on a master found through Sentinel: each new session asks the sentinels
+//! where the master is, then runs the single-instance lock there. Optionally waits after each
+//! grant until replicas acknowledged it (`WAIT`), and in the Redisson variant gives the lock
+//! back when they did not. Replication is asynchronous: a grant the replica never saw is lost
+//! when Sentinel promotes that replica.
+
+use super::lock::{Grant, LockClient, LockSession, Outcome};
+use super::redis_error::{connect, request};
+use super::redis_lock::{RedisLock, RedisSession};
+use crate::scenario::{MsRange, WaitSpec};
+use lockpick_checker::history::Value;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// Makes sessions of the Redis lock on whatever master the sentinels name.
+pub struct SentinelLock {
+    sentinels: Vec<SocketAddr>,
+    master_name: String,
+    lock: String,
+    ttl_ms: u64,
+    op_timeout_ms: u64,
+    retry_delay: MsRange,
+    wait: Option<WaitSpec>,
+}
+
+impl SentinelLock {
+    /// Precondition: `sentinels` is not empty.
+    pub fn new(
+        sentinels: Vec<SocketAddr>,
+        master_name: &str,
+        lock: &str,
+        ttl_ms: u64,
+        op_timeout_ms: u64,
+        retry_delay: MsRange,
+        wait: Option<WaitSpec>,
+    ) -> SentinelLock {
+        assert!(!sentinels.is_empty(), "at least one sentinel");
+        SentinelLock {
+            sentinels,
+            master_name: master_name.to_owned(),
+            lock: lock.to_owned(),
+            ttl_ms,
+            op_timeout_ms,
+            retry_delay,
+            wait,
+        }
+    }
+
+    /// Asks the sentinels in turn for the master's address; the first answer wins.
+    pub async fn master(&self) -> Result<SocketAddr, String> {
+        let limit = Duration::from_millis(self.op_timeout_ms);
+        let mut last = String::from("no sentinel answered");
+        for addr in &self.sentinels {
+            let mut con = match connect(*addr, limit).await {
+                Ok(c) => c,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            let mut cmd = redis::cmd("SENTINEL");
+            cmd.arg("get-master-addr-by-name").arg(&self.master_name);
+            match request::<Option<(String, u16)>>(limit, cmd.query_async(&mut con)).await {
+                Outcome::Ok(Some((host, port))) => {
+                    return format!("{host}:{port}")
+                        .parse()
+                        .map_err(|e| format!("sentinel {addr} named master {host}:{port}: {e}"));
+                }
+                Outcome::Ok(None) => last = format!("sentinel {addr} knows no master"),
+                Outcome::Fail(e) | Outcome::Info(e) => last = format!("ask sentinel {addr}: {e}"),
+            }
+        }
+        Err(last)
+    }
+}
+
+/// A session on the master the sentinels named when it was opened.
+#[derive(Clone)]
+pub struct SentinelSession {
+    inner: RedisSession,
+    master: SocketAddr,
+    wait: Option<WaitSpec>,
+    op_timeout: Duration,
+    last: Value,
+}
+
+impl LockClient for SentinelLock {
+    type Session = SentinelSession;
+
+    async fn connect(&self, seed: u64) -> Result<SentinelSession, String> {
+        let master = self.master().await?;
+        let lock = RedisLock::new(
+            master,
+            &self.lock,
+            self.ttl_ms,
+            self.op_timeout_ms,
+            self.retry_delay,
+        );
+        Ok(SentinelSession {
+            inner: lock.connect(seed).await?,
+            master,
+            wait: self.wait,
+            op_timeout: Duration::from_millis(self.op_timeout_ms),
+            last: Value::default(),
+        })
+    }
+
+    fn lease_ms(&self) -> Option<u64> {
+        Some(self.ttl_ms)
+    }
+}
+
+impl LockSession for SentinelSession {
+    async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
+        let granted = self.inner.acquire(holder, deadline).await;
+        self.last = Value {
+            note: Some(format!("master {}", self.master)),
+            ..Value::default()
+        };
+        let (Outcome::Ok(grant), Some(wait)) = (&granted, self.wait) else {
+            return granted;
+        };
+        let mut con = self.inner.connection();
+        let mut cmd = redis::cmd("WAIT");
+        cmd.arg(wait.replicas).arg(wait.timeout_ms);
+        let limit = self.op_timeout + Duration::from_millis(wait.timeout_ms);
+        let acked = match request::<u64>(limit, cmd.query_async(&mut con)).await {
+            Outcome::Ok(n) => n,
+            // The lock is ours either way; unknown replication counts as not acknowledged.
+            Outcome::Fail(_) | Outcome::Info(_) => 0,
+        };
+        self.last.replicas_acked = Some(acked);
+        if acked >= wait.replicas || !wait.release_unacked {
+            return granted;
+        }
+        let grant = grant.clone();
+        match self.inner.release(&grant).await {
+            Outcome::Info(e) => Outcome::Info(format!("not replicated; release unknown: {e}")),
+            _ => Outcome::Fail("not-replicated".to_owned()),
+        }
+    }
+
+    async fn release(&mut self, grant: &Grant) -> Outcome<()> {
+        self.inner.release(grant).await
+    }
+
+    async fn renew(&mut self, grant: &Grant) -> Outcome<()> {
+        self.inner.renew(grant).await
+    }
+
+    fn last_detail(&mut self) -> Value {
+        std::mem::take(&mut self.last)
+    }
+}

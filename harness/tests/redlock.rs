@@ -1,0 +1,129 @@
+//! The Redlock client against five real redis-server masters (no proxy): what a failed
+//! majority leaves behind, and what a granted lock records.
+
+mod db_support;
+
+use db_support::command;
+use lockpick_harness::client::{LockClient, LockSession, Outcome, Redlock};
+use lockpick_harness::db::{RedisOptions, Supervisor};
+use lockpick_harness::scenario::MsRange;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+const KEY: &str = "lockpick:lock:lock";
+const T: Duration = Duration::from_secs(2);
+
+async fn masters(sup: &mut Supervisor, n: usize) -> Vec<(String, SocketAddr)> {
+    let mut out = Vec::new();
+    for i in 1..=n {
+        let name = format!("n{i}");
+        let info = sup
+            .start_redis(&name, RedisOptions::default())
+            .await
+            .unwrap();
+        out.push((name, info.addr));
+    }
+    out
+}
+
+fn get(addr: SocketAddr) -> String {
+    command(addr, &["GET", KEY], T).unwrap()
+}
+
+#[tokio::test]
+async fn failed_majority_releases_the_key_on_every_master_it_set() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let nodes = masters(&mut sup, 5).await;
+    // Someone else holds n1..n3: only n4 and n5 can say OK, a minority.
+    for (_, addr) in &nodes[..3] {
+        let reply = command(*addr, &["SET", KEY, "other", "PX", "60000"], T).unwrap();
+        assert!(reply.starts_with("+OK"), "{reply}");
+    }
+    let lock = Redlock::new(nodes.clone(), "lock", 1000, 100, MsRange::fixed(10));
+    let mut session = lock.connect(1).await.unwrap();
+    let outcome = session
+        .acquire("me", Instant::now() + Duration::from_millis(50))
+        .await;
+    assert_eq!(outcome, Outcome::Fail("timeout-waiting".to_owned()));
+    let detail = session.last_detail();
+    let answers: Vec<&str> = detail.per_node.values().map(String::as_str).collect();
+    assert_eq!(
+        answers,
+        ["taken", "taken", "taken", "ok", "ok"],
+        "{detail:?}"
+    );
+    // The two masters that said OK were released; the other holder's keys are untouched.
+    for (name, addr) in &nodes[3..] {
+        assert_eq!(get(*addr), "$-1\r\n", "{name} still has our key");
+    }
+    for (name, addr) in &nodes[..3] {
+        assert_eq!(
+            get(*addr),
+            "$5\r\nother\r\n",
+            "{name} lost the other holder's key"
+        );
+    }
+}
+
+#[tokio::test]
+async fn majority_with_one_master_down_grants_without_token_and_records_validity() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let nodes = masters(&mut sup, 5).await;
+    sup.kill("n2").await.unwrap();
+    sup.kill("n4").await.unwrap();
+    let lock = Redlock::new(nodes.clone(), "lock", 1000, 100, MsRange::fixed(10));
+    let mut session = lock.connect(1).await.unwrap();
+    let Outcome::Ok(grant) = session.acquire("me", Instant::now() + T).await else {
+        panic!("three of five masters are up: the lock must be granted");
+    };
+    assert_eq!(grant.token, None, "Redlock has no fencing token");
+    assert_eq!(grant.lease_ms, Some(988), "ttl − 1 % − 2 ms");
+    let detail = session.last_detail();
+    assert_eq!(detail.per_node["n1"], "ok");
+    assert!(detail.per_node["n2"].starts_with("fail"), "{detail:?}");
+    let validity = detail.validity_ms.unwrap();
+    assert!((900..=988).contains(&validity), "{validity}");
+    for i in [0, 2, 4] {
+        assert_eq!(get(nodes[i].1), "$2\r\nme\r\n");
+    }
+    assert_eq!(session.release(&grant).await, Outcome::Ok(()));
+    for i in [0, 2, 4] {
+        assert_eq!(get(nodes[i].1), "$-1\r\n");
+    }
+    // A bare minority left: no grant.
+    sup.kill("n5").await.unwrap();
+    let outcome = session
+        .acquire("me", Instant::now() + Duration::from_millis(30))
+        .await;
+    assert!(matches!(outcome, Outcome::Fail(_)), "{outcome:?}");
+    assert_eq!(get(nodes[0].1), "$-1\r\n", "released after the failed try");
+}
+
+#[tokio::test]
+async fn extend_renews_the_key_on_a_majority_and_fails_once_it_is_gone() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let nodes = masters(&mut sup, 3).await;
+    let lock = Redlock::new(nodes.clone(), "lock", 400, 100, MsRange::fixed(10));
+    let mut session = lock.connect(1).await.unwrap();
+    let Outcome::Ok(grant) = session.acquire("me", Instant::now() + T).await else {
+        panic!("all masters up: granted");
+    };
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert_eq!(session.renew(&grant).await, Outcome::Ok(()));
+    for (name, addr) in &nodes {
+        let pttl = command(*addr, &["PTTL", KEY], T).unwrap();
+        let left: i64 = pttl.trim_start_matches(':').trim().parse().unwrap();
+        assert!(left > 300, "{name}: extended to 400 ms, {left} left");
+    }
+    // Someone else's key on two of three masters: the extend cannot reach a majority.
+    for (_, addr) in &nodes[..2] {
+        command(*addr, &["SET", KEY, "other", "PX", "60000"], T).unwrap();
+    }
+    assert_eq!(
+        session.renew(&grant).await,
+        Outcome::Fail("lost".to_owned())
+    );
+}
