@@ -13,12 +13,22 @@ use tokio_util::sync::CancellationToken;
 // Runs one at a time: they are timing experiments on a 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, PathBuf) {
+/// Runs `name`; the returned folder holds the run's store and is removed when dropped (a
+/// cluster run keeps hundreds of MB of member data).
+fn run(
+    name: &str,
+) -> (
+    LockReport,
+    Verdict,
+    Option<Verdict>,
+    PathBuf,
+    tempfile::TempDir,
+) {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let scenario = load_scenario(name).expect("shipped scenario loads");
-    let store = tempfile::tempdir().expect("temp dir").keep();
+    let store = tempfile::tempdir().expect("temp dir");
     let opts = RunOptions {
-        store,
+        store: store.path().to_owned(),
         reproduce: format!("cargo run -- scenario {name}"),
         ..RunOptions::default()
     };
@@ -29,7 +39,7 @@ fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, PathBuf) {
     let r = outcome.results;
     assert!(r.ops > 20, "{name}: only {} ops", r.ops);
     eprintln!("{name}: {}", r.lock);
-    (r.lock, r.verdict, r.expected, outcome.dir)
+    (r.lock, r.verdict, r.expected, outcome.dir, store)
 }
 
 fn kinds(findings: &[lockpick_checker::lock::Finding]) -> Vec<FindingKind> {
@@ -48,7 +58,7 @@ fn nemesis_events(dir: &std::path::Path) -> Vec<(F, Vec<String>, Option<String>)
 
 #[test]
 fn etcd_baseline_is_valid_with_growing_tokens() {
-    let (report, verdict, expected, _) = run("etcd-baseline");
+    let (report, verdict, expected, _, _store) = run("etcd-baseline");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     assert!(report.stats.acquires_ok > 50, "{report}");
@@ -57,7 +67,7 @@ fn etcd_baseline_is_valid_with_growing_tokens() {
 
 #[test]
 fn etcd_gc_pause_shows_double_holder_and_accepted_stale_write() {
-    let (report, verdict, expected, _) = run("etcd-gc-pause");
+    let (report, verdict, expected, _, _store) = run("etcd-gc-pause");
     assert_eq!(expected, Some(Verdict::Invalid));
     assert_eq!(verdict, Verdict::Invalid, "{report}");
     let v = kinds(&report.violations);
@@ -76,7 +86,7 @@ fn etcd_gc_pause_shows_double_holder_and_accepted_stale_write() {
 
 #[test]
 fn etcd_gc_pause_fenced_is_valid_and_the_fence_rejects_the_stale_write() {
-    let (report, verdict, expected, _) = run("etcd-gc-pause-fenced");
+    let (report, verdict, expected, _, _store) = run("etcd-gc-pause-fenced");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let o = kinds(&report.observations);
@@ -87,7 +97,7 @@ fn etcd_gc_pause_fenced_is_valid_and_the_fence_rejects_the_stale_write() {
 
 #[test]
 fn etcd_partition_leader_is_valid_and_the_leader_was_isolated() {
-    let (report, verdict, expected, dir) = run("etcd-partition-leader");
+    let (report, verdict, expected, dir, _store) = run("etcd-partition-leader");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let events = nemesis_events(&dir);
@@ -106,7 +116,7 @@ fn etcd_partition_leader_is_valid_and_the_leader_was_isolated() {
 
 #[test]
 fn etcd_kill_leader_is_valid_and_the_leader_was_killed_and_restarted() {
-    let (report, verdict, expected, dir) = run("etcd-kill-leader");
+    let (report, verdict, expected, dir, _store) = run("etcd-kill-leader");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let events = nemesis_events(&dir);

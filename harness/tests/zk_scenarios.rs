@@ -13,12 +13,22 @@ use tokio_util::sync::CancellationToken;
 // Runs one at a time: they are timing experiments on a 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, PathBuf) {
+/// Runs `name`; the returned folder holds the run's store and is removed when dropped (a
+/// cluster run keeps hundreds of MB of member data).
+fn run(
+    name: &str,
+) -> (
+    LockReport,
+    Verdict,
+    Option<Verdict>,
+    PathBuf,
+    tempfile::TempDir,
+) {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let scenario = load_scenario(name).expect("shipped scenario loads");
-    let store = tempfile::tempdir().expect("temp dir").keep();
+    let store = tempfile::tempdir().expect("temp dir");
     let opts = RunOptions {
-        store,
+        store: store.path().to_owned(),
         reproduce: format!("cargo run -- scenario {name}"),
         ..RunOptions::default()
     };
@@ -29,7 +39,7 @@ fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, PathBuf) {
     let r = outcome.results;
     assert!(r.ops > 20, "{name}: only {} ops", r.ops);
     eprintln!("{name}: {}", r.lock);
-    (r.lock, r.verdict, r.expected, outcome.dir)
+    (r.lock, r.verdict, r.expected, outcome.dir, store)
 }
 
 fn kinds(findings: &[lockpick_checker::lock::Finding]) -> Vec<FindingKind> {
@@ -51,7 +61,7 @@ fn session_expiries(dir: &std::path::Path) -> usize {
 
 #[test]
 fn zookeeper_baseline_is_valid_with_growing_tokens() {
-    let (report, verdict, expected, _) = run("zookeeper-baseline");
+    let (report, verdict, expected, _, _store) = run("zookeeper-baseline");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     assert!(report.stats.acquires_ok > 50, "{report}");
@@ -60,7 +70,7 @@ fn zookeeper_baseline_is_valid_with_growing_tokens() {
 
 #[test]
 fn zookeeper_session_expiry_shows_double_holder_stale_write_and_the_expiry() {
-    let (report, verdict, expected, dir) = run("zookeeper-session-expiry");
+    let (report, verdict, expected, dir, _store) = run("zookeeper-session-expiry");
     assert_eq!(expected, Some(Verdict::Invalid));
     assert_eq!(verdict, Verdict::Invalid, "{report}");
     let v = kinds(&report.violations);
@@ -78,7 +88,7 @@ fn zookeeper_session_expiry_shows_double_holder_stale_write_and_the_expiry() {
 
 #[test]
 fn zookeeper_session_expiry_fenced_is_valid_and_the_fence_rejects_the_stale_write() {
-    let (report, verdict, expected, dir) = run("zookeeper-session-expiry-fenced");
+    let (report, verdict, expected, dir, _store) = run("zookeeper-session-expiry-fenced");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let o = kinds(&report.observations);
@@ -89,7 +99,7 @@ fn zookeeper_session_expiry_fenced_is_valid_and_the_fence_rejects_the_stale_writ
 
 #[test]
 fn zookeeper_partition_is_valid_and_a_server_was_isolated() {
-    let (report, verdict, expected, dir) = run("zookeeper-partition");
+    let (report, verdict, expected, dir, _store) = run("zookeeper-partition");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let events: Vec<_> = read_history(&dir.join("history.jsonl"))

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 /// gRPC's status code UNAVAILABLE, with which etcd refuses requests when it has no leader.
 const GRPC_UNAVAILABLE: i32 = 14;
+/// gRPC's status code NOT_FOUND, with which etcd answers for a lease that no longer exists.
+const GRPC_NOT_FOUND: i32 = 5;
 
 /// Settings shared by every session of one run.
 #[derive(Debug)]
@@ -113,7 +115,8 @@ fn describe(e: &etcd_client::Error) -> String {
 
 /// Runs one request with the operation time limit: `Info` when it timed out or failed in a
 /// way that leaves its effect unknown; `Fail("no-leader")` when the member refused it for
-/// want of a leader (required with every request, so it is refused before it is applied).
+/// want of a leader (required with every request, so it is refused before it is applied);
+/// `Fail("lease-not-found")` when the lease it names is gone.
 async fn request<T>(
     timeout: Duration,
     call: impl Future<Output = Result<T, etcd_client::Error>>,
@@ -125,6 +128,12 @@ async fn request<T>(
                 && status.message().contains("no leader") =>
         {
             Outcome::Fail("no-leader".to_owned())
+        }
+        Ok(Err(etcd_client::Error::GRpcStatus(status)))
+            if status.code() as i32 == GRPC_NOT_FOUND
+                && status.message().contains("lease not found") =>
+        {
+            Outcome::Fail("lease-not-found".to_owned())
         }
         Ok(Err(e)) => Outcome::Info(describe(&e)),
         Err(_) => Outcome::Info("timeout".to_owned()),
@@ -345,13 +354,17 @@ impl LockSession for EtcdSession {
         };
         let timeout = self.config.op_timeout;
         let deleted = request(timeout, self.client.delete(held.key.clone(), None)).await;
-        // The lease goes either way; if this fails it expires on its own.
-        let _ = request(timeout, self.client.lease_revoke(held.lease)).await;
-        match deleted {
-            Outcome::Ok(r) if r.deleted() > 0 => Outcome::Ok(()),
-            Outcome::Ok(_) => Outcome::Fail("not-owner".to_owned()),
-            Outcome::Fail(e) => Outcome::Fail(e),
-            Outcome::Info(e) => Outcome::Info(e),
+        let revoked = request(timeout, self.client.lease_revoke(held.lease)).await;
+        match (deleted, revoked) {
+            (Outcome::Ok(r), _) if r.deleted() > 0 => Outcome::Ok(()),
+            (Outcome::Ok(_), _) => Outcome::Fail("not-owner".to_owned()),
+            // Revoking the lease deleted the key with it, whatever became of the delete.
+            (_, Outcome::Ok(_)) => Outcome::Ok(()),
+            (_, Outcome::Fail(e)) if e == "lease-not-found" => {
+                Outcome::Fail("not-owner".to_owned())
+            }
+            (Outcome::Fail(e), Outcome::Fail(_)) => Outcome::Fail(e),
+            (Outcome::Info(e), _) | (_, Outcome::Info(e)) => Outcome::Info(e),
         }
     }
 
