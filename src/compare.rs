@@ -160,9 +160,10 @@ fn fault_label(kind: &FaultKind) -> String {
         FaultKind::ClockRate { rate_milli, .. } => {
             format!("{} x{}", kind.name(), *rate_milli as f64 / 1000.0)
         }
-        FaultKind::Partition { .. } | FaultKind::NodePause { .. } | FaultKind::NodeCrash { .. } => {
-            kind.name().to_owned()
-        }
+        FaultKind::Partition { .. }
+        | FaultKind::Isolate { .. }
+        | FaultKind::NodePause { .. }
+        | FaultKind::NodeCrash { .. } => kind.name().to_owned(),
     }
 }
 
@@ -172,7 +173,7 @@ fn fault_verb(kind: &FaultKind) -> F {
         FaultKind::ClientPause { .. } => F::Pause,
         FaultKind::ClientCrash { .. } => F::Crash,
         FaultKind::Latency { .. } => F::Slow,
-        FaultKind::Partition { .. } => F::Partition,
+        FaultKind::Partition { .. } | FaultKind::Isolate { .. } => F::Partition,
         FaultKind::NodePause { .. } => F::Pause,
         FaultKind::NodeCrash { .. } => F::Crash,
         FaultKind::ClockJump { .. }

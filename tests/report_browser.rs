@@ -178,7 +178,7 @@ fn report_compare_and_serve_pages_render_in_chromium() {
             "compare",
             "redis-gc-pause",
             "--backends",
-            "redis,redis-naive,zookeeper",
+            "redis,redis-naive,consul",
             "--time-limit",
             "2",
             "--store",
@@ -198,7 +198,7 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         });
     let dom = chromium(&file_url(Path::new(compare)), "--dump-dom", profile.path());
     assert!(dom.contains(r#"id="verdict-matrix""#), "{dom}");
-    for backend in ["redis", "redis-naive", "zookeeper"] {
+    for backend in ["redis", "redis-naive", "consul"] {
         assert!(
             dom.contains(&format!(r#"data-backend="{backend}""#)),
             "{backend} row missing"
@@ -206,7 +206,8 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     }
     assert!(
         dom.contains(
-            "skipped: unknown backend (known: redis, redis-naive, redlock, redis-sentinel)"
+            "skipped: unknown backend (known: redis, redis-naive, etcd, zookeeper, redlock, \
+             redis-sentinel)"
         ),
         "{dom}"
     );

@@ -2,6 +2,7 @@
 //! the history.
 
 pub mod client;
+pub mod cluster;
 pub mod db;
 pub mod nemesis;
 pub mod proxy;

@@ -96,7 +96,11 @@ impl<L: LockClient> Client<L> {
                 return None;
             }
             let seed = self.rng.random();
-            match self.lock.connect(seed).await {
+            match self
+                .lock
+                .connect_pausable(seed, self.ctx.points.clone())
+                .await
+            {
                 Ok(s) => return Some(s),
                 Err(_) => {
                     if self.sleep_or_stop(100).await {

@@ -1,7 +1,9 @@
 //! What a lock implementation provides to the client loop, and Jepsen's three-valued outcome.
 
+use super::pause::PausePoints;
 use lockpick_checker::history::Value;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Outcome of one operation against a backend.
@@ -37,6 +39,18 @@ pub trait LockClient: Send + Sync + 'static {
     /// seeds its random choices (retry delays). Errors are
     /// retried by the caller; nothing is recorded for them.
     fn connect(&self, seed: u64) -> impl Future<Output = Result<Self::Session, String>> + Send;
+
+    /// Like [`LockClient::connect`], for a client whose pauses are announced on `points`.
+    /// Locks whose client library keeps the session alive on its own (ZooKeeper pings)
+    /// override it to stop that traffic while paused; the others just connect.
+    fn connect_pausable(
+        &self,
+        seed: u64,
+        points: Arc<PausePoints>,
+    ) -> impl Future<Output = Result<Self::Session, String>> + Send {
+        let _ = points;
+        self.connect(seed)
+    }
 
     /// Lease length asked for on acquire, if the lock has leases.
     fn lease_ms(&self) -> Option<u64>;

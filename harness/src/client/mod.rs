@@ -1,8 +1,10 @@
 //! Lock clients: the lock implementations under test and the loop every client process runs.
 
 mod driver;
+mod etcd_lock;
 mod lock;
 mod pause;
+mod pause_gate;
 mod redis_error;
 mod redis_lock;
 mod redis_naive;
@@ -11,8 +13,10 @@ mod redlock;
 pub mod redlock_validity;
 mod retry;
 mod watchdog;
+mod zk_lock;
 
 pub use driver::{run_client, ClientCtx};
+pub use etcd_lock::EtcdLock;
 pub use lock::{Grant, LockClient, LockSession, Outcome};
 pub use pause::{Interrupt, PausePlan, PausePoints};
 pub(crate) use redis_error::{connect as connect_redis, request as redis_request};
@@ -20,3 +24,4 @@ pub use redis_lock::RedisLock;
 pub use redis_naive::RedisNaiveLock;
 pub use redis_sentinel::{SentinelLock, SentinelSession};
 pub use redlock::{NodeAnswer, Redlock, RedlockSession};
+pub use zk_lock::ZkLock;

@@ -9,9 +9,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use super::etcd::{self, EtcdOptions};
 use super::folder::NodeFolder;
 use super::redis::{self, RedisOptions};
 use super::sentinel::{self, SentinelOptions};
+use super::zookeeper::{self, ZkOptions};
 
 /// Interval between readiness probes; Redis is ready 15–30 ms after spawn here.
 pub(crate) const PROBE_INTERVAL: Duration = Duration::from_millis(5);
@@ -22,6 +24,10 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeKind {
     Redis(RedisOptions),
+    /// One member of an etcd cluster; started with its peers by `start_cluster`.
+    Etcd(EtcdOptions),
+    /// One server of a ZooKeeper ensemble; started with its peers by `start_cluster`.
+    ZooKeeper(ZkOptions),
     Sentinel(SentinelOptions),
 }
 
@@ -30,6 +36,8 @@ impl NodeKind {
     pub fn binary(&self) -> &Path {
         match self {
             NodeKind::Redis(opts) => &opts.binary,
+            NodeKind::Etcd(opts) => &opts.binary,
+            NodeKind::ZooKeeper(opts) => &opts.java,
             NodeKind::Sentinel(opts) => &opts.binary,
         }
     }
@@ -38,6 +46,8 @@ impl NodeKind {
     pub fn package(&self) -> &'static str {
         match self {
             NodeKind::Redis(_) => redis::PACKAGE,
+            NodeKind::Etcd(_) => etcd::PACKAGE,
+            NodeKind::ZooKeeper(_) => zookeeper::PACKAGE,
             NodeKind::Sentinel(_) => sentinel::PACKAGE,
         }
     }
@@ -46,6 +56,8 @@ impl NodeKind {
     pub(crate) fn validate(&self) -> Result<(), String> {
         match self {
             NodeKind::Redis(opts) => opts.validate(),
+            NodeKind::Etcd(opts) => opts.validate(),
+            NodeKind::ZooKeeper(opts) => opts.validate(),
             NodeKind::Sentinel(opts) => opts.validate(),
         }
     }
@@ -53,6 +65,8 @@ impl NodeKind {
     pub(crate) fn config_file(&self) -> &'static str {
         match self {
             NodeKind::Redis(_) => redis::CONFIG_FILE,
+            NodeKind::Etcd(_) => etcd::CONFIG_FILE,
+            NodeKind::ZooKeeper(_) => zookeeper::CONFIG_FILE,
             NodeKind::Sentinel(_) => sentinel::CONFIG_FILE,
         }
     }
@@ -60,6 +74,8 @@ impl NodeKind {
     pub(crate) fn ready_timeout(&self) -> Duration {
         match self {
             NodeKind::Redis(opts) => opts.ready_timeout,
+            NodeKind::Etcd(opts) => opts.ready_timeout,
+            NodeKind::ZooKeeper(opts) => opts.ready_timeout,
             NodeKind::Sentinel(opts) => opts.ready_timeout,
         }
     }
@@ -69,6 +85,8 @@ impl NodeKind {
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         match self {
             NodeKind::Redis(opts) => opts.write_config(folder, port),
+            NodeKind::Etcd(opts) => opts.write_config(folder, port),
+            NodeKind::ZooKeeper(opts) => opts.write_config(folder, port),
             NodeKind::Sentinel(opts) => opts.write_config(folder, port),
         }
     }
@@ -77,6 +95,8 @@ impl NodeKind {
     pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
         match self {
             NodeKind::Redis(opts) => opts.command(folder),
+            NodeKind::Etcd(opts) => opts.command(folder),
+            NodeKind::ZooKeeper(opts) => opts.command(folder),
             NodeKind::Sentinel(opts) => opts.command(folder),
         }
     }
@@ -87,6 +107,8 @@ impl NodeKind {
             NodeKind::Redis(_) | NodeKind::Sentinel(_) => {
                 redis::redis_ping(addr, PROBE_TIMEOUT).await
             }
+            NodeKind::Etcd(_) => etcd::etcd_health(addr, PROBE_TIMEOUT).await,
+            NodeKind::ZooKeeper(_) => zookeeper::zk_serving(addr, PROBE_TIMEOUT).await,
         }
     }
 
@@ -95,6 +117,18 @@ impl NodeKind {
     pub(crate) fn address_in_use(&self, output: &str) -> bool {
         match self {
             NodeKind::Redis(_) | NodeKind::Sentinel(_) => redis::address_in_use(output),
+            NodeKind::Etcd(_) => etcd::address_in_use(output),
+            NodeKind::ZooKeeper(_) => zookeeper::address_in_use(output),
+        }
+    }
+
+    /// Whether the node at client address `addr` leads its cluster right now; a single
+    /// server (Redis, Sentinel) is never a leader.
+    pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
+        match self {
+            NodeKind::Redis(_) | NodeKind::Sentinel(_) => false,
+            NodeKind::Etcd(_) => etcd::etcd_is_leader(addr, PROBE_TIMEOUT).await,
+            NodeKind::ZooKeeper(_) => zookeeper::zk_is_leader(addr, PROBE_TIMEOUT).await,
         }
     }
 }

@@ -3,8 +3,10 @@
 
 mod child;
 mod error;
+mod etcd;
 pub mod faketime;
 mod folder;
+mod http;
 mod kind;
 mod launch;
 mod node;
@@ -15,11 +17,15 @@ mod registry;
 mod sentinel;
 mod spawner;
 mod supervisor;
+mod zookeeper;
 
 pub use error::DbError;
+pub use etcd::{etcd_health, etcd_is_leader, EtcdOptions};
 pub use kind::NodeKind;
 pub use node::{NodeInfo, NodeState};
+pub use ports::{reserve_port, ReservedPort};
 pub use redis::{redis_ping, RedisOptions};
-pub use registry::kill_all_children;
+pub use registry::{kill_all_children, live_children};
 pub use sentinel::SentinelOptions;
-pub use supervisor::Supervisor;
+pub use supervisor::{MemberSpec, Supervisor};
+pub use zookeeper::{zk_is_leader, zk_mode, ZkOptions, ZkPeer};

@@ -49,3 +49,20 @@ pub(crate) fn lease_free_port() -> io::Result<PortLease> {
         "every port the kernel offered is leased to another node",
     ))
 }
+
+/// A loopback port reserved for this process's nodes, for kinds that listen on more than
+/// their client port (cluster peer ports): reserve them before writing member configs that
+/// name them, and hand them to the supervisor with the member.
+#[derive(Debug)]
+pub struct ReservedPort(pub(crate) PortLease);
+
+impl ReservedPort {
+    pub fn port(&self) -> u16 {
+        self.0.port()
+    }
+}
+
+/// Reserves a loopback port that was free a moment ago and is held by no other node here.
+pub fn reserve_port() -> io::Result<ReservedPort> {
+    lease_free_port().map(ReservedPort)
+}

@@ -115,3 +115,9 @@ pub fn kill_all_children() {
             .0;
     }
 }
+
+/// The pids of every live child spawned by any supervisor of this process, e.g. to find
+/// which member owns a socket.
+pub fn live_children() -> Vec<u32> {
+    lock().live.iter().copied().collect()
+}

@@ -12,7 +12,7 @@ use super::folder::NodeFolder;
 use super::kind::NodeKind;
 use super::launch::{launch, LaunchFailure};
 use super::node::{NodeInfo, NodeState};
-use super::ports::{lease_free_port, PortLease};
+use super::ports::{lease_free_port, PortLease, ReservedPort};
 use super::preflight::{find_binary, validate_name};
 use super::redis::RedisOptions;
 use super::registry::{self, SignalFailure};
@@ -27,6 +27,18 @@ const STOP_WAIT: Duration = Duration::from_millis(200);
 /// How long `Drop` waits for each killed child to be reaped.
 const DROP_REAP_WAIT: Duration = Duration::from_secs(5);
 
+/// One member for [`Supervisor::start_cluster`]: its name, kind (whose config already names
+/// the member's ports and its peers'), and the ports reserved for it.
+#[derive(Debug)]
+pub struct MemberSpec {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Where clients connect.
+    pub client: ReservedPort,
+    /// Every other port the member listens on (peer, election); held as long as the node.
+    pub other_ports: Vec<ReservedPort>,
+}
+
 /// Owns the backend nodes of one run.
 pub struct Supervisor {
     run_dir: PathBuf,
@@ -39,6 +51,8 @@ struct Node {
     addr: SocketAddr,
     /// Keeps `addr`'s port for this node across kills and restarts.
     _port: PortLease,
+    /// Keeps the node's other ports (cluster peer ports) for it across kills and restarts.
+    _extra_ports: Vec<ReservedPort>,
     child: Child,
     paused: bool,
     /// The last process was killed by us, so its exit is not a crash.
@@ -135,6 +149,7 @@ impl Supervisor {
             folder,
             addr,
             _port: port,
+            _extra_ports: Vec::new(),
             child,
             paused: false,
             killed: false,
@@ -143,6 +158,116 @@ impl Supervisor {
         let info = node.info(name);
         self.nodes.insert(name.to_string(), node);
         Ok(info)
+    }
+
+    /// Starts the members of one cluster together and waits until every one is ready (for
+    /// etcd: sees a leader), since no member of a new cluster is ready before a quorum runs.
+    /// Ports are the caller's, reserved before the member configs were built; there is no
+    /// retry on another port. On any failure every member started here is killed.
+    pub async fn start_cluster(
+        &mut self,
+        members: Vec<MemberSpec>,
+    ) -> Result<Vec<NodeInfo>, DbError> {
+        let mut prepared = Vec::new();
+        for member in members {
+            validate_name(&member.name)?;
+            if self.nodes.contains_key(&member.name)
+                || prepared
+                    .iter()
+                    .any(|(m, _): &(MemberSpec, _)| m.name == member.name)
+            {
+                return Err(DbError::DuplicateNode { name: member.name });
+            }
+            member
+                .kind
+                .validate()
+                .map_err(|reason| DbError::InvalidOptions {
+                    node: member.name.clone(),
+                    reason,
+                })?;
+            if find_binary(member.kind.binary()).is_none() {
+                return Err(DbError::MissingBinary {
+                    binary: member.kind.binary().to_path_buf(),
+                    package: member.kind.package(),
+                });
+            }
+            let folder = NodeFolder::new(&self.run_dir, &member.name, member.kind.config_file());
+            folder.create().map_err(|source| DbError::Folder {
+                node: member.name.clone(),
+                path: folder.root.clone(),
+                source,
+            })?;
+            prepared.push((member, folder));
+        }
+        let mut launches = tokio::task::JoinSet::new();
+        for (index, (member, folder)) in prepared.iter().enumerate() {
+            let (name, kind, folder) = (member.name.clone(), member.kind.clone(), folder.clone());
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, member.client.port()));
+            launches.spawn(async move { (index, launch(&name, &kind, &folder, addr).await) });
+        }
+        let mut started = Vec::new();
+        let mut first_error = None;
+        while let Some(joined) = launches.join_next().await {
+            match joined {
+                Ok((index, Ok(child))) => started.push((index, child)),
+                Ok((_, Err(LaunchFailure::AddressInUse(err) | LaunchFailure::Fatal(err)))) => {
+                    first_error.get_or_insert(err);
+                }
+                // A launch task only ends by returning; a panic there is a bug worth seeing.
+                Err(join) => std::panic::resume_unwind(join.into_panic()),
+            }
+        }
+        if let Some(err) = first_error {
+            for (_, (child, _)) in &started {
+                let _ = registry::signal(child.pid(), libc::SIGKILL);
+            }
+            for (_, (child, _)) in &started {
+                child.wait().await;
+            }
+            return Err(err);
+        }
+        started.sort_by_key(|(index, _)| *index);
+        let mut infos = Vec::new();
+        for ((member, folder), (_, (child, startup))) in prepared.into_iter().zip(started) {
+            let node = Node {
+                kind: member.kind,
+                folder,
+                addr: SocketAddr::from((Ipv4Addr::LOCALHOST, member.client.port())),
+                _port: member.client.0,
+                _extra_ports: member.other_ports,
+                child,
+                paused: false,
+                killed: false,
+                startup,
+            };
+            infos.push(node.info(&member.name));
+            self.nodes.insert(member.name, node);
+        }
+        Ok(infos)
+    }
+
+    /// The one of `names` that leads its cluster right now, if any answers that it does.
+    /// Paused or dead members are not asked. Several answers (an old leader cut off from the
+    /// others still believes it leads) give the first in `names`' order.
+    pub async fn leader(&self, names: &[String]) -> Option<String> {
+        for name in names {
+            let Some(node) = self.nodes.get(name) else {
+                continue;
+            };
+            if node.paused || !node.alive() {
+                continue;
+            }
+            if node.kind.is_leader(node.addr).await {
+                return Some(name.clone());
+            }
+        }
+        None
+    }
+
+    /// The folder node `name` has or will have (`<run_dir>/nodes/<name>`, absolute); its
+    /// process runs with it as working directory.
+    pub fn node_dir(&self, name: &str) -> PathBuf {
+        NodeFolder::new(&self.run_dir, name, "").root
     }
 
     /// A snapshot of the node `name`, with its state as of now (a crash is seen as soon as

@@ -1,12 +1,17 @@
-//! Why the nemesis could not apply a fault.
+//! Why the nemesis could not apply or undo a fault.
 
-/// A fault that could not be applied: through the proxy, or on a node's process.
+/// A fault that could not be applied or undone: through the proxy, on the peer network, or on
+/// a node's process or clock. Messages read after "failed to …".
 #[derive(Debug, thiserror::Error)]
 pub enum NemesisError {
     #[error(transparent)]
     Proxy(#[from] crate::proxy::ProxyError),
     #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error(transparent)]
     Db(#[from] crate::db::DbError),
+    #[error("apply {fault} to the cluster: this backend has no peer network")]
+    NotACluster { fault: &'static str },
     #[error("set the clock of node {node} in {path}: {source}")]
     Clock {
         node: String,

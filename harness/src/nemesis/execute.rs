@@ -1,15 +1,17 @@
 //! Carries out a fault schedule: network faults through the proxies, pauses and crashes armed
-//! on clients. Every fault that takes effect is recorded; everything broken is healed at the end.
+//! on clients, peer partitions and member pauses/kills on clusters. Every fault that takes
+//! effect is recorded; everything broken is healed at the end.
 
 use super::error::NemesisError;
-use super::schedule::{Action, Step};
+use super::schedule::{Action, Members, Step};
 use crate::client::{Interrupt, PausePlan, PausePoints};
+use crate::cluster::ClusterNet;
 use crate::db::faketime::{control_file, set_clock, ClockSetting};
 use crate::db::DbError;
 use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
 use lockpick_checker::history::{EventKind, Process, Value, F};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -26,24 +28,35 @@ pub struct NemesisCtx {
     pub stop: CancellationToken,
     /// The run's nodes, for faults on server processes.
     pub supervisor: Arc<tokio::sync::Mutex<crate::db::Supervisor>>,
+    /// The peer network, when the backend is a cluster.
+    pub cluster: Option<Arc<ClusterNet>>,
 }
 
-/// Nodes the nemesis left broken, to be healed at the end.
+/// How long to look for a leader before a leader fault is skipped (an election is running).
+const LEADER_SEARCH: Duration = Duration::from_secs(3);
+
+/// A member fault in force, by the id that pairs its start and end actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MemberFault {
+    Isolated,
+    Paused,
+    Crashed,
+}
+
+/// What the nemesis has broken and must repair.
 #[derive(Default)]
 struct Broken {
-    /// Network faults (partition, slow).
+    /// Nodes with network faults (partition, slow).
     links: BTreeSet<String>,
-    /// Paused processes.
-    paused: BTreeSet<String>,
-    /// Crashed processes not yet restarted.
-    crashed: BTreeSet<String>,
+    /// Peer isolations, paused and crashed nodes by fault id: what was done and to whom.
+    members: BTreeMap<usize, (MemberFault, Vec<String>)>,
     /// Clocks moved from real time.
     clocks: BTreeSet<String>,
 }
 
 /// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every node it broke
-/// (links healed, paused nodes resumed, crashed nodes restarted). Returns the first error; the
-/// heal at the end is attempted regardless.
+/// (peer links restored, paused nodes resumed, crashed nodes restarted, links healed, clocks
+/// reset). Returns the first error; the heal at the end is attempted regardless.
 pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), NemesisError> {
     let mut broken = Broken::default();
     let mut first_error = None;
@@ -64,14 +77,23 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), Nemesi
     for points in &ctx.points {
         points.disarm();
     }
-    let to_vec = |set: &mut BTreeSet<String>| std::mem::take(set).into_iter().collect();
+    let ids: Vec<(usize, MemberFault)> = broken
+        .members
+        .iter()
+        .map(|(id, (fault, _))| (*id, *fault))
+        .collect();
+    for (id, fault) in ids {
+        let undo = match fault {
+            MemberFault::Isolated => Action::Rejoin { id },
+            MemberFault::Paused => Action::ResumeNodes { id },
+            MemberFault::Crashed => Action::RestartNodes { id },
+        };
+        if let Err(e) = apply(&ctx, &undo, &mut broken).await {
+            first_error.get_or_insert(e);
+        }
+    }
+    let to_vec = |set: &mut BTreeSet<String>| std::mem::take(set).into_iter().collect::<Vec<_>>();
     let heals = [
-        Action::ResumeNodes {
-            nodes: to_vec(&mut broken.paused),
-        },
-        Action::RestartNodes {
-            nodes: to_vec(&mut broken.crashed),
-        },
         Action::Heal {
             nodes: to_vec(&mut broken.links),
         },
@@ -80,8 +102,10 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), Nemesi
         },
     ];
     for action in heals {
-        if action.nodes().is_empty() {
-            continue;
+        if let Action::Heal { nodes } | Action::ResetClock { nodes } = &action {
+            if nodes.is_empty() {
+                continue;
+            }
         }
         if let Err(e) = apply(&ctx, &action, &mut broken).await {
             first_error.get_or_insert(e);
@@ -93,6 +117,139 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), Nemesi
 fn record(ctx: &NemesisCtx, f: F, value: Value) {
     ctx.recorder
         .record(Process::Nemesis, EventKind::Info, f, None, value, None);
+}
+
+/// The members `members` names now: the leader is looked up (a paused or dead member is
+/// never it); `None` when no leader emerged in time.
+async fn resolve(ctx: &NemesisCtx, members: &Members) -> Option<Vec<String>> {
+    match members {
+        Members::Named(names) => Some(names.clone()),
+        Members::Leader => {
+            let names = ctx.cluster.as_ref()?.members().to_vec();
+            let deadline = Instant::now() + LEADER_SEARCH;
+            loop {
+                if let Some(leader) = ctx.supervisor.lock().await.leader(&names).await {
+                    return Some(vec![leader]);
+                }
+                if Instant::now() >= deadline {
+                    return None;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+fn record_members(ctx: &NemesisCtx, f: F, nodes: &[String], note: Option<String>) {
+    record(
+        ctx,
+        f,
+        Value {
+            nodes: nodes.to_vec(),
+            note,
+            ..Value::default()
+        },
+    );
+}
+
+/// Starts a fault on nodes: isolate (clusters only), pause or crash `members`.
+async fn start_member_fault(
+    ctx: &NemesisCtx,
+    fault: MemberFault,
+    members: &Members,
+    id: usize,
+    broken: &mut Broken,
+) -> Result<(), NemesisError> {
+    // No leader emerged: the fault did not take effect, so nothing is recorded.
+    let Some(nodes) = resolve(ctx, members).await else {
+        return Ok(());
+    };
+    let leader_note = |what: &str| {
+        let who = if *members == Members::Leader {
+            "the leader "
+        } else {
+            ""
+        };
+        Some(format!("{what} {who}{}", nodes.join(",")))
+    };
+    match fault {
+        MemberFault::Isolated => {
+            let Some(cluster) = ctx.cluster.as_ref() else {
+                return Err(NemesisError::NotACluster { fault: "isolate" });
+            };
+            broken.members.insert(id, (fault, nodes.clone()));
+            cluster.isolate(&nodes).await?;
+            let others: Vec<&str> = cluster
+                .members()
+                .iter()
+                .filter(|m| !nodes.contains(m))
+                .map(String::as_str)
+                .collect();
+            let note = leader_note("peer links cut between")
+                .map(|n| format!("{n} and {}", others.join(",")));
+            record_members(ctx, F::Partition, &nodes, note);
+        }
+        MemberFault::Paused => {
+            let mut supervisor = ctx.supervisor.lock().await;
+            for node in &nodes {
+                match supervisor.pause(node) {
+                    Ok(()) => {}
+                    // Crashed by another fault: there is no process to stop.
+                    Err(DbError::NotRunning { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            broken.members.insert(id, (fault, nodes.clone()));
+            record_members(ctx, F::Pause, &nodes, leader_note("SIGSTOP"));
+        }
+        MemberFault::Crashed => {
+            let mut supervisor = ctx.supervisor.lock().await;
+            broken.members.insert(id, (fault, nodes.clone()));
+            for node in &nodes {
+                supervisor.kill(node).await?;
+            }
+            record_members(ctx, F::Crash, &nodes, leader_note("SIGKILL"));
+        }
+    }
+    Ok(())
+}
+
+/// Ends the fault `id` on nodes, if it started.
+async fn end_member_fault(
+    ctx: &NemesisCtx,
+    id: usize,
+    broken: &mut Broken,
+) -> Result<(), NemesisError> {
+    let Some((fault, nodes)) = broken.members.remove(&id) else {
+        return Ok(());
+    };
+    match fault {
+        MemberFault::Isolated => {
+            if let Some(cluster) = &ctx.cluster {
+                cluster.heal(&nodes).await?;
+            }
+            record_members(ctx, F::Heal, &nodes, None);
+        }
+        MemberFault::Paused => {
+            let mut supervisor = ctx.supervisor.lock().await;
+            for node in &nodes {
+                match supervisor.resume(node) {
+                    // Not running: crashed by another fault meanwhile, nothing to resume.
+                    Ok(()) | Err(DbError::NotRunning { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            record_members(ctx, F::Resume, &nodes, None);
+        }
+        MemberFault::Crashed => {
+            let mut supervisor = ctx.supervisor.lock().await;
+            for node in &nodes {
+                supervisor.restart(node).await?;
+            }
+            record_members(ctx, F::Restart, &nodes, None);
+        }
+    }
+    Ok(())
 }
 
 /// Writes `setting` to the libfaketime control file of each node.
@@ -189,47 +346,17 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
                 },
             );
         }
-        Action::PauseNodes { nodes } => {
-            let mut sup = ctx.supervisor.lock().await;
-            for node in nodes {
-                match sup.pause(node) {
-                    Ok(()) => {
-                        broken.paused.insert(node.clone());
-                    }
-                    // Crashed by another fault: there is no process to stop.
-                    Err(DbError::NotRunning { .. }) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            record_nodes(ctx, F::Pause, nodes);
+        Action::Isolate { members, id } => {
+            start_member_fault(ctx, MemberFault::Isolated, members, *id, broken).await?
         }
-        Action::ResumeNodes { nodes } => {
-            let mut sup = ctx.supervisor.lock().await;
-            for node in nodes {
-                match sup.resume(node) {
-                    Ok(()) | Err(DbError::NotRunning { .. }) => {}
-                    Err(e) => return Err(e.into()),
-                }
-                broken.paused.remove(node);
-            }
-            record_nodes(ctx, F::Resume, nodes);
+        Action::PauseNodes { members, id } => {
+            start_member_fault(ctx, MemberFault::Paused, members, *id, broken).await?
         }
-        Action::CrashNodes { nodes } => {
-            let mut sup = ctx.supervisor.lock().await;
-            for node in nodes {
-                sup.kill(node).await?;
-                broken.paused.remove(node);
-                broken.crashed.insert(node.clone());
-            }
-            record_nodes(ctx, F::Crash, nodes);
+        Action::CrashNodes { members, id } => {
+            start_member_fault(ctx, MemberFault::Crashed, members, *id, broken).await?
         }
-        Action::RestartNodes { nodes } => {
-            let mut sup = ctx.supervisor.lock().await;
-            for node in nodes {
-                sup.restart(node).await?;
-                broken.crashed.remove(node);
-            }
-            record_nodes(ctx, F::Restart, nodes);
+        Action::Rejoin { id } | Action::ResumeNodes { id } | Action::RestartNodes { id } => {
+            end_member_fault(ctx, *id, broken).await?
         }
         Action::SetClock {
             nodes,

@@ -7,4 +7,4 @@ mod schedule;
 
 pub use error::NemesisError;
 pub use execute::{run_nemesis, NemesisCtx};
-pub use schedule::{build_schedule, Action, Step};
+pub use schedule::{build_schedule, Action, Members, Step};

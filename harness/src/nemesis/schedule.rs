@@ -28,14 +28,21 @@ pub enum Action {
     Partition { nodes: Vec<String> },
     /// Remove the network faults of `nodes`.
     Heal { nodes: Vec<String> },
-    /// Stop the processes of `nodes` (SIGSTOP).
-    PauseNodes { nodes: Vec<String> },
-    /// Let paused `nodes` go on (SIGCONT).
-    ResumeNodes { nodes: Vec<String> },
-    /// Kill the processes of `nodes` (SIGKILL).
-    CrashNodes { nodes: Vec<String> },
-    /// Start crashed `nodes` again, with whatever their persistence kept.
-    RestartNodes { nodes: Vec<String> },
+    /// Cut the peer links between `members` and the other members; `id` pairs it with its
+    /// [`Action::Rejoin`].
+    Isolate { members: Members, id: usize },
+    /// Restore the peer links cut by the isolation `id`.
+    Rejoin { id: usize },
+    /// Stop the processes of `members` (SIGSTOP); `id` pairs it with its
+    /// [`Action::ResumeNodes`].
+    PauseNodes { members: Members, id: usize },
+    /// Let the nodes paused by `id` go on (SIGCONT).
+    ResumeNodes { id: usize },
+    /// Kill the processes of `members` (SIGKILL); `id` pairs it with its
+    /// [`Action::RestartNodes`].
+    CrashNodes { members: Members, id: usize },
+    /// Start the nodes crashed by `id` again, with whatever their persistence kept.
+    RestartNodes { id: usize },
     /// Set the wall clock of `nodes`: `offset_ms` from real time, running at
     /// `rate_milli / 1000` times real speed if set.
     SetClock {
@@ -47,22 +54,13 @@ pub enum Action {
     ResetClock { nodes: Vec<String> },
 }
 
-impl Action {
-    /// The nodes a node or network action applies to; empty for client actions.
-    pub fn nodes(&self) -> &[String] {
-        match self {
-            Action::PauseClient { .. } | Action::CrashClient { .. } => &[],
-            Action::Slow { nodes, .. }
-            | Action::Partition { nodes }
-            | Action::Heal { nodes }
-            | Action::PauseNodes { nodes }
-            | Action::ResumeNodes { nodes }
-            | Action::CrashNodes { nodes }
-            | Action::RestartNodes { nodes }
-            | Action::SetClock { nodes, .. }
-            | Action::ResetClock { nodes } => nodes,
-        }
-    }
+/// The nodes a process or peer fault applies to: named in the schedule, or the cluster's
+/// leader, found when the fault starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Members {
+    Named(Vec<String>),
+    Leader,
 }
 
 /// An action at a time, in milliseconds from the start of the workload.
@@ -96,11 +94,21 @@ pub fn build_schedule(
             let pick_client = |rng: &mut ChaCha8Rng, fixed: Option<usize>| {
                 fixed.unwrap_or_else(|| rng.random_range(0..clients))
             };
-            let pick_nodes = |rng: &mut ChaCha8Rng, targets: &Targets| match targets {
-                Targets::All => nodes.clone(),
-                Targets::RandomOne => vec![nodes[rng.random_range(0..nodes.len())].clone()],
-                Targets::Nodes(n) => n.clone(),
+            let pick_members = |rng: &mut ChaCha8Rng, targets: &Targets| match targets {
+                Targets::All => Members::Named(nodes.clone()),
+                Targets::RandomOne => {
+                    Members::Named(vec![nodes[rng.random_range(0..nodes.len())].clone()])
+                }
+                Targets::Nodes(n) => Members::Named(n.clone()),
+                Targets::Leader => Members::Leader,
             };
+            let pick_nodes =
+                |rng: &mut ChaCha8Rng, targets: &Targets| match pick_members(rng, targets) {
+                    Members::Named(n) => n,
+                    // Rejected by the scenario parser for proxy faults.
+                    Members::Leader => nodes.clone(),
+                };
+            let id = steps.len();
             match &fault.kind {
                 FaultKind::ClientPause {
                     point,
@@ -149,6 +157,33 @@ pub fn build_schedule(
                         action: Action::Heal { nodes },
                     });
                 }
+                FaultKind::Isolate { targets, duration }
+                | FaultKind::NodePause { targets, duration }
+                | FaultKind::NodeCrash { targets, duration } => {
+                    let members = pick_members(&mut rng, targets);
+                    let ms = duration.draw(&mut rng);
+                    let (start, end) = match &fault.kind {
+                        FaultKind::Isolate { .. } => {
+                            (Action::Isolate { members, id }, Action::Rejoin { id })
+                        }
+                        FaultKind::NodePause { .. } => (
+                            Action::PauseNodes { members, id },
+                            Action::ResumeNodes { id },
+                        ),
+                        _ => (
+                            Action::CrashNodes { members, id },
+                            Action::RestartNodes { id },
+                        ),
+                    };
+                    steps.push(Step {
+                        at_ms: at,
+                        action: start,
+                    });
+                    steps.push(Step {
+                        at_ms: at + ms,
+                        action: end,
+                    });
+                }
                 FaultKind::Partition { targets, duration } => {
                     let nodes = pick_nodes(&mut rng, targets);
                     let ms = duration.draw(&mut rng);
@@ -161,20 +196,6 @@ pub fn build_schedule(
                     steps.push(Step {
                         at_ms: at + ms,
                         action: Action::Heal { nodes },
-                    });
-                }
-                FaultKind::NodePause { targets, duration } => {
-                    let nodes = pick_nodes(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::PauseNodes {
-                            nodes: nodes.clone(),
-                        },
-                    });
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: Action::ResumeNodes { nodes },
                     });
                 }
                 FaultKind::ClockJump {
@@ -242,20 +263,6 @@ pub fn build_schedule(
                     steps.push(Step {
                         at_ms: at + ms,
                         action: Action::ResetClock { nodes },
-                    });
-                }
-                FaultKind::NodeCrash { targets, duration } => {
-                    let nodes = pick_nodes(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::CrashNodes {
-                            nodes: nodes.clone(),
-                        },
-                    });
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: Action::RestartNodes { nodes },
                     });
                 }
             }
@@ -337,10 +344,22 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (100, Action::CrashNodes { nodes: n1() }),
-                (100, Action::RestartNodes { nodes: n1() }),
-                (500, Action::PauseNodes { nodes: n1() }),
-                (800, Action::ResumeNodes { nodes: n1() }),
+                (
+                    100,
+                    Action::CrashNodes {
+                        members: Members::Named(n1()),
+                        id: 0
+                    }
+                ),
+                (100, Action::RestartNodes { id: 0 }),
+                (
+                    500,
+                    Action::PauseNodes {
+                        members: Members::Named(n1()),
+                        id: 2
+                    }
+                ),
+                (800, Action::ResumeNodes { id: 2 }),
             ]
         );
     }

@@ -4,11 +4,13 @@
 
 use super::error::RunError;
 use crate::client::{
-    run_client, ClientCtx, LockClient, RedisLock, RedisNaiveLock, Redlock, SentinelLock,
+    run_client, ClientCtx, EtcdLock, LockClient, RedisLock, RedisNaiveLock, Redlock, SentinelLock,
+    ZkLock,
 };
+use crate::cluster::{start_etcd_cluster, start_zk_cluster, ClusterNet};
 use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
-use crate::scenario::{BackendKind, Persistence, Scenario};
+use crate::scenario::{BackendKind, Persistence, Scenario, ZK_TICK_MS};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -17,8 +19,16 @@ use tokio::task::JoinSet;
 pub(super) enum Lock {
     Redis(Arc<RedisLock>),
     RedisNaive(Arc<RedisNaiveLock>),
+    Etcd(Arc<EtcdLock>),
+    ZooKeeper(Arc<ZkLock>),
     Redlock(Arc<Redlock>),
     RedisSentinel(Arc<SentinelLock>),
+}
+
+/// A started backend: its lock client, and its peer network if it is a cluster.
+pub(super) struct Backend {
+    pub(super) lock: Lock,
+    pub(super) cluster: Option<Arc<ClusterNet>>,
 }
 
 /// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and returns
@@ -27,11 +37,46 @@ pub(super) async fn start_backend(
     scenario: &Scenario,
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
-) -> Result<Lock, RunError> {
+) -> Result<Backend, RunError> {
+    if scenario.backend == BackendKind::Etcd {
+        let started = start_etcd_cluster(supervisor, proxies, &scenario.node_names()).await?;
+        let (addrs, cluster) = (started.client_addrs, started.net);
+        let spec = &scenario.lock;
+        let lock = Lock::Etcd(Arc::new(EtcdLock::new(
+            &addrs,
+            &spec.name,
+            spec.ttl_ms,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        )));
+        return Ok(Backend {
+            lock,
+            cluster: Some(Arc::new(cluster)),
+        });
+    }
+    if scenario.backend == BackendKind::ZooKeeper {
+        let started =
+            start_zk_cluster(supervisor, proxies, &scenario.node_names(), ZK_TICK_MS).await?;
+        let spec = &scenario.lock;
+        let lock = Lock::ZooKeeper(Arc::new(ZkLock::new(
+            &started.client_addrs,
+            &spec.name,
+            spec.ttl_ms,
+            spec.op_timeout_ms,
+            spec.retry_delay_ms,
+        )));
+        return Ok(Backend {
+            lock,
+            cluster: Some(Arc::new(started.net)),
+        });
+    }
     if scenario.backend == BackendKind::RedisSentinel {
         let lock =
             super::sentinel_backend::start_sentinel_backend(scenario, supervisor, proxies).await?;
-        return Ok(Lock::RedisSentinel(Arc::new(lock)));
+        return Ok(Backend {
+            lock: Lock::RedisSentinel(Arc::new(lock)),
+            cluster: None,
+        });
     }
     let mut lock_addrs = Vec::new();
     let redis_options = RedisOptions {
@@ -48,7 +93,7 @@ pub(super) async fn start_backend(
         lock_addrs.push(proxies.create(&node, info.addr).await?);
     }
     let spec = &scenario.lock;
-    Ok(match scenario.backend {
+    let lock = match scenario.backend {
         BackendKind::Redis => Lock::Redis(Arc::new(RedisLock::new(
             lock_addrs[0],
             &spec.name,
@@ -69,7 +114,13 @@ pub(super) async fn start_backend(
             spec.op_timeout_ms,
             spec.retry_delay_ms,
         ))),
-        BackendKind::RedisSentinel => unreachable!("started above"),
+        BackendKind::Etcd | BackendKind::ZooKeeper | BackendKind::RedisSentinel => {
+            unreachable!("started above")
+        }
+    };
+    Ok(Backend {
+        lock,
+        cluster: None,
     })
 }
 
@@ -84,6 +135,8 @@ impl Lock {
         match self {
             Lock::Redis(lock) => spawn(tasks, lock, clients, ctx),
             Lock::RedisNaive(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::Etcd(lock) => spawn(tasks, lock, clients, ctx),
+            Lock::ZooKeeper(lock) => spawn(tasks, lock, clients, ctx),
             Lock::Redlock(lock) => spawn(tasks, lock, clients, ctx),
             Lock::RedisSentinel(lock) => spawn(tasks, lock, clients, ctx),
         }

@@ -17,6 +17,8 @@ pub enum RunError {
     #[error(transparent)]
     Nemesis(#[from] crate::nemesis::NemesisError),
     #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
     #[error("start the sentinel backend: {0}")]
     Sentinel(String),

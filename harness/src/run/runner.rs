@@ -94,7 +94,8 @@ async fn run_with(
         &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
     )?;
 
-    let lock = start_backend(scenario, supervisor, proxies).await?;
+    let backend = start_backend(scenario, supervisor, proxies).await?;
+    let lock = backend.lock;
     let resource_node = supervisor
         .lock()
         .await
@@ -139,6 +140,7 @@ async fn run_with(
             start: started,
             stop: stop.clone(),
             supervisor: supervisor.clone(),
+            cluster: backend.cluster.clone(),
         },
     ));
 
@@ -175,6 +177,9 @@ async fn run_with(
         .await;
     }
     recorder.finish()?;
+    if let Some(cluster) = &backend.cluster {
+        cluster.delete().await;
+    }
     nemesis_result?;
 
     let events = read_history(recorder.path())?;

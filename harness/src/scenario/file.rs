@@ -161,6 +161,10 @@ fn in_range(
     }
 }
 
+/// The session timeouts ZooKeeper servers with lockpick's tick allow.
+const ZK_MIN_SESSION_MS: u64 = 2 * ZK_TICK_MS;
+const ZK_MAX_SESSION_MS: u64 = 20 * ZK_TICK_MS;
+
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
 
@@ -171,11 +175,26 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         &[
             ("redis", BackendKind::Redis),
             ("redis-naive", BackendKind::RedisNaive),
+            ("etcd", BackendKind::Etcd),
+            ("zookeeper", BackendKind::ZooKeeper),
             ("redlock", BackendKind::Redlock),
             ("redis-sentinel", BackendKind::RedisSentinel),
         ],
     )?;
     let nodes = match (&raw.backend.nodes, backend) {
+        // Clusters: an odd size so that every split has a majority side.
+        (Some(n), _) if backend.is_cluster() => {
+            let v = in_range(src, "backend.nodes", n, 1, 7)?;
+            if v % 2 == 0 {
+                return Err(src.error(
+                    n.span(),
+                    "backend.nodes",
+                    format!("{v} members cannot always form a majority; allowed: 1, 3, 5, 7"),
+                ));
+            }
+            v as usize
+        }
+        (None, _) if backend.is_cluster() => 3,
         (Some(n), BackendKind::Redlock) => in_range(src, "backend.nodes", n, 1, 15)? as usize,
         (None, BackendKind::Redlock) => 5,
         // A master and at least one replica to fail over to.
@@ -221,6 +240,24 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .map(|v| in_range(src, "lock.ttl_ms", v, 10, 3_600_000))
         .transpose()?
         .unwrap_or(1000);
+    if backend == BackendKind::Etcd && ttl_ms % 1000 != 0 {
+        let span = raw.lock.ttl_ms.as_ref().map(|v| v.span()).unwrap_or(0..0);
+        return Err(src.error(
+            span,
+            "lock.ttl_ms",
+            format!("{ttl_ms} is not whole seconds; etcd leases have a TTL in seconds: allowed: 1000, 2000, …"),
+        ));
+    }
+    if backend == BackendKind::ZooKeeper
+        && !(ZK_MIN_SESSION_MS..=ZK_MAX_SESSION_MS).contains(&ttl_ms)
+    {
+        let span = raw.lock.ttl_ms.as_ref().map(|v| v.span()).unwrap_or(0..0);
+        return Err(src.error(
+            span,
+            "lock.ttl_ms",
+            format!("{ttl_ms} cannot be a ZooKeeper session timeout (2 to 20 ticks of {ZK_TICK_MS} ms); allowed: {ZK_MIN_SESSION_MS} to {ZK_MAX_SESSION_MS}"),
+        ));
+    }
     let acquire_timeout_ms = raw
         .lock
         .acquire_timeout_ms
@@ -366,6 +403,17 @@ fn fault(
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
         "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
+        "isolate" if !backend.is_cluster() => {
+            return Err(src.error(
+                f.fault.span(),
+                "nemesis.fault",
+                format!(
+                    "fault {kind_name:?} needs a cluster backend; backend {:?} is not a cluster",
+                    backend.name()
+                ),
+            ))
+        }
+        "isolate" => &["duration_ms", "nodes"],
         "clock-jump" => &["duration_ms", "nodes", "offset_ms"],
         "clock-rate" => &["duration_ms", "nodes", "rate"],
         "clock-strobe" => &["duration_ms", "nodes", "offset_ms", "period_ms"],
@@ -438,18 +486,31 @@ fn fault(
             .map(|c| in_range(src, "nemesis.client", c, 0, clients as u64 - 1).map(|v| v as usize))
             .transpose()
     };
+    // Faults on cluster members: they may name the leader, and hit one member unless told.
+    let member_fault = kind_name == "isolate"
+        || (backend.is_cluster() && matches!(kind_name, "node-pause" | "node-crash"));
     let targets = || -> Result<Targets, ScenarioError> {
         let Some(nodes) = &f.nodes else {
-            return Ok(Targets::All);
+            return Ok(if member_fault {
+                Targets::RandomOne
+            } else {
+                Targets::All
+            });
         };
         let bad = |msg: String| src.error(nodes.span(), "nemesis.nodes", msg);
+        let leader = if member_fault { "\"leader\", " } else { "" };
         let allowed = format!(
-            "allowed: \"all\", \"random-one\", or a list of node names from {}",
+            "allowed: \"all\", \"random-one\", {leader}or a list of node names from {}",
             node_names.join(", ")
         );
         match nodes.get_ref() {
+            // Cut off from nobody: an isolation of every member would change nothing.
+            toml::Value::String(s) if s == "all" && kind_name == "isolate" => Err(bad(format!(
+                "\"all\" isolates every member from nobody; {allowed}"
+            ))),
             toml::Value::String(s) if s == "all" => Ok(Targets::All),
             toml::Value::String(s) if s == "random-one" => Ok(Targets::RandomOne),
+            toml::Value::String(s) if s == "leader" && member_fault => Ok(Targets::Leader),
             toml::Value::Array(items) => {
                 let mut names = Vec::new();
                 for item in items {
@@ -486,6 +547,10 @@ fn fault(
                 )
             })?,
             jitter_ms: f.jitter_ms.unwrap_or(0),
+            duration: need_duration()?,
+        },
+        "isolate" => FaultKind::Isolate {
+            targets: targets()?,
             duration: need_duration()?,
         },
         "node-pause" => FaultKind::NodePause {

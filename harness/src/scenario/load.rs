@@ -273,4 +273,64 @@ duration_ms = 100
         assert!(err.contains("no scenario of that name"), "{err}");
         assert!(err.contains("redis-baseline"), "{err}");
     }
+
+    const ETCD: &str = r#"
+name = "e"
+[backend]
+kind = "etcd"
+[lock]
+ttl_ms = 1000
+[workload]
+kind = "fenced-write"
+clients = 2
+duration_ms = 1000
+[[nemesis]]
+fault = "isolate"
+nodes = "leader"
+duration_ms = 500
+"#;
+
+    #[test]
+    fn cluster_backends_default_to_three_members_and_accept_member_faults() {
+        let s = parse(ETCD).unwrap();
+        assert_eq!(s.nodes, 3);
+        assert!(matches!(
+            &s.nemesis.faults[0].kind,
+            FaultKind::Isolate {
+                targets: Targets::Leader,
+                ..
+            }
+        ));
+        let zk = parse(&ETCD.replace("\"etcd\"", "\"zookeeper\"")).unwrap();
+        assert_eq!(zk.backend, crate::scenario::BackendKind::ZooKeeper);
+    }
+
+    #[test]
+    fn member_faults_need_a_cluster_and_leader_needs_a_member_fault() {
+        let err = parse(&ETCD.replace("\"etcd\"", "\"redis\"")).unwrap_err();
+        assert!(
+            err.contains("fault \"isolate\" needs a cluster backend"),
+            "{err}"
+        );
+        let err = parse(&ETCD.replace("\"isolate\"", "\"partition\"")).unwrap_err();
+        assert!(err.contains("unknown value \"leader\""), "{err}");
+        let err = parse(&ETCD.replace("\"leader\"", "\"all\"")).unwrap_err();
+        assert!(err.contains("isolates every member from nobody"), "{err}");
+    }
+
+    #[test]
+    fn lease_and_session_limits_are_explained() {
+        let err = parse(&ETCD.replace("ttl_ms = 1000", "ttl_ms = 1500")).unwrap_err();
+        assert!(err.contains("etcd leases have a TTL in seconds"), "{err}");
+        let zk = ETCD.replace("\"etcd\"", "\"zookeeper\"");
+        let err = parse(&zk.replace("ttl_ms = 1000", "ttl_ms = 9000")).unwrap_err();
+        assert!(err.contains("allowed: 500 to 5000"), "{err}");
+        let err = parse(
+            &ETCD
+                .replace("[lock]", "[lock]\n")
+                .replace("kind = \"etcd\"", "kind = \"etcd\"\nnodes = 2"),
+        )
+        .unwrap_err();
+        assert!(err.contains("allowed: 1, 3, 5, 7"), "{err}");
+    }
 }

@@ -12,5 +12,6 @@ pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, Sce
 pub use model::{
     BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
     ResourceMode, Scenario, SkippedFault, Targets, WaitSpec, WorkloadKind, WorkloadSpec,
+    ZK_TICK_MS,
 };
 pub use ms::MsRange;

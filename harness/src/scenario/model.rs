@@ -51,6 +51,10 @@ impl Scenario {
     }
 }
 
+/// The tick of the ZooKeeper servers lockpick runs: session timeouts (the lock's TTL) may be
+/// 2 to 20 ticks.
+pub const ZK_TICK_MS: u64 = 250;
+
 /// Which lock implementation the clients use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -59,6 +63,12 @@ pub enum BackendKind {
     RedisNaive,
     /// `SET NX PX` with a random value, compare-and-delete release, fencing token from `INCR`.
     Redis,
+    /// etcd's mutex recipe on a three-member etcd cluster: lease + keep-alive, owner = lowest
+    /// create revision, token = create revision.
+    Etcd,
+    /// ZooKeeper's lock recipe on a three-server ensemble: ephemeral sequential nodes, the
+    /// lowest holds, the session (timeout = the lock's TTL) is the lease, token = sequence.
+    ZooKeeper,
     /// Redlock over N independent masters (default 5): majority, validity, no fencing token.
     Redlock,
     /// The `redis` lock on a master (`n1`) with asynchronous replicas (`n2`…), found through
@@ -67,16 +77,30 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    pub const NAMES: &'static [&'static str] =
-        &["redis", "redis-naive", "redlock", "redis-sentinel"];
+    pub const NAMES: &'static [&'static str] = &[
+        "redis",
+        "redis-naive",
+        "etcd",
+        "zookeeper",
+        "redlock",
+        "redis-sentinel",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::RedisNaive => "redis-naive",
             BackendKind::Redis => "redis",
+            BackendKind::Etcd => "etcd",
+            BackendKind::ZooKeeper => "zookeeper",
             BackendKind::Redlock => "redlock",
             BackendKind::RedisSentinel => "redis-sentinel",
         }
+    }
+
+    /// Whether the backend is a consensus cluster whose members talk to each other (so
+    /// member isolation, peer partitions and leader faults apply).
+    pub fn is_cluster(self) -> bool {
+        matches!(self, BackendKind::Etcd | BackendKind::ZooKeeper)
     }
 
     /// Whether the nodes of this backend can take clock faults (they run under libfaketime);
@@ -88,6 +112,12 @@ impl BackendKind {
                 "its master, replicas and sentinels do not run under libfaketime (a sentinel's \
                  failure detector would see a clock jump as a fault of its own)",
             ),
+            // libfaketime works by preloading into libc's time calls; Go reads the clock
+            // through vDSO/raw syscalls and is statically linked against its own runtime.
+            BackendKind::Etcd => {
+                Err("etcd is a Go binary, which ignores libfaketime: its clock cannot be skewed")
+            }
+            BackendKind::ZooKeeper => Err("its servers do not run under libfaketime"),
         }
     }
 
@@ -96,6 +126,8 @@ impl BackendKind {
         [
             BackendKind::Redis,
             BackendKind::RedisNaive,
+            BackendKind::Etcd,
+            BackendKind::ZooKeeper,
             BackendKind::Redlock,
             BackendKind::RedisSentinel,
         ]
@@ -106,8 +138,23 @@ impl BackendKind {
     /// Why this backend cannot take `fault`, or `None` when it can. A comparison runs the
     /// other faults and shows this one as skipped with the reason.
     pub fn cannot_take(self, fault: &FaultKind) -> Option<String> {
-        // Client, network and process faults work on every backend; clock faults need nodes
-        // that run under libfaketime.
+        // Client, network and process faults work on every backend; member isolation and
+        // faults on the leader need a cluster; clock faults need nodes that run under
+        // libfaketime.
+        let cluster_only = match fault {
+            FaultKind::Isolate { .. } => true,
+            FaultKind::NodePause { targets, .. } | FaultKind::NodeCrash { targets, .. } => {
+                *targets == Targets::Leader
+            }
+            _ => false,
+        };
+        if cluster_only && !self.is_cluster() {
+            return Some(format!(
+                "{} acts on cluster members; {} is not a cluster",
+                fault.name(),
+                self.name()
+            ));
+        }
         match fault {
             FaultKind::ClockJump { .. }
             | FaultKind::ClockRate { .. }
@@ -277,6 +324,8 @@ pub enum Targets {
     /// One node chosen with the seed each time the fault starts.
     RandomOne,
     Nodes(Vec<String>),
+    /// The member that leads the cluster when the fault starts (cluster backends only).
+    Leader,
 }
 
 /// The fault itself.
@@ -304,10 +353,15 @@ pub enum FaultKind {
     },
     /// Cut the links to the target nodes.
     Partition { targets: Targets, duration: MsRange },
-    /// Stop the target nodes' processes (SIGSTOP) for `duration`, then SIGCONT.
+    /// Cut the peer links between the target members and the other members (a minority or
+    /// majority split); clients still reach every member. Cluster backends only.
+    Isolate { targets: Targets, duration: MsRange },
+    /// Stop the target nodes' processes (SIGSTOP) for `duration`, then SIGCONT. On a cluster
+    /// the target may be the leader.
     NodePause { targets: Targets, duration: MsRange },
     /// Kill the target nodes' processes (SIGKILL) and start them again after `duration`
-    /// (0: at once; at least the max TTL: antirez's delayed restart).
+    /// (0: at once; at least the max TTL: antirez's delayed restart). On a cluster the target
+    /// may be the leader.
     NodeCrash { targets: Targets, duration: MsRange },
     /// Jump the target nodes' wall clocks by `offset_ms` (negative: back) for `duration`.
     ClockJump {
@@ -339,6 +393,7 @@ impl FaultKind {
             FaultKind::ClientCrash { .. } => "client-crash",
             FaultKind::Latency { .. } => "latency",
             FaultKind::Partition { .. } => "partition",
+            FaultKind::Isolate { .. } => "isolate",
             FaultKind::NodePause { .. } => "node-pause",
             FaultKind::NodeCrash { .. } => "node-crash",
             FaultKind::ClockJump { .. } => "clock-jump",
@@ -352,6 +407,7 @@ impl FaultKind {
         "client-crash",
         "latency",
         "partition",
+        "isolate",
         "node-pause",
         "node-crash",
         "clock-jump",

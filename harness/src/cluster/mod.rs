@@ -1,0 +1,14 @@
+//! Member-to-member networking of a local cluster: every peer link runs through a fault
+//! proxy of its own, so that lockpick can cut one member off from the others.
+
+mod error;
+mod etcd;
+mod net;
+mod owner;
+mod router;
+mod zookeeper;
+
+pub use error::ClusterError;
+pub use etcd::{start_etcd_cluster, EtcdCluster};
+pub use net::{link_proxy, ClusterNet, MemberPorts, Routing};
+pub use zookeeper::{start_zk_cluster, ZkCluster};

@@ -1,0 +1,95 @@
+//! The peer router in front of one member's peer port: members dial it (their configs name
+//! it), it finds out which member dialed and passes the connection on through the proxy of
+//! that directed link (`n1-to-n2`), which is where faults are injected.
+//!
+//! Needed because a member's peer address is one address for all its peers (etcd even derives
+//! member ids from it), while a partition must cut n1–n2 without cutting n3–n2.
+
+use super::owner::dialer_dir;
+use crate::db::live_children;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+
+/// How often, and how far apart, the dialer of a fresh connection is looked up before the
+/// connection is refused (the kernel table can lag the accept by a moment).
+const LOOKUPS: usize = 20;
+const LOOKUP_GAP: Duration = Duration::from_millis(5);
+
+/// A running router; stops (with every connection through it) when dropped.
+pub(crate) struct PeerRouter {
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl PeerRouter {
+    /// Listens on a free loopback port. `routes` maps the working directory of each dialing
+    /// member's process to the proxy of its link to this member.
+    pub(crate) async fn start(
+        routes: BTreeMap<PathBuf, SocketAddr>,
+    ) -> std::io::Result<PeerRouter> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let routes = Arc::new(routes);
+        let task = tokio::spawn(async move {
+            let mut links = JoinSet::new();
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => {
+                        let Ok((stream, from)) = accepted else { continue };
+                        links.spawn(pass_on(stream, from, addr, routes.clone()));
+                    }
+                    Some(_) = links.join_next(), if !links.is_empty() => {}
+                }
+            }
+        });
+        Ok(PeerRouter { addr, task })
+    }
+
+    /// Where members dial this member.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for PeerRouter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn pass_on(
+    mut stream: TcpStream,
+    from: SocketAddr,
+    me: SocketAddr,
+    routes: Arc<BTreeMap<PathBuf, SocketAddr>>,
+) {
+    let mut upstream = None;
+    for _ in 0..LOOKUPS {
+        let pids = live_children();
+        let dir = tokio::task::spawn_blocking(move || dialer_dir(from.port(), me.port(), &pids))
+            .await
+            .ok()
+            .flatten();
+        if let Some(dir) = dir {
+            upstream = routes
+                .iter()
+                .find(|(known, _)| known.canonicalize().is_ok_and(|k| k == dir))
+                .map(|(_, proxy)| *proxy);
+            break;
+        }
+        tokio::time::sleep(LOOKUP_GAP).await;
+    }
+    // Unknown dialers (not a member of this cluster) are refused by closing.
+    let Some(upstream) = upstream else { return };
+    let Ok(mut proxied) = TcpStream::connect(upstream).await else {
+        return;
+    };
+    let _ = stream.set_nodelay(true);
+    let _ = proxied.set_nodelay(true);
+    let _ = tokio::io::copy_bidirectional(&mut stream, &mut proxied).await;
+}
