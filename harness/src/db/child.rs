@@ -36,12 +36,7 @@ impl Child {
         let cell = exit.clone();
         thread::Builder::new()
             .name(format!("lockpick-reap-{pid}"))
-            .spawn(move || {
-                let desc = reap(pid);
-                *cell.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(desc.clone());
-                cell.cond.notify_all();
-                cell.watch.send_replace(Some(desc));
-            })?;
+            .spawn(move || reap(pid, |desc| cell.publish(desc)))?;
         Ok(Child { pid, exit })
     }
 
@@ -85,9 +80,19 @@ impl Child {
     }
 }
 
+impl ExitCell {
+    fn publish(&self, desc: ExitDescription) {
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(desc.clone());
+        self.cond.notify_all();
+        self.watch.send_replace(Some(desc));
+    }
+}
+
 /// Waits for `pid` to exit without reaping it, takes it out of the registry, then reaps it.
-/// Two steps so that the registry never holds a pid the kernel may already have reused.
-fn reap(pid: u32) -> ExitDescription {
+/// Two steps so that the registry never holds a pid the kernel may already have reused. The
+/// exit is published while the registry is still locked, so whoever sees the registry empty
+/// (`kill_all_children`) also sees every exit recorded.
+fn reap(pid: u32, publish: impl FnOnce(ExitDescription)) {
     loop {
         // SAFETY: siginfo_t is plain data that waitid fills in; zeroed is a valid value.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -106,23 +111,24 @@ fn reap(pid: u32) -> ExitDescription {
         let err = io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EINTR) {
             // ECHILD: someone else reaped it; nothing is left to wait for.
-            return registry::remove_then(pid, || format!("unknown (waitid: {err})"));
+            return registry::remove_then(pid, || publish(format!("unknown (waitid: {err})")));
         }
     }
     registry::remove_then(pid, || {
         let mut status: libc::c_int = 0;
-        loop {
+        let desc = loop {
             // SAFETY: `status` is a valid, writable int; the child is a zombie, so this
             // returns at once.
             let rc = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
             if rc == pid as libc::pid_t {
-                return describe(status);
+                break describe(status);
             }
             let err = io::Error::last_os_error();
             if err.raw_os_error() != Some(libc::EINTR) {
-                return format!("unknown (waitpid: {err})");
+                break format!("unknown (waitpid: {err})");
             }
-        }
+        };
+        publish(desc);
     })
 }
 
