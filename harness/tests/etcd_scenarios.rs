@@ -1,50 +1,13 @@
 //! The shipped etcd scenarios, run for real against a three-member etcd cluster through the
 //! embedded proxy: each must reach its expected verdict and show the findings that make it.
 
+mod scenario_support;
+
+use scenario_support::{kinds, run};
+
 use lockpick_checker::history::{read_history, Process, F};
-use lockpick_checker::lock::{FindingKind, LockReport};
+use lockpick_checker::lock::FindingKind;
 use lockpick_checker::verdict::Verdict;
-use lockpick_harness::run::{run_scenario, RunOptions};
-use lockpick_harness::scenario::load_scenario;
-use std::path::PathBuf;
-use std::sync::Mutex;
-use tokio_util::sync::CancellationToken;
-
-// Runs one at a time: they are timing experiments on a 2-core machine.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `name`; the returned folder holds the run's store and is removed when dropped (a
-/// cluster run keeps hundreds of MB of member data).
-fn run(
-    name: &str,
-) -> (
-    LockReport,
-    Verdict,
-    Option<Verdict>,
-    PathBuf,
-    tempfile::TempDir,
-) {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let scenario = load_scenario(name).expect("shipped scenario loads");
-    let store = tempfile::tempdir().expect("temp dir");
-    let opts = RunOptions {
-        store: store.path().to_owned(),
-        reproduce: format!("cargo run -- scenario {name}"),
-        ..RunOptions::default()
-    };
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let outcome = rt
-        .block_on(run_scenario(&scenario, &opts, CancellationToken::new()))
-        .unwrap_or_else(|e| panic!("{name}: harness error: {e}"));
-    let r = outcome.results;
-    assert!(r.ops > 20, "{name}: only {} ops", r.ops);
-    eprintln!("{name}: {}", r.lock);
-    (r.lock, r.verdict, r.expected, outcome.dir, store)
-}
-
-fn kinds(findings: &[lockpick_checker::lock::Finding]) -> Vec<FindingKind> {
-    findings.iter().map(|f| f.kind).collect()
-}
 
 /// The nemesis events of the run's history, as (verb, nodes, note).
 fn nemesis_events(dir: &std::path::Path) -> Vec<(F, Vec<String>, Option<String>)> {
@@ -58,7 +21,7 @@ fn nemesis_events(dir: &std::path::Path) -> Vec<(F, Vec<String>, Option<String>)
 
 #[test]
 fn etcd_baseline_is_valid_with_growing_tokens() {
-    let (report, verdict, expected, _, _store) = run("etcd-baseline");
+    let (report, verdict, expected, _) = run("etcd-baseline");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     assert!(report.stats.acquires_ok > 50, "{report}");
@@ -67,7 +30,7 @@ fn etcd_baseline_is_valid_with_growing_tokens() {
 
 #[test]
 fn etcd_gc_pause_shows_double_holder_and_accepted_stale_write() {
-    let (report, verdict, expected, _, _store) = run("etcd-gc-pause");
+    let (report, verdict, expected, _) = run("etcd-gc-pause");
     assert_eq!(expected, Some(Verdict::Invalid));
     assert_eq!(verdict, Verdict::Invalid, "{report}");
     let v = kinds(&report.violations);
@@ -86,7 +49,7 @@ fn etcd_gc_pause_shows_double_holder_and_accepted_stale_write() {
 
 #[test]
 fn etcd_gc_pause_fenced_is_valid_and_the_fence_rejects_the_stale_write() {
-    let (report, verdict, expected, _, _store) = run("etcd-gc-pause-fenced");
+    let (report, verdict, expected, _) = run("etcd-gc-pause-fenced");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let o = kinds(&report.observations);
@@ -97,7 +60,7 @@ fn etcd_gc_pause_fenced_is_valid_and_the_fence_rejects_the_stale_write() {
 
 #[test]
 fn etcd_partition_leader_is_valid_and_the_leader_was_isolated() {
-    let (report, verdict, expected, dir, _store) = run("etcd-partition-leader");
+    let (report, verdict, expected, dir) = run("etcd-partition-leader");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let events = nemesis_events(&dir);
@@ -116,7 +79,7 @@ fn etcd_partition_leader_is_valid_and_the_leader_was_isolated() {
 
 #[test]
 fn etcd_kill_leader_is_valid_and_the_leader_was_killed_and_restarted() {
-    let (report, verdict, expected, dir, _store) = run("etcd-kill-leader");
+    let (report, verdict, expected, dir) = run("etcd-kill-leader");
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(verdict, Verdict::Valid, "{report}");
     let events = nemesis_events(&dir);

@@ -1,0 +1,65 @@
+//! Running a shipped scenario from an integration test: one at a time, in a temporary store
+//! removed afterwards, with the checks every scenario test makes.
+
+// Each test binary that includes this module uses only part of it.
+#![allow(dead_code)]
+
+use lockpick_checker::lock::{FindingKind, LockReport};
+use lockpick_checker::verdict::Verdict;
+use lockpick_harness::run::{run_scenario, RunOptions};
+use lockpick_harness::scenario::load_scenario;
+use std::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+// Runs one at a time: they are timing experiments on a 2-core machine.
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A run's store folder, removed with its temporary store when dropped.
+pub struct RunDir {
+    path: std::path::PathBuf,
+    _store: tempfile::TempDir,
+}
+
+impl std::ops::Deref for RunDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+pub fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
+    run_min_ops(name, 20)
+}
+
+/// Runs `name` and asserts it completed more than `min_ops` operations.
+pub fn run_min_ops(name: &str, min_ops: u64) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let scenario = load_scenario(name).expect("shipped scenario loads");
+    let store = tempfile::tempdir().expect("temp dir");
+    let opts = RunOptions {
+        store: store.path().to_owned(),
+        reproduce: format!("cargo run -- scenario {name}"),
+        ..RunOptions::default()
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let outcome = rt
+        .block_on(run_scenario(&scenario, &opts, CancellationToken::new()))
+        .unwrap_or_else(|e| panic!("{name}: harness error: {e}"));
+    assert!(outcome.dir.join("results.json").is_file());
+    assert!(
+        outcome.results.ops > min_ops,
+        "{name}: only {} ops",
+        outcome.results.ops
+    );
+    let r = outcome.results;
+    eprintln!("{name}: {}", r.lock);
+    let dir = RunDir {
+        path: outcome.dir,
+        _store: store,
+    };
+    (r.lock, r.verdict, r.expected, dir)
+}
+
+pub fn kinds(findings: &[lockpick_checker::lock::Finding]) -> Vec<FindingKind> {
+    findings.iter().map(|f| f.kind).collect()
+}
