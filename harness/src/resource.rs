@@ -73,16 +73,12 @@ impl Resource {
             .arg(mode)
             .arg(int.map(|i| i.to_string()).unwrap_or_default());
         let mut con = self.con.clone();
-        match crate::client::redis_request::<(i64, i64)>(self.timeout, inv.invoke_async(&mut con))
+        crate::client::redis_request::<(i64, i64)>(self.timeout, inv.invoke_async(&mut con))
             .await
-        {
-            Outcome::Ok((accepted, max)) => Outcome::Ok(WriteAck {
+            .map(|(accepted, max)| WriteAck {
                 accepted: accepted == 1,
                 max_token: u64::try_from(max).ok(),
-            }),
-            Outcome::Fail(e) => Outcome::Fail(e),
-            Outcome::Info(e) => Outcome::Info(e),
-        }
+            })
     }
 
     /// Reads the stored value (0 when nothing was written yet).
@@ -90,12 +86,8 @@ impl Resource {
         let mut con = self.con.clone();
         let mut get = redis::cmd("GET");
         get.arg(VALUE_KEY);
-        match crate::client::redis_request(self.timeout, get.query_async::<Option<i64>>(&mut con))
+        crate::client::redis_request(self.timeout, get.query_async::<Option<i64>>(&mut con))
             .await
-        {
-            Outcome::Ok(v) => Outcome::Ok(v.unwrap_or(0)),
-            Outcome::Fail(e) => Outcome::Fail(e),
-            Outcome::Info(e) => Outcome::Info(e),
-        }
+            .map(|v| v.unwrap_or(0))
     }
 }

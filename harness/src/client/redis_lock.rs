@@ -122,17 +122,14 @@ impl LockSession for RedisSession {
                     .arg(config.ttl_ms);
                 let token: Outcome<Option<u64>> =
                     request(config.op_timeout, inv.invoke_async(&mut con)).await;
-                match token {
-                    Outcome::Ok(Some(token)) => Outcome::Ok(Some(Grant {
+                token.map(|token| {
+                    token.map(|token| Grant {
                         token: Some(token),
                         holder: holder.to_owned(),
                         lease_ms: Some(config.ttl_ms),
                         sent_at,
-                    })),
-                    Outcome::Ok(None) => Outcome::Ok(None),
-                    Outcome::Fail(e) => Outcome::Fail(e),
-                    Outcome::Info(e) => Outcome::Info(e),
-                }
+                    })
+                })
             }
         })
         .await
@@ -141,12 +138,12 @@ impl LockSession for RedisSession {
     async fn release(&mut self, grant: &Grant) -> Outcome<()> {
         let mut inv = self.config.release.prepare_invoke();
         inv.key(&self.config.key).arg(&grant.holder);
-        match request::<i64>(self.config.op_timeout, inv.invoke_async(&mut self.con)).await {
-            Outcome::Ok(1) => Outcome::Ok(()),
-            Outcome::Ok(_) => Outcome::Fail("not-owner".to_owned()),
-            Outcome::Fail(e) => Outcome::Fail(e),
-            Outcome::Info(e) => Outcome::Info(e),
-        }
+        request::<i64>(self.config.op_timeout, inv.invoke_async(&mut self.con))
+            .await
+            .and_then(|n| match n {
+                1 => Outcome::Ok(()),
+                _ => Outcome::Fail("not-owner".to_owned()),
+            })
     }
 
     async fn renew(&mut self, grant: &Grant) -> Outcome<()> {
@@ -154,11 +151,11 @@ impl LockSession for RedisSession {
         inv.key(&self.config.key)
             .arg(&grant.holder)
             .arg(self.config.ttl_ms);
-        match request::<i64>(self.config.op_timeout, inv.invoke_async(&mut self.con)).await {
-            Outcome::Ok(1) => Outcome::Ok(()),
-            Outcome::Ok(_) => Outcome::Fail("lost".to_owned()),
-            Outcome::Fail(e) => Outcome::Fail(e),
-            Outcome::Info(e) => Outcome::Info(e),
-        }
+        request::<i64>(self.config.op_timeout, inv.invoke_async(&mut self.con))
+            .await
+            .and_then(|n| match n {
+                1 => Outcome::Ok(()),
+                _ => Outcome::Fail("lost".to_owned()),
+            })
     }
 }

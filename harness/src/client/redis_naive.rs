@@ -77,17 +77,16 @@ impl LockSession for RedisNaiveSession {
                 let sent_at = Instant::now();
                 let mut set = redis::cmd("SETNX");
                 set.arg(&config.key).arg(holder);
-                match request(config.op_timeout, set.query_async::<i64>(&mut con)).await {
-                    Outcome::Ok(1) => Outcome::Ok(Some(Grant {
-                        token: None,
-                        holder: holder.to_owned(),
-                        lease_ms: None,
-                        sent_at,
-                    })),
-                    Outcome::Ok(_) => Outcome::Ok(None),
-                    Outcome::Fail(e) => Outcome::Fail(e),
-                    Outcome::Info(e) => Outcome::Info(e),
-                }
+                request(config.op_timeout, set.query_async::<i64>(&mut con))
+                    .await
+                    .map(|set| {
+                        (set == 1).then(|| Grant {
+                            token: None,
+                            holder: holder.to_owned(),
+                            lease_ms: None,
+                            sent_at,
+                        })
+                    })
             }
         })
         .await
@@ -97,16 +96,12 @@ impl LockSession for RedisNaiveSession {
         // No owner check: this deletes whoever's lock is there. That is the point of this lock.
         let mut del = redis::cmd("DEL");
         del.arg(&self.config.key);
-        match request(
+        request(
             self.config.op_timeout,
             del.query_async::<i64>(&mut self.con),
         )
         .await
-        {
-            Outcome::Ok(_) => Outcome::Ok(()),
-            Outcome::Fail(e) => Outcome::Fail(e),
-            Outcome::Info(e) => Outcome::Info(e),
-        }
+        .map(|_| ())
     }
 
     async fn renew(&mut self, _grant: &Grant) -> Outcome<()> {
