@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::task::{JoinHandle, JoinSet};
 
 /// How often a paused relay looks whether its client runs again.
@@ -30,7 +30,7 @@ impl PauseGate {
         let mut addrs = Vec::new();
         let mut tasks = Vec::new();
         for &upstream in upstreams {
-            let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+            let listener = crate::db::ports::bind_unleased_tokio()?;
             addrs.push(listener.local_addr()?);
             let points = points.clone();
             tasks.push(tokio::spawn(async move {

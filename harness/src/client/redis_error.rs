@@ -47,6 +47,9 @@ pub(crate) async fn connect(
     .await
     {
         Ok(Ok(c)) => Ok(c),
+        // Our timer and the client's connect timer race; either way it is the same timeout, so
+        // it gets one spelling in the history.
+        Ok(Err(e)) if e.is_timeout() => Err(format!("connect to {addr}: timeout")),
         Ok(Err(e)) => Err(format!("connect to {addr}: {e}")),
         Err(_) => Err(format!("connect to {addr}: timeout")),
     }

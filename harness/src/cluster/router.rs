@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::task::{JoinHandle, JoinSet};
 
 /// How often, and how far apart, the dialer of a fresh connection is looked up before the
@@ -32,7 +32,7 @@ impl PeerRouter {
     pub(crate) async fn start(
         routes: BTreeMap<PathBuf, SocketAddr>,
     ) -> std::io::Result<PeerRouter> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let listener = crate::db::ports::bind_unleased_tokio()?;
         let addr = listener.local_addr()?;
         let routes = Arc::new(routes);
         let task = tokio::spawn(async move {

@@ -10,7 +10,7 @@ mod http;
 mod kind;
 mod launch;
 mod node;
-mod ports;
+pub(crate) mod ports;
 mod preflight;
 mod redis;
 mod registry;

@@ -32,7 +32,13 @@ pub enum ProxyError {
         op: &'static str,
         answer: String,
     },
-    /// The blocking worker that runs the client panicked or was cancelled.
+    /// No free loopback port could be found for a proxy's listener.
+    #[error("choose a listen port for proxy {proxy:?}: {source}")]
+    Port {
+        proxy: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// The blocking worker that runs the client panicked (toxiproxy_rust panics when a toxic
     /// cannot be sent) or was cancelled.
     #[error("{op} proxy {proxy:?}: toxiproxy client task: {message}")]

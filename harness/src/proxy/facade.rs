@@ -5,12 +5,19 @@
 //! back and fails with [`ProxyError::Unexpected`] when the server did not do what was asked.
 
 use super::error::ProxyError;
+use crate::db::{reserve_port, ReservedPort};
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use toxiproxy_rust::client::Client;
 use toxiproxy_rust::proxy::{Proxy, ProxyPack};
 use toxiproxy_rust::toxic::ToxicPack;
 
 const STREAMS: [&str; 2] = ["upstream", "downstream"];
+
+/// How many fresh ports `create` tries: between choosing a port and the server binding it,
+/// another process may take it, and the client cannot tell that refusal from others.
+const CREATE_TRIES: usize = 3;
 
 /// Why an operation failed inside the blocking worker.
 enum Failure {
@@ -28,12 +35,19 @@ impl From<String> for Failure {
 #[derive(Clone, Debug)]
 pub struct FaultProxies {
     api: SocketAddr,
+    /// Listen ports of the proxies created here, leased until the proxy is deleted so that no
+    /// node of this process is given one (a node's ports are chosen before it binds them, and
+    /// a proxy listening on `:0` could take one in between).
+    ports: Arc<Mutex<HashMap<String, ReservedPort>>>,
 }
 
 impl FaultProxies {
     /// Talks to the Toxiproxy API at `api_addr`; nothing is contacted until the first call.
     pub fn new(api_addr: SocketAddr) -> FaultProxies {
-        FaultProxies { api: api_addr }
+        FaultProxies {
+            api: api_addr,
+            ports: Arc::default(),
+        }
     }
 
     /// The Toxiproxy API address.
@@ -86,15 +100,41 @@ impl FaultProxies {
     }
 
     /// Creates (or replaces) proxy `name` listening on 127.0.0.1:<free port> in front of
-    /// `upstream`; returns the listen address.
+    /// `upstream`; returns the listen address. The port is leased to this proxy until
+    /// [`FaultProxies::delete`].
     pub async fn create(&self, name: &str, upstream: SocketAddr) -> Result<SocketAddr, ProxyError> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let lease = reserve_port().map_err(|source| ProxyError::Port {
+                proxy: name.to_string(),
+                source,
+            })?;
+            let listen = SocketAddr::from(([127, 0, 0, 1], lease.port()));
+            match self.create_at(name, listen, upstream).await {
+                Ok(addr) => {
+                    self.leases().insert(name.to_string(), lease);
+                    return Ok(addr);
+                }
+                Err(ProxyError::Client { .. }) if tries < CREATE_TRIES => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn leases(&self) -> std::sync::MutexGuard<'_, HashMap<String, ReservedPort>> {
+        self.ports.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn create_at(
+        &self,
+        name: &str,
+        listen: SocketAddr,
+        upstream: SocketAddr,
+    ) -> Result<SocketAddr, ProxyError> {
         let name_owned = name.to_string();
         self.run(name, "create", move |client| {
-            let pack = ProxyPack::new(
-                name_owned.clone(),
-                "127.0.0.1:0".to_string(),
-                upstream.to_string(),
-            );
+            let pack = ProxyPack::new(name_owned.clone(), listen.to_string(), upstream.to_string());
             let created = client.populate(vec![pack])?;
             let proxy = created
                 .iter()
@@ -102,13 +142,13 @@ impl FaultProxies {
                 .ok_or_else(|| {
                     Failure::Unexpected("no such proxy in the populate answer".into())
                 })?;
-            let listen: SocketAddr = proxy.proxy_pack.listen.parse().map_err(|_| {
+            let actual: SocketAddr = proxy.proxy_pack.listen.parse().map_err(|_| {
                 Failure::Unexpected(format!("listen address {:?}", proxy.proxy_pack.listen))
             })?;
-            if listen.port() == 0 || !proxy.proxy_pack.enabled {
+            if actual != listen || !proxy.proxy_pack.enabled {
                 return Err(Failure::Unexpected(describe(&proxy.proxy_pack)));
             }
-            Ok(listen)
+            Ok(actual)
         })
         .await
     }
@@ -248,7 +288,9 @@ impl FaultProxies {
             }
             Ok(())
         })
-        .await
+        .await?;
+        self.leases().remove(name);
+        Ok(())
     }
 
     /// Heals every proxy (POST /reset).

@@ -21,7 +21,12 @@ impl Listening {
         upstream: String,
         toxics: watch::Receiver<ToxicList>,
     ) -> std::io::Result<Listening> {
-        let listener = TcpListener::bind(addr).await?;
+        let listener = if addr == SocketAddr::from(([127, 0, 0, 1], 0)) {
+            // Any free port, but not one a node of this process is about to bind.
+            crate::db::ports::bind_unleased_tokio()?
+        } else {
+            TcpListener::bind(addr).await?
+        };
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(listener, upstream, toxics, stopped));
