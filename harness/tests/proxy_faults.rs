@@ -75,7 +75,7 @@ async fn setup(name: &str) -> Setup {
     let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let proxies = FaultProxies::new(server.api_addr());
+    let proxies = FaultProxies::new(server.api_addr()).expect("client thread");
     let listen = proxies.create(name, echo.addr).await.unwrap();
     assert!(listen.ip().is_loopback());
     Setup {
@@ -201,7 +201,7 @@ async fn reset_heals_every_proxy_and_shutdown_closes_them() {
     let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let proxies = FaultProxies::new(server.api_addr());
+    let proxies = FaultProxies::new(server.api_addr()).expect("client thread");
     let a = proxies.create("a", echo.addr).await.unwrap();
     let b = proxies.create("b", echo.addr).await.unwrap();
     proxies.partition("a").await.unwrap();
@@ -242,6 +242,7 @@ async fn errors_name_the_proxy_and_operation() {
     let addr = closed.local_addr().unwrap();
     drop(closed);
     let err = FaultProxies::new(addr)
+        .expect("client thread")
         .heal("n1")
         .await
         .unwrap_err()

@@ -51,6 +51,7 @@ async fn setup(upstream: Option<SocketAddr>) -> Setup {
         .unwrap();
     let target = upstream.unwrap_or(echo.addr);
     let listen = FaultProxies::new(server.api_addr())
+        .expect("client thread")
         .create("p", target)
         .await
         .unwrap();
@@ -265,7 +266,7 @@ async fn latency_in_front_of_redis() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let s = setup(Some(redis.addr)).await;
-    let proxies = FaultProxies::new(s.server.api_addr());
+    let proxies = FaultProxies::new(s.server.api_addr()).expect("client thread");
     let mut stream = TcpStream::connect(s.listen).await.unwrap();
     let base = ping(&mut stream).await;
     proxies.slow("p", 100, 0).await.unwrap();

@@ -29,7 +29,7 @@ async fn rig() -> Rig {
     let proxy = EmbeddedToxiproxy::start(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .unwrap();
-    let proxies = FaultProxies::new(proxy.api_addr());
+    let proxies = FaultProxies::new(proxy.api_addr()).expect("client thread");
     let names: Vec<String> = ["n1", "n2", "n3"].map(String::from).to_vec();
     let started = Instant::now();
     let cluster = start_zk_cluster(&supervisor, &proxies, &names, 250)

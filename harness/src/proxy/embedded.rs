@@ -56,7 +56,10 @@ impl EmbeddedToxiproxy {
             addr: listen,
             source: std::io::Error::other(e),
         })?;
-        let server = builder.http1_only(true).serve(make_service);
+        let server = builder
+            .http1_only(true)
+            .tcp_nodelay(true)
+            .serve(make_service);
         let api_addr = server.local_addr();
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {

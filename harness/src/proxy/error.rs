@@ -39,14 +39,17 @@ pub enum ProxyError {
         #[source]
         source: std::io::Error,
     },
-    /// The blocking worker that runs the client panicked (toxiproxy_rust panics when a toxic
-    /// cannot be sent) or was cancelled.
+    /// The client panicked (toxiproxy_rust panics when a toxic cannot be sent) or its thread
+    /// is gone.
     #[error("{op} proxy {proxy:?}: toxiproxy client task: {message}")]
     Worker {
         proxy: String,
         op: &'static str,
         message: String,
     },
+    /// The thread that owns the Toxiproxy client could not be started.
+    #[error("start the toxiproxy client thread: {0}")]
+    ClientThread(#[source] std::io::Error),
     /// Waiting for Ctrl-C failed in the standalone server.
     #[error("wait for ctrl-c: {0}")]
     Signal(#[source] std::io::Error),

@@ -1,9 +1,10 @@
 //! What the harness uses: one named proxy per node, driven through the blocking
-//! `toxiproxy_rust` client on tokio's blocking pool, against any Toxiproxy API address.
+//! `toxiproxy_rust` client on a thread of its own, against any Toxiproxy API address.
 //!
 //! The client ignores HTTP status codes on most calls, so every operation reads the proxy
 //! back and fails with [`ProxyError::Unexpected`] when the server did not do what was asked.
 
+use super::api_worker::ApiWorker;
 use super::error::ProxyError;
 use crate::db::{reserve_port, ReservedPort};
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ impl From<String> for Failure {
 #[derive(Clone, Debug)]
 pub struct FaultProxies {
     api: SocketAddr,
+    worker: Arc<ApiWorker>,
     /// Listen ports of the proxies created here, leased until the proxy is deleted so that no
     /// node of this process is given one (a node's ports are chosen before it binds them, and
     /// a proxy listening on `:0` could take one in between).
@@ -43,11 +45,14 @@ pub struct FaultProxies {
 
 impl FaultProxies {
     /// Talks to the Toxiproxy API at `api_addr`; nothing is contacted until the first call.
-    pub fn new(api_addr: SocketAddr) -> FaultProxies {
-        FaultProxies {
+    /// Starts the thread that owns the client (see `api_worker`).
+    pub fn new(api_addr: SocketAddr) -> Result<FaultProxies, ProxyError> {
+        let worker = ApiWorker::start(api_addr).map_err(ProxyError::ClientThread)?;
+        Ok(FaultProxies {
             api: api_addr,
+            worker: Arc::new(worker),
             ports: Arc::default(),
-        }
+        })
     }
 
     /// The Toxiproxy API address.
@@ -55,21 +60,15 @@ impl FaultProxies {
         self.api
     }
 
-    /// Runs `f` with a fresh client on the blocking pool. The client (a reqwest blocking
-    /// client with its own runtime) is created and dropped there, never on an async thread.
+    /// Runs `f` with this facade's client on its client thread.
     async fn run<T, F>(&self, proxy: &str, op: &'static str, f: F) -> Result<T, ProxyError>
     where
         T: Send + 'static,
         F: FnOnce(&Client) -> Result<T, Failure> + Send + 'static,
     {
         let api = self.api;
-        let joined = tokio::task::spawn_blocking(move || {
-            let client = Client::new(api);
-            f(&client)
-        })
-        .await;
         let proxy = proxy.to_string();
-        match joined {
+        match self.worker.call(f).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(Failure::Client(message))) => Err(ProxyError::Client {
                 api,
@@ -83,19 +82,7 @@ impl FaultProxies {
                 op,
                 answer,
             }),
-            Err(e) => {
-                let message = if e.is_panic() {
-                    let panic = e.into_panic();
-                    panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "panicked".to_string())
-                } else {
-                    e.to_string()
-                };
-                Err(ProxyError::Worker { proxy, op, message })
-            }
+            Err(message) => Err(ProxyError::Worker { proxy, op, message }),
         }
     }
 

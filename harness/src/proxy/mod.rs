@@ -19,6 +19,7 @@
 //! brings it in: no second HTTP stack in the build.
 
 mod api;
+mod api_worker;
 mod embedded;
 mod error;
 mod facade;

@@ -59,7 +59,7 @@ pub async fn run_scenario(
         .toxiproxy
         .or(embedded.as_ref().map(|e| e.api_addr()))
         .expect("an external or an embedded toxiproxy");
-    let proxies = FaultProxies::new(api);
+    let proxies = FaultProxies::new(api)?;
     let result = run_with(scenario, opts, seed, &dir, &supervisor, &proxies, interrupt).await;
     // Proxies of this run are removed even on an external server, which outlives us.
     for node in scenario.node_names() {
