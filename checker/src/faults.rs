@@ -1,7 +1,7 @@
 //! Fault windows: the nemesis events of a history turned into time intervals during which a
 //! fault was in force, and the query "which faults were active during [a, b]".
 
-use crate::history::{Event, Process, F};
+use crate::history::{Event, EventKind, Process, F};
 use serde::{Deserialize, Serialize};
 
 /// One fault in force from `start_ns` to `end_ns` (both inclusive).
@@ -91,16 +91,35 @@ fn closes(closer: F, opener: F, opener_is_client: bool) -> bool {
 /// Turns the nemesis events of a history into fault windows, ordered by start.
 ///
 /// `heal {nodes}` ends every network fault (partition, slow) on those nodes, `restart {nodes}`
-/// ends node crashes, `clock-reset {nodes}` ends clock faults, `resume {client}` or `resume {nodes}` ends the matching pause. A window
-/// over several nodes closes when its last node is healed. A closer without nodes or client
-/// closes every window it applies to. Precondition: `events` are in history order.
+/// ends node crashes, `clock-reset {nodes}` ends clock faults, `resume {client}` or
+/// `resume {nodes}` ends the matching pause. A window over several nodes closes when its last
+/// node is healed. A closer without nodes or client closes every window it applies to.
+///
+/// Windows are as wide as the history allows: a fault recorded as an `invoke`/`info` pair
+/// opens at its invoke (it may have been in force from then on) and is closed by the `info`
+/// of its closer (only then is it surely over); a closer whose completion carries an error
+/// closes nothing. A fault recorded as a lone `info` (client faults, which take effect the
+/// moment they are recorded) opens and closes at that event. Precondition: `events` are in
+/// history order.
 pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
     let history_end = events.last().map_or(0, |e| e.time_ns);
     let mut open: Vec<Open> = Vec::new();
     let mut done: Vec<FaultWindow> = Vec::new();
+    // Openers invoked and not yet completed: their window is already open.
+    let mut invoked: Vec<(F, &[String], Option<u64>)> = Vec::new();
     for e in events.iter().filter(|e| e.process == Process::Nemesis) {
         match e.f {
             F::Partition | F::Slow | F::Pause | F::Crash | F::Clock => {
+                let key = (e.f, e.value.nodes.as_slice(), e.value.client);
+                match e.kind {
+                    EventKind::Invoke => invoked.push(key),
+                    _ => {
+                        if let Some(at) = invoked.iter().position(|k| *k == key) {
+                            invoked.remove(at);
+                            continue;
+                        }
+                    }
+                }
                 let window = FaultWindow {
                     f: e.f,
                     start_ns: e.time_ns,
@@ -118,6 +137,9 @@ pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
                 }
             }
             F::Heal | F::Restart | F::Resume | F::ClockReset => {
+                if e.kind == EventKind::Invoke || e.error.is_some() {
+                    continue;
+                }
                 let everything = e.value.nodes.is_empty() && e.value.client.is_none();
                 for o in open.iter_mut() {
                     let w = &o.window;
@@ -179,7 +201,7 @@ pub fn active_during(windows: &[FaultWindow], start_ns: u64, end_ns: u64) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{EventKind, Value, FORMAT_VERSION};
+    use crate::history::{Value, FORMAT_VERSION};
 
     fn nem(index: u64, ms: u64, f: F, nodes: &[&str], client: Option<u64>) -> Event {
         Event {
@@ -275,5 +297,46 @@ mod tests {
             ]
         );
         assert_eq!(w[0].describe(), "pause of n1 for 0.200 s from 0.100 s");
+    }
+
+    fn invoke(mut e: Event) -> Event {
+        e.kind = EventKind::Invoke;
+        e
+    }
+
+    #[test]
+    fn a_paired_fault_opens_at_its_invoke_and_closes_at_the_completion_of_its_heal() {
+        let events = vec![
+            invoke(nem(0, 100, F::Partition, &["n1"], None)),
+            nem(1, 130, F::Partition, &["n1"], None),
+            invoke(nem(2, 500, F::Heal, &["n1"], None)),
+            nem(3, 540, F::Heal, &["n1"], None),
+            invoke(nem(4, 600, F::Crash, &["n2"], None)),
+            nem(5, 610, F::Crash, &["n2"], None),
+            invoke(nem(6, 700, F::Restart, &["n2"], None)),
+        ];
+        let w = fault_windows(&events);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(
+            (w[0].start_ns, w[0].end_ns, w[0].start_index, w[0].end_index),
+            (100_000_000, 540_000_000, 0, Some(3))
+        );
+        // The restart never completed: the node may still be down at the end.
+        assert_eq!((w[1].start_index, w[1].end_index), (4, None));
+    }
+
+    #[test]
+    fn a_heal_that_failed_closes_nothing() {
+        let mut failed = nem(3, 300, F::Heal, &["n1"], None);
+        failed.error = Some("heal proxy n1: connection refused".into());
+        let events = vec![
+            invoke(nem(0, 100, F::Slow, &["n1"], None)),
+            nem(1, 110, F::Slow, &["n1"], None),
+            invoke(nem(2, 290, F::Heal, &["n1"], None)),
+            failed,
+            nem(4, 900, F::Pause, &[], Some(1)),
+        ];
+        let w = fault_windows(&events);
+        assert_eq!((w[0].end_ns, w[0].end_index), (900_000_000, None));
     }
 }

@@ -5,16 +5,17 @@ mod scenario_support;
 
 use scenario_support::{kinds, run};
 
-use lockpick_checker::history::{read_history, Process, F};
+use lockpick_checker::history::{read_history, EventKind, Process, F};
 use lockpick_checker::lock::FindingKind;
 use lockpick_checker::verdict::Verdict;
 
-/// The nemesis events of the run's history, as (verb, nodes, note).
+/// The faults of the run's history that took effect (nemesis completions without an error),
+/// as (verb, nodes, note).
 fn nemesis_events(dir: &std::path::Path) -> Vec<(F, Vec<String>, Option<String>)> {
     read_history(&dir.join("history.jsonl"))
         .unwrap()
         .into_iter()
-        .filter(|e| e.process == Process::Nemesis)
+        .filter(|e| e.process == Process::Nemesis && e.kind == EventKind::Info && e.error.is_none())
         .map(|e| (e.f, e.value.nodes, e.value.note))
         .collect()
 }

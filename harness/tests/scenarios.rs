@@ -193,7 +193,7 @@ fn crash_restart_before_first_double_holder(
     dir: &std::path::Path,
     node: &str,
 ) {
-    use lockpick_checker::history::{Process, F};
+    use lockpick_checker::history::{EventKind, Process, F};
     let double = report
         .violations
         .iter()
@@ -204,6 +204,7 @@ fn crash_restart_before_first_double_holder(
     let restarted = events.iter().any(|e| {
         e.process == Process::Nemesis
             && e.f == F::Restart
+            && e.kind == EventKind::Info
             && e.value.nodes.iter().any(|n| n == node)
             && e.time_ns <= start
     });
@@ -256,6 +257,7 @@ fn redlock_crash_aof_always_is_valid() {
         .filter(|e| {
             e.process == lockpick_checker::history::Process::Nemesis
                 && e.f == lockpick_checker::history::F::Restart
+                && e.kind == lockpick_checker::history::EventKind::Info
                 && e.value.nodes == ["n3"]
         })
         .count();

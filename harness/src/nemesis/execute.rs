@@ -1,6 +1,8 @@
 //! Carries out a fault schedule: network faults through the proxies, pauses and crashes armed
-//! on clients, peer partitions and member pauses/kills on clusters. Every fault that takes
-//! effect is recorded; everything broken is healed at the end.
+//! on clients, peer partitions and member pauses/kills on clusters. Every fault on nodes is
+//! recorded as an `invoke` before it is attempted and an `info` once it took effect (or with
+//! an error if it failed), as Jepsen records its nemesis; everything broken is healed at the
+//! end.
 
 use super::error::NemesisError;
 use super::schedule::{Action, Members, Step};
@@ -114,9 +116,34 @@ pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), Nemesi
     first_error.map_or(Ok(()), Err)
 }
 
-fn record(ctx: &NemesisCtx, f: F, value: Value) {
+/// Records the invocation of fault verb `f`, carries it out, and records its completion: the
+/// fault may be in force from the invoke on and is surely in force (or over, for a heal) by
+/// the completion. A failure is recorded on the completion and returned.
+async fn perform<Fut>(ctx: &NemesisCtx, f: F, value: Value, act: Fut) -> Result<(), NemesisError>
+where
+    Fut: std::future::Future<Output = Result<(), NemesisError>>,
+{
+    ctx.recorder.record(
+        Process::Nemesis,
+        EventKind::Invoke,
+        f,
+        None,
+        value.clone(),
+        None,
+    );
+    let done = act.await;
+    let error = done.as_ref().err().map(|e| e.to_string());
     ctx.recorder
-        .record(Process::Nemesis, EventKind::Info, f, None, value, None);
+        .record(Process::Nemesis, EventKind::Info, f, None, value, error);
+    done
+}
+
+fn nodes_value(nodes: &[String], note: Option<String>) -> Value {
+    Value {
+        nodes: nodes.to_vec(),
+        note,
+        ..Value::default()
+    }
 }
 
 /// The members `members` names now: the leader is looked up (a paused or dead member is
@@ -138,18 +165,6 @@ async fn resolve(ctx: &NemesisCtx, members: &Members) -> Option<Vec<String>> {
             }
         }
     }
-}
-
-fn record_members(ctx: &NemesisCtx, f: F, nodes: &[String], note: Option<String>) {
-    record(
-        ctx,
-        f,
-        Value {
-            nodes: nodes.to_vec(),
-            note,
-            ..Value::default()
-        },
-    );
 }
 
 /// Starts a fault on nodes: isolate (clusters only), pause or crash `members`.
@@ -177,8 +192,6 @@ async fn start_member_fault(
             let Some(cluster) = ctx.cluster.as_ref() else {
                 return Err(NemesisError::NotACluster { fault: "isolate" });
             };
-            broken.members.insert(id, (fault, nodes.clone()));
-            cluster.isolate(&nodes).await?;
             let others: Vec<&str> = cluster
                 .members()
                 .iter()
@@ -187,31 +200,43 @@ async fn start_member_fault(
                 .collect();
             let note = leader_note("peer links cut between")
                 .map(|n| format!("{n} and {}", others.join(",")));
-            record_members(ctx, F::Partition, &nodes, note);
+            broken.members.insert(id, (fault, nodes.clone()));
+            let value = nodes_value(&nodes, note);
+            perform(ctx, F::Partition, value, async {
+                Ok(cluster.isolate(&nodes).await?)
+            })
+            .await
         }
         MemberFault::Paused => {
-            let mut supervisor = ctx.supervisor.lock().await;
-            for node in &nodes {
-                match supervisor.pause(node) {
-                    Ok(()) => {}
-                    // Crashed by another fault: there is no process to stop.
-                    Err(DbError::NotRunning { .. }) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
+            let value = nodes_value(&nodes, leader_note("SIGSTOP"));
             broken.members.insert(id, (fault, nodes.clone()));
-            record_members(ctx, F::Pause, &nodes, leader_note("SIGSTOP"));
+            perform(ctx, F::Pause, value, async {
+                let mut supervisor = ctx.supervisor.lock().await;
+                for node in &nodes {
+                    match supervisor.pause(node) {
+                        Ok(()) => {}
+                        // Crashed by another fault: there is no process to stop.
+                        Err(DbError::NotRunning { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(())
+            })
+            .await
         }
         MemberFault::Crashed => {
-            let mut supervisor = ctx.supervisor.lock().await;
+            let value = nodes_value(&nodes, leader_note("SIGKILL"));
             broken.members.insert(id, (fault, nodes.clone()));
-            for node in &nodes {
-                supervisor.kill(node).await?;
-            }
-            record_members(ctx, F::Crash, &nodes, leader_note("SIGKILL"));
+            perform(ctx, F::Crash, value, async {
+                let mut supervisor = ctx.supervisor.lock().await;
+                for node in &nodes {
+                    supervisor.kill(node).await?;
+                }
+                Ok(())
+            })
+            .await
         }
     }
-    Ok(())
 }
 
 /// Ends the fault `id` on nodes, if it started.
@@ -223,33 +248,44 @@ async fn end_member_fault(
     let Some((fault, nodes)) = broken.members.remove(&id) else {
         return Ok(());
     };
+    let value = nodes_value(&nodes, None);
     match fault {
         MemberFault::Isolated => {
-            if let Some(cluster) = &ctx.cluster {
-                cluster.heal(&nodes).await?;
-            }
-            record_members(ctx, F::Heal, &nodes, None);
+            perform(ctx, F::Heal, value, async {
+                if let Some(cluster) = &ctx.cluster {
+                    cluster.heal(&nodes).await?;
+                }
+                Ok(())
+            })
+            .await
         }
         MemberFault::Paused => {
-            let mut supervisor = ctx.supervisor.lock().await;
-            for node in &nodes {
-                match supervisor.resume(node) {
-                    // Not running: crashed by another fault meanwhile, nothing to resume.
-                    Ok(()) | Err(DbError::NotRunning { .. }) => {}
-                    Err(e) => return Err(e.into()),
+            perform(ctx, F::Resume, value, async {
+                let mut supervisor = ctx.supervisor.lock().await;
+                for node in &nodes {
+                    match supervisor.resume(node) {
+                        // Not running: crashed by another fault meanwhile, nothing to resume.
+                        Ok(()) | Err(DbError::NotRunning { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
                 }
-            }
-            record_members(ctx, F::Resume, &nodes, None);
+                Ok(())
+            })
+            .await
         }
         MemberFault::Crashed => {
-            let mut supervisor = ctx.supervisor.lock().await;
-            for node in &nodes {
-                supervisor.restart(node).await?;
-            }
-            record_members(ctx, F::Restart, &nodes, None);
+            // The completion comes once the nodes answer again, so the window covers the
+            // whole restart.
+            perform(ctx, F::Restart, value, async {
+                let mut supervisor = ctx.supervisor.lock().await;
+                for node in &nodes {
+                    supervisor.restart(node).await?;
+                }
+                Ok(())
+            })
+            .await
         }
     }
-    Ok(())
 }
 
 /// Writes `setting` to the libfaketime control file of each node.
@@ -273,17 +309,6 @@ async fn set_clocks(
     Ok(())
 }
 
-fn record_nodes(ctx: &NemesisCtx, f: F, nodes: &[String]) {
-    record(
-        ctx,
-        f,
-        Value {
-            nodes: nodes.to_vec(),
-            ..Value::default()
-        },
-    );
-}
-
 async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result<(), NemesisError> {
     match action {
         Action::PauseClient { client, point, ms } => {
@@ -303,48 +328,40 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
             latency_ms,
             jitter_ms,
         } => {
-            for node in nodes {
-                ctx.proxies.slow(node, *latency_ms, *jitter_ms).await?;
-                broken.links.insert(node.clone());
-            }
-            record(
-                ctx,
-                F::Slow,
-                Value {
-                    nodes: nodes.clone(),
-                    ms: Some(*latency_ms),
-                    jitter_ms: Some(*jitter_ms),
-                    ..Value::default()
-                },
-            );
+            let value = Value {
+                nodes: nodes.clone(),
+                ms: Some(*latency_ms),
+                jitter_ms: Some(*jitter_ms),
+                ..Value::default()
+            };
+            perform(ctx, F::Slow, value, async {
+                for node in nodes {
+                    broken.links.insert(node.clone());
+                    ctx.proxies.slow(node, *latency_ms, *jitter_ms).await?;
+                }
+                Ok(())
+            })
+            .await?;
         }
         Action::Partition { nodes } => {
-            for node in nodes {
-                ctx.proxies.partition(node).await?;
-                broken.links.insert(node.clone());
-            }
-            record(
-                ctx,
-                F::Partition,
-                Value {
-                    nodes: nodes.clone(),
-                    ..Value::default()
-                },
-            );
+            perform(ctx, F::Partition, nodes_value(nodes, None), async {
+                for node in nodes {
+                    broken.links.insert(node.clone());
+                    ctx.proxies.partition(node).await?;
+                }
+                Ok(())
+            })
+            .await?;
         }
         Action::Heal { nodes } => {
-            for node in nodes {
-                ctx.proxies.heal(node).await?;
-                broken.links.remove(node);
-            }
-            record(
-                ctx,
-                F::Heal,
-                Value {
-                    nodes: nodes.clone(),
-                    ..Value::default()
-                },
-            );
+            perform(ctx, F::Heal, nodes_value(nodes, None), async {
+                for node in nodes {
+                    ctx.proxies.heal(node).await?;
+                    broken.links.remove(node);
+                }
+                Ok(())
+            })
+            .await?;
         }
         Action::Isolate { members, id } => {
             start_member_fault(ctx, MemberFault::Isolated, members, *id, broken).await?
@@ -367,25 +384,27 @@ async fn apply(ctx: &NemesisCtx, action: &Action, broken: &mut Broken) -> Result
                 offset_ms: *offset_ms,
                 rate_milli: *rate_milli,
             };
-            set_clocks(ctx, nodes, setting).await?;
-            broken.clocks.extend(nodes.iter().cloned());
-            record(
-                ctx,
-                F::Clock,
-                Value {
-                    nodes: nodes.clone(),
-                    offset_ms: Some(*offset_ms),
-                    note: Some(format!("libfaketime {}", setting.spec())),
-                    ..Value::default()
-                },
-            );
+            let value = Value {
+                nodes: nodes.clone(),
+                offset_ms: Some(*offset_ms),
+                note: Some(format!("libfaketime {}", setting.spec())),
+                ..Value::default()
+            };
+            perform(ctx, F::Clock, value, async {
+                broken.clocks.extend(nodes.iter().cloned());
+                set_clocks(ctx, nodes, setting).await
+            })
+            .await?;
         }
         Action::ResetClock { nodes } => {
-            set_clocks(ctx, nodes, ClockSetting::REAL).await?;
-            for node in nodes {
-                broken.clocks.remove(node);
-            }
-            record_nodes(ctx, F::ClockReset, nodes);
+            perform(ctx, F::ClockReset, nodes_value(nodes, None), async {
+                set_clocks(ctx, nodes, ClockSetting::REAL).await?;
+                for node in nodes {
+                    broken.clocks.remove(node);
+                }
+                Ok(())
+            })
+            .await?;
         }
     }
     Ok(())
