@@ -4,7 +4,7 @@
 mod scenario_support;
 
 use lockpick_harness::scenario::load_scenario;
-use scenario_support::{kinds, run, run_min_ops, SERIAL};
+use scenario_support::{kinds, run, run_in, run_min_ops, SERIAL};
 
 use lockpick_checker::lock::{FindingKind, LockReport};
 use lockpick_checker::verdict::Verdict;
@@ -41,6 +41,46 @@ fn redis_gc_pause_shows_double_holder_and_accepted_stale_write() {
 }
 
 #[test]
+fn an_external_toxiproxy_gets_the_faults_and_keeps_other_users_proxies() {
+    use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
+    // A server the run does not own stands in for a user's Toxiproxy, with a proxy of
+    // somebody else's named like one of the run's nodes.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (server, bystander) = rt.block_on(async {
+        let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let theirs = FaultProxies::new(server.api_addr()).expect("client thread");
+        theirs
+            .create("n1", "127.0.0.1:9".parse().unwrap())
+            .await
+            .unwrap();
+        (server, theirs)
+    });
+    let api = server.api_addr();
+    let (report, verdict, _, dir) = run_in(&rt, "redis-latency", 20, |o| o.toxiproxy = Some(api));
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    // The latency went through the external server.
+    assert_latency_took_effect(&dir);
+    let left = rt
+        .block_on(async move {
+            tokio::task::spawn_blocking(move || toxiproxy_rust::client::Client::new(api).all())
+                .await
+        })
+        .unwrap()
+        .unwrap();
+    let names: Vec<&String> = left.keys().collect();
+    assert_eq!(
+        names,
+        ["n1"],
+        "the run removed its proxies and only its own"
+    );
+    assert!(left["n1"].proxy_pack.toxics.is_empty());
+    drop(bystander);
+    rt.block_on(server.shutdown());
+}
+
+#[test]
 fn redis_gc_pause_fenced_is_valid_and_shows_the_fence_working() {
     let (report, verdict, expected, _) = run("redis-gc-pause-fenced");
     assert_eq!(verdict, Verdict::Valid, "{report}");
@@ -67,33 +107,41 @@ fn redis_latency_is_valid_and_slower_under_latency() {
     let (report, verdict, expected, dir) = run("redis-latency");
     assert_eq!(verdict, Verdict::Valid, "{report}");
     assert_eq!(expected, Some(Verdict::Valid));
-    // The latency really happened: acquires during the fault took longer than the injected
-    // 2 × (50 − 30) ms round trip, while before it some were far faster.
+    assert_latency_took_effect(&dir);
+}
+
+/// Asserts the `latency` fault of redis-latency really happened: acquires while it was surely
+/// in force took longer than the injected 2 × (50 − 30) ms round trip, while before it some
+/// were far faster.
+fn assert_latency_took_effect(dir: &std::path::Path) {
+    use lockpick_checker::history::{EventKind, Process, F};
     let events = lockpick_checker::history::read_history(&dir.join("history.jsonl")).unwrap();
-    let windows = lockpick_checker::faults::fault_windows(&events);
-    let slow = windows
-        .iter()
-        .find(|w| w.f == lockpick_checker::history::F::Slow)
-        .expect("latency window recorded");
+    let nemesis = |f: F, kind: EventKind| {
+        events
+            .iter()
+            .find(|e| e.process == Process::Nemesis && e.f == f && e.kind == kind)
+            .unwrap_or_else(|| panic!("no {f} {kind:?} in the history"))
+            .time_ns
+    };
+    let slow_invoked = nemesis(F::Slow, EventKind::Invoke);
+    let sure = scenario_support::surely_in_force(&events, F::Slow, F::Heal, &["n1"]);
+    let &[(slow_from, slow_to)] = sure.as_slice() else {
+        panic!("one latency stretch expected: {sure:?}");
+    };
     let mut inside = Vec::new();
     let mut before = Vec::new();
     let mut open = std::collections::HashMap::new();
-    for e in &events {
-        if e.f != lockpick_checker::history::F::Acquire {
-            continue;
-        }
+    for e in events.iter().filter(|e| e.f == F::Acquire) {
         match e.kind {
-            lockpick_checker::history::EventKind::Invoke => {
+            EventKind::Invoke => {
                 open.insert(e.process, e.time_ns);
             }
-            lockpick_checker::history::EventKind::Ok => {
+            EventKind::Ok => {
                 if let Some(t0) = open.remove(&e.process) {
                     let took = e.time_ns - t0;
-                    // The heal is recorded once the API confirmed it, a few ms after the
-                    // toxics were gone: leave the window's last 200 ms out.
-                    if t0 > slow.start_ns && e.time_ns + 200_000_000 < slow.end_ns {
+                    if t0 > slow_from && e.time_ns < slow_to {
                         inside.push(took);
-                    } else if e.time_ns < slow.start_ns {
+                    } else if e.time_ns < slow_invoked {
                         before.push(took);
                     }
                 }
@@ -103,22 +151,14 @@ fn redis_latency_is_valid_and_slower_under_latency() {
             }
         }
     }
-    let min_inside = inside
-        .iter()
-        .min()
-        .copied()
-        .expect("acquires during latency");
+    let min_inside = inside.iter().min().expect("acquires during latency");
     assert!(
-        min_inside >= 35_000_000,
+        *min_inside >= 35_000_000,
         "fastest acquire under latency {min_inside} ns"
     );
-    let min_before = before
-        .iter()
-        .min()
-        .copied()
-        .expect("acquires before latency");
+    let min_before = before.iter().min().expect("acquires before latency");
     assert!(
-        min_before < 10_000_000,
+        *min_before < 10_000_000,
         "fastest acquire before latency {min_before} ns"
     );
 }
@@ -398,21 +438,18 @@ fn redlock_node_pause_of_a_minority_is_valid_and_really_stops_those_masters() {
     assert_eq!(expected, Some(Verdict::Valid));
     assert_eq!(report.stats.max_concurrent_holders, 1);
     let events = history(&dir);
-    let windows = lockpick_checker::faults::fault_windows(&events);
-    let pauses: Vec<_> = windows
-        .iter()
-        .filter(|w| w.f == lockpick_checker::history::F::Pause && w.nodes == ["n2", "n4"])
-        .collect();
-    assert!(pauses.len() >= 2, "{windows:?}");
+    use lockpick_checker::history::F;
+    let pauses = scenario_support::surely_in_force(&events, F::Pause, F::Resume, &["n2", "n4"]);
+    assert!(pauses.len() >= 2, "{pauses:?}");
     // Grants during a pause came from the other three; the paused two did not answer.
     let during: Vec<_> = events
         .iter()
         .filter(|e| {
-            e.f == lockpick_checker::history::F::Acquire
+            e.f == F::Acquire
                 && e.kind == lockpick_checker::history::EventKind::Ok
                 && pauses
                     .iter()
-                    .any(|w| w.start_ns + 100_000_000 < e.time_ns && e.time_ns < w.end_ns)
+                    .any(|&(from, to)| from + 100_000_000 < e.time_ns && e.time_ns < to)
         })
         .collect();
     assert!(!during.is_empty(), "no grant while paused");

@@ -36,6 +36,8 @@ impl From<String> for Failure {
 #[derive(Clone, Debug)]
 pub struct FaultProxies {
     api: SocketAddr,
+    /// Put before every proxy name on the server (see [`FaultProxies::in_namespace`]).
+    namespace: String,
     worker: Arc<ApiWorker>,
     /// Listen ports of the proxies created here, leased until the proxy is deleted so that no
     /// node of this process is given one (a node's ports are chosen before it binds them, and
@@ -50,9 +52,23 @@ impl FaultProxies {
         let worker = ApiWorker::start(api_addr).map_err(ProxyError::ClientThread)?;
         Ok(FaultProxies {
             api: api_addr,
+            namespace: String::new(),
             worker: Arc::new(worker),
             ports: Arc::default(),
         })
+    }
+
+    /// Names this facade's proxies `<namespace><name>` on the server, so that runs sharing
+    /// one Toxiproxy (a user's, or CI's) neither replace nor delete each other's proxies.
+    /// Callers keep using the short names.
+    pub fn in_namespace(mut self, namespace: impl Into<String>) -> FaultProxies {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// The name of proxy `name` on the server.
+    pub fn full_name(&self, name: &str) -> String {
+        format!("{}{name}", self.namespace)
     }
 
     /// The Toxiproxy API address.
@@ -90,6 +106,7 @@ impl FaultProxies {
     /// `upstream`; returns the listen address. The port is leased to this proxy until
     /// [`FaultProxies::delete`].
     pub async fn create(&self, name: &str, upstream: SocketAddr) -> Result<SocketAddr, ProxyError> {
+        let name = &self.full_name(name);
         let mut tries = 0;
         loop {
             tries += 1;
@@ -145,6 +162,7 @@ impl FaultProxies {
     /// Toxiproxy 2.x, the bytes sent meanwhile are dropped, not queued, and removing the
     /// toxics (heal, reset) closes the connections they were on.
     pub async fn partition(&self, name: &str) -> Result<(), ProxyError> {
+        let name = &self.full_name(name);
         let name_owned = name.to_string();
         self.run(name, "partition", move |client| {
             let proxy = find(client, &name_owned)?;
@@ -188,6 +206,7 @@ impl FaultProxies {
         latency_ms: u64,
         jitter_ms: u64,
     ) -> Result<(), ProxyError> {
+        let name = &self.full_name(name);
         let name_owned = name.to_string();
         self.run(name, "slow", move |client| {
             let latency = u32::try_from(latency_ms)
@@ -230,6 +249,7 @@ impl FaultProxies {
 
     /// Takes the proxy down (enabled=false): connections refused and open ones closed.
     pub async fn down(&self, name: &str) -> Result<(), ProxyError> {
+        let name = &self.full_name(name);
         let name_owned = name.to_string();
         self.run(name, "take down", move |client| {
             find(client, &name_owned)?.disable()?;
@@ -245,6 +265,7 @@ impl FaultProxies {
     /// Removes every toxic (one by one, both streams) and enables the proxy. Connections that
     /// lived through a partition are closed by this (see [`FaultProxies::partition`]).
     pub async fn heal(&self, name: &str) -> Result<(), ProxyError> {
+        let name = &self.full_name(name);
         let name_owned = name.to_string();
         self.run(name, "heal", move |client| {
             let proxy = find(client, &name_owned)?;
@@ -262,6 +283,7 @@ impl FaultProxies {
     /// Deletes proxy `name`, closing its listener and connections. A proxy that is already
     /// gone is not an error: this is teardown, and it must be safe to repeat.
     pub async fn delete(&self, name: &str) -> Result<(), ProxyError> {
+        let name = &self.full_name(name);
         let name_owned = name.to_string();
         self.run(name, "delete", move |client| {
             if !client.all()?.contains_key(&name_owned) {

@@ -59,7 +59,7 @@ pub async fn run_scenario(
         .toxiproxy
         .or(embedded.as_ref().map(|e| e.api_addr()))
         .expect("an external or an embedded toxiproxy");
-    let proxies = FaultProxies::new(api)?;
+    let proxies = FaultProxies::new(api)?.in_namespace(run_namespace());
     let result = run_with(scenario, opts, seed, &dir, &supervisor, &proxies, interrupt).await;
     // Proxies of this run are removed even on an external server, which outlives us.
     for node in scenario.node_names() {
@@ -274,4 +274,12 @@ fn discard_node_data(dir: &Path) {
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     std::fs::write(path, bytes).map_err(|e| RunError::store(path, e))
+}
+
+/// A proxy-name prefix no other run uses: unique per process (pid) and per run in it, so runs
+/// sharing one external Toxiproxy keep apart.
+fn run_namespace() -> String {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("lockpick-{}-{n}-", std::process::id())
 }

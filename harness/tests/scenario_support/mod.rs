@@ -33,15 +33,27 @@ pub fn run(name: &str) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
 
 /// Runs `name` and asserts it completed more than `min_ops` operations.
 pub fn run_min_ops(name: &str, min_ops: u64) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    run_in(&rt, name, min_ops, |_| {})
+}
+
+/// Runs `name` on `rt` with options changed by `tweak`, and asserts it completed more than
+/// `min_ops` operations.
+pub fn run_in(
+    rt: &tokio::runtime::Runtime,
+    name: &str,
+    min_ops: u64,
+    tweak: impl FnOnce(&mut RunOptions),
+) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let scenario = load_scenario(name).expect("shipped scenario loads");
     let store = tempfile::tempdir().expect("temp dir");
-    let opts = RunOptions {
+    let mut opts = RunOptions {
         store: store.path().to_owned(),
         reproduce: format!("cargo run -- scenario {name}"),
         ..RunOptions::default()
     };
-    let rt = tokio::runtime::Runtime::new().unwrap();
+    tweak(&mut opts);
     let outcome = rt
         .block_on(run_scenario(&scenario, &opts, CancellationToken::new()))
         .unwrap_or_else(|e| panic!("{name}: harness error: {e}"));
@@ -62,4 +74,37 @@ pub fn run_min_ops(name: &str, min_ops: u64) -> (LockReport, Verdict, Option<Ver
 
 pub fn kinds(findings: &[lockpick_checker::lock::Finding]) -> Vec<FindingKind> {
     findings.iter().map(|f| f.kind).collect()
+}
+
+/// The stretches during which the nemesis fault `opener` on exactly `nodes` was surely in
+/// force: from the completion of `opener` to the invoke of the `closer` that ended it (the
+/// fault windows of the checker are the wider, "may have been in force" bounds).
+pub fn surely_in_force(
+    events: &[lockpick_checker::history::Event],
+    opener: lockpick_checker::history::F,
+    closer: lockpick_checker::history::F,
+    nodes: &[&str],
+) -> Vec<(u64, u64)> {
+    use lockpick_checker::history::{EventKind, Process};
+    let mut out = Vec::new();
+    let mut from = None;
+    for e in events.iter().filter(|e| {
+        e.process == Process::Nemesis
+            && e.value
+                .nodes
+                .iter()
+                .map(String::as_str)
+                .eq(nodes.iter().copied())
+    }) {
+        match (e.f, e.kind) {
+            (f, EventKind::Info) if f == opener && e.error.is_none() => from = Some(e.time_ns),
+            (f, EventKind::Invoke) if f == closer => {
+                if let Some(start) = from.take() {
+                    out.push((start, e.time_ns));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
