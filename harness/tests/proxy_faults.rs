@@ -1,38 +1,17 @@
 //! Faults through the facade on real sockets: latency, partition, down and heal, measured
 //! with round trips through a proxy to a small echo server.
 
+mod proxy_support;
+
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
-use std::net::SocketAddr;
+use proxy_support::{echo_server, OnFin, Setup};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tokio::net::TcpStream;
 
-/// Echoes every byte back; aborted (with its connections) when dropped.
-struct Echo {
-    addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Echo {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn echo_server() -> Echo {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(async move {
-        let mut connections = tokio::task::JoinSet::new();
-        while let Ok((mut stream, _)) = listener.accept().await {
-            connections.spawn(async move {
-                let (mut r, mut w) = stream.split();
-                let _ = tokio::io::copy(&mut r, &mut w).await;
-            });
-        }
-    });
-    Echo { addr, task }
+/// A proxy named `name` in front of an echo server.
+async fn setup(name: &str) -> Setup {
+    proxy_support::setup(name, OnFin::KeepOpen, None).await
 }
 
 /// One 5-byte round trip; `None` if no full answer came within `limit`.
@@ -61,29 +40,6 @@ async fn median_rtt(stream: &mut TcpStream) -> Duration {
     }
     samples.sort();
     samples[2]
-}
-
-struct Setup {
-    server: EmbeddedToxiproxy,
-    proxies: FaultProxies,
-    listen: SocketAddr,
-    _echo: Echo,
-}
-
-async fn setup(name: &str) -> Setup {
-    let echo = echo_server().await;
-    let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(server.api_addr()).expect("client thread");
-    let listen = proxies.create(name, echo.addr).await.unwrap();
-    assert!(listen.ip().is_loopback());
-    Setup {
-        server,
-        proxies,
-        listen,
-        _echo: echo,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,7 +153,7 @@ async fn down_refuses_and_closes_until_heal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_heals_every_proxy_and_shutdown_closes_them() {
-    let echo = echo_server().await;
+    let echo = echo_server(OnFin::KeepOpen).await;
     let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
