@@ -5,6 +5,7 @@ mod proxy_support;
 
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use proxy_support::{echo_server, OnFin, Setup};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -26,6 +27,15 @@ async fn round_trip(stream: &mut TcpStream, msg: &[u8; 5], limit: Duration) -> O
         }
         _ => None,
     }
+}
+
+/// A new connection to `addr`, asserted to carry one round trip of `msg` within 2 s.
+async fn answering(addr: SocketAddr, msg: &[u8; 5]) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    assert!(round_trip(&mut stream, msg, Duration::from_secs(2))
+        .await
+        .is_some());
+    stream
 }
 
 /// Median of a few round trips, to keep one scheduling hiccup out of the figure.
@@ -90,10 +100,7 @@ async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partition_blackholes_until_heal() {
     let s = setup("n1").await;
-    let mut open = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut open, b"hello", Duration::from_secs(2))
-        .await
-        .is_some());
+    let mut open = answering(s.listen, b"hello").await;
 
     s.proxies.partition("n1").await.unwrap();
     let limit = Duration::from_millis(500);
@@ -120,20 +127,14 @@ async fn partition_blackholes_until_heal() {
         "open connection closed on heal"
     );
     assert!(closed_within(&mut during, limit).await);
-    let mut after = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut after, b"again", Duration::from_secs(2))
-        .await
-        .is_some());
+    let _after = answering(s.listen, b"again").await;
     s.server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn down_refuses_and_closes_until_heal() {
     let s = setup("n1").await;
-    let mut open = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut open, b"hello", Duration::from_secs(2))
-        .await
-        .is_some());
+    let mut open = answering(s.listen, b"hello").await;
 
     s.proxies.down("n1").await.unwrap();
     let err = TcpStream::connect(s.listen).await.unwrap_err();
@@ -144,10 +145,7 @@ async fn down_refuses_and_closes_until_heal() {
     );
 
     s.proxies.heal("n1").await.unwrap();
-    let mut after = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut after, b"again", Duration::from_secs(2))
-        .await
-        .is_some());
+    let _after = answering(s.listen, b"again").await;
     s.server.shutdown().await;
 }
 
@@ -164,10 +162,7 @@ async fn reset_heals_every_proxy_and_shutdown_closes_them() {
     proxies.down("b").await.unwrap();
     proxies.reset().await.unwrap();
     for addr in [a, b] {
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        assert!(round_trip(&mut stream, b"reset", Duration::from_secs(2))
-            .await
-            .is_some());
+        let _stream = answering(addr, b"reset").await;
     }
     let mut open = TcpStream::connect(a).await.unwrap();
     server.shutdown().await;
