@@ -2,77 +2,23 @@
 //! leader, an isolated member really stops getting writes until healed, a new leader is
 //! elected when the old one is cut off, and lock waiters each watch only their predecessor.
 
+mod cluster_support;
+
+use cluster_support::{one_at_a_time, Kind, Queue, Rig};
 use etcd_client::{Client, GetOptions};
-use lockpick_harness::client::{EtcdLock, LockClient, LockSession, Outcome};
-use lockpick_harness::cluster::{start_etcd_cluster, EtcdCluster};
-use lockpick_harness::db::Supervisor;
-use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
+use lockpick_harness::client::EtcdLock;
 use lockpick_harness::scenario::MsRange;
-use std::net::SocketAddr;
-use std::sync::Mutex as StdMutex;
 use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
-
-// Clusters are timing experiments on a 2-core machine: one at a time.
-static SERIAL: StdMutex<()> = StdMutex::new(());
-
-struct Rig {
-    _dir: tempfile::TempDir,
-    supervisor: Mutex<Supervisor>,
-    _proxy: EmbeddedToxiproxy,
-    cluster: EtcdCluster,
-    names: Vec<String>,
-}
 
 async fn rig() -> Rig {
-    let dir = tempfile::tempdir().unwrap();
-    let supervisor = Mutex::new(Supervisor::new(dir.path()));
-    let proxy = EmbeddedToxiproxy::start(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(proxy.api_addr()).expect("client thread");
-    let names: Vec<String> = ["n1", "n2", "n3"].map(String::from).to_vec();
-    let started = Instant::now();
-    let cluster = start_etcd_cluster(&supervisor, &proxies, &names)
-        .await
-        .unwrap();
-    eprintln!("etcd cluster ready in {:?}", started.elapsed());
-    Rig {
-        _dir: dir,
-        supervisor,
-        _proxy: proxy,
-        cluster,
-        names,
-    }
+    Rig::start(Kind::Etcd).await
 }
 
-impl Rig {
-    async fn leader(&self) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(l) = self.supervisor.lock().await.leader(&self.names).await {
-                return l;
-            }
-            assert!(Instant::now() < deadline, "no leader within 10 s");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn direct(&self, name: &str) -> SocketAddr {
-        self.cluster
-            .members
-            .iter()
-            .find(|m| m.name == name)
-            .unwrap()
-            .addr
-    }
-
-    /// A client of one member only, past its client proxy.
-    async fn client_of(&self, name: &str) -> Client {
-        Client::connect([format!("http://{}", self.direct(name))], None)
-            .await
-            .unwrap()
-    }
+/// A client of one member only, past its client proxy.
+async fn client_of(rig: &Rig, name: &str) -> Client {
+    Client::connect([format!("http://{}", rig.direct(name))], None)
+        .await
+        .unwrap()
 }
 
 /// The value of `key` as member `client` has applied it (serializable: no quorum asked).
@@ -88,8 +34,7 @@ async fn local_get(client: &mut Client, key: &str) -> Option<String> {
 
 #[test]
 fn cluster_has_one_leader_and_members_dial_each_other_through_the_routers() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    one_at_a_time(|| async {
         let rig = rig().await;
         let leader = rig.leader().await;
         let mut leaders = 0;
@@ -114,13 +59,12 @@ fn cluster_has_one_leader_and_members_dial_each_other_through_the_routers() {
 
 #[test]
 fn an_isolated_member_gets_no_writes_until_healed() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    one_at_a_time(|| async {
         let rig = rig().await;
         let leader = rig.leader().await;
         let follower = rig.names.iter().find(|n| **n != leader).unwrap().clone();
-        let mut on_leader = rig.client_of(&leader).await;
-        let mut on_follower = rig.client_of(&follower).await;
+        let mut on_leader = client_of(&rig, &leader).await;
+        let mut on_follower = client_of(&rig, &follower).await;
         on_leader.put("k", "before", None).await.unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         while local_get(&mut on_follower, "k").await.as_deref() != Some("before") {
@@ -131,11 +75,7 @@ fn an_isolated_member_gets_no_writes_until_healed() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
 
-        rig.cluster
-            .net
-            .isolate(std::slice::from_ref(&follower))
-            .await
-            .unwrap();
+        rig.isolate(&follower).await;
         // The majority (leader + the other follower) still commits.
         on_leader.put("k", "during", None).await.unwrap();
         let watch_until = Instant::now() + Duration::from_millis(1500);
@@ -148,11 +88,7 @@ fn an_isolated_member_gets_no_writes_until_healed() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
 
-        rig.cluster
-            .net
-            .heal(std::slice::from_ref(&follower))
-            .await
-            .unwrap();
+        rig.heal(&follower).await;
         let deadline = Instant::now() + Duration::from_secs(10);
         while local_get(&mut on_follower, "k").await.as_deref() != Some("during") {
             assert!(
@@ -166,15 +102,10 @@ fn an_isolated_member_gets_no_writes_until_healed() {
 
 #[test]
 fn isolating_the_leader_makes_the_others_elect_a_new_one() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    one_at_a_time(|| async {
         let rig = rig().await;
         let old = rig.leader().await;
-        rig.cluster
-            .net
-            .isolate(std::slice::from_ref(&old))
-            .await
-            .unwrap();
+        rig.isolate(&old).await;
         let others: Vec<String> = rig.names.iter().filter(|n| **n != old).cloned().collect();
         let cut_at = Instant::now();
         let deadline = cut_at + Duration::from_secs(10);
@@ -190,11 +121,7 @@ fn isolating_the_leader_makes_the_others_elect_a_new_one() {
             cut_at.elapsed()
         );
         assert_ne!(new, old);
-        rig.cluster
-            .net
-            .heal(std::slice::from_ref(&old))
-            .await
-            .unwrap();
+        rig.heal(&old).await;
     });
 }
 
@@ -234,8 +161,7 @@ async fn http_get(url: &str) -> String {
 
 #[test]
 fn a_release_wakes_only_the_next_waiter() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    one_at_a_time(|| async {
         let rig = rig().await;
         let lock = EtcdLock::new(
             &rig.cluster.client_addrs,
@@ -244,41 +170,13 @@ fn a_release_wakes_only_the_next_waiter() {
             1000,
             MsRange { min: 5, max: 10 },
         );
-        let mut owner = lock.connect(1).await.unwrap();
-        let far = Instant::now() + Duration::from_secs(30);
-        let Outcome::Ok(grant) = owner.acquire("owner", far).await else {
-            panic!("first acquire failed");
-        };
-        // Four waiters queue up behind the owner, in order.
-        let mut waiters = Vec::new();
-        for i in 0..4u64 {
-            let mut session = lock.connect(10 + i).await.unwrap();
-            waiters.push(tokio::spawn(async move {
-                let got = session.acquire(&format!("waiter-{i}"), far).await;
-                (i, got, session)
-            }));
-            tokio::time::sleep(Duration::from_millis(150)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut queue = Queue::form(&lock, "waiter-").await;
         let before = watch_events_sent(&rig).await;
-        assert_eq!(owner.release(&grant).await, Outcome::Ok(()));
-        // Kept: dropping the session would close it and free the lock for the next waiter.
-        let (i, got, _first) = waiters.remove(0).await.unwrap();
-        assert_eq!(i, 0);
-        let Outcome::Ok(next) = got else {
-            panic!("the first waiter did not get the lock: {got:?}")
-        };
-        assert!(next.token > grant.token, "{next:?} after {grant:?}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        queue.release_to_first().await;
         let after = watch_events_sent(&rig).await;
         // One delete event, to the one waiter watching the owner's key; a herd would send one
         // to each of the four waiters.
         assert_eq!(after - before, 1, "watch events sent for one release");
-        for w in &waiters {
-            assert!(!w.is_finished(), "a later waiter woke up");
-        }
-        for w in waiters {
-            w.abort();
-        }
+        queue.later_waiters_still_wait();
     });
 }

@@ -3,17 +3,17 @@
 
 mod scenario_support;
 
-use scenario_support::{kinds, run};
+use scenario_support::{
+    assert_baseline_stats, assert_fence_held, assert_pause_broke_the_lock, expecting, history, run,
+};
 
-use lockpick_checker::history::{read_history, EventKind, Process, F};
-use lockpick_checker::lock::FindingKind;
+use lockpick_checker::history::{EventKind, Process, F};
 use lockpick_checker::verdict::Verdict;
 
 /// The faults of the run's history that took effect (nemesis completions without an error),
 /// as (verb, nodes, note).
 fn nemesis_events(dir: &std::path::Path) -> Vec<(F, Vec<String>, Option<String>)> {
-    read_history(&dir.join("history.jsonl"))
-        .unwrap()
+    history(dir)
         .into_iter()
         .filter(|e| e.process == Process::Nemesis && e.kind == EventKind::Info && e.error.is_none())
         .map(|e| (e.f, e.value.nodes, e.value.note))
@@ -22,48 +22,26 @@ fn nemesis_events(dir: &std::path::Path) -> Vec<(F, Vec<String>, Option<String>)
 
 #[test]
 fn etcd_baseline_is_valid_with_growing_tokens() {
-    let (report, verdict, expected, _) = run("etcd-baseline");
-    assert_eq!(expected, Some(Verdict::Valid));
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert!(report.stats.acquires_ok > 50, "{report}");
-    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let (report, _) = expecting(run("etcd-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
 }
 
 #[test]
 fn etcd_gc_pause_shows_double_holder_and_accepted_stale_write() {
-    let (report, verdict, expected, _) = run("etcd-gc-pause");
-    assert_eq!(expected, Some(Verdict::Invalid));
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    let v = kinds(&report.violations);
-    assert!(v.contains(&FindingKind::DoubleHolder), "{report}");
-    assert!(v.contains(&FindingKind::StaleWrite), "{report}");
-    let double = report
-        .violations
-        .iter()
-        .find(|f| f.kind == FindingKind::DoubleHolder)
-        .unwrap();
-    assert!(
-        double.faults.iter().any(|w| w.f == F::Pause),
-        "the client pause that caused it is named: {double:?}"
-    );
+    let (report, _) = expecting(run("etcd-gc-pause"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
 }
 
 #[test]
 fn etcd_gc_pause_fenced_is_valid_and_the_fence_rejects_the_stale_write() {
-    let (report, verdict, expected, _) = run("etcd-gc-pause-fenced");
-    assert_eq!(expected, Some(Verdict::Valid));
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    let o = kinds(&report.observations);
-    assert!(o.contains(&FindingKind::DoubleHolder), "{report}");
-    assert!(o.contains(&FindingKind::RejectedStaleWrite), "{report}");
+    let (report, _) = expecting(run("etcd-gc-pause-fenced"), Verdict::Valid);
+    assert_fence_held(&report);
     assert!(report.stats.writes_rejected > 0, "{report}");
 }
 
 #[test]
 fn etcd_partition_leader_is_valid_and_the_leader_was_isolated() {
-    let (report, verdict, expected, dir) = run("etcd-partition-leader");
-    assert_eq!(expected, Some(Verdict::Valid));
-    assert_eq!(verdict, Verdict::Valid, "{report}");
+    let (report, dir) = expecting(run("etcd-partition-leader"), Verdict::Valid);
     let events = nemesis_events(&dir);
     let cut = events
         .iter()
@@ -80,9 +58,7 @@ fn etcd_partition_leader_is_valid_and_the_leader_was_isolated() {
 
 #[test]
 fn etcd_kill_leader_is_valid_and_the_leader_was_killed_and_restarted() {
-    let (report, verdict, expected, dir) = run("etcd-kill-leader");
-    assert_eq!(expected, Some(Verdict::Valid));
-    assert_eq!(verdict, Verdict::Valid, "{report}");
+    let (report, dir) = expecting(run("etcd-kill-leader"), Verdict::Valid);
     let events = nemesis_events(&dir);
     let crash = events
         .iter()

@@ -1,38 +1,18 @@
 //! Faults through the facade on real sockets: latency, partition, down and heal, measured
 //! with round trips through a proxy to a small echo server.
 
+mod proxy_support;
+
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
+use proxy_support::{echo_server, OnFin, Setup};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tokio::net::TcpStream;
 
-/// Echoes every byte back; aborted (with its connections) when dropped.
-struct Echo {
-    addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Echo {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn echo_server() -> Echo {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(async move {
-        let mut connections = tokio::task::JoinSet::new();
-        while let Ok((mut stream, _)) = listener.accept().await {
-            connections.spawn(async move {
-                let (mut r, mut w) = stream.split();
-                let _ = tokio::io::copy(&mut r, &mut w).await;
-            });
-        }
-    });
-    Echo { addr, task }
+/// A proxy named `name` in front of an echo server.
+async fn setup(name: &str) -> Setup {
+    proxy_support::setup(name, OnFin::KeepOpen, None).await
 }
 
 /// One 5-byte round trip; `None` if no full answer came within `limit`.
@@ -49,6 +29,15 @@ async fn round_trip(stream: &mut TcpStream, msg: &[u8; 5], limit: Duration) -> O
     }
 }
 
+/// A new connection to `addr`, asserted to carry one round trip of `msg` within 2 s.
+async fn answering(addr: SocketAddr, msg: &[u8; 5]) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    assert!(round_trip(&mut stream, msg, Duration::from_secs(2))
+        .await
+        .is_some());
+    stream
+}
+
 /// Median of a few round trips, to keep one scheduling hiccup out of the figure.
 async fn median_rtt(stream: &mut TcpStream) -> Duration {
     let mut samples = Vec::new();
@@ -61,29 +50,6 @@ async fn median_rtt(stream: &mut TcpStream) -> Duration {
     }
     samples.sort();
     samples[2]
-}
-
-struct Setup {
-    server: EmbeddedToxiproxy,
-    proxies: FaultProxies,
-    listen: SocketAddr,
-    _echo: Echo,
-}
-
-async fn setup(name: &str) -> Setup {
-    let echo = echo_server().await;
-    let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(server.api_addr()).expect("client thread");
-    let listen = proxies.create(name, echo.addr).await.unwrap();
-    assert!(listen.ip().is_loopback());
-    Setup {
-        server,
-        proxies,
-        listen,
-        _echo: echo,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,10 +100,7 @@ async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partition_blackholes_until_heal() {
     let s = setup("n1").await;
-    let mut open = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut open, b"hello", Duration::from_secs(2))
-        .await
-        .is_some());
+    let mut open = answering(s.listen, b"hello").await;
 
     s.proxies.partition("n1").await.unwrap();
     let limit = Duration::from_millis(500);
@@ -164,20 +127,14 @@ async fn partition_blackholes_until_heal() {
         "open connection closed on heal"
     );
     assert!(closed_within(&mut during, limit).await);
-    let mut after = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut after, b"again", Duration::from_secs(2))
-        .await
-        .is_some());
+    let _after = answering(s.listen, b"again").await;
     s.server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn down_refuses_and_closes_until_heal() {
     let s = setup("n1").await;
-    let mut open = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut open, b"hello", Duration::from_secs(2))
-        .await
-        .is_some());
+    let mut open = answering(s.listen, b"hello").await;
 
     s.proxies.down("n1").await.unwrap();
     let err = TcpStream::connect(s.listen).await.unwrap_err();
@@ -188,16 +145,13 @@ async fn down_refuses_and_closes_until_heal() {
     );
 
     s.proxies.heal("n1").await.unwrap();
-    let mut after = TcpStream::connect(s.listen).await.unwrap();
-    assert!(round_trip(&mut after, b"again", Duration::from_secs(2))
-        .await
-        .is_some());
+    let _after = answering(s.listen, b"again").await;
     s.server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_heals_every_proxy_and_shutdown_closes_them() {
-    let echo = echo_server().await;
+    let echo = echo_server(OnFin::KeepOpen).await;
     let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -208,10 +162,7 @@ async fn reset_heals_every_proxy_and_shutdown_closes_them() {
     proxies.down("b").await.unwrap();
     proxies.reset().await.unwrap();
     for addr in [a, b] {
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        assert!(round_trip(&mut stream, b"reset", Duration::from_secs(2))
-            .await
-            .is_some());
+        let _stream = answering(addr, b"reset").await;
     }
     let mut open = TcpStream::connect(a).await.unwrap();
     server.shutdown().await;

@@ -1,65 +1,20 @@
 //! Each toxic type of the embedded engine on real sockets, set through toxiproxy_rust, plus
 //! latency in front of a real redis-server.
 
-use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
+mod proxy_support;
+
+use proxy_support::{OnFin, Setup};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tokio::net::TcpStream;
 use toxiproxy_rust::client::Client;
 use toxiproxy_rust::proxy::Proxy;
 
-/// Echoes every byte back and closes its side after the client's FIN.
-struct Echo {
-    addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Echo {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn echo_server() -> Echo {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(async move {
-        let mut connections = tokio::task::JoinSet::new();
-        while let Ok((mut stream, _)) = listener.accept().await {
-            connections.spawn(async move {
-                let (mut r, mut w) = stream.split();
-                let _ = tokio::io::copy(&mut r, &mut w).await;
-                let _ = w.shutdown().await;
-            });
-        }
-    });
-    Echo { addr, task }
-}
-
-struct Setup {
-    server: EmbeddedToxiproxy,
-    listen: SocketAddr,
-    _echo: Echo,
-}
-
+/// The proxy `p` in front of `upstream`, or of an echo server that closes its side after the
+/// client's FIN.
 async fn setup(upstream: Option<SocketAddr>) -> Setup {
-    let echo = echo_server().await;
-    let server = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let target = upstream.unwrap_or(echo.addr);
-    let listen = FaultProxies::new(server.api_addr())
-        .expect("client thread")
-        .create("p", target)
-        .await
-        .unwrap();
-    Setup {
-        server,
-        listen,
-        _echo: echo,
-    }
+    proxy_support::setup("p", OnFin::Close, upstream).await
 }
 
 /// Adds toxics to proxy `p` with the blocking client, off the async threads.
@@ -266,10 +221,9 @@ async fn latency_in_front_of_redis() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let s = setup(Some(redis.addr)).await;
-    let proxies = FaultProxies::new(s.server.api_addr()).expect("client thread");
     let mut stream = TcpStream::connect(s.listen).await.unwrap();
     let base = ping(&mut stream).await;
-    proxies.slow("p", 100, 0).await.unwrap();
+    s.proxies.slow("p", 100, 0).await.unwrap();
     let slow = ping(&mut stream).await;
     assert!(
         slow >= base + Duration::from_millis(190) && slow < Duration::from_secs(1),

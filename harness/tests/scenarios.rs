@@ -4,40 +4,25 @@
 mod scenario_support;
 
 use lockpick_harness::scenario::load_scenario;
-use scenario_support::{kinds, run, run_in, run_min_ops, SERIAL};
+use scenario_support::{
+    assert_baseline_stats, assert_caused_by, assert_fence_held, assert_pause_broke_the_lock,
+    double_holder, expecting, history, kinds, run, run_in, run_min_ops, SERIAL,
+};
 
+use lockpick_checker::history::F;
 use lockpick_checker::lock::{FindingKind, LockReport};
 use lockpick_checker::verdict::Verdict;
 
 #[test]
 fn redis_baseline_is_valid() {
-    let (report, verdict, expected, _) = run("redis-baseline");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
-    assert!(report.stats.acquires_ok > 50, "{report}");
-    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let (report, _) = expecting(run("redis-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
 }
 
 #[test]
 fn redis_gc_pause_shows_double_holder_and_accepted_stale_write() {
-    let (report, verdict, expected, _) = run("redis-gc-pause");
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
-    let v = kinds(&report.violations);
-    assert!(v.contains(&FindingKind::DoubleHolder), "{report}");
-    assert!(v.contains(&FindingKind::StaleWrite), "{report}");
-    let double = report
-        .violations
-        .iter()
-        .find(|f| f.kind == FindingKind::DoubleHolder)
-        .unwrap();
-    assert!(
-        double
-            .faults
-            .iter()
-            .any(|w| w.f == lockpick_checker::history::F::Pause),
-        "the pause that caused it is named: {double:?}"
-    );
+    let (report, _) = expecting(run("redis-gc-pause"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
 }
 
 #[test]
@@ -82,20 +67,14 @@ fn an_external_toxiproxy_gets_the_faults_and_keeps_other_users_proxies() {
 
 #[test]
 fn redis_gc_pause_fenced_is_valid_and_shows_the_fence_working() {
-    let (report, verdict, expected, _) = run("redis-gc-pause-fenced");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
-    let o = kinds(&report.observations);
-    assert!(o.contains(&FindingKind::DoubleHolder), "{report}");
-    assert!(o.contains(&FindingKind::RejectedStaleWrite), "{report}");
+    let (report, _) = expecting(run("redis-gc-pause-fenced"), Verdict::Valid);
+    assert_fence_held(&report);
     assert!(report.stats.writes_rejected > 0);
 }
 
 #[test]
 fn redis_naive_crash_deadlocks() {
-    let (report, verdict, expected, _) = run("redis-naive-crash");
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
+    let (report, _) = expecting(run("redis-naive-crash"), Verdict::Invalid);
     assert!(
         kinds(&report.violations).contains(&FindingKind::Deadlock),
         "{report}"
@@ -104,9 +83,7 @@ fn redis_naive_crash_deadlocks() {
 
 #[test]
 fn redis_latency_is_valid_and_slower_under_latency() {
-    let (report, verdict, expected, dir) = run("redis-latency");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
+    let (_, dir) = expecting(run("redis-latency"), Verdict::Valid);
     assert_latency_took_effect(&dir);
 }
 
@@ -115,7 +92,7 @@ fn redis_latency_is_valid_and_slower_under_latency() {
 /// were far faster.
 fn assert_latency_took_effect(dir: &std::path::Path) {
     use lockpick_checker::history::{EventKind, Process, F};
-    let events = lockpick_checker::history::read_history(&dir.join("history.jsonl")).unwrap();
+    let events = history(dir);
     let nemesis = |f: F, kind: EventKind| {
         events
             .iter()
@@ -165,9 +142,7 @@ fn assert_latency_took_effect(dir: &std::path::Path) {
 
 #[test]
 fn redis_watchdog_renews_leases_past_their_ttl_and_stays_valid() {
-    let (report, verdict, expected, _) = run("redis-watchdog");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
+    let (report, _) = expecting(run("redis-watchdog"), Verdict::Valid);
     // Every hold outlives the 300 ms lease, so without renewals this could not be valid.
     assert!(
         report.stats.renews_ok >= report.stats.acquires_ok,
@@ -176,18 +151,10 @@ fn redis_watchdog_renews_leases_past_their_ttl_and_stays_valid() {
     assert!(report.stats.acquires_ok >= 3, "{report}");
 }
 
-/// The history of a run, for checks beyond the report.
-fn history(dir: &std::path::Path) -> Vec<lockpick_checker::history::Event> {
-    lockpick_checker::history::read_history(&dir.join("history.jsonl")).unwrap()
-}
-
 #[test]
 fn redlock_baseline_is_valid_with_majority_grants_and_no_tokens() {
-    let (report, verdict, expected, dir) = run("redlock-baseline");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
-    assert!(report.stats.acquires_ok > 50, "{report}");
-    assert_eq!(report.stats.max_concurrent_holders, 1);
+    let (report, dir) = expecting(run("redlock-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
     let grants: Vec<_> = history(&dir)
         .into_iter()
         .filter(|e| {
@@ -206,23 +173,11 @@ fn redlock_baseline_is_valid_with_majority_grants_and_no_tokens() {
 
 #[test]
 fn redlock_gc_pause_shows_double_holder_without_tokens() {
-    let (report, verdict, expected, _) = run("redlock-gc-pause");
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
-    let double = report
-        .violations
-        .iter()
-        .find(|f| f.kind == FindingKind::DoubleHolder)
-        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    let (report, _) = expecting(run("redlock-gc-pause"), Verdict::Invalid);
+    let double = double_holder(&report);
     assert!(double.tokens.is_empty(), "Redlock has no token: {double:?}");
     assert!(double.summary.contains("no token"), "{}", double.summary);
-    assert!(
-        double
-            .faults
-            .iter()
-            .any(|w| w.f == lockpick_checker::history::F::Pause),
-        "the pause that caused it is named: {double:?}"
-    );
+    assert_caused_by(double, F::Pause);
     let scenario = load_scenario("redlock-gc-pause").unwrap();
     assert!(scenario.description.contains("no fencing token"));
 }
@@ -234,11 +189,7 @@ fn crash_restart_before_first_double_holder(
     node: &str,
 ) {
     use lockpick_checker::history::{EventKind, Process, F};
-    let double = report
-        .violations
-        .iter()
-        .find(|f| f.kind == FindingKind::DoubleHolder)
-        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    let double = double_holder(report);
     let start = double.window.unwrap().start_ns;
     let events = history(dir);
     let restarted = events.iter().any(|e| {
@@ -253,9 +204,7 @@ fn crash_restart_before_first_double_holder(
 
 #[test]
 fn redlock_crash_no_persistence_shows_double_holder_after_restart() {
-    let (report, verdict, expected, dir) = run("redlock-crash-no-persistence");
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
+    let (report, dir) = expecting(run("redlock-crash-no-persistence"), Verdict::Invalid);
     assert!(
         kinds(&report.violations).contains(&FindingKind::DoubleHolder),
         "{report}"
@@ -265,9 +214,7 @@ fn redlock_crash_no_persistence_shows_double_holder_after_restart() {
 
 #[test]
 fn redlock_crash_delayed_restart_is_valid() {
-    let (report, verdict, expected, dir) = run("redlock-crash-delayed-restart");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
+    let (report, dir) = expecting(run("redlock-crash-delayed-restart"), Verdict::Valid);
     assert_eq!(report.stats.max_concurrent_holders, 1);
     // The crash and the late restart really happened.
     let events = history(&dir);
@@ -288,9 +235,7 @@ fn redlock_crash_delayed_restart_is_valid() {
 
 #[test]
 fn redlock_crash_aof_always_is_valid() {
-    let (report, verdict, expected, dir) = run("redlock-crash-aof-always");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
+    let (report, dir) = expecting(run("redlock-crash-aof-always"), Verdict::Valid);
     assert_eq!(report.stats.max_concurrent_holders, 1);
     let restarts = history(&dir)
         .iter()
@@ -324,25 +269,19 @@ fn double_holder_under_clock_fault(report: &LockReport, node: &str) {
 
 #[test]
 fn redlock_clock_skew_shows_double_holder_during_a_clock_jump() {
-    let (report, verdict, expected, _) = run("redlock-clock-skew");
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
+    let (report, _) = expecting(run("redlock-clock-skew"), Verdict::Invalid);
     double_holder_under_clock_fault(&report, "n3");
 }
 
 #[test]
 fn redlock_clock_drift_shows_double_holder_under_a_fast_clock() {
-    let (report, verdict, expected, _) = run("redlock-clock-drift");
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
+    let (report, _) = expecting(run("redlock-clock-drift"), Verdict::Invalid);
     double_holder_under_clock_fault(&report, "n3");
 }
 
 #[test]
 fn redis_clock_jump_expires_the_lock_under_its_holder() {
-    let (report, verdict, expected, _) = run("redis-clock-jump");
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
+    let (report, _) = expecting(run("redis-clock-jump"), Verdict::Invalid);
     double_holder_under_clock_fault(&report, "n1");
 }
 
@@ -377,14 +316,8 @@ fn acquires(dir: &std::path::Path) -> Vec<lockpick_checker::history::Event> {
 #[test]
 fn redis_failover_lost_lock_shows_double_holder_on_the_promoted_replica() {
     // Long holds across a failover: few operations by design.
-    let (report, verdict, expected, dir) = run_min_ops("redis-failover-lost-lock", 5);
-    assert_eq!(verdict, Verdict::Invalid, "{report}");
-    assert_eq!(expected, Some(Verdict::Invalid));
-    let double = report
-        .violations
-        .iter()
-        .find(|f| f.kind == FindingKind::DoubleHolder)
-        .unwrap_or_else(|| panic!("no double holder: {report}"));
+    let (report, dir) = expecting(run_min_ops("redis-failover-lost-lock", 5), Verdict::Invalid);
+    let double = double_holder(&report);
     let crash = double
         .faults
         .iter()
@@ -406,9 +339,7 @@ fn redis_failover_lost_lock_shows_double_holder_on_the_promoted_replica() {
 
 #[test]
 fn redis_failover_wait_keeps_acknowledged_grants_across_the_failover() {
-    let (report, verdict, expected, dir) = run_min_ops("redis-failover-wait", 5);
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
+    let (report, dir) = expecting(run_min_ops("redis-failover-wait", 5), Verdict::Valid);
     let granted: Vec<_> = acquires(&dir)
         .into_iter()
         .filter(|e| e.kind == lockpick_checker::history::EventKind::Ok)
@@ -433,9 +364,7 @@ fn redis_failover_wait_keeps_acknowledged_grants_across_the_failover() {
 
 #[test]
 fn redlock_node_pause_of_a_minority_is_valid_and_really_stops_those_masters() {
-    let (report, verdict, expected, dir) = run("redlock-node-pause");
-    assert_eq!(verdict, Verdict::Valid, "{report}");
-    assert_eq!(expected, Some(Verdict::Valid));
+    let (report, dir) = expecting(run("redlock-node-pause"), Verdict::Valid);
     assert_eq!(report.stats.max_concurrent_holders, 1);
     let events = history(&dir);
     use lockpick_checker::history::F;

@@ -2,83 +2,29 @@
 //! proxies: it elects a leader, an isolated server stops serving and misses writes until
 //! healed, and lock waiters each watch only their predecessor.
 
-use lockpick_harness::client::{LockClient, LockSession, Outcome, ZkLock};
-use lockpick_harness::cluster::{start_zk_cluster, ZkCluster};
-use lockpick_harness::db::{zk_mode, Supervisor};
-use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
+mod cluster_support;
+
+use cluster_support::{one_at_a_time, Kind, Queue, Rig};
+use lockpick_harness::client::ZkLock;
+use lockpick_harness::db::zk_mode;
 use lockpick_harness::scenario::MsRange;
-use std::net::SocketAddr;
-use std::sync::Mutex as StdMutex;
 use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
-
-// Ensembles are timing experiments on a 2-core machine: one at a time.
-static SERIAL: StdMutex<()> = StdMutex::new(());
-
-pub struct Rig {
-    _dir: tempfile::TempDir,
-    pub supervisor: Mutex<Supervisor>,
-    _proxy: EmbeddedToxiproxy,
-    pub cluster: ZkCluster,
-    pub names: Vec<String>,
-}
 
 async fn rig() -> Rig {
-    let dir = tempfile::tempdir().unwrap();
-    let supervisor = Mutex::new(Supervisor::new(dir.path()));
-    let proxy = EmbeddedToxiproxy::start(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(proxy.api_addr()).expect("client thread");
-    let names: Vec<String> = ["n1", "n2", "n3"].map(String::from).to_vec();
-    let started = Instant::now();
-    let cluster = start_zk_cluster(&supervisor, &proxies, &names, 250)
-        .await
-        .unwrap();
-    eprintln!("zookeeper ensemble ready in {:?}", started.elapsed());
-    Rig {
-        _dir: dir,
-        supervisor,
-        _proxy: proxy,
-        cluster,
-        names,
-    }
+    Rig::start(Kind::ZooKeeper { tick_ms: 250 }).await
 }
 
-impl Rig {
-    fn direct(&self, name: &str) -> SocketAddr {
-        self.cluster
-            .members
-            .iter()
-            .find(|m| m.name == name)
-            .unwrap()
-            .addr
-    }
-
-    async fn leader(&self) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Some(l) = self.supervisor.lock().await.leader(&self.names).await {
-                return l;
-            }
-            assert!(Instant::now() < deadline, "no leader within 15 s");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn client_of(&self, name: &str) -> zookeeper_client::Client {
-        zookeeper_client::Client::connector()
-            .with_session_timeout(Duration::from_secs(4))
-            .connect(&self.direct(name).to_string())
-            .await
-            .unwrap()
-    }
+async fn client_of(rig: &Rig, name: &str) -> zookeeper_client::Client {
+    zookeeper_client::Client::connector()
+        .with_session_timeout(Duration::from_secs(4))
+        .connect(&rig.direct(name).to_string())
+        .await
+        .unwrap()
 }
 
 #[test]
 fn ensemble_has_one_leader_and_two_followers() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    one_at_a_time(|| async {
         let rig = rig().await;
         let leader = rig.leader().await;
         let mut modes = Vec::new();
@@ -105,12 +51,11 @@ fn ensemble_has_one_leader_and_two_followers() {
 
 #[test]
 fn an_isolated_server_stops_serving_and_misses_writes_until_healed() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    one_at_a_time(|| async {
         let rig = rig().await;
         let leader = rig.leader().await;
         let follower = rig.names.iter().find(|n| **n != leader).unwrap().clone();
-        let on_leader = rig.client_of(&leader).await;
+        let on_leader = client_of(&rig, &leader).await;
         let persistent = zookeeper_client::CreateMode::Persistent
             .with_acls(zookeeper_client::Acls::anyone_all());
         on_leader
@@ -118,11 +63,7 @@ fn an_isolated_server_stops_serving_and_misses_writes_until_healed() {
             .await
             .unwrap();
 
-        rig.cluster
-            .net
-            .isolate(std::slice::from_ref(&follower))
-            .await
-            .unwrap();
+        rig.isolate(&follower).await;
         on_leader.set_data("/k", b"during", None).await.unwrap();
         // Cut off from the leader, the follower gives up its role and serves nobody.
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -139,11 +80,7 @@ fn an_isolated_server_stops_serving_and_misses_writes_until_healed() {
         let (data, _) = on_leader.get_data("/k").await.unwrap();
         assert_eq!(data, b"during");
 
-        rig.cluster
-            .net
-            .heal(std::slice::from_ref(&follower))
-            .await
-            .unwrap();
+        rig.heal(&follower).await;
         let deadline = Instant::now() + Duration::from_secs(20);
         while zk_mode(rig.direct(&follower), Duration::from_secs(1))
             .await
@@ -153,7 +90,7 @@ fn an_isolated_server_stops_serving_and_misses_writes_until_healed() {
             assert!(Instant::now() < deadline, "{follower} never rejoined");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let on_follower = rig.client_of(&follower).await;
+        let on_follower = client_of(&rig, &follower).await;
         on_follower.sync("/k").await.unwrap();
         let (data, _) = on_follower.get_data("/k").await.unwrap();
         assert_eq!(data, b"during", "{follower} caught up after heal");
@@ -194,8 +131,7 @@ async fn watches(rig: &Rig) -> (u64, u64) {
 
 #[test]
 fn each_waiter_watches_only_its_predecessor() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+    one_at_a_time(|| async {
         let rig = rig().await;
         let lock = ZkLock::new(
             &rig.cluster.client_addrs,
@@ -204,39 +140,12 @@ fn each_waiter_watches_only_its_predecessor() {
             1000,
             MsRange { min: 5, max: 10 },
         );
-        let far = Instant::now() + Duration::from_secs(30);
-        let mut owner = lock.connect(1).await.unwrap();
-        let Outcome::Ok(grant) = owner.acquire("owner", far).await else {
-            panic!("first acquire failed");
-        };
-        let mut waiters = Vec::new();
-        for i in 0..4u64 {
-            let mut session = lock.connect(10 + i).await.unwrap();
-            waiters.push(tokio::spawn(async move {
-                let got = session.acquire(&format!("waiter{i}"), far).await;
-                (i, got, session)
-            }));
-            tokio::time::sleep(Duration::from_millis(150)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut queue = Queue::form(&lock, "waiter").await;
         // Four waiters, four different nodes watched, one watch each: no herd on the owner.
         assert_eq!(watches(&rig).await, (4, 4));
-        assert_eq!(owner.release(&grant).await, Outcome::Ok(()));
-        // Kept: dropping the session would close it and free the lock for the next waiter.
-        let (i, got, _first) = waiters.remove(0).await.unwrap();
-        assert_eq!(i, 0);
-        let Outcome::Ok(next) = got else {
-            panic!("the first waiter did not get the lock: {got:?}")
-        };
-        assert!(next.token > grant.token, "{next:?} after {grant:?}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        queue.release_to_first().await;
         // The release fired one watch; the other three waiters still wait on theirs.
         assert_eq!(watches(&rig).await, (3, 3));
-        for w in &waiters {
-            assert!(!w.is_finished(), "a later waiter woke up");
-        }
-        for w in waiters {
-            w.abort();
-        }
+        queue.later_waiters_still_wait();
     });
 }

@@ -8,6 +8,8 @@ mod pause_gate;
 mod redis_error;
 mod redis_lock;
 mod redis_naive;
+mod redis_node;
+mod redis_scripts;
 mod redis_sentinel;
 mod redlock;
 pub mod redlock_validity;

@@ -3,14 +3,13 @@
 //! compare-and-pexpire renewal.
 
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::redis_error::{connect, request};
-use super::retry::try_until;
+use super::redis_error::request;
+use super::redis_node::{Node, NodeSession};
+use super::redis_scripts::{EXTEND, RELEASE};
 use crate::scenario::MsRange;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 // Taking the token in the same script as the SET makes "holder" and "token" one atomic step:
 // no other holder can be granted between them, so tokens grow with the order of holders.
@@ -20,30 +19,21 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 return false";
 
-const RELEASE: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0";
-
-const RENEW: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0";
-
 /// Settings shared by every session of one run.
 #[derive(Debug)]
 struct Config {
-    addr: SocketAddr,
-    key: String,
+    node: Node,
     token_key: String,
     ttl_ms: u64,
-    op_timeout: Duration,
-    retry_delay: MsRange,
     acquire: redis::Script,
     release: redis::Script,
     renew: redis::Script,
+}
+
+impl AsRef<Node> for Config {
+    fn as_ref(&self) -> &Node {
+        &self.node
+    }
 }
 
 /// Makes sessions of the Redis lock on one node (reached through its proxy).
@@ -61,15 +51,12 @@ impl RedisLock {
     ) -> RedisLock {
         RedisLock {
             config: Arc::new(Config {
-                addr,
-                key: format!("lockpick:lock:{lock}"),
+                node: Node::new(addr, lock, op_timeout_ms, retry_delay),
                 token_key: format!("lockpick:token:{lock}"),
                 ttl_ms,
-                op_timeout: Duration::from_millis(op_timeout_ms),
-                retry_delay,
                 acquire: redis::Script::new(ACQUIRE),
                 release: redis::Script::new(RELEASE),
-                renew: redis::Script::new(RENEW),
+                renew: redis::Script::new(EXTEND),
             }),
         }
     }
@@ -78,20 +65,15 @@ impl RedisLock {
 /// One process's connection to the lock node.
 #[derive(Clone)]
 pub struct RedisSession {
-    config: Arc<Config>,
-    con: redis::aio::MultiplexedConnection,
-    rng: ChaCha8Rng,
+    inner: NodeSession<Config>,
 }
 
 impl LockClient for RedisLock {
     type Session = RedisSession;
 
     async fn connect(&self, seed: u64) -> Result<RedisSession, String> {
-        let con = connect(self.config.addr, self.config.op_timeout).await?;
         Ok(RedisSession {
-            config: self.config.clone(),
-            con,
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            inner: NodeSession::open(self.config.clone(), seed).await?,
         })
     }
 
@@ -103,25 +85,49 @@ impl LockClient for RedisLock {
 impl RedisSession {
     /// The session's connection to the lock node, for commands beside the lock (`WAIT`).
     pub(crate) fn connection(&self) -> redis::aio::MultiplexedConnection {
-        self.con.clone()
+        self.inner.con.clone()
+    }
+
+    /// Runs the script `pick` names (release or renew) on our key and value, with the TTL when
+    /// `with_ttl`: `Ok` when it took effect, `Fail(not_ours)` when the key no longer held our
+    /// value.
+    async fn if_ours(
+        &mut self,
+        pick: fn(&Config) -> &redis::Script,
+        holder: &str,
+        with_ttl: bool,
+        not_ours: &str,
+    ) -> Outcome<()> {
+        let config = self.inner.config.clone();
+        let mut inv = pick(&config).prepare_invoke();
+        inv.key(&config.node.key).arg(holder);
+        if with_ttl {
+            inv.arg(config.ttl_ms);
+        }
+        request::<i64>(
+            config.node.op_timeout,
+            inv.invoke_async(&mut self.inner.con),
+        )
+        .await
+        .and_then(|n| match n {
+            1 => Outcome::Ok(()),
+            _ => Outcome::Fail(not_ours.to_owned()),
+        })
     }
 }
 
 impl LockSession for RedisSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
-        let config = self.config.clone();
-        let con = self.con.clone();
-        try_until(deadline, config.retry_delay, &mut self.rng, || {
-            let (config, mut con) = (config.clone(), con.clone());
-            async move {
+        self.inner
+            .poll(deadline, |config, mut con| async move {
                 let sent_at = Instant::now();
                 let mut inv = config.acquire.prepare_invoke();
-                inv.key(&config.key)
+                inv.key(&config.node.key)
                     .key(&config.token_key)
                     .arg(holder)
                     .arg(config.ttl_ms);
                 let token: Outcome<Option<u64>> =
-                    request(config.op_timeout, inv.invoke_async(&mut con)).await;
+                    request(config.node.op_timeout, inv.invoke_async(&mut con)).await;
                 token.map(|token| {
                     token.map(|token| Grant {
                         token: Some(token),
@@ -130,32 +136,17 @@ impl LockSession for RedisSession {
                         sent_at,
                     })
                 })
-            }
-        })
-        .await
+            })
+            .await
     }
 
     async fn release(&mut self, grant: &Grant) -> Outcome<()> {
-        let mut inv = self.config.release.prepare_invoke();
-        inv.key(&self.config.key).arg(&grant.holder);
-        request::<i64>(self.config.op_timeout, inv.invoke_async(&mut self.con))
+        self.if_ours(|c| &c.release, &grant.holder, false, "not-owner")
             .await
-            .and_then(|n| match n {
-                1 => Outcome::Ok(()),
-                _ => Outcome::Fail("not-owner".to_owned()),
-            })
     }
 
     async fn renew(&mut self, grant: &Grant) -> Outcome<()> {
-        let mut inv = self.config.renew.prepare_invoke();
-        inv.key(&self.config.key)
-            .arg(&grant.holder)
-            .arg(self.config.ttl_ms);
-        request::<i64>(self.config.op_timeout, inv.invoke_async(&mut self.con))
+        self.if_ours(|c| &c.renew, &grant.holder, true, "lost")
             .await
-            .and_then(|n| match n {
-                1 => Outcome::Ok(()),
-                _ => Outcome::Fail("lost".to_owned()),
-            })
     }
 }

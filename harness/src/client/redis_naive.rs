@@ -2,26 +2,16 @@
 //! check, no fencing token. A holder that dies never gives the lock back.
 
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::redis_error::{connect, request};
-use super::retry::try_until;
+use super::redis_error::request;
+use super::redis_node::{Node, NodeSession};
 use crate::scenario::MsRange;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-#[derive(Debug)]
-struct Config {
-    addr: SocketAddr,
-    key: String,
-    op_timeout: Duration,
-    retry_delay: MsRange,
-}
+use std::time::Instant;
 
 /// Makes sessions of the naive lock.
 pub struct RedisNaiveLock {
-    config: Arc<Config>,
+    config: Arc<Node>,
 }
 
 impl RedisNaiveLock {
@@ -32,12 +22,7 @@ impl RedisNaiveLock {
         retry_delay: MsRange,
     ) -> RedisNaiveLock {
         RedisNaiveLock {
-            config: Arc::new(Config {
-                addr,
-                key: format!("lockpick:lock:{lock}"),
-                op_timeout: Duration::from_millis(op_timeout_ms),
-                retry_delay,
-            }),
+            config: Arc::new(Node::new(addr, lock, op_timeout_ms, retry_delay)),
         }
     }
 }
@@ -45,20 +30,15 @@ impl RedisNaiveLock {
 /// One process's connection to the lock node.
 #[derive(Clone)]
 pub struct RedisNaiveSession {
-    config: Arc<Config>,
-    con: redis::aio::MultiplexedConnection,
-    rng: ChaCha8Rng,
+    inner: NodeSession<Node>,
 }
 
 impl LockClient for RedisNaiveLock {
     type Session = RedisNaiveSession;
 
     async fn connect(&self, seed: u64) -> Result<RedisNaiveSession, String> {
-        let con = connect(self.config.addr, self.config.op_timeout).await?;
         Ok(RedisNaiveSession {
-            config: self.config.clone(),
-            con,
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            inner: NodeSession::open(self.config.clone(), seed).await?,
         })
     }
 
@@ -69,15 +49,12 @@ impl LockClient for RedisNaiveLock {
 
 impl LockSession for RedisNaiveSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
-        let config = self.config.clone();
-        let con = self.con.clone();
-        try_until(deadline, config.retry_delay, &mut self.rng, || {
-            let (config, mut con) = (config.clone(), con.clone());
-            async move {
+        self.inner
+            .poll(deadline, |node, mut con| async move {
                 let sent_at = Instant::now();
                 let mut set = redis::cmd("SETNX");
-                set.arg(&config.key).arg(holder);
-                request(config.op_timeout, set.query_async::<i64>(&mut con))
+                set.arg(&node.key).arg(holder);
+                request(node.op_timeout, set.query_async::<i64>(&mut con))
                     .await
                     .map(|set| {
                         (set == 1).then(|| Grant {
@@ -87,18 +64,17 @@ impl LockSession for RedisNaiveSession {
                             sent_at,
                         })
                     })
-            }
-        })
-        .await
+            })
+            .await
     }
 
     async fn release(&mut self, _grant: &Grant) -> Outcome<()> {
         // No owner check: this deletes whoever's lock is there. That is the point of this lock.
         let mut del = redis::cmd("DEL");
-        del.arg(&self.config.key);
+        del.arg(&self.inner.node().key);
         request(
-            self.config.op_timeout,
-            del.query_async::<i64>(&mut self.con),
+            self.inner.node().op_timeout,
+            del.query_async::<i64>(&mut self.inner.con),
         )
         .await
         .map(|_| ())

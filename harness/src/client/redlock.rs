@@ -6,6 +6,7 @@
 
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use super::redis_error::{connect, request};
+use super::redis_scripts::{EXTEND, RELEASE};
 use super::redlock_validity::{lease_from_start, quorum, validity};
 use super::retry::try_until;
 use crate::scenario::MsRange;
@@ -17,18 +18,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
-
-const RELEASE: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0";
-
-const EXTEND: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0";
 
 /// One master's answer to one request, as recorded in `value.per_node`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,9 +6,11 @@ mod etcd;
 mod net;
 mod owner;
 mod router;
+mod start;
 mod zookeeper;
 
 pub use error::ClusterError;
 pub use etcd::{start_etcd_cluster, EtcdCluster};
 pub use net::{link_proxy, ClusterNet, MemberPorts, Routing};
+pub use start::Cluster;
 pub use zookeeper::{start_zk_cluster, ZkCluster};

@@ -144,18 +144,17 @@ pub fn build_schedule(
                 } => {
                     let nodes = pick_nodes(&mut rng, targets);
                     let ms = duration.draw(&mut rng);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::Slow {
+                    push_window(
+                        &mut steps,
+                        at,
+                        ms,
+                        Action::Slow {
                             nodes: nodes.clone(),
                             latency_ms: *latency_ms,
                             jitter_ms: *jitter_ms,
                         },
-                    });
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: Action::Heal { nodes },
-                    });
+                        Action::Heal { nodes },
+                    );
                 }
                 FaultKind::Isolate { targets, duration }
                 | FaultKind::NodePause { targets, duration }
@@ -175,68 +174,45 @@ pub fn build_schedule(
                             Action::RestartNodes { id },
                         ),
                     };
-                    steps.push(Step {
-                        at_ms: at,
-                        action: start,
-                    });
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: end,
-                    });
+                    push_window(&mut steps, at, ms, start, end);
                 }
                 FaultKind::Partition { targets, duration } => {
                     let nodes = pick_nodes(&mut rng, targets);
                     let ms = duration.draw(&mut rng);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::Partition {
+                    push_window(
+                        &mut steps,
+                        at,
+                        ms,
+                        Action::Partition {
                             nodes: nodes.clone(),
                         },
-                    });
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: Action::Heal { nodes },
-                    });
+                        Action::Heal { nodes },
+                    );
                 }
                 FaultKind::ClockJump {
-                    targets,
-                    offset_ms,
-                    duration,
-                } => {
-                    let nodes = pick_nodes(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::SetClock {
-                            nodes: nodes.clone(),
-                            offset_ms: *offset_ms,
-                            rate_milli: None,
-                        },
-                    });
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: Action::ResetClock { nodes },
-                    });
+                    targets, duration, ..
                 }
-                FaultKind::ClockRate {
-                    targets,
-                    rate_milli,
-                    duration,
+                | FaultKind::ClockRate {
+                    targets, duration, ..
                 } => {
                     let nodes = pick_nodes(&mut rng, targets);
                     let ms = duration.draw(&mut rng);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::SetClock {
+                    let (offset_ms, rate_milli) = match &fault.kind {
+                        FaultKind::ClockJump { offset_ms, .. } => (*offset_ms, None),
+                        FaultKind::ClockRate { rate_milli, .. } => (0, Some(*rate_milli)),
+                        _ => unreachable!("matched above"),
+                    };
+                    push_window(
+                        &mut steps,
+                        at,
+                        ms,
+                        Action::SetClock {
                             nodes: nodes.clone(),
-                            offset_ms: 0,
-                            rate_milli: Some(*rate_milli),
+                            offset_ms,
+                            rate_milli,
                         },
-                    });
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: Action::ResetClock { nodes },
-                    });
+                        Action::ResetClock { nodes },
+                    );
                 }
                 FaultKind::ClockStrobe {
                     targets,
@@ -276,6 +252,18 @@ pub fn build_schedule(
     // Stable: actions at the same time keep the order of the scenario file.
     steps.sort_by_key(|s| s.at_ms);
     steps
+}
+
+/// Pushes `start` at `at` and `end` `ms` later: the two ends of a fault that lasts.
+fn push_window(steps: &mut Vec<Step>, at: u64, ms: u64, start: Action, end: Action) {
+    steps.push(Step {
+        at_ms: at,
+        action: start,
+    });
+    steps.push(Step {
+        at_ms: at + ms,
+        action: end,
+    });
 }
 
 #[cfg(test)]

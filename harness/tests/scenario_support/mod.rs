@@ -4,7 +4,8 @@
 // Each test binary that includes this module uses only part of it.
 #![allow(dead_code)]
 
-use lockpick_checker::lock::{FindingKind, LockReport};
+use lockpick_checker::history::{read_history, Event, F};
+use lockpick_checker::lock::{Finding, FindingKind, LockReport};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunOptions};
 use lockpick_harness::scenario::load_scenario;
@@ -70,6 +71,74 @@ pub fn run_in(
         _store: store,
     };
     (r.lock, r.verdict, r.expected, dir)
+}
+
+/// Asserts a run reached `want` and that its scenario expects it; hands back the report and
+/// the run's folder.
+pub fn expecting(
+    (report, verdict, expected, dir): (LockReport, Verdict, Option<Verdict>, RunDir),
+    want: Verdict,
+) -> (LockReport, RunDir) {
+    assert_eq!(verdict, want, "{report}");
+    assert_eq!(expected, Some(want));
+    (report, dir)
+}
+
+/// The history of a run, for checks beyond the report.
+pub fn history(dir: &std::path::Path) -> Vec<Event> {
+    read_history(&dir.join("history.jsonl")).unwrap()
+}
+
+/// Asserts the stats of a baseline run: many grants, never two holders at once.
+pub fn assert_baseline_stats(report: &LockReport) {
+    assert!(report.stats.acquires_ok > 50, "{report}");
+    assert_eq!(report.stats.max_concurrent_holders, 1);
+}
+
+/// Asserts `findings` (of `report`) hold each kind of `wanted`.
+pub fn assert_kinds(findings: &[Finding], wanted: &[FindingKind], report: &LockReport) {
+    let found = kinds(findings);
+    for kind in wanted {
+        assert!(found.contains(kind), "{report}");
+    }
+}
+
+/// The first double holder the report found, which the test expects.
+pub fn double_holder(report: &LockReport) -> &Finding {
+    report
+        .violations
+        .iter()
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap_or_else(|| panic!("no double holder: {report}"))
+}
+
+/// Asserts a fault `f` is among those named with `finding`, as its likely cause.
+pub fn assert_caused_by(finding: &Finding, f: F) {
+    assert!(
+        finding.faults.iter().any(|w| w.f == f),
+        "the {f} that caused it is named: {finding:?}"
+    );
+}
+
+/// Asserts what a client pause past the lease did to an unfenced resource: two holders at once,
+/// the stale holder's write accepted, and the pause named as the cause.
+pub fn assert_pause_broke_the_lock(report: &LockReport) {
+    assert_kinds(
+        &report.violations,
+        &[FindingKind::DoubleHolder, FindingKind::StaleWrite],
+        report,
+    );
+    assert_caused_by(double_holder(report), F::Pause);
+}
+
+/// Asserts the fence held under the same pause: two holders at once were seen, and the stale
+/// holder's write was rejected.
+pub fn assert_fence_held(report: &LockReport) {
+    assert_kinds(
+        &report.observations,
+        &[FindingKind::DoubleHolder, FindingKind::RejectedStaleWrite],
+        report,
+    );
 }
 
 pub fn kinds(findings: &[lockpick_checker::lock::Finding]) -> Vec<FindingKind> {

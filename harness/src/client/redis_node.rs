@@ -1,0 +1,100 @@
+//! What the single-node Redis locks share: a lock key on one node reached through its proxy,
+//! one multiplexed connection per session, and the polling acquire over that connection.
+
+use super::lock::Outcome;
+use super::redis_error::connect;
+use super::retry::try_until;
+use crate::scenario::MsRange;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The settings every single-node lock has: where the node is, the key, and how patiently to
+/// ask.
+#[derive(Debug)]
+pub(super) struct Node {
+    pub(super) addr: SocketAddr,
+    pub(super) key: String,
+    pub(super) op_timeout: Duration,
+    pub(super) retry_delay: MsRange,
+}
+
+impl Node {
+    pub(super) fn new(
+        addr: SocketAddr,
+        lock: &str,
+        op_timeout_ms: u64,
+        retry_delay: MsRange,
+    ) -> Node {
+        Node {
+            addr,
+            key: format!("lockpick:lock:{lock}"),
+            op_timeout: Duration::from_millis(op_timeout_ms),
+            retry_delay,
+        }
+    }
+}
+
+impl AsRef<Node> for Node {
+    fn as_ref(&self) -> &Node {
+        self
+    }
+}
+
+/// One process's connection to the lock node, with the lock's settings `C` (which hold a
+/// [`Node`]).
+pub(super) struct NodeSession<C> {
+    pub(super) config: Arc<C>,
+    pub(super) con: redis::aio::MultiplexedConnection,
+    rng: ChaCha8Rng,
+}
+
+// Derived Clone would ask `C: Clone`; only the `Arc` is cloned.
+impl<C> Clone for NodeSession<C> {
+    fn clone(&self) -> Self {
+        NodeSession {
+            config: self.config.clone(),
+            con: self.con.clone(),
+            rng: self.rng.clone(),
+        }
+    }
+}
+
+impl<C: AsRef<Node>> NodeSession<C> {
+    /// Connects to the node; `seed` seeds the session's retry delays.
+    pub(super) async fn open(config: Arc<C>, seed: u64) -> Result<NodeSession<C>, String> {
+        let node: &Node = (*config).as_ref();
+        let con = connect(node.addr, node.op_timeout).await?;
+        Ok(NodeSession {
+            config,
+            con,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        })
+    }
+
+    /// The node settings.
+    pub(super) fn node(&self) -> &Node {
+        (*self.config).as_ref()
+    }
+
+    /// Runs `attempt` (given the settings and the connection) until it takes the lock, with
+    /// the node's retry delays: see [`try_until`].
+    pub(super) async fn poll<T, Fut>(
+        &mut self,
+        deadline: Instant,
+        mut attempt: impl FnMut(Arc<C>, redis::aio::MultiplexedConnection) -> Fut,
+    ) -> Outcome<T>
+    where
+        Fut: Future<Output = Outcome<Option<T>>>,
+    {
+        let (config, con) = (self.config.clone(), self.con.clone());
+        let delay = self.node().retry_delay;
+        try_until(deadline, delay, &mut self.rng, || {
+            attempt(config.clone(), con.clone())
+        })
+        .await
+    }
+}
