@@ -177,3 +177,29 @@ pub fn surely_in_force(
     }
     out
 }
+
+/// Asserts the lock was in use on both sides of the first fault `f` the nemesis invoked: some
+/// grant completed before it and some after it began. A valid verdict over a run in which
+/// nobody got the lock once the fault struck would prove nothing; counting grants instead
+/// would depend on how loaded the machine is.
+pub fn assert_grants_around(dir: &std::path::Path, f: F) {
+    use lockpick_checker::history::{EventKind, Process};
+    let events = history(dir);
+    let struck = events
+        .iter()
+        .find(|e| e.process == Process::Nemesis && e.f == f && e.kind == EventKind::Invoke)
+        .unwrap_or_else(|| panic!("no {f} in the history"))
+        .time_ns;
+    let grants = |before: bool| {
+        events
+            .iter()
+            .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+            .filter(|e| (e.time_ns < struck) == before)
+            .count()
+    };
+    let (before, after) = (grants(true), grants(false));
+    assert!(
+        before > 0 && after > 0,
+        "grants before the {f}: {before}, after it began: {after}"
+    );
+}
