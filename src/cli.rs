@@ -73,6 +73,14 @@ pub struct ScenarioArgs {
     /// Keep the nodes' data folders after the run (by default only configs and logs stay).
     #[arg(long)]
     pub keep_data: bool,
+    /// Use servers lockpick does not start (yours, or docker-compose's): the client address of
+    /// each node n1, n2, … in order. Only client and network faults can run on them.
+    #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',')]
+    pub external: Vec<SocketAddr>,
+    /// Use the redis-server at HOST:PORT as the protected resource instead of starting one
+    /// (its `lockpick:resource:*` keys are cleared first).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub resource: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]

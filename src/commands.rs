@@ -66,6 +66,13 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
     if let Some(b) = &args.backend {
         cmd.push_str(&format!(" --backend {b}"));
     }
+    if !args.external.is_empty() {
+        let addrs: Vec<String> = args.external.iter().map(ToString::to_string).collect();
+        cmd.push_str(&format!(" --external {}", addrs.join(",")));
+    }
+    if let Some(r) = args.resource {
+        cmd.push_str(&format!(" --resource {r}"));
+    }
     cmd
 }
 
@@ -131,6 +138,13 @@ fn scenario(args: ScenarioArgs) -> u8 {
     };
     let parsed = clients_arg(args.clients).and_then(|_| {
         let backend = args.backend.as_deref().map(backend_arg).transpose()?;
+        if !args.external.is_empty() {
+            let moved = backend.map(|b| scenario.on_backend(b).0);
+            moved
+                .as_ref()
+                .unwrap_or(&scenario)
+                .check_external(&args.external)?;
+        }
         Ok((time_limit_arg(args.time_limit)?, backend))
     });
     let (duration_ms, backend) = match parsed {
@@ -153,6 +167,8 @@ fn scenario(args: ScenarioArgs) -> u8 {
         reproduce: command.clone(),
         backend,
         keep_data: args.keep_data,
+        external: args.external.clone(),
+        resource: args.resource,
     };
     let rt = runtime();
     let outcome = rt.block_on(async {

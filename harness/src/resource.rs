@@ -1,5 +1,6 @@
-//! The protected resource: a separate redis-server, never behind faults, that stores what
-//! lock holders write and (in fenced mode) rejects writes with a stale token.
+//! The protected resource: a separate redis-server (lockpick's own, or one a user names), never
+//! behind faults, that stores what lock holders write and (in fenced mode) rejects writes with
+//! a stale token.
 
 use crate::client::Outcome;
 use crate::scenario::ResourceMode;
@@ -45,6 +46,19 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// Forgets what earlier runs wrote (lockpick's two keys, nothing else), so that a resource
+    /// that outlives runs starts each one empty: a max token left over would make every write
+    /// of the next run look stale.
+    pub async fn clear(&self) -> Result<(), String> {
+        let mut con = self.con.clone();
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(MAX_TOKEN_KEY).arg(VALUE_KEY);
+        match crate::client::redis_request(self.timeout, cmd.query_async::<u64>(&mut con)).await {
+            Outcome::Ok(_) => Ok(()),
+            Outcome::Fail(e) | Outcome::Info(e) => Err(format!("clear the resource: {e}")),
+        }
+    }
+
     /// Connects to the resource's redis-server.
     pub async fn connect(
         addr: SocketAddr,

@@ -26,6 +26,100 @@ fn redis_gc_pause_shows_double_holder_and_accepted_stale_write() {
 }
 
 #[test]
+fn external_servers_are_used_as_they_are_and_take_the_network_faults() {
+    use lockpick_harness::db::{RedisOptions, Supervisor};
+    // redis-servers the run does not own stand in for a user's (or docker-compose's): one for
+    // the lock, one for the resource, which still holds a max token from an earlier run.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    let mut supervisor = Supervisor::new(theirs.path());
+    let (lock_server, resource_server) = rt.block_on(async {
+        let lock = supervisor.start_redis("users-lock", RedisOptions::default());
+        let lock = lock.await.unwrap();
+        let resource = supervisor.start_redis("users-resource", RedisOptions::default());
+        (lock, resource.await.unwrap())
+    });
+    let query = |addr: std::net::SocketAddr, cmd: redis::Cmd| -> redis::Value {
+        rt.block_on(async {
+            let client = redis::Client::open(format!("redis://{addr}/")).unwrap();
+            let mut con = client.get_multiplexed_async_connection().await.unwrap();
+            cmd.query_async(&mut con).await.unwrap()
+        })
+    };
+    let number = |v: redis::Value| -> u64 { redis::from_redis_value(v).expect("a number") };
+    let mut seed = redis::cmd("SET");
+    seed.arg("lockpick:resource:max-token").arg(1_000_000);
+    query(resource_server.addr, seed);
+    let (report, verdict, _, dir) = run_in(&rt, "redis-latency", 20, |o| {
+        o.external = vec![lock_server.addr];
+        o.resource = Some(resource_server.addr);
+    });
+    // Valid: the leftover token was cleared, or every write would have looked stale.
+    assert_eq!(verdict, Verdict::Valid, "{report}");
+    assert_latency_took_effect(&dir);
+    for own in ["n1", "resource"] {
+        assert!(
+            !dir.join("nodes").join(own).exists(),
+            "lockpick started its own {own}"
+        );
+    }
+    // The grants were made on that server: its token counter counted them.
+    let mut get = redis::cmd("GET");
+    get.arg("lockpick:token:lock");
+    let tokens = number(query(lock_server.addr, get));
+    assert!(
+        tokens >= report.stats.acquires_ok,
+        "{tokens} tokens: {report}"
+    );
+    let mut get = redis::cmd("GET");
+    get.arg("lockpick:resource:max-token");
+    let max = number(query(resource_server.addr, get));
+    assert!(max <= tokens, "max token {max} of {tokens}");
+    rt.block_on(supervisor.stop_all());
+}
+
+#[test]
+fn external_servers_refuse_faults_on_processes_and_clocks_before_anything_starts() {
+    let addr: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let five = vec![addr; 5];
+    let crash = load_scenario("redlock-crash-no-persistence").unwrap();
+    let err = crash.check_external(&five).unwrap_err();
+    assert!(
+        err.contains("node-crash") && err.contains("server processes"),
+        "{err}"
+    );
+    let skew = load_scenario("redlock-clock-skew").unwrap();
+    assert!(skew.check_external(&five).unwrap_err().contains("clock"));
+    let latency = load_scenario("redis-latency").unwrap();
+    latency.check_external(&[addr]).unwrap();
+    let err = latency.check_external(&five).unwrap_err();
+    assert!(
+        err.contains("1 node(s)") && err.contains("names 5"),
+        "{err}"
+    );
+    let failover = load_scenario("redis-failover-lost-lock").unwrap();
+    assert!(failover
+        .check_external(&[addr, addr])
+        .unwrap_err()
+        .contains("sentinel"));
+    // The run refuses too, before it makes a store folder.
+    let store = tempfile::tempdir().unwrap();
+    let opts = lockpick_harness::run::RunOptions {
+        store: store.path().to_owned(),
+        external: five,
+        ..Default::default()
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let outcome = rt.block_on(lockpick_harness::run::run_scenario(
+        &crash,
+        &opts,
+        tokio_util::sync::CancellationToken::new(),
+    ));
+    assert!(outcome.is_err());
+    assert_eq!(std::fs::read_dir(store.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn an_external_toxiproxy_gets_the_faults_and_keeps_other_users_proxies() {
     use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
     // A server the run does not own stands in for a user's Toxiproxy, with a proxy of

@@ -1,6 +1,7 @@
-//! Starting a scenario's backend: its nodes under the supervisor, a proxy in front of each, and
-//! the lock client that reaches them through the proxies. Adding a backend means a variant of
-//! [`Lock`], an arm in [`start_backend`] and one in [`Lock::spawn_clients`].
+//! Starting a scenario's backend: its nodes under the supervisor (or a user's servers), a proxy
+//! in front of each, and the lock client that reaches them through the proxies. Adding a
+//! backend means a variant of [`Lock`], an arm in [`start_backend`], one in `Lock::new` and one
+//! in [`Lock::spawn_clients`].
 
 use super::error::RunError;
 use crate::client::{
@@ -11,6 +12,7 @@ use crate::cluster::{start_etcd_cluster, start_zk_cluster, ClusterNet};
 use crate::db::{RedisOptions, Supervisor};
 use crate::proxy::FaultProxies;
 use crate::scenario::{BackendKind, Persistence, Scenario, ZK_TICK_MS};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -32,41 +34,33 @@ pub(super) struct Backend {
 }
 
 /// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and returns
-/// the client that reaches them through those proxies.
+/// the client that reaches them through those proxies. With `external` addresses (one per
+/// node, checked by [`Scenario::check_external`]) nothing is started: the proxies go in front
+/// of those servers.
 pub(super) async fn start_backend(
     scenario: &Scenario,
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
+    external: &[SocketAddr],
 ) -> Result<Backend, RunError> {
-    if scenario.backend == BackendKind::Etcd {
-        let started = start_etcd_cluster(supervisor, proxies, &scenario.node_names()).await?;
-        let (addrs, cluster) = (started.client_addrs, started.net);
-        let spec = &scenario.lock;
-        let lock = Lock::Etcd(Arc::new(EtcdLock::new(
-            &addrs,
-            &spec.name,
-            spec.ttl_ms,
-            spec.op_timeout_ms,
-            spec.retry_delay_ms,
-        )));
+    if !external.is_empty() {
+        let mut addrs = Vec::new();
+        for (node, addr) in scenario.node_names().iter().zip(external) {
+            addrs.push(proxies.create(node, *addr).await?);
+        }
         return Ok(Backend {
-            lock,
-            cluster: Some(Arc::new(cluster)),
+            lock: Lock::new(scenario, &addrs),
+            cluster: None,
         });
     }
-    if scenario.backend == BackendKind::ZooKeeper {
-        let started =
-            start_zk_cluster(supervisor, proxies, &scenario.node_names(), ZK_TICK_MS).await?;
-        let spec = &scenario.lock;
-        let lock = Lock::ZooKeeper(Arc::new(ZkLock::new(
-            &started.client_addrs,
-            &spec.name,
-            spec.ttl_ms,
-            spec.op_timeout_ms,
-            spec.retry_delay_ms,
-        )));
+    if scenario.backend.is_cluster() {
+        let names = scenario.node_names();
+        let started = match scenario.backend {
+            BackendKind::Etcd => start_etcd_cluster(supervisor, proxies, &names).await?,
+            _ => start_zk_cluster(supervisor, proxies, &names, ZK_TICK_MS).await?,
+        };
         return Ok(Backend {
-            lock,
+            lock: Lock::new(scenario, &started.client_addrs),
             cluster: Some(Arc::new(started.net)),
         });
     }
@@ -92,39 +86,63 @@ pub(super) async fn start_backend(
             .await?;
         lock_addrs.push(proxies.create(&node, info.addr).await?);
     }
-    let spec = &scenario.lock;
-    let lock = match scenario.backend {
-        BackendKind::Redis => Lock::Redis(Arc::new(RedisLock::new(
-            lock_addrs[0],
-            &spec.name,
-            spec.ttl_ms,
-            spec.op_timeout_ms,
-            spec.retry_delay_ms,
-        ))),
-        BackendKind::RedisNaive => Lock::RedisNaive(Arc::new(RedisNaiveLock::new(
-            lock_addrs[0],
-            &spec.name,
-            spec.op_timeout_ms,
-            spec.retry_delay_ms,
-        ))),
-        BackendKind::Redlock => Lock::Redlock(Arc::new(Redlock::new(
-            scenario.node_names().into_iter().zip(lock_addrs).collect(),
-            &spec.name,
-            spec.ttl_ms,
-            spec.op_timeout_ms,
-            spec.retry_delay_ms,
-        ))),
-        BackendKind::Etcd | BackendKind::ZooKeeper | BackendKind::RedisSentinel => {
-            unreachable!("started above")
-        }
-    };
     Ok(Backend {
-        lock,
+        lock: Lock::new(scenario, &lock_addrs),
         cluster: None,
     })
 }
 
 impl Lock {
+    /// The lock client of `scenario`'s backend over the nodes at `addrs` (their proxies, in
+    /// node order). Precondition: the backend is not `redis-sentinel`, whose client finds its
+    /// master through the sentinels.
+    fn new(scenario: &Scenario, addrs: &[SocketAddr]) -> Lock {
+        let spec = &scenario.lock;
+        match scenario.backend {
+            BackendKind::Redis => Lock::Redis(Arc::new(RedisLock::new(
+                addrs[0],
+                &spec.name,
+                spec.ttl_ms,
+                spec.op_timeout_ms,
+                spec.retry_delay_ms,
+            ))),
+            BackendKind::RedisNaive => Lock::RedisNaive(Arc::new(RedisNaiveLock::new(
+                addrs[0],
+                &spec.name,
+                spec.op_timeout_ms,
+                spec.retry_delay_ms,
+            ))),
+            BackendKind::Redlock => Lock::Redlock(Arc::new(Redlock::new(
+                scenario
+                    .node_names()
+                    .into_iter()
+                    .zip(addrs.to_vec())
+                    .collect(),
+                &spec.name,
+                spec.ttl_ms,
+                spec.op_timeout_ms,
+                spec.retry_delay_ms,
+            ))),
+            BackendKind::Etcd => Lock::Etcd(Arc::new(EtcdLock::new(
+                addrs,
+                &spec.name,
+                spec.ttl_ms,
+                spec.op_timeout_ms,
+                spec.retry_delay_ms,
+            ))),
+            BackendKind::ZooKeeper => Lock::ZooKeeper(Arc::new(ZkLock::new(
+                addrs,
+                &spec.name,
+                spec.ttl_ms,
+                spec.op_timeout_ms,
+                spec.retry_delay_ms,
+            ))),
+            BackendKind::RedisSentinel => {
+                unreachable!("redis-sentinel clients are built by start_sentinel_backend")
+            }
+        }
+    }
+
     /// Spawns `clients` client loops on `tasks`.
     pub(super) fn spawn_clients(
         &self,

@@ -20,6 +20,10 @@ pub enum RunError {
     Cluster(#[from] crate::cluster::ClusterError),
     #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
+    /// The scenario cannot run on the external servers it was given (see
+    /// [`crate::scenario::Scenario::check_external`]).
+    #[error("{0}")]
+    External(String),
     #[error("start the sentinel backend: {0}")]
     Sentinel(String),
     #[error("connect to the protected resource: {0}")]

@@ -26,6 +26,13 @@ pub struct RunOptions {
     pub backend: Option<BackendKind>,
     /// Keep each node's data folder after the run (by default only configs and logs stay).
     pub keep_data: bool,
+    /// Servers lockpick does not start (a user's, or docker-compose's): the client address of
+    /// each node, in node order. Empty: lockpick starts its own. See
+    /// [`crate::scenario::Scenario::check_external`] for what such a run can do.
+    pub external: Vec<SocketAddr>,
+    /// A redis-server to use as the protected resource instead of starting one. Its two
+    /// `lockpick:resource:*` keys are cleared at the start of the run.
+    pub resource: Option<SocketAddr>,
 }
 
 impl Default for RunOptions {
@@ -39,6 +46,8 @@ impl Default for RunOptions {
             progress: false,
             reproduce: String::new(),
             keep_data: false,
+            external: Vec::new(),
+            resource: None,
             backend: None,
         }
     }

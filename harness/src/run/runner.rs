@@ -43,6 +43,11 @@ pub async fn run_scenario(
 ) -> Result<RunOutcome, RunError> {
     let overridden = opts.backend.map(|b| scenario.on_backend(b).0);
     let scenario = overridden.as_ref().unwrap_or(scenario);
+    if !opts.external.is_empty() {
+        scenario
+            .check_external(&opts.external)
+            .map_err(RunError::External)?;
+    }
     let seed = opts.seed.unwrap_or(scenario.seed);
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
     let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
@@ -94,22 +99,29 @@ async fn run_with(
         &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
     )?;
 
-    let backend = start_backend(scenario, supervisor, proxies).await?;
+    let backend = start_backend(scenario, supervisor, proxies, &opts.external).await?;
     let lock = backend.lock;
-    let resource_node = supervisor
-        .lock()
-        .await
-        .start_redis("resource", RedisOptions::default())
-        .await?;
+    let resource_addr = match opts.resource {
+        Some(addr) => addr,
+        None => {
+            supervisor
+                .lock()
+                .await
+                .start_redis("resource", RedisOptions::default())
+                .await?
+                .addr
+        }
+    };
     let op_timeout = Duration::from_millis(scenario.lock.op_timeout_ms);
     // The resource is not under test: it gets no proxy and a generous time limit.
     let resource = Resource::connect(
-        resource_node.addr,
+        resource_addr,
         scenario.resource,
         op_timeout.max(Duration::from_secs(2)),
     )
     .await
     .map_err(RunError::Resource)?;
+    resource.clear().await.map_err(RunError::Resource)?;
 
     let recorder = Arc::new(Recorder::create(&dir.join("history.jsonl"))?);
     let points: Vec<Arc<PausePoints>> = (0..clients).map(|_| Arc::default()).collect();

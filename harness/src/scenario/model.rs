@@ -33,6 +33,39 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Checks that this scenario can run against servers it did not start, `addrs` being the
+    /// client address of each node in node order (`--external`): the backend must be one whose
+    /// clients need nothing but those addresses, there must be one per node, and every fault
+    /// must be one that works through the proxies or on clients. The error reads after
+    /// "failed to".
+    pub fn check_external(&self, addrs: &[std::net::SocketAddr]) -> Result<(), String> {
+        if self.backend == BackendKind::RedisSentinel {
+            return Err(format!(
+                "run {} on external servers: the redis-sentinel backend needs sentinels and replicas lockpick starts",
+                self.name
+            ));
+        }
+        if addrs.len() != self.nodes {
+            return Err(format!(
+                "run {} on external servers: it has {} node(s) and --external names {} address(es); give one per node, in order n1, n2, …",
+                self.name,
+                self.nodes,
+                addrs.len()
+            ));
+        }
+        for (i, fault) in self.nemesis.faults.iter().enumerate() {
+            if let Some(why) = fault.kind.needs_own_nodes() {
+                return Err(format!(
+                    "run {} on external servers: fault {} ({}) cannot run there: {why}; allowed with --external: client-pause, client-crash, latency, partition",
+                    self.name,
+                    i + 1,
+                    fault.kind.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether any fault moves a node's clock, so the nodes must run under libfaketime.
     pub fn has_clock_faults(&self) -> bool {
         self.nemesis.faults.iter().any(|f| {
@@ -399,6 +432,28 @@ impl FaultKind {
             FaultKind::ClockJump { .. } => "clock-jump",
             FaultKind::ClockRate { .. } => "clock-rate",
             FaultKind::ClockStrobe { .. } => "clock-strobe",
+        }
+    }
+
+    /// Why this fault cannot run on servers lockpick did not start (`--external`), if it
+    /// cannot: it acts on their processes or clocks, or on peer links and leaders that only a
+    /// cluster lockpick started exposes. Network faults on client links and client faults can.
+    pub fn needs_own_nodes(&self) -> Option<&'static str> {
+        match self {
+            FaultKind::ClientPause { .. } | FaultKind::ClientCrash { .. } => None,
+            FaultKind::Latency { targets, .. } | FaultKind::Partition { targets, .. } => {
+                (*targets == Targets::Leader)
+                    .then_some("finding the leader needs a cluster lockpick started")
+            }
+            FaultKind::Isolate { .. } => Some("it cuts peer links, which run through lockpick's proxies only in a cluster lockpick started"),
+            FaultKind::NodePause { .. } | FaultKind::NodeCrash { .. } => {
+                Some("it signals server processes, which lockpick did not start")
+            }
+            FaultKind::ClockJump { .. }
+            | FaultKind::ClockRate { .. }
+            | FaultKind::ClockStrobe { .. } => {
+                Some("it moves clocks through libfaketime, under which lockpick starts its own servers")
+            }
         }
     }
 
