@@ -67,3 +67,29 @@ fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "panicked".to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_call_is_reported_and_the_next_call_still_runs() {
+        // Nothing listens on port 1: these calls never touch the network.
+        let worker = ApiWorker::start(SocketAddr::from(([127, 0, 0, 1], 1))).unwrap();
+        let err = worker
+            .call(|_client| -> u32 { panic!("toxic could not be sent") })
+            .await
+            .unwrap_err();
+        assert_eq!(err, "toxic could not be sent");
+        assert_eq!(worker.call(|_client| 42).await, Ok(42));
+    }
+
+    #[tokio::test]
+    async fn calls_run_one_after_another_on_one_thread() {
+        let worker = ApiWorker::start(SocketAddr::from(([127, 0, 0, 1], 1))).unwrap();
+        let a = worker.call(|_| std::thread::current().id()).await.unwrap();
+        let b = worker.call(|_| std::thread::current().id()).await.unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, std::thread::current().id());
+    }
+}
