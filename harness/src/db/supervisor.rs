@@ -326,27 +326,70 @@ impl Supervisor {
     /// AOF written before a crash is replayed), and waits until it is ready. A node still
     /// running is killed first.
     pub async fn restart(&mut self, name: &str) -> Result<NodeInfo, DbError> {
-        self.kill(name).await?;
-        let node = self.node_mut(name)?;
-        let mut attempt = 0;
-        let (child, startup) = loop {
-            attempt += 1;
-            match launch(name, &node.kind, &node.folder, node.addr).await {
-                Ok(started) => break started,
-                Err(LaunchFailure::AddressInUse(err)) if attempt >= RESTART_ATTEMPTS => {
-                    return Err(err)
+        let mut infos = self.restart_all(&[name.to_owned()]).await?;
+        Ok(infos.remove(0))
+    }
+
+    /// [`Supervisor::restart`] for several nodes at once: all are killed, then all start
+    /// together, so bringing back two nodes takes about as long as one. Returns the first
+    /// error; nodes that started are kept.
+    pub async fn restart_all(&mut self, names: &[String]) -> Result<Vec<NodeInfo>, DbError> {
+        for name in names {
+            self.kill(name).await?;
+        }
+        let mut launches = tokio::task::JoinSet::new();
+        for (index, name) in names.iter().enumerate() {
+            let node = self.node_mut(name)?;
+            let (name, kind, folder, addr) = (
+                name.clone(),
+                node.kind.clone(),
+                node.folder.clone(),
+                node.addr,
+            );
+            launches.spawn(async move {
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    match launch(&name, &kind, &folder, addr).await {
+                        Ok(started) => return (index, Ok(started)),
+                        Err(LaunchFailure::AddressInUse(err)) if attempt >= RESTART_ATTEMPTS => {
+                            return (index, Err(err))
+                        }
+                        Err(LaunchFailure::AddressInUse(_)) => {
+                            tokio::time::sleep(RESTART_RETRY_DELAY).await
+                        }
+                        Err(LaunchFailure::Fatal(err)) => return (index, Err(err)),
+                    }
                 }
-                Err(LaunchFailure::AddressInUse(_)) => {
-                    tokio::time::sleep(RESTART_RETRY_DELAY).await
+            });
+        }
+        let mut first_error = None;
+        let mut infos: Vec<Option<NodeInfo>> = vec![None; names.len()];
+        while let Some(joined) = launches.join_next().await {
+            let (index, result) = match joined {
+                Ok(done) => done,
+                // A launch task only ends by returning; a panic there is a bug worth seeing.
+                Err(join) => std::panic::resume_unwind(join.into_panic()),
+            };
+            match result {
+                Ok((child, startup)) => {
+                    let name = &names[index];
+                    let node = self.node_mut(name)?;
+                    node.child = child;
+                    node.killed = false;
+                    node.paused = false;
+                    node.startup = startup;
+                    infos[index] = Some(node.info(name));
                 }
-                Err(LaunchFailure::Fatal(err)) => return Err(err),
+                Err(err) => {
+                    first_error.get_or_insert(err);
+                }
             }
-        };
-        node.child = child;
-        node.killed = false;
-        node.paused = false;
-        node.startup = startup;
-        Ok(node.info(name))
+        }
+        match first_error {
+            Some(err) => Err(err),
+            None => Ok(infos.into_iter().flatten().collect()),
+        }
     }
 
     /// Kills every node and waits until all are reaped. The nodes stay known (state

@@ -62,11 +62,24 @@ struct Broken {
 pub async fn run_nemesis(steps: Vec<Step>, ctx: NemesisCtx) -> Result<(), NemesisError> {
     let mut broken = Broken::default();
     let mut first_error = None;
+    // How late each member fault started: steps run one after another, so a slow step (a
+    // restart waits until its nodes answer) delays the next; the end of a fault that started
+    // late is delayed as much, so the fault lasts as long as the scenario says.
+    let mut late: BTreeMap<usize, Duration> = BTreeMap::new();
     for step in steps {
-        let due = ctx.start + Duration::from_millis(step.at_ms);
+        let scheduled = ctx.start + Duration::from_millis(step.at_ms);
+        let due = scheduled
+            + step
+                .action
+                .closes()
+                .and_then(|id| late.get(&id).copied())
+                .unwrap_or_default();
         tokio::select! {
             _ = ctx.stop.cancelled() => break,
             _ = tokio::time::sleep_until(due.into()) => {}
+        }
+        if let Some(id) = step.action.opens() {
+            late.insert(id, Instant::now().saturating_duration_since(scheduled));
         }
         if let Err(e) = apply(&ctx, &step.action, &mut broken).await {
             first_error.get_or_insert(e);
@@ -278,9 +291,7 @@ async fn end_member_fault(
             // whole restart.
             perform(ctx, F::Restart, value, async {
                 let mut supervisor = ctx.supervisor.lock().await;
-                for node in &nodes {
-                    supervisor.restart(node).await?;
-                }
+                supervisor.restart_all(&nodes).await?;
                 Ok(())
             })
             .await

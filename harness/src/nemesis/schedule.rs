@@ -54,6 +54,28 @@ pub enum Action {
     ResetClock { nodes: Vec<String> },
 }
 
+impl Action {
+    /// The id of the member fault this action starts, if it starts one.
+    pub fn opens(&self) -> Option<usize> {
+        match self {
+            Action::Isolate { id, .. }
+            | Action::PauseNodes { id, .. }
+            | Action::CrashNodes { id, .. } => Some(*id),
+            _ => None,
+        }
+    }
+
+    /// The id of the member fault this action ends, if it ends one.
+    pub fn closes(&self) -> Option<usize> {
+        match self {
+            Action::Rejoin { id } | Action::ResumeNodes { id } | Action::RestartNodes { id } => {
+                Some(*id)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The nodes a process or peer fault applies to: named in the schedule, or the cluster's
 /// leader, found when the fault starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
