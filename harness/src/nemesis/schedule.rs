@@ -302,6 +302,29 @@ mod tests {
     }
 
     #[test]
+    fn every_member_fault_is_opened_before_it_is_closed_and_closed_once() {
+        let s = scenario(
+            "[[nemesis]]\nfault = \"node-crash\"\nnodes = [\"n1\"]\nat_ms = [0, 500]\nevery_ms = [700, 1200]\nduration_ms = [0, 600]\n[[nemesis]]\nfault = \"node-pause\"\nnodes = [\"n1\"]\nat_ms = 300\nevery_ms = 900\nduration_ms = 200\n",
+        );
+        for seed in 0..20 {
+            let steps = build_schedule(&s, seed, 10_000, 4);
+            let mut open = std::collections::BTreeSet::new();
+            let mut closed = 0;
+            for step in &steps {
+                if let Some(id) = step.action.opens() {
+                    assert!(open.insert(id), "seed {seed}: {id} opened twice");
+                }
+                if let Some(id) = step.action.closes() {
+                    assert!(open.remove(&id), "seed {seed}: {id} closed before opened");
+                    closed += 1;
+                }
+            }
+            assert!(open.is_empty(), "seed {seed}: never closed: {open:?}");
+            assert!(closed >= 8, "seed {seed}: {closed} member faults");
+        }
+    }
+
+    #[test]
     fn same_seed_same_schedule_other_seed_other_schedule() {
         let s = scenario(
             "[[nemesis]]\nfault = \"client-pause\"\nat_ms = [0, 1000]\nevery_ms = [500, 1500]\nduration_ms = [100, 900]\n",
