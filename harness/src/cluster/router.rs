@@ -32,7 +32,8 @@ impl PeerRouter {
     pub(crate) async fn start(
         routes: BTreeMap<PathBuf, SocketAddr>,
     ) -> std::io::Result<PeerRouter> {
-        let listener = crate::db::ports::bind_unleased_tokio()?;
+        let listener =
+            crate::db::ports::bind_listener_tokio((std::net::Ipv4Addr::LOCALHOST, 0).into())?;
         let addr = listener.local_addr()?;
         let routes = Arc::new(routes);
         let task = tokio::spawn(async move {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::io;
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Mutex;
 
 /// How many kernel-chosen ports to try before giving up on finding an unleased one.
@@ -77,9 +77,19 @@ pub(crate) fn bind_unleased() -> io::Result<TcpListener> {
     ))
 }
 
-/// [`bind_unleased`] for tokio.
-pub(crate) fn bind_unleased_tokio() -> io::Result<tokio::net::TcpListener> {
-    let listener = bind_unleased()?;
+/// Binds a listener of this process on `addr`. "Any free loopback port" (`127.0.0.1:0`) goes
+/// through [`bind_unleased`], so no listener of ours ever takes a port leased to a node.
+pub(crate) fn bind_listener(addr: SocketAddr) -> io::Result<TcpListener> {
+    if addr == SocketAddr::from((Ipv4Addr::LOCALHOST, 0)) {
+        bind_unleased()
+    } else {
+        TcpListener::bind(addr)
+    }
+}
+
+/// [`bind_listener`] for tokio.
+pub(crate) fn bind_listener_tokio(addr: SocketAddr) -> io::Result<tokio::net::TcpListener> {
+    let listener = bind_listener(addr)?;
     listener.set_nonblocking(true)?;
     tokio::net::TcpListener::from_std(listener)
 }

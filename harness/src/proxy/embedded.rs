@@ -40,18 +40,10 @@ impl EmbeddedToxiproxy {
                 }))
             }
         });
-        let bound = if listen == SocketAddr::from(([127, 0, 0, 1], 0)) {
-            // Any free port, but not one a node of this process is about to bind.
-            crate::db::ports::bind_unleased().map_err(|source| ProxyError::Bind {
-                addr: listen,
-                source,
-            })?
-        } else {
-            std::net::TcpListener::bind(listen).map_err(|source| ProxyError::Bind {
-                addr: listen,
-                source,
-            })?
-        };
+        let bound = crate::db::ports::bind_listener(listen).map_err(|source| ProxyError::Bind {
+            addr: listen,
+            source,
+        })?;
         let builder = hyper::Server::from_tcp(bound).map_err(|e| ProxyError::Bind {
             addr: listen,
             source: std::io::Error::other(e),

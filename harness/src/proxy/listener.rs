@@ -21,12 +21,7 @@ impl Listening {
         upstream: String,
         toxics: watch::Receiver<ToxicList>,
     ) -> std::io::Result<Listening> {
-        let listener = if addr == SocketAddr::from(([127, 0, 0, 1], 0)) {
-            // Any free port, but not one a node of this process is about to bind.
-            crate::db::ports::bind_unleased_tokio()?
-        } else {
-            TcpListener::bind(addr).await?
-        };
+        let listener = crate::db::ports::bind_listener_tokio(addr)?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(listener, upstream, toxics, stopped));
