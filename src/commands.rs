@@ -32,6 +32,7 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Report { run_dir } => report(&run_dir),
         Command::Compare(args) => crate::compare::compare(args),
         Command::Serve(args) => crate::serve::serve(args),
+        Command::Gc { store } => crate::gc::gc(&store),
         Command::Toxiproxy { listen } => toxiproxy(listen),
     }
 }
@@ -243,6 +244,13 @@ fn check(args: CheckArgs) -> u8 {
             args.history.parent().map(PathBuf::from),
         )
     };
+    if let Some(dir) = run_dir.as_ref().filter(|d| d.join("history.jsonl") == history) {
+        match crate::incomplete::incomplete_run(dir) {
+            Ok(None) => {}
+            Ok(Some(run)) => return crate::incomplete::check_incomplete(dir, &run),
+            Err(code) => return code,
+        }
+    }
     let events = match read_history(&history) {
         Ok(e) => e,
         Err(e) => {
@@ -405,6 +413,15 @@ fn checked_results(
 }
 
 fn report(dir: &Path) -> u8 {
+    match crate::incomplete::incomplete_run(dir) {
+        Ok(None) => {}
+        Ok(Some(run)) => {
+            println!("{}: {}", dir.display(), run.sentence);
+            println!("  no results to report; `lockpick check {}` checks what was recorded", dir.display());
+            return exit_code::INCOMPLETE_RUN;
+        }
+        Err(code) => return code,
+    }
     match lockpick_reports::report_run_dir(dir) {
         Ok(path) => {
             println!("{}", path.display());

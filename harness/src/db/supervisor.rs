@@ -43,6 +43,8 @@ pub struct MemberSpec {
 pub struct Supervisor {
     run_dir: PathBuf,
     nodes: BTreeMap<String, Node>,
+    /// Starts retried on a new port after "address in use".
+    bind_retries: u64,
 }
 
 struct Node {
@@ -90,6 +92,7 @@ impl Supervisor {
         Supervisor {
             run_dir: run_dir.to_path_buf(),
             nodes: BTreeMap::new(),
+            bind_retries: 0,
         }
     }
 
@@ -140,7 +143,10 @@ impl Supervisor {
                 Err(LaunchFailure::AddressInUse(err)) if attempt >= START_ATTEMPTS => {
                     return Err(err)
                 }
-                Err(LaunchFailure::AddressInUse(_)) => continue,
+                Err(LaunchFailure::AddressInUse(_)) => {
+                    self.bind_retries += 1;
+                    continue;
+                }
                 Err(LaunchFailure::Fatal(err)) => return Err(err),
             }
         };
@@ -244,6 +250,12 @@ impl Supervisor {
             self.nodes.insert(member.name, node);
         }
         Ok(infos)
+    }
+
+    /// How many starts were retried on a new port because another process took the chosen
+    /// one first (another run on the machine, most likely).
+    pub fn bind_retries(&self) -> u64 {
+        self.bind_retries
     }
 
     /// The one of `names` that leads its cluster right now, if any answers that it does.
