@@ -149,12 +149,10 @@ fn sigkill_of_a_zookeeper_run_leaves_no_jvm_perf_files() {
     kill_at("zookeeper-baseline", "zookeeper-baseline", "workload");
 }
 
-/// Issue 14 item 6: a client stuck in a pause that outlasts everything (SIGTERM cannot end
-/// it), then SIGKILL: the servers die with lockpick.
-#[test]
-fn sigkill_while_a_client_pause_never_ends_kills_the_servers() {
-    let store = tempfile::tempdir().unwrap();
-    let scenario = store.path().join("endless-pause.toml");
+/// A redis run whose one client pause never ends, stopped gracefully (SIGTERM) and held in
+/// its teardown by that pause: the child, its run folder, and the servers it runs.
+fn endless_pause_in_teardown(store: &Path) -> (Child, PathBuf, Vec<u32>) {
+    let scenario = store.join("endless-pause.toml");
     std::fs::write(
         &scenario,
         r#"name = "endless-pause"
@@ -180,17 +178,15 @@ duration_ms = 1000000000000
         .args(["scenario"])
         .arg(&scenario)
         .arg("--store")
-        .arg(store.path())
+        .arg(store)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let pid = child.id();
-    // Wait for the workload, then for a client to be inside the pause (the nemesis records
-    // it in the history), then ask for a graceful stop, which the pause outlasts.
     let deadline = Instant::now() + Duration::from_secs(120);
     let phase = |p: &str| {
-        std::fs::read_dir(store.path().join("endless-pause"))
+        std::fs::read_dir(store.join("endless-pause"))
             .into_iter()
             .flatten()
             .flatten()
@@ -204,8 +200,10 @@ duration_ms = 1000000000000
         assert!(Instant::now() < deadline, "the workload never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let history = run_dir(store.path(), "endless-pause").join("history.jsonl");
-    while !std::fs::read_to_string(&history).is_ok_and(|h| h.contains("pause")) {
+    // Wait for the nemesis to arm the pause (it records that in the history), then ask for
+    // a graceful stop, which the pause outlasts.
+    let dir = run_dir(store, "endless-pause");
+    while !std::fs::read_to_string(dir.join("history.jsonl")).is_ok_and(|h| h.contains("pause")) {
         assert!(Instant::now() < deadline, "no client pause was armed");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -219,12 +217,75 @@ duration_ms = 1000000000000
     assert!(child.try_wait().unwrap().is_none(), "the pause should hold lockpick");
     let servers = children(pid);
     assert!(servers.len() >= 2, "{servers:?}");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    (child, dir, servers)
+}
+
+fn assert_all_dead(servers: &[u32]) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while servers.iter().any(|&p| alive(p)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let survivors: Vec<u32> = servers.iter().copied().filter(|&p| alive(p)).collect();
     assert!(survivors.is_empty(), "servers {survivors:?} outlived lockpick");
+}
+
+/// Issue 14 item 6: a client stuck in a pause that outlasts everything (SIGTERM cannot end
+/// it), then SIGKILL: the servers die with lockpick.
+#[test]
+fn sigkill_while_a_client_pause_never_ends_kills_the_servers() {
+    let store = tempfile::tempdir().unwrap();
+    let (mut child, _, servers) = endless_pause_in_teardown(store.path());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_all_dead(&servers);
+}
+
+/// The second Ctrl-C kills everything at once: run.json says so, and `check` tells it.
+#[test]
+fn a_second_interrupt_is_recorded_in_run_json() {
+    let store = tempfile::tempdir().unwrap();
+    let (mut child, dir, servers) = endless_pause_in_teardown(store.path());
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_all_dead(&servers);
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(record["phase"], "teardown", "{record}");
+    assert_eq!(record["ended"]["how"], "killed", "{record}");
+    assert_eq!(record["ended"]["signal"], "SIGINT", "{record}");
+    let out = lockpick().arg("check").arg(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(INCOMPLETE_RUN), "{stdout}");
+    assert!(
+        stdout.contains("interrupted during teardown: a second SIGINT killed it"),
+        "{stdout}"
+    );
+}
+
+/// Issue 14 item 7: `check` on a run folder whose report.html is a symlink used to write the
+/// report through the link, outside the folder. It now replaces the link.
+#[test]
+fn check_replaces_a_report_symlink_instead_of_writing_through_it() {
+    let store = tempfile::tempdir().unwrap();
+    let out = lockpick()
+        .args(["scenario", "redis-baseline", "--time-limit", "0.5", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let dir = run_dir(store.path(), "redis-baseline");
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, b"not lockpick's").unwrap();
+    let report = dir.join("report.html");
+    std::fs::remove_file(&report).unwrap();
+    std::os::unix::fs::symlink(&victim, &report).unwrap();
+
+    let out = lockpick().arg("check").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"not lockpick's");
+    let meta = std::fs::symlink_metadata(&report).unwrap();
+    assert!(meta.is_file(), "report.html is still a link");
 }

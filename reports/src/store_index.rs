@@ -194,4 +194,34 @@ mod tests {
         assert_eq!(stamp_time("odd"), "odd");
         assert_eq!(seed_of("20261121T233700Z-seed17-2"), 17);
     }
+
+    #[test]
+    fn interrupted_runs_are_listed_with_what_happened_not_as_unreadable() {
+        let store = tempfile::tempdir().unwrap();
+        let killed = |id: &str, phase: lockpick_store::Phase| {
+            let dir = store.path().join("redis-baseline").join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut state = RunState::new("t".into(), "0");
+            // A pid beyond the kernel's pid_max: its lockpick is gone.
+            state.pid = 4_194_305 + 5;
+            state.phase = phase;
+            state.write(&dir).unwrap();
+        };
+        killed("20261121T233700Z-seed3", lockpick_store::Phase::Workload);
+        killed("20261121T233800Z-seed4", lockpick_store::Phase::ServersStarting);
+        let (runs, unreadable) = list_runs(store.path());
+        assert!(unreadable.is_empty(), "{unreadable:?}");
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].verdict, "nothing-ran");
+        assert!(runs[0].status.as_deref().unwrap().starts_with("nothing ran"));
+        assert_eq!(runs[1].verdict, "interrupted");
+        assert_eq!(runs[1].seed, 3);
+        assert!(runs[1]
+            .status
+            .as_deref()
+            .unwrap()
+            .starts_with("interrupted during workload"));
+        let page = render_index(store.path()).unwrap();
+        assert!(page.contains("interrupted during workload"), "{page}");
+    }
 }
