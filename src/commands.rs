@@ -244,7 +244,10 @@ fn check(args: CheckArgs) -> u8 {
             args.history.parent().map(PathBuf::from),
         )
     };
-    if let Some(dir) = run_dir.as_ref().filter(|d| d.join("history.jsonl") == history) {
+    if let Some(dir) = run_dir
+        .as_ref()
+        .filter(|d| d.join("history.jsonl") == history)
+    {
         match crate::incomplete::incomplete_run(dir) {
             Ok(None) => {}
             Ok(Some(run)) => return crate::incomplete::check_incomplete(dir, &run),
@@ -417,7 +420,10 @@ fn report(dir: &Path) -> u8 {
         Ok(None) => {}
         Ok(Some(run)) => {
             println!("{}: {}", dir.display(), run.sentence);
-            println!("  no results to report; `lockpick check {}` checks what was recorded", dir.display());
+            println!(
+                "  no results to report; `lockpick check {}` checks what was recorded",
+                dir.display()
+            );
             return exit_code::INCOMPLETE_RUN;
         }
         Err(code) => return code,

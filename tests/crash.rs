@@ -93,7 +93,10 @@ fn kill_at(scenario: &str, name: &str, phase: &str) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let survivors: Vec<u32> = servers.iter().copied().filter(|&p| alive(p)).collect();
-    assert!(survivors.is_empty(), "{what}: servers {survivors:?} outlived lockpick");
+    assert!(
+        survivors.is_empty(),
+        "{what}: servers {survivors:?} outlived lockpick"
+    );
     assert_eq!(leftovers_of(&servers), Vec::<PathBuf>::new(), "{what}");
 
     let dir = run_dir(store.path(), name);
@@ -126,7 +129,11 @@ fn kill_at(scenario: &str, name: &str, phase: &str) {
         .output()
         .unwrap();
     assert_eq!(gc.status.code(), Some(0), "{what}: {gc:?}");
-    for node in std::fs::read_dir(dir.join("nodes")).into_iter().flatten().flatten() {
+    for node in std::fs::read_dir(dir.join("nodes"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         assert!(!node.path().join("data").exists(), "{what}: {node:?}");
     }
     assert!(dir.join("history.jsonl").is_file() && dir.join("run.json").is_file());
@@ -210,11 +217,17 @@ duration_ms = 1000000000000
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
     while !phase("teardown") {
-        assert!(Instant::now() < deadline, "SIGTERM did not stop the workload");
+        assert!(
+            Instant::now() < deadline,
+            "SIGTERM did not stop the workload"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(500));
-    assert!(child.try_wait().unwrap().is_none(), "the pause should hold lockpick");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the pause should hold lockpick"
+    );
     let servers = children(pid);
     assert!(servers.len() >= 2, "{servers:?}");
     (child, dir, servers)
@@ -226,7 +239,10 @@ fn assert_all_dead(servers: &[u32]) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let survivors: Vec<u32> = servers.iter().copied().filter(|&p| alive(p)).collect();
-    assert!(survivors.is_empty(), "servers {survivors:?} outlived lockpick");
+    assert!(
+        survivors.is_empty(),
+        "servers {survivors:?} outlived lockpick"
+    );
 }
 
 /// Issue 14 item 6: a client stuck in a pause that outlasts everything (SIGTERM cannot end
@@ -270,7 +286,13 @@ fn a_second_interrupt_is_recorded_in_run_json() {
 fn check_replaces_a_report_symlink_instead_of_writing_through_it() {
     let store = tempfile::tempdir().unwrap();
     let out = lockpick()
-        .args(["scenario", "redis-baseline", "--time-limit", "0.5", "--store"])
+        .args([
+            "scenario",
+            "redis-baseline",
+            "--time-limit",
+            "0.5",
+            "--store",
+        ])
         .arg(store.path())
         .output()
         .unwrap();

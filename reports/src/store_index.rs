@@ -107,7 +107,9 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
                     violations: r.lock.violations.len() as u64 + r.lock.omitted_violations,
                     has_report: run.join("report.html").is_file(),
                     has_results: true,
-                    status: r.interrupted.then(|| "workload cut short by a signal; what was recorded was checked".to_owned()),
+                    status: r.interrupted.then(|| {
+                        "workload cut short by a signal; what was recorded was checked".to_owned()
+                    }),
                 }),
                 Err(e) => unreadable.push(format!("{path}: {e}")),
             }
@@ -208,12 +210,19 @@ mod tests {
             state.write(&dir).unwrap();
         };
         killed("20261121T233700Z-seed3", lockpick_store::Phase::Workload);
-        killed("20261121T233800Z-seed4", lockpick_store::Phase::ServersStarting);
+        killed(
+            "20261121T233800Z-seed4",
+            lockpick_store::Phase::ServersStarting,
+        );
         let (runs, unreadable) = list_runs(store.path());
         assert!(unreadable.is_empty(), "{unreadable:?}");
         assert_eq!(runs.len(), 2);
         assert_eq!(runs[0].verdict, "nothing-ran");
-        assert!(runs[0].status.as_deref().unwrap().starts_with("nothing ran"));
+        assert!(runs[0]
+            .status
+            .as_deref()
+            .unwrap()
+            .starts_with("nothing ran"));
         assert_eq!(runs[1].verdict, "interrupted");
         assert_eq!(runs[1].seed, 3);
         assert!(runs[1]

@@ -48,7 +48,8 @@ pub(super) async fn start_members(
     let mut attempt = 0;
     let (started, net) = loop {
         attempt += 1;
-        let (net, specs) = prepare_members(&supervisor, proxies, names, labels, routing, &mut kind).await?;
+        let (net, specs) =
+            prepare_members(&supervisor, proxies, names, labels, routing, &mut kind).await?;
         match supervisor.start_cluster(specs).await {
             Ok(started) => break (started, net),
             // Another process took a port before its member bound it: new ports, new peer

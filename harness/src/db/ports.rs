@@ -224,7 +224,10 @@ mod tests {
     fn a_lease_holds_its_port_until_released() {
         let mut lease = lease_free_port().unwrap();
         let addr = (Ipv4Addr::LOCALHOST, lease.port());
-        assert!(TcpListener::bind(addr).is_err(), "held ports cannot be taken");
+        assert!(
+            TcpListener::bind(addr).is_err(),
+            "held ports cannot be taken"
+        );
         if let Some((low, high)) = node_port_range() {
             assert!((low..high).contains(&lease.port()), "{}", lease.port());
         }
@@ -232,7 +235,10 @@ mod tests {
         let server = TcpListener::bind(addr).expect("a released port is free for its server");
         drop(server);
         lease.hold();
-        assert!(TcpListener::bind(addr).is_err(), "held again while the node is down");
+        assert!(
+            TcpListener::bind(addr).is_err(),
+            "held again while the node is down"
+        );
         // A held port refuses connections, as a node that is down does.
         let refused = std::net::TcpStream::connect(addr).unwrap_err();
         assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);

@@ -267,8 +267,8 @@ impl Supervisor {
             // attempt's folders stay beside them, renamed, for their logs.
             self.bind_retries += 1;
             for (member, folder) in &prepared {
-                let aside = self
-                    .node_dir(&format!("{}.port-taken-{}", member.name, self.bind_retries));
+                let aside =
+                    self.node_dir(&format!("{}.port-taken-{}", member.name, self.bind_retries));
                 let _ = std::fs::rename(&folder.root, aside);
             }
             return Err(DbError::ClusterPortTaken {
