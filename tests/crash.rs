@@ -88,15 +88,7 @@ fn kill_at(scenario: &str, name: &str, phase: &str) {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while servers.iter().any(|&p| alive(p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let survivors: Vec<u32> = servers.iter().copied().filter(|&p| alive(p)).collect();
-    assert!(
-        survivors.is_empty(),
-        "{what}: servers {survivors:?} outlived lockpick"
-    );
+    assert_all_dead(&servers, &what);
     assert_eq!(leftovers_of(&servers), Vec::<PathBuf>::new(), "{what}");
 
     let dir = run_dir(store.path(), name);
@@ -233,7 +225,7 @@ duration_ms = 1000000000000
     (child, dir, servers)
 }
 
-fn assert_all_dead(servers: &[u32]) {
+fn assert_all_dead(servers: &[u32], what: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while servers.iter().any(|&p| alive(p)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -241,7 +233,7 @@ fn assert_all_dead(servers: &[u32]) {
     let survivors: Vec<u32> = servers.iter().copied().filter(|&p| alive(p)).collect();
     assert!(
         survivors.is_empty(),
-        "servers {survivors:?} outlived lockpick"
+        "{what}: servers {survivors:?} outlived lockpick"
     );
 }
 
@@ -253,7 +245,7 @@ fn sigkill_while_a_client_pause_never_ends_kills_the_servers() {
     let (mut child, _, servers) = endless_pause_in_teardown(store.path());
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_all_dead(&servers);
+    assert_all_dead(&servers, "endless pause");
 }
 
 /// The second Ctrl-C kills everything at once: run.json says so, and `check` tells it.
@@ -265,7 +257,7 @@ fn a_second_interrupt_is_recorded_in_run_json() {
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    assert_all_dead(&servers);
+    assert_all_dead(&servers, "endless pause");
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(record["phase"], "teardown", "{record}");
