@@ -23,6 +23,7 @@ pub static LOCKS: &[LockPreset] = &[
     lock("zookeeper", "zookeeper", "zookeeper"),
     lock("redlock", "redis", "redlock"),
     lock("redis-sentinel", "redis-sentinel", "sentinel-lock"),
+    lock("etcd-lock-service", "etcd", "etcd-lock-service"),
 ];
 
 const fn lock(name: &'static str, server: &'static str, client: &'static str) -> LockPreset {

@@ -10,6 +10,7 @@ pub static CLIENTS: &[&dyn ClientKind] = &[
     &super::redis_sentinel::KIND,
     &super::etcd_lock::KIND,
     &super::zk_lock::KIND,
+    &super::etcd_lock_service::KIND,
 ];
 
 /// The client kind of that name, as a scenario file writes it.

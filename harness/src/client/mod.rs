@@ -2,6 +2,7 @@
 
 mod driver;
 mod etcd_lock;
+mod etcd_lock_service;
 mod kind;
 mod kinds;
 mod lock;
