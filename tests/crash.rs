@@ -306,3 +306,34 @@ fn check_replaces_a_report_symlink_instead_of_writing_through_it() {
     let meta = std::fs::symlink_metadata(&report).unwrap();
     assert!(meta.is_file(), "report.html is still a link");
 }
+
+/// A run the harness could not carry out says so in run.json, and `check` tells it.
+#[test]
+fn a_harness_error_is_recorded_in_run_json() {
+    let store = tempfile::tempdir().unwrap();
+    // Nothing listens on port 1: the protected resource cannot be reached.
+    let out = lockpick()
+        .args([
+            "scenario",
+            "redis-baseline",
+            "--resource",
+            "127.0.0.1:1",
+            "--store",
+        ])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let dir = run_dir(store.path(), "redis-baseline");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(record["phase"], "servers-starting", "{record}");
+    assert_eq!(record["ended"]["how"], "harness-error", "{record}");
+    let out = lockpick().arg("check").arg(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(INCOMPLETE_RUN), "{stdout}");
+    assert!(
+        stdout.contains("nothing ran") && stdout.contains("the harness failed to connect"),
+        "{stdout}"
+    );
+}

@@ -87,8 +87,11 @@ pub async fn run_scenario(
             },
         ),
     };
-    record.end(phase, ended)?;
-    result
+    // A run that already failed reports that failure, not a second one of the store.
+    match record.end(phase, ended) {
+        Err(e) if result.is_ok() => Err(e),
+        _ => result,
+    }
 }
 
 /// The run after its folder exists: servers up, workload, teardown, check.
