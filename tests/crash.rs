@@ -337,3 +337,64 @@ fn a_harness_error_is_recorded_in_run_json() {
         "{stdout}"
     );
 }
+
+/// Every spawn path forks from the one long-lived spawner thread, so every server dies with
+/// lockpick: sentinels and replicas, and nodes the nemesis restarted mid-run.
+#[test]
+fn sigkill_kills_sentinels_replicas_and_restarted_nodes() {
+    kill_at(
+        "redis-failover-lost-lock",
+        "redis-failover-lost-lock",
+        "workload",
+    );
+
+    let store = tempfile::tempdir().unwrap();
+    let mut child = lockpick()
+        .args([
+            "scenario",
+            "redlock-crash-no-persistence",
+            "--time-limit",
+            "60",
+            "--store",
+        ])
+        .arg(store.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let history = |dir: &Path, f: &str| {
+        std::fs::read_to_string(dir.join("history.jsonl")).is_ok_and(|h| {
+            h.lines().any(|l| {
+                l.contains(&format!("\"f\":\"{f}\"")) && !l.contains("\"type\":\"invoke\"")
+            })
+        })
+    };
+    let run = || {
+        std::fs::read_dir(store.path().join("redlock-crash-no-persistence"))
+            .ok()
+            .and_then(|mut d| d.find_map(|e| e.ok().map(|e| e.path()).filter(|p| p.is_dir())))
+    };
+    // The servers as first started: once a client has acquired, every one is up.
+    let mut first = Vec::new();
+    loop {
+        assert!(child.try_wait().unwrap().is_none(), "lockpick exited early");
+        assert!(Instant::now() < deadline, "no node was restarted");
+        std::thread::sleep(Duration::from_millis(20));
+        let Some(dir) = run() else { continue };
+        if first.is_empty() && history(&dir, "acquire") {
+            first = children(child.id());
+        }
+        if !first.is_empty() && history(&dir, "restart") {
+            break;
+        }
+    }
+    let servers = children(child.id());
+    assert!(
+        servers.iter().any(|p| !first.contains(p)),
+        "no restarted node among {servers:?} (first: {first:?})"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_all_dead(&servers, "redlock killed after a restart");
+}
