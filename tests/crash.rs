@@ -263,6 +263,10 @@ fn a_second_interrupt_is_recorded_in_run_json() {
     assert_eq!(record["phase"], "teardown", "{record}");
     assert_eq!(record["ended"]["how"], "killed", "{record}");
     assert_eq!(record["ended"]["signal"], "SIGINT", "{record}");
+    // The servers are dead, so their data went as after any run.
+    for node in std::fs::read_dir(dir.join("nodes")).unwrap().flatten() {
+        assert!(!node.path().join("data").exists(), "{node:?}");
+    }
     let out = lockpick().arg("check").arg(&dir).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(INCOMPLETE_RUN), "{stdout}");

@@ -4,7 +4,9 @@
 use super::backend::start_backend;
 use super::error::RunError;
 use super::options::RunOptions;
-use super::store::{create_run_dir, interrupt_signal, write_store_file, RunRecord};
+use super::store::{
+    create_run_dir, discard_node_data, interrupt_signal, write_store_file, RunRecord,
+};
 use crate::client::{ClientCtx, PausePoints};
 use crate::db::{RedisOptions, Supervisor};
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
@@ -67,7 +69,7 @@ pub async fn run_scenario(
         &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
     )?;
     write_store_file(&dir.join("history.jsonl"), b"")?;
-    let record = RunRecord::create(&dir)?;
+    let record = RunRecord::create(&dir, opts.keep_data)?;
     let result = run_recorded(scenario, opts, seed, steps, &dir, &record, interrupt).await;
     let (phase, ended) = match &result {
         Ok(outcome) => (
@@ -347,17 +349,6 @@ async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
         crate::client::Outcome::Info(e) => (EventKind::Info, note, Some(e)),
     };
     recorder.record(process, kind, F::Read, None, value, error);
-}
-
-/// Removes the stopped nodes' data folders, keeping their configs and logs: etcd alone
-/// preallocates 64 MB of WAL per member, and a store of nightly runs would fill a disk.
-fn discard_node_data(dir: &Path) {
-    let Ok(nodes) = std::fs::read_dir(dir.join("nodes")) else {
-        return;
-    };
-    for node in nodes.flatten() {
-        let _ = std::fs::remove_dir_all(node.path().join("data"));
-    }
 }
 
 /// A proxy-name prefix no other run uses: unique per process (pid) and per run in it, so runs

@@ -72,6 +72,8 @@ pub(crate) fn write_store_file(path: &Path, bytes: &[u8]) -> Result<(), RunError
 pub(crate) struct RunRecord {
     dir: PathBuf,
     state: Arc<Mutex<RunState>>,
+    /// `--keep-data`: the nodes' data stays even when the run is killed.
+    keep_data: bool,
 }
 
 /// Records of the runs in progress in this process, for [`mark_runs_killed`].
@@ -79,11 +81,12 @@ static ACTIVE: Mutex<Vec<RunRecord>> = Mutex::new(Vec::new());
 
 impl RunRecord {
     /// Writes the first record (phase `created`) into the new run folder `dir`.
-    pub(crate) fn create(dir: &Path) -> Result<RunRecord, RunError> {
+    pub(crate) fn create(dir: &Path, keep_data: bool) -> Result<RunRecord, RunError> {
         let state = RunState::new(utc_stamp(SystemTime::now()), env!("CARGO_PKG_VERSION"));
         let record = RunRecord {
             dir: dir.to_owned(),
             state: Arc::new(Mutex::new(state)),
+            keep_data,
         };
         record.update(|_| {})?;
         lock(&ACTIVE).push(record.clone());
@@ -141,8 +144,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Records in every run in progress that `signal` (a second SIGINT/SIGTERM) killed it: for
-/// the emergency exit, which skips the teardown and the check.
+/// Records in every run in progress that `signal` (a second SIGINT/SIGTERM) killed it, and
+/// removes its nodes' data as a finished run's: for the emergency exit, which skips the
+/// teardown and the check. Call it once the servers are dead
+/// ([`crate::db::kill_all_children`]).
 pub fn mark_runs_killed(signal: &str) {
     let active: Vec<RunRecord> = lock(&ACTIVE).clone();
     for record in active {
@@ -151,6 +156,20 @@ pub fn mark_runs_killed(signal: &str) {
                 signal: signal.to_owned(),
             })
         });
+        if !record.keep_data {
+            discard_node_data(&record.dir);
+        }
+    }
+}
+
+/// Removes the stopped nodes' data folders, keeping their configs and logs: etcd alone
+/// preallocates 64 MB of WAL per member, and a store of nightly runs would fill a disk.
+pub(crate) fn discard_node_data(dir: &Path) {
+    let Ok(nodes) = std::fs::read_dir(dir.join("nodes")) else {
+        return;
+    };
+    for node in nodes.flatten() {
+        let _ = std::fs::remove_dir_all(node.path().join("data"));
     }
 }
 
