@@ -122,9 +122,26 @@ pub struct SuiteArgs {
     /// Only scenarios whose name contains this text.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Root folder of stored runs.
+    /// Root folder of stored runs; the suite's record and trend page go to `STORE/suite/<time>/`.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
+    /// Also write the results as a JUnit XML file here (one testcase per scenario and seed).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Start no new run once this many seconds have passed (0 < SECONDS <= 604800); the runs
+    /// left out are reported as skipped.
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub time_budget: Option<f64>,
+    /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub toxiproxy: Option<SocketAddr>,
+    /// Run on servers lockpick does not start (see `scenario --external`); every selected
+    /// scenario must be able to (use --filter).
+    #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',')]
+    pub external: Vec<SocketAddr>,
+    /// Use the redis-server at HOST:PORT as the protected resource.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub resource: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]

@@ -52,27 +52,17 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 
 /// The command line that repeats a run.
 fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
-    let mut cmd = format!("cargo run -- scenario {} --seed {seed}", args.scenario);
-    if let Some(t) = args.time_limit {
-        cmd.push_str(&format!(" --time-limit {t}"));
+    crate::reproduce::Reproduce {
+        scenario: args.scenario.clone(),
+        seed,
+        time_limit: args.time_limit,
+        clients: args.clients,
+        toxiproxy: args.toxiproxy.map(|t| t.to_string()),
+        backend: args.backend.clone(),
+        external: args.external.clone(),
+        resource: args.resource,
     }
-    if let Some(c) = args.clients {
-        cmd.push_str(&format!(" --clients {c}"));
-    }
-    if let Some(t) = args.toxiproxy {
-        cmd.push_str(&format!(" --toxiproxy {t}"));
-    }
-    if let Some(b) = &args.backend {
-        cmd.push_str(&format!(" --backend {b}"));
-    }
-    if !args.external.is_empty() {
-        let addrs: Vec<String> = args.external.iter().map(ToString::to_string).collect();
-        cmd.push_str(&format!(" --external {}", addrs.join(",")));
-    }
-    if let Some(r) = args.resource {
-        cmd.push_str(&format!(" --resource {r}"));
-    }
-    cmd
+    .command()
 }
 
 /// Reads `--clients`; 0 is refused.
