@@ -51,6 +51,10 @@ impl EmbeddedToxiproxy {
         let server = builder
             .http1_only(true)
             .tcp_nodelay(true)
+            // A client that trickles its headers is cut off, as Toxiproxy's 15 s read
+            // timeout does; headers past 64 KiB are refused (431) instead of buffered.
+            .http1_header_read_timeout(Duration::from_secs(15))
+            .http1_max_buf_size(64 * 1024)
             .serve(make_service);
         let api_addr = server.local_addr();
         let (stop, stopped) = oneshot::channel::<()>();
