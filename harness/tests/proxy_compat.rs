@@ -439,3 +439,30 @@ fn extreme_int64_attributes_are_accepted_and_never_panic() {
     drop(server);
     assert_eq!(PANICS.load(Ordering::SeqCst), 0, "the server panicked");
 }
+
+#[test]
+fn bodies_past_the_limit_are_refused_unread() {
+    let server = Server::start();
+    let api = server.api();
+    let mut stream = TcpStream::connect(api).unwrap();
+    let size = (1 << 20) + 1024;
+    write!(
+        stream,
+        "POST /proxies HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    // The body is written on the side: the server answers without reading it all.
+    let mut writer = stream.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let _ = writer.write_all(&vec![b' '; size]);
+    });
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains(r#""status":413"#), "{answer}");
+    assert_eq!(http(api, "GET", "/proxies", "").1, serde_json::json!({}));
+}
