@@ -165,15 +165,10 @@ pub fn host_port(text: &str) -> Result<SocketAddr, String> {
         return Ok(addr);
     }
     let expected = "expected HOST:PORT, e.g. 127.0.0.1:8474 or localhost:8474";
-    let addrs: Vec<SocketAddr> = text
+    let addrs = text
         .to_socket_addrs()
-        .map_err(|e| format!("{expected}: {e}"))?
-        .collect();
-    addrs
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or(addrs.first())
-        .copied()
+        .map_err(|e| format!("{expected}: {e}"))?;
+    lockpick_harness::addr::pick_resolved(addrs)
         .ok_or_else(|| format!("{expected}: {text} resolves to no address"))
 }
 

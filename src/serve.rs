@@ -274,29 +274,12 @@ fn send_file(stream: &mut TcpStream, file: &Path, head: bool) -> std::io::Result
 /// The file under `store` a URL path names; `None` for anything that would leave the store
 /// by its name (symlinks are checked when the file is opened).
 fn resolve(store: &Path, url_path: &str) -> Option<PathBuf> {
-    let decoded = percent_decode(url_path)?;
+    let decoded = lockpick_harness::addr::percent_decode(url_path)?;
     let rel = Path::new(decoded.trim_start_matches('/'));
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;
     }
     Some(store.join(rel))
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 fn content_type(p: &Path) -> &'static str {

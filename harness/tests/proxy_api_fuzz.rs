@@ -7,12 +7,12 @@
 
 mod api_support;
 
-use api_support::{request, Server};
+use api_support::{echo, request, Server};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -246,25 +246,6 @@ fn check(method: &str, path: &str, status: u16, body: &str) -> Result<(), String
     } else {
         Err(format!("{method} {path} answered {status} {body:?}"))
     }
-}
-
-/// An echo server on a thread, for data to go through whatever toxics the case left.
-fn echo() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = stream.read(&mut buf) {
-                    if n == 0 || stream.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    addr
 }
 
 /// Sends a few bytes through proxy `p` if it listens, and waits briefly for the echo: the

@@ -5,10 +5,10 @@
 
 mod api_support;
 
-use api_support::{http, request, Server};
+use api_support::{echo, http, request, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -25,25 +25,6 @@ fn count_panics() {
             previous(info);
         }));
     });
-}
-
-/// An echo server on a thread; returns its address.
-fn echo() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = stream.read(&mut buf) {
-                    if n == 0 || stream.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    addr
 }
 
 /// Creates proxy `name` in front of `upstream`; returns its listen address.

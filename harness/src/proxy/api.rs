@@ -95,7 +95,7 @@ impl Route {
         let rest = path.strip_prefix('/')?;
         let segments = rest
             .split('/')
-            .map(percent_decode)
+            .map(crate::addr::percent_decode)
             .collect::<Option<Vec<String>>>()?;
         if segments.iter().any(String::is_empty) {
             return None;
@@ -174,23 +174,6 @@ fn parse(body: &[u8]) -> Result<Value, ApiError> {
     }
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("bad request body: {e}")))
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A 20-character id in the shape of the xid Toxiproxy's request logger puts in

@@ -71,17 +71,10 @@ async fn resolve_listen(listen: &str) -> Result<SocketAddr, ApiError> {
     let addr = match listen.parse::<SocketAddr>() {
         Ok(addr) => addr,
         Err(_) => {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host(listen)
-                .await
-                .map_err(|e| {
-                    ApiError::bad_request(format!("invalid listen address {listen}: {e}"))
-                })?
-                .collect();
-            addrs
-                .iter()
-                .find(|a| a.is_ipv4())
-                .or(addrs.first())
-                .copied()
+            let addrs = tokio::net::lookup_host(listen).await.map_err(|e| {
+                ApiError::bad_request(format!("invalid listen address {listen}: {e}"))
+            })?;
+            crate::addr::pick_resolved(addrs)
                 .ok_or_else(|| ApiError::bad_request(format!("invalid listen address {listen}")))?
         }
     };

@@ -7,7 +7,7 @@
 use lockpick_harness::proxy::EmbeddedToxiproxy;
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 
 /// Runs the server on its own runtime so that blocking clients can be used from the test
 /// thread, as reqwest's blocking client requires.
@@ -39,6 +39,25 @@ impl Drop for Server {
             self.runtime.block_on(server.shutdown());
         }
     }
+}
+
+/// An echo server on threads (alive as long as the test binary); returns its address.
+pub fn echo() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 || stream.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
 }
 
 /// One answer: status, header lines (lower-cased names) and the raw body text.
