@@ -96,24 +96,25 @@ fn serve_on(listener: TcpListener, store: &Path, limits: Limits) {
     }
 }
 
-/// Answers 503 after reading the request (briefly), so that the client reads the answer
-/// instead of a reset.
+/// Answers 503 after reading the request (briefly: one idle client must not hold up the
+/// others' answers), so that the client reads the answer instead of a reset.
 fn reject(mut stream: TcpStream) {
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-    let _ = read_head(&stream, Instant::now() + Duration::from_secs(1));
+    let brief = Duration::from_millis(200);
+    let _ = stream.set_write_timeout(Some(brief));
+    let _ = read_head(&stream, Instant::now() + brief);
     let body = b"busy: too many connections, try again\n";
     if respond(&mut stream, 503, "text/plain", body, false).is_ok() {
-        close_gently(&stream);
+        close_gently(&stream, brief);
     }
 }
 
 /// Closes our side, then reads (and drops) what the client still sends, for a moment: a
 /// socket closed with unread data resets the connection, and the client may lose our answer.
-fn close_gently(stream: &TcpStream) {
+fn close_gently(stream: &TcpStream, linger: Duration) {
     let _ = stream.shutdown(std::net::Shutdown::Write);
     let mut sink = Deadline {
         stream,
-        deadline: Instant::now() + Duration::from_secs(1),
+        deadline: Instant::now() + linger,
     };
     let _ = std::io::copy(&mut (&mut sink).take(1 << 20), &mut std::io::sink());
 }
@@ -197,7 +198,7 @@ fn handle(
                 HeadError::Io => return Ok(()),
             };
             respond(&mut stream, status, "text/plain", body, false)?;
-            close_gently(&stream);
+            close_gently(&stream, Duration::from_secs(1));
             return Ok(());
         }
     };
