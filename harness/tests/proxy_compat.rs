@@ -204,6 +204,19 @@ fn version_and_error_bodies_are_toxiproxys() {
         let answer = request(api, method, path, &[], body);
         assert_eq!(answer.body, format!("{expected}\n"), "{method} {path}");
     }
+    let populate =
+        r#"[{"name":"a","upstream":"127.0.0.1:9"},{"name":"","upstream":"127.0.0.1:9"}]"#;
+    let answer = request(api, "POST", "/populate", &[], populate);
+    assert_eq!(answer.status, 400);
+    assert_eq!(
+        answer.json()["error"],
+        "missing required field: name at proxy 2"
+    );
+    assert_eq!(
+        http(api, "GET", "/proxies", "").1,
+        serde_json::json!({}),
+        "nothing of a refused populate is applied"
+    );
     proxy(api, "p", "127.0.0.1:9".parse().unwrap());
     for (body, expected) in [
         (

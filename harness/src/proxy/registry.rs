@@ -216,11 +216,17 @@ impl Registry {
         let items = body
             .as_array()
             .ok_or_else(|| ApiError::bad_request("bad request body: expected an array"))?;
+        // Every entry is checked before any is applied; a missing field names the entry
+        // ("missing required field: name at proxy 2"), as Toxiproxy says it.
         let inputs = items
             .iter()
-            .map(|item| {
+            .enumerate()
+            .map(|(i, item)| {
                 let input = ProxyInput::parse(item)?;
-                let required = input.required()?;
+                let required = input.required().map_err(|mut e| {
+                    e.message = format!("{} at proxy {}", e.message, i + 1);
+                    e
+                })?;
                 Ok((input, required))
             })
             .collect::<Result<Vec<_>, ApiError>>()?;
