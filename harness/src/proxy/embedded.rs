@@ -51,9 +51,9 @@ impl EmbeddedToxiproxy {
         let server = builder
             .http1_only(true)
             .tcp_nodelay(true)
-            // A client that trickles its headers is cut off, as Toxiproxy's 15 s read
-            // timeout does; headers past 64 KiB are refused (431) instead of buffered.
-            .http1_header_read_timeout(Duration::from_secs(15))
+            // Headers past 64 KiB are refused instead of buffered. No header read timeout:
+            // hyper 0.14 runs it on idle keep-alive connections too, and closing those
+            // races the pooled client's next fault call.
             .http1_max_buf_size(64 * 1024)
             .serve(make_service);
         let api_addr = server.local_addr();
