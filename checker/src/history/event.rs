@@ -334,6 +334,49 @@ pub struct ValueRef<'a> {
     pub note: Option<Cow<'a, str>>,
 }
 
+impl Event {
+    /// The event as the streaming readers see it, borrowing its strings.
+    pub fn as_ref(&self) -> EventRef<'_> {
+        fn b(s: &Option<String>) -> Option<Cow<'_, str>> {
+            s.as_deref().map(Cow::Borrowed)
+        }
+        let v = &self.value;
+        EventRef {
+            v: self.v,
+            index: self.index,
+            time_ns: self.time_ns,
+            process: self.process,
+            kind: self.kind,
+            f: self.f,
+            lock: b(&self.lock),
+            value: ValueRef {
+                token: v.token,
+                max_token: v.max_token,
+                lease_ms: v.lease_ms,
+                holder: b(&v.holder),
+                int: v.int,
+                from: v.from,
+                to: v.to,
+                nodes: v.nodes.iter().map(|n| Cow::Borrowed(n.as_str())).collect(),
+                client: v.client,
+                point: b(&v.point),
+                ms: v.ms,
+                jitter_ms: v.jitter_ms,
+                per_node: v
+                    .per_node
+                    .iter()
+                    .map(|(k, x)| (Cow::Borrowed(k.as_str()), Cow::Borrowed(x.as_str())))
+                    .collect(),
+                validity_ms: v.validity_ms,
+                replicas_acked: v.replicas_acked,
+                offset_ms: v.offset_ms,
+                note: b(&v.note),
+            },
+            error: b(&self.error),
+        }
+    }
+}
+
 impl EventRef<'_> {
     /// The owned event.
     pub fn to_owned(&self) -> Event {

@@ -1,4 +1,4 @@
-//! Client operations: each invoke paired with its completion, indexed by process, plus the
+//! Test oracle (the in-memory checker the streaming one replaced): Client operations: each invoke paired with its completion, indexed by process, plus the
 //! per-process facts (last event, crash) the checks need.
 
 use crate::history::{Event, EventKind, Process, F};

@@ -1,0 +1,14 @@
+//! The in-memory lock checker that [`super::stream`] replaced, kept as a test oracle: the
+//! property tests check that both give the same report on generated histories.
+
+mod check;
+mod deadlock;
+mod double_holder;
+mod holding;
+mod lost_update;
+mod ops;
+mod stale_write;
+
+pub(crate) use check::check_locks_in_memory;
+#[cfg(test)]
+mod compare;
