@@ -4,6 +4,7 @@
 
 mod check;
 mod linearizable;
+mod lock_ops;
 #[cfg(test)]
 mod oracle;
 mod params;
@@ -12,6 +13,7 @@ mod stream;
 
 pub use check::check_locks;
 pub use linearizable::{check_lock_linearizability, lock_model_for};
+pub use lock_ops::LockOps;
 pub use params::{LockCheckParams, Property};
 pub use report::{Finding, FindingKind, LockReport, LockStats, TimeWindow, MAX_LISTED};
 pub use stream::LockStream;

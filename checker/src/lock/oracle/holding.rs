@@ -108,7 +108,7 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
                         start_ns: c.time_ns,
                         end_ns: c.time_ns,
                         end_index: c.index,
-                        end: EndReason::LastEvent,
+                        end: EndReason::HistoryEnd,
                         writes: Vec::new(),
                     });
                 }
@@ -123,7 +123,7 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
         }
         let (end, why) = match crash {
             Some(c) => (c, EndReason::Crashed),
-            None => (ops.last_event[&p], EndReason::LastEvent),
+            None => ((ops.end_ns, ops.end_index), EndReason::HistoryEnd),
         };
         close(&mut open, &|_| false, end, why);
     }

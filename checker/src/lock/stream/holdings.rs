@@ -1,6 +1,6 @@
 //! Believed holding intervals, followed event by event: from a process's `acquire ok` until it
-//! stops believing it holds the lock (release invoke, lost renew, retirement, crash, or its
-//! last event). Memory: the open holdings and one entry per client process.
+//! stops believing it holds the lock (release invoke, lost renew, retirement, crash, or the
+//! end of the history). Memory: the open holdings and one entry per client process.
 
 use crate::history::{EventKind, F};
 use std::collections::HashMap;
@@ -18,8 +18,12 @@ pub(crate) enum EndReason {
     Crashed,
     /// The process acquired the same lock again; the new interval takes over.
     Reacquired,
-    /// Nothing ended it; it runs to the process's last event.
-    LastEvent,
+    /// Nothing ended it: the process still believed it held the lock when the history
+    /// ended, so the holding runs to the history's last event.
+    HistoryEnd,
+    /// Nothing ended it, but its lease (counted from the acquire's or the last renewal's
+    /// invocation) ran out before the history ended: it stops there.
+    LeaseRanOut,
 }
 
 impl EndReason {
@@ -31,7 +35,8 @@ impl EndReason {
             EndReason::Retired => "was retired (info)",
             EndReason::Crashed => "crashed",
             EndReason::Reacquired => "acquired again",
-            EndReason::LastEvent => "did its last operation",
+            EndReason::HistoryEnd => "still held it when the history ended",
+            EndReason::LeaseRanOut => "let its lease run out",
         }
     }
 }
@@ -61,6 +66,26 @@ pub(crate) struct Holding {
     pub end: EndReason,
     /// Writes the process invoked while holding.
     pub writes: Vec<WriteRef>,
+    /// The lease: counted from (time, index of the acquire's or renewal's completion, time of
+    /// its invocation), for how many milliseconds.
+    pub lease: Option<Lease>,
+}
+
+/// A holder's lease, as it last knew it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lease {
+    /// Invocation time of the acquire or renewal that granted it: the holder counts from there.
+    pub from_ns: u64,
+    /// Index of that acquire's or renewal's completion.
+    pub index: u64,
+    pub ms: u64,
+}
+
+impl Lease {
+    fn expires_ns(&self) -> u64 {
+        self.from_ns
+            .saturating_add(self.ms.saturating_mul(1_000_000))
+    }
 }
 
 /// What happened to holdings on one event.
@@ -77,8 +102,6 @@ struct ProcessState {
     crash: Option<(u64, u64)>,
     /// An operation ended in `info`: nothing it does later counts.
     retired: bool,
-    /// Its last event: (time, index).
-    last: (u64, u64),
 }
 
 /// Every process's open holdings.
@@ -116,11 +139,6 @@ fn close(
 }
 
 impl Holdings {
-    /// Any event of client process `p`.
-    pub fn seen(&mut self, p: u64, time_ns: u64, index: u64) {
-        self.processes.entry(p).or_default().last = (time_ns, index);
-    }
-
     /// When the nemesis crashed `p`, if it did: (time, index).
     pub fn crash_of(&self, p: u64) -> Option<(u64, u64)> {
         self.processes.get(&p).and_then(|s| s.crash)
@@ -189,7 +207,8 @@ impl Holdings {
         }
     }
 
-    /// `p`'s `f` on `lock` completed with `kind`.
+    /// `p`'s `f` on `lock`, invoked at `invoke_ns`, completed with `kind`; `lease_ms` is the
+    /// lease an acquire was granted.
     #[allow(clippy::too_many_arguments)]
     pub fn complete(
         &mut self,
@@ -198,6 +217,8 @@ impl Holdings {
         lock: u32,
         kind: EventKind,
         token: Option<u64>,
+        lease_ms: Option<u64>,
+        invoke_ns: u64,
         at: (u64, u64),
         out: &mut Vec<Change>,
     ) {
@@ -227,12 +248,25 @@ impl Holdings {
                     start_ns: at.0,
                     end_ns: at.0,
                     end_index: at.1,
-                    end: EndReason::LastEvent,
+                    end: EndReason::HistoryEnd,
                     writes: Vec::new(),
+                    lease: lease_ms.map(|ms| Lease {
+                        from_ns: invoke_ns,
+                        index: at.1,
+                        ms,
+                    }),
                 };
                 self.next_id += 1;
                 out.push(Change::Opened(h.clone()));
                 s.open.push(h);
+            }
+            (EventKind::Ok, F::Renew) => {
+                for h in s.open.iter_mut().filter(|h| concerns(lock, h.lock)) {
+                    if let Some(l) = &mut h.lease {
+                        l.from_ns = invoke_ns;
+                        l.index = at.1;
+                    }
+                }
             }
             (EventKind::Fail, F::Renew) => close(
                 &mut s.open,
@@ -245,17 +279,33 @@ impl Holdings {
         }
     }
 
-    /// The history ended: every holding still open ends at its process's crash or last event.
-    pub fn finish(&mut self, out: &mut Vec<Change>) {
+    /// The history ended at `end` (time, index of its last event): every holding still open
+    /// ends at its process's crash, or there.
+    pub fn finish(&mut self, end: (u64, u64), out: &mut Vec<Change>) {
         let mut processes: Vec<u64> = self.processes.keys().copied().collect();
         processes.sort_unstable();
         for p in processes {
             let s = self.processes.get_mut(&p).expect("listed");
-            let (end, why) = match s.crash {
-                Some(c) => (c, EndReason::Crashed),
-                None => (s.last, EndReason::LastEvent),
-            };
-            close(&mut s.open, |_| false, end, why, out);
+            match s.crash {
+                Some(c) => close(&mut s.open, |_| false, c, EndReason::Crashed, out),
+                None => {
+                    // A holder that knows its lease ran out stops believing it holds the lock.
+                    for h in std::mem::take(&mut s.open) {
+                        let mut one = vec![h];
+                        let lease = one[0].lease.filter(|l| l.expires_ns() < end.0);
+                        match lease {
+                            Some(l) => close(
+                                &mut one,
+                                |_| false,
+                                (l.expires_ns(), l.index),
+                                EndReason::LeaseRanOut,
+                                out,
+                            ),
+                            None => close(&mut one, |_| false, end, EndReason::HistoryEnd, out),
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -45,6 +45,8 @@ struct InFlight {
     seen: Option<Write>,
     /// An acquire: since when its process wanted the lock.
     wanting_since: u64,
+    /// The lease asked for.
+    lease_ms: Option<u64>,
 }
 
 /// Lock names, numbered; 0 is the empty name (an operation that names no lock).
@@ -91,6 +93,7 @@ pub struct LockStream {
     stats: LockStats,
     processes: HashSet<u64>,
     end_ns: u64,
+    end_index: u64,
     doubles: Top<DoubleKey, Pair>,
     accepted: Top<u64, (u32, Write, u64, Proof)>,
     rejected: Top<u64, (u32, Write, Option<u64>)>,
@@ -113,6 +116,7 @@ impl LockStream {
             stats: LockStats::default(),
             processes: HashSet::new(),
             end_ns: 0,
+            end_index: 0,
             doubles: Top::new(MAX_LISTED),
             accepted: Top::new(MAX_LISTED),
             rejected: Top::new(MAX_LISTED),
@@ -125,6 +129,7 @@ impl LockStream {
     /// operation in flight is ignored.
     pub fn push(&mut self, e: &EventRef<'_>) {
         self.end_ns = e.time_ns;
+        self.end_index = e.index;
         let p = match e.process {
             Process::Client(p) => p,
             Process::Nemesis => {
@@ -137,7 +142,6 @@ impl LockStream {
                 return;
             }
         };
-        self.holdings.seen(p, e.time_ns, e.index);
         let at = (e.time_ns, e.index);
         let lane = (p, e.f == F::Renew);
         if e.kind == EventKind::Invoke {
@@ -170,6 +174,7 @@ impl LockStream {
                     .then(|| self.stale.at_invoke(lock))
                     .flatten(),
                 wanting_since,
+                lease_ms: e.value.lease_ms,
             };
             self.in_flight.insert(lane, op);
             return;
@@ -202,6 +207,8 @@ impl LockStream {
             op.lock,
             e.kind,
             e.value.token,
+            e.value.lease_ms.or(op.lease_ms),
+            op.invoke_ns,
             at,
             &mut self.changes,
         );
@@ -318,7 +325,8 @@ impl LockStream {
                 d.ended(p, op.lock, op.wanting_since, stop.max(op.wanting_since));
             }
         }
-        self.holdings.finish(&mut self.changes);
+        self.holdings
+            .finish((self.end_ns, self.end_index), &mut self.changes);
         self.apply_changes();
         let faults = std::mem::take(&mut self.faults).finish(self.end_ns);
         self.stats.max_concurrent_holders = self.overlaps.max_concurrent;
