@@ -9,7 +9,7 @@ use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::ModelName;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::{check_run, RunChecks};
+use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::locks::{find_lock, lock_names, LockPreset};
 use lockpick_harness::run::{run_scenario, RunOptions};
@@ -53,27 +53,17 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 
 /// The command line that repeats a run.
 fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
-    let mut cmd = format!("cargo run -- scenario {} --seed {seed}", args.scenario);
-    if let Some(t) = args.time_limit {
-        cmd.push_str(&format!(" --time-limit {t}"));
+    crate::reproduce::Reproduce {
+        scenario: args.scenario.clone(),
+        seed,
+        time_limit: args.time_limit,
+        clients: args.clients,
+        toxiproxy: args.toxiproxy.map(|t| t.to_string()),
+        backend: args.backend.clone(),
+        external: args.external.clone(),
+        resource: args.resource,
     }
-    if let Some(c) = args.clients {
-        cmd.push_str(&format!(" --clients {c}"));
-    }
-    if let Some(t) = args.toxiproxy {
-        cmd.push_str(&format!(" --toxiproxy {t}"));
-    }
-    if let Some(b) = &args.backend {
-        cmd.push_str(&format!(" --backend {b}"));
-    }
-    if !args.external.is_empty() {
-        let addrs: Vec<String> = args.external.iter().map(ToString::to_string).collect();
-        cmd.push_str(&format!(" --external {}", addrs.join(",")));
-    }
-    if let Some(r) = args.resource {
-        cmd.push_str(&format!(" --resource {r}"));
-    }
-    cmd
+    .command()
 }
 
 /// Reads `--clients`; 0 is refused.
@@ -253,13 +243,6 @@ fn check(args: CheckArgs) -> u8 {
             Err(code) => return code,
         }
     }
-    let events = match read_history(&history) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("lockpick: failed to {e}");
-            return exit_code::USAGE;
-        }
-    };
     // The run's own scenario copy says what was promised, unless the user overrides it.
     let stored = run_dir
         .as_ref()
@@ -284,22 +267,32 @@ fn check(args: CheckArgs) -> u8 {
         .deadlock_ms
         .or(stored.as_ref().map(|s| s.deadlock_ms))
         .unwrap_or(3000);
-    let checks = check_run(
-        &events,
-        &LockCheckParams {
-            property,
-            deadlock_ms,
-        },
-    );
-    println!("{}: {} events", history.display(), events.len());
+    // One pass over the file: memory follows the operations in flight, not the history.
+    let params = LockCheckParams {
+        property,
+        deadlock_ms,
+    };
+    let found = match check_run_file(&history, &params) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let checks = found.checks.clone();
+    println!("{}: {} events", history.display(), found.events);
+    if let Some(torn) = found.torn {
+        println!("  note: {}: {torn}", history.display());
+    }
     print!("{}", checks.lock);
     if let Some(lin) = &checks.linearizability {
         print!("{}", lockpick_reports::lin_text(lin));
     }
     let verdict = checks.verdict();
     if let Some(dir) = run_dir.filter(|d| d.join("history.jsonl") == history) {
-        let results = checked_results(&dir, stored.as_ref(), &events, checks);
-        write_report(&dir, &results, Some(&events));
+        let results = checked_results(&dir, stored.as_ref(), &found, checks);
+        // The report reads the history again, whole: its charts need every operation.
+        write_report(&dir, &results, None);
     }
     verdict_code(verdict)
 }
@@ -373,7 +366,7 @@ fn export(history: &Path) -> u8 {
 fn checked_results(
     dir: &Path,
     stored: Option<&Scenario>,
-    events: &[Event],
+    found: &FileChecks,
     checks: RunChecks,
 ) -> RunResults {
     let verdict = checks.verdict();
@@ -386,14 +379,8 @@ fn checked_results(
             r
         }
         Err(_) => {
-            let end_ms = events.last().map_or(0, |e| e.time_ns / 1_000_000);
-            let ops = events
-                .iter()
-                .filter(|e| {
-                    e.process.client().is_some()
-                        && e.kind != lockpick_checker::history::EventKind::Invoke
-                })
-                .count() as u64;
+            let end_ms = found.end_ns / 1_000_000;
+            let ops = found.completions;
             RunResults {
                 v: RESULTS_VERSION,
                 scenario: stored.map_or_else(|| "unknown".to_owned(), |s| s.name.clone()),

@@ -2,9 +2,8 @@
 //! running): what `check` and `report` say about them instead of a read error.
 
 use crate::exit_code;
-use lockpick_checker::history::read_history;
 use lockpick_checker::lock::{LockCheckParams, Property};
-use lockpick_checker::run_checks::check_run;
+use lockpick_checker::run_checks::check_run_file;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::scenario::parse_scenario;
 use lockpick_store::{RunState, RunStatus};
@@ -47,28 +46,30 @@ pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete) -> u8 {
         return exit_code::INCOMPLETE_RUN;
     }
     let history = dir.join("history.jsonl");
-    let events = match read_history(&history) {
-        Ok(e) => e,
+    let scenario_path = dir.join("scenario.toml");
+    let stored = std::fs::read_to_string(&scenario_path)
+        .ok()
+        .and_then(|text| parse_scenario(&scenario_path, &text).ok());
+    let params = LockCheckParams {
+        property: stored.as_ref().map_or(Property::Exclusive, |s| s.property),
+        deadlock_ms: stored.as_ref().map_or(3000, |s| s.deadlock_ms),
+    };
+    let found = match check_run_file(&history, &params) {
+        Ok(f) => f,
         Err(e) => {
             println!("  what was recorded cannot be checked: {e}");
             return exit_code::INCOMPLETE_RUN;
         }
     };
-    let scenario_path = dir.join("scenario.toml");
-    let stored = std::fs::read_to_string(&scenario_path)
-        .ok()
-        .and_then(|text| parse_scenario(&scenario_path, &text).ok());
-    let checks = check_run(
-        &events,
-        &LockCheckParams {
-            property: stored.as_ref().map_or(Property::Exclusive, |s| s.property),
-            deadlock_ms: stored.as_ref().map_or(3000, |s| s.deadlock_ms),
-        },
-    );
     println!(
         "  what was recorded before it stopped ({} events):",
-        events.len()
+        found.events
     );
+    // A kill can cut the last line short; everything before it is checked.
+    if let Some(torn) = &found.torn {
+        println!("  note: {}: {torn}", history.display());
+    }
+    let checks = found.checks;
     print!("{}", checks.lock);
     if checks.verdict() == Verdict::Invalid {
         exit_code::INVALID
