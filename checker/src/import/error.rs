@@ -17,6 +17,6 @@ pub enum ImportError {
     },
     #[error("parse lockpick history: {0}")]
     Lockpick(#[from] crate::history::ReadError),
-    #[error("detect the history format: the first line is neither a Jepsen log line, an EDN map nor a lockpick JSON event")]
+    #[error("detect the history format: the first line that is not a `;` comment is neither a Jepsen log line, EDN (a map, vector, list or `#` form) nor a lockpick JSON event; name the format with --format")]
     UnknownFormat,
 }

@@ -1,6 +1,7 @@
 //! lockpick's own history events as checker operations.
 
 use super::pair::{Kind, Pairer, RawEvent};
+use super::Imported;
 use crate::history::{Event, EventKind, Process, F};
 use crate::lin::{Datum, History, OpF};
 
@@ -39,6 +40,11 @@ fn value(e: &Event, f: OpF) -> Datum {
 /// out. The history's completeness is the caller's: an event stream that does not pair up is
 /// still converted as well as it can be (unpaired completions are dropped).
 pub fn from_events(events: &[Event]) -> History {
+    from_events_lines(events).history
+}
+
+/// [`from_events`], with each operation's line (the event's place in the file, from 1).
+pub fn from_events_lines(events: &[Event]) -> Imported {
     let mut pairer = Pairer::new("lockpick");
     for (n, e) in events.iter().enumerate() {
         let (Process::Client(process), Some(f)) = (e.process, op_f(e.f)) else {

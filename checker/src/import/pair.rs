@@ -2,6 +2,7 @@
 //! completion type.
 
 use super::error::ImportError;
+use super::Imported;
 use crate::lin::{Datum, History, Op, OpF};
 use std::collections::HashMap;
 
@@ -46,7 +47,8 @@ pub struct RawEvent {
 /// Builds operations from events in history order.
 pub struct Pairer {
     format: &'static str,
-    ops: Vec<Option<Op>>,
+    /// With the source line of each operation's invocation.
+    ops: Vec<Option<(Op, usize)>>,
     pending: HashMap<u64, usize>,
 }
 
@@ -76,17 +78,20 @@ impl Pairer {
                 _ => e.value,
             };
             self.pending.insert(e.process, self.ops.len());
-            self.ops.push(Some(Op {
-                process: e.process,
-                f: e.f,
-                key: e.key,
-                arg,
-                out: None,
-                call: e.pos,
-                ret: None,
-                call_ns: e.time_ns,
-                ret_ns: None,
-            }));
+            self.ops.push(Some((
+                Op {
+                    process: e.process,
+                    f: e.f,
+                    key: e.key,
+                    arg,
+                    out: None,
+                    call: e.pos,
+                    ret: None,
+                    call_ns: e.time_ns,
+                    ret_ns: None,
+                },
+                e.line,
+            )));
             return Ok(());
         }
         let Some(i) = self.pending.remove(&e.process) else {
@@ -101,7 +106,7 @@ impl Pairer {
             }
             return Ok(());
         };
-        let invoked = self.ops[i].as_ref().expect("pending op is present").f;
+        let invoked = self.ops[i].as_ref().expect("pending op is present").0.f;
         if invoked != e.f {
             return Err(self.err(
                 e.line,
@@ -111,7 +116,7 @@ impl Pairer {
                 ),
             ));
         }
-        let op = self.ops[i].as_mut().expect("pending op is present");
+        let op = &mut self.ops[i].as_mut().expect("pending op is present").0;
         match e.kind {
             Kind::Ok => {
                 op.out = Some(match e.f {
@@ -127,9 +132,11 @@ impl Pairer {
         Ok(())
     }
 
-    pub fn finish(self) -> History {
-        History {
-            ops: self.ops.into_iter().flatten().collect(),
+    pub fn finish(self) -> Imported {
+        let (ops, lines) = self.ops.into_iter().flatten().unzip();
+        Imported {
+            history: History { ops },
+            lines,
         }
     }
 }
