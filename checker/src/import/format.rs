@@ -31,7 +31,10 @@ impl Format {
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty() && !l.starts_with(';'))?;
-        if line.starts_with("{\"") {
+        if line
+            .strip_prefix('{')
+            .is_some_and(|rest| rest.trim_start().starts_with('"'))
+        {
             Some(Format::Lockpick)
         } else if line.starts_with(['{', '[', '(', '#']) {
             Some(Format::JepsenEdn)
