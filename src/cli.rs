@@ -1,6 +1,8 @@
 //! Command-line arguments.
 
 use clap::{Args, Parser, Subcommand};
+use lockpick_checker::import::Format;
+use lockpick_checker::models::ModelName;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -150,11 +152,13 @@ pub struct CheckArgs {
     /// cas-register, kv, mutex, fenced-mutex, lease. Any history format is accepted then. A
     /// history with an operation the model does not take (or none it does) is refused,
     /// naming the line (exit 3); one with no operation at all is unknown (exit 2).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// History format for --model: jepsen-log, edn, lockpick (default: detected).
-    #[arg(long, requires = "model")]
-    pub format: Option<String>,
+    #[arg(long, value_parser = |s: &str| s.parse::<ModelName>().map_err(|e| e.to_string()))]
+    pub model: Option<ModelName>,
+    /// History format for --model: jepsen-log, edn, lockpick (default: detected from the
+    /// first line that is not a `;` comment).
+    #[arg(long, requires = "model",
+          value_parser = |s: &str| s.parse::<Format>().map_err(|e| e.to_string()))]
+    pub format: Option<Format>,
     /// Time budget for --model, in seconds, 0.001 to 86400; past it the verdict is unknown.
     #[arg(long, value_name = "SECONDS", requires = "model", default_value_t = 60.0,
           value_parser = crate::ranges::within(BUDGET_SECONDS.0, BUDGET_SECONDS.1, "seconds"))]

@@ -4,7 +4,7 @@ use crate::cli::{CheckArgs, Cli, Command, ScenarioArgs};
 use crate::exit_code;
 use anyhow::Context;
 use lockpick_checker::history::{read_history, Event};
-use lockpick_checker::import::{to_jepsen_edn, Format};
+use lockpick_checker::import::to_jepsen_edn;
 use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::ModelName;
@@ -24,8 +24,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Scenario(args) => scenario(args),
         Command::List => list(),
         Command::Suite(args) => crate::suite::suite(args),
-        Command::Check(args) => match args.model.clone() {
-            Some(model) => check_model(&args, &model),
+        Command::Check(args) => match args.model {
+            Some(model) => check_model(&args, model),
             None => check(args),
         },
         Command::Export(args) => export(&args.history),
@@ -319,21 +319,7 @@ fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Sc
 }
 
 /// `check --model`: linearizability of any supported history file.
-fn check_model(args: &CheckArgs, model: &str) -> u8 {
-    let model: ModelName = match model.parse() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --model: {e}");
-            return exit_code::USAGE;
-        }
-    };
-    let format: Option<Format> = match args.format.as_deref().map(str::parse).transpose() {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --format: {e}");
-            return exit_code::USAGE;
-        }
-    };
+fn check_model(args: &CheckArgs, model: ModelName) -> u8 {
     let path = if args.history.is_dir() {
         args.history.join("history.jsonl")
     } else {
@@ -343,7 +329,7 @@ fn check_model(args: &CheckArgs, model: &str) -> u8 {
         time: Some(std::time::Duration::from_secs_f64(args.budget)),
         ..Budget::default()
     };
-    match check_file(&path, model, format, &budget) {
+    match check_file(&path, model, args.format, &budget) {
         Ok(report) => {
             println!("{}", path.display());
             print!("{report}");
