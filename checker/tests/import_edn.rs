@@ -280,3 +280,32 @@ fn an_empty_history_is_unknown_not_valid() {
     assert_eq!(r.verdict, Verdict::Unknown);
     assert!(r.unknown_reason.unwrap().contains("nothing was tested"));
 }
+
+#[test]
+fn a_process_with_two_operations_in_flight_or_a_completion_without_invoke_is_refused() {
+    // issue 14 item 9: leaving the first operation quietly open, or dropping a completion
+    // that was never invoked, can hide a second holder.
+    let two = "{:process 0, :type :invoke, :f :acquire, :value nil}\n{:process 0, :type :invoke, :f :acquire, :value nil}\n{:process 0, :type :ok, :f :acquire, :value 1}\n";
+    match parse_text(two, None) {
+        Err(ImportError::Parse {
+            line: 2, message, ..
+        }) => {
+            assert!(message.contains("while its acquire of line 1"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    for kind in ["ok", "info", "fail"] {
+        let orphan = format!("{{:process 0, :type :invoke, :f :acquire, :value nil}}\n{{:process 0, :type :ok, :f :acquire, :value 1}}\n{{:process 1, :type :{kind}, :f :acquire, :value 2}}\n");
+        match parse_text(&orphan, None) {
+            Err(ImportError::Parse {
+                line: 3, message, ..
+            }) => {
+                assert!(
+                    message.contains(&format!("acquire ({kind}) without invoking it")),
+                    "{message}"
+                )
+            }
+            other => panic!("{kind}: {other:?}"),
+        }
+    }
+}

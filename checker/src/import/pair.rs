@@ -18,6 +18,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Invoke => "invoke",
+            Kind::Ok => "ok",
+            Kind::Fail => "fail",
+            Kind::Info => "info",
+        }
+    }
+
     pub fn from_name(s: &str) -> Option<Kind> {
         Some(match s {
             "invoke" => Kind::Invoke,
@@ -49,7 +58,10 @@ pub struct Pairer {
     format: &'static str,
     /// With the source line of each operation's invocation.
     ops: Vec<Option<(Op, usize)>>,
-    pending: HashMap<u64, usize>,
+    /// The operation in flight per process and lane.
+    pending: HashMap<(u64, bool), usize>,
+    /// Renewals have a lane of their own (see [`Pairer::renewals_apart`]).
+    renew_lane: bool,
 }
 
 impl Pairer {
@@ -58,7 +70,20 @@ impl Pairer {
             format,
             ops: Vec::new(),
             pending: HashMap::new(),
+            renew_lane: false,
         }
+    }
+
+    /// Lets a renewal be in flight beside another operation of the same process: lockpick's
+    /// renewal watchdog extends the lease while its client writes, as one process. Two
+    /// renewals, or two other operations, in flight at once are still refused.
+    pub fn renewals_apart(mut self) -> Self {
+        self.renew_lane = true;
+        self
+    }
+
+    fn lane(&self, e: &RawEvent) -> (u64, bool) {
+        (e.process, self.renew_lane && e.f == OpF::Renew)
     }
 
     fn err(&self, line: usize, message: String) -> ImportError {
@@ -71,13 +96,25 @@ impl Pairer {
 
     pub fn push(&mut self, e: RawEvent) -> Result<(), ImportError> {
         if e.kind == Kind::Invoke {
-            // A second invocation without a completion leaves the first open: lenient, and
-            // what Jepsen means when a process crashed without logging.
+            // A process runs one operation at a time (Jepsen gives a crashed process's
+            // successor a new number): a second invocation in flight could hide a double
+            // holder if the first were quietly left open, so it is refused.
+            let lane = self.lane(&e);
+            if let Some(&i) = self.pending.get(&lane) {
+                let (first, line) = self.ops[i].as_ref().expect("pending op is present");
+                return Err(self.err(
+                    e.line,
+                    format!(
+                        "process {} invokes {} while its {} of line {line} has not completed; a process runs one operation at a time",
+                        e.process, e.f, first.f
+                    ),
+                ));
+            }
             let arg = match e.f {
                 OpF::Read | OpF::Get => Datum::Nil,
                 _ => e.value,
             };
-            self.pending.insert(e.process, self.ops.len());
+            self.pending.insert(lane, self.ops.len());
             self.ops.push(Some((
                 Op {
                     process: e.process,
@@ -94,17 +131,16 @@ impl Pairer {
             )));
             return Ok(());
         }
-        let Some(i) = self.pending.remove(&e.process) else {
-            if e.kind == Kind::Ok {
-                return Err(self.err(
-                    e.line,
-                    format!(
-                        "process {} completed an operation it never invoked",
-                        e.process
-                    ),
-                ));
-            }
-            return Ok(());
+        let Some(i) = self.pending.remove(&self.lane(&e)) else {
+            return Err(self.err(
+                e.line,
+                format!(
+                    "process {} completed {} ({}) without invoking it",
+                    e.process,
+                    e.f,
+                    e.kind.name()
+                ),
+            ));
         };
         let invoked = self.ops[i].as_ref().expect("pending op is present").0.f;
         if invoked != e.f {

@@ -30,9 +30,9 @@ pub fn parse_text_lines(text: &str, format: Option<Format>) -> Result<Imported, 
     match format.or_else(|| Format::detect(text)) {
         Some(Format::JepsenLog) => jepsen_log::parse(text),
         Some(Format::JepsenEdn) => jepsen_edn::parse(text),
-        Some(Format::Lockpick) => Ok(lockpick::from_events_lines(&crate::history::parse_history(
-            text,
-        )?)),
+        Some(Format::Lockpick) => {
+            lockpick::from_events_lines(&crate::history::parse_history(text)?)
+        }
         None => Err(ImportError::UnknownFormat),
     }
 }

@@ -58,8 +58,8 @@ pub fn check_events(
     events: &[Event],
     model: ModelName,
     budget: &Budget,
-) -> Result<LinReport, ModelError> {
-    check_history(&import::from_events(events), model, budget)
+) -> Result<LinReport, CheckError> {
+    Ok(check_history(&import::from_events(events)?, model, budget)?)
 }
 
 /// Reads a history file in `format` (detected from its content when `None`) and checks it.
