@@ -244,3 +244,25 @@ fn numeric_options_outside_their_range_exit_3_naming_the_range() {
     assert!(text.contains("0.001 to 86400"), "{text}");
     assert!(text.contains("1 to 86400000"), "{text}");
 }
+
+#[test]
+fn invalid_utf8_names_the_file_line_and_byte() {
+    // issue 14 item 11: invalid UTF-8 named the file but no line or byte offset.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.log");
+    let mut bytes =
+        b"INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:ok\t:write\t".to_vec();
+    let offset = bytes.len();
+    bytes.extend_from_slice(b"\xff\xfe1\n");
+    std::fs::write(&path, bytes).unwrap();
+    let path = path.to_str().unwrap();
+    let out = lockpick(&["check", "--model", "register", path]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{path}: line 2 is not valid UTF-8 (byte {offset} of the file)"
+        )),
+        "{err}"
+    );
+}

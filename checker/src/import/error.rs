@@ -9,6 +9,12 @@ pub enum ImportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("read history {path}: line {line} is not valid UTF-8 (byte {offset} of the file)")]
+    Utf8 {
+        path: PathBuf,
+        line: usize,
+        offset: usize,
+    },
     #[error("parse {format} history line {line}: {message}")]
     Parse {
         format: &'static str,

@@ -13,9 +13,21 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<History, ImportE
 
 /// [`read_file`], keeping each operation's source line.
 pub fn read_file_lines(path: &Path, format: Option<Format>) -> Result<Imported, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
         path: path.to_owned(),
         source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        ImportError::Utf8 {
+            path: path.to_owned(),
+            line,
+            offset,
+        }
     })?;
     parse_text_lines(&text, format)
 }
