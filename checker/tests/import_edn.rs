@@ -82,6 +82,11 @@ fn knossos_vector_of_multi_line_maps_after_a_comment_imports() {
         [3, 7, 14],
         "each op names the line it starts on"
     );
+    assert_eq!(
+        (h.ops[0].call, h.ops[0].ret),
+        (3, Some(9)),
+        "one op per line: positions are lines"
+    );
     // Reading 0 after 3 was written and read: invalid, and the discarded write of 99 does
     // not count.
     assert_eq!(check(h, ModelName::Register), Verdict::Invalid);

@@ -20,11 +20,11 @@ fn parse_err(e: EdnError) -> ImportError {
 }
 
 /// Every op form of the text with its line: the items of a top-level vector or list, or the
-/// top-level forms themselves. The flag is true for a vector.
-fn op_forms(text: &str) -> Result<(Vec<(usize, Edn)>, bool), ImportError> {
+/// top-level forms themselves.
+fn op_forms(text: &str) -> Result<Vec<(usize, Edn)>, ImportError> {
     let mut r = Reader::new(text, 1);
     let mut forms = Vec::new();
-    let vector = match r.enter_seq().map_err(parse_err)? {
+    match r.enter_seq().map_err(parse_err)? {
         Some(close) => {
             while let Some(item) = r.next_item(close).map_err(parse_err)? {
                 forms.push(item);
@@ -39,16 +39,14 @@ fn op_forms(text: &str) -> Result<(Vec<(usize, Edn)>, bool), ImportError> {
                     ),
                 });
             }
-            true
         }
         None => {
             while let Some(form) = r.next_form().map_err(parse_err)? {
                 forms.push(form);
             }
-            false
         }
-    };
-    Ok((forms, vector))
+    }
+    Ok(forms)
 }
 
 /// Parses the text. Ops of non-integer processes (the nemesis) are skipped. Positions are
@@ -56,11 +54,11 @@ fn op_forms(text: &str) -> Result<(Vec<(usize, Edn)>, bool), ImportError> {
 /// own (what a reader looks up), else the op's place in the history; `:time` (ns), when
 /// present, gives the real time.
 pub fn parse(text: &str) -> Result<Imported, ImportError> {
-    let (forms, vector) = op_forms(text)?;
+    let forms = op_forms(text)?;
     let all_indexed = forms
         .iter()
         .all(|(_, op)| matches!(op.get("index"), Some(Edn::Int(i)) if *i >= 0));
-    let own_lines = !vector && forms.windows(2).all(|w| w[0].0 < w[1].0);
+    let own_lines = forms.windows(2).all(|w| w[0].0 < w[1].0);
     let mut events = Vec::new();
     for (n, (line, op)) in forms.into_iter().enumerate() {
         let err = |message: String| ImportError::Parse {
