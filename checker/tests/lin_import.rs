@@ -200,19 +200,12 @@ fn edn_export_reads_back_as_the_same_operations() {
 fn a_lockpick_completion_without_invoke_is_an_error_not_dropped() {
     // issue 14 item 9: an ok acquire of process 2 with no invoke, while process 1 holds the
     // lock, proves a double holder; it was dropped and --model mutex said valid.
-    let c = Process::Client;
     let mut events = lock_run();
+    // Process 2's grant of token 8, without its invoke and before process 1 released.
+    let mut granted = events[6].clone();
+    granted.index = 2;
     events.truncate(2);
-    events.push(event(
-        2,
-        c(2),
-        EventKind::Ok,
-        F::Acquire,
-        Value {
-            token: Some(8),
-            ..Value::default()
-        },
-    ));
+    events.push(granted);
     let err = check_events(&events, ModelName::Mutex, &Budget::default()).unwrap_err();
     assert!(
         err.to_string()
