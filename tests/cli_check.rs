@@ -187,7 +187,7 @@ fn an_unreadable_scenario_toml_is_an_error_not_a_fallback_to_exclusive() {
     let out = lockpick(&["check", run_arg, "--property", "exclusive"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 
-    std::fs::write(&toml, scenario.replace("[backend]", "[backend\n")).unwrap();
+    std::fs::write(&toml, format!("{scenario}\n[unclosed\n")).unwrap();
     let out = lockpick(&["check", run_arg]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
