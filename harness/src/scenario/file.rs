@@ -153,7 +153,7 @@ fn one_of<T: Copy>(
 }
 
 /// Checks `lo <= value <= hi`.
-fn in_range(
+pub(super) fn in_range(
     src: &Source,
     field: &str,
     value: &Spanned<u64>,
