@@ -4,7 +4,7 @@ use crate::cli::{CheckArgs, Cli, Command, ScenarioArgs};
 use crate::exit_code;
 use anyhow::Context;
 use lockpick_checker::history::{read_history, Event};
-use lockpick_checker::import::{to_jepsen_edn, Format};
+use lockpick_checker::import::to_jepsen_edn;
 use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::ModelName;
@@ -23,8 +23,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Scenario(args) => scenario(args),
         Command::List => list(),
         Command::Suite(args) => crate::suite::suite(args),
-        Command::Check(args) => match args.model.clone() {
-            Some(model) => check_model(&args, &model),
+        Command::Check(args) => match args.model {
+            Some(model) => check_model(&args, model),
             None => check(args),
         },
         Command::Export(args) => export(&args.history),
@@ -233,25 +233,13 @@ fn check(args: CheckArgs) -> u8 {
             args.history.parent().map(PathBuf::from),
         )
     };
-    if let Some(dir) = run_dir
-        .as_ref()
-        .filter(|d| d.join("history.jsonl") == history)
-    {
-        match crate::incomplete::incomplete_run(dir) {
-            Ok(None) => {}
-            Ok(Some(run)) => return crate::incomplete::check_incomplete(dir, &run),
-            Err(code) => return code,
+    let stored = match stored_scenario(run_dir.as_deref(), &args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            return exit_code::USAGE;
         }
-    }
-    // The run's own scenario copy says what was promised, unless the user overrides it.
-    let stored = run_dir
-        .as_ref()
-        .map(|d| d.join("scenario.toml"))
-        .filter(|p| p.is_file())
-        .and_then(|p| {
-            let text = std::fs::read_to_string(&p).ok()?;
-            parse_scenario(&p, &text).ok()
-        });
+    };
     let property = match args.property.as_deref() {
         Some("exclusive") => Property::Exclusive,
         Some("fenced") => Property::Fenced,
@@ -272,6 +260,17 @@ fn check(args: CheckArgs) -> u8 {
         property,
         deadlock_ms,
     };
+    // A run that did not end with a check says so first (from its run.json).
+    if let Some(dir) = run_dir
+        .as_ref()
+        .filter(|d| d.join("history.jsonl") == history)
+    {
+        match crate::incomplete::incomplete_run(dir) {
+            Ok(None) => {}
+            Ok(Some(run)) => return crate::incomplete::check_incomplete(dir, &run, &params),
+            Err(code) => return code,
+        }
+    }
     let found = match check_run_file(&history, &params) {
         Ok(f) => f,
         Err(e) => {
@@ -297,29 +296,34 @@ fn check(args: CheckArgs) -> u8 {
     verdict_code(verdict)
 }
 
-/// `check --model`: linearizability of any supported history file.
-fn check_model(args: &CheckArgs, model: &str) -> u8 {
-    let model: ModelName = match model.parse() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --model: {e}");
-            return exit_code::USAGE;
-        }
+/// The run's own scenario copy, which says what was promised (the property, the deadlock
+/// threshold). One that is there but cannot be read is an error, never a silent fallback to
+/// `exclusive` (which would flip a valid fenced run to invalid), unless the options it would
+/// give are all on the command line.
+fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Scenario>, String> {
+    let Some(path) = run_dir.map(|d| d.join("scenario.toml")) else {
+        return Ok(None);
     };
-    let format: Option<Format> = match args.format.as_deref().map(str::parse).transpose() {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --format: {e}");
-            return exit_code::USAGE;
-        }
-    };
-    if !(args.budget > 0.0 && args.budget.is_finite()) {
-        eprintln!(
-            "lockpick: failed to read --budget: {} is not a positive number of seconds",
-            args.budget
-        );
-        return exit_code::USAGE;
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
     }
+    let parsed = std::fs::read_to_string(&path)
+        .map_err(|e| format!("read {}: {e}", path.display()))
+        .and_then(|text| parse_scenario(&path, &text).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if args.property.is_some() && args.deadlock_ms.is_some() => {
+            eprintln!("lockpick: note: the run's scenario.toml is not used ({e}); checking with the given --property and --deadlock-ms");
+            Ok(None)
+        }
+        Err(e) => Err(format!(
+            "{e}\n  the run's scenario.toml tells which property and deadlock threshold to check; fix it, or give both --property and --deadlock-ms"
+        )),
+    }
+}
+
+/// `check --model`: linearizability of any supported history file.
+fn check_model(args: &CheckArgs, model: ModelName) -> u8 {
     let path = if args.history.is_dir() {
         args.history.join("history.jsonl")
     } else {
@@ -329,7 +333,7 @@ fn check_model(args: &CheckArgs, model: &str) -> u8 {
         time: Some(std::time::Duration::from_secs_f64(args.budget)),
         ..Budget::default()
     };
-    match check_file(&path, model, format, &budget) {
+    match check_file(&path, model, args.format, &budget) {
         Ok(report) => {
             println!("{}", path.display());
             print!("{report}");

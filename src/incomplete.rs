@@ -2,10 +2,9 @@
 //! running): what `check` and `report` say about them instead of a read error.
 
 use crate::exit_code;
-use lockpick_checker::lock::{LockCheckParams, Property};
+use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::run_checks::check_run_file;
 use lockpick_checker::verdict::Verdict;
-use lockpick_harness::scenario::parse_scenario;
 use lockpick_store::{RunState, RunStatus};
 use std::path::Path;
 
@@ -32,10 +31,10 @@ pub(crate) fn incomplete_run(dir: &Path) -> Result<Option<Incomplete>, u8> {
     }
 }
 
-/// `check` on an incomplete run: says what happened, checks what was recorded if the
-/// workload ran, and exits with [`exit_code::INCOMPLETE_RUN`] (or [`exit_code::INVALID`] when
+/// `check` on an incomplete run: says what happened, checks what was recorded (with `params`,
+/// from the run's scenario or the options) if the workload ran, and exits with [`exit_code::INCOMPLETE_RUN`] (or [`exit_code::INVALID`] when
 /// what was recorded already proves a violation).
-pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete) -> u8 {
+pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete, params: &LockCheckParams) -> u8 {
     println!("{}: {}", dir.display(), run.sentence);
     if matches!(run.state.status(), RunStatus::Running(_)) {
         println!("  check it once it has ended");
@@ -46,15 +45,7 @@ pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete) -> u8 {
         return exit_code::INCOMPLETE_RUN;
     }
     let history = dir.join("history.jsonl");
-    let scenario_path = dir.join("scenario.toml");
-    let stored = std::fs::read_to_string(&scenario_path)
-        .ok()
-        .and_then(|text| parse_scenario(&scenario_path, &text).ok());
-    let params = LockCheckParams {
-        property: stored.as_ref().map_or(Property::Exclusive, |s| s.property),
-        deadlock_ms: stored.as_ref().map_or(3000, |s| s.deadlock_ms),
-    };
-    let found = match check_run_file(&history, &params) {
+    let found = match check_run_file(&history, params) {
         Ok(f) => f,
         Err(e) => {
             println!("  what was recorded cannot be checked: {e}");

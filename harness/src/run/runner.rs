@@ -203,7 +203,7 @@ async fn run_with(
     let clients = opts.clients.unwrap_or(scenario.workload.clients);
     let duration_ms = opts.duration_ms.unwrap_or(scenario.workload.duration_ms);
 
-    let backend = start_backend(scenario, supervisor, proxies, &opts.external).await?;
+    let backend = start_backend(scenario, supervisor, proxies, &opts.external, dir).await?;
     let resource_addr = match opts.resource {
         Some(addr) => addr,
         None => {
