@@ -11,7 +11,7 @@ fn member(name: &str) -> MemberSpec {
     let peer_addr = SocketAddr::from(([127, 0, 0, 1], peer.port()));
     MemberSpec {
         name: name.to_owned(),
-        kind: NodeKind::Etcd(EtcdOptions::member(
+        kind: NodeKind::from(EtcdOptions::member(
             name,
             peer.port(),
             vec![(name.to_owned(), peer_addr)],
