@@ -12,7 +12,7 @@ pub(crate) fn gc(store: &Path) -> u8 {
         );
         return exit_code::USAGE;
     }
-    let report = lockpick_store::gc::collect(store);
+    let report = lockpick_reports::store::gc::collect(store);
     for (path, bytes) in &report.removed {
         println!("removed {} ({})", path.display(), mib(*bytes));
     }

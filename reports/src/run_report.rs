@@ -295,7 +295,7 @@ pub fn write_run_report(
     let html = render_run_report(results, events)?;
     let path = dir.join("report.html");
     // Whole or not at all, and never through a link planted at the name.
-    lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
+    crate::store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
         path: path.clone(),
         source,
     })?;

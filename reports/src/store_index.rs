@@ -3,8 +3,8 @@
 
 use crate::error::ReportError;
 use crate::run_report::read_results;
+use crate::store::{RunState, RunStatus};
 use crate::templates::render;
-use lockpick_store::{RunState, RunStatus};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn interrupted_runs_are_listed_with_what_happened_not_as_unreadable() {
         let store = tempfile::tempdir().unwrap();
-        let killed = |id: &str, phase: lockpick_store::Phase| {
+        let killed = |id: &str, phase: crate::store::Phase| {
             let dir = store.path().join("redis-baseline").join(id);
             std::fs::create_dir_all(&dir).unwrap();
             let mut state = RunState::new("t".into(), "0");
@@ -209,10 +209,10 @@ mod tests {
             state.phase = phase;
             state.write(&dir).unwrap();
         };
-        killed("20261121T233700Z-seed3", lockpick_store::Phase::Workload);
+        killed("20261121T233700Z-seed3", crate::store::Phase::Workload);
         killed(
             "20261121T233800Z-seed4",
-            lockpick_store::Phase::ServersStarting,
+            crate::store::Phase::ServersStarting,
         );
         let (runs, unreadable) = list_runs(store.path());
         assert!(unreadable.is_empty(), "{unreadable:?}");

@@ -2,7 +2,7 @@
 //! the run's state record (`run.json`) kept current as the run moves through its phases.
 
 use super::error::RunError;
-use lockpick_store::{link_atomic, write_atomic, Ended, Phase, RunState};
+use lockpick_reports::store::{link_atomic, write_atomic, Ended, Phase, RunState};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -62,7 +62,7 @@ pub fn create_run_dir(root: &Path, scenario: &str, seed: u64) -> Result<PathBuf,
     Ok(dir)
 }
 
-/// Writes a file of the run folder whole or not at all (see [`lockpick_store::atomic`]).
+/// Writes a file of the run folder whole or not at all (see [`lockpick_reports::store::atomic`]).
 pub(crate) fn write_store_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     write_atomic(path, bytes).map_err(|e| RunError::store(path, e))
 }
@@ -123,9 +123,12 @@ impl RunRecord {
     fn update(&self, change: impl FnOnce(&mut RunState)) -> Result<(), RunError> {
         let mut state = lock(&self.state);
         change(&mut state);
-        state
-            .write(&self.dir)
-            .map_err(|e| RunError::store(&self.dir.join(lockpick_store::RUN_STATE_FILE), io(e)))
+        state.write(&self.dir).map_err(|e| {
+            RunError::store(
+                &self.dir.join(lockpick_reports::store::RUN_STATE_FILE),
+                io(e),
+            )
+        })
     }
 
     fn stop_if_asked(&self, phase: Phase) {
@@ -136,7 +139,7 @@ impl RunRecord {
     }
 }
 
-fn io(e: lockpick_store::run_state::StateError) -> std::io::Error {
+fn io(e: lockpick_reports::store::run_state::StateError) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 
