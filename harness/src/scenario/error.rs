@@ -40,13 +40,31 @@ impl fmt::Display for Located {
 pub(super) struct Source<'a> {
     pub path: &'a std::path::Path,
     pub text: &'a str,
+    /// Byte offset where each line after the first starts, found once: every `[[nemesis]]`
+    /// entry asks for its line, and counting newlines from the top each time made loading
+    /// quadratic in the number of entries.
+    line_starts: Vec<usize>,
 }
 
-impl Source<'_> {
+impl<'a> Source<'a> {
+    pub fn new(path: &'a std::path::Path, text: &'a str) -> Source<'a> {
+        let line_starts = text
+            .bytes()
+            .enumerate()
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
+        Source {
+            path,
+            text,
+            line_starts,
+        }
+    }
+
     /// 1-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> usize {
-        let end = offset.min(self.text.len());
-        self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
+        // Lines before `offset`'s: those whose start is at or before it.
+        self.line_starts.partition_point(|&start| start <= offset) + 1
     }
 
     /// An error at `span` about `field`.

@@ -91,7 +91,7 @@ pub fn load_scenario(name_or_path: &str) -> Result<Scenario, ScenarioError> {
 
 /// Parses scenario text; `path` is used in messages.
 pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    file::parse(&Source { path, text })
+    file::parse(&Source::new(path, text))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod file;
 mod load;
 mod model;
 mod ms;
+pub mod rules;
 
 pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
