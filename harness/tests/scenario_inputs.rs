@@ -291,3 +291,69 @@ fn nemesis_entries_are_capped_and_each_keeps_its_line() {
         &["1001 [[nemesis]] entries; allowed: at most 1000"],
     );
 }
+
+#[test]
+fn toml_and_type_errors_name_the_table_and_key() {
+    let cases: &[(String, usize, &str, &str)] = &[
+        (
+            GOOD.replacen("name = \"good\"\n", "", 1),
+            1,
+            "name",
+            "missing field `name`",
+        ),
+        (
+            with("clients = 4\n", ""),
+            14,
+            "workload.clients",
+            "missing field `clients`",
+        ),
+        (
+            with("fault = \"latency\"\n", ""),
+            20,
+            "nemesis.fault",
+            "missing field `fault`",
+        ),
+        (
+            with("[backend]", "[backend"),
+            6,
+            "backend",
+            "invalid table header",
+        ),
+        (with("name = \"good\"", "name = "), 1, "name", ""),
+        (
+            format!("{GOOD}[extra]\n"),
+            27,
+            "extra",
+            "unknown field `extra`",
+        ),
+        (
+            format!("{GOOD}x = 1\n"),
+            27,
+            "nemesis.x",
+            "unknown field `x`",
+        ),
+        (
+            with("hold_ms = [1, 5]", "hold_ms = [5, 1]"),
+            18,
+            "workload.hold_ms",
+            "min above max",
+        ),
+        (
+            with("[[nemesis]]", "[nemesis]"),
+            20,
+            "nemesis",
+            "expected a sequence",
+        ),
+        (
+            with("ttl_ms = 500", "ttl_ms = 500\nwatchdog = 3"),
+            13,
+            "lock.watchdog",
+            "expected a boolean",
+        ),
+        (with("seed = 3", "seed = -3"), 4, "seed", "expected u64"),
+        (with("[workload]", "[lock]"), 14, "lock", ""),
+    ];
+    for (text, line, field, says) in cases {
+        assert_refused(text, *line, field, &[says]);
+    }
+}

@@ -714,14 +714,16 @@ fn fault(
     };
     let count = match &f.count {
         Some(c) if (1..=MAX_FAULT_COUNT).contains(c.get_ref()) => Some(*c.get_ref()),
-        Some(c) => return Err(src.error(
-            c.span(),
-            "nemesis.count",
-            format!(
+        Some(c) => {
+            return Err(src.error(
+                c.span(),
+                "nemesis.count",
+                format!(
                 "{} is out of range; allowed: 1 to {MAX_FAULT_COUNT} (0 would never run the fault)",
                 c.get_ref()
             ),
-        )),
+            ))
+        }
         None => None,
     };
     Ok(Fault {

@@ -169,7 +169,7 @@ duration_ms = 100
     fn wrong_type_names_the_field_from_its_line() {
         let err = parse(&GOOD.replace("clients = 3", "clients = \"three\"")).unwrap_err();
         assert!(
-            err.starts_with("load scenario s.toml:11: field `clients`:"),
+            err.starts_with("load scenario s.toml:11: field `workload.clients`:"),
             "{err}"
         );
     }
