@@ -47,6 +47,7 @@ pub async fn run_scenario(
         scenario
             .check_external(&opts.external)
             .map_err(RunError::External)?;
+        super::external::check_reachable(&scenario.node_names(), &opts.external).await?;
     }
     let seed = opts.seed.unwrap_or(scenario.seed);
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
@@ -140,6 +141,7 @@ async fn run_with(
         next_process: next_process.clone(),
         seed,
         stop: stop.clone(),
+        interrupt: interrupt.clone(),
     };
     lock.spawn_clients(&mut tasks, clients, ctx);
     let started = Instant::now();
