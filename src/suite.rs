@@ -8,6 +8,9 @@ use lockpick_harness::run::{run_scenario, RunOptions};
 use lockpick_harness::scenario::{list_scenarios, load_scenario};
 use std::time::Instant;
 
+/// The most runs per scenario (`--seeds`): a nightly suite, not an endless loop.
+const MAX_SEEDS: u64 = 10_000;
+
 /// One scenario's runs.
 struct Row {
     name: String,
@@ -19,8 +22,11 @@ struct Row {
 }
 
 pub fn suite(args: SuiteArgs) -> u8 {
-    if args.seeds == 0 {
-        eprintln!("lockpick: failed to read --seeds: 0 runs would test nothing; use 1 or more");
+    if !(1..=MAX_SEEDS).contains(&args.seeds) {
+        eprintln!(
+            "lockpick: failed to read --seeds: {} is out of range; allowed: 1 to {MAX_SEEDS} (0 runs would test nothing)",
+            args.seeds
+        );
         return exit_code::USAGE;
     }
     let mut scenarios = Vec::new();

@@ -497,6 +497,22 @@ mod tests {
     }
 
     #[test]
+    fn clock_strobe_flips_stop_at_the_end_of_the_run_and_stay_within_the_bound() {
+        // An hour-long strobe in a 1 s run: flips only while the run lasts, then the reset.
+        let s = scenario(
+            "[[nemesis]]\nfault = \"clock-strobe\"\nat_ms = 500\nduration_ms = 3600000\noffset_ms = 1000\nperiod_ms = 10\nnodes = [\"n1\"]\n",
+        );
+        let steps = build_schedule(&s, 0, 1000, 4);
+        assert_eq!(
+            steps.len(),
+            50 + 1,
+            "flips at 500, 510, … 990, then the reset"
+        );
+        assert!(steps[..50].iter().all(|s| s.at_ms < 1000));
+        assert!(steps.len() as u64 <= max_steps(&s.nemesis.faults[0], 1000));
+    }
+
+    #[test]
     fn count_limits_recurring_faults() {
         let s = scenario(
             "[[nemesis]]\nfault = \"client-crash\"\nat_ms = 100\nevery_ms = 100\ncount = 3\nclient = 2\n",

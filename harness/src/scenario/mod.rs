@@ -6,6 +6,7 @@ mod file;
 mod load;
 mod model;
 mod ms;
+mod overrides;
 pub mod rules;
 
 pub use error::ScenarioError;
@@ -16,3 +17,4 @@ pub use model::{
     ZK_TICK_MS,
 };
 pub use ms::MsRange;
+pub use overrides::check_overrides;
