@@ -39,7 +39,10 @@ async fn a_node_restarted_twice_at_once_leaves_one_process_and_none_after_drop()
     let twice = vec!["n3".to_owned(), "n3".to_owned()];
     {
         let mut sup = Supervisor::new(run.path());
-        let first = sup.start_redis("n3", RedisOptions::default()).await.unwrap();
+        let first = sup
+            .start_redis("n3", RedisOptions::default())
+            .await
+            .unwrap();
         // The leak was a race (8 of 10 runs): several rounds make it show.
         for round in 0..4 {
             let infos = sup.restart_all(&twice).await.unwrap();
@@ -58,5 +61,9 @@ async fn a_node_restarted_twice_at_once_leaves_one_process_and_none_after_drop()
     while !processes_under(run.path()).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(processes_under(run.path()), Vec::<u32>::new(), "nothing outlives the supervisor");
+    assert_eq!(
+        processes_under(run.path()),
+        Vec::<u32>::new(),
+        "nothing outlives the supervisor"
+    );
 }
