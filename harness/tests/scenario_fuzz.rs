@@ -5,7 +5,7 @@
 
 use lockpick_harness::nemesis::{build_schedule, max_steps};
 use lockpick_harness::scenario::rules::{check_name, MAX_SCHEDULE_STEPS};
-use lockpick_harness::scenario::{parse_scenario, Scenario};
+use lockpick_harness::scenario::{parse_scenario, BackendKind, FaultKind, Scenario};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::path::Path;
@@ -282,28 +282,14 @@ fn mutated_shipped_scenarios_load_or_fail_with_file_line_and_field() {
 
 /// A scenario put together from parts, each part sometimes left out or broken.
 fn generated() -> impl Strategy<Value = String> {
-    let kind = prop::sample::select(vec![
-        "redis",
-        "redis-naive",
-        "etcd",
-        "zookeeper",
-        "redlock",
-        "redis-sentinel",
-        "nope",
-    ]);
-    let fault = prop::sample::select(vec![
-        "client-pause",
-        "client-crash",
-        "latency",
-        "partition",
-        "isolate",
-        "node-pause",
-        "node-crash",
-        "clock-jump",
-        "clock-rate",
-        "clock-strobe",
-        "nope",
-    ]);
+    // Every name the loader knows, and one it does not.
+    let with_unknown = |names: &[&'static str]| {
+        let mut v = names.to_vec();
+        v.push("nope");
+        prop::sample::select(v)
+    };
+    let kind = with_unknown(BackendKind::NAMES);
+    let fault = with_unknown(FaultKind::NAMES);
     let key_value = (0..KEYS.len(), 0..VALUES.len())
         .prop_map(|(k, v)| format!("{} = {}\n", KEYS[k], VALUES[v]));
     let nemesis = (fault, proptest::collection::vec(key_value.clone(), 0..6))
