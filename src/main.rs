@@ -6,6 +6,8 @@ mod commands;
 mod compare;
 mod exit_code;
 mod printable;
+mod ranges;
+mod reproduce;
 mod serve;
 mod signals;
 mod suite;

@@ -5,8 +5,10 @@
 //! renewal is one lease keep-alive (the driver's watchdog runs it, and stands still while the
 //! client is paused, as a GC pause stops a real keep-alive thread).
 
+use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use crate::scenario::MsRange;
+use crate::scenario::{ClientTable, ScenarioError};
 use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, SortOrder, SortTarget, Txn,
     TxnOp, TxnOpResponse, WatchOptions,
@@ -23,14 +25,51 @@ const GRPC_UNAVAILABLE: i32 = 14;
 /// gRPC's status code NOT_FOUND, with which etcd answers for a lease that no longer exists.
 const GRPC_NOT_FOUND: i32 = 5;
 
-/// Settings shared by every session of one run.
+/// Settings shared by every session of one run (of this recipe or of etcd's lock service).
 #[derive(Debug)]
-struct Config {
+pub(super) struct Config {
     endpoints: Vec<String>,
-    prefix: String,
-    ttl_ms: u64,
-    op_timeout: Duration,
-    retry_delay: MsRange,
+    /// The key prefix of the recipe; the lock name given to the lock service.
+    pub(super) prefix: String,
+    pub(super) ttl_ms: u64,
+    pub(super) op_timeout: Duration,
+    pub(super) retry_delay: MsRange,
+}
+
+impl Config {
+    /// Precondition: `ttl_ms` is a whole number of seconds, at least one (etcd leases have
+    /// second granularity; the `etcd` server kind checks it).
+    pub(super) fn new(
+        endpoints: &[SocketAddr],
+        prefix: String,
+        ttl_ms: u64,
+        op_timeout_ms: u64,
+        retry_delay: MsRange,
+    ) -> Arc<Config> {
+        Arc::new(Config {
+            endpoints: endpoints.iter().map(|a| format!("http://{a}")).collect(),
+            prefix,
+            ttl_ms,
+            op_timeout: Duration::from_millis(op_timeout_ms),
+            retry_delay,
+        })
+    }
+
+    /// A client of the cluster; with `per_request_limit`, every request is cut at the
+    /// operation time limit (not for a Lock call, which waits on the server). A member cut off
+    /// from its leader fails requests and watch streams at once ("no leader") instead of
+    /// leaving them to time out, as etcd advises for lock clients.
+    pub(super) async fn connect(&self, per_request_limit: bool) -> Result<Client, String> {
+        let mut options = ConnectOptions::new()
+            .with_connect_timeout(self.op_timeout)
+            .with_require_leader(true);
+        if per_request_limit {
+            options = options.with_timeout(self.op_timeout);
+        }
+        Client::connect(&self.endpoints, Some(options))
+            .await
+            .map_err(|e| describe(&e))
+    }
 }
 
 /// Makes sessions of the etcd lock on a cluster reached through the member proxies.
@@ -49,13 +88,13 @@ impl EtcdLock {
         retry_delay: MsRange,
     ) -> EtcdLock {
         EtcdLock {
-            config: Arc::new(Config {
-                endpoints: endpoints.iter().map(|a| format!("http://{a}")).collect(),
-                prefix: format!("lockpick/lock/{lock}/"),
+            config: Config::new(
+                endpoints,
+                format!("lockpick/lock/{lock}/"),
                 ttl_ms,
-                op_timeout: Duration::from_millis(op_timeout_ms),
+                op_timeout_ms,
                 retry_delay,
-            }),
+            ),
         }
     }
 }
@@ -81,15 +120,7 @@ impl LockClient for EtcdLock {
     type Session = EtcdSession;
 
     async fn connect(&self, seed: u64) -> Result<EtcdSession, String> {
-        // A member cut off from its leader then fails requests and watch streams at once
-        // ("no leader") instead of leaving them to time out, as etcd advises for lock clients.
-        let options = ConnectOptions::new()
-            .with_connect_timeout(self.config.op_timeout)
-            .with_timeout(self.config.op_timeout)
-            .with_require_leader(true);
-        let client = Client::connect(&self.config.endpoints, Some(options))
-            .await
-            .map_err(|e| describe(&e))?;
+        let client = self.config.connect(true).await?;
         Ok(EtcdSession {
             config: self.config.clone(),
             client,
@@ -104,7 +135,7 @@ impl LockClient for EtcdLock {
 }
 
 /// A few words for an etcd error: the gRPC code and message, or the error's text.
-fn describe(e: &etcd_client::Error) -> String {
+pub(super) fn describe(e: &etcd_client::Error) -> String {
     match e {
         etcd_client::Error::GRpcStatus(status) => {
             format!("{:?}: {}", status.code(), status.message()).to_lowercase()
@@ -117,7 +148,7 @@ fn describe(e: &etcd_client::Error) -> String {
 /// way that leaves its effect unknown; `Fail("no-leader")` when the member refused it for
 /// want of a leader (required with every request, so it is refused before it is applied);
 /// `Fail("lease-not-found")` when the lease it names is gone.
-async fn request<T>(
+pub(super) async fn request<T>(
     timeout: Duration,
     call: impl Future<Output = Result<T, etcd_client::Error>>,
 ) -> Outcome<T> {
@@ -140,6 +171,49 @@ async fn request<T>(
     }
 }
 
+/// One lease keep-alive; `Ok(sent_at)` when the lease lives, `Fail("lost")` when the
+/// cluster says it is gone.
+pub(super) async fn keep_alive(
+    client: &mut Client,
+    timeout: Duration,
+    lease: i64,
+) -> Outcome<Instant> {
+    let sent_at = Instant::now();
+    match tokio::time::timeout(timeout, client.lease_keep_alive(lease)).await {
+        Ok(Ok(_)) => Outcome::Ok(sent_at),
+        Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => Outcome::Fail("lost".to_owned()),
+        Ok(Err(e)) => Outcome::Info(describe(&e)),
+        Err(_) => Outcome::Info("timeout".to_owned()),
+    }
+}
+
+/// Grants a lease of `ttl_ms` (whole seconds, at least one), retrying until `deadline`:
+/// `(lease, when its grant was sent)`. A lost or failed grant leaves only an unused lease
+/// that expires, so retrying is safe. The error reads after "failed to acquire: ".
+pub(super) async fn grant_lease(
+    client: &mut Client,
+    ttl_ms: u64,
+    timeout: Duration,
+    deadline: Instant,
+    retry_delay: MsRange,
+    rng: &mut ChaCha8Rng,
+) -> Result<(i64, Instant), String> {
+    let ttl_s = (ttl_ms / 1000).max(1) as i64;
+    loop {
+        let sent = Instant::now();
+        match request(timeout, client.lease_grant(ttl_s, None)).await {
+            Outcome::Ok(r) => return Ok((r.id(), sent)),
+            Outcome::Fail(e) | Outcome::Info(e) => {
+                if Instant::now() >= deadline {
+                    return Err(format!("lease grant: {e}"));
+                }
+                let ms = retry_delay.draw(rng);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+        }
+    }
+}
+
 /// How a wait for the predecessors ended.
 enum Waited {
     /// No key older than ours is left.
@@ -151,18 +225,8 @@ enum Waited {
 }
 
 impl EtcdSession {
-    /// One lease keep-alive; `Ok(sent_at)` when the lease lives, `Fail("lost")` when the
-    /// cluster says it is gone.
     async fn keep_alive(&mut self, lease: i64) -> Outcome<Instant> {
-        let sent_at = Instant::now();
-        match tokio::time::timeout(self.config.op_timeout, self.client.lease_keep_alive(lease))
-            .await
-        {
-            Ok(Ok(_)) => Outcome::Ok(sent_at),
-            Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => Outcome::Fail("lost".to_owned()),
-            Ok(Err(e)) => Outcome::Info(describe(&e)),
-            Err(_) => Outcome::Info("timeout".to_owned()),
-        }
+        keep_alive(&mut self.client, self.config.op_timeout, lease).await
     }
 
     /// Waits until no key of the lock older than `my_rev` is left, watching only the newest
@@ -264,19 +328,18 @@ impl EtcdSession {
 impl LockSession for EtcdSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
         let timeout = self.config.op_timeout;
-        let ttl_s = (self.config.ttl_ms / 1000).max(1) as i64;
-        // A lost or failed grant leaves only an unused lease that expires: retry it.
-        let (lease, mut lease_sent) = loop {
-            let sent = Instant::now();
-            match request(timeout, self.client.lease_grant(ttl_s, None)).await {
-                Outcome::Ok(r) => break (r.id(), sent),
-                Outcome::Fail(e) | Outcome::Info(e) => {
-                    if Instant::now() >= deadline {
-                        return Outcome::Fail(format!("lease grant: {e}"));
-                    }
-                    self.pause_before_retry().await;
-                }
-            }
+        let (lease, mut lease_sent) = match grant_lease(
+            &mut self.client,
+            self.config.ttl_ms,
+            timeout,
+            deadline,
+            self.config.retry_delay,
+            &mut self.rng,
+        )
+        .await
+        {
+            Ok(granted) => granted,
+            Err(e) => return Outcome::Fail(e),
         };
         let held = Held {
             key: format!("{}{holder}", self.config.prefix),
@@ -374,5 +437,36 @@ impl LockSession for EtcdSession {
             return Outcome::Fail("lost".to_owned());
         };
         self.keep_alive(held.lease).await.map(|_| ())
+    }
+}
+
+/// `[client] kind = "etcd"`, on every member of an `etcd` server.
+pub(super) static KIND: EtcdKind = EtcdKind;
+
+pub(super) struct EtcdKind;
+
+impl ClientKind for EtcdKind {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    fn about(&self) -> &'static str {
+        "etcd's concurrency mutex recipe: lease + keep-alive, lowest create revision holds; token: create revision"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["etcd"])
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        Plain::read(table, |lock, at| {
+            Box::new(Arc::new(EtcdLock::new(
+                &at.addrs(),
+                &lock.name,
+                lock.ttl_ms,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )))
+        })
     }
 }

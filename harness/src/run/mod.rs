@@ -7,7 +7,6 @@ mod external;
 mod options;
 mod progress;
 mod runner;
-mod sentinel_backend;
 mod store;
 
 pub use error::RunError;

@@ -56,13 +56,14 @@ fn printable(text: &str) -> String {
 }
 
 /// Turns byte offsets into line numbers and field names for error messages.
-pub(super) struct Source<'a> {
+#[derive(Clone)]
+pub(crate) struct Source<'a> {
     pub path: &'a std::path::Path,
     pub text: &'a str,
     /// Byte offset where each line after the first starts, found once: every `[[nemesis]]`
     /// entry asks for its line, and counting newlines from the top each time made loading
     /// quadratic in the number of entries.
-    line_starts: Vec<usize>,
+    line_starts: std::sync::Arc<[usize]>,
 }
 
 impl<'a> Source<'a> {

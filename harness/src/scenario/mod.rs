@@ -1,7 +1,9 @@
 //! Scenario files: what a run starts, how clients behave, which faults to inject, and the
 //! verdict it is expected to reach.
 
+mod client_table;
 mod error;
+mod fault;
 mod file;
 mod load;
 mod model;
@@ -9,12 +11,12 @@ mod ms;
 mod overrides;
 pub mod rules;
 
+pub use client_table::ClientTable;
 pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
-    BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
-    ResourceMode, Scenario, SkippedFault, Targets, WaitSpec, WorkloadKind, WorkloadSpec,
-    ZK_TICK_MS,
+    node_rule, ClientSpec, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
+    ResourceMode, Scenario, SkippedFault, Targets, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
 };
 pub use ms::MsRange;
 pub use overrides::check_overrides;
