@@ -2,15 +2,9 @@
 //! 3 and a message that says what is allowed, before anything is started or written.
 
 use std::path::Path;
-use std::process::{Command, Output};
+mod cli_support;
 
-fn lockpick(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lockpick"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use cli_support::{lockpick, stderr};
 
 /// A short redis scenario named `name` (as TOML source text), written to `dir/s.toml`.
 fn scenario_file(dir: &Path, name_toml: &str, extra: &str) -> String {
@@ -23,10 +17,6 @@ fn scenario_file(dir: &Path, name_toml: &str, extra: &str) -> String {
     )
     .unwrap();
     path.to_str().unwrap().to_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]
