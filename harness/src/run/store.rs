@@ -139,7 +139,7 @@ impl RunRecord {
     }
 }
 
-fn io(e: lockpick_reports::store::run_state::StateError) -> std::io::Error {
+fn io(e: lockpick_reports::ReportError) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 

@@ -5,10 +5,11 @@
 //! versioned here and nowhere else.
 
 use super::atomic::write_atomic;
+use crate::error::ReportError;
 use lockpick_checker::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Version of the `run.json` format written by this build.
 pub const RUN_STATE_VERSION: u32 = 1;
@@ -121,23 +122,6 @@ pub enum RunStatus {
     Abandoned(Phase),
 }
 
-/// Why a state record could not be read or written; reads after "failed to …".
-#[derive(Debug, thiserror::Error)]
-pub enum StateError {
-    #[error("read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("parse {path}: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
-
 impl RunState {
     /// The record of a run this process starts now.
     pub fn new(started: String, lockpick_version: &str) -> RunState {
@@ -155,27 +139,27 @@ impl RunState {
     }
 
     /// Writes the record into run folder `dir`, whole or not at all.
-    pub fn write(&self, dir: &Path) -> Result<(), StateError> {
+    pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
         let path = dir.join(RUN_STATE_FILE);
         let bytes = serde_json::to_vec_pretty(self).expect("run state serializes");
-        write_atomic(&path, &bytes).map_err(|source| StateError::Write { path, source })
+        write_atomic(&path, &bytes).map_err(|source| ReportError::Write { path, source })
     }
 
     /// Reads the record of run folder `dir`; `None` for a folder without one (runs stored
     /// before run.json existed).
-    pub fn read(dir: &Path) -> Result<Option<RunState>, StateError> {
+    pub fn read(dir: &Path) -> Result<Option<RunState>, ReportError> {
         let path = dir.join(RUN_STATE_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(StateError::Read { path, source }),
+            Err(source) => return Err(ReportError::Read { path, source }),
         };
-        let state: RunState = serde_json::from_str(&text).map_err(|e| StateError::Parse {
+        let state: RunState = serde_json::from_str(&text).map_err(|e| ReportError::Parse {
             path: path.clone(),
             message: e.to_string(),
         })?;
         if state.v > RUN_STATE_VERSION {
-            return Err(StateError::Parse {
+            return Err(ReportError::Parse {
                 path,
                 message: format!(
                     "format version {} is newer than this lockpick reads ({RUN_STATE_VERSION})",
