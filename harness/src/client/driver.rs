@@ -2,7 +2,8 @@
 //! recording every invocation and completion, retiring its process after an unknown outcome,
 //! and stopping where the nemesis armed a pause or crash.
 
-use super::lock::{Grant, LockClient, LockSession, Outcome};
+use super::broken::Broken;
+use super::lock::{Connecting, Grant, LockClient, LockSession, Outcome};
 use super::pause::{Interrupt, PausePoints};
 use super::watchdog::Watchdog;
 use crate::recorder::Recorder;
@@ -32,6 +33,8 @@ pub struct ClientCtx {
     pub seed: u64,
     /// Cancelled when the run's time is up or it is interrupted: no new operation starts.
     pub stop: CancellationToken,
+    /// Where a client that broke the harness reports it; the run then stops with that error.
+    pub broken: Arc<Broken>,
 }
 
 /// What happened to the current process in one round.
@@ -79,6 +82,9 @@ impl<L: LockClient> Client<L> {
                 Round::Continue => {}
                 Round::Crashed => return,
                 Round::Retire => {
+                    if self.stop_if_broken() {
+                        return;
+                    }
                     self.process = self.ctx.next_process.fetch_add(1, Ordering::SeqCst);
                     match self.connect().await {
                         Some(s) => session = s,
@@ -95,19 +101,30 @@ impl<L: LockClient> Client<L> {
             if self.ctx.stop.is_cancelled() {
                 return None;
             }
-            let seed = self.rng.random();
-            match self
-                .lock
-                .connect_pausable(seed, self.ctx.points.clone())
-                .await
-            {
+            let who = Connecting {
+                client: self.ctx.index,
+                process: self.process,
+                seed: self.rng.random(),
+            };
+            match self.lock.connect_as(who, self.ctx.points.clone()).await {
                 Ok(s) => return Some(s),
                 Err(_) => {
-                    if self.sleep_or_stop(100).await {
+                    if self.stop_if_broken() || self.sleep_or_stop(100).await {
                         return None;
                     }
                 }
             }
+        }
+    }
+
+    /// Reports a client that broke the harness, which stops the run; true if there was one.
+    fn stop_if_broken(&self) -> bool {
+        match self.lock.broken() {
+            Some(error) => {
+                self.ctx.broken.report(error);
+                true
+            }
+            None => false,
         }
     }
 

@@ -5,7 +5,7 @@ use super::backend::start_backend;
 use super::error::RunError;
 use super::options::RunOptions;
 use super::store::create_run_dir;
-use crate::client::{ClientCtx, PausePoints};
+use crate::client::{Broken, ClientCtx, PausePoints};
 use crate::db::{RedisOptions, Supervisor};
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
@@ -127,6 +127,7 @@ async fn run_with(
     let points: Vec<Arc<PausePoints>> = (0..clients).map(|_| Arc::default()).collect();
     let next_process = Arc::new(AtomicU64::new(clients as u64));
     let stop = interrupt.child_token();
+    let broken = Arc::new(Broken::default());
     let mut tasks = JoinSet::new();
     let ctx = |index: usize| ClientCtx {
         index,
@@ -140,6 +141,7 @@ async fn run_with(
         next_process: next_process.clone(),
         seed,
         stop: stop.clone(),
+        broken: broken.clone(),
     };
     lock.spawn_clients(&mut tasks, clients, ctx);
     let started = Instant::now();
@@ -161,6 +163,8 @@ async fn run_with(
     loop {
         tokio::select! {
             _ = interrupt.cancelled() => break,
+            // A client broke the harness: nothing after this would be a verdict.
+            _ = broken.reported() => break,
             _ = tokio::time::sleep_until(end.into()) => break,
             _ = tokio::time::sleep(Duration::from_millis(200)) => {
                 progress.update(started.elapsed(), recorder.completed_ops());
@@ -191,6 +195,9 @@ async fn run_with(
     recorder.finish()?;
     if let Some(cluster) = &backend.cluster {
         cluster.delete().await;
+    }
+    if let Some(error) = broken.take() {
+        return Err(RunError::Client(Box::new(error)));
     }
     nemesis_result?;
 
