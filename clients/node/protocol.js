@@ -3,6 +3,8 @@
 // stdout carries protocol lines only.
 'use strict';
 
+const fs = require('fs');
+const path = require('path');
 const readline = require('readline');
 
 const PROTOCOL = 1;
@@ -55,9 +57,11 @@ function serve(start) {
   }
 }
 
-// The installed version of `name`, read from its package.json.
+// The installed version of `name`, read from its package.json in the adapter's node_modules
+// (read as a file: packages with an `exports` map do not export their package.json).
 function versionOf(name) {
-  return require(require.resolve(name + '/package.json', { paths: [require.main.path] })).version;
+  const file = path.join(require.main.path, 'node_modules', name, 'package.json');
+  return JSON.parse(fs.readFileSync(file, 'utf8')).version;
 }
 
 // host and port of a "host:port" node address.

@@ -528,3 +528,84 @@ fn marked(mark: &str) -> Vec<u32> {
     }
     found
 }
+
+#[tokio::test]
+async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_the_lock() {
+    let mut bench = Bench::new(2).await;
+    let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap();
+    let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
+    let nodes = masters(&mut bench, &proxies, 3).await;
+    let mut spec = node_adapter("redlock-v5");
+    spec.extra
+        .insert("auto_extend".to_owned(), Json::Bool(true));
+    let lock = Arc::new(ProcessLock::new(
+        spec,
+        &nodes,
+        params(1000, 500),
+        bench.dir.join("clients"),
+    ));
+    // Client 0 stops for 2.5 TTLs right before its write. Its redlock `using` timer would
+    // extend the lock every ~670 ms if the process ran; stopped, it cannot.
+    let paused = Arc::new(PausePoints::default());
+    paused.arm(PausePlan {
+        point: PausePoint::BeforeWrite,
+        interrupt: Interrupt::Pause { ms: 2500 },
+    });
+    let mut clients = tokio::task::JoinSet::new();
+    clients.spawn(run_client(lock.clone(), bench.ctx(0, paused, 6000)));
+    clients.spawn(run_client(lock.clone(), bench.ctx(1, Arc::default(), 6000)));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    bench.stop.cancel();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while clients.join_next().await.is_some() {}
+    })
+    .await
+    .expect("clients stop");
+    assert!(bench.broken.take().is_none());
+    bench.recorder.finish().unwrap();
+    let events = read_history(bench.recorder.path()).unwrap();
+    let at = |f: F| {
+        events
+            .iter()
+            .find(|e| e.process == Process::Nemesis && e.f == f)
+            .map(|e| e.time_ns)
+            .expect("the pause ran")
+    };
+    let (pause, resume) = (at(F::Pause), at(F::Resume));
+    let granted_meanwhile = events.iter().any(|e| {
+        e.process == Process::Client(1)
+            && e.f == F::Acquire
+            && e.kind == EventKind::Ok
+            && (pause..resume).contains(&e.time_ns)
+    });
+    assert!(
+        granted_meanwhile,
+        "client 1 got the lock while client 0 was stopped: its extension timer stood still"
+    );
+    // Back from the pause, the library found its lock expired and aborted the routine.
+    let lost = events.iter().any(|e| {
+        e.process == Process::Client(0)
+            && e.f == F::Release
+            && e.kind == EventKind::Fail
+            && e.error.as_deref().is_some_and(|r| r.starts_with("lost"))
+    });
+    let mine: Vec<_> = events
+        .iter()
+        .filter(|e| e.process == Process::Client(0) && e.time_ns > resume)
+        .take(6)
+        .map(|e| format!("{:?} {:?} {:?}", e.kind, e.f, e.error))
+        .collect();
+    assert!(lost, "client 0 release reports the lost lock: {mine:?}");
+    let checks = check_run(
+        &events,
+        &LockCheckParams {
+            property: Property::Exclusive,
+            deadlock_ms: 0,
+        },
+    );
+    assert_eq!(checks.verdict(), Verdict::Invalid, "{:?}", checks.lock);
+    toxiproxy.shutdown().await;
+    bench.sup.stop_all().await;
+}
