@@ -15,11 +15,14 @@ use lockpick_harness::client::{
     run_client, Broken, ClientCtx, Connecting, Interrupt, LockClient, LockSession, Outcome,
     PausePlan, PausePoints,
 };
+use lockpick_harness::cluster::start_zk_cluster;
 use lockpick_harness::db::{live_children, RedisOptions, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
 use lockpick_harness::resource::Resource;
-use lockpick_harness::scenario::{MsRange, PausePoint, ResourceMode, WorkloadKind, WorkloadSpec};
+use lockpick_harness::scenario::{
+    MsRange, PausePoint, ResourceMode, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
+};
 use serde_json::{Map, Value as Json};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -288,19 +291,40 @@ fn node_adapter(library: &str) -> ProcessSpec {
     }
 }
 
-/// Runs three clients of the adapter `spec` for 3 s against `n` redis-servers behind proxies
-/// and returns the checked history.
-async fn run_library(spec: ProcessSpec, n: usize) -> Vec<lockpick_checker::history::Event> {
+/// The lock servers a library test runs against, each behind a proxy.
+enum Servers {
+    /// This many redis-server masters.
+    Redis(usize),
+    /// A three-member ZooKeeper ensemble.
+    ZooKeeper,
+}
+
+/// Runs three clients of the adapter `spec` for 3 s or more against `servers` and returns the
+/// history, checked: valid, with grants and releases, nothing unknown but the end of the run.
+async fn run_library(spec: ProcessSpec, servers: Servers) -> Vec<lockpick_checker::history::Event> {
     let mut bench = Bench::new(3).await;
     let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
         .await
         .unwrap();
     let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
-    let nodes = masters(&mut bench, &proxies, n).await;
+    let zk_supervisor = tokio::sync::Mutex::new(Supervisor::new(&bench.dir.join("zk")));
+    let mut cluster = None;
+    let (nodes, ttl_ms) = match servers {
+        Servers::Redis(n) => (masters(&mut bench, &proxies, n).await, 1000),
+        Servers::ZooKeeper => {
+            let names: Vec<String> = (1..=3).map(|i| format!("n{i}")).collect();
+            let started = start_zk_cluster(&zk_supervisor, &proxies, &names, ZK_TICK_MS)
+                .await
+                .unwrap();
+            let addrs = started.client_addrs.clone();
+            cluster = Some(started.net);
+            (addrs, 2000)
+        }
+    };
     let lock = Arc::new(ProcessLock::new(
         spec,
         &nodes,
-        params(1000, 500),
+        params(ttl_ms, 1000),
         bench.dir.join("clients"),
     ));
     let mut clients = tokio::task::JoinSet::new();
@@ -310,7 +334,14 @@ async fn run_library(spec: ProcessSpec, n: usize) -> Vec<lockpick_checker::histo
             bench.ctx(index, Arc::default(), 3000),
         ));
     }
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // At least 3 s, and until 40 operations completed: on a loaded machine the adapters'
+    // runtimes (and a ZooKeeper ensemble's JVMs) may take seconds to start.
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(3)
+        || (bench.recorder.completed_ops() < 40 && started.elapsed() < Duration::from_secs(30))
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     bench.stop.cancel();
     tokio::time::timeout(Duration::from_secs(20), async {
         while clients.join_next().await.is_some() {}
@@ -324,7 +355,17 @@ async fn run_library(spec: ProcessSpec, n: usize) -> Vec<lockpick_checker::histo
     let events = read_history(bench.recorder.path()).unwrap();
     let count =
         |f: F, kind: EventKind| events.iter().filter(|e| e.f == f && e.kind == kind).count();
-    assert!(count(F::Acquire, EventKind::Ok) >= 5, "too few grants");
+    let summary: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind != EventKind::Invoke)
+        .take(12)
+        .map(|e| format!("{:?} {:?} {:?} {:?}", e.process, e.kind, e.f, e.error))
+        .collect();
+    assert!(
+        count(F::Acquire, EventKind::Ok) >= 5,
+        "too few grants: {summary:#?}\n{}",
+        stderr_of(&bench.dir.join("clients"))
+    );
     assert!(count(F::Release, EventKind::Ok) >= 5);
     // Nothing unknown but the acquires the end of the run cut short.
     let unknown: Vec<_> = events
@@ -340,9 +381,23 @@ async fn run_library(spec: ProcessSpec, n: usize) -> Vec<lockpick_checker::histo
         },
     );
     assert_eq!(checks.verdict(), Verdict::Valid, "{:?}", checks.lock);
+    if let Some(net) = cluster {
+        net.delete().await;
+    }
+    zk_supervisor.lock().await.stop_all().await;
     toxiproxy.shutdown().await;
     bench.sup.stop_all().await;
     events
+}
+
+/// Every adapter stderr file in `dir`, for a failing test's message.
+fn stderr_of(dir: &Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        out += &format!("{}:\n{text}\n", entry.path().display());
+    }
+    out
 }
 
 fn first_grant(events: &[lockpick_checker::history::Event]) -> &lockpick_checker::history::Event {
@@ -354,7 +409,7 @@ fn first_grant(events: &[lockpick_checker::history::Event]) -> &lockpick_checker
 
 #[tokio::test]
 async fn node_redlock_through_the_proxies_acquires_and_releases_with_a_valid_history() {
-    let events = run_library(node_adapter("redlock-v4"), 3).await;
+    let events = run_library(node_adapter("redlock-v4"), Servers::Redis(3)).await;
     let grant = first_grant(&events);
     assert_eq!(grant.value.token, None, "Redlock has no fencing token");
     assert!(grant.value.lease_ms.is_some_and(|ms| ms <= 1000));
@@ -362,13 +417,36 @@ async fn node_redlock_through_the_proxies_acquires_and_releases_with_a_valid_his
 
 #[tokio::test]
 async fn python_redis_py_lock_through_the_proxy_acquires_and_releases_with_a_valid_history() {
-    let events = run_library(python_adapter("redis_py"), 1).await;
+    let events = run_library(python_adapter("redis_py"), Servers::Redis(1)).await;
     let grant = first_grant(&events);
     assert_eq!(
         grant.value.token, None,
         "redis-py's Lock has no fencing token"
     );
     assert!(grant.value.lease_ms.is_some_and(|ms| ms <= 1000));
+}
+
+#[tokio::test]
+async fn python_kazoo_lock_through_the_proxies_acquires_and_releases_with_growing_tokens() {
+    let events = run_library(python_adapter("kazoo"), Servers::ZooKeeper).await;
+    let tokens: Vec<u64> = events
+        .iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .map(|e| {
+            e.value
+                .token
+                .expect("kazoo's lock node has a sequence number")
+        })
+        .collect();
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[tokio::test]
+async fn node_redis_semaphore_mutex_and_redlock_mutex_acquire_and_release_with_a_valid_history() {
+    run_library(node_adapter("redis-semaphore"), Servers::Redis(1)).await;
+    let mut spec = node_adapter("redis-semaphore");
+    spec.extra.insert("redlock".to_owned(), Json::Bool(true));
+    run_library(spec, Servers::Redis(3)).await;
 }
 
 fn python_adapter(library: &str) -> ProcessSpec {
@@ -543,7 +621,8 @@ async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_th
     let lock = Arc::new(ProcessLock::new(
         spec,
         &nodes,
-        params(1000, 500),
+        // A generous time limit: the claim is about the pause, not about a loaded machine.
+        params(1000, 2000),
         bench.dir.join("clients"),
     ));
     // Client 0 stops for 2.5 TTLs right before its write. Its redlock `using` timer would
@@ -554,9 +633,14 @@ async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_th
         interrupt: Interrupt::Pause { ms: 2500 },
     });
     let mut clients = tokio::task::JoinSet::new();
-    clients.spawn(run_client(lock.clone(), bench.ctx(0, paused, 6000)));
+    clients.spawn(run_client(lock.clone(), bench.ctx(0, paused.clone(), 6000)));
     clients.spawn(run_client(lock.clone(), bench.ctx(1, Arc::default(), 6000)));
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // Until client 0 took its pause (adapters may start slowly), then past its end.
+    let started = Instant::now();
+    while !paused.is_free() && started.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(4000)).await;
     bench.stop.cancel();
     tokio::time::timeout(Duration::from_secs(30), async {
         while clients.join_next().await.is_some() {}

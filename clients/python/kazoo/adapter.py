@@ -5,6 +5,7 @@ kazoo keeps the session alive itself (its own ping thread, stopped with the proc
 client pause). The fencing token is the lock node's sequence number. No renew: kazoo has no
 lease to extend."""
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -23,9 +24,9 @@ def start(init):
     lock = zk.Lock("/locks/" + init["lock"], "lockpick-%d" % init["process"])
 
     def token():
-        node = lock.node or ""
-        digits = node.rsplit("-lock-", 1)[-1]
-        return int(digits) if digits.isdigit() else None
+        # The node is "<uuid>__lock__<sequence>": the sequence number is ZooKeeper's.
+        sequence = re.search(r"(\d+)$", lock.node or "")
+        return int(sequence.group(1)) if sequence else None
 
     def acquire(_request):
         try:
