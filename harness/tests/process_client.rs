@@ -57,11 +57,12 @@ fn params(ttl_ms: u64, op_timeout_ms: u64) -> ProcessParams {
     }
 }
 
-fn who(process: u64) -> Connecting {
+fn who(process: u64, run_dir: &Path) -> Connecting {
     Connecting {
         client: 0,
         process,
         seed: 1,
+        run_dir: run_dir.to_owned(),
     }
 }
 
@@ -87,14 +88,9 @@ async fn assert_gone(pid: u32) {
 async fn break_once(mode: &str) -> (Outcome<()>, Option<AdapterError>, Duration) {
     let run = tempfile::tempdir().unwrap();
     let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
-    let lock = ProcessLock::new(
-        broken_adapter(mode),
-        &nodes,
-        params(1000, 200),
-        run.path().join("clients"),
-    );
+    let lock = ProcessLock::new(broken_adapter(mode), &nodes, params(1000, 200));
     let mut session = lock
-        .connect_as(who(7), Arc::default())
+        .connect_as(who(7, run.path()), Arc::default())
         .await
         .expect("the broken adapter answers init properly");
     let pid = session.pid();
@@ -166,8 +162,11 @@ async fn missing_program_names_how_to_install() {
         env: Vec::new(),
         extra: Map::new(),
     };
-    let lock = ProcessLock::new(spec, &[], params(1000, 200), run.path().join("clients"));
-    assert!(lock.connect_as(who(0), Arc::default()).await.is_err());
+    let lock = ProcessLock::new(spec, &[], params(1000, 200));
+    assert!(lock
+        .connect_as(who(0, run.path()), Arc::default())
+        .await
+        .is_err());
     let message = lock.broken().expect("a spawn failure is kept").to_string();
     assert!(
         message.contains("/nonexistent/lockpick/.venv/bin/python does not exist"),
@@ -233,6 +232,7 @@ impl Bench {
             seed: 1,
             stop: self.stop.clone(),
             broken: self.broken.clone(),
+            run_dir: self.dir.clone(),
         }
     }
 }
@@ -245,7 +245,6 @@ async fn a_client_loop_with_a_broken_adapter_stops_the_run_with_its_error() {
         broken_adapter("garbage"),
         &nodes,
         params(1000, 200),
-        bench.dir.join("clients"),
     ));
     let client = run_client(lock, bench.ctx(0, Arc::default(), 60_000));
     tokio::time::timeout(Duration::from_secs(20), client)
@@ -321,12 +320,7 @@ async fn run_library(spec: ProcessSpec, servers: Servers) -> Vec<lockpick_checke
             (addrs, 2000)
         }
     };
-    let lock = Arc::new(ProcessLock::new(
-        spec,
-        &nodes,
-        params(ttl_ms, 1000),
-        bench.dir.join("clients"),
-    ));
+    let lock = Arc::new(ProcessLock::new(spec, &nodes, params(ttl_ms, 1000)));
     let mut clients = tokio::task::JoinSet::new();
     for index in 0..3 {
         clients.spawn(run_client(
@@ -482,14 +476,12 @@ async fn a_client_pause_stops_the_adapter_process_and_its_time_is_not_a_timeout(
         .unwrap();
     let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
     let nodes = masters(&mut bench, &proxies, 1).await;
-    let lock = ProcessLock::new(
-        node_adapter("redlock-v4"),
-        &nodes,
-        params(1000, 300),
-        bench.dir.join("clients"),
-    );
+    let lock = ProcessLock::new(node_adapter("redlock-v4"), &nodes, params(1000, 300));
     let points = Arc::new(PausePoints::default());
-    let mut session: ProcessSession = lock.connect_as(who(0), points.clone()).await.unwrap();
+    let mut session: ProcessSession = lock
+        .connect_as(who(0, &bench.dir), points.clone())
+        .await
+        .unwrap();
     let pid = session.pid();
     let Outcome::Ok(grant) = session
         .acquire("0-a", Instant::now() + Duration::from_secs(2))
@@ -540,12 +532,7 @@ async fn a_crash_armed_by_the_nemesis_kills_the_adapter() {
         "LOCKPICK_TEST_MARK".to_owned(),
         format!("crash-{}", std::process::id()),
     ));
-    let lock = Arc::new(ProcessLock::new(
-        spec,
-        &nodes,
-        params(1000, 300),
-        bench.dir.join("clients"),
-    ));
+    let lock = Arc::new(ProcessLock::new(spec, &nodes, params(1000, 300)));
     let points = Arc::new(PausePoints::default());
     points.arm(PausePlan {
         point: PausePoint::BeforeRelease,
@@ -623,7 +610,6 @@ async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_th
         &nodes,
         // A generous time limit: the claim is about the pause, not about a loaded machine.
         params(1000, 2000),
-        bench.dir.join("clients"),
     ));
     // Client 0 stops for 2.5 TTLs right before its write. Its redlock `using` timer would
     // extend the lock every ~670 ms if the process ran; stopped, it cannot.

@@ -12,6 +12,7 @@ use crate::scenario::{PausePoint, WorkloadKind, WorkloadSpec};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ pub struct ClientCtx {
     pub stop: CancellationToken,
     /// Where a client that broke the harness reports it; the run then stops with that error.
     pub broken: Arc<Broken>,
+    /// The run's folder (adapter processes write their stderr under `clients/` there).
+    pub run_dir: PathBuf,
 }
 
 /// What happened to the current process in one round.
@@ -105,6 +108,7 @@ impl<L: LockClient> Client<L> {
                 client: self.ctx.index,
                 process: self.process,
                 seed: self.rng.random(),
+                run_dir: self.ctx.run_dir.clone(),
             };
             match self.lock.connect_as(who, self.ctx.points.clone()).await {
                 Ok(s) => return Some(s),

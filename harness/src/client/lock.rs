@@ -4,6 +4,7 @@ use super::pause::PausePoints;
 use super::process::AdapterError;
 use lockpick_checker::history::Value;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -75,13 +76,14 @@ pub trait LockClient: Send + Sync + 'static {
     fn lease_ms(&self) -> Option<u64>;
 }
 
-/// Who opens a session: the logical client, the process id it records under, and the seed of
-/// its random choices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who opens a session: the logical client, the process id it records under, the seed of
+/// its random choices, and the run's folder (an adapter process writes its stderr there).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Connecting {
     pub client: usize,
     pub process: u64,
     pub seed: u64,
+    pub run_dir: PathBuf,
 }
 
 /// One process's handle on the lock. Cloned for the renewal watchdog, which runs beside the

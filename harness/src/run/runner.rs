@@ -142,6 +142,7 @@ async fn run_with(
         seed,
         stop: stop.clone(),
         broken: broken.clone(),
+        run_dir: dir.to_owned(),
     };
     lock.spawn_clients(&mut tasks, clients, ctx);
     let started = Instant::now();

@@ -4,11 +4,13 @@
 
 mod codec;
 mod errors;
+mod options;
 mod session;
 mod spawn;
 
 pub use codec::PROTOCOL_VERSION;
 pub use errors::AdapterError;
+pub use options::ProcessOptions;
 pub use session::ProcessSession;
 
 use super::lock::{Connecting, LockClient};
@@ -16,7 +18,6 @@ use super::pause::PausePoints;
 use crate::scenario::MsRange;
 use serde_json::{Map, Value as Json};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,8 +56,6 @@ struct Config {
     spec: ProcessSpec,
     nodes: Vec<SocketAddr>,
     params: ProcessParams,
-    /// `clients/` in the run folder: one stderr file per process.
-    stderr_dir: PathBuf,
     /// How long an adapter may take to start and answer `init`.
     start_timeout: Duration,
 }
@@ -73,21 +72,15 @@ pub struct ProcessLock {
 const START_TIMEOUT: Duration = Duration::from_secs(15);
 
 impl ProcessLock {
-    /// Adapters reach the lock nodes at `nodes` (their proxies) and write their stderr under
-    /// `stderr_dir`.
-    pub fn new(
-        spec: ProcessSpec,
-        nodes: &[SocketAddr],
-        params: ProcessParams,
-        stderr_dir: PathBuf,
-    ) -> ProcessLock {
+    /// Adapters reach the lock nodes at `nodes` (their proxies); each writes its stderr to
+    /// `clients/p<process>.stderr` in the run folder it is given on connect.
+    pub fn new(spec: ProcessSpec, nodes: &[SocketAddr], params: ProcessParams) -> ProcessLock {
         let start_timeout = START_TIMEOUT + Duration::from_millis(params.op_timeout_ms);
         ProcessLock {
             config: Arc::new(Config {
                 spec,
                 nodes: nodes.to_vec(),
                 params,
-                stderr_dir,
                 start_timeout,
             }),
             broken: Arc::default(),
@@ -98,11 +91,13 @@ impl ProcessLock {
 impl LockClient for ProcessLock {
     type Session = ProcessSession;
 
+    /// A session outside a run (no client loop): its stderr goes to the temp folder.
     async fn connect(&self, seed: u64) -> Result<ProcessSession, String> {
         let who = Connecting {
             client: 0,
             process: 0,
             seed,
+            run_dir: std::env::temp_dir().join(format!("lockpick-adapter-{}", std::process::id())),
         };
         self.connect_as(who, Arc::default()).await
     }

@@ -100,7 +100,7 @@ impl ProcessSession {
         who: Connecting,
         points: &PausePoints,
     ) -> Result<ProcessSession, AdapterError> {
-        let spawned = spawn_adapter(&config, who.client, who.process).await?;
+        let spawned = spawn_adapter(&config, &who).await?;
         let child = spawned.child;
         let pipes = (|| {
             let stdin = ChildStdin::from_std(spawned.stdin?).ok()?;
@@ -328,7 +328,7 @@ impl Shared {
 
     /// A protocol break by this adapter.
     fn broke(&self, what: &str, line: Option<String>) -> AdapterError {
-        let stderr = stderr_path(&self.config, self.who.process);
+        let stderr = stderr_path(&self.who.run_dir, self.who.process);
         AdapterError::Broke {
             client: self.who.client,
             process: self.who.process,
@@ -371,7 +371,7 @@ async fn write_line(stdin: &mut ChildStdin, line: &str) -> std::io::Result<()> {
 impl ProcessSession {
     /// The stderr file of this session's process.
     pub fn stderr_path(&self) -> PathBuf {
-        stderr_path(&self.shared.config, self.shared.who.process)
+        stderr_path(&self.shared.who.run_dir, self.shared.who.process)
     }
 
     /// The adapter's pid (tests check that it is gone after the session).

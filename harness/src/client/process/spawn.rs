@@ -4,6 +4,7 @@
 
 use super::errors::AdapterError;
 use super::Config;
+use crate::client::lock::Connecting;
 use crate::db::{spawn_piped, SpawnFailure, Spawned};
 use std::fs::File;
 use std::io;
@@ -14,17 +15,17 @@ use std::process::{Command, Stdio};
 pub(super) const INSTALL_HINT: &str =
     "; install the adapters' runtimes and packages with `bash scripts/setup`";
 
-/// Where process `process`'s stderr goes.
-pub(super) fn stderr_path(config: &Config, process: u64) -> PathBuf {
-    config.stderr_dir.join(format!("p{process}.stderr"))
+/// Where process `process`'s stderr goes in the run folder `run_dir`.
+pub(super) fn stderr_path(run_dir: &Path, process: u64) -> PathBuf {
+    run_dir.join("clients").join(format!("p{process}.stderr"))
 }
 
 /// Spawns the adapter for `client`/`process`.
 pub(super) async fn spawn_adapter(
     config: &Config,
-    client: usize,
-    process: u64,
+    who: &Connecting,
 ) -> Result<Spawned, AdapterError> {
+    let client = who.client;
     let command_line = config.spec.command_line();
     let spawn_error = |source: io::Error, hint: &str| AdapterError::Spawn {
         client,
@@ -44,8 +45,11 @@ pub(super) async fn spawn_adapter(
         let e = io::Error::new(io::ErrorKind::InvalidInput, "the command is empty");
         return Err(spawn_error(e, ""));
     };
-    std::fs::create_dir_all(&config.stderr_dir).map_err(|e| spawn_error(e, ""))?;
-    let stderr = File::create(stderr_path(config, process)).map_err(|e| spawn_error(e, ""))?;
+    let stderr_path = stderr_path(&who.run_dir, who.process);
+    if let Some(dir) = stderr_path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| spawn_error(e, ""))?;
+    }
+    let stderr = File::create(&stderr_path).map_err(|e| spawn_error(e, ""))?;
     let mut command = Command::new(program);
     command
         .args(args)
