@@ -26,11 +26,16 @@ pub enum RunError {
     External(String),
     #[error("start the sentinel backend: {0}")]
     Sentinel(String),
+    #[error("build the {client} clients: {message}")]
+    Client {
+        client: &'static str,
+        message: String,
+    },
     #[error("connect to the protected resource: {0}")]
     Resource(String),
     /// A client adapter could not be started or broke the client protocol.
     #[error(transparent)]
-    Client(#[from] Box<crate::client::process::AdapterError>),
+    Adapter(#[from] Box<crate::client::process::AdapterError>),
     #[error("read back the history: {0}")]
     ReadHistory(#[from] lockpick_checker::history::ReadError),
 }
