@@ -10,6 +10,7 @@ mod spawn;
 
 pub use codec::PROTOCOL_VERSION;
 pub use errors::AdapterError;
+pub(crate) use options::KIND;
 pub use options::ProcessOptions;
 pub use session::ProcessSession;
 

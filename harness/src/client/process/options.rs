@@ -10,8 +10,13 @@
 //! init = { auto_extend = true }
 //! ```
 
-use super::ProcessSpec;
+use super::{ProcessLock, ProcessParams, ProcessSpec};
+use crate::client::kind::{ClientKind, ClientOptions, Clients, Runs};
+use crate::scenario::{ClientTable, LockSpec, ScenarioError};
+use crate::server::Endpoints;
 use serde::Deserialize;
+use std::sync::Arc;
+use toml::Spanned;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,7 +27,7 @@ use std::path::Path;
 pub struct ProcessOptions {
     /// `"process"`; read by the scenario loader.
     #[serde(default)]
-    pub kind: Option<String>,
+    pub kind: Option<Spanned<String>>,
     /// Program and arguments.
     #[serde(default)]
     pub command: Vec<String>,
@@ -44,6 +49,9 @@ impl ProcessOptions {
                     .to_owned(),
             );
         }
+        // Absolute, so that the adapter's paths hold whatever lockpick's working folder is
+        // and a missing one is named before anything starts.
+        let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned());
         let command = self
             .command
             .iter()
@@ -67,6 +75,56 @@ impl ProcessOptions {
     }
 }
 
+/// `[client] kind = "process"`: any program speaking the client protocol, on any server.
+pub(crate) static KIND: ProcessKind = ProcessKind;
+
+pub(crate) struct ProcessKind;
+
+impl ClientKind for ProcessKind {
+    fn name(&self) -> &'static str {
+        "process"
+    }
+
+    fn about(&self) -> &'static str {
+        "an adapter process speaking the client protocol (docs/client-protocol.md), e.g. a real lock library; token: whatever it reports"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::Any
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        let options: ProcessOptions = table.read()?;
+        let spec = options.spec(table.folder()).map_err(|message| {
+            let span = options.kind.as_ref().map(Spanned::span).unwrap_or(0..0);
+            table.error(span, "client.command", message)
+        })?;
+        Ok(Arc::new(ProcessClients(spec)))
+    }
+}
+
+/// The adapter command of a scenario, read.
+#[derive(Debug)]
+struct ProcessClients(ProcessSpec);
+
+impl ClientOptions for ProcessClients {
+    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
+        let params = ProcessParams {
+            lock: lock.name.clone(),
+            ttl_ms: lock.ttl_ms,
+            acquire_timeout_ms: lock.acquire_timeout_ms,
+            retry_delay: lock.retry_delay_ms,
+            op_timeout_ms: lock.op_timeout_ms,
+            watchdog: lock.watchdog,
+        };
+        Ok(Box::new(Arc::new(ProcessLock::new(
+            self.0.clone(),
+            &at.addrs(),
+            params,
+        ))))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +145,7 @@ mod tests {
         )
         .unwrap();
         let spec = options.spec(Path::new("/repo/scenarios")).unwrap();
+        assert_eq!(options.kind.unwrap().into_inner(), "process");
         assert_eq!(
             spec.command,
             [
