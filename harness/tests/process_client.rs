@@ -212,6 +212,22 @@ impl Bench {
         }
     }
 
+    /// A bench with `n` redis masters behind the proxies of an embedded Toxiproxy.
+    async fn with_masters(clients: usize, n: usize) -> (Bench, EmbeddedToxiproxy, Vec<SocketAddr>) {
+        let mut bench = Bench::new(clients).await;
+        let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
+            .await
+            .unwrap();
+        let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
+        let nodes = masters(&mut bench, &proxies, n).await;
+        (bench, toxiproxy, nodes)
+    }
+
+    async fn finish(mut self, toxiproxy: EmbeddedToxiproxy) {
+        toxiproxy.shutdown().await;
+        self.sup.stop_all().await;
+    }
+
     fn ctx(&self, index: usize, points: Arc<PausePoints>, duration_ms: u64) -> ClientCtx {
         ClientCtx {
             index,
@@ -470,12 +486,7 @@ fn state(pid: u32) -> char {
 
 #[tokio::test]
 async fn a_client_pause_stops_the_adapter_process_and_its_time_is_not_a_timeout() {
-    let mut bench = Bench::new(1).await;
-    let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
-    let nodes = masters(&mut bench, &proxies, 1).await;
+    let (bench, toxiproxy, nodes) = Bench::with_masters(1, 1).await;
     let lock = ProcessLock::new(node_adapter("redlock-v4"), &nodes, params(1000, 300));
     let points = Arc::new(PausePoints::default());
     let mut session: ProcessSession = lock
@@ -515,18 +526,12 @@ async fn a_client_pause_stops_the_adapter_process_and_its_time_is_not_a_timeout(
     assert_eq!(released, Outcome::Ok(()));
     drop(session);
     assert_gone(pid).await;
-    toxiproxy.shutdown().await;
-    bench.sup.stop_all().await;
+    bench.finish(toxiproxy).await;
 }
 
 #[tokio::test]
 async fn a_crash_armed_by_the_nemesis_kills_the_adapter() {
-    let mut bench = Bench::new(1).await;
-    let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
-    let nodes = masters(&mut bench, &proxies, 1).await;
+    let (bench, toxiproxy, nodes) = Bench::with_masters(1, 1).await;
     let mut spec = node_adapter("redlock-v4");
     spec.env.push((
         "LOCKPICK_TEST_MARK".to_owned(),
@@ -567,8 +572,7 @@ async fn a_crash_armed_by_the_nemesis_kills_the_adapter() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    toxiproxy.shutdown().await;
-    bench.sup.stop_all().await;
+    bench.finish(toxiproxy).await;
 }
 
 /// Live (not zombie) processes whose environment holds `LOCKPICK_TEST_MARK=<mark>`.
@@ -596,12 +600,7 @@ fn marked(mark: &str) -> Vec<u32> {
 
 #[tokio::test]
 async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_the_lock() {
-    let mut bench = Bench::new(2).await;
-    let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
-    let nodes = masters(&mut bench, &proxies, 3).await;
+    let (bench, toxiproxy, nodes) = Bench::with_masters(2, 3).await;
     let mut spec = node_adapter("redlock-v5");
     spec.extra
         .insert("auto_extend".to_owned(), Json::Bool(true));
@@ -676,6 +675,5 @@ async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_th
         },
     );
     assert_eq!(checks.verdict(), Verdict::Invalid, "{:?}", checks.lock);
-    toxiproxy.shutdown().await;
-    bench.sup.stop_all().await;
+    bench.finish(toxiproxy).await;
 }

@@ -10,8 +10,8 @@ mod spawn;
 
 pub use codec::PROTOCOL_VERSION;
 pub use errors::AdapterError;
-pub(crate) use options::KIND;
 pub use options::ProcessOptions;
+pub(crate) use options::KIND;
 pub use session::ProcessSession;
 
 use super::lock::{Connecting, LockClient};

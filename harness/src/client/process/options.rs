@@ -15,11 +15,11 @@ use crate::client::kind::{ClientKind, ClientOptions, Clients, Runs};
 use crate::scenario::{ClientTable, LockSpec, ScenarioError};
 use crate::server::Endpoints;
 use serde::Deserialize;
-use std::sync::Arc;
-use toml::Spanned;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
+use toml::Spanned;
 
 /// The table as written.
 #[derive(Debug, Default, Clone, Deserialize)]
