@@ -140,3 +140,21 @@ duration_ms = 60000
         "no adapter outlives the run"
     );
 }
+
+#[test]
+fn kazoo_releases_ok_a_lock_its_expired_session_lost() {
+    let (report, dir) = expecting(run("python-kazoo-session-expiry"), Verdict::Invalid);
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // The paused process held first; ZooKeeper gave the lock to the other while it slept.
+    let stale = Process::Client(finding.processes[0]);
+    let events = history(&dir);
+    let woke = finding.window.expect("a double holder has a window").end_ns;
+    assert!(
+        events.iter().any(|e| e.process == stale
+            && e.f == F::Release
+            && e.kind == EventKind::Ok
+            && e.time_ns >= woke),
+        "kazoo's release() says True for the node its session lost: {report}"
+    );
+}
