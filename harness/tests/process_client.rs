@@ -459,6 +459,29 @@ async fn node_redis_semaphore_mutex_and_redlock_mutex_acquire_and_release_with_a
     run_library(spec, Servers::Redis(3)).await;
 }
 
+#[tokio::test]
+async fn rust_redlock_crate_through_the_proxies_acquires_and_releases_with_a_valid_history() {
+    let binary = repo().join("clients/rust/redlock/target/release/lockpick-adapter-redlock-rs");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `bash scripts/setup`",
+        binary.display()
+    );
+    let spec = ProcessSpec {
+        command: vec![binary.display().to_string()],
+        env: Vec::new(),
+        extra: Map::new(),
+    };
+    let events = run_library(spec, Servers::Redis(3)).await;
+    let grant = first_grant(&events);
+    assert_eq!(grant.value.token, None, "the crate has no fencing token");
+    // Without faults a try takes far less than the TTL: the validity did not wrap.
+    assert!(
+        grant.value.lease_ms.is_some_and(|ms| ms <= 1000),
+        "{grant:?}"
+    );
+}
+
 fn python_adapter(library: &str) -> ProcessSpec {
     let python = repo().join("clients/python/.venv/bin/python");
     assert!(
