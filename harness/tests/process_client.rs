@@ -700,3 +700,70 @@ async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_th
     assert_eq!(checks.verdict(), Verdict::Invalid, "{:?}", checks.lock);
     bench.finish(toxiproxy).await;
 }
+
+const PDEATHSIG_HELPER_ENV: &str = "LOCKPICK_ADAPTER_PDEATHSIG_HELPER_DIR";
+
+/// Not a test by itself: the child process of `adapters_die_when_lockpick_is_sigkilled`. It
+/// starts an adapter from a runtime on a thread that then ends, reports the adapter's pid on
+/// stdout and waits to be SIGKILLed.
+#[test]
+#[ignore = "helper process, run by adapters_die_when_lockpick_is_sigkilled"]
+fn helper_holds_an_adapter_until_killed() {
+    let Some(dir) = std::env::var_os(PDEATHSIG_HELPER_ENV) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let session = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+        let lock = ProcessLock::new(broken_adapter("linger"), &nodes, params(1000, 200));
+        runtime
+            .block_on(lock.connect_as(who(0, &dir), Arc::default()))
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    println!("ADAPTER_PID {}", session.pid());
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+#[test]
+fn adapters_die_when_lockpick_is_sigkilled() {
+    use std::io::{BufRead, BufReader};
+    let run = tempfile::tempdir().unwrap();
+    let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "helper_holds_an_adapter_until_killed",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(PDEATHSIG_HELPER_ENV, run.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(helper.stdout.take().unwrap());
+    let pid: u32 = stdout
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| line.split("ADAPTER_PID ").nth(1)?.trim().parse().ok())
+        .expect("helper did not report its adapter");
+    // SAFETY: kill with signal 0 only checks whether the pid exists.
+    let alive = |pid: u32| unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"));
+    assert!(alive(pid), "the adapter runs while its lockpick does");
+    helper.kill().unwrap(); // SIGKILL: no Drop runs in the helper
+    helper.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survived = alive(pid);
+    if survived {
+        // SAFETY: plain kill(2) of the process this test found alive.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(!survived, "adapter {pid} outlived its SIGKILLed lockpick");
+}
