@@ -26,7 +26,7 @@ mod zk_lock;
 pub use broken::Broken;
 pub use driver::{run_client, ClientCtx};
 pub use etcd_lock::EtcdLock;
-pub use kind::{ClientKind, ClientOptions, Clients, NoOptions, Plain, Runs, SINGLE_NODE};
+pub use kind::{BuildCtx, ClientKind, ClientOptions, Clients, NoOptions, Plain, Runs, SINGLE_NODE};
 pub use kinds::{client_names, find_client, CLIENTS};
 pub use lock::{Connecting, Grant, LockClient, LockSession, Outcome};
 pub use pause::{Interrupt, PauseHook, PausePlan, PausePoints};

@@ -11,9 +11,8 @@
 //! ```
 
 use super::{ProcessLock, ProcessParams, ProcessSpec};
-use crate::client::kind::{ClientKind, ClientOptions, Clients, Runs};
-use crate::scenario::{ClientTable, LockSpec, ScenarioError};
-use crate::server::Endpoints;
+use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
+use crate::scenario::{ClientTable, ScenarioError};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -108,7 +107,8 @@ impl ClientKind for ProcessKind {
 struct ProcessClients(ProcessSpec);
 
 impl ClientOptions for ProcessClients {
-    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
+    fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String> {
+        let lock = ctx.lock;
         let params = ProcessParams {
             lock: lock.name.clone(),
             ttl_ms: lock.ttl_ms,
@@ -119,7 +119,7 @@ impl ClientOptions for ProcessClients {
         };
         Ok(Box::new(Arc::new(ProcessLock::new(
             self.0.clone(),
-            &at.addrs(),
+            &ctx.endpoints.addrs(),
             params,
         ))))
     }
