@@ -44,6 +44,9 @@ pub enum RunError {
     },
     #[error("connect to the protected resource: {0}")]
     Resource(String),
+    /// A client adapter could not be started or broke the client protocol.
+    #[error(transparent)]
+    Adapter(#[from] Box<crate::client::process::AdapterError>),
     #[error("read back the history: {0}")]
     ReadHistory(#[from] lockpick_checker::history::ReadError),
 }

@@ -7,7 +7,7 @@ use super::options::RunOptions;
 use super::store::{
     create_run_dir, discard_node_data, interrupt_signal, write_store_file, RunRecord,
 };
-use crate::client::{ClientCtx, PausePoints};
+use crate::client::{Broken, ClientCtx, PausePoints};
 use crate::db::{RedisOptions, Supervisor};
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
@@ -234,6 +234,7 @@ async fn run_with(
     let points: Vec<Arc<PausePoints>> = (0..clients).map(|_| Arc::default()).collect();
     let next_process = Arc::new(AtomicU64::new(clients as u64));
     let stop = interrupt.child_token();
+    let broken = Arc::new(Broken::default());
     let mut tasks = JoinSet::new();
     let ctx = |index: usize| ClientCtx {
         index,
@@ -248,6 +249,8 @@ async fn run_with(
         seed,
         stop: stop.clone(),
         interrupt: interrupt.clone(),
+        broken: broken.clone(),
+        run_dir: dir.to_owned(),
     };
     backend.clients.spawn(&mut tasks, clients, &ctx);
     let started = Instant::now();
@@ -269,6 +272,8 @@ async fn run_with(
     loop {
         tokio::select! {
             _ = interrupt.cancelled() => break,
+            // A client broke the harness: nothing after this would be a verdict.
+            _ = broken.reported() => break,
             _ = tokio::time::sleep_until(end.into()) => break,
             _ = tokio::time::sleep(Duration::from_millis(200)) => {
                 progress.update(started.elapsed(), recorder.completed_ops());
@@ -300,6 +305,9 @@ async fn run_with(
     recorder.finish()?;
     if let Some(cluster) = &backend.cluster {
         cluster.delete().await;
+    }
+    if let Some(error) = broken.take() {
+        return Err(RunError::Adapter(Box::new(error)));
     }
     nemesis_result?;
 

@@ -44,6 +44,14 @@ impl<'a> ClientTable<'a> {
             .map_err(|e| self.src.toml_error(&e))
     }
 
+    /// The folder of the scenario file, against which a client resolves relative paths.
+    pub fn folder(&self) -> &Path {
+        match self.src.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        }
+    }
+
     /// An error about `field` (as the file writes it: `client.<key>`) at `span`.
     pub fn error(
         &self,
