@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::etcd::{self, EtcdOptions};
 use super::folder::NodeFolder;
+use super::postgres::{self, PgOptions};
 use super::redis::{self, RedisOptions};
 use super::sentinel::{self, SentinelOptions};
 use super::zookeeper::{self, ZkOptions};
@@ -29,6 +30,8 @@ pub enum NodeKind {
     /// One server of a ZooKeeper ensemble; started with its peers by `start_cluster`.
     ZooKeeper(ZkOptions),
     Sentinel(SentinelOptions),
+    /// A PostgreSQL server (initdb on first start).
+    Postgres(PgOptions),
 }
 
 impl NodeKind {
@@ -39,6 +42,7 @@ impl NodeKind {
             NodeKind::Etcd(opts) => &opts.binary,
             NodeKind::ZooKeeper(opts) => &opts.java,
             NodeKind::Sentinel(opts) => &opts.binary,
+            NodeKind::Postgres(opts) => &opts.binary,
         }
     }
 
@@ -49,6 +53,7 @@ impl NodeKind {
             NodeKind::Etcd(_) => etcd::PACKAGE,
             NodeKind::ZooKeeper(_) => zookeeper::PACKAGE,
             NodeKind::Sentinel(_) => sentinel::PACKAGE,
+            NodeKind::Postgres(_) => postgres::PACKAGE,
         }
     }
 
@@ -59,6 +64,7 @@ impl NodeKind {
             NodeKind::Etcd(opts) => opts.validate(),
             NodeKind::ZooKeeper(opts) => opts.validate(),
             NodeKind::Sentinel(opts) => opts.validate(),
+            NodeKind::Postgres(opts) => opts.validate(),
         }
     }
 
@@ -68,6 +74,7 @@ impl NodeKind {
             NodeKind::Etcd(_) => etcd::CONFIG_FILE,
             NodeKind::ZooKeeper(_) => zookeeper::CONFIG_FILE,
             NodeKind::Sentinel(_) => sentinel::CONFIG_FILE,
+            NodeKind::Postgres(_) => postgres::CONFIG_FILE,
         }
     }
 
@@ -77,6 +84,7 @@ impl NodeKind {
             NodeKind::Etcd(opts) => opts.ready_timeout,
             NodeKind::ZooKeeper(opts) => opts.ready_timeout,
             NodeKind::Sentinel(opts) => opts.ready_timeout,
+            NodeKind::Postgres(opts) => opts.ready_timeout,
         }
     }
 
@@ -88,6 +96,7 @@ impl NodeKind {
             NodeKind::Etcd(opts) => opts.write_config(folder, port),
             NodeKind::ZooKeeper(opts) => opts.write_config(folder, port),
             NodeKind::Sentinel(opts) => opts.write_config(folder, port),
+            NodeKind::Postgres(opts) => opts.write_config(folder, port),
         }
     }
 
@@ -98,6 +107,7 @@ impl NodeKind {
             NodeKind::Etcd(opts) => opts.command(folder),
             NodeKind::ZooKeeper(opts) => opts.command(folder),
             NodeKind::Sentinel(opts) => opts.command(folder),
+            NodeKind::Postgres(opts) => opts.command(folder),
         }
     }
 
@@ -109,6 +119,7 @@ impl NodeKind {
             }
             NodeKind::Etcd(_) => etcd::etcd_health(addr, PROBE_TIMEOUT).await,
             NodeKind::ZooKeeper(_) => zookeeper::zk_serving(addr, PROBE_TIMEOUT).await,
+            NodeKind::Postgres(_) => postgres::pg_ready(addr, PROBE_TIMEOUT).await,
         }
     }
 
@@ -119,6 +130,7 @@ impl NodeKind {
             NodeKind::Redis(_) | NodeKind::Sentinel(_) => redis::address_in_use(output),
             NodeKind::Etcd(_) => etcd::address_in_use(output),
             NodeKind::ZooKeeper(_) => zookeeper::address_in_use(output),
+            NodeKind::Postgres(_) => postgres::address_in_use(output),
         }
     }
 
@@ -126,9 +138,21 @@ impl NodeKind {
     /// server (Redis, Sentinel) is never a leader.
     pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
         match self {
-            NodeKind::Redis(_) | NodeKind::Sentinel(_) => false,
+            NodeKind::Redis(_) | NodeKind::Sentinel(_) | NodeKind::Postgres(_) => false,
             NodeKind::Etcd(_) => etcd::etcd_is_leader(addr, PROBE_TIMEOUT).await,
             NodeKind::ZooKeeper(_) => zookeeper::zk_is_leader(addr, PROBE_TIMEOUT).await,
+        }
+    }
+
+    /// Runs once the server answered its readiness probe (each start): kind-specific
+    /// housekeeping that needs the running server, e.g. PostgreSQL's shared-memory clean-up.
+    pub(crate) fn on_ready(&self, folder: &NodeFolder) {
+        match self {
+            NodeKind::Redis(_)
+            | NodeKind::Etcd(_)
+            | NodeKind::ZooKeeper(_)
+            | NodeKind::Sentinel(_) => {}
+            NodeKind::Postgres(opts) => opts.on_ready(folder),
         }
     }
 }
