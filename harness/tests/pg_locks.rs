@@ -1,0 +1,179 @@
+//! The PostgreSQL lock clients against a real `postgres` behind the real proxy (embedded
+//! Toxiproxy), one proxy per client so a fault can hit one holder's link: each lock grants
+//! exclusively and releases, a cut link is `info`, and what each lock does when the server
+//! loses or keeps a holder's session.
+
+use lockpick_harness::client::{
+    prepare_pg_schema, Grant, LockClient, LockSession, Outcome, PgAdvisoryLock, PgForUpdateLock,
+    PgLeaseRowLock,
+};
+use lockpick_harness::db::{NodeKind, PgOptions, Supervisor};
+use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
+use lockpick_harness::scenario::MsRange;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+const LOCK: &str = "lock";
+const OP_TIMEOUT_MS: u64 = 1000;
+const SHORT: Duration = Duration::from_millis(150);
+const LONG: Duration = Duration::from_secs(5);
+
+/// A running postgres with two proxies in front of it, `a` and `b`, and the lock schema.
+struct Setup {
+    _run: tempfile::TempDir,
+    _sup: Supervisor,
+    _toxiproxy: EmbeddedToxiproxy,
+    proxies: FaultProxies,
+    a: SocketAddr,
+    b: SocketAddr,
+}
+
+async fn setup(opts: PgOptions) -> Setup {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let node = sup.start("pg", NodeKind::Postgres(opts)).await.unwrap();
+    let toxiproxy = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
+    let a = proxies.create("a", node.addr).await.unwrap();
+    let b = proxies.create("b", node.addr).await.unwrap();
+    prepare_pg_schema(a, LOCK, LONG).await.unwrap();
+    Setup {
+        _run: run,
+        _sup: sup,
+        _toxiproxy: toxiproxy,
+        proxies,
+        a,
+        b,
+    }
+}
+
+fn delay() -> MsRange {
+    MsRange::fixed(10)
+}
+
+fn soon() -> Instant {
+    Instant::now() + SHORT
+}
+
+fn granted(outcome: Outcome<Grant>) -> Grant {
+    match outcome {
+        Outcome::Ok(grant) => grant,
+        other => panic!("expected a grant, got {other:?}"),
+    }
+}
+
+/// `a` takes the lock, `b` cannot while `a` holds it, `a` releases, then `b` takes it.
+async fn grants_exclusively<L: LockClient>(via_a: L, via_b: L) -> (Grant, Grant) {
+    let mut a = via_a.connect(1).await.unwrap();
+    let mut b = via_b.connect(2).await.unwrap();
+    let first = granted(a.acquire("a", Instant::now() + LONG).await);
+    assert_eq!(
+        b.acquire("b", soon()).await,
+        Outcome::Fail("timeout-waiting".to_owned()),
+        "b got the lock while a held it"
+    );
+    assert_eq!(a.release(&first).await, Outcome::Ok(()));
+    let second = granted(b.acquire("b", Instant::now() + LONG).await);
+    assert_eq!(b.release(&second).await, Outcome::Ok(()));
+    (first, second)
+}
+
+/// A holder whose link is taken down (its connection closed) gets `info` for its release.
+async fn cut_link_is_info<L: LockClient>(setup: &Setup, via_a: L) {
+    let mut a = via_a.connect(1).await.unwrap();
+    let grant = granted(a.acquire("a", Instant::now() + LONG).await);
+    setup.proxies.down("a").await.unwrap();
+    let released = a.release(&grant).await;
+    assert!(matches!(released, Outcome::Info(_)), "{released:?}");
+    setup.proxies.heal("a").await.unwrap();
+}
+
+/// A holder whose link is partitioned while it sends the lock statement gets `info`.
+async fn partitioned_acquire_is_info<L: LockClient>(setup: &Setup, via_a: L) {
+    let mut a = via_a.connect(1).await.unwrap();
+    setup.proxies.partition("a").await.unwrap();
+    let outcome = a.acquire("a", Instant::now() + LONG).await;
+    assert_eq!(outcome, Outcome::Info("timeout".to_owned()));
+    setup.proxies.heal("a").await.unwrap();
+}
+
+fn lease_row(addr: SocketAddr, ttl_ms: u64) -> PgLeaseRowLock {
+    PgLeaseRowLock::new(addr, LOCK, ttl_ms, OP_TIMEOUT_MS, delay())
+}
+
+fn advisory(addr: SocketAddr) -> PgAdvisoryLock {
+    PgAdvisoryLock::new(addr, LOCK, OP_TIMEOUT_MS, delay())
+}
+
+fn for_update(addr: SocketAddr) -> PgForUpdateLock {
+    PgForUpdateLock::new(addr, LOCK, OP_TIMEOUT_MS, delay())
+}
+
+#[tokio::test]
+async fn lease_row_grants_exclusively_with_growing_tokens_and_cut_links_are_info() {
+    let s = setup(PgOptions::default()).await;
+    let (first, second) = grants_exclusively(lease_row(s.a, 10_000), lease_row(s.b, 10_000)).await;
+    assert_eq!(first.lease_ms, Some(10_000));
+    assert!(second.token > first.token, "{first:?} then {second:?}");
+    cut_link_is_info(&s, lease_row(s.a, 10_000)).await;
+    partitioned_acquire_is_info(&s, lease_row(s.a, 10_000)).await;
+}
+
+#[tokio::test]
+async fn an_expired_lease_goes_to_the_next_holder_and_the_old_one_cannot_release_or_renew() {
+    let s = setup(PgOptions::default()).await;
+    let mut a = lease_row(s.a, 300).connect(1).await.unwrap();
+    let mut b = lease_row(s.b, 300).connect(2).await.unwrap();
+    let old = granted(a.acquire("a", Instant::now() + LONG).await);
+    assert_eq!(a.renew(&old).await, Outcome::Ok(()));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let new = granted(b.acquire("b", Instant::now() + LONG).await);
+    assert!(new.token > old.token, "{old:?} then {new:?}");
+    assert_eq!(a.renew(&old).await, Outcome::Fail("lost".to_owned()));
+    assert_eq!(a.release(&old).await, Outcome::Fail("not-owner".to_owned()));
+    assert_eq!(b.release(&new).await, Outcome::Ok(()));
+}
+
+#[tokio::test]
+async fn advisory_grants_exclusively_with_growing_tokens_and_cut_links_are_info() {
+    let s = setup(PgOptions::default()).await;
+    let (first, second) = grants_exclusively(advisory(s.a), advisory(s.b)).await;
+    assert_eq!(first.lease_ms, None);
+    assert!(second.token > first.token, "{first:?} then {second:?}");
+    cut_link_is_info(&s, advisory(s.a)).await;
+    partitioned_acquire_is_info(&s, advisory(s.a)).await;
+}
+
+#[tokio::test]
+async fn advisory_lock_stays_with_a_partitioned_holder_and_goes_when_the_server_drops_it() {
+    // The server closes a session idle for 1 s, as a holder that is paused or cut off is.
+    let opts = PgOptions {
+        extra_config: vec![("idle_session_timeout".into(), "1000".into())],
+        ..PgOptions::default()
+    };
+    let s = setup(opts).await;
+    let mut a = advisory(s.a).connect(1).await.unwrap();
+    let mut b = advisory(s.b).connect(2).await.unwrap();
+    let held = granted(a.acquire("a", Instant::now() + LONG).await);
+    s.proxies.partition("a").await.unwrap();
+    // Within the timeout the server still believes in a's session: b waits.
+    assert!(matches!(b.acquire("b", soon()).await, Outcome::Fail(_)));
+    // Past it, the server ends a's session and frees the lock while a still believes it
+    // holds it (the partition hides the close from a).
+    let taken = granted(b.acquire("b", Instant::now() + LONG).await);
+    assert!(taken.token > held.token, "{held:?} then {taken:?}");
+    s.proxies.heal("a").await.unwrap();
+    let released = a.release(&held).await;
+    assert!(matches!(released, Outcome::Info(_)), "{released:?}");
+}
+
+#[tokio::test]
+async fn for_update_grants_exclusively_without_token_and_cut_links_are_info() {
+    let s = setup(PgOptions::default()).await;
+    let (first, second) = grants_exclusively(for_update(s.a), for_update(s.b)).await;
+    assert_eq!((first.token, second.token), (None, None));
+    cut_link_is_info(&s, for_update(s.a)).await;
+    partitioned_acquire_is_info(&s, for_update(s.a)).await;
+}
