@@ -4,9 +4,11 @@
 pub mod client;
 pub mod cluster;
 pub mod db;
+pub mod locks;
 pub mod nemesis;
 pub mod proxy;
 pub mod recorder;
 pub mod resource;
 pub mod run;
 pub mod scenario;
+pub mod server;
