@@ -4,8 +4,8 @@
 //! loses or keeps a holder's session.
 
 use lockpick_harness::client::{
-    prepare_pg_schema, Grant, LockClient, LockSession, Outcome, PgAdvisoryLock, PgForUpdateLock,
-    PgLeaseRowLock,
+    Grant, LockClient, LockSession, Outcome, PgAdvisoryLock, PgForUpdateLock, PgLeaseRowLock,
+    PgSettings,
 };
 use lockpick_harness::db::{NodeKind, PgOptions, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
@@ -38,7 +38,6 @@ async fn setup(opts: PgOptions) -> Setup {
     let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
     let a = proxies.create("a", node.addr).await.unwrap();
     let b = proxies.create("b", node.addr).await.unwrap();
-    prepare_pg_schema(a, LOCK, LONG).await.unwrap();
     Setup {
         _run: run,
         _sup: sup,
@@ -100,15 +99,22 @@ async fn partitioned_acquire_is_info<L: LockClient>(setup: &Setup, via_a: L) {
 }
 
 fn lease_row(addr: SocketAddr, ttl_ms: u64) -> PgLeaseRowLock {
-    PgLeaseRowLock::new(addr, LOCK, ttl_ms, OP_TIMEOUT_MS, delay())
+    PgLeaseRowLock::new(
+        addr,
+        LOCK,
+        ttl_ms,
+        OP_TIMEOUT_MS,
+        delay(),
+        &PgSettings::default(),
+    )
 }
 
 fn advisory(addr: SocketAddr) -> PgAdvisoryLock {
-    PgAdvisoryLock::new(addr, LOCK, OP_TIMEOUT_MS, delay())
+    PgAdvisoryLock::new(addr, LOCK, OP_TIMEOUT_MS, delay(), &PgSettings::default())
 }
 
 fn for_update(addr: SocketAddr) -> PgForUpdateLock {
-    PgForUpdateLock::new(addr, LOCK, OP_TIMEOUT_MS, delay())
+    PgForUpdateLock::new(addr, LOCK, OP_TIMEOUT_MS, delay(), &PgSettings::default())
 }
 
 #[tokio::test]
@@ -148,13 +154,15 @@ async fn advisory_grants_exclusively_with_growing_tokens_and_cut_links_are_info(
 
 #[tokio::test]
 async fn advisory_lock_stays_with_a_partitioned_holder_and_goes_when_the_server_drops_it() {
-    // The server closes a session idle for 1 s, as a holder that is paused or cut off is.
-    let opts = PgOptions {
-        extra_config: vec![("idle_session_timeout".into(), "1000".into())],
-        ..PgOptions::default()
+    // The holder's session asks the server to close it after 1 s idle, as a holder that is
+    // paused or cut off is.
+    let s = setup(PgOptions::default()).await;
+    let settings = PgSettings {
+        idle_session_timeout_ms: Some(1000),
+        ..PgSettings::default()
     };
-    let s = setup(opts).await;
-    let mut a = advisory(s.a).connect(1).await.unwrap();
+    let via_a = PgAdvisoryLock::new(s.a, LOCK, OP_TIMEOUT_MS, delay(), &settings);
+    let mut a = via_a.connect(1).await.unwrap();
     let mut b = advisory(s.b).connect(2).await.unwrap();
     let held = granted(a.acquire("a", Instant::now() + LONG).await);
     s.proxies.partition("a").await.unwrap();

@@ -11,6 +11,12 @@ pub static CLIENTS: &[&dyn ClientKind] = &[
     &super::etcd_lock::KIND,
     &super::zk_lock::KIND,
     &super::etcd_lock_service::KIND,
+    &super::pg_lease_row::KIND,
+    &super::pg_advisory::KIND,
+    &super::pg_for_update::KIND,
+    &super::mysql_lease_row::KIND,
+    &super::mysql_get_lock::KIND,
+    &super::mysql_for_update::KIND,
 ];
 
 /// The client kind of that name, as a scenario file writes it.

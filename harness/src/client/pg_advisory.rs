@@ -10,9 +10,11 @@
 //! holders, as long as the server remembers the sequence (a crash with `synchronous_commit`
 //! off may forget the last values handed out, and hand them out again).
 
+use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, PgConn, PgNode, TOKEN_SEQUENCE};
-use crate::scenario::MsRange;
+use super::pg_node::{request, KindOptions, PgConn, PgNode, PgSettings, TOKEN_SEQUENCE};
+use crate::scenario::{ClientTable, MsRange, ScenarioError};
+use crate::server::NodeRule;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,9 +44,16 @@ impl PgAdvisoryLock {
         lock: &str,
         op_timeout_ms: u64,
         retry_delay: MsRange,
+        settings: &PgSettings,
     ) -> PgAdvisoryLock {
         PgAdvisoryLock {
-            node: Arc::new(PgNode::new(addr, lock, op_timeout_ms, retry_delay)),
+            node: Arc::new(PgNode::new(
+                addr,
+                lock,
+                op_timeout_ms,
+                retry_delay,
+                settings,
+            )),
         }
     }
 }
@@ -112,5 +121,39 @@ impl LockSession for PgAdvisorySession {
     /// No lease to extend: the lock lasts as long as the session.
     async fn renew(&mut self, _grant: &Grant) -> Outcome<()> {
         Outcome::Fail("no-lease".to_owned())
+    }
+}
+
+pub(super) static KIND: PgAdvisoryLockKind = PgAdvisoryLockKind;
+
+pub(super) struct PgAdvisoryLockKind;
+
+impl ClientKind for PgAdvisoryLockKind {
+    fn name(&self) -> &'static str {
+        "pg-advisory"
+    }
+
+    fn about(&self) -> &'static str {
+        "session-level pg_try_advisory_lock, no lease; token: nextval of a sequence in the granting statement"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["postgres"])
+    }
+
+    fn nodes(&self) -> Option<NodeRule> {
+        Some(SINGLE_NODE)
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        KindOptions::read(table, |lock, addr, settings| {
+            Box::new(Arc::new(PgAdvisoryLock::new(
+                addr,
+                &lock.name,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+                settings,
+            )))
+        })
     }
 }

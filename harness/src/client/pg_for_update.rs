@@ -5,9 +5,11 @@
 //! transaction, so as long as the server keeps the session (see `idle_in_transaction_session_
 //! timeout`).
 
+use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, PgConn, PgNode, TABLE};
-use crate::scenario::MsRange;
+use super::pg_node::{request, KindOptions, PgConn, PgNode, PgSettings, TABLE};
+use crate::scenario::{ClientTable, MsRange, ScenarioError};
+use crate::server::NodeRule;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,9 +29,16 @@ impl PgForUpdateLock {
         lock: &str,
         op_timeout_ms: u64,
         retry_delay: MsRange,
+        settings: &PgSettings,
     ) -> PgForUpdateLock {
         PgForUpdateLock {
-            node: Arc::new(PgNode::new(addr, lock, op_timeout_ms, retry_delay)),
+            node: Arc::new(PgNode::new(
+                addr,
+                lock,
+                op_timeout_ms,
+                retry_delay,
+                settings,
+            )),
         }
     }
 }
@@ -125,5 +134,39 @@ impl LockSession for PgForUpdateSession {
     /// No lease to extend: the row is held as long as the transaction.
     async fn renew(&mut self, _grant: &Grant) -> Outcome<()> {
         Outcome::Fail("no-lease".to_owned())
+    }
+}
+
+pub(super) static KIND: PgForUpdateLockKind = PgForUpdateLockKind;
+
+pub(super) struct PgForUpdateLockKind;
+
+impl ClientKind for PgForUpdateLockKind {
+    fn name(&self) -> &'static str {
+        "pg-for-update"
+    }
+
+    fn about(&self) -> &'static str {
+        "SELECT … FOR UPDATE held in an open transaction; no lease, no token"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["postgres"])
+    }
+
+    fn nodes(&self) -> Option<NodeRule> {
+        Some(SINGLE_NODE)
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        KindOptions::read(table, |lock, addr, settings| {
+            Box::new(Arc::new(PgForUpdateLock::new(
+                addr,
+                &lock.name,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+                settings,
+            )))
+        })
     }
 }

@@ -4,9 +4,11 @@
 //! renew match holder *and* token. The expiry is the server's `now()`: a clock jump of the
 //! server moves every lease.
 
+use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, PgConn, PgNode, TABLE};
-use crate::scenario::MsRange;
+use super::pg_node::{request, KindOptions, PgConn, PgNode, PgSettings, TABLE};
+use crate::scenario::{ClientTable, MsRange, ScenarioError};
+use crate::server::NodeRule;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,9 +50,16 @@ impl PgLeaseRowLock {
         ttl_ms: u64,
         op_timeout_ms: u64,
         retry_delay: MsRange,
+        settings: &PgSettings,
     ) -> PgLeaseRowLock {
         PgLeaseRowLock {
-            node: Arc::new(PgNode::new(addr, lock, op_timeout_ms, retry_delay)),
+            node: Arc::new(PgNode::new(
+                addr,
+                lock,
+                op_timeout_ms,
+                retry_delay,
+                settings,
+            )),
             ttl_ms,
         }
     }
@@ -144,5 +153,40 @@ impl LockSession for PgLeaseRowSession {
 
     async fn renew(&mut self, grant: &Grant) -> Outcome<()> {
         self.if_ours(RENEW, grant, "lost").await
+    }
+}
+
+pub(super) static KIND: PgLeaseRowLockKind = PgLeaseRowLockKind;
+
+pub(super) struct PgLeaseRowLockKind;
+
+impl ClientKind for PgLeaseRowLockKind {
+    fn name(&self) -> &'static str {
+        "pg-lease-row"
+    }
+
+    fn about(&self) -> &'static str {
+        "a lease row: UPDATE … WHERE free or expired RETURNING token; token: the row's counter (a real fencing token)"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["postgres"])
+    }
+
+    fn nodes(&self) -> Option<NodeRule> {
+        Some(SINGLE_NODE)
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        KindOptions::read(table, |lock, addr, settings| {
+            Box::new(Arc::new(PgLeaseRowLock::new(
+                addr,
+                &lock.name,
+                lock.ttl_ms,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+                settings,
+            )))
+        })
     }
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::etcd::{self, EtcdOptions};
 use super::folder::NodeFolder;
+use super::mariadb::{self, MariaDbOptions};
 use super::postgres::{self, PgOptions};
 use super::redis::{self, RedisOptions};
 use super::sentinel::{self, SentinelOptions};
@@ -32,6 +33,8 @@ pub enum NodeKind {
     Sentinel(SentinelOptions),
     /// A PostgreSQL server (initdb on first start).
     Postgres(PgOptions),
+    /// A MariaDB server (InnoDB files made on first start).
+    MariaDb(MariaDbOptions),
 }
 
 impl NodeKind {
@@ -43,6 +46,7 @@ impl NodeKind {
             NodeKind::ZooKeeper(opts) => &opts.java,
             NodeKind::Sentinel(opts) => &opts.binary,
             NodeKind::Postgres(opts) => &opts.binary,
+            NodeKind::MariaDb(opts) => &opts.binary,
         }
     }
 
@@ -54,6 +58,7 @@ impl NodeKind {
             NodeKind::ZooKeeper(_) => zookeeper::PACKAGE,
             NodeKind::Sentinel(_) => sentinel::PACKAGE,
             NodeKind::Postgres(_) => postgres::PACKAGE,
+            NodeKind::MariaDb(_) => mariadb::PACKAGE,
         }
     }
 
@@ -65,6 +70,7 @@ impl NodeKind {
             NodeKind::ZooKeeper(opts) => opts.validate(),
             NodeKind::Sentinel(opts) => opts.validate(),
             NodeKind::Postgres(opts) => opts.validate(),
+            NodeKind::MariaDb(opts) => opts.validate(),
         }
     }
 
@@ -75,6 +81,7 @@ impl NodeKind {
             NodeKind::ZooKeeper(_) => zookeeper::CONFIG_FILE,
             NodeKind::Sentinel(_) => sentinel::CONFIG_FILE,
             NodeKind::Postgres(_) => postgres::CONFIG_FILE,
+            NodeKind::MariaDb(_) => mariadb::CONFIG_FILE,
         }
     }
 
@@ -85,6 +92,7 @@ impl NodeKind {
             NodeKind::ZooKeeper(opts) => opts.ready_timeout,
             NodeKind::Sentinel(opts) => opts.ready_timeout,
             NodeKind::Postgres(opts) => opts.ready_timeout,
+            NodeKind::MariaDb(opts) => opts.ready_timeout,
         }
     }
 
@@ -97,6 +105,7 @@ impl NodeKind {
             NodeKind::ZooKeeper(opts) => opts.write_config(folder, port),
             NodeKind::Sentinel(opts) => opts.write_config(folder, port),
             NodeKind::Postgres(opts) => opts.write_config(folder, port),
+            NodeKind::MariaDb(opts) => opts.write_config(folder, port),
         }
     }
 
@@ -108,6 +117,7 @@ impl NodeKind {
             NodeKind::ZooKeeper(opts) => opts.command(folder),
             NodeKind::Sentinel(opts) => opts.command(folder),
             NodeKind::Postgres(opts) => opts.command(folder),
+            NodeKind::MariaDb(opts) => opts.command(folder),
         }
     }
 
@@ -120,6 +130,7 @@ impl NodeKind {
             NodeKind::Etcd(_) => etcd::etcd_health(addr, PROBE_TIMEOUT).await,
             NodeKind::ZooKeeper(_) => zookeeper::zk_serving(addr, PROBE_TIMEOUT).await,
             NodeKind::Postgres(_) => postgres::pg_ready(addr, PROBE_TIMEOUT).await,
+            NodeKind::MariaDb(_) => mariadb::mariadb_ready(addr, PROBE_TIMEOUT).await,
         }
     }
 
@@ -131,6 +142,7 @@ impl NodeKind {
             NodeKind::Etcd(_) => etcd::address_in_use(output),
             NodeKind::ZooKeeper(_) => zookeeper::address_in_use(output),
             NodeKind::Postgres(_) => postgres::address_in_use(output),
+            NodeKind::MariaDb(_) => mariadb::address_in_use(output),
         }
     }
 
@@ -138,7 +150,10 @@ impl NodeKind {
     /// server (Redis, Sentinel) is never a leader.
     pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
         match self {
-            NodeKind::Redis(_) | NodeKind::Sentinel(_) | NodeKind::Postgres(_) => false,
+            NodeKind::Redis(_)
+            | NodeKind::Sentinel(_)
+            | NodeKind::Postgres(_)
+            | NodeKind::MariaDb(_) => false,
             NodeKind::Etcd(_) => etcd::etcd_is_leader(addr, PROBE_TIMEOUT).await,
             NodeKind::ZooKeeper(_) => zookeeper::zk_is_leader(addr, PROBE_TIMEOUT).await,
         }
@@ -153,6 +168,7 @@ impl NodeKind {
             | NodeKind::ZooKeeper(_)
             | NodeKind::Sentinel(_) => {}
             NodeKind::Postgres(opts) => opts.on_ready(folder),
+            NodeKind::MariaDb(_) => {}
         }
     }
 }
