@@ -4,8 +4,10 @@
 //! workers, and PSS (shared pages split between them). Run with
 //! `cargo bench -p lockpick-harness --bench pg_start`.
 
+use lockpick_harness::client::{LockClient, PgLeaseRowLock, PgSettings};
 use lockpick_harness::db::{NodeKind, PgOptions, Supervisor};
-use std::time::{Duration, Instant};
+use lockpick_harness::scenario::MsRange;
+use std::time::Instant;
 
 const ROUNDS: usize = 20;
 
@@ -69,17 +71,21 @@ fn main() {
                 .await
                 .expect("start postgres");
             fresh.push(started.elapsed().as_secs_f64() * 1e3);
-            let client = lockpick_harness::client::prepare_pg_schema(
+            // One client connected (its backend counted), the schema made.
+            let lock = PgLeaseRowLock::new(
                 node.addr,
                 "lock",
-                Duration::from_secs(5),
-            )
-            .await;
-            client.expect("schema");
+                1000,
+                5000,
+                MsRange::fixed(10),
+                &PgSettings::default(),
+            );
+            let session = lock.connect(1).await.expect("connect");
             let pids = tree(node.pid);
             procs.push(pids.len() as f64);
             rss.push(pids.iter().map(|p| rollup_mib(*p, "Rss")).sum());
             pss.push(pids.iter().map(|p| rollup_mib(*p, "Pss")).sum());
+            drop(session);
             let again = sup.restart(&name).await.expect("restart postgres");
             restart.push(again.startup.as_secs_f64() * 1e3);
         }
