@@ -303,3 +303,34 @@ fn postgres_dies_when_lockpick_is_sigkilled() {
         "{survivors:?} outlived a SIGKILLed lockpick"
     );
 }
+
+#[tokio::test]
+async fn an_immediate_restart_waits_for_the_killed_workers() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    sup.start("pg", NodeKind::Postgres(PgOptions::default()))
+        .await
+        .unwrap();
+    // Restarting at once used to fail: the killed workers were still attached to the old
+    // shared-memory segment when the new postmaster looked.
+    for _ in 0..3 {
+        let again = sup.restart("pg").await.unwrap();
+        let _client = connect(again.addr).await;
+    }
+}
+
+#[tokio::test]
+async fn a_missing_postgres_names_its_package() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let opts = PgOptions {
+        binary: "/nonexistent/bin/postgres".into(),
+        ..PgOptions::default()
+    };
+    let err = sup.start("pg", NodeKind::Postgres(opts)).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("install the Debian package `postgresql`"),
+        "{err}"
+    );
+}

@@ -30,6 +30,8 @@ const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
 pub const USER: &str = "lockpick";
 /// The database clients connect to (initdb makes it).
 pub const DATABASE: &str = "postgres";
+/// How long a restart waits for the previous server's workers to exit.
+const DETACH_WAIT: Duration = Duration::from_secs(5);
 /// initdb's output, in the node folder.
 const INITDB_LOG: &str = "initdb.log";
 
@@ -160,6 +162,7 @@ impl PgOptions {
     /// Writes `postgresql.conf` into the node folder for `port`, after [`PgOptions::init`].
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         self.init(folder)?;
+        wait_detached(&folder.data);
         std::fs::write(&folder.config, self.config_text(port))?;
         // The server log is the console: postgres logs to stderr. Made here so that it exists
         // for log tails and belongs to lockpick.
@@ -232,6 +235,24 @@ impl PgOptions {
             // SAFETY: IPC_RMID takes no buffer; a wrong id fails harmlessly with EINVAL.
             unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
         }
+    }
+}
+
+/// Before a restart: waits (at most [`DETACH_WAIT`]) until the previous server's workers have
+/// left its System V segment. The supervisor waits for the postmaster only; its SIGKILLed
+/// workers exit a moment later, and a postgres started before that refuses to run
+/// ("pre-existing shared memory block is still in use").
+fn wait_detached(data: &Path) {
+    let Some(id) = shmem_id(data) else { return };
+    let deadline = std::time::Instant::now() + DETACH_WAIT;
+    while std::time::Instant::now() < deadline {
+        // SAFETY: shmid_ds is plain data; IPC_STAT fills the valid, writable buffer.
+        let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
+        // SAFETY: see above; an unknown id fails with EINVAL and touches nothing.
+        if unsafe { libc::shmctl(id, libc::IPC_STAT, &mut ds) } != 0 || ds.shm_nattch == 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 

@@ -1,11 +1,11 @@
-//! The shipped PostgreSQL scenarios, run for real against a PostgreSQL server through the
+//! The shipped PostgreSQL and MariaDB scenarios, run for real against the server through the
 //! embedded proxy: each must reach its expected verdict and show the findings that make it.
 
 mod scenario_support;
 
 use scenario_support::{
-    assert_baseline_stats, assert_caused_by, assert_fence_held, assert_grants_around,
-    assert_kinds, assert_pause_broke_the_lock, double_holder, expecting, history, run,
+    assert_baseline_stats, assert_caused_by, assert_fence_held, assert_grants_around, assert_kinds,
+    assert_pause_broke_the_lock, double_holder, expecting, history, run,
 };
 
 use lockpick_checker::history::{EventKind, F};
@@ -84,4 +84,30 @@ fn pg_restart_with_durable_commits_is_valid_with_grants_after_the_crash() {
 fn pg_restart_without_durable_commits_hands_out_old_tokens_again() {
     let (report, _) = expecting(run("pg-restart-no-fsync"), Verdict::Invalid);
     assert_kinds(&report.violations, &[FindingKind::StaleWrite], &report);
+}
+
+#[test]
+fn mysql_lease_row_baseline_is_valid_with_growing_tokens() {
+    let (report, dir) = expecting(run("mysql-lease-row-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+    let tokens = tokens(&dir);
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[test]
+fn mysql_lease_row_gc_pause_shows_double_holder_and_accepted_stale_write() {
+    let (report, _) = expecting(run("mysql-lease-row-gc-pause"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
+}
+
+#[test]
+fn mysql_get_lock_gc_pause_loses_the_lock_with_the_idle_connection() {
+    let (report, _) = expecting(run("mysql-get-lock-gc-pause"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
+}
+
+#[test]
+fn mysql_for_update_gc_pause_loses_the_row_with_the_idle_connection() {
+    let (report, _) = expecting(run("mysql-for-update-gc-pause"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
 }
