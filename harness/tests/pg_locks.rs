@@ -3,99 +3,21 @@
 //! exclusively and releases, a cut link is `info`, and what each lock does when the server
 //! loses or keeps a holder's session.
 
+mod sql_support;
+
 use lockpick_harness::client::{
-    Grant, LockClient, LockSession, Outcome, PgAdvisoryLock, PgForUpdateLock, PgLeaseRowLock,
-    PgSettings,
+    LockClient, LockSession, Outcome, PgAdvisoryLock, PgForUpdateLock, PgLeaseRowLock, PgSettings,
 };
-use lockpick_harness::db::{NodeKind, PgOptions, Supervisor};
-use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
-use lockpick_harness::scenario::MsRange;
+use lockpick_harness::db::{NodeKind, PgOptions};
+use sql_support::{
+    cut_link_is_info, delay, granted, grants_exclusively, partitioned_acquire_is_info, soon, Setup,
+    LOCK, LONG, OP_TIMEOUT_MS,
+};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-const LOCK: &str = "lock";
-const OP_TIMEOUT_MS: u64 = 1000;
-const SHORT: Duration = Duration::from_millis(150);
-const LONG: Duration = Duration::from_secs(5);
-
-/// A running postgres with two proxies in front of it, `a` and `b`, and the lock schema.
-struct Setup {
-    _run: tempfile::TempDir,
-    _sup: Supervisor,
-    _toxiproxy: EmbeddedToxiproxy,
-    proxies: FaultProxies,
-    a: SocketAddr,
-    b: SocketAddr,
-}
-
 async fn setup(opts: PgOptions) -> Setup {
-    let run = tempfile::tempdir().unwrap();
-    let mut sup = Supervisor::new(run.path());
-    let node = sup.start("pg", NodeKind::Postgres(opts)).await.unwrap();
-    let toxiproxy = EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
-    let a = proxies.create("a", node.addr).await.unwrap();
-    let b = proxies.create("b", node.addr).await.unwrap();
-    Setup {
-        _run: run,
-        _sup: sup,
-        _toxiproxy: toxiproxy,
-        proxies,
-        a,
-        b,
-    }
-}
-
-fn delay() -> MsRange {
-    MsRange::fixed(10)
-}
-
-fn soon() -> Instant {
-    Instant::now() + SHORT
-}
-
-fn granted(outcome: Outcome<Grant>) -> Grant {
-    match outcome {
-        Outcome::Ok(grant) => grant,
-        other => panic!("expected a grant, got {other:?}"),
-    }
-}
-
-/// `a` takes the lock, `b` cannot while `a` holds it, `a` releases, then `b` takes it.
-async fn grants_exclusively<L: LockClient>(via_a: L, via_b: L) -> (Grant, Grant) {
-    let mut a = via_a.connect(1).await.unwrap();
-    let mut b = via_b.connect(2).await.unwrap();
-    let first = granted(a.acquire("a", Instant::now() + LONG).await);
-    assert_eq!(
-        b.acquire("b", soon()).await,
-        Outcome::Fail("timeout-waiting".to_owned()),
-        "b got the lock while a held it"
-    );
-    assert_eq!(a.release(&first).await, Outcome::Ok(()));
-    let second = granted(b.acquire("b", Instant::now() + LONG).await);
-    assert_eq!(b.release(&second).await, Outcome::Ok(()));
-    (first, second)
-}
-
-/// A holder whose link is taken down (its connection closed) gets `info` for its release.
-async fn cut_link_is_info<L: LockClient>(setup: &Setup, via_a: L) {
-    let mut a = via_a.connect(1).await.unwrap();
-    let grant = granted(a.acquire("a", Instant::now() + LONG).await);
-    setup.proxies.down("a").await.unwrap();
-    let released = a.release(&grant).await;
-    assert!(matches!(released, Outcome::Info(_)), "{released:?}");
-    setup.proxies.heal("a").await.unwrap();
-}
-
-/// A holder whose link is partitioned while it sends the lock statement gets `info`.
-async fn partitioned_acquire_is_info<L: LockClient>(setup: &Setup, via_a: L) {
-    let mut a = via_a.connect(1).await.unwrap();
-    setup.proxies.partition("a").await.unwrap();
-    let outcome = a.acquire("a", Instant::now() + LONG).await;
-    assert_eq!(outcome, Outcome::Info("timeout".to_owned()));
-    setup.proxies.heal("a").await.unwrap();
+    sql_support::setup(NodeKind::Postgres(opts)).await
 }
 
 fn lease_row(addr: SocketAddr, ttl_ms: u64) -> PgLeaseRowLock {

@@ -25,6 +25,7 @@ mod redis_sentinel;
 mod redlock;
 pub mod redlock_validity;
 mod retry;
+mod sql_options;
 mod watchdog;
 mod zk_lock;
 

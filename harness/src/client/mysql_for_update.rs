@@ -6,9 +6,8 @@
 
 use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::mysql_node::{
-    code, request, KindOptions, MyConn, MyNode, MySettings, LOCK_WAIT_TIMEOUT, ROW_TABLE,
-};
+use super::mysql_node::{code, request, MyConn, MyNode, MySettings, LOCK_WAIT_TIMEOUT, ROW_TABLE};
+use super::sql_options::SqlOptions;
 use crate::scenario::{ClientTable, MsRange, ScenarioError};
 use crate::server::NodeRule;
 use mysql_async::prelude::Queryable;
@@ -138,7 +137,7 @@ impl ClientKind for MyForUpdateLockKind {
     }
 
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        KindOptions::read(table, |lock, addr, settings| {
+        SqlOptions::read(table, |lock, addr, settings| {
             Box::new(Arc::new(MyForUpdateLock::new(
                 addr,
                 &lock.name,

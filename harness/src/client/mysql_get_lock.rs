@@ -6,7 +6,8 @@
 
 use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::mysql_node::{request, KindOptions, MyConn, MyNode, MySettings, TOKEN_SEQUENCE};
+use super::mysql_node::{request, MyConn, MyNode, MySettings, TOKEN_SEQUENCE};
+use super::sql_options::SqlOptions;
 use crate::scenario::{ClientTable, MsRange, ScenarioError};
 use crate::server::NodeRule;
 use mysql_async::prelude::Queryable;
@@ -133,7 +134,7 @@ impl ClientKind for MyGetLockKind {
     }
 
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        KindOptions::read(table, |lock, addr, settings| {
+        SqlOptions::read(table, |lock, addr, settings| {
             Box::new(Arc::new(MyGetLock::new(
                 addr,
                 &lock.name,

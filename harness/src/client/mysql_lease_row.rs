@@ -7,9 +7,8 @@
 
 use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::mysql_node::{
-    code, request, KindOptions, MyConn, MyNode, MySettings, DUPLICATE_KEY, LEASE_TABLE,
-};
+use super::mysql_node::{code, request, MyConn, MyNode, MySettings, DUPLICATE_KEY, LEASE_TABLE};
+use super::sql_options::SqlOptions;
 use crate::scenario::{ClientTable, MsRange, ScenarioError};
 use crate::server::NodeRule;
 use mysql_async::prelude::Queryable;
@@ -192,7 +191,7 @@ impl ClientKind for MyLeaseRowLockKind {
     }
 
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        KindOptions::read(table, |lock, addr, settings| {
+        SqlOptions::read(table, |lock, addr, settings| {
             Box::new(Arc::new(MyLeaseRowLock::new(
                 addr,
                 &lock.name,

@@ -2,12 +2,9 @@
 //! connection per session, the schema made once per run, and how driver errors map to Jepsen
 //! outcomes.
 
-use super::kind::{ClientOptions, Clients};
 use super::lock::Outcome;
 use super::retry::try_until;
 use crate::scenario::MsRange;
-use crate::scenario::{ClientTable, LockSpec, ScenarioError};
-use crate::server::Endpoints;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, OptsBuilder, Statement};
 use rand::SeedableRng;
@@ -201,33 +198,5 @@ async fn prepare_schema(addr: SocketAddr, lock: &str, limit: Duration) -> Result
         Outcome::Fail(e) | Outcome::Info(e) => {
             Err(format!("prepare the lock tables on {addr}: {e}"))
         }
-    }
-}
-
-/// A mariadb lock kind's `[client]` options, read, with the constructor of its clients.
-#[derive(Debug)]
-pub(super) struct KindOptions {
-    settings: MySettings,
-    build: fn(&LockSpec, SocketAddr, &MySettings) -> Box<dyn Clients>,
-}
-
-impl KindOptions {
-    /// Reads the `[client]` table of a kind whose clients `build` makes.
-    pub(super) fn read(
-        table: &ClientTable<'_>,
-        build: fn(&LockSpec, SocketAddr, &MySettings) -> Box<dyn Clients>,
-    ) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        let settings = table.read::<MySettings>()?;
-        Ok(Arc::new(KindOptions { settings, build }))
-    }
-}
-
-impl ClientOptions for KindOptions {
-    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
-        let (_, addr) = at
-            .nodes
-            .first()
-            .ok_or("the mariadb server has no node to connect to")?;
-        Ok((self.build)(lock, *addr, &self.settings))
     }
 }

@@ -12,7 +12,8 @@
 
 use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, KindOptions, PgConn, PgNode, PgSettings, TOKEN_SEQUENCE};
+use super::pg_node::{request, PgConn, PgNode, PgSettings, TOKEN_SEQUENCE};
+use super::sql_options::SqlOptions;
 use crate::scenario::{ClientTable, MsRange, ScenarioError};
 use crate::server::NodeRule;
 use std::net::SocketAddr;
@@ -146,7 +147,7 @@ impl ClientKind for PgAdvisoryLockKind {
     }
 
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        KindOptions::read(table, |lock, addr, settings| {
+        SqlOptions::read(table, |lock, addr, settings| {
             Box::new(Arc::new(PgAdvisoryLock::new(
                 addr,
                 &lock.name,

@@ -6,7 +6,8 @@
 
 use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, KindOptions, PgConn, PgNode, PgSettings, TABLE};
+use super::pg_node::{request, PgConn, PgNode, PgSettings, TABLE};
+use super::sql_options::SqlOptions;
 use crate::scenario::{ClientTable, MsRange, ScenarioError};
 use crate::server::NodeRule;
 use std::net::SocketAddr;
@@ -178,7 +179,7 @@ impl ClientKind for PgLeaseRowLockKind {
     }
 
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        KindOptions::read(table, |lock, addr, settings| {
+        SqlOptions::read(table, |lock, addr, settings| {
             Box::new(Arc::new(PgLeaseRowLock::new(
                 addr,
                 &lock.name,

@@ -2,13 +2,10 @@
 //! connection per session (the session *is* the lock for advisory and row locks), the schema
 //! made once per run, and how driver errors map to Jepsen outcomes.
 
-use super::kind::{ClientOptions, Clients};
 use super::lock::Outcome;
 use super::retry::try_until;
 use crate::db::{PG_DATABASE, PG_USER};
 use crate::scenario::MsRange;
-use crate::scenario::{ClientTable, LockSpec, ScenarioError};
-use crate::server::Endpoints;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::de::IgnoredAny;
@@ -225,33 +222,5 @@ async fn prepare_schema(addr: SocketAddr, lock: &str, limit: Duration) -> Result
         Outcome::Fail(e) | Outcome::Info(e) => {
             Err(format!("prepare the lock table on {addr}: {e}"))
         }
-    }
-}
-
-/// A postgres lock kind's `[client]` options, read, with the constructor of its clients.
-#[derive(Debug)]
-pub(super) struct KindOptions {
-    settings: PgSettings,
-    build: fn(&LockSpec, SocketAddr, &PgSettings) -> Box<dyn Clients>,
-}
-
-impl KindOptions {
-    /// Reads the `[client]` table of a kind whose clients `build` makes.
-    pub(super) fn read(
-        table: &ClientTable<'_>,
-        build: fn(&LockSpec, SocketAddr, &PgSettings) -> Box<dyn Clients>,
-    ) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        let settings = table.read::<PgSettings>()?;
-        Ok(Arc::new(KindOptions { settings, build }))
-    }
-}
-
-impl ClientOptions for KindOptions {
-    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
-        let (_, addr) = at
-            .nodes
-            .first()
-            .ok_or("the postgres server has no node to connect to")?;
-        Ok((self.build)(lock, *addr, &self.settings))
     }
 }
