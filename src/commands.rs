@@ -4,12 +4,12 @@ use crate::cli::{CheckArgs, Cli, Command, ScenarioArgs};
 use crate::exit_code;
 use anyhow::Context;
 use lockpick_checker::history::{read_history, Event};
-use lockpick_checker::import::{to_jepsen_edn, Format};
+use lockpick_checker::import::to_jepsen_edn;
 use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::ModelName;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::{check_run, RunChecks};
+use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::locks::{find_lock, lock_names, LockPreset};
 use lockpick_harness::run::{run_scenario, RunOptions};
@@ -23,8 +23,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Scenario(args) => scenario(args),
         Command::List => list(),
         Command::Suite(args) => crate::suite::suite(args),
-        Command::Check(args) => match args.model.clone() {
-            Some(model) => check_model(&args, &model),
+        Command::Check(args) => match args.model {
+            Some(model) => check_model(&args, model),
             None => check(args),
         },
         Command::Export(args) => export(&args.history),
@@ -52,27 +52,17 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 
 /// The command line that repeats a run.
 fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
-    let mut cmd = format!("cargo run -- scenario {} --seed {seed}", args.scenario);
-    if let Some(t) = args.time_limit {
-        cmd.push_str(&format!(" --time-limit {t}"));
+    crate::reproduce::Reproduce {
+        scenario: args.scenario.clone(),
+        seed,
+        time_limit: args.time_limit,
+        clients: args.clients,
+        toxiproxy: args.toxiproxy.map(|t| t.to_string()),
+        backend: args.backend.clone(),
+        external: args.external.clone(),
+        resource: args.resource,
     }
-    if let Some(c) = args.clients {
-        cmd.push_str(&format!(" --clients {c}"));
-    }
-    if let Some(t) = args.toxiproxy {
-        cmd.push_str(&format!(" --toxiproxy {t}"));
-    }
-    if let Some(b) = &args.backend {
-        cmd.push_str(&format!(" --backend {b}"));
-    }
-    if !args.external.is_empty() {
-        let addrs: Vec<String> = args.external.iter().map(ToString::to_string).collect();
-        cmd.push_str(&format!(" --external {}", addrs.join(",")));
-    }
-    if let Some(r) = args.resource {
-        cmd.push_str(&format!(" --resource {r}"));
-    }
-    cmd
+    .command()
 }
 
 /// Reads `--clients`; 0 is refused.
@@ -242,22 +232,13 @@ fn check(args: CheckArgs) -> u8 {
             args.history.parent().map(PathBuf::from),
         )
     };
-    let events = match read_history(&history) {
-        Ok(e) => e,
+    let stored = match stored_scenario(run_dir.as_deref(), &args) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("lockpick: failed to {e}");
             return exit_code::USAGE;
         }
     };
-    // The run's own scenario copy says what was promised, unless the user overrides it.
-    let stored = run_dir
-        .as_ref()
-        .map(|d| d.join("scenario.toml"))
-        .filter(|p| p.is_file())
-        .and_then(|p| {
-            let text = std::fs::read_to_string(&p).ok()?;
-            parse_scenario(&p, &text).ok()
-        });
     let property = match args.property.as_deref() {
         Some("exclusive") => Property::Exclusive,
         Some("fenced") => Property::Fenced,
@@ -273,49 +254,64 @@ fn check(args: CheckArgs) -> u8 {
         .deadlock_ms
         .or(stored.as_ref().map(|s| s.deadlock_ms))
         .unwrap_or(3000);
-    let checks = check_run(
-        &events,
-        &LockCheckParams {
-            property,
-            deadlock_ms,
-        },
-    );
-    println!("{}: {} events", history.display(), events.len());
+    // One pass over the file: memory follows the operations in flight, not the history.
+    let params = LockCheckParams {
+        property,
+        deadlock_ms,
+    };
+    let found = match check_run_file(&history, &params) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let checks = found.checks.clone();
+    println!("{}: {} events", history.display(), found.events);
+    if let Some(torn) = found.torn {
+        println!("  note: {}: {torn}", history.display());
+    }
     print!("{}", checks.lock);
     if let Some(lin) = &checks.linearizability {
         print!("{}", lockpick_reports::lin_text(lin));
     }
     let verdict = checks.verdict();
     if let Some(dir) = run_dir.filter(|d| d.join("history.jsonl") == history) {
-        let results = checked_results(&dir, stored.as_ref(), &events, checks);
-        write_report(&dir, &results, Some(&events));
+        let results = checked_results(&dir, stored.as_ref(), &found, checks);
+        // The report reads the history again, whole: its charts need every operation.
+        write_report(&dir, &results, None);
     }
     verdict_code(verdict)
 }
 
-/// `check --model`: linearizability of any supported history file.
-fn check_model(args: &CheckArgs, model: &str) -> u8 {
-    let model: ModelName = match model.parse() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --model: {e}");
-            return exit_code::USAGE;
-        }
+/// The run's own scenario copy, which says what was promised (the property, the deadlock
+/// threshold). One that is there but cannot be read is an error, never a silent fallback to
+/// `exclusive` (which would flip a valid fenced run to invalid), unless the options it would
+/// give are all on the command line.
+fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Scenario>, String> {
+    let Some(path) = run_dir.map(|d| d.join("scenario.toml")) else {
+        return Ok(None);
     };
-    let format: Option<Format> = match args.format.as_deref().map(str::parse).transpose() {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --format: {e}");
-            return exit_code::USAGE;
-        }
-    };
-    if !(args.budget > 0.0 && args.budget.is_finite()) {
-        eprintln!(
-            "lockpick: failed to read --budget: {} is not a positive number of seconds",
-            args.budget
-        );
-        return exit_code::USAGE;
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
     }
+    let parsed = std::fs::read_to_string(&path)
+        .map_err(|e| format!("read {}: {e}", path.display()))
+        .and_then(|text| parse_scenario(&path, &text).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if args.property.is_some() && args.deadlock_ms.is_some() => {
+            eprintln!("lockpick: note: the run's scenario.toml is not used ({e}); checking with the given --property and --deadlock-ms");
+            Ok(None)
+        }
+        Err(e) => Err(format!(
+            "{e}\n  the run's scenario.toml tells which property and deadlock threshold to check; fix it, or give both --property and --deadlock-ms"
+        )),
+    }
+}
+
+/// `check --model`: linearizability of any supported history file.
+fn check_model(args: &CheckArgs, model: ModelName) -> u8 {
     let path = if args.history.is_dir() {
         args.history.join("history.jsonl")
     } else {
@@ -325,7 +321,7 @@ fn check_model(args: &CheckArgs, model: &str) -> u8 {
         time: Some(std::time::Duration::from_secs_f64(args.budget)),
         ..Budget::default()
     };
-    match check_file(&path, model, format, &budget) {
+    match check_file(&path, model, args.format, &budget) {
         Ok(report) => {
             println!("{}", path.display());
             print!("{report}");
@@ -362,7 +358,7 @@ fn export(history: &Path) -> u8 {
 fn checked_results(
     dir: &Path,
     stored: Option<&Scenario>,
-    events: &[Event],
+    found: &FileChecks,
     checks: RunChecks,
 ) -> RunResults {
     let verdict = checks.verdict();
@@ -375,14 +371,8 @@ fn checked_results(
             r
         }
         Err(_) => {
-            let end_ms = events.last().map_or(0, |e| e.time_ns / 1_000_000);
-            let ops = events
-                .iter()
-                .filter(|e| {
-                    e.process.client().is_some()
-                        && e.kind != lockpick_checker::history::EventKind::Invoke
-                })
-                .count() as u64;
+            let end_ms = found.end_ns / 1_000_000;
+            let ops = found.completions;
             RunResults {
                 v: RESULTS_VERSION,
                 scenario: stored.map_or_else(|| "unknown".to_owned(), |s| s.name.clone()),

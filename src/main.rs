@@ -5,6 +5,8 @@ mod cli;
 mod commands;
 mod compare;
 mod exit_code;
+mod ranges;
+mod reproduce;
 mod serve;
 mod signals;
 mod suite;

@@ -70,6 +70,7 @@ pub fn secs(ns: u64) -> String {
 }
 
 /// A window still waiting for the events that close it.
+#[derive(Debug)]
 struct Open {
     window: FaultWindow,
     /// Nodes not yet healed / restarted / resumed; the window closes when none are left.
@@ -102,21 +103,38 @@ fn closes(closer: F, opener: F, opener_is_client: bool) -> bool {
 /// moment they are recorded) opens and closes at that event. Precondition: `events` are in
 /// history order.
 pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
-    let history_end = events.last().map_or(0, |e| e.time_ns);
-    let mut open: Vec<Open> = Vec::new();
-    let mut done: Vec<FaultWindow> = Vec::new();
-    // Openers invoked and not yet completed: their window is already open.
-    let mut invoked: Vec<(F, &[String], Option<u64>)> = Vec::new();
+    let mut stream = FaultStream::default();
     for e in events.iter().filter(|e| e.process == Process::Nemesis) {
+        stream.push(e);
+    }
+    stream.finish(events.last().map_or(0, |e| e.time_ns))
+}
+
+/// [`fault_windows`] one nemesis event at a time, for a reader that does not keep the
+/// history: memory is one entry per fault.
+#[derive(Debug, Default)]
+pub struct FaultStream {
+    open: Vec<Open>,
+    done: Vec<FaultWindow>,
+    /// Openers invoked and not yet completed: their window is already open.
+    invoked: Vec<(F, Vec<String>, Option<u64>)>,
+}
+
+impl FaultStream {
+    /// Takes the next nemesis event, in history order; client events are ignored.
+    pub fn push(&mut self, e: &Event) {
+        if e.process != Process::Nemesis {
+            return;
+        }
         match e.f {
             F::Partition | F::Slow | F::Pause | F::Crash | F::Clock => {
-                let key = (e.f, e.value.nodes.as_slice(), e.value.client);
+                let key = (e.f, e.value.nodes.clone(), e.value.client);
                 match e.kind {
-                    EventKind::Invoke => invoked.push(key),
+                    EventKind::Invoke => self.invoked.push(key),
                     _ => {
-                        if let Some(at) = invoked.iter().position(|k| *k == key) {
-                            invoked.remove(at);
-                            continue;
+                        if let Some(at) = self.invoked.iter().position(|k| *k == key) {
+                            self.invoked.remove(at);
+                            return;
                         }
                     }
                 }
@@ -130,18 +148,18 @@ pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
                     end_index: None,
                 };
                 if window.is_instant() {
-                    done.push(window);
+                    self.done.push(window);
                 } else {
                     let pending = e.value.nodes.clone();
-                    open.push(Open { window, pending });
+                    self.open.push(Open { window, pending });
                 }
             }
             F::Heal | F::Restart | F::Resume | F::ClockReset => {
                 if e.kind == EventKind::Invoke || e.error.is_some() {
-                    continue;
+                    return;
                 }
                 let everything = e.value.nodes.is_empty() && e.value.client.is_none();
-                for o in open.iter_mut() {
+                for o in self.open.iter_mut() {
                     let w = &o.window;
                     if !closes(e.f, w.f, w.client.is_some()) {
                         continue;
@@ -171,23 +189,29 @@ pub fn fault_windows(events: &[Event]) -> Vec<FaultWindow> {
                         }
                     }
                 }
-                let (closed, still): (Vec<Open>, Vec<Open>) =
-                    open.into_iter().partition(|o| o.window.end_index.is_some());
-                open = still;
-                done.extend(closed.into_iter().map(|mut o| {
+                let (closed, still): (Vec<Open>, Vec<Open>) = std::mem::take(&mut self.open)
+                    .into_iter()
+                    .partition(|o| o.window.end_index.is_some());
+                self.open = still;
+                self.done.extend(closed.into_iter().map(|mut o| {
                     o.window.end_ns = e.time_ns;
                     o.window
                 }));
             }
-            _ => {}
+            F::Acquire | F::Release | F::Renew | F::Write | F::Read | F::Cas => {}
         }
     }
-    done.extend(open.into_iter().map(|mut o| {
-        o.window.end_ns = history_end.max(o.window.start_ns);
-        o.window
-    }));
-    done.sort_by_key(|w| w.start_index);
-    done
+
+    /// The windows, ordered by start; a window still open ends at `history_end`.
+    pub fn finish(self, history_end: u64) -> Vec<FaultWindow> {
+        let mut done = self.done;
+        done.extend(self.open.into_iter().map(|mut o| {
+            o.window.end_ns = history_end.max(o.window.start_ns);
+            o.window
+        }));
+        done.sort_by_key(|w| w.start_index);
+        done
+    }
 }
 
 /// The windows that share at least one instant with `[start_ns, end_ns]`, in start order.

@@ -1,17 +1,21 @@
-//! Every check a scenario run gets, in one call, so a run and a re-check agree.
+//! Every check a scenario run gets, in one call, so a run and a re-check agree; and the same
+//! checks over a history file in one streaming pass, in memory that does not grow with it.
 
-use crate::history::Event;
+use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine};
 use crate::lin::Budget;
-use crate::lock::{check_lock_linearizability, check_locks, LockCheckParams, LockReport};
+use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream};
 use crate::results::LinSummary;
 use crate::verdict::Verdict;
+use std::io::BufRead;
+use std::path::Path;
 use std::time::Duration;
 
 /// The findings of every check of a run.
 #[derive(Debug, Clone)]
 pub struct RunChecks {
     pub lock: LockReport,
-    /// `None` when no lock model fits the history (see [`check_lock_linearizability`]).
+    /// `None` when no lock model fits the history (see
+    /// [`lock_model_for`](crate::lock::lock_model_for)).
     pub linearizability: Option<LinSummary>,
 }
 
@@ -36,10 +40,93 @@ fn run_budget() -> Budget {
     }
 }
 
+/// Every check, fed one event at a time.
+pub struct RunStream {
+    params: LockCheckParams,
+    lock: LockStream,
+    lin: LockOps,
+    /// Events taken.
+    pub events: u64,
+    /// Client completions (`ok`, `fail`, `info`) taken.
+    pub completions: u64,
+    /// Time of the last event.
+    pub end_ns: u64,
+}
+
+impl RunStream {
+    pub fn new(params: &LockCheckParams) -> Self {
+        RunStream {
+            params: *params,
+            lock: LockStream::new(params),
+            lin: LockOps::default(),
+            events: 0,
+            completions: 0,
+            end_ns: 0,
+        }
+    }
+
+    /// Takes the next event, in history order.
+    pub fn push(&mut self, e: &EventRef<'_>) {
+        self.events += 1;
+        self.end_ns = e.time_ns;
+        if matches!(e.process, Process::Client(_)) && e.kind != EventKind::Invoke {
+            self.completions += 1;
+        }
+        self.lock.push(e);
+        self.lin.push(e);
+    }
+
+    pub fn finish(self) -> RunChecks {
+        RunChecks {
+            lock: self.lock.finish(),
+            linearizability: self.lin.check(self.params.property, &run_budget()),
+        }
+    }
+}
+
 /// Lock-safety checks and linearizability of the lock operations.
 pub fn check_run(events: &[Event], params: &LockCheckParams) -> RunChecks {
-    RunChecks {
-        lock: check_locks(events, params),
-        linearizability: check_lock_linearizability(events, params.property, &run_budget()),
+    let mut stream = RunStream::new(params);
+    for e in events {
+        stream.push(&e.as_ref());
     }
+    stream.finish()
+}
+
+/// What [`check_run_file`] found.
+#[derive(Debug, Clone)]
+pub struct FileChecks {
+    pub checks: RunChecks,
+    /// Events read.
+    pub events: u64,
+    /// Client completions read (the run's operations).
+    pub completions: u64,
+    /// Time of the last event read.
+    pub end_ns: u64,
+    /// A last line cut off mid-write, left out.
+    pub torn: Option<TornLine>,
+}
+
+/// Reads a history file line by line and runs every check in the same pass.
+pub fn check_run_file(path: &Path, params: &LockCheckParams) -> Result<FileChecks, ReadError> {
+    check_run_reader(HistoryReader::open(path)?, params)
+}
+
+/// [`check_run_file`] over any reader.
+pub fn check_run_reader<R: BufRead>(
+    mut reader: HistoryReader<R>,
+    params: &LockCheckParams,
+) -> Result<FileChecks, ReadError> {
+    let mut stream = RunStream::new(params);
+    while let Some(e) = reader.next_event()? {
+        stream.push(&e);
+    }
+    let (events, completions, end_ns) = (stream.events, stream.completions, stream.end_ns);
+    Ok(FileChecks {
+        checks: stream.finish(),
+        events,
+        completions,
+        end_ns,
+        torn: reader.torn(),
+    })
 }

@@ -730,3 +730,29 @@ fn a_lock_granting_everyone_lists_at_most_max_listed_and_counts_the_rest() {
     assert_eq!(r.stats.max_concurrent_holders, n);
     assert!(r.to_string().contains("more violation(s)"));
 }
+
+#[test]
+fn a_hold_still_open_when_the_history_ends_overlaps_every_later_holder() {
+    // Issue 12 item 11: process 0 takes the lock and is never heard from again; process 1
+    // takes it later. Process 0 still believes it holds the lock when the history ends, so
+    // both held it from 0.030 s on.
+    let events = H::new()
+        .acquire(0, (0, 10), 1)
+        .acquire(1, (20, 30), 2)
+        .write(1, (40, 50), EventKind::Ok, 2, Some(1))
+        .release(1, (60, 70))
+        .build();
+    let r = check(&events, Property::Exclusive);
+    assert_eq!(r.verdict, Verdict::Invalid, "{r}");
+    assert_eq!(kinds(&r.violations), vec![FindingKind::DoubleHolder], "{r}");
+    let d = &r.violations[0];
+    assert_eq!(d.processes, vec![0, 1]);
+    let w = d.window.expect("overlap window");
+    assert_eq!((w.start_ns, w.end_ns), (30 * MS, 60 * MS));
+    assert!(
+        d.summary.contains("still held it when the history ended"),
+        "{}",
+        d.summary
+    );
+    assert_eq!(r.stats.max_concurrent_holders, 2);
+}

@@ -67,7 +67,7 @@ fn main() {
             let name = format!("pg{round}");
             let started = Instant::now();
             let node = sup
-                .start(&name, NodeKind::Postgres(PgOptions::default()))
+                .start(&name, NodeKind::from(PgOptions::default()))
                 .await
                 .expect("start postgres");
             fresh.push(started.elapsed().as_secs_f64() * 1e3);

@@ -1,6 +1,7 @@
 //! Runs lock clients against real backends behind fault proxies, injects faults and records
 //! the history.
 
+pub mod addr;
 pub mod client;
 pub mod cluster;
 pub mod db;

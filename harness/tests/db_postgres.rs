@@ -85,7 +85,7 @@ async fn durable_server_keeps_committed_rows_across_kill_and_restart() {
         synchronous_commit: true,
         ..PgOptions::default()
     };
-    let node = sup.start("pg", NodeKind::Postgres(durable)).await.unwrap();
+    let node = sup.start("pg", NodeKind::from(durable)).await.unwrap();
     assert!(node.addr.ip().is_loopback());
     assert_eq!(node.state, NodeState::Running);
     for file in [
@@ -139,7 +139,7 @@ async fn pause_freezes_the_backends_too_and_resume_thaws_them() {
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
     let node = sup
-        .start("pg", NodeKind::Postgres(PgOptions::default()))
+        .start("pg", NodeKind::from(PgOptions::default()))
         .await
         .unwrap();
     // A connection made before the pause has its own backend: it must stop answering too.
@@ -174,7 +174,7 @@ async fn drop_leaves_no_process_and_no_shared_memory() {
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
     let node = sup
-        .start("pg", NodeKind::Postgres(PgOptions::default()))
+        .start("pg", NodeKind::from(PgOptions::default()))
         .await
         .unwrap();
     let _client = connect(node.addr).await;
@@ -200,7 +200,7 @@ async fn now_follows_the_faketime_control_file() {
         faketime: true,
         ..PgOptions::default()
     };
-    let node = sup.start("pg", NodeKind::Postgres(opts)).await.unwrap();
+    let node = sup.start("pg", NodeKind::from(opts)).await.unwrap();
     let client = connect(node.addr).await;
     let skew = |client: tokio_postgres::Client| async move {
         let row = client
@@ -245,7 +245,7 @@ fn helper_holds_postgres_until_killed() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut sup = Supervisor::new(std::path::Path::new(&dir));
     let node = runtime
-        .block_on(sup.start("pg", NodeKind::Postgres(PgOptions::default())))
+        .block_on(sup.start("pg", NodeKind::from(PgOptions::default())))
         .unwrap();
     let client = runtime.block_on(connect(node.addr));
     let mut pids = workers(node.pid);
@@ -308,7 +308,7 @@ fn postgres_dies_when_lockpick_is_sigkilled() {
 async fn an_immediate_restart_waits_for_the_killed_workers() {
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
-    sup.start("pg", NodeKind::Postgres(PgOptions::default()))
+    sup.start("pg", NodeKind::from(PgOptions::default()))
         .await
         .unwrap();
     // Restarting at once used to fail: the killed workers were still attached to the old
@@ -327,7 +327,7 @@ async fn a_missing_postgres_names_its_package() {
         binary: "/nonexistent/bin/postgres".into(),
         ..PgOptions::default()
     };
-    let err = sup.start("pg", NodeKind::Postgres(opts)).await.unwrap_err();
+    let err = sup.start("pg", NodeKind::from(opts)).await.unwrap_err();
     assert!(
         err.to_string()
             .contains("install the Debian package `postgresql`"),

@@ -18,7 +18,7 @@ use sql_support::{
 use std::time::{Duration, Instant};
 
 async fn setup(opts: MariaDbOptions) -> Setup {
-    sql_support::setup(NodeKind::MariaDb(opts)).await
+    sql_support::setup(NodeKind::from(opts)).await
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 async fn setup(opts: PgOptions) -> Setup {
-    sql_support::setup(NodeKind::Postgres(opts)).await
+    sql_support::setup(NodeKind::from(opts)).await
 }
 
 fn lease_row(addr: SocketAddr, ttl_ms: u64) -> PgLeaseRowLock {

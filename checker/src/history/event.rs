@@ -5,6 +5,7 @@
 //! the old format would misread the new one.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -157,6 +158,25 @@ pub enum F {
 }
 
 impl F {
+    /// Every verb, clients' first.
+    pub const ALL: [F; 15] = [
+        F::Acquire,
+        F::Release,
+        F::Renew,
+        F::Write,
+        F::Read,
+        F::Cas,
+        F::Partition,
+        F::Slow,
+        F::Heal,
+        F::Pause,
+        F::Resume,
+        F::Crash,
+        F::Restart,
+        F::Clock,
+        F::ClockReset,
+    ];
+
     /// The name as written in the history.
     pub fn name(self) -> &'static str {
         match self {
@@ -252,6 +272,154 @@ impl Value {
     /// True when no field is set, so the event is written without a `value`.
     pub fn is_empty(&self) -> bool {
         *self == Value::default()
+    }
+}
+
+/// One line of `history.jsonl` read without copying its strings: the same fields and types as
+/// [`Event`] (so a line that parses as one parses as the other), for the streaming readers that
+/// look at every line once and keep little. [`EventRef::to_owned`] gives the [`Event`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct EventRef<'a> {
+    pub v: u32,
+    pub index: u64,
+    pub time_ns: u64,
+    pub process: Process,
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    pub f: F,
+    #[serde(default, borrow)]
+    pub lock: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub value: ValueRef<'a>,
+    #[serde(default, borrow)]
+    pub error: Option<Cow<'a, str>>,
+}
+
+/// [`Value`] without copying its strings; see [`EventRef`].
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ValueRef<'a> {
+    #[serde(default)]
+    pub token: Option<u64>,
+    #[serde(default)]
+    pub max_token: Option<u64>,
+    #[serde(default)]
+    pub lease_ms: Option<u64>,
+    #[serde(default, borrow)]
+    pub holder: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub int: Option<i64>,
+    #[serde(default)]
+    pub from: Option<i64>,
+    #[serde(default)]
+    pub to: Option<i64>,
+    #[serde(default, borrow)]
+    pub nodes: Vec<Cow<'a, str>>,
+    #[serde(default)]
+    pub client: Option<u64>,
+    #[serde(default, borrow)]
+    pub point: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub ms: Option<u64>,
+    #[serde(default)]
+    pub jitter_ms: Option<u64>,
+    #[serde(default, borrow)]
+    pub per_node: BTreeMap<Cow<'a, str>, Cow<'a, str>>,
+    #[serde(default)]
+    pub validity_ms: Option<u64>,
+    #[serde(default)]
+    pub replicas_acked: Option<u64>,
+    #[serde(default)]
+    pub offset_ms: Option<i64>,
+    #[serde(default, borrow)]
+    pub note: Option<Cow<'a, str>>,
+}
+
+impl Event {
+    /// The event as the streaming readers see it, borrowing its strings.
+    pub fn as_ref(&self) -> EventRef<'_> {
+        fn b(s: &Option<String>) -> Option<Cow<'_, str>> {
+            s.as_deref().map(Cow::Borrowed)
+        }
+        let v = &self.value;
+        EventRef {
+            v: self.v,
+            index: self.index,
+            time_ns: self.time_ns,
+            process: self.process,
+            kind: self.kind,
+            f: self.f,
+            lock: b(&self.lock),
+            value: ValueRef {
+                token: v.token,
+                max_token: v.max_token,
+                lease_ms: v.lease_ms,
+                holder: b(&v.holder),
+                int: v.int,
+                from: v.from,
+                to: v.to,
+                nodes: v.nodes.iter().map(|n| Cow::Borrowed(n.as_str())).collect(),
+                client: v.client,
+                point: b(&v.point),
+                ms: v.ms,
+                jitter_ms: v.jitter_ms,
+                per_node: v
+                    .per_node
+                    .iter()
+                    .map(|(k, x)| (Cow::Borrowed(k.as_str()), Cow::Borrowed(x.as_str())))
+                    .collect(),
+                validity_ms: v.validity_ms,
+                replicas_acked: v.replicas_acked,
+                offset_ms: v.offset_ms,
+                note: b(&v.note),
+            },
+            error: b(&self.error),
+        }
+    }
+}
+
+impl EventRef<'_> {
+    /// The owned event.
+    pub fn to_owned(&self) -> Event {
+        let own = |s: &Option<Cow<'_, str>>| s.as_deref().map(str::to_string);
+        let v = &self.value;
+        Event {
+            v: self.v,
+            index: self.index,
+            time_ns: self.time_ns,
+            process: self.process,
+            kind: self.kind,
+            f: self.f,
+            lock: own(&self.lock),
+            value: Value {
+                token: v.token,
+                max_token: v.max_token,
+                lease_ms: v.lease_ms,
+                holder: own(&v.holder),
+                int: v.int,
+                from: v.from,
+                to: v.to,
+                nodes: v.nodes.iter().map(|n| n.to_string()).collect(),
+                client: v.client,
+                point: own(&v.point),
+                ms: v.ms,
+                jitter_ms: v.jitter_ms,
+                per_node: v
+                    .per_node
+                    .iter()
+                    .map(|(k, x)| (k.to_string(), x.to_string()))
+                    .collect(),
+                validity_ms: v.validity_ms,
+                replicas_acked: v.replicas_acked,
+                offset_ms: v.offset_ms,
+                note: own(&v.note),
+            },
+            error: own(&self.error),
+        }
+    }
+
+    /// The lock named, or "" when none is.
+    pub fn lock_name(&self) -> &str {
+        self.lock.as_deref().unwrap_or("")
     }
 }
 

@@ -1,7 +1,12 @@
-//! The on-disk history format (`history.jsonl`): one versioned JSON event per line.
+//! The on-disk history format (`history.jsonl`): one versioned JSON event per line, and its
+//! line-by-line reader.
 
+mod diagnose;
+mod error;
 mod event;
 mod read;
+mod rules;
 
-pub use event::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
-pub use read::{parse_history, read_history, ReadError};
+pub use error::{LineProblem, ProcessRule, ReadError};
+pub use event::{Event, EventKind, EventRef, Process, Value, ValueRef, F, FORMAT_VERSION};
+pub use read::{parse_history, read_history, HistoryReader, TornLine};

@@ -4,12 +4,12 @@
 //! without leases may lose its holder at any moment (a session expiry), so no owner-tracking
 //! model fits it: it is not checked, and the resource checks carry the verdict.
 
+use super::lock_ops::LockOps;
 use super::params::Property;
 use crate::history::{Event, EventKind, F};
-use crate::lin::{check_events, Budget};
+use crate::lin::Budget;
 use crate::models::ModelName;
 use crate::results::LinSummary;
-use crate::verdict::Verdict;
 
 /// The model a lock history is checked against under `property`, if one fits.
 pub fn lock_model_for(events: &[Event], property: Property) -> Option<ModelName> {
@@ -23,31 +23,17 @@ pub fn lock_model_for(events: &[Event], property: Property) -> Option<ModelName>
     }
 }
 
-/// Checks the lock operations of `events` against [`lock_model_for`], within `budget`; `None`
-/// when no model fits. A history the model cannot read, or a budget that runs out, is
-/// `unknown` with the reason.
+/// Checks the lock operations of `events` against [`lock_model_for`], one lock after another,
+/// within `budget`; `None` when no model fits. A history the model cannot read, or a budget
+/// that runs out, is `unknown` with the reason.
 pub fn check_lock_linearizability(
     events: &[Event],
     property: Property,
     budget: &Budget,
 ) -> Option<LinSummary> {
-    let model = lock_model_for(events, property)?;
-    Some(match check_events(events, model, budget) {
-        Ok(report) => LinSummary {
-            model: model.to_string(),
-            verdict: report.verdict,
-            elapsed_ms: (report.elapsed + report.explain_elapsed).as_secs_f64() * 1e3,
-            ops: report.ops as u64,
-            explanation: report.violation.is_some().then(|| report.to_string()),
-            unknown_reason: report.unknown_reason.clone(),
-        },
-        Err(e) => LinSummary {
-            model: model.to_string(),
-            verdict: Verdict::Unknown,
-            elapsed_ms: 0.0,
-            ops: 0,
-            explanation: None,
-            unknown_reason: Some(format!("the {model} model cannot read this history: {e}")),
-        },
-    })
+    let mut ops = LockOps::default();
+    for e in events {
+        ops.push(&e.as_ref());
+    }
+    ops.check(property, budget)
 }

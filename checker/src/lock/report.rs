@@ -101,12 +101,14 @@ impl Finding {
 
 /// Findings of one kind, listing at most [`MAX_LISTED`] and counting the rest, so a badly
 /// broken lock costs neither memory nor time for evidence nobody reads.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub(crate) struct Capped {
     pub listed: Vec<Finding>,
     pub omitted: u64,
 }
 
+#[cfg(test)]
 impl Capped {
     /// Lists the finding `make` builds, or only counts it once the list is full.
     pub fn push_with(&mut self, make: impl FnOnce() -> Finding) {

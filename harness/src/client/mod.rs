@@ -31,7 +31,7 @@ mod zk_lock;
 
 pub use driver::{run_client, ClientCtx};
 pub use etcd_lock::EtcdLock;
-pub use kind::{ClientKind, ClientOptions, Clients, NoOptions, Plain, Runs, SINGLE_NODE};
+pub use kind::{BuildCtx, ClientKind, ClientOptions, Clients, NoOptions, Plain, Runs, SINGLE_NODE};
 pub use kinds::{client_names, find_client, CLIENTS};
 pub use lock::{Grant, LockClient, LockSession, Outcome};
 pub use mysql_for_update::{MyForUpdateLock, MyForUpdateSession};

@@ -2,9 +2,8 @@
 //! (server timeouts a session sets for itself), read from the table, and the constructor of
 //! the clients, which reach the one server of a `postgres` or `mariadb` run.
 
-use super::kind::{ClientOptions, Clients};
+use super::kind::{BuildCtx, ClientOptions, Clients};
 use crate::scenario::{ClientTable, LockSpec, ScenarioError};
-use crate::server::Endpoints;
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::net::SocketAddr;
@@ -39,11 +38,12 @@ impl<S: fmt::Debug> fmt::Debug for SqlOptions<S> {
 }
 
 impl<S: fmt::Debug + Send + Sync> ClientOptions for SqlOptions<S> {
-    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
-        let (_, addr) = at
+    fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String> {
+        let (_, addr) = ctx
+            .endpoints
             .nodes
             .first()
             .ok_or("the database server has no node to connect to")?;
-        Ok((self.build)(lock, *addr, &self.settings))
+        Ok((self.build)(ctx.lock, *addr, &self.settings))
     }
 }

@@ -19,6 +19,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 use super::folder::NodeFolder;
+use super::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
 
 /// Debian package that provides `mariadbd`.
 pub(crate) const PACKAGE: &str = "mariadb-server";
@@ -166,4 +167,48 @@ async fn greeting(addr: SocketAddr) -> io::Result<bool> {
     let mut head = [0u8; 5];
     stream.read_exact(&mut head).await?;
     Ok(head[4] == 10)
+}
+
+impl NodeRecipe for MariaDbOptions {
+    fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    fn package(&self) -> &'static str {
+        PACKAGE
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        MariaDbOptions::validate(self)
+    }
+
+    fn config_file(&self) -> &'static str {
+        CONFIG_FILE
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        MariaDbOptions::write_config(self, folder, port)
+    }
+
+    fn command(&self, folder: &NodeFolder) -> Command {
+        MariaDbOptions::command(self, folder)
+    }
+
+    fn probe(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(mariadb_ready(addr, PROBE_TIMEOUT))
+    }
+
+    fn address_in_use(&self, output: &str) -> bool {
+        address_in_use(output)
+    }
+}
+
+impl From<MariaDbOptions> for NodeKind {
+    fn from(options: MariaDbOptions) -> NodeKind {
+        NodeKind::new(options)
+    }
 }

@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::folder::NodeFolder;
+use super::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
 use super::run_as::{self, Account};
 
 /// Debian package that provides `postgres` and `initdb` (PostgreSQL 15 on Debian 12).
@@ -326,4 +327,52 @@ async fn select_one(addr: SocketAddr) -> bool {
     drop(client);
     let _ = driver.await;
     ok
+}
+
+impl NodeRecipe for PgOptions {
+    fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    fn package(&self) -> &'static str {
+        PACKAGE
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        PgOptions::validate(self)
+    }
+
+    fn config_file(&self) -> &'static str {
+        CONFIG_FILE
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        PgOptions::write_config(self, folder, port)
+    }
+
+    fn command(&self, folder: &NodeFolder) -> Command {
+        PgOptions::command(self, folder)
+    }
+
+    fn probe(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(pg_ready(addr, PROBE_TIMEOUT))
+    }
+
+    fn address_in_use(&self, output: &str) -> bool {
+        address_in_use(output)
+    }
+
+    fn on_ready(&self, folder: &NodeFolder) {
+        PgOptions::on_ready(self, folder)
+    }
+}
+
+impl From<PgOptions> for NodeKind {
+    fn from(options: PgOptions) -> NodeKind {
+        NodeKind::new(options)
+    }
 }

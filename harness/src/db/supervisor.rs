@@ -100,7 +100,7 @@ impl Supervisor {
         name: &str,
         opts: RedisOptions,
     ) -> Result<NodeInfo, DbError> {
-        self.start(name, NodeKind::Redis(opts)).await
+        self.start(name, NodeKind::new(opts)).await
     }
 
     /// Starts a node of any kind; see [`Supervisor::start_redis`].

@@ -99,7 +99,7 @@ async fn run_with(
         &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
     )?;
 
-    let backend = start_backend(scenario, supervisor, proxies, &opts.external).await?;
+    let backend = start_backend(scenario, supervisor, proxies, &opts.external, dir).await?;
     let resource_addr = match opts.resource {
         Some(addr) => addr,
         None => {

@@ -65,15 +65,6 @@ impl<'a> ClientTable<'a> {
         lo: u64,
         hi: u64,
     ) -> Result<u64, ScenarioError> {
-        let v = *value.get_ref();
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(self.error(
-                value.span(),
-                field,
-                format!("{v} is out of range; allowed: {lo} to {hi}"),
-            ))
-        }
+        super::file::in_range(&self.src, field, value, lo, hi)
     }
 }

@@ -153,7 +153,7 @@ fn one_of<T: Copy>(
 }
 
 /// Checks `lo <= value <= hi`.
-fn in_range(
+pub(super) fn in_range(
     src: &Source,
     field: &str,
     value: &Spanned<u64>,
@@ -386,17 +386,6 @@ fn fault(
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
         "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
-        "isolate" if caps.peers.is_err() => {
-            return Err(src.error(
-                f.fault.span(),
-                "nemesis.fault",
-                format!(
-                    "fault {kind_name:?} needs a cluster backend; server {:?} cannot: {}",
-                    server.name(),
-                    caps.peers.unwrap_err()
-                ),
-            ))
-        }
         "isolate" => &["duration_ms", "nodes"],
         "clock-jump" => &["duration_ms", "nodes", "offset_ms"],
         "clock-rate" => &["duration_ms", "nodes", "rate"],
@@ -412,18 +401,6 @@ fn fault(
             ))
         }
     };
-    if kind_name.starts_with("clock-") {
-        if let Err(why) = caps.clock {
-            return Err(src.error(
-                f.fault.span(),
-                "nemesis.fault",
-                format!(
-                    "clock faults cannot be injected on server {:?}: {why}",
-                    server.name()
-                ),
-            ));
-        }
-    }
     if let Some(extra) = f.set_fields().into_iter().find(|n| !allowed.contains(n)) {
         return Err(here(
             &format!("nemesis.{extra}"),
@@ -591,6 +568,10 @@ fn fault(
             duration: need_duration()?,
         },
     };
+    // What the server can take is the fault's to say, from the server's capabilities.
+    if let Some(why) = kind.cannot_run_on(server) {
+        return Err(src.error(f.fault.span(), "nemesis.fault", why));
+    }
     if f.count == Some(0) {
         return Err(here(
             "nemesis.count",

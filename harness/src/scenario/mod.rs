@@ -3,6 +3,7 @@
 
 mod client_table;
 mod error;
+mod fault;
 mod file;
 mod load;
 mod model;

@@ -38,7 +38,7 @@ impl ServerKind for MariaDb {
 
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
         Box::pin(async move {
-            let kind = NodeKind::MariaDb(MariaDbOptions {
+            let kind = NodeKind::from(MariaDbOptions {
                 durable: ctx.persistence == Persistence::AofAlways,
                 faketime: ctx.faketime,
                 ..MariaDbOptions::default()

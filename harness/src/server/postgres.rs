@@ -48,7 +48,7 @@ impl ServerKind for Postgres {
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
         Box::pin(async move {
             let durable = ctx.persistence == Persistence::AofAlways;
-            let kind = NodeKind::Postgres(PgOptions {
+            let kind = NodeKind::from(PgOptions {
                 fsync: durable,
                 synchronous_commit: durable,
                 faketime: ctx.faketime,

@@ -1,10 +1,10 @@
-//! Stale fencing-token writes: writes the resource accepted although it had already accepted a
+//! Test oracle (the in-memory checker the streaming one replaced): Stale fencing-token writes: writes the resource accepted although it had already accepted a
 //! newer token, found both from the resource's own `max_token` and from real-time order; and
 //! writes the fence rejected, which are observations that the fence worked.
 
+use super::super::report::{Capped, Finding, FindingKind, TimeWindow};
 use super::holding::Holdings;
 use super::ops::{Op, Ops};
-use super::report::{Capped, Finding, FindingKind, TimeWindow};
 use crate::faults::{active_during, secs, FaultWindow};
 use crate::history::{EventKind, F};
 use std::collections::HashMap;

@@ -1,10 +1,10 @@
-//! Double holders: two processes whose believed holding intervals on the same lock overlap.
+//! Test oracle (the in-memory checker the streaming one replaced): Double holders: two processes whose believed holding intervals on the same lock overlap.
 //! Found with a sweep over intervals sorted by start, so the cost is O(n log n) plus the number
 //! of overlapping pairs.
 
+use super::super::report::{Capped, Finding, FindingKind, TimeWindow};
 use super::holding::{Holding, Holdings};
 use super::ops::Ops;
-use super::report::{Capped, Finding, FindingKind, TimeWindow};
 use crate::faults::{active_during, secs, FaultWindow};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};

@@ -1,4 +1,4 @@
-//! Client operations: each invoke paired with its completion, indexed by process, plus the
+//! Test oracle (the in-memory checker the streaming one replaced): Client operations: each invoke paired with its completion, indexed by process, plus the
 //! per-process facts (last event, crash) the checks need.
 
 use crate::history::{Event, EventKind, Process, F};
@@ -44,12 +44,12 @@ pub(crate) struct Ops<'a> {
     pub ops: Vec<Op<'a>>,
     /// Per process, its operations' positions in `ops`, in order.
     pub by_process: HashMap<u64, Vec<usize>>,
-    /// Per process, the time and index of its last event.
-    pub last_event: HashMap<u64, (u64, u64)>,
     /// Per process, the first nemesis `crash {client}` of it: (time, index).
     pub crash: HashMap<u64, (u64, u64)>,
     /// Time of the last event of the history.
     pub end_ns: u64,
+    /// Index of the last event of the history.
+    pub end_index: u64,
 }
 
 /// Pairs every invoke with the next completion of the same process. A completion without an
@@ -58,7 +58,6 @@ pub(crate) fn split_ops(events: &[Event]) -> Ops<'_> {
     let mut ops: Vec<Op<'_>> = Vec::new();
     let mut pending: HashMap<u64, usize> = HashMap::new();
     let mut by_process: HashMap<u64, Vec<usize>> = HashMap::new();
-    let mut last_event = HashMap::new();
     let mut crash = HashMap::new();
     for e in events {
         let p = match e.process {
@@ -72,7 +71,6 @@ pub(crate) fn split_ops(events: &[Event]) -> Ops<'_> {
                 continue;
             }
         };
-        last_event.insert(p, (e.time_ns, e.index));
         if e.kind == EventKind::Invoke {
             let at = ops.len();
             ops.push(Op {
@@ -95,8 +93,8 @@ pub(crate) fn split_ops(events: &[Event]) -> Ops<'_> {
     Ops {
         ops,
         by_process,
-        last_event,
         crash,
         end_ns: events.last().map_or(0, |e| e.time_ns),
+        end_index: events.last().map_or(0, |e| e.index),
     }
 }

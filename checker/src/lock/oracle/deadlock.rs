@@ -1,10 +1,10 @@
-//! Deadlocks: long fault-free stretches in which clients keep asking for a lock and no acquire
+//! Test oracle (the in-memory checker the streaming one replaced): Deadlocks: long fault-free stretches in which clients keep asking for a lock and no acquire
 //! succeeds. Built from merged "wanting" intervals, cut at every successful acquire, minus the
 //! fault windows.
 
+use super::super::report::{Finding, FindingKind, TimeWindow};
 use super::holding::Holdings;
 use super::ops::Ops;
-use super::report::{Finding, FindingKind, TimeWindow};
 use crate::faults::{active_during, secs, FaultWindow};
 use crate::history::{EventKind, F};
 use std::collections::HashMap;

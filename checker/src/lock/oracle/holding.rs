@@ -1,40 +1,11 @@
-//! Believed holding intervals: from a process's `acquire ok` until it stops believing it holds
+//! Test oracle (the in-memory checker the streaming one replaced). Believed holding intervals: from a process's `acquire ok` until it stops believing it holds
 //! the lock (release invoke, lost renew, retirement, crash, or its last event).
 
 use super::ops::Ops;
 use crate::history::{EventKind, F};
 use std::collections::HashMap;
 
-/// Why a holding interval ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EndReason {
-    /// The process invoked release.
-    Released,
-    /// A renew failed: the process learned the lock is no longer its.
-    Lost,
-    /// An operation of the process ended in `info`, which retires it.
-    Retired,
-    /// The nemesis crashed the process.
-    Crashed,
-    /// The process acquired the same lock again; the new interval takes over.
-    Reacquired,
-    /// Nothing ended it; it runs to the process's last event.
-    LastEvent,
-}
-
-impl EndReason {
-    /// Past-tense phrase for summaries: "released at 3.000 s".
-    pub fn phrase(self) -> &'static str {
-        match self {
-            EndReason::Released => "invoked release",
-            EndReason::Lost => "learned it lost the lock",
-            EndReason::Retired => "was retired (info)",
-            EndReason::Crashed => "crashed",
-            EndReason::Reacquired => "acquired again",
-            EndReason::LastEvent => "did its last operation",
-        }
-    }
-}
+pub(crate) use crate::lock::stream::EndReason;
 
 /// One process believing it holds one lock, from `start_ns` to `end_ns`.
 #[derive(Debug, Clone)]
@@ -137,7 +108,7 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
                         start_ns: c.time_ns,
                         end_ns: c.time_ns,
                         end_index: c.index,
-                        end: EndReason::LastEvent,
+                        end: EndReason::HistoryEnd,
                         writes: Vec::new(),
                     });
                 }
@@ -152,7 +123,7 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
         }
         let (end, why) = match crash {
             Some(c) => (c, EndReason::Crashed),
-            None => (ops.last_event[&p], EndReason::LastEvent),
+            None => ((ops.end_ns, ops.end_index), EndReason::HistoryEnd),
         };
         close(&mut open, &|_| false, end, why);
     }

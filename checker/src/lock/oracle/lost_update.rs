@@ -1,8 +1,8 @@
-//! Lost updates on the `counter` workload: the final read against the number of acknowledged
+//! Test oracle (the in-memory checker the streaming one replaced): Lost updates on the `counter` workload: the final read against the number of acknowledged
 //! increments, with pairs of writes that wrote the same value (both read the same n) as proof.
 
+use super::super::report::{Finding, FindingKind, TimeWindow};
 use super::ops::{Op, Ops};
-use super::report::{Finding, FindingKind, TimeWindow};
 use crate::faults::secs;
 use crate::history::{EventKind, F};
 use std::collections::BTreeMap;

@@ -1,0 +1,120 @@
+//! Times `check` of generated lock histories: 8 processes taking turns on one lock, and 64
+//! processes over 16 lock names, at 1M and 10M events, written to a temporary file and checked
+//! in one streaming pass; prints wall time and this process's peak RSS (VmHWM) per case.
+//!
+//! `cargo bench -p lockpick-checker --bench stream_check` runs every case;
+//! `-- 1M` (or `10M`, `locks`) filters cases by name; `-- --write PATH EVENTS [PROCESSES [LOCKS]]` only
+//! writes a history, and `--fenced` checks without linearizability (no lock model fits),
+//! writes a history, to time the binary on it (`/usr/bin/time -v lockpick check PATH`).
+
+#[path = "support/generate.rs"]
+mod generate;
+
+use generate::{write_history, Shape};
+use lockpick_checker::history::HistoryReader;
+use lockpick_checker::lock::{LockCheckParams, Property};
+use lockpick_checker::run_checks::check_run_file;
+use lockpick_checker::verdict::Verdict;
+use std::io::BufWriter;
+use std::path::Path;
+use std::time::Instant;
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn write(path: &Path, shape: Shape) -> u64 {
+    let file = std::fs::File::create(path).expect("create the history file");
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let n = write_history(shape, &mut out).expect("write the history");
+    std::io::Write::flush(&mut out).expect("flush the history");
+    n
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(at) = args.iter().position(|a| a == "--write") {
+        let path = Path::new(&args[at + 1]);
+        let events = args[at + 2].parse().expect("EVENTS is a number");
+        let processes = args
+            .get(at + 3)
+            .map_or(8, |l| l.parse().expect("PROCESSES is a number"));
+        let locks = args
+            .get(at + 4)
+            .map_or(1, |l| l.parse().expect("LOCKS is a number"));
+        let n = write(
+            path,
+            Shape {
+                processes,
+                locks,
+                events,
+            },
+        );
+        println!("wrote {n} events to {}", path.display());
+        return;
+    }
+    let filter = args.iter().find(|a| !a.starts_with('-'));
+    // `--fenced`: the property without a lock model, so no linearizability check (the lock
+    // checks alone).
+    let property = if args.iter().any(|a| a == "--fenced") {
+        Property::Fenced
+    } else {
+        Property::Exclusive
+    };
+    // (name, events, processes, locks)
+    let cases = [
+        ("1M events, 8 processes, 1 lock", 1_000_000, 8, 1),
+        ("1M events, 64 processes, 16 locks", 1_000_000, 64, 16),
+        ("10M events, 8 processes, 1 lock", 10_000_000, 8, 1),
+        ("10M events, 64 processes, 16 locks", 10_000_000, 64, 16),
+    ];
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for (name, events, processes, locks) in cases {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        let path = dir.path().join("bench-history.jsonl");
+        let n = write(
+            &path,
+            Shape {
+                processes,
+                locks,
+                events,
+            },
+        );
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        // Reading and parsing alone, for scale.
+        let start = Instant::now();
+        let mut reader = HistoryReader::open(&path).expect("open the generated history");
+        while reader
+            .next_event()
+            .expect("read the generated history")
+            .is_some()
+        {}
+        let read = start.elapsed();
+        let start = Instant::now();
+        let params = LockCheckParams {
+            property,
+            deadlock_ms: 3000,
+        };
+        let found = check_run_file(&path, &params).expect("read the generated history");
+        let took = start.elapsed();
+        let checks = &found.checks;
+        assert_eq!(checks.verdict(), Verdict::Valid, "{name}: {}", checks.lock);
+        assert_eq!(found.events, n);
+        assert_eq!(checks.lock.stats.max_concurrent_holders, 1);
+        println!(
+            "{name}: {n} events ({:.0} MB) checked in {:.2} s (reading alone {:.2} s), peak RSS so far {:.0} MiB",
+            bytes as f64 / 1e6,
+            took.as_secs_f64(),
+            read.as_secs_f64(),
+            peak_rss_mib()
+        );
+        std::fs::remove_file(&path).ok();
+    }
+}

@@ -1,0 +1,193 @@
+//! Deadlocks, per lock: long stretches in which clients kept asking for the lock and no
+//! acquire succeeded, outside fault windows.
+//!
+//! Successful acquires ("grants") cut time into segments; a deadlock lies inside one segment,
+//! so only segments at least the threshold long are kept (with the wanting intervals and the
+//! failed acquires inside them) until the end, when the fault windows are known. Memory: the
+//! current segment of each lock and the long ones, not the history.
+
+use super::holdings::EndReason;
+use std::collections::HashMap;
+
+/// A successful acquire: (completion time, completion index, process, token).
+pub(crate) type Grant = (u64, u64, u64, Option<u64>);
+
+/// A segment between two grants of one lock (or before the first, or after the last).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Segment {
+    /// Start: the time of the grant that opened it (0 before the first grant).
+    pub from: u64,
+    /// End: the next grant's time, or `u64::MAX` for the last segment.
+    pub to: u64,
+    /// The last grant at `from`, if any.
+    pub grant: Option<Grant>,
+    /// Wanting intervals, cut to the segment.
+    pub wanting: Vec<(u64, u64)>,
+    /// Failed acquires: (completion time, completion index, process).
+    pub fails: Vec<(u64, u64, u64)>,
+    /// How the holding `grant` began ended: (time, index, why), once it did.
+    pub grant_end: Option<(u64, u64, EndReason)>,
+}
+
+impl Segment {
+    fn add_wanting(&mut self, s: u64, e: u64) {
+        let (a, b) = (s.max(self.from), e.min(self.to));
+        if a <= b && s <= self.to && e >= self.from {
+            self.wanting.push((a, b));
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct LockTimeline {
+    current: Segment,
+    /// Closed segments at least the threshold long.
+    long: Vec<Segment>,
+}
+
+/// Per process and lock: wanting since, last failed acquire completed at.
+type Wanting = HashMap<(u64, u32), (u64, u64)>;
+
+#[derive(Debug)]
+pub(crate) struct Deadlocks {
+    threshold_ns: u64,
+    locks: HashMap<u32, LockTimeline>,
+    wanting: Wanting,
+}
+
+impl Deadlocks {
+    pub fn new(threshold_ns: u64) -> Self {
+        Deadlocks {
+            threshold_ns,
+            locks: HashMap::new(),
+            wanting: HashMap::new(),
+        }
+    }
+
+    pub fn threshold_ns(&self) -> u64 {
+        self.threshold_ns
+    }
+
+    fn timeline(&mut self, lock: u32) -> &mut LockTimeline {
+        self.locks.entry(lock).or_insert_with(|| LockTimeline {
+            current: Segment {
+                to: u64::MAX,
+                ..Segment::default()
+            },
+            long: Vec::new(),
+        })
+    }
+
+    /// A wanting interval of `lock` ended: it goes to every segment it touches.
+    fn push_wanting(&mut self, lock: u32, s: u64, e: u64) {
+        let tl = self.timeline(lock);
+        tl.current.add_wanting(s, e);
+        for seg in tl.long.iter_mut().rev() {
+            if seg.to < s {
+                break;
+            }
+            seg.add_wanting(s, e);
+        }
+    }
+
+    /// `p` invoked an operation other than an acquire: it stopped trying when its last
+    /// acquire failed.
+    pub fn moved_on(&mut self, p: u64) {
+        let mut done: Vec<(u32, u64, u64)> = Vec::new();
+        self.wanting.retain(|&(q, lock), &mut (since, last)| {
+            if q == p {
+                done.push((lock, since, last));
+            }
+            q != p
+        });
+        done.sort_unstable();
+        for (lock, since, last) in done {
+            self.push_wanting(lock, since, last);
+        }
+    }
+
+    /// `p` invoked an acquire of `lock` at `at_ns`: the start of its wanting, unless it
+    /// already wanted it.
+    pub fn since(&self, p: u64, lock: u32, at_ns: u64) -> u64 {
+        self.wanting.get(&(p, lock)).map_or(at_ns, |w| w.0)
+    }
+
+    /// An acquire of `lock` by `p`, invoked wanting since `since`, failed at `at`.
+    pub fn failed(&mut self, p: u64, lock: u32, since: u64, at: (u64, u64)) {
+        let tl = self.timeline(lock);
+        tl.current.fails.push((at.0, at.1, p));
+        // At the very instant of the grant that ended the previous segment: it belongs there
+        // too.
+        if let Some(prev) = tl.long.last_mut().filter(|s| s.to == at.0) {
+            prev.fails.push((at.0, at.1, p));
+        }
+        self.wanting.insert((p, lock), (since, at.0));
+    }
+
+    /// An acquire ended (ok, info, or never): the wanting since `since` ended at `end_ns`.
+    pub fn ended(&mut self, p: u64, lock: u32, since: u64, end_ns: u64) {
+        self.wanting.remove(&(p, lock));
+        self.push_wanting(lock, since, end_ns);
+    }
+
+    /// A grant: a new segment starts.
+    pub fn granted(&mut self, lock: u32, g: Grant) {
+        let threshold = self.threshold_ns;
+        let tl = self.timeline(lock);
+        if g.0 == tl.current.from && tl.current.grant.is_some() {
+            // Same instant as the grant that opened the segment: no cut, a later grant.
+            tl.current.grant = Some(g);
+            return;
+        }
+        let mut next = Segment {
+            from: g.0,
+            to: u64::MAX,
+            grant: Some(g),
+            grant_end: None,
+            wanting: Vec::new(),
+            // Failed acquires at the very instant of the grant belong to both segments.
+            fails: tl
+                .current
+                .fails
+                .iter()
+                .filter(|f| f.0 == g.0)
+                .copied()
+                .collect(),
+        };
+        // Wanting intervals reaching past the grant are still open; they are pushed when
+        // they end, and cut to each segment then.
+        std::mem::swap(&mut tl.current, &mut next);
+        next.to = g.0;
+        if next.to - next.from >= threshold {
+            tl.long.push(next);
+        }
+    }
+
+    /// The holding that began with the acquire completed at `acquire_index` on `lock` ended.
+    pub fn holding_closed(&mut self, lock: u32, acquire_index: u64, end: (u64, u64, EndReason)) {
+        let Some(tl) = self.locks.get_mut(&lock) else {
+            return;
+        };
+        for seg in tl.long.iter_mut().chain(std::iter::once(&mut tl.current)) {
+            if seg.grant.is_some_and(|g| g.1 == acquire_index) {
+                seg.grant_end = Some(end);
+            }
+        }
+    }
+
+    /// The history ended. Returns every lock's long segments (and its last one).
+    pub fn finish(mut self) -> HashMap<u32, Vec<Segment>> {
+        let mut left: Vec<((u64, u32), (u64, u64))> = self.wanting.drain().collect();
+        left.sort_unstable();
+        for ((_, lock), (since, last)) in left {
+            self.push_wanting(lock, since, last);
+        }
+        self.locks
+            .into_iter()
+            .map(|(lock, mut tl)| {
+                tl.long.push(tl.current);
+                (lock, tl.long)
+            })
+            .collect()
+    }
+}

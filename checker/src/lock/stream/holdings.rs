@@ -1,0 +1,311 @@
+//! Believed holding intervals, followed event by event: from a process's `acquire ok` until it
+//! stops believing it holds the lock (release invoke, lost renew, retirement, crash, or the
+//! end of the history). Memory: the open holdings and one entry per client process.
+
+use crate::history::{EventKind, F};
+use std::collections::HashMap;
+
+/// Why a holding interval ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EndReason {
+    /// The process invoked release.
+    Released,
+    /// A renew failed: the process learned the lock is no longer its.
+    Lost,
+    /// An operation of the process ended in `info`, which retires it.
+    Retired,
+    /// The nemesis crashed the process.
+    Crashed,
+    /// The process acquired the same lock again; the new interval takes over.
+    Reacquired,
+    /// Nothing ended it: the process still believed it held the lock when the history
+    /// ended, so the holding runs to the history's last event.
+    HistoryEnd,
+    /// Nothing ended it, but its lease (counted from the acquire's or the last renewal's
+    /// invocation) ran out before the history ended: it stops there.
+    LeaseRanOut,
+}
+
+impl EndReason {
+    /// Past-tense phrase for summaries: "released at 3.000 s".
+    pub fn phrase(self) -> &'static str {
+        match self {
+            EndReason::Released => "invoked release",
+            EndReason::Lost => "learned it lost the lock",
+            EndReason::Retired => "was retired (info)",
+            EndReason::Crashed => "crashed",
+            EndReason::Reacquired => "acquired again",
+            EndReason::HistoryEnd => "still held it when the history ended",
+            EndReason::LeaseRanOut => "let its lease run out",
+        }
+    }
+}
+
+/// A write invoked while holding.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriteRef {
+    pub invoke_ns: u64,
+    pub invoke_index: u64,
+    pub done_index: Option<u64>,
+}
+
+/// One process believing it holds one lock, from `start_ns` to `end_ns` once it ended.
+#[derive(Debug, Clone)]
+pub(crate) struct Holding {
+    /// Unique, in order of `acquire ok`.
+    pub id: u64,
+    pub process: u64,
+    pub lock: u32,
+    pub token: Option<u64>,
+    /// Index of the `acquire ok` that began it.
+    pub acquire_index: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Index of the event that ended it.
+    pub end_index: u64,
+    pub end: EndReason,
+    /// Writes the process invoked while holding.
+    pub writes: Vec<WriteRef>,
+    /// The lease: counted from (time, index of the acquire's or renewal's completion, time of
+    /// its invocation), for how many milliseconds.
+    pub lease: Option<Lease>,
+}
+
+/// A holder's lease, as it last knew it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lease {
+    /// Invocation time of the acquire or renewal that granted it: the holder counts from there.
+    pub from_ns: u64,
+    /// Index of that acquire's or renewal's completion.
+    pub index: u64,
+    pub ms: u64,
+}
+
+impl Lease {
+    fn expires_ns(&self) -> u64 {
+        self.from_ns
+            .saturating_add(self.ms.saturating_mul(1_000_000))
+    }
+}
+
+/// What happened to holdings on one event.
+#[derive(Debug)]
+pub(crate) enum Change {
+    Opened(Holding),
+    Closed(Holding),
+}
+
+#[derive(Debug, Default)]
+struct ProcessState {
+    open: Vec<Holding>,
+    /// The first nemesis crash of this process: (time, index).
+    crash: Option<(u64, u64)>,
+    /// An operation ended in `info`: nothing it does later counts.
+    retired: bool,
+}
+
+/// Every process's open holdings.
+#[derive(Debug, Default)]
+pub(crate) struct Holdings {
+    processes: HashMap<u64, ProcessState>,
+    next_id: u64,
+}
+
+/// Whether an operation on `op_lock` concerns a holding of `held`: an operation that names no
+/// lock (id 0, the empty name) concerns every lock its process holds.
+fn concerns(op_lock: u32, held: u32) -> bool {
+    op_lock == 0 || op_lock == held
+}
+
+fn close(
+    open: &mut Vec<Holding>,
+    keep: impl Fn(&Holding) -> bool,
+    at: (u64, u64),
+    why: EndReason,
+    out: &mut Vec<Change>,
+) {
+    let mut i = 0;
+    while i < open.len() {
+        if keep(&open[i]) {
+            i += 1;
+        } else {
+            let mut h = open.swap_remove(i);
+            h.end_ns = at.0.max(h.start_ns);
+            h.end_index = at.1;
+            h.end = why;
+            out.push(Change::Closed(h));
+        }
+    }
+}
+
+impl Holdings {
+    /// When the nemesis crashed `p`, if it did: (time, index).
+    pub fn crash_of(&self, p: u64) -> Option<(u64, u64)> {
+        self.processes.get(&p).and_then(|s| s.crash)
+    }
+
+    /// The nemesis crashed client `p`.
+    pub fn crash(&mut self, p: u64, time_ns: u64, index: u64) {
+        let s = self.processes.entry(p).or_default();
+        s.crash.get_or_insert((time_ns, index));
+    }
+
+    /// `p` invoked `f` on `lock`. For a write, returns the holdings it was invoked in (id and
+    /// position of the write in its list) and the earliest start among them.
+    pub fn invoke(
+        &mut self,
+        p: u64,
+        f: F,
+        lock: u32,
+        at: (u64, u64),
+        out: &mut Vec<Change>,
+    ) -> (Vec<(u64, usize)>, Option<u64>) {
+        let s = self.processes.entry(p).or_default();
+        if s.retired {
+            return (Vec::new(), None);
+        }
+        if let Some(c) = s.crash.filter(|c| c.0 < at.0) {
+            close(&mut s.open, |_| false, c, EndReason::Crashed, out);
+        }
+        match f {
+            F::Release => close(
+                &mut s.open,
+                |h| !concerns(lock, h.lock),
+                at,
+                EndReason::Released,
+                out,
+            ),
+            F::Write => {
+                let named = s.open.iter().any(|h| h.lock == lock);
+                let mut attached = Vec::new();
+                let mut since: Option<u64> = None;
+                for h in s.open.iter_mut().filter(|h| !named || h.lock == lock) {
+                    attached.push((h.id, h.writes.len()));
+                    h.writes.push(WriteRef {
+                        invoke_ns: at.0,
+                        invoke_index: at.1,
+                        done_index: None,
+                    });
+                    since = Some(since.map_or(h.start_ns, |s| s.min(h.start_ns)));
+                }
+                return (attached, since);
+            }
+            _ => {}
+        }
+        (Vec::new(), None)
+    }
+
+    /// A write attached by [`Holdings::invoke`] completed at `index`.
+    pub fn write_done(&mut self, p: u64, attached: &[(u64, usize)], index: u64) {
+        let Some(s) = self.processes.get_mut(&p) else {
+            return;
+        };
+        for &(id, at) in attached {
+            if let Some(h) = s.open.iter_mut().find(|h| h.id == id) {
+                h.writes[at].done_index = Some(index);
+            }
+        }
+    }
+
+    /// `p`'s `f` on `lock`, invoked at `invoke_ns`, completed with `kind`; `lease_ms` is the
+    /// lease an acquire was granted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn complete(
+        &mut self,
+        p: u64,
+        f: F,
+        lock: u32,
+        kind: EventKind,
+        token: Option<u64>,
+        lease_ms: Option<u64>,
+        invoke_ns: u64,
+        at: (u64, u64),
+        out: &mut Vec<Change>,
+    ) {
+        let s = self.processes.entry(p).or_default();
+        if s.retired {
+            return;
+        }
+        match (kind, f) {
+            (EventKind::Info, _) => {
+                close(&mut s.open, |_| false, at, EndReason::Retired, out);
+                s.retired = true;
+            }
+            (EventKind::Ok, F::Acquire) => {
+                close(
+                    &mut s.open,
+                    |h| h.lock != lock,
+                    at,
+                    EndReason::Reacquired,
+                    out,
+                );
+                let h = Holding {
+                    id: self.next_id,
+                    process: p,
+                    lock,
+                    token,
+                    acquire_index: at.1,
+                    start_ns: at.0,
+                    end_ns: at.0,
+                    end_index: at.1,
+                    end: EndReason::HistoryEnd,
+                    writes: Vec::new(),
+                    lease: lease_ms.map(|ms| Lease {
+                        from_ns: invoke_ns,
+                        index: at.1,
+                        ms,
+                    }),
+                };
+                self.next_id += 1;
+                out.push(Change::Opened(h.clone()));
+                s.open.push(h);
+            }
+            (EventKind::Ok, F::Renew) => {
+                for h in s.open.iter_mut().filter(|h| concerns(lock, h.lock)) {
+                    if let Some(l) = &mut h.lease {
+                        l.from_ns = invoke_ns;
+                        l.index = at.1;
+                    }
+                }
+            }
+            (EventKind::Fail, F::Renew) => close(
+                &mut s.open,
+                |h| !concerns(lock, h.lock),
+                at,
+                EndReason::Lost,
+                out,
+            ),
+            _ => {}
+        }
+    }
+
+    /// The history ended at `end` (time, index of its last event): every holding still open
+    /// ends at its process's crash, or there.
+    pub fn finish(&mut self, end: (u64, u64), out: &mut Vec<Change>) {
+        let mut processes: Vec<u64> = self.processes.keys().copied().collect();
+        processes.sort_unstable();
+        for p in processes {
+            let s = self.processes.get_mut(&p).expect("listed");
+            match s.crash {
+                Some(c) => close(&mut s.open, |_| false, c, EndReason::Crashed, out),
+                None => {
+                    // A holder that knows its lease ran out stops believing it holds the lock.
+                    for h in std::mem::take(&mut s.open) {
+                        let mut one = vec![h];
+                        let lease = one[0].lease.filter(|l| l.expires_ns() < end.0);
+                        match lease {
+                            Some(l) => close(
+                                &mut one,
+                                |_| false,
+                                (l.expires_ns(), l.index),
+                                EndReason::LeaseRanOut,
+                                out,
+                            ),
+                            None => close(&mut one, |_| false, end, EndReason::HistoryEnd, out),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,505 @@
+//! The lock checker in one pass over the history: each event updates the open operations, the
+//! believed holdings and each check's small state, so memory follows the operations in flight
+//! and the live holders, not the history's length. Findings are described at the end, when the
+//! fault windows are known. Every check is keyed by lock name.
+
+mod counter;
+mod deadlock;
+mod describe;
+mod holdings;
+mod overlap;
+mod stale;
+mod top;
+
+#[cfg(test)]
+pub(crate) use holdings::EndReason;
+pub(crate) use stale::STALE_TOKEN;
+
+use super::params::{LockCheckParams, Property};
+use super::report::{Finding, LockReport, LockStats, MAX_LISTED};
+use crate::faults::{FaultStream, FaultWindow};
+use crate::history::{EventKind, EventRef, Process, F};
+use crate::verdict::Verdict;
+use counter::{Counter, FinalRead};
+use deadlock::Deadlocks;
+use holdings::{Change, Holding, Holdings};
+use overlap::{Overlaps, Pair};
+use stale::{Proof, StaleWrites, Write};
+use std::collections::{HashMap, HashSet};
+use top::Top;
+
+/// An operation in flight.
+#[derive(Debug)]
+struct InFlight {
+    f: F,
+    lock: u32,
+    invoke_ns: u64,
+    invoke_index: u64,
+    token: Option<u64>,
+    int: Option<i64>,
+    is_final: bool,
+    /// A write: the holdings it was invoked in, and the earliest start among them.
+    attached: Vec<(u64, usize)>,
+    since: Option<u64>,
+    /// A write: the highest accepted write of its resource when it was invoked.
+    seen: Option<Write>,
+    /// An acquire: since when its process wanted the lock.
+    wanting_since: u64,
+    /// The lease asked for.
+    lease_ms: Option<u64>,
+}
+
+/// Lock names, numbered; 0 is the empty name (an operation that names no lock).
+#[derive(Debug)]
+struct Names {
+    ids: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    fn new() -> Self {
+        Names {
+            ids: HashMap::from([(String::new(), 0)]),
+            names: vec![String::new()],
+        }
+    }
+
+    fn id(&mut self, name: Option<&str>) -> u32 {
+        let name = name.unwrap_or("");
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.ids.insert(name.to_string(), id);
+        self.names.push(name.to_string());
+        id
+    }
+}
+
+/// Key of a double-holder finding: its place in the report (lock, later holding, earlier).
+type DoubleKey = (String, u64, u64, u64, u64);
+
+/// The lock checker, fed one event at a time in history order (see [`LockStream::push`]).
+pub struct LockStream {
+    params: LockCheckParams,
+    names: Names,
+    in_flight: HashMap<(u64, bool), InFlight>,
+    holdings: Holdings,
+    overlaps: Overlaps,
+    stale: StaleWrites,
+    counter: Counter,
+    deadlocks: Option<Deadlocks>,
+    faults: FaultStream,
+    stats: LockStats,
+    processes: HashSet<u64>,
+    end_ns: u64,
+    end_index: u64,
+    doubles: Top<DoubleKey, Pair>,
+    accepted: Top<u64, (u32, Write, u64, Proof)>,
+    rejected: Top<u64, (u32, Write, Option<u64>)>,
+    changes: Vec<Change>,
+}
+
+impl LockStream {
+    pub fn new(params: &LockCheckParams) -> Self {
+        LockStream {
+            params: *params,
+            names: Names::new(),
+            in_flight: HashMap::new(),
+            holdings: Holdings::default(),
+            overlaps: Overlaps::default(),
+            stale: StaleWrites::default(),
+            counter: Counter::default(),
+            deadlocks: (params.deadlock_ms > 0)
+                .then(|| Deadlocks::new(params.deadlock_ms.saturating_mul(1_000_000))),
+            faults: FaultStream::default(),
+            stats: LockStats::default(),
+            processes: HashSet::new(),
+            end_ns: 0,
+            end_index: 0,
+            doubles: Top::new(MAX_LISTED),
+            accepted: Top::new(MAX_LISTED),
+            rejected: Top::new(MAX_LISTED),
+            changes: Vec::new(),
+        }
+    }
+
+    /// Takes the next event. Precondition: events come in history order, as
+    /// [`HistoryReader`](crate::history::HistoryReader) gives them; a completion with no
+    /// operation in flight is ignored.
+    pub fn push(&mut self, e: &EventRef<'_>) {
+        self.end_ns = e.time_ns;
+        self.end_index = e.index;
+        let p = match e.process {
+            Process::Client(p) => p,
+            Process::Nemesis => {
+                if e.f == F::Crash {
+                    if let Some(c) = e.value.client {
+                        self.holdings.crash(c, e.time_ns, e.index);
+                    }
+                }
+                self.faults.push(&e.to_owned());
+                return;
+            }
+        };
+        let at = (e.time_ns, e.index);
+        let lane = (p, e.f == F::Renew);
+        if e.kind == EventKind::Invoke {
+            self.processes.insert(p);
+            let lock = self.names.id(e.lock.as_deref());
+            let (attached, since) = self.holdings.invoke(p, e.f, lock, at, &mut self.changes);
+            self.apply_changes();
+            let mut wanting_since = e.time_ns;
+            if let Some(d) = &mut self.deadlocks {
+                if e.f == F::Acquire {
+                    wanting_since = d.since(p, lock, e.time_ns);
+                } else {
+                    d.moved_on(p);
+                }
+            }
+            if e.f == F::Write && e.value.int.is_some() {
+                self.counter.writes += 1;
+            }
+            let op = InFlight {
+                f: e.f,
+                lock,
+                invoke_ns: e.time_ns,
+                invoke_index: e.index,
+                token: e.value.token,
+                int: e.value.int,
+                is_final: e.value.note.as_deref() == Some("final"),
+                attached,
+                since,
+                seen: (e.f == F::Write)
+                    .then(|| self.stale.at_invoke(lock))
+                    .flatten(),
+                wanting_since,
+                lease_ms: e.value.lease_ms,
+            };
+            self.in_flight.insert(lane, op);
+            return;
+        }
+        let Some(mut op) = self.in_flight.remove(&lane) else {
+            return;
+        };
+        if op.lock == 0 && e.lock.is_some() {
+            op.lock = self.names.id(e.lock.as_deref());
+        }
+        self.count(op.f, Some(e.kind), e.error.as_deref());
+        if op.f == F::Write {
+            self.holdings.write_done(p, &op.attached, e.index);
+            self.write_done(p, &op, e);
+        }
+        if op.f == F::Read && e.kind == EventKind::Ok {
+            let is_final = op.is_final || e.value.note.as_deref() == Some("final");
+            if let (true, Some(value)) = (is_final, e.value.int) {
+                self.counter.final_read(FinalRead {
+                    invoke_index: op.invoke_index,
+                    done_index: e.index,
+                    done_ns: e.time_ns,
+                    value,
+                });
+            }
+        }
+        self.holdings.complete(
+            p,
+            op.f,
+            op.lock,
+            e.kind,
+            e.value.token,
+            e.value.lease_ms.or(op.lease_ms),
+            op.invoke_ns,
+            at,
+            &mut self.changes,
+        );
+        self.apply_changes();
+        if let (Some(d), F::Acquire) = (&mut self.deadlocks, op.f) {
+            match e.kind {
+                EventKind::Fail => d.failed(p, op.lock, op.wanting_since, at),
+                kind => {
+                    d.ended(p, op.lock, op.wanting_since, e.time_ns);
+                    if kind == EventKind::Ok {
+                        d.granted(op.lock, (e.time_ns, e.index, p, e.value.token));
+                    }
+                }
+            }
+        }
+    }
+
+    fn write_done(&mut self, p: u64, op: &InFlight, e: &EventRef<'_>) {
+        let token = e.value.token.or(op.token);
+        let w = Write {
+            process: p,
+            token: token.unwrap_or(0),
+            invoke_ns: op.invoke_ns,
+            invoke_index: op.invoke_index,
+            done_ns: e.time_ns,
+            done_index: e.index,
+        };
+        if let Some(int) = op.int {
+            match e.kind {
+                EventKind::Ok => self.counter.acked(int, w),
+                EventKind::Fail => self.counter.failed += 1,
+                EventKind::Info | EventKind::Invoke => {}
+            }
+        }
+        if token.is_none() {
+            return;
+        }
+        match e.kind {
+            EventKind::Ok => {
+                if let Some(proof) = self.stale.accepted(op.lock, w, op.seen, e.value.max_token) {
+                    let since = op.since.unwrap_or(op.invoke_ns);
+                    self.accepted
+                        .push(op.invoke_index, (op.lock, w, since, proof));
+                }
+            }
+            EventKind::Fail if e.error.as_deref() == Some(STALE_TOKEN) => {
+                self.rejected
+                    .push(op.invoke_index, (op.lock, w, e.value.max_token));
+            }
+            _ => {}
+        }
+    }
+
+    fn count(&mut self, f: F, outcome: Option<EventKind>, error: Option<&str>) {
+        let s = &mut self.stats;
+        let counter = match (f, outcome) {
+            (F::Acquire, Some(EventKind::Ok)) => &mut s.acquires_ok,
+            (F::Acquire, Some(EventKind::Fail)) => &mut s.acquires_fail,
+            (F::Acquire, _) => &mut s.acquires_info,
+            (F::Release, Some(EventKind::Ok)) => &mut s.releases_ok,
+            (F::Release, Some(EventKind::Fail)) => &mut s.releases_fail,
+            (F::Release, _) => &mut s.releases_info,
+            (F::Renew, Some(EventKind::Ok)) => &mut s.renews_ok,
+            (F::Renew, Some(EventKind::Fail)) => &mut s.renews_fail,
+            (F::Renew, _) => &mut s.renews_info,
+            (F::Write, Some(EventKind::Ok)) => &mut s.writes_ok,
+            (F::Write, Some(EventKind::Fail)) if error == Some(STALE_TOKEN) => {
+                &mut s.writes_rejected
+            }
+            (F::Write, Some(EventKind::Fail)) => &mut s.writes_fail,
+            (F::Write, _) => &mut s.writes_info,
+            _ => return,
+        };
+        *counter += 1;
+    }
+
+    fn apply_changes(&mut self) {
+        for c in std::mem::take(&mut self.changes) {
+            match c {
+                Change::Opened(h) => self.overlaps.opened(&h),
+                Change::Closed(h) => self.closed(h),
+            }
+        }
+    }
+
+    fn closed(&mut self, h: Holding) {
+        self.stats.holding_intervals += 1;
+        if let Some(d) = &mut self.deadlocks {
+            d.holding_closed(h.lock, h.acquire_index, (h.end_ns, h.end_index, h.end));
+        }
+        let names = &self.names.names;
+        let doubles = &mut self.doubles;
+        self.overlaps.closed(h, &mut |(a, b): Pair| {
+            let key = (
+                names[a.lock as usize].clone(),
+                b.start_ns,
+                b.acquire_index,
+                a.start_ns,
+                a.acquire_index,
+            );
+            doubles.push(key, (a, b));
+        });
+    }
+
+    /// The history ended: settles what is still open and judges the findings against the
+    /// claimed property.
+    pub fn finish(mut self) -> LockReport {
+        let mut open: Vec<((u64, bool), InFlight)> = self.in_flight.drain().collect();
+        open.sort_by_key(|(k, _)| *k);
+        for ((p, _), op) in open {
+            self.count(op.f, None, None);
+            if let (Some(d), F::Acquire) = (&mut self.deadlocks, op.f) {
+                let stop = self.holdings.crash_of(p).map_or(self.end_ns, |c| c.0);
+                d.ended(p, op.lock, op.wanting_since, stop.max(op.wanting_since));
+            }
+        }
+        self.holdings
+            .finish((self.end_ns, self.end_index), &mut self.changes);
+        self.apply_changes();
+        let faults = std::mem::take(&mut self.faults).finish(self.end_ns);
+        self.stats.max_concurrent_holders = self.overlaps.max_concurrent;
+        self.stats.processes = self.processes.len() as u64;
+        self.report(&faults)
+    }
+
+    fn report(self, faults: &[FaultWindow]) -> LockReport {
+        let names = &self.names.names;
+        let mut violations = Findings::default();
+        let mut observations = Findings::default();
+        let mut unknowns = Vec::new();
+
+        let doubles = Findings {
+            omitted: self.doubles.omitted,
+            listed: self
+                .doubles
+                .into_sorted()
+                .iter()
+                .map(|(a, b)| describe::double(&names[a.lock as usize], a, b, faults))
+                .collect(),
+        };
+        match self.params.property {
+            Property::Exclusive => violations.add(doubles),
+            Property::Fenced => {
+                let mut absorbed = doubles;
+                for f in &mut absorbed.listed {
+                    f.summary.push_str(" (lease expiry absorbed by the fence)");
+                }
+                observations.add(absorbed);
+            }
+        }
+        violations.add(Findings {
+            omitted: self.accepted.omitted,
+            listed: self
+                .accepted
+                .into_sorted()
+                .into_iter()
+                .map(|(lock, w, since, proof)| {
+                    describe::stale(&names[lock as usize], &w, since, proof, faults)
+                })
+                .collect(),
+        });
+        observations.add(Findings {
+            omitted: self.rejected.omitted,
+            listed: self
+                .rejected
+                .into_sorted()
+                .into_iter()
+                .map(|(lock, w, max)| describe::rejected(&names[lock as usize], &w, max, faults))
+                .collect(),
+        });
+        if self.counter.writes > 0 {
+            if self.counter.final_read.is_none() {
+                unknowns.push(
+                    "the counter has no final read, so lost updates cannot be counted".to_string(),
+                );
+            } else {
+                let c = &self.counter;
+                let unsure = (c.writes - c.acked - c.failed) as i64;
+                violations.add(Findings::capped(describe::counter(c, unsure)));
+            }
+        }
+        if let Some(d) = self.deadlocks {
+            let threshold = d.threshold_ns();
+            let mut found: Vec<(&str, u64, Finding)> = Vec::new();
+            let mut calm: Vec<(u64, u64)> = faults
+                .iter()
+                .filter(|w| !w.is_instant())
+                .map(|w| (w.start_ns, w.end_ns))
+                .collect();
+            let faulty = merge(&mut calm);
+            for (lock, segments) in d.finish() {
+                let name = names[lock as usize].as_str();
+                for mut seg in segments {
+                    for (s, e) in merge(&mut seg.wanting) {
+                        for (a, b) in subtract(s, e, &faulty) {
+                            if b - a >= threshold {
+                                found.push((name, a, describe::deadlock(name, &seg, a, b, faults)));
+                            }
+                        }
+                    }
+                }
+            }
+            found.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+            violations.add(Findings::capped(found.into_iter().map(|f| f.2).collect()));
+        }
+
+        let stats = self.stats;
+        if stats.acquires_ok == 0 {
+            unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
+        }
+        let verdict = Verdict::merge_all([
+            if violations.total() > 0 {
+                Verdict::Invalid
+            } else {
+                Verdict::Valid
+            },
+            if unknowns.is_empty() {
+                Verdict::Valid
+            } else {
+                Verdict::Unknown
+            },
+        ]);
+        LockReport {
+            property: self.params.property,
+            verdict,
+            violations: violations.listed,
+            observations: observations.listed,
+            omitted_violations: violations.omitted,
+            omitted_observations: observations.omitted,
+            unknowns,
+            stats,
+        }
+    }
+}
+
+/// Findings of several kinds, each kind capped on its own.
+#[derive(Default)]
+struct Findings {
+    listed: Vec<Finding>,
+    omitted: u64,
+}
+
+impl Findings {
+    fn capped(mut all: Vec<Finding>) -> Findings {
+        let omitted = all.len().saturating_sub(MAX_LISTED) as u64;
+        all.truncate(MAX_LISTED);
+        Findings {
+            listed: all,
+            omitted,
+        }
+    }
+
+    fn add(&mut self, c: Findings) {
+        self.listed.extend(c.listed);
+        self.omitted += c.omitted;
+    }
+
+    fn total(&self) -> u64 {
+        self.listed.len() as u64 + self.omitted
+    }
+}
+
+/// Sorts and merges intervals that overlap or touch.
+fn merge(intervals: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
+    intervals.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &(s, e) in intervals.iter() {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// `[a, b]` minus the merged, sorted intervals `holes`.
+fn subtract(a: u64, b: u64, holes: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut from = a;
+    let first = holes.partition_point(|h| h.1 < a);
+    for &(hs, he) in &holes[first..] {
+        if hs > b {
+            break;
+        }
+        if hs > from {
+            out.push((from, hs));
+        }
+        from = from.max(he);
+    }
+    if from < b {
+        out.push((from, b));
+    }
+    out
+}
