@@ -54,13 +54,15 @@ pub enum Command {
 pub struct ScenarioArgs {
     /// Scenario name or path.
     pub scenario: String,
-    /// Seed for every random choice (default: the scenario's).
+    /// Seed for every random choice, 0 to 18446744073709551615 (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Workload length in seconds (default: the scenario's).
+    /// Workload length in seconds, 0.001 to 86400 (default: the scenario's); the fault
+    /// schedule over it must stay within 100000 steps.
     #[arg(long, value_name = "SECONDS")]
     pub time_limit: Option<f64>,
-    /// Number of concurrent clients (default: the scenario's).
+    /// Number of concurrent clients, 1 to 1000 (default: the scenario's); a fault aimed at
+    /// client k needs more than k.
     #[arg(long)]
     pub clients: Option<usize>,
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one (HOST an IP or a name,
@@ -94,13 +96,15 @@ pub struct CompareArgs {
     /// Backends to run it on, comma-separated (e.g. redis,redis-naive,etcd).
     #[arg(long, value_delimiter = ',', required = true)]
     pub backends: Vec<String>,
-    /// Seed for every random choice (default: the scenario's).
+    /// Seed for every random choice, 0 to 18446744073709551615 (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Workload length in seconds (default: the scenario's).
+    /// Workload length in seconds, 0.001 to 86400 (default: the scenario's); the fault
+    /// schedule over it must stay within 100000 steps.
     #[arg(long, value_name = "SECONDS")]
     pub time_limit: Option<f64>,
-    /// Number of concurrent clients (default: the scenario's).
+    /// Number of concurrent clients, 1 to 1000 (default: the scenario's); a fault aimed at
+    /// client k needs more than k.
     #[arg(long)]
     pub clients: Option<usize>,
     /// Root folder of stored runs.
@@ -120,7 +124,7 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
-    /// Runs per scenario, with seeds scenario-seed, scenario-seed + 1, …
+    /// Runs per scenario, 1 to 10000, with seeds scenario-seed, scenario-seed + 1, …
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,
     /// Only scenarios whose name contains this text.

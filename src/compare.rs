@@ -2,7 +2,7 @@
 //! backend in turn, then `compare.html` side by side.
 
 use crate::cli::CompareArgs;
-use crate::commands::{clients_arg, runtime, time_limit_arg, write_report};
+use crate::commands::{run_size_args, runtime, write_report};
 use crate::exit_code;
 use lockpick_harness::locks::{find_lock, lock_names};
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
@@ -20,7 +20,7 @@ pub fn compare(args: CompareArgs) -> u8 {
             return exit_code::USAGE;
         }
     };
-    let parsed = clients_arg(args.clients).and_then(|c| Ok((c, time_limit_arg(args.time_limit)?)));
+    let parsed = run_size_args(&scenario, args.clients, args.time_limit);
     let (clients, duration_ms) = match parsed {
         Ok(p) => p,
         Err(e) => {

@@ -4,24 +4,14 @@
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use std::path::Path;
-use std::process::{Command, Output};
+mod cli_support;
 
-fn lockpick(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lockpick"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use cli_support::{lockpick, stderr};
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]

@@ -32,6 +32,9 @@ pub struct ClientCtx {
     pub seed: u64,
     /// Cancelled when the run's time is up or it is interrupted: no new operation starts.
     pub stop: CancellationToken,
+    /// Cancelled on SIGINT/SIGTERM only: it also cuts a client pause short, so that an
+    /// interrupted run ends (and is checked) whatever pause it is in.
+    pub interrupt: CancellationToken,
 }
 
 /// What happened to the current process in one round.
@@ -326,13 +329,25 @@ impl<L: LockClient> Client<L> {
                     },
                 );
                 self.ctx.points.set_paused(true);
-                // Not cut short by the end of the run: the pause is the experiment.
-                tokio::time::sleep(Duration::from_millis(ms)).await;
+                // Not cut short by the end of the run: the pause is the experiment. An
+                // interrupt does cut it: the user wants the run to end now, and the resume
+                // says so, so nobody reads the shorter pause as the scenario's.
+                let paused = Instant::now();
+                let cut = tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => false,
+                    _ = self.ctx.interrupt.cancelled() => true,
+                };
                 self.ctx.points.set_paused(false);
                 nemesis(
                     F::Resume,
                     Value {
                         client: Some(self.process),
+                        note: cut.then(|| {
+                            format!(
+                                "cut short by the interrupt after {} of {ms} ms",
+                                paused.elapsed().as_millis()
+                            )
+                        }),
                         ..Value::default()
                     },
                 );

@@ -47,7 +47,10 @@ pub async fn run_scenario(
         scenario
             .check_external(&opts.external)
             .map_err(RunError::External)?;
+        super::external::check_reachable(&scenario.node_names(), &opts.external).await?;
     }
+    crate::scenario::check_overrides(scenario, opts.clients, opts.duration_ms)
+        .map_err(RunError::Options)?;
     let seed = opts.seed.unwrap_or(scenario.seed);
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
     let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
@@ -139,6 +142,7 @@ async fn run_with(
         next_process: next_process.clone(),
         seed,
         stop: stop.clone(),
+        interrupt: interrupt.clone(),
     };
     backend.clients.spawn(&mut tasks, clients, &ctx);
     let started = Instant::now();

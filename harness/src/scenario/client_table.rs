@@ -9,7 +9,7 @@ use toml::Spanned;
 
 /// The `[client]` table of one scenario file, or none (a `[backend]` shorthand, a `--backend`
 /// lock): then a kind's options are their defaults.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct ClientTable<'a> {
     src: Source<'a>,
     present: bool,
@@ -28,10 +28,7 @@ impl<'a> ClientTable<'a> {
     /// No table: every option at its default.
     pub fn defaults() -> ClientTable<'static> {
         ClientTable {
-            src: Source {
-                path: Path::new("(defaults)"),
-                text: "",
-            },
+            src: Source::new(Path::new("(defaults)"), ""),
             present: false,
         }
     }

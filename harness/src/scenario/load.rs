@@ -91,7 +91,7 @@ pub fn load_scenario(name_or_path: &str) -> Result<Scenario, ScenarioError> {
 
 /// Parses scenario text; `path` is used in messages.
 pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    file::parse(&Source { path, text })
+    file::parse(&Source::new(path, text))
 }
 
 #[cfg(test)]
@@ -169,7 +169,7 @@ duration_ms = 100
     fn wrong_type_names_the_field_from_its_line() {
         let err = parse(&GOOD.replace("clients = 3", "clients = \"three\"")).unwrap_err();
         assert!(
-            err.starts_with("load scenario s.toml:11: field `clients`:"),
+            err.starts_with("load scenario s.toml:11: field `workload.clients`:"),
             "{err}"
         );
     }
