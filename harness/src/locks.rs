@@ -24,6 +24,12 @@ pub static LOCKS: &[LockPreset] = &[
     lock("redlock", "redis", "redlock"),
     lock("redis-sentinel", "redis-sentinel", "sentinel-lock"),
     lock("etcd-lock-service", "etcd", "etcd-lock-service"),
+    lock("pg-lease-row", "postgres", "pg-lease-row"),
+    lock("pg-advisory", "postgres", "pg-advisory"),
+    lock("pg-for-update", "postgres", "pg-for-update"),
+    lock("mysql-lease-row", "mariadb", "mysql-lease-row"),
+    lock("mysql-get-lock", "mariadb", "mysql-get-lock"),
+    lock("mysql-for-update", "mariadb", "mysql-for-update"),
 ];
 
 const fn lock(name: &'static str, server: &'static str, client: &'static str) -> LockPreset {

@@ -12,6 +12,12 @@ pub static CLIENTS: &[&dyn ClientKind] = &[
     &super::zk_lock::KIND,
     &super::etcd_lock_service::KIND,
     &super::process::KIND,
+    &super::pg_lease_row::KIND,
+    &super::pg_advisory::KIND,
+    &super::pg_for_update::KIND,
+    &super::mysql_lease_row::KIND,
+    &super::mysql_get_lock::KIND,
+    &super::mysql_for_update::KIND,
 ];
 
 /// The client kind of that name, as a scenario file writes it.

@@ -59,6 +59,12 @@ pub(crate) trait NodeRecipe: fmt::Debug + Send + Sync + 'static {
         let _ = addr;
         Box::pin(async { false })
     }
+
+    /// Runs once the server answered its readiness probe (each start): housekeeping that
+    /// needs the running server, e.g. PostgreSQL's shared-memory clean-up.
+    fn on_ready(&self, folder: &NodeFolder) {
+        let _ = folder;
+    }
 }
 
 /// One node's kind, with its options.
@@ -110,5 +116,9 @@ impl NodeKind {
 
     pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
         self.0.is_leader(addr).await
+    }
+
+    pub(crate) fn on_ready(&self, folder: &NodeFolder) {
+        self.0.on_ready(folder)
     }
 }

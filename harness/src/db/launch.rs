@@ -109,7 +109,9 @@ pub(crate) async fn launch(
             });
         }
         if kind.probe(addr).await {
-            return Ok((guard.disarm(), spawned_at.elapsed()));
+            let startup = spawned_at.elapsed();
+            kind.on_ready(folder);
+            return Ok((guard.disarm(), startup));
         }
         if spawned_at.elapsed() >= timeout {
             let child = guard.disarm();

@@ -66,15 +66,68 @@ pub(crate) fn signal(pid: u32, signal: libc::c_int) -> Result<(), SignalFailure>
     send(pid, signal).map_err(SignalFailure::Os)
 }
 
+/// Signals a registered child and every process below it. A server may fork workers that
+/// leave its process group (PostgreSQL's backends call `setsid()`), so neither the pid nor the
+/// group reaches them: a pause must stop them too, and a kill must not leave them behind.
+/// The child is stopped first, so the workers' pids cannot be reaped and reused while they
+/// are signalled (an exited worker stays a zombie of its stopped parent).
 fn send(pid: u32, signal: libc::c_int) -> io::Result<()> {
+    match signal {
+        libc::SIGCONT => {
+            for worker in descendants(pid) {
+                let _ = kill(worker, libc::SIGCONT);
+            }
+            kill(pid, signal)
+        }
+        _ => {
+            kill(pid, libc::SIGSTOP)?;
+            for worker in descendants(pid) {
+                let _ = kill(worker, signal);
+            }
+            kill(pid, signal)
+        }
+    }
+}
+
+fn kill(pid: u32, signal: libc::c_int) -> io::Result<()> {
     // SAFETY: kill(2) has no memory-safety preconditions; the pid is a registered child that
-    // has not been reaped yet (the caller holds the registry lock).
+    // has not been reaped yet (the caller holds the registry lock), or one of its workers,
+    // which cannot be reaped while that child is stopped.
     let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
     if rc == -1 {
         Err(io::Error::last_os_error())
     } else {
         Ok(())
     }
+}
+
+/// Every process whose chain of parents leads to `root`, from /proc; empty for a server that
+/// forks nothing.
+fn descendants(root: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(u32, u32)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // "pid (comm) state ppid …": the command may hold spaces and parentheses.
+            let ppid = stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?;
+            Some((pid, ppid.parse().ok()?))
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for &(pid, ppid) in &parents {
+            if ppid == parent && pid != root && !found.contains(&pid) {
+                found.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    found
 }
 
 /// Removes `pid` and runs `reap` while still holding the lock, so no signal can be sent to the

@@ -22,6 +22,8 @@
 //! [`Capabilities`] it must fill, so the compiler points at every decision.
 
 mod etcd;
+mod mariadb;
+mod postgres;
 mod redis;
 mod redis_sentinel;
 mod zookeeper;
@@ -46,6 +48,8 @@ pub static SERVERS: &[&dyn ServerKind] = &[
     &redis_sentinel::RedisSentinel,
     &etcd::Etcd,
     &zookeeper::ZooKeeper,
+    &postgres::Postgres,
+    &mariadb::MariaDb,
 ];
 
 /// The server kind of that name, as a scenario file writes it.

@@ -1,0 +1,147 @@
+//! MariaDB/MySQL named locks: `GET_LOCK(name, 0)` polled on a dedicated connection,
+//! `RELEASE_LOCK(name)` to release. Like PostgreSQL's advisory lock, there is no lease: the
+//! lock lives as long as the server keeps the connection (`wait_timeout` ends an idle one).
+//! Fencing token: `NEXTVAL` of a sequence in the same statement, evaluated only when the lock
+//! was granted (`IF` evaluates one branch), so tokens grow with the order of holders.
+
+use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
+use super::lock::{Grant, LockClient, LockSession, Outcome};
+use super::mysql_node::{request, MyConn, MyNode, MySettings, TOKEN_SEQUENCE};
+use super::sql_options::SqlOptions;
+use crate::scenario::{ClientTable, MsRange, ScenarioError};
+use crate::server::NodeRule;
+use mysql_async::prelude::Queryable;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+const ACQUIRE: usize = 0;
+const RELEASE: usize = 1;
+
+/// Makes sessions of the named lock on one server (reached through its proxy).
+pub struct MyGetLock {
+    node: Arc<MyNode>,
+}
+
+impl MyGetLock {
+    pub fn new(
+        addr: SocketAddr,
+        lock: &str,
+        op_timeout_ms: u64,
+        retry_delay: MsRange,
+        settings: &MySettings,
+    ) -> MyGetLock {
+        MyGetLock {
+            node: Arc::new(MyNode::new(
+                addr,
+                lock,
+                op_timeout_ms,
+                retry_delay,
+                settings,
+            )),
+        }
+    }
+}
+
+/// One process's session: its connection holds the lock.
+#[derive(Clone)]
+pub struct MyGetLockSession {
+    conn: MyConn,
+}
+
+impl LockClient for MyGetLock {
+    type Session = MyGetLockSession;
+
+    async fn connect(&self, seed: u64) -> Result<MyGetLockSession, String> {
+        let acquire = format!("SELECT IF(GET_LOCK(?, 0) = 1, NEXTVAL({TOKEN_SEQUENCE}), NULL)");
+        let sql = [acquire.as_str(), "SELECT RELEASE_LOCK(?)"];
+        Ok(MyGetLockSession {
+            conn: MyConn::open(self.node.clone(), seed, &sql).await?,
+        })
+    }
+
+    fn lease_ms(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl LockSession for MyGetLockSession {
+    async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
+        self.conn
+            .poll(deadline, |conn| async move {
+                let sent_at = Instant::now();
+                let mut c = conn.conn.lock().await;
+                let token = request(
+                    conn.node.op_timeout,
+                    c.exec_first::<Option<u64>, _, _>(
+                        &conn.statements[ACQUIRE],
+                        (&conn.node.lock,),
+                    ),
+                )
+                .await;
+                token.map(|token| {
+                    token.flatten().map(|token| Grant {
+                        token: Some(token),
+                        holder: holder.to_owned(),
+                        lease_ms: None,
+                        sent_at,
+                    })
+                })
+            })
+            .await
+    }
+
+    async fn release(&mut self, _grant: &Grant) -> Outcome<()> {
+        let conn = &self.conn;
+        let mut c = conn.conn.lock().await;
+        request(
+            conn.node.op_timeout,
+            c.exec_first::<Option<i64>, _, _>(&conn.statements[RELEASE], (&conn.node.lock,)),
+        )
+        .await
+        .and_then(|released| match released.flatten() {
+            Some(1) => Outcome::Ok(()),
+            // 0: another connection holds it; NULL: nobody does.
+            _ => Outcome::Fail("not-owner".to_owned()),
+        })
+    }
+
+    /// No lease to extend: the lock lasts as long as the connection.
+    async fn renew(&mut self, _grant: &Grant) -> Outcome<()> {
+        Outcome::Fail("no-lease".to_owned())
+    }
+}
+
+pub(super) static KIND: MyGetLockKind = MyGetLockKind;
+
+pub(super) struct MyGetLockKind;
+
+impl ClientKind for MyGetLockKind {
+    fn name(&self) -> &'static str {
+        "mysql-get-lock"
+    }
+
+    fn about(&self) -> &'static str {
+        "GET_LOCK/RELEASE_LOCK on a dedicated connection, no lease; token: NEXTVAL of a sequence in the granting statement"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["mariadb"])
+    }
+
+    fn nodes(&self) -> Option<NodeRule> {
+        Some(SINGLE_NODE)
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        SqlOptions::read(table, |lock, addr, settings| {
+            Box::new(Arc::new(MyGetLock::new(
+                addr,
+                &lock.name,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+                settings,
+            )))
+        })
+    }
+}

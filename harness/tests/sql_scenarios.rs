@@ -1,0 +1,113 @@
+//! The shipped PostgreSQL and MariaDB scenarios, run for real against the server through the
+//! embedded proxy: each must reach its expected verdict and show the findings that make it.
+
+mod scenario_support;
+
+use scenario_support::{
+    assert_baseline_stats, assert_caused_by, assert_fence_held, assert_grants_around, assert_kinds,
+    assert_pause_broke_the_lock, double_holder, expecting, history, run,
+};
+
+use lockpick_checker::history::{EventKind, F};
+use lockpick_checker::lock::FindingKind;
+use lockpick_checker::verdict::Verdict;
+
+/// The tokens of the granted acquires, in history order.
+fn tokens(dir: &std::path::Path) -> Vec<u64> {
+    history(dir)
+        .into_iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .filter_map(|e| e.value.token)
+        .collect()
+}
+
+#[test]
+fn pg_lease_row_baseline_is_valid_with_growing_tokens() {
+    let (report, dir) = expecting(run("pg-lease-row-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+    let tokens = tokens(&dir);
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[test]
+fn pg_lease_row_gc_pause_shows_double_holder_and_accepted_stale_write() {
+    let (report, _) = expecting(run("pg-lease-row-gc-pause"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
+}
+
+#[test]
+fn pg_lease_row_gc_pause_fenced_is_valid_and_the_fence_rejects_the_stale_write() {
+    let (report, _) = expecting(run("pg-lease-row-gc-pause-fenced"), Verdict::Valid);
+    assert_fence_held(&report);
+    assert!(report.stats.writes_rejected > 0, "{report}");
+}
+
+#[test]
+fn pg_lease_row_clock_jump_takes_the_row_from_a_live_holder() {
+    let (report, _) = expecting(run("pg-lease-row-clock-jump"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Clock);
+}
+
+#[test]
+fn pg_advisory_baseline_is_valid_with_growing_tokens() {
+    let (report, dir) = expecting(run("pg-advisory-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+    let tokens = tokens(&dir);
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[test]
+fn pg_advisory_partition_is_valid_with_grants_on_both_sides() {
+    let (_, dir) = expecting(run("pg-advisory-partition"), Verdict::Valid);
+    assert_grants_around(&dir, F::Partition);
+}
+
+#[test]
+fn pg_advisory_gc_pause_loses_the_lock_with_the_idle_session() {
+    let (report, _) = expecting(run("pg-advisory-gc-pause"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
+}
+
+#[test]
+fn pg_for_update_gc_pause_loses_the_row_with_the_idle_transaction() {
+    let (report, _) = expecting(run("pg-for-update-gc-pause"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
+}
+
+#[test]
+fn pg_restart_with_durable_commits_is_valid_with_grants_after_the_crash() {
+    let (_, dir) = expecting(run("pg-restart"), Verdict::Valid);
+    assert_grants_around(&dir, F::Crash);
+}
+
+#[test]
+fn pg_restart_without_durable_commits_hands_out_old_tokens_again() {
+    let (report, _) = expecting(run("pg-restart-no-fsync"), Verdict::Invalid);
+    assert_kinds(&report.violations, &[FindingKind::StaleWrite], &report);
+}
+
+#[test]
+fn mysql_lease_row_baseline_is_valid_with_growing_tokens() {
+    let (report, dir) = expecting(run("mysql-lease-row-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+    let tokens = tokens(&dir);
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[test]
+fn mysql_lease_row_gc_pause_shows_double_holder_and_accepted_stale_write() {
+    let (report, _) = expecting(run("mysql-lease-row-gc-pause"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
+}
+
+#[test]
+fn mysql_get_lock_gc_pause_loses_the_lock_with_the_idle_connection() {
+    let (report, _) = expecting(run("mysql-get-lock-gc-pause"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
+}
+
+#[test]
+fn mysql_for_update_gc_pause_loses_the_row_with_the_idle_connection() {
+    let (report, _) = expecting(run("mysql-for-update-gc-pause"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
+}
