@@ -255,10 +255,7 @@ mod tests {
         // Before, this was dropped as torn and the history read as 0 events.
         let text = A.replace("\"invoke\"", "\"begin\"");
         let e = err(&text);
-        assert!(
-            e.starts_with("read history line 1: field `type`"),
-            "{e}"
-        );
+        assert!(e.starts_with("read history line 1: field `type`"), "{e}");
         assert!(e.contains("allowed: invoke, ok, fail, info"), "{e}");
     }
 
