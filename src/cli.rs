@@ -42,8 +42,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Serve the embedded Toxiproxy-compatible API alone, until Ctrl-C.
     Toxiproxy {
-        /// Address of the HTTP API.
-        #[arg(long, default_value = "127.0.0.1:8474")]
+        /// Address of the HTTP API (an IP or a name such as localhost; loopback only).
+        #[arg(long, default_value = "127.0.0.1:8474", value_parser = host_port)]
         listen: SocketAddr,
     },
 }
@@ -61,8 +61,10 @@ pub struct ScenarioArgs {
     /// Number of concurrent clients (default: the scenario's).
     #[arg(long)]
     pub clients: Option<usize>,
-    /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
-    #[arg(long, value_name = "HOST:PORT")]
+    /// Use the Toxiproxy at HOST:PORT instead of the embedded one (HOST an IP or a name,
+    /// resolved once, IPv4 first). It must run on this machine: its proxies are asked to
+    /// listen on 127.0.0.1. Without this flag everything stays on loopback.
+    #[arg(long, value_name = "HOST:PORT", value_parser = host_port)]
     pub toxiproxy: Option<SocketAddr>,
     /// Run on this backend instead of the scenario's (faults it cannot take are left out).
     #[arg(long)]
@@ -122,9 +124,26 @@ pub struct SuiteArgs {
     /// Only scenarios whose name contains this text.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Root folder of stored runs.
+    /// Root folder of stored runs; the suite's record and trend page go to `STORE/suite/<time>/`.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
+    /// Also write the results as a JUnit XML file here (one testcase per scenario and seed).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Start no new run once this many seconds have passed (0 < SECONDS <= 604800); the runs
+    /// left out are reported as skipped.
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub time_budget: Option<f64>,
+    /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub toxiproxy: Option<SocketAddr>,
+    /// Run on servers lockpick does not start (see `scenario --external`); every selected
+    /// scenario must be able to (use --filter).
+    #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',')]
+    pub external: Vec<SocketAddr>,
+    /// Use the redis-server at HOST:PORT as the protected resource.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub resource: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -153,4 +172,58 @@ pub struct CheckArgs {
 pub struct ExportArgs {
     /// A lockpick history.jsonl, or a run folder holding one.
     pub history: PathBuf,
+}
+
+/// HOST:PORT with HOST an IP address or a name, resolved now; a name takes its first IPv4
+/// address if it has one (`localhost` is 127.0.0.1, where Toxiproxy listens by default).
+pub fn host_port(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let expected = "expected HOST:PORT, e.g. 127.0.0.1:8474 or localhost:8474";
+    let addrs = text
+        .to_socket_addrs()
+        .map_err(|e| format!("{expected}: {e}"))?;
+    lockpick_harness::addr::pick_resolved(addrs)
+        .ok_or_else(|| format!("{expected}: {text} resolves to no address"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toxiproxy_of(value: &str) -> Result<Option<SocketAddr>, clap::Error> {
+        let cli = Cli::try_parse_from(["lockpick", "scenario", "x", "--toxiproxy", value])?;
+        match cli.command {
+            Command::Scenario(args) => Ok(args.toxiproxy),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn toxiproxy_takes_host_names_and_ips() {
+        let by_name = toxiproxy_of("localhost:8474").unwrap().unwrap();
+        assert!(by_name.ip().is_loopback(), "{by_name}");
+        assert_eq!(by_name.port(), 8474);
+        assert_eq!(
+            toxiproxy_of("127.0.0.1:8474").unwrap(),
+            Some(SocketAddr::from(([127, 0, 0, 1], 8474)))
+        );
+        assert_eq!(
+            toxiproxy_of("[::1]:8474")
+                .unwrap()
+                .map(|a| a.ip().is_ipv6()),
+            Some(true)
+        );
+        for bad in [
+            "localhost",
+            "localhost:port",
+            "no-such-host.invalid:8474",
+            "",
+        ] {
+            let err = toxiproxy_of(bad).unwrap_err().to_string();
+            assert!(err.contains("HOST:PORT"), "{bad}: {err}");
+        }
+    }
 }

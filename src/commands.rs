@@ -11,10 +11,9 @@ use lockpick_checker::models::ModelName;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
 use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
 use lockpick_checker::verdict::Verdict;
+use lockpick_harness::locks::{find_lock, lock_names, LockPreset};
 use lockpick_harness::run::{run_scenario, RunOptions};
-use lockpick_harness::scenario::{
-    list_scenarios, load_scenario, parse_scenario, BackendKind, Scenario,
-};
+use lockpick_harness::scenario::{list_scenarios, load_scenario, parse_scenario, Scenario};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -53,27 +52,17 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 
 /// The command line that repeats a run.
 fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
-    let mut cmd = format!("cargo run -- scenario {} --seed {seed}", args.scenario);
-    if let Some(t) = args.time_limit {
-        cmd.push_str(&format!(" --time-limit {t}"));
+    crate::reproduce::Reproduce {
+        scenario: args.scenario.clone(),
+        seed,
+        time_limit: args.time_limit,
+        clients: args.clients,
+        toxiproxy: args.toxiproxy.map(|t| t.to_string()),
+        backend: args.backend.clone(),
+        external: args.external.clone(),
+        resource: args.resource,
     }
-    if let Some(c) = args.clients {
-        cmd.push_str(&format!(" --clients {c}"));
-    }
-    if let Some(t) = args.toxiproxy {
-        cmd.push_str(&format!(" --toxiproxy {t}"));
-    }
-    if let Some(b) = &args.backend {
-        cmd.push_str(&format!(" --backend {b}"));
-    }
-    if !args.external.is_empty() {
-        let addrs: Vec<String> = args.external.iter().map(ToString::to_string).collect();
-        cmd.push_str(&format!(" --external {}", addrs.join(",")));
-    }
-    if let Some(r) = args.resource {
-        cmd.push_str(&format!(" --resource {r}"));
-    }
-    cmd
+    .command()
 }
 
 /// Reads `--clients`; 0 is refused.
@@ -95,12 +84,12 @@ pub(crate) fn time_limit_arg(t: Option<f64>) -> Result<Option<u64>, String> {
     }
 }
 
-/// Reads `--backend`: a backend the scenario model knows.
-pub(crate) fn backend_arg(name: &str) -> Result<BackendKind, String> {
-    BackendKind::from_name(name).ok_or_else(|| {
+/// Reads `--backend`: a named lock (server kind + client kind).
+pub(crate) fn backend_arg(name: &str) -> Result<&'static LockPreset, String> {
+    find_lock(name).ok_or_else(|| {
         format!(
-            "read --backend: unknown backend {name:?}; allowed: {}",
-            BackendKind::NAMES.join(", ")
+            "read --backend: unknown lock {name:?}; allowed: {}",
+            lock_names().join(", ")
         )
     })
 }
@@ -139,7 +128,7 @@ fn scenario(args: ScenarioArgs) -> u8 {
     let parsed = clients_arg(args.clients).and_then(|_| {
         let backend = args.backend.as_deref().map(backend_arg).transpose()?;
         if !args.external.is_empty() {
-            let moved = backend.map(|b| scenario.on_backend(b).0);
+            let moved = backend.map(|b| scenario.with_lock(b).0);
             moved
                 .as_ref()
                 .unwrap_or(&scenario)
@@ -216,9 +205,9 @@ fn list() -> u8 {
             .and_then(|t| parse_scenario(&entry.path, &t).map_err(|e| e.to_string()));
         match parsed {
             Ok(s) => println!(
-                "{:<28} {:<12} expected {:<8} {}",
+                "{:<28} {:<16} expected {:<8} {}",
                 entry.name,
-                s.backend.name(),
+                s.lock_name(),
                 s.expected.map(|v| v.name()).unwrap_or("-"),
                 s.description
             ),
@@ -384,8 +373,7 @@ fn checked_results(
             RunResults {
                 v: RESULTS_VERSION,
                 scenario: stored.map_or_else(|| "unknown".to_owned(), |s| s.name.clone()),
-                backend: stored
-                    .map_or_else(|| "unknown".to_owned(), |s| s.backend.name().to_owned()),
+                backend: stored.map_or_else(|| "unknown".to_owned(), |s| s.lock_name()),
                 seed: stored.map_or(0, |s| s.seed),
                 verdict,
                 expected: stored.and_then(|s| s.expected),

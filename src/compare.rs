@@ -5,8 +5,9 @@ use crate::cli::CompareArgs;
 use crate::commands::{clients_arg, runtime, time_limit_arg, write_report};
 use crate::exit_code;
 use lockpick_checker::history::F;
+use lockpick_harness::locks::{find_lock, lock_names};
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
-use lockpick_harness::scenario::{load_scenario, BackendKind, FaultKind};
+use lockpick_harness::scenario::{load_scenario, FaultKind};
 use lockpick_reports::{
     write_comparison, ComparedBackend, ComparedRun, Comparison, FaultColumn, COMPARE_DIR,
 };
@@ -60,8 +61,8 @@ pub fn compare(args: CompareArgs) -> u8 {
                 interrupted = true;
                 break;
             }
-            let Some(kind) = BackendKind::from_name(name) else {
-                let why = format!("unknown backend (known: {})", BackendKind::NAMES.join(", "));
+            let Some(kind) = find_lock(name) else {
+                let why = format!("unknown backend (known: {})", lock_names().join(", "));
                 eprintln!("lockpick: {name}: skipped: {why}");
                 backends.push(ComparedBackend {
                     backend: name.clone(),
@@ -69,7 +70,7 @@ pub fn compare(args: CompareArgs) -> u8 {
                 });
                 continue;
             };
-            let (_, skipped) = scenario.on_backend(kind);
+            let (_, skipped) = scenario.with_lock(kind);
             for s in &skipped {
                 eprintln!(
                     "lockpick: {name}: fault {} skipped: {}",

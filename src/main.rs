@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod compare;
 mod exit_code;
+mod reproduce;
 mod serve;
 mod signals;
 mod suite;

@@ -1,35 +1,200 @@
 //! `lockpick suite`: every shipped scenario with an expected verdict, over several seeds, as a
-//! safety regression that fails when any run does not reach its verdict.
+//! safety regression that fails when any run does not reach its verdict. Each suite run is
+//! recorded in `store/suite/<time>/suite.json` with a trend page over every stored run beside
+//! it, and optionally as a JUnit file for CI.
 
 use crate::cli::SuiteArgs;
 use crate::commands::runtime;
 use crate::exit_code;
-use lockpick_harness::run::{run_scenario, RunOptions};
-use lockpick_harness::scenario::{list_scenarios, load_scenario};
-use std::time::Instant;
-
-/// One scenario's runs.
-struct Row {
-    name: String,
-    expected: String,
-    verdicts: Vec<String>,
-    matched: u64,
-    secs: f64,
-    ops_per_sec: f64,
-}
+use crate::reproduce::Reproduce;
+use lockpick_checker::results::RunResults;
+use lockpick_checker::verdict::Verdict;
+use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
+use lockpick_harness::scenario::{list_scenarios, load_scenario, Scenario};
+use lockpick_reports::{CaseStatus, SuiteCase, SuiteRecord, SUITE_DIR, SUITE_VERSION};
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
 
 pub fn suite(args: SuiteArgs) -> u8 {
     if args.seeds == 0 {
         eprintln!("lockpick: failed to read --seeds: 0 runs would test nothing; use 1 or more");
         return exit_code::USAGE;
     }
+    let budget = match args.time_budget {
+        Some(t) if !(t > 0.0 && t.is_finite() && t <= 7.0 * 86_400.0) => {
+            eprintln!(
+                "lockpick: failed to read --time-budget: {t:?} is not a number of seconds from \
+                 above 0 to 604800 (a week)"
+            );
+            return exit_code::USAGE;
+        }
+        t => t.map(Duration::from_secs_f64),
+    };
+    let scenarios = match scenarios(args.filter.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    for scenario in &scenarios {
+        if !args.external.is_empty() {
+            if let Err(e) = scenario.check_external(&args.external) {
+                eprintln!("lockpick: failed to {e}; use --filter to pick the scenarios that can");
+                return exit_code::USAGE;
+            }
+        }
+    }
+    let started_at = SystemTime::now();
+    let started = Instant::now();
+    let mut record = SuiteRecord {
+        v: SUITE_VERSION,
+        started: utc_stamp(started_at),
+        secs: 0.0,
+        lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
+        command: suite_command(&args),
+        seeds: args.seeds,
+        interrupted: false,
+        cases: Vec::new(),
+    };
+    let rt = runtime();
+    let result = rt.block_on(async {
+        let interrupt = crate::signals::install()?;
+        for scenario in &scenarios {
+            let expected = scenario.expected.expect("filtered on expected");
+            let mut matched = 0;
+            for k in 0..args.seeds {
+                let seed = scenario.seed.wrapping_add(k);
+                let reproduce = Reproduce {
+                    scenario: scenario.name.clone(),
+                    seed,
+                    toxiproxy: args.toxiproxy.map(|t| t.to_string()),
+                    external: args.external.clone(),
+                    resource: args.resource,
+                    ..Reproduce::default()
+                }
+                .command();
+                let mut case = SuiteCase {
+                    scenario: scenario.name.clone(),
+                    seed,
+                    expected: expected.name().to_owned(),
+                    status: CaseStatus::Skipped,
+                    verdict: None,
+                    message: String::new(),
+                    reproduce: reproduce.clone(),
+                    run: None,
+                    secs: 0.0,
+                    ops: 0,
+                };
+                if interrupt.is_cancelled() {
+                    record.interrupted = true;
+                    case.message = "not run: the suite was interrupted".to_owned();
+                    record.cases.push(case);
+                    continue;
+                }
+                if let Some(b) = budget.filter(|b| started.elapsed() >= *b) {
+                    case.message = format!(
+                        "not run: the time budget of {} s was spent",
+                        b.as_secs_f64()
+                    );
+                    record.cases.push(case);
+                    continue;
+                }
+                let opts = RunOptions {
+                    seed: Some(seed),
+                    store: args.store.clone(),
+                    reproduce,
+                    toxiproxy: args.toxiproxy,
+                    external: args.external.clone(),
+                    resource: args.resource,
+                    ..RunOptions::default()
+                };
+                let run_started = Instant::now();
+                let outcome = run_scenario(scenario, &opts, interrupt.clone()).await;
+                case.secs = run_started.elapsed().as_secs_f64();
+                match outcome {
+                    Ok(outcome) => {
+                        let r = &outcome.results;
+                        crate::commands::write_report(&outcome.dir, r, None);
+                        case.verdict = Some(r.verdict.name().to_owned());
+                        case.ops = r.ops;
+                        case.run = relative_run(&args.store, &outcome.dir);
+                        if r.interrupted {
+                            record.interrupted = true;
+                        }
+                        if r.verdict == expected {
+                            case.status = CaseStatus::Passed;
+                            matched += 1;
+                        } else if r.interrupted {
+                            // A run cut short proves nothing either way.
+                            case.status = CaseStatus::Skipped;
+                            case.message = format!(
+                                "interrupted: the partial history was {}",
+                                r.verdict
+                            );
+                        } else {
+                            case.status = CaseStatus::Mismatch;
+                            case.message = mismatch_message(r, expected);
+                            eprintln!(
+                                "MISMATCH {} seed {seed}: {} (expected {expected}); store {}; reproduce: {}",
+                                scenario.name,
+                                r.verdict,
+                                outcome.dir.display(),
+                                r.reproduce
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        case.status = CaseStatus::Error;
+                        case.message = format!("failed to {e}");
+                        eprintln!(
+                            "ERROR {} seed {seed}: failed to {e}; reproduce: {}",
+                            scenario.name, case.reproduce
+                        );
+                    }
+                }
+                record.cases.push(case);
+            }
+            eprintln!(
+                "{}: {matched}/{} as expected",
+                scenario.name, args.seeds
+            );
+        }
+        Ok::<_, anyhow::Error>(())
+    });
+    drop(rt);
+    if let Err(e) = result {
+        // Only the signal handler's installation can fail here: runs report their own errors.
+        eprintln!("lockpick: failed to {e:#}");
+        return exit_code::HARNESS;
+    }
+    record.secs = started.elapsed().as_secs_f64();
+    print_table(&record);
+    let ran = record.cases.len() - record.count(CaseStatus::Skipped);
+    let mut code = if record.interrupted {
+        exit_code::INTERRUPTED
+    } else if ran == 0 {
+        // A nightly that ran nothing has not shown that anything is still safe.
+        eprintln!("lockpick: no run was made (the time budget was spent before the first)");
+        exit_code::UNKNOWN
+    } else if record.count(CaseStatus::Mismatch) > 0 {
+        exit_code::SUITE_MISMATCH
+    } else if record.count(CaseStatus::Error) > 0 {
+        exit_code::HARNESS
+    } else {
+        exit_code::VALID
+    };
+    if let Err(e) = write_outputs(&args, &record) {
+        eprintln!("lockpick: failed to {e}");
+        if code == exit_code::VALID {
+            code = exit_code::HARNESS;
+        }
+    }
+    code
+}
+
+/// The shipped scenarios with an expected verdict whose name contains `filter`.
+fn scenarios(filter: Option<&str>) -> Result<Vec<Scenario>, u8> {
     let mut scenarios = Vec::new();
     for entry in list_scenarios() {
-        if args
-            .filter
-            .as_deref()
-            .is_some_and(|f| !entry.name.contains(f))
-        {
+        if filter.is_some_and(|f| !entry.name.contains(f)) {
             continue;
         }
         match load_scenario(&entry.path.to_string_lossy()) {
@@ -37,94 +202,132 @@ pub fn suite(args: SuiteArgs) -> u8 {
             Ok(_) => {}
             Err(e) => {
                 eprintln!("lockpick: failed to {e}");
-                return exit_code::USAGE;
+                return Err(exit_code::USAGE);
             }
         }
     }
     if scenarios.is_empty() {
         eprintln!("lockpick: no scenario with an expected verdict matches");
-        return exit_code::USAGE;
+        return Err(exit_code::USAGE);
     }
-    let rt = runtime();
-    let mut rows = Vec::new();
-    let mut code = exit_code::VALID;
-    let result = rt.block_on(async {
-        let interrupt = crate::signals::install()?;
-        for scenario in &scenarios {
-            let expected = scenario.expected.expect("filtered on expected");
-            let mut row = Row {
-                name: scenario.name.clone(),
-                expected: expected.name().to_owned(),
-                verdicts: Vec::new(),
-                matched: 0,
-                secs: 0.0,
-                ops_per_sec: 0.0,
-            };
-            for k in 0..args.seeds {
-                if interrupt.is_cancelled() {
-                    return Ok::<_, anyhow::Error>(true);
-                }
-                let seed = scenario.seed.wrapping_add(k);
-                let opts = RunOptions {
-                    seed: Some(seed),
-                    store: args.store.clone(),
-                    reproduce: format!("cargo run -- scenario {} --seed {seed}", scenario.name),
-                    ..RunOptions::default()
-                };
-                let started = Instant::now();
-                let outcome = run_scenario(scenario, &opts, interrupt.clone()).await?;
-                let r = &outcome.results;
-                crate::commands::write_report(&outcome.dir, r, None);
-                row.secs += started.elapsed().as_secs_f64();
-                row.ops_per_sec += r.ops_per_sec() / args.seeds as f64;
-                row.verdicts.push(r.verdict.name().to_owned());
-                if r.verdict == expected {
-                    row.matched += 1;
-                } else {
-                    eprintln!(
-                        "MISMATCH {} seed {seed}: {} (expected {expected}); store {}; reproduce: {}",
-                        scenario.name,
-                        r.verdict,
-                        outcome.dir.display(),
-                        r.reproduce
-                    );
-                }
+    Ok(scenarios)
+}
+
+/// Why a run did not reach its verdict, in sentences a CI page can show.
+fn mismatch_message(r: &RunResults, expected: Verdict) -> String {
+    let mut lines = vec![format!(
+        "{} seed {}: {} (expected {expected})",
+        r.scenario,
+        r.seed,
+        r.verdict.name().to_uppercase()
+    )];
+    for v in &r.lock.violations {
+        lines.push(format!("violation {}: {}", v.kind, v.summary));
+    }
+    for u in &r.lock.unknowns {
+        lines.push(format!("unknown: {u}"));
+    }
+    if let Some(lin) = &r.linearizability {
+        if lin.verdict != Verdict::Valid {
+            lines.push(format!("linearizability ({}): {}", lin.model, lin.verdict));
+            if let Some(reason) = &lin.unknown_reason {
+                lines.push(format!("  undecided: {reason}"));
             }
-            eprintln!(
-                "{}: {}/{} as expected",
-                row.name, row.matched, args.seeds
-            );
-            rows.push(row);
         }
-        Ok(false)
-    });
-    drop(rt);
-    match result {
-        Err(e) => {
-            eprintln!("lockpick: failed to {e:#}");
-            return exit_code::HARNESS;
-        }
-        Ok(true) => code = exit_code::INTERRUPTED,
-        Ok(false) => {}
     }
-    println!(
-        "{:<28} {:<9} {:>7} {:>9} {:>8}  verdicts",
-        "scenario", "expected", "matched", "s/run", "ops/s"
-    );
-    for row in &rows {
-        println!(
-            "{:<28} {:<9} {:>3}/{:<3} {:>9.1} {:>8.0}  {}",
-            row.name,
-            row.expected,
-            row.matched,
-            row.verdicts.len(),
-            row.secs / row.verdicts.len().max(1) as f64,
-            row.ops_per_sec,
-            row.verdicts.join(" ")
+    if r.lock.violations.is_empty() && expected == Verdict::Invalid {
+        lines.push(
+            "no violation was found: the faults did not break the lock in this run".to_owned(),
         );
-        if row.matched < row.verdicts.len() as u64 && code == exit_code::VALID {
-            code = exit_code::SUITE_MISMATCH;
+    }
+    lines.join("\n")
+}
+
+/// The run folder relative to the store root, as `<scenario>/<run-id>`.
+fn relative_run(store: &Path, dir: &Path) -> Option<String> {
+    let rel = dir.strip_prefix(store).ok()?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}
+
+/// The command line that runs this suite again.
+fn suite_command(args: &SuiteArgs) -> String {
+    let mut cmd = format!("cargo run -- suite --seeds {}", args.seeds);
+    if let Some(f) = &args.filter {
+        cmd.push_str(&format!(" --filter {f}"));
+    }
+    if let Some(t) = args.time_budget {
+        cmd.push_str(&format!(" --time-budget {t}"));
+    }
+    if let Some(t) = args.toxiproxy {
+        cmd.push_str(&format!(" --toxiproxy {t}"));
+    }
+    if !args.external.is_empty() {
+        let addrs: Vec<String> = args.external.iter().map(ToString::to_string).collect();
+        cmd.push_str(&format!(" --external {}", addrs.join(",")));
+    }
+    if let Some(r) = args.resource {
+        cmd.push_str(&format!(" --resource {r}"));
+    }
+    cmd
+}
+
+/// The per-scenario table on standard output.
+fn print_table(record: &SuiteRecord) {
+    println!(
+        "{:<34} {:<9} {:>7} {:>9} {:>8}  verdicts",
+        "scenario", "expected", "matched", "s/run", "ops"
+    );
+    let mut names: Vec<&str> = Vec::new();
+    for c in &record.cases {
+        if !names.contains(&c.scenario.as_str()) {
+            names.push(&c.scenario);
         }
     }
-    code
+    for name in names {
+        let cases: Vec<&SuiteCase> = record.cases.iter().filter(|c| c.scenario == name).collect();
+        let ran: Vec<&&SuiteCase> = cases
+            .iter()
+            .filter(|c| c.status != CaseStatus::Skipped)
+            .collect();
+        let matched = cases
+            .iter()
+            .filter(|c| c.status == CaseStatus::Passed)
+            .count();
+        let secs: f64 = ran.iter().map(|c| c.secs).sum::<f64>() / ran.len().max(1) as f64;
+        let ops: f64 = ran.iter().map(|c| c.ops as f64).sum::<f64>() / ran.len().max(1) as f64;
+        let verdicts: Vec<&str> = cases
+            .iter()
+            .map(|c| c.verdict.as_deref().unwrap_or(c.status.name()))
+            .collect();
+        println!(
+            "{:<34} {:<9} {:>3}/{:<3} {:>9.1} {:>8.0}  {}",
+            name,
+            cases[0].expected,
+            matched,
+            cases.len(),
+            secs,
+            ops,
+            verdicts.join(" ")
+        );
+    }
+}
+
+/// Writes `suite.json` and the trend page under `store/suite/<time>/`, and the JUnit file.
+fn write_outputs(args: &SuiteArgs, record: &SuiteRecord) -> Result<(), String> {
+    let dir = args.store.join(SUITE_DIR).join(&record.started);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    lockpick_reports::write_suite_record(&dir, record).map_err(|e| e.to_string())?;
+    let page = lockpick_reports::write_suite_page(&args.store, &dir).map_err(|e| e.to_string())?;
+    println!("suite: {}", page.display());
+    if let Some(path) = &args.junit {
+        lockpick_reports::write_atomic(path, lockpick_reports::junit_xml(record).as_bytes())
+            .map_err(|e| e.to_string())?;
+        println!("junit: {}", path.display());
+    }
+    Ok(())
 }

@@ -65,7 +65,8 @@ fn a_torn_last_line_is_reported_as_an_interrupted_write_and_the_rest_is_checked(
     assert_eq!(out.status.code(), Some(0), "{msg}");
     assert!(msg.contains("bench.jsonl: 6 events"), "{msg}");
     assert!(
-        msg.contains("line 7 (byte ") && msg.contains("is incomplete: the run was interrupted while writing it"),
+        msg.contains("line 7 (byte ")
+            && msg.contains("is incomplete: the run was interrupted while writing it"),
         "{msg}"
     );
 }
@@ -95,7 +96,10 @@ fn a_parse_error_names_file_line_field_and_what_is_allowed() {
     lines[3] = lines[3].replace(r#""token":1"#, r#""token":"one""#);
     let (out, msg) = check(dir.path(), (lines.join("\n") + "\n").as_bytes(), &[]);
     assert_eq!(out.status.code(), Some(3), "{msg}");
-    assert!(msg.contains("bench.jsonl line 4: field `value.token`"), "{msg}");
+    assert!(
+        msg.contains("bench.jsonl line 4: field `value.token`"),
+        "{msg}"
+    );
     assert!(msg.contains("allowed: an integer from 0"), "{msg}");
 }
 
@@ -127,7 +131,9 @@ fn time_going_backwards_is_an_error_naming_both_lines() {
     let (out, msg) = check(dir.path(), (lines.join("\n") + "\n").as_bytes(), &[]);
     assert_eq!(out.status.code(), Some(3), "{msg}");
     assert!(
-        msg.contains("bench.jsonl line 5: field `time_ns`: 2000000 is earlier than 4000000 on line 4"),
+        msg.contains(
+            "bench.jsonl line 5: field `time_ns`: 2000000 is earlier than 4000000 on line 4"
+        ),
         "{msg}"
     );
 }

@@ -262,3 +262,75 @@ fn node_data_is_discarded_after_a_run_unless_kept() {
         assert_eq!(node.join("data").exists(), keep, "keep_data = {keep}");
     }
 }
+
+#[test]
+fn suite_writes_junit_a_record_and_a_trend_page_and_honours_its_time_budget() {
+    let store = tempfile::tempdir().unwrap();
+    let junit = store.path().join("out/junit.xml");
+    std::fs::create_dir_all(junit.parent().unwrap()).unwrap();
+    // redis-baseline's workload lasts 6 s, so a 1 s budget lets the first seed run and
+    // leaves the second out.
+    let out = lockpick()
+        .args(["suite", "--filter", "redis-baseline", "--seeds", "2"])
+        .args(["--time-budget", "1", "--junit"])
+        .arg(&junit)
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(
+            r#"<testsuites name="lockpick suite" tests="2" failures="0" errors="0" skipped="1""#
+        ),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"<testcase name="seed 1" classname="lockpick.redis-baseline""#));
+    assert!(
+        xml.contains("not run: the time budget of 1 s was spent"),
+        "{xml}"
+    );
+    match Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/junit.xsd"))
+        .arg(&junit)
+        .output()
+    {
+        Ok(v) => assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr)),
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED schema check: xmllint not found ({e}); `bash scripts/setup`")
+        }
+        Err(e) => panic!("xmllint is needed in CI (`bash scripts/setup`): {e}"),
+    }
+    let suites: Vec<PathBuf> = std::fs::read_dir(store.path().join("suite"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(suites.len(), 1, "{suites:?}");
+    let record = std::fs::read_to_string(suites[0].join("suite.json")).unwrap();
+    assert!(record.contains("\"status\": \"passed\""), "{record}");
+    assert!(record.contains("\"run\": \"redis-baseline/"), "{record}");
+    let page = std::fs::read_to_string(suites[0].join("index.html")).unwrap();
+    assert!(page.contains("data-scenario=\"redis-baseline\""), "{page}");
+}
+
+#[test]
+fn suite_refuses_a_time_budget_out_of_range() {
+    for budget in ["0", "-1", "nan", "1e300"] {
+        let out = lockpick()
+            .args([
+                "suite",
+                "--filter",
+                "redis-baseline",
+                "--time-budget",
+                budget,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{budget}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--time-budget"), "{err}");
+    }
+}

@@ -207,7 +207,7 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     assert!(
         dom.contains(
             "skipped: unknown backend (known: redis, redis-naive, etcd, zookeeper, redlock, \
-             redis-sentinel)"
+             redis-sentinel, etcd-lock-service)"
         ),
         "{dom}"
     );

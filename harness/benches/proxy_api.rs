@@ -24,10 +24,14 @@ fn summary(name: &str, mut v: Vec<Duration>) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let external: Option<SocketAddr> = args
-        .iter()
-        .position(|a| a == "--toxiproxy")
-        .map(|i| args[i + 1].parse().expect("--toxiproxy HOST:PORT"));
+    let external: Option<SocketAddr> = args.iter().position(|a| a == "--toxiproxy").map(|i| {
+        use std::net::ToSocketAddrs;
+        args[i + 1]
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut addrs| addrs.find(SocketAddr::is_ipv4))
+            .expect("--toxiproxy HOST:PORT")
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

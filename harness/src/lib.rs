@@ -1,12 +1,15 @@
 //! Runs lock clients against real backends behind fault proxies, injects faults and records
 //! the history.
 
+pub mod addr;
 pub mod client;
 pub mod cluster;
 pub mod db;
+pub mod locks;
 pub mod nemesis;
 pub mod proxy;
 pub mod recorder;
 pub mod resource;
 pub mod run;
 pub mod scenario;
+pub mod server;

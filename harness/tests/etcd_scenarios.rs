@@ -69,3 +69,23 @@ fn etcd_kill_leader_is_valid_and_the_leader_was_killed_and_restarted() {
         .any(|(f, n, _)| *f == F::Restart && *n == crash.1));
     scenario_support::assert_grants_around(&dir, F::Crash);
 }
+
+#[test]
+fn etcd_lock_service_baseline_is_valid_with_growing_tokens() {
+    let (report, dir) = expecting(run("etcd-lock-service-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+    // The tokens are the create revisions of the keys the server-side Lock returned.
+    let tokens: Vec<u64> = history(&dir)
+        .into_iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .filter_map(|e| e.value.token)
+        .collect();
+    assert!(tokens.len() > 5, "{tokens:?}");
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[test]
+fn etcd_lock_service_gc_pause_shows_double_holder_and_accepted_stale_write() {
+    let (report, _) = expecting(run("etcd-lock-service-gc-pause"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
+}

@@ -1,65 +1,13 @@
 //! The real toxiproxy_rust client, and raw HTTP for the status codes it hides, against the
 //! embedded Toxiproxy-compatible server.
 
-use lockpick_harness::proxy::EmbeddedToxiproxy;
+mod api_support;
+
+use api_support::{http, Server};
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use toxiproxy_rust::client::Client;
 use toxiproxy_rust::proxy::ProxyPack;
-
-/// Runs the server on its own runtime so the blocking client is used from a plain thread,
-/// as reqwest's blocking client requires.
-struct Server {
-    runtime: tokio::runtime::Runtime,
-    server: Option<EmbeddedToxiproxy>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let server = runtime
-            .block_on(EmbeddedToxiproxy::start("127.0.0.1:0".parse().unwrap()))
-            .unwrap();
-        Server {
-            runtime,
-            server: Some(server),
-        }
-    }
-
-    fn api(&self) -> SocketAddr {
-        self.server.as_ref().unwrap().api_addr()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            self.runtime.block_on(server.shutdown());
-        }
-    }
-}
-
-/// A one-shot HTTP/1.1 request; returns status and parsed JSON body (Null when empty).
-fn http(api: SocketAddr, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let mut stream = TcpStream::connect(api).unwrap();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: {api}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status: u16 = response[9..12].parse().unwrap();
-    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
-    let json = if body.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(body).unwrap()
-    };
-    (status, json)
-}
 
 fn refused(addr: &str) -> bool {
     TcpStream::connect(addr).is_err()

@@ -1,24 +1,36 @@
 //! Human-readable reports of lockpick runs: the terminal summary, the per-run `report.html`,
-//! the cross-backend `compare.html`, and the index of stored runs.
+//! the cross-backend `compare.html`, the index of stored runs, and the suite's JUnit file and
+//! trend page.
 
+mod atomic_write;
 mod charts;
 mod compare;
 mod error;
+mod junit;
 mod quantiles;
 mod run_report;
 mod store_index;
+mod suite_page;
+mod suite_record;
 mod summary;
 mod templates;
 mod view;
 
+pub use atomic_write::write_atomic;
 pub use compare::{
     render_comparison, write_comparison, ComparedBackend, ComparedRun, Comparison, FaultColumn,
 };
 pub use error::ReportError;
+pub use junit::junit_xml;
 pub use quantiles::{latency_quantiles, quantile, Quantiles};
 pub use run_report::{
     finding_sentences, read_results, render_run_report, report_run_dir, write_run_report,
 };
 pub use store_index::{list_runs, render_index, StoredRun, COMPARE_DIR};
+pub use suite_page::{render_suite_page, write_suite_page, MAX_NIGHTS};
+pub use suite_record::{
+    read_suite_history, read_suite_record, write_suite_record, CaseStatus, SuiteCase, SuiteRecord,
+    SUITE_DIR, SUITE_FILE, SUITE_VERSION,
+};
 pub use summary::{lin_text, text_summary};
 pub use view::RunView;

@@ -44,7 +44,7 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
         let Some(scenario_name) = file_name(&scenario) else {
             continue;
         };
-        if scenario_name == COMPARE_DIR {
+        if scenario_name == COMPARE_DIR || scenario_name == crate::suite_record::SUITE_DIR {
             continue;
         }
         for run in sorted_dirs(&scenario) {

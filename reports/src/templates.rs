@@ -14,6 +14,7 @@ fn env() -> &'static Environment<'static> {
             ("report.html", include_str!("../templates/report.html")),
             ("compare.html", include_str!("../templates/compare.html")),
             ("index.html", include_str!("../templates/index.html")),
+            ("suite.html", include_str!("../templates/suite.html")),
         ] {
             env.add_template(name, text)
                 .expect("shipped templates parse (checked by the tests)");

@@ -5,8 +5,10 @@
 //! renewal is one lease keep-alive (the driver's watchdog runs it, and stands still while the
 //! client is paused, as a GC pause stops a real keep-alive thread).
 
+use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use crate::scenario::MsRange;
+use crate::scenario::{ClientTable, ScenarioError};
 use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, SortOrder, SortTarget, Txn,
     TxnOp, TxnOpResponse, WatchOptions,
@@ -104,7 +106,7 @@ impl LockClient for EtcdLock {
 }
 
 /// A few words for an etcd error: the gRPC code and message, or the error's text.
-fn describe(e: &etcd_client::Error) -> String {
+pub(super) fn describe(e: &etcd_client::Error) -> String {
     match e {
         etcd_client::Error::GRpcStatus(status) => {
             format!("{:?}: {}", status.code(), status.message()).to_lowercase()
@@ -117,7 +119,7 @@ fn describe(e: &etcd_client::Error) -> String {
 /// way that leaves its effect unknown; `Fail("no-leader")` when the member refused it for
 /// want of a leader (required with every request, so it is refused before it is applied);
 /// `Fail("lease-not-found")` when the lease it names is gone.
-async fn request<T>(
+pub(super) async fn request<T>(
     timeout: Duration,
     call: impl Future<Output = Result<T, etcd_client::Error>>,
 ) -> Outcome<T> {
@@ -140,6 +142,49 @@ async fn request<T>(
     }
 }
 
+/// One lease keep-alive; `Ok(sent_at)` when the lease lives, `Fail("lost")` when the
+/// cluster says it is gone.
+pub(super) async fn keep_alive(
+    client: &mut Client,
+    timeout: Duration,
+    lease: i64,
+) -> Outcome<Instant> {
+    let sent_at = Instant::now();
+    match tokio::time::timeout(timeout, client.lease_keep_alive(lease)).await {
+        Ok(Ok(_)) => Outcome::Ok(sent_at),
+        Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => Outcome::Fail("lost".to_owned()),
+        Ok(Err(e)) => Outcome::Info(describe(&e)),
+        Err(_) => Outcome::Info("timeout".to_owned()),
+    }
+}
+
+/// Grants a lease of `ttl_ms` (whole seconds, at least one), retrying until `deadline`:
+/// `(lease, when its grant was sent)`. A lost or failed grant leaves only an unused lease
+/// that expires, so retrying is safe. The error reads after "failed to acquire: ".
+pub(super) async fn grant_lease(
+    client: &mut Client,
+    ttl_ms: u64,
+    timeout: Duration,
+    deadline: Instant,
+    retry_delay: MsRange,
+    rng: &mut ChaCha8Rng,
+) -> Result<(i64, Instant), String> {
+    let ttl_s = (ttl_ms / 1000).max(1) as i64;
+    loop {
+        let sent = Instant::now();
+        match request(timeout, client.lease_grant(ttl_s, None)).await {
+            Outcome::Ok(r) => return Ok((r.id(), sent)),
+            Outcome::Fail(e) | Outcome::Info(e) => {
+                if Instant::now() >= deadline {
+                    return Err(format!("lease grant: {e}"));
+                }
+                let ms = retry_delay.draw(rng);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+        }
+    }
+}
+
 /// How a wait for the predecessors ended.
 enum Waited {
     /// No key older than ours is left.
@@ -151,18 +196,8 @@ enum Waited {
 }
 
 impl EtcdSession {
-    /// One lease keep-alive; `Ok(sent_at)` when the lease lives, `Fail("lost")` when the
-    /// cluster says it is gone.
     async fn keep_alive(&mut self, lease: i64) -> Outcome<Instant> {
-        let sent_at = Instant::now();
-        match tokio::time::timeout(self.config.op_timeout, self.client.lease_keep_alive(lease))
-            .await
-        {
-            Ok(Ok(_)) => Outcome::Ok(sent_at),
-            Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => Outcome::Fail("lost".to_owned()),
-            Ok(Err(e)) => Outcome::Info(describe(&e)),
-            Err(_) => Outcome::Info("timeout".to_owned()),
-        }
+        keep_alive(&mut self.client, self.config.op_timeout, lease).await
     }
 
     /// Waits until no key of the lock older than `my_rev` is left, watching only the newest
@@ -264,19 +299,18 @@ impl EtcdSession {
 impl LockSession for EtcdSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
         let timeout = self.config.op_timeout;
-        let ttl_s = (self.config.ttl_ms / 1000).max(1) as i64;
-        // A lost or failed grant leaves only an unused lease that expires: retry it.
-        let (lease, mut lease_sent) = loop {
-            let sent = Instant::now();
-            match request(timeout, self.client.lease_grant(ttl_s, None)).await {
-                Outcome::Ok(r) => break (r.id(), sent),
-                Outcome::Fail(e) | Outcome::Info(e) => {
-                    if Instant::now() >= deadline {
-                        return Outcome::Fail(format!("lease grant: {e}"));
-                    }
-                    self.pause_before_retry().await;
-                }
-            }
+        let (lease, mut lease_sent) = match grant_lease(
+            &mut self.client,
+            self.config.ttl_ms,
+            timeout,
+            deadline,
+            self.config.retry_delay,
+            &mut self.rng,
+        )
+        .await
+        {
+            Ok(granted) => granted,
+            Err(e) => return Outcome::Fail(e),
         };
         let held = Held {
             key: format!("{}{holder}", self.config.prefix),
@@ -374,5 +408,36 @@ impl LockSession for EtcdSession {
             return Outcome::Fail("lost".to_owned());
         };
         self.keep_alive(held.lease).await.map(|_| ())
+    }
+}
+
+/// `[client] kind = "etcd"`, on every member of an `etcd` server.
+pub(super) static KIND: EtcdKind = EtcdKind;
+
+pub(super) struct EtcdKind;
+
+impl ClientKind for EtcdKind {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    fn about(&self) -> &'static str {
+        "etcd's concurrency mutex recipe: lease + keep-alive, lowest create revision holds; token: create revision"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["etcd"])
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        Plain::read(table, |lock, at| {
+            Box::new(Arc::new(EtcdLock::new(
+                &at.addrs(),
+                &lock.name,
+                lock.ttl_ms,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )))
+        })
     }
 }

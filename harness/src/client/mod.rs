@@ -2,6 +2,9 @@
 
 mod driver;
 mod etcd_lock;
+mod etcd_lock_service;
+mod kind;
+mod kinds;
 mod lock;
 mod pause;
 mod pause_gate;
@@ -19,11 +22,13 @@ mod zk_lock;
 
 pub use driver::{run_client, ClientCtx};
 pub use etcd_lock::EtcdLock;
+pub use kind::{ClientKind, ClientOptions, Clients, NoOptions, Plain, Runs, SINGLE_NODE};
+pub use kinds::{client_names, find_client, CLIENTS};
 pub use lock::{Grant, LockClient, LockSession, Outcome};
 pub use pause::{Interrupt, PausePlan, PausePoints};
 pub(crate) use redis_error::{connect as connect_redis, request as redis_request};
 pub use redis_lock::RedisLock;
 pub use redis_naive::RedisNaiveLock;
-pub use redis_sentinel::{SentinelLock, SentinelSession};
+pub use redis_sentinel::{SentinelLock, SentinelSession, WaitSpec};
 pub use redlock::{NodeAnswer, Redlock, RedlockSession};
 pub use zk_lock::ZkLock;

@@ -2,11 +2,14 @@
 //! a fencing token from `INCR` in the same script, compare-and-delete release and
 //! compare-and-pexpire renewal.
 
+use super::kind::{ClientKind, ClientOptions, Plain, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use super::redis_error::request;
 use super::redis_node::{Node, NodeSession};
 use super::redis_scripts::{EXTEND, RELEASE};
 use crate::scenario::MsRange;
+use crate::scenario::{ClientTable, ScenarioError};
+use crate::server::NodeRule;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -148,5 +151,40 @@ impl LockSession for RedisSession {
     async fn renew(&mut self, grant: &Grant) -> Outcome<()> {
         self.if_ours(|c| &c.renew, &grant.holder, true, "lost")
             .await
+    }
+}
+
+/// `[client] kind = "redis-lock"`, on `n1` of a `redis` server.
+pub(super) static KIND: RedisLockKind = RedisLockKind;
+
+pub(super) struct RedisLockKind;
+
+impl ClientKind for RedisLockKind {
+    fn name(&self) -> &'static str {
+        "redis-lock"
+    }
+
+    fn about(&self) -> &'static str {
+        "SET NX PX with a random value, compare-and-delete release; token: INCR in the same script"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["redis"])
+    }
+
+    fn nodes(&self) -> Option<NodeRule> {
+        Some(SINGLE_NODE)
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        Plain::read(table, |lock, at| {
+            Box::new(Arc::new(RedisLock::new(
+                at.nodes[0].1,
+                &lock.name,
+                lock.ttl_ms,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )))
+        })
     }
 }

@@ -1,10 +1,13 @@
 //! The naive Redis lock from the seeds' first version: `SETNX` then `DEL`, no TTL, no owner
 //! check, no fencing token. A holder that dies never gives the lock back.
 
+use super::kind::{ClientKind, ClientOptions, Plain, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use super::redis_error::request;
 use super::redis_node::{Node, NodeSession};
 use crate::scenario::MsRange;
+use crate::scenario::{ClientTable, ScenarioError};
+use crate::server::NodeRule;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,5 +86,39 @@ impl LockSession for RedisNaiveSession {
     async fn renew(&mut self, _grant: &Grant) -> Outcome<()> {
         // Nothing expires, so there is nothing to renew.
         Outcome::Ok(())
+    }
+}
+
+/// `[client] kind = "redis-naive"`, on `n1` of a `redis` server.
+pub(super) static KIND: RedisNaiveKind = RedisNaiveKind;
+
+pub(super) struct RedisNaiveKind;
+
+impl ClientKind for RedisNaiveKind {
+    fn name(&self) -> &'static str {
+        "redis-naive"
+    }
+
+    fn about(&self) -> &'static str {
+        "SETNX then DEL: no TTL, no owner check, no token"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["redis"])
+    }
+
+    fn nodes(&self) -> Option<NodeRule> {
+        Some(SINGLE_NODE)
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        Plain::read(table, |lock, at| {
+            Box::new(Arc::new(RedisNaiveLock::new(
+                at.nodes[0].1,
+                &lock.name,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )))
+        })
     }
 }

@@ -4,13 +4,18 @@
 //! back when they did not. Replication is asynchronous: a grant the replica never saw is lost
 //! when Sentinel promotes that replica.
 
+use super::kind::{ClientKind, ClientOptions, Clients, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use super::redis_error::{connect, request};
 use super::redis_lock::{RedisLock, RedisSession};
-use crate::scenario::{MsRange, WaitSpec};
+use crate::scenario::{ClientTable, LockSpec, MsRange, ScenarioError};
+use crate::server::{Endpoints, SENTINEL_MASTER};
 use lockpick_checker::history::Value;
+use serde::Deserialize;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toml::Spanned;
 
 /// Makes sessions of the Redis lock on whatever master the sentinels name.
 pub struct SentinelLock {
@@ -150,5 +155,97 @@ impl LockSession for SentinelSession {
 
     fn last_detail(&mut self) -> Value {
         std::mem::take(&mut self.last)
+    }
+}
+
+/// `WAIT replicas timeout_ms` after a grant (`[client] wait_replicas`, `wait_timeout_ms`,
+/// `wait_release`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitSpec {
+    pub replicas: u64,
+    pub timeout_ms: u64,
+    /// Give the lock back (and fail the acquire) when fewer replicas acknowledged, as
+    /// Redisson does.
+    pub release_unacked: bool,
+}
+
+/// `[client] kind = "sentinel-lock"`, on the master a `redis-sentinel` server's sentinels name.
+pub(super) static KIND: SentinelKind = SentinelKind;
+
+pub(super) struct SentinelKind;
+
+/// The `[client]` table of `sentinel-lock`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOptions {
+    #[serde(default, rename = "kind")]
+    _kind: serde::de::IgnoredAny,
+    wait_replicas: Option<Spanned<u64>>,
+    wait_timeout_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    wait_release: bool,
+}
+
+/// `sentinel-lock`'s options, read.
+#[derive(Debug)]
+struct SentinelOptions {
+    wait: Option<WaitSpec>,
+}
+
+impl ClientKind for SentinelKind {
+    fn name(&self) -> &'static str {
+        "sentinel-lock"
+    }
+
+    fn about(&self) -> &'static str {
+        "the redis-lock recipe on the master the sentinels name, optionally WAIT for replicas after a grant"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["redis-sentinel"])
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        let raw: RawOptions = table.read()?;
+        let wait = match &raw.wait_replicas {
+            Some(r) => Some(WaitSpec {
+                replicas: table.in_range("client.wait_replicas", r, 1, 4)?,
+                timeout_ms: raw
+                    .wait_timeout_ms
+                    .as_ref()
+                    .map(|v| table.in_range("client.wait_timeout_ms", v, 1, 600_000))
+                    .transpose()?
+                    .unwrap_or(100),
+                release_unacked: raw.wait_release,
+            }),
+            None => {
+                if let Some(t) = &raw.wait_timeout_ms {
+                    return Err(table.error(
+                        t.span(),
+                        "client.wait_timeout_ms",
+                        "only with wait_replicas (how many replicas to wait for)",
+                    ));
+                }
+                None
+            }
+        };
+        Ok(Arc::new(SentinelOptions { wait }))
+    }
+}
+
+impl ClientOptions for SentinelOptions {
+    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
+        if at.sentinels.is_empty() {
+            return Err("sentinel-lock needs sentinels, and this server runs none".to_owned());
+        }
+        Ok(Box::new(Arc::new(SentinelLock::new(
+            at.sentinels.clone(),
+            SENTINEL_MASTER,
+            &lock.name,
+            lock.ttl_ms,
+            lock.op_timeout_ms,
+            lock.retry_delay_ms,
+            self.wait,
+        ))))
     }
 }

@@ -4,12 +4,15 @@
 //! released on every master, since a master may have set the key though its reply was lost.
 //! Redlock has no fencing token: grants carry `token: None`.
 
+use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use super::redis_error::{connect, request};
 use super::redis_scripts::{EXTEND, RELEASE};
 use super::redlock_validity::{lease_from_start, quorum, validity};
 use super::retry::try_until;
 use crate::scenario::MsRange;
+use crate::scenario::{ClientTable, ScenarioError};
+use crate::server::NodeRule;
 use lockpick_checker::history::Value;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -295,5 +298,46 @@ impl LockSession for RedlockSession {
 
     fn last_detail(&mut self) -> Value {
         std::mem::take(&mut self.last)
+    }
+}
+
+/// `[client] kind = "redlock"`, over every node of a `redis` server as its masters.
+pub(super) static KIND: RedlockKind = RedlockKind;
+
+pub(super) struct RedlockKind;
+
+impl ClientKind for RedlockKind {
+    fn name(&self) -> &'static str {
+        "redlock"
+    }
+
+    fn about(&self) -> &'static str {
+        "Redlock over N independent masters: majority, validity = TTL - elapsed - drift; no token"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["redis"])
+    }
+
+    fn nodes(&self) -> Option<NodeRule> {
+        // Five masters unless told, as antirez's description runs it.
+        Some(NodeRule {
+            default: 5,
+            min: 1,
+            max: usize::MAX,
+            odd: false,
+        })
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        Plain::read(table, |lock, at| {
+            Box::new(Arc::new(Redlock::new(
+                at.nodes.clone(),
+                &lock.name,
+                lock.ttl_ms,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )))
+        })
     }
 }

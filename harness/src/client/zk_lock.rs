@@ -6,10 +6,12 @@
 //! sequence number. Renewal (the driver's watchdog) checks that the node still exists, so a
 //! lost lock and an expired session show in the history as failed renewals.
 
+use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use super::pause::PausePoints;
 use super::pause_gate::PauseGate;
 use crate::scenario::MsRange;
+use crate::scenario::{ClientTable, ScenarioError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::future::Future;
@@ -334,5 +336,36 @@ impl LockSession for ZkSession {
             Outcome::Fail(e) => Outcome::Fail(e),
             Outcome::Info(e) => Outcome::Info(e),
         }
+    }
+}
+
+/// `[client] kind = "zookeeper"`, on every server of a `zookeeper` ensemble.
+pub(super) static KIND: ZkKind = ZkKind;
+
+pub(super) struct ZkKind;
+
+impl ClientKind for ZkKind {
+    fn name(&self) -> &'static str {
+        "zookeeper"
+    }
+
+    fn about(&self) -> &'static str {
+        "ZooKeeper's lock recipe: ephemeral sequential nodes, the session is the lease; token: sequence number"
+    }
+
+    fn runs_on(&self) -> Runs {
+        Runs::On(&["zookeeper"])
+    }
+
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        Plain::read(table, |lock, at| {
+            Box::new(Arc::new(ZkLock::new(
+                &at.addrs(),
+                &lock.name,
+                lock.ttl_ms,
+                lock.op_timeout_ms,
+                lock.retry_delay_ms,
+            )))
+        })
     }
 }

@@ -51,6 +51,10 @@ impl EmbeddedToxiproxy {
         let server = builder
             .http1_only(true)
             .tcp_nodelay(true)
+            // Headers past 64 KiB are refused instead of buffered. No header read timeout:
+            // hyper 0.14 runs it on idle keep-alive connections too, and closing those
+            // races the pooled client's next fault call.
+            .http1_max_buf_size(64 * 1024)
             .serve(make_service);
         let api_addr = server.local_addr();
         let (stop, stopped) = oneshot::channel::<()>();

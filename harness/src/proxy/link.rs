@@ -21,6 +21,10 @@ const READ_BUFFER: usize = 32 * 1024;
 /// Bounded so a stalled writer (latency, bandwidth) pushes back on the reader instead of
 /// buffering without limit.
 const CHUNKS_IN_FLIGHT: usize = 64;
+/// The longest wait a toxic can ask for: 30 years, as tokio's own "far future". Toxic
+/// attributes go up to `i64::MAX` ms; past this they all mean "never" and must not overflow
+/// an `Instant`.
+const FOREVER: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
 
 struct Chunk {
     data: Vec<u8>,
@@ -149,7 +153,7 @@ impl Writer {
         };
         for toxic in mine {
             let on = *self.rolls.entry(toxic.id).or_insert_with(|| {
-                toxic.toxicity >= 1.0 || rand::rng().random::<f32>() < toxic.toxicity
+                toxic.toxicity >= 1.0 || rand::rng().random::<f64>() < toxic.toxicity
             });
             if let ToxicKind::Timeout { timeout } = toxic.kind {
                 self.timeout_names.insert(toxic.name.clone());
@@ -160,7 +164,7 @@ impl Writer {
                         .entry(toxic.id)
                         .or_insert_with(Instant::now);
                     if timeout > 0 {
-                        let at = seen + Duration::from_millis(timeout);
+                        let at = after(seen, Duration::from_millis(non_negative(timeout)));
                         view.close_at = Some(view.close_at.map_or(at, |c| c.min(at)));
                     }
                 }
@@ -208,7 +212,7 @@ impl Writer {
     async fn deliver(&mut self, chunk: Chunk, mut view: View, dst: &mut OwnedWriteHalf) -> bool {
         // Toxic changes while the chunk waits take effect at once, as when Toxiproxy
         // interrupts a latency toxic: a heal releases it, a partition swallows it.
-        let mut due = chunk.at + latency_of(&view.active);
+        let mut due = after(chunk.at, latency_of(&view.active));
         while Instant::now() < due {
             tokio::select! {
                 () = sleep_until(due) => break,
@@ -223,7 +227,7 @@ impl Writer {
                     if view.blackhole {
                         return true;
                     }
-                    due = chunk.at + latency_of(&view.active);
+                    due = after(chunk.at, latency_of(&view.active));
                 }
             }
         }
@@ -232,6 +236,7 @@ impl Writer {
         let mut close_after = false;
         for t in &view.active {
             if let ToxicKind::LimitData { bytes } = t.kind {
+                let bytes = non_negative(bytes);
                 let sent = self.limit_sent.entry(t.id).or_insert(0);
                 let room = bytes.saturating_sub(*sent);
                 if data.len() as u64 >= room {
@@ -247,14 +252,18 @@ impl Writer {
                 average_size,
                 size_variation,
                 delay,
-            } if average_size > 0 => Some((average_size, size_variation, delay)),
+            } if average_size > 0 => Some((
+                non_negative(average_size),
+                non_negative(size_variation),
+                non_negative(delay),
+            )),
             _ => None,
         });
         let rate = view
             .active
             .iter()
             .filter_map(|t| match t.kind {
-                ToxicKind::Bandwidth { rate } if rate > 0 => Some(rate),
+                ToxicKind::Bandwidth { rate } if rate > 0 => Some(non_negative(rate)),
                 _ => None,
             })
             .min();
@@ -272,7 +281,7 @@ impl Writer {
             }
             if let Some((_, _, micros)) = slicer {
                 if !rest.is_empty() {
-                    sleep(Duration::from_micros(micros)).await;
+                    sleep(Duration::from_micros(micros).min(FOREVER)).await;
                 }
             }
         }
@@ -286,12 +295,12 @@ async fn finish(view: &View, mut dst: OwnedWriteHalf) -> PumpEnd {
         .active
         .iter()
         .filter_map(|t| match t.kind {
-            ToxicKind::SlowClose { delay } => Some(delay),
+            ToxicKind::SlowClose { delay } => Some(non_negative(delay)),
             _ => None,
         })
         .max();
     if let Some(delay) = delay {
-        sleep(Duration::from_millis(delay)).await;
+        sleep(Duration::from_millis(delay).min(FOREVER)).await;
     }
     if dst.shutdown().await.is_err() {
         return PumpEnd::Close;
@@ -299,7 +308,18 @@ async fn finish(view: &View, mut dst: OwnedWriteHalf) -> PumpEnd {
     PumpEnd::Eof
 }
 
-/// Total delay of the latency toxics, each with its own jitter roll.
+/// A toxic attribute as a count: Toxiproxy reads a negative one as no delay / no limit.
+fn non_negative(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+/// `at + wait`, with waits past [`FOREVER`] held at it so the sum cannot overflow.
+fn after(at: Instant, wait: Duration) -> Instant {
+    at.checked_add(wait.min(FOREVER))
+        .unwrap_or_else(|| at + Duration::from_secs(24 * 3600))
+}
+
+/// Total delay of the latency toxics, each with its own jitter roll (saturating).
 fn latency_of(active: &[Toxic]) -> Duration {
     active
         .iter()
@@ -307,26 +327,28 @@ fn latency_of(active: &[Toxic]) -> Duration {
             ToxicKind::Latency { latency, jitter } => jittered(latency, jitter),
             _ => Duration::ZERO,
         })
-        .sum()
+        .fold(Duration::ZERO, Duration::saturating_add)
 }
 
-/// Latency ± jitter, uniform like Toxiproxy's, never below zero.
-fn jittered(latency: u64, jitter: u64) -> Duration {
-    if jitter == 0 {
-        return Duration::from_millis(latency);
+/// Latency ± jitter, uniform like Toxiproxy's, never below zero. Computed in i128 so that
+/// no int64 pair Toxiproxy accepts can overflow.
+fn jittered(latency: i64, jitter: i64) -> Duration {
+    let mut millis = i128::from(latency);
+    if jitter > 0 {
+        let jitter = i128::from(jitter);
+        millis += rand::rng().random_range(-jitter..jitter);
     }
-    let offset = rand::rng().random_range(0..2 * jitter) as i64 - jitter as i64;
-    Duration::from_millis((latency as i64 + offset).max(0) as u64)
+    Duration::from_millis(u64::try_from(millis.max(0)).unwrap_or(u64::MAX))
 }
 
 fn slice_size(average: u64, variation: u64) -> usize {
     let variation = variation.min(average.saturating_sub(1));
     let size = if variation == 0 {
-        average
+        u128::from(average)
     } else {
-        average - variation + rand::rng().random_range(0..=2 * variation)
+        u128::from(average - variation) + rand::rng().random_range(0..=2 * u128::from(variation))
     };
-    size.max(1) as usize
+    usize::try_from(size.max(1)).unwrap_or(usize::MAX)
 }
 
 /// Writes `piece`, at `rate` KB/s if given, in 100 ms steps as Toxiproxy's bandwidth toxic.
@@ -338,7 +360,7 @@ async fn write_paced(
     let Some(rate) = rate else {
         return dst.write_all(piece).await;
     };
-    let bytes_per_step = (rate * 100).max(1) as usize;
+    let bytes_per_step = usize::try_from(rate.saturating_mul(100).max(1)).unwrap_or(usize::MAX);
     for step in piece.chunks(bytes_per_step) {
         let wait = Duration::from_micros(step.len() as u64 * 1000 / rate);
         sleep(wait).await;

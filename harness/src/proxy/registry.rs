@@ -60,6 +60,8 @@ impl ProxyEntry {
 }
 
 /// Resolves a listen address and keeps it on loopback; empty means any free loopback port.
+/// A host name takes its first IPv4 address if it has one, as Go's resolver does for "tcp"
+/// (so `localhost:P` is `127.0.0.1:P`, where Toxiproxy would listen).
 async fn resolve_listen(listen: &str) -> Result<SocketAddr, ApiError> {
     let listen = if listen.is_empty() {
         "127.0.0.1:0"
@@ -68,11 +70,13 @@ async fn resolve_listen(listen: &str) -> Result<SocketAddr, ApiError> {
     };
     let addr = match listen.parse::<SocketAddr>() {
         Ok(addr) => addr,
-        Err(_) => tokio::net::lookup_host(listen)
-            .await
-            .ok()
-            .and_then(|mut addrs| addrs.next())
-            .ok_or_else(|| ApiError::bad_request(format!("invalid listen address {listen}")))?,
+        Err(_) => {
+            let addrs = tokio::net::lookup_host(listen).await.map_err(|e| {
+                ApiError::bad_request(format!("invalid listen address {listen}: {e}"))
+            })?;
+            crate::addr::pick_resolved(addrs)
+                .ok_or_else(|| ApiError::bad_request(format!("invalid listen address {listen}")))?
+        }
     };
     if !addr.ip().is_loopback() {
         return Err(ApiError::bad_request(format!(
@@ -212,18 +216,31 @@ impl Registry {
         let items = body
             .as_array()
             .ok_or_else(|| ApiError::bad_request("bad request body: expected an array"))?;
+        // Every entry is checked before any is applied; a missing field names the entry
+        // ("missing required field: name at proxy 2"), as Toxiproxy says it.
         let inputs = items
             .iter()
-            .map(|item| {
+            .enumerate()
+            .map(|(i, item)| {
                 let input = ProxyInput::parse(item)?;
-                let required = input.required()?;
+                let required = input.required().map_err(|mut e| {
+                    e.message = format!("{} at proxy {}", e.message, i + 1);
+                    e
+                })?;
                 Ok((input, required))
             })
             .collect::<Result<Vec<_>, ApiError>>()?;
         let mut proxies = self.proxies.lock().await;
         for (input, (name, upstream)) in inputs {
             if let Some(existing) = proxies.get(&name) {
-                let same_listen = input.listen.as_deref().unwrap_or_default() == existing.listen;
+                // As Toxiproxy, compare the resolved address with the bound one: a proxy
+                // populated again as `localhost:P` is the one on `127.0.0.1:P`, and keeps
+                // its toxics and connections.
+                let wanted = input.listen.as_deref().unwrap_or_default();
+                let same_listen = wanted == existing.listen
+                    || resolve_listen(wanted)
+                        .await
+                        .is_ok_and(|a| a.to_string() == existing.listen);
                 if same_listen && existing.upstream == upstream {
                     done.push(existing.to_json());
                     continue;

@@ -28,46 +28,61 @@ impl Stream {
 }
 
 /// What a toxic does. Units follow Toxiproxy: milliseconds, KB/s, bytes, and microseconds
-/// for the slicer delay.
+/// for the slicer delay. Values are Toxiproxy's int64s: any of them is accepted as Toxiproxy
+/// accepts it, and the engine reads a negative one as zero (no delay, no limit, no slicing),
+/// which is what Toxiproxy does with it; huge ones saturate (a latency of `i64::MAX` ms holds
+/// data as good as forever) instead of overflowing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToxicKind {
+    /// Passes data unchanged (Toxiproxy's `noop`).
+    Noop,
     Latency {
-        latency: u64,
-        jitter: u64,
+        latency: i64,
+        jitter: i64,
     },
-    /// `timeout == 0` drops data until the toxic is removed; otherwise the connection is
+    /// `timeout <= 0` drops data until the toxic is removed; otherwise the connection is
     /// also closed after `timeout` ms.
     Timeout {
-        timeout: u64,
+        timeout: i64,
     },
     Bandwidth {
-        rate: u64,
+        rate: i64,
     },
     SlowClose {
-        delay: u64,
+        delay: i64,
     },
     Slicer {
-        average_size: u64,
-        size_variation: u64,
-        delay: u64,
+        average_size: i64,
+        size_variation: i64,
+        delay: i64,
     },
     LimitData {
-        bytes: u64,
+        bytes: i64,
     },
 }
 
-const KINDS: &[(&str, &[&str])] = &[
-    ("latency", &["latency", "jitter"]),
-    ("timeout", &["timeout"]),
-    ("bandwidth", &["rate"]),
-    ("slow_close", &["delay"]),
-    ("slicer", &["average_size", "size_variation", "delay"]),
-    ("limit_data", &["bytes"]),
+/// Each toxic type with its attributes and their unit (for error messages).
+const KINDS: &[(&str, &[(&str, &str)])] = &[
+    ("noop", &[]),
+    ("latency", &[("latency", "ms"), ("jitter", "ms")]),
+    ("timeout", &[("timeout", "ms")]),
+    ("bandwidth", &[("rate", "KB/s")]),
+    ("slow_close", &[("delay", "ms")]),
+    (
+        "slicer",
+        &[
+            ("average_size", "bytes"),
+            ("size_variation", "bytes"),
+            ("delay", "microseconds"),
+        ],
+    ),
+    ("limit_data", &[("bytes", "bytes")]),
 ];
 
 impl ToxicKind {
     fn type_name(&self) -> &'static str {
         match self {
+            ToxicKind::Noop => "noop",
             ToxicKind::Latency { .. } => "latency",
             ToxicKind::Timeout { .. } => "timeout",
             ToxicKind::Bandwidth { .. } => "bandwidth",
@@ -77,8 +92,9 @@ impl ToxicKind {
         }
     }
 
-    fn attribute_values(&self) -> Vec<u64> {
+    fn attribute_values(&self) -> Vec<i64> {
         match *self {
+            ToxicKind::Noop => vec![],
             ToxicKind::Latency { latency, jitter } => vec![latency, jitter],
             ToxicKind::Timeout { timeout } => vec![timeout],
             ToxicKind::Bandwidth { rate } => vec![rate],
@@ -93,40 +109,50 @@ impl ToxicKind {
     }
 
     /// Builds a kind from its type name and attribute values; missing attributes take the
-    /// base values (zero, as Go's decoder leaves them), unknown ones are ignored.
+    /// base values (zero, as Go's decoder leaves them), unknown ones are ignored. A value
+    /// that is not an integer in Toxiproxy's int64 range is refused, naming the attribute.
     fn build(
         type_name: &str,
-        base: &[u64],
+        base: &[i64],
         attributes: &Map<String, Value>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ApiError> {
         let (_, names) = KINDS
             .iter()
             .find(|(t, _)| *t == type_name)
-            .ok_or_else(|| "invalid toxic type".to_string())?;
+            .ok_or_else(|| ApiError::bad_request("invalid toxic type"))?;
         let mut values = Vec::with_capacity(names.len());
-        for (i, name) in names.iter().enumerate() {
+        for (i, (name, unit)) in names.iter().enumerate() {
             let value = match attributes.get(*name) {
-                None => base.get(i).copied().unwrap_or(0),
-                Some(v) => v.as_u64().ok_or_else(|| {
-                    format!("bad request body: attribute {name} must be a non-negative integer")
+                // Go's decoder leaves a field alone on null.
+                None | Some(Value::Null) => base.get(i).copied().unwrap_or(0),
+                Some(v) => v.as_i64().ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "bad request body: attribute {name} of a {type_name} toxic must be an \
+                         integer number of {unit} in {}..={}, got {v}",
+                        i64::MIN,
+                        i64::MAX
+                    ))
                 })?,
             };
             values.push(value);
         }
+        let at = |i: usize| values[i];
         Ok(match type_name {
             "latency" => ToxicKind::Latency {
-                latency: values[0],
-                jitter: values[1],
+                latency: at(0),
+                jitter: at(1),
             },
-            "timeout" => ToxicKind::Timeout { timeout: values[0] },
-            "bandwidth" => ToxicKind::Bandwidth { rate: values[0] },
-            "slow_close" => ToxicKind::SlowClose { delay: values[0] },
+            "timeout" => ToxicKind::Timeout { timeout: at(0) },
+            "bandwidth" => ToxicKind::Bandwidth { rate: at(0) },
+            "slow_close" => ToxicKind::SlowClose { delay: at(0) },
             "slicer" => ToxicKind::Slicer {
-                average_size: values[0],
-                size_variation: values[1],
-                delay: values[2],
+                average_size: at(0),
+                size_variation: at(1),
+                delay: at(2),
             },
-            _ => ToxicKind::LimitData { bytes: values[0] },
+            "limit_data" => ToxicKind::LimitData { bytes: at(0) },
+            "noop" => ToxicKind::Noop,
+            _ => return Err(ApiError::bad_request("invalid toxic type")),
         })
     }
 }
@@ -141,7 +167,9 @@ pub struct Toxic {
     pub id: u64,
     pub name: String,
     pub stream: Stream,
-    pub toxicity: f32,
+    /// Kept as the f64 the request gave so that 0.2 reads back as 0.2 (Toxiproxy's float32
+    /// prints that way too).
+    pub toxicity: f64,
     pub kind: ToxicKind,
 }
 
@@ -170,14 +198,20 @@ impl ApiError {
     }
 }
 
-fn toxicity_of(body: &Map<String, Value>, default: f32) -> Result<f32, ApiError> {
+/// Toxicity must be a number in [0, 1]. Toxiproxy takes any float32 and reads values out of
+/// range as "always" or "never"; a clear error is kinder than a fault that silently never
+/// fires.
+fn toxicity_of(body: &Map<String, Value>, default: f64) -> Result<f64, ApiError> {
     match body.get("toxicity") {
-        None => Ok(default),
+        None | Some(Value::Null) => Ok(default),
         Some(v) => v
             .as_f64()
             .filter(|t| (0.0..=1.0).contains(t))
-            .map(|t| t as f32)
-            .ok_or_else(|| ApiError::bad_request("bad request body: toxicity must be in 0..=1")),
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "bad request body: toxicity must be a number in 0..=1, got {v}"
+                ))
+            }),
     }
 }
 
@@ -185,36 +219,51 @@ fn attributes_of(body: &Map<String, Value>) -> Result<Map<String, Value>, ApiErr
     match body.get("attributes") {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),
-        Some(_) => Err(ApiError::bad_request(
-            "bad request body: attributes must be an object",
-        )),
+        Some(v) => Err(ApiError::bad_request(format!(
+            "bad request body: attributes must be an object, got {v}"
+        ))),
     }
+}
+
+/// A string field of a toxic body: absent, null or "" is `None`; any other type is an error
+/// (Go's decoder refuses it too).
+fn string_of<'a>(body: &'a Map<String, Value>, field: &str) -> Result<Option<&'a str>, ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(ApiError::bad_request(format!(
+            "bad request body: {field} must be a string, got {v}"
+        ))),
+    }
+}
+
+fn object_of(body: &Value) -> Result<&Map<String, Value>, ApiError> {
+    body.as_object().ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "bad request body: expected a JSON object, got {body}"
+        ))
+    })
 }
 
 impl Toxic {
     /// Parses a `POST /proxies/{proxy}/toxics` body. Defaults follow Toxiproxy: stream
     /// `downstream`, toxicity 1, name `<type>_<stream>`.
     pub fn from_create_json(body: &Value) -> Result<Toxic, ApiError> {
-        let body = body
-            .as_object()
-            .ok_or_else(|| ApiError::bad_request("bad request body: expected an object"))?;
-        let type_name = body
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ApiError::bad_request("invalid toxic type"))?;
-        let stream = match body.get("stream").and_then(Value::as_str) {
-            None | Some("") => Stream::Downstream,
+        let body = object_of(body)?;
+        let stream = match string_of(body, "stream")? {
+            None => Stream::Downstream,
             Some(s) => Stream::parse(s).ok_or_else(|| {
                 ApiError::bad_request("stream was invalid, can be either upstream or downstream")
             })?,
         };
-        let name = match body.get("name").and_then(Value::as_str) {
-            None | Some("") => format!("{type_name}_{}", stream.as_str()),
+        let type_name = string_of(body, "type")?.unwrap_or_default();
+        let name = match string_of(body, "name")? {
+            None => format!("{type_name}_{}", stream.as_str()),
             Some(n) => n.to_string(),
         };
         let toxicity = toxicity_of(body, 1.0)?;
-        let kind = ToxicKind::build(type_name, &[], &attributes_of(body)?)
-            .map_err(ApiError::bad_request)?;
+        let kind = ToxicKind::build(type_name, &[], &attributes_of(body)?)?;
         Ok(Toxic {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             name,
@@ -227,15 +276,12 @@ impl Toxic {
     /// Applies a `POST /proxies/{proxy}/toxics/{toxic}` body: toxicity and the given
     /// attributes change, everything else stays.
     pub fn updated(&self, body: &Value) -> Result<Toxic, ApiError> {
-        let body = body
-            .as_object()
-            .ok_or_else(|| ApiError::bad_request("bad request body: expected an object"))?;
+        let body = object_of(body)?;
         let kind = ToxicKind::build(
             self.kind.type_name(),
             &self.kind.attribute_values(),
             &attributes_of(body)?,
-        )
-        .map_err(ApiError::bad_request)?;
+        )?;
         Ok(Toxic {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             name: self.name.clone(),
@@ -254,7 +300,7 @@ impl Toxic {
         let attributes: Map<String, Value> = names
             .iter()
             .zip(self.kind.attribute_values())
-            .map(|(n, v)| (n.to_string(), json!(v)))
+            .map(|((n, _), v)| (n.to_string(), json!(v)))
             .collect();
         json!({
             "name": self.name,

@@ -26,6 +26,11 @@ pub enum RunError {
     External(String),
     #[error("start the sentinel backend: {0}")]
     Sentinel(String),
+    #[error("build the {client} clients: {message}")]
+    Client {
+        client: &'static str,
+        message: String,
+    },
     #[error("connect to the protected resource: {0}")]
     Resource(String),
     #[error("read back the history: {0}")]

@@ -6,7 +6,6 @@ mod error;
 mod options;
 mod progress;
 mod runner;
-mod sentinel_backend;
 mod store;
 
 pub use error::RunError;

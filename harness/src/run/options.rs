@@ -1,6 +1,6 @@
 //! What the command line may change about a run.
 
-use crate::scenario::BackendKind;
+use crate::locks::LockPreset;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -21,9 +21,10 @@ pub struct RunOptions {
     pub progress: bool,
     /// The command that repeats this run, stored with the results.
     pub reproduce: String,
-    /// Run on this backend instead of the scenario's (`lockpick compare`); faults it cannot
-    /// take are left out (see [`crate::scenario::Scenario::on_backend`]).
-    pub backend: Option<BackendKind>,
+    /// Run with this lock (server and client kind) instead of the scenario's (`--backend`,
+    /// `lockpick compare`); faults its server cannot take are left out (see
+    /// [`crate::scenario::Scenario::with_lock`]).
+    pub backend: Option<&'static LockPreset>,
     /// Keep each node's data folder after the run (by default only configs and logs stay).
     pub keep_data: bool,
     /// Servers lockpick does not start (a user's, or docker-compose's): the client address of

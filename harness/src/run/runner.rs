@@ -41,7 +41,7 @@ pub async fn run_scenario(
     opts: &RunOptions,
     interrupt: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
-    let overridden = opts.backend.map(|b| scenario.on_backend(b).0);
+    let overridden = opts.backend.map(|b| scenario.with_lock(b).0);
     let scenario = overridden.as_ref().unwrap_or(scenario);
     if !opts.external.is_empty() {
         scenario
@@ -100,7 +100,6 @@ async fn run_with(
     )?;
 
     let backend = start_backend(scenario, supervisor, proxies, &opts.external).await?;
-    let lock = backend.lock;
     let resource_addr = match opts.resource {
         Some(addr) => addr,
         None => {
@@ -141,7 +140,7 @@ async fn run_with(
         seed,
         stop: stop.clone(),
     };
-    lock.spawn_clients(&mut tasks, clients, ctx);
+    backend.clients.spawn(&mut tasks, clients, &ctx);
     let started = Instant::now();
     let nemesis = tokio::spawn(run_nemesis(
         steps,
@@ -205,7 +204,7 @@ async fn run_with(
     let results = RunResults {
         v: RESULTS_VERSION,
         scenario: scenario.name.clone(),
-        backend: scenario.backend.name().to_owned(),
+        backend: scenario.lock_name(),
         seed,
         verdict: checks.verdict(),
         expected: scenario.expected,

@@ -37,7 +37,8 @@ impl fmt::Display for Located {
 }
 
 /// Turns byte offsets into line numbers and field names for error messages.
-pub(super) struct Source<'a> {
+#[derive(Clone, Copy)]
+pub(crate) struct Source<'a> {
     pub path: &'a std::path::Path,
     pub text: &'a str,
 }

@@ -1,8 +1,12 @@
 //! The TOML layout of a scenario file and its conversion into a checked [`Scenario`].
 
+use super::client_table::ClientTable;
 use super::error::{ScenarioError, Source};
 use super::model::*;
 use super::ms::MsRange;
+use crate::client::{client_names, find_client, ClientKind};
+use crate::locks::{find_lock, lock_names};
+use crate::server::{find_server, server_names, ServerKind};
 use lockpick_checker::verdict::Verdict;
 use serde::Deserialize;
 use toml::Spanned;
@@ -16,7 +20,11 @@ struct RawScenario {
     expected: Option<Spanned<String>>,
     #[serde(default)]
     seed: u64,
-    backend: RawBackend,
+    /// Shorthand for `[server]` + `[client]`: a named lock.
+    backend: Option<Spanned<RawServer>>,
+    server: Option<Spanned<RawServer>>,
+    /// Read by the client kind named in it (see [`ClientTable`]); only its `kind` here.
+    client: Option<Spanned<RawClientKind>>,
     #[serde(default)]
     lock: RawLock,
     workload: RawWorkload,
@@ -28,12 +36,19 @@ struct RawScenario {
     nemesis: Vec<Spanned<RawFault>>,
 }
 
+/// `[server]`, or the `[backend]` shorthand, whose `kind` names a lock instead.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawBackend {
+struct RawServer {
     kind: Spanned<String>,
     nodes: Option<Spanned<u64>>,
     persistence: Option<Spanned<String>>,
+}
+
+/// The `kind` of `[client]`; the other keys are the client kind's to read.
+#[derive(Deserialize)]
+struct RawClientKind {
+    kind: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -46,10 +61,6 @@ struct RawLock {
     op_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
     watchdog: bool,
-    wait_replicas: Option<Spanned<u64>>,
-    wait_timeout_ms: Option<Spanned<u64>>,
-    #[serde(default)]
-    wait_release: bool,
 }
 
 #[derive(Deserialize)]
@@ -161,59 +172,59 @@ fn in_range(
     }
 }
 
-/// The session timeouts ZooKeeper servers with lockpick's tick allow.
-const ZK_MIN_SESSION_MS: u64 = 2 * ZK_TICK_MS;
-const ZK_MAX_SESSION_MS: u64 = 20 * ZK_TICK_MS;
-
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
 
-    let backend = one_of(
-        src,
-        "backend.kind",
-        &raw.backend.kind,
-        &[
-            ("redis", BackendKind::Redis),
-            ("redis-naive", BackendKind::RedisNaive),
-            ("etcd", BackendKind::Etcd),
-            ("zookeeper", BackendKind::ZooKeeper),
-            ("redlock", BackendKind::Redlock),
-            ("redis-sentinel", BackendKind::RedisSentinel),
-        ],
-    )?;
-    let nodes = match (&raw.backend.nodes, backend) {
-        // Clusters: an odd size so that every split has a majority side.
-        (Some(n), _) if backend.is_cluster() => {
-            let v = in_range(src, "backend.nodes", n, 1, 7)?;
-            if v % 2 == 0 {
+    let (server, client_kind, section) = server_and_client(src, &raw)?;
+    let table = raw
+        .backend
+        .as_ref()
+        .or(raw.server.as_ref())
+        .map(|t| t.get_ref());
+    let rule = node_rule(server, client_kind);
+    let nodes = match table.and_then(|t| t.nodes.as_ref()) {
+        Some(n) => {
+            let field = format!("{section}.nodes");
+            let v = in_range(src, &field, n, rule.min as u64, rule.max as u64)? as usize;
+            if !rule.allows(v) {
                 return Err(src.error(
                     n.span(),
-                    "backend.nodes",
-                    format!("{v} members cannot always form a majority; allowed: 1, 3, 5, 7"),
+                    &field,
+                    format!(
+                        "{v} members cannot always form a majority; allowed: {}",
+                        (rule.min..=rule.max)
+                            .filter(|n| rule.allows(*n))
+                            .map(|n| n.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 ));
             }
-            v as usize
+            v
         }
-        (None, _) if backend.is_cluster() => 3,
-        (Some(n), BackendKind::Redlock) => in_range(src, "backend.nodes", n, 1, 15)? as usize,
-        (None, BackendKind::Redlock) => 5,
-        // A master and at least one replica to fail over to.
-        (Some(n), BackendKind::RedisSentinel) => in_range(src, "backend.nodes", n, 2, 5)? as usize,
-        (None, BackendKind::RedisSentinel) => 2,
-        // Single-instance locks: more nodes would only be ignored, so say so.
-        (Some(n), _) => in_range(src, "backend.nodes", n, 1, 1)? as usize,
-        (None, _) => 1,
+        None => rule.default,
     };
-    let persistence = match &raw.backend.persistence {
-        Some(p) => one_of(
-            src,
-            "backend.persistence",
-            p,
-            &[
-                ("none", Persistence::None),
-                ("aof-always", Persistence::AofAlways),
-            ],
-        )?,
+    let persistence = match table.and_then(|t| t.persistence.as_ref()) {
+        Some(p) => {
+            let field = format!("{section}.persistence");
+            let v = one_of(
+                src,
+                &field,
+                p,
+                &[
+                    ("none", Persistence::None),
+                    ("aof-always", Persistence::AofAlways),
+                ],
+            )?;
+            if let Err(why) = server.persistence() {
+                return Err(src.error(
+                    p.span(),
+                    &field,
+                    format!("server {:?} cannot take it: {why}", server.name()),
+                ));
+            }
+            v
+        }
         None => Persistence::None,
     };
     let expected = raw
@@ -240,24 +251,6 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .map(|v| in_range(src, "lock.ttl_ms", v, 10, 3_600_000))
         .transpose()?
         .unwrap_or(1000);
-    if backend == BackendKind::Etcd && ttl_ms % 1000 != 0 {
-        let span = raw.lock.ttl_ms.as_ref().map(|v| v.span()).unwrap_or(0..0);
-        return Err(src.error(
-            span,
-            "lock.ttl_ms",
-            format!("{ttl_ms} is not whole seconds; etcd leases have a TTL in seconds: allowed: 1000, 2000, …"),
-        ));
-    }
-    if backend == BackendKind::ZooKeeper
-        && !(ZK_MIN_SESSION_MS..=ZK_MAX_SESSION_MS).contains(&ttl_ms)
-    {
-        let span = raw.lock.ttl_ms.as_ref().map(|v| v.span()).unwrap_or(0..0);
-        return Err(src.error(
-            span,
-            "lock.ttl_ms",
-            format!("{ttl_ms} cannot be a ZooKeeper session timeout (2 to 20 ticks of {ZK_TICK_MS} ms); allowed: {ZK_MIN_SESSION_MS} to {ZK_MAX_SESSION_MS}"),
-        ));
-    }
     let acquire_timeout_ms = raw
         .lock
         .acquire_timeout_ms
@@ -272,32 +265,6 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .map(|v| in_range(src, "lock.op_timeout_ms", v, 1, 600_000))
         .transpose()?
         .unwrap_or(250);
-    let wait = match &raw.lock.wait_replicas {
-        Some(r) => {
-            if backend != BackendKind::RedisSentinel {
-                return Err(src.error(
-                    r.span(),
-                    "lock.wait_replicas",
-                    format!(
-                        "backend {:?} has no replicas; allowed only with redis-sentinel",
-                        backend.name()
-                    ),
-                ));
-            }
-            Some(WaitSpec {
-                replicas: in_range(src, "lock.wait_replicas", r, 1, 4)?,
-                timeout_ms: raw
-                    .lock
-                    .wait_timeout_ms
-                    .as_ref()
-                    .map(|v| in_range(src, "lock.wait_timeout_ms", v, 1, 600_000))
-                    .transpose()?
-                    .unwrap_or(100),
-                release_unacked: raw.lock.wait_release,
-            })
-        }
-        None => None,
-    };
     let lock = LockSpec {
         name: raw.lock.name.clone().unwrap_or_else(|| "lock".to_owned()),
         ttl_ms,
@@ -308,7 +275,21 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
             .unwrap_or(MsRange { min: 5, max: 20 }),
         op_timeout_ms,
         watchdog: raw.lock.watchdog,
-        wait,
+    };
+    if let Err(e) = server.check_lock(&lock) {
+        let span = match e.field {
+            "lock.ttl_ms" => raw.lock.ttl_ms.as_ref().map(|v| v.span()),
+            "lock.acquire_timeout_ms" => raw.lock.acquire_timeout_ms.as_ref().map(|v| v.span()),
+            "lock.op_timeout_ms" => raw.lock.op_timeout_ms.as_ref().map(|v| v.span()),
+            // Another field, or one left at its default: the line of the server's kind.
+            _ => None,
+        };
+        let at = span.unwrap_or_else(|| table.map_or(0..0, |t| t.kind.span()));
+        return Err(src.error(at, e.field, e.message));
+    }
+    let client = ClientSpec {
+        kind: client_kind,
+        options: client_kind.options(&ClientTable::new(*src, raw.client.is_some()))?,
     };
 
     let workload = WorkloadSpec {
@@ -365,7 +346,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let node_names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
     let mut faults = Vec::new();
     for f in &raw.nemesis {
-        faults.push(fault(src, f, &node_names, workload.clients, backend)?);
+        faults.push(fault(src, f, &node_names, workload.clients, server)?);
     }
 
     Ok(Scenario {
@@ -374,9 +355,10 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         path: src.path.to_owned(),
         expected,
         seed: raw.seed,
-        backend,
+        server,
         nodes,
         persistence,
+        client,
         lock,
         workload,
         resource,
@@ -391,25 +373,27 @@ fn fault(
     spanned: &Spanned<RawFault>,
     node_names: &[String],
     clients: usize,
-    backend: BackendKind,
+    server: &dyn ServerKind,
 ) -> Result<Fault, ScenarioError> {
     let f = spanned.get_ref();
     let line = src.line_of(spanned.span().start);
     let kind_name = f.fault.get_ref().as_str();
     let here = |field: &str, message: String| src.error(spanned.span(), field, message);
+    let caps = server.capabilities();
 
     let allowed: &[&str] = match kind_name {
         "client-pause" => &["duration_ms", "point", "client"],
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
         "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
-        "isolate" if !backend.is_cluster() => {
+        "isolate" if caps.peers.is_err() => {
             return Err(src.error(
                 f.fault.span(),
                 "nemesis.fault",
                 format!(
-                    "fault {kind_name:?} needs a cluster backend; backend {:?} is not a cluster",
-                    backend.name()
+                    "fault {kind_name:?} needs a cluster backend; server {:?} cannot: {}",
+                    server.name(),
+                    caps.peers.unwrap_err()
                 ),
             ))
         }
@@ -429,13 +413,13 @@ fn fault(
         }
     };
     if kind_name.starts_with("clock-") {
-        if let Err(why) = backend.clock_faults() {
+        if let Err(why) = caps.clock {
             return Err(src.error(
                 f.fault.span(),
                 "nemesis.fault",
                 format!(
-                    "clock faults cannot be injected on backend {:?}: {why}",
-                    backend.name()
+                    "clock faults cannot be injected on server {:?}: {why}",
+                    server.name()
                 ),
             ));
         }
@@ -488,7 +472,7 @@ fn fault(
     };
     // Faults on cluster members: they may name the leader, and hit one member unless told.
     let member_fault = kind_name == "isolate"
-        || (backend.is_cluster() && matches!(kind_name, "node-pause" | "node-crash"));
+        || (caps.peers.is_ok() && matches!(kind_name, "node-pause" | "node-crash"));
     let targets = || -> Result<Targets, ScenarioError> {
         let Some(nodes) = &f.nodes else {
             return Ok(if member_fault {
@@ -620,4 +604,119 @@ fn fault(
         count: f.count,
         line,
     })
+}
+
+/// The server and client kinds a scenario names, and the table its server settings are in
+/// (`server`, or `backend` for the shorthand).
+fn server_and_client(
+    src: &Source,
+    raw: &RawScenario,
+) -> Result<
+    (
+        &'static dyn ServerKind,
+        &'static dyn ClientKind,
+        &'static str,
+    ),
+    ScenarioError,
+> {
+    let client_kind = raw
+        .client
+        .as_ref()
+        .map(|c| (c.span(), c.get_ref().kind.as_ref()));
+    match (&raw.backend, &raw.server) {
+        (Some(b), Some(_)) => Err(src.error(
+            b.span(),
+            "backend",
+            "[backend] is the shorthand for [server] with [client]; use one or the other",
+        )),
+        (None, None) => Err(src.error(
+            0..0,
+            "server",
+            format!(
+                "missing [server] (and [client]); server kinds: {}",
+                server_names().join(", ")
+            ),
+        )),
+        (Some(b), None) => {
+            if let Some((span, _)) = client_kind {
+                return Err(src.error(
+                    span,
+                    "client",
+                    "[client] goes with [server]; [backend] names a lock, server and client at once",
+                ));
+            }
+            let kind = &b.get_ref().kind;
+            let lock = find_lock(kind.get_ref()).ok_or_else(|| {
+                src.error(
+                    kind.span(),
+                    "backend.kind",
+                    format!(
+                        "unknown value {:?}; allowed: {}",
+                        kind.get_ref(),
+                        lock_names().join(", ")
+                    ),
+                )
+            })?;
+            Ok((lock.server_kind(), lock.client_kind(), "backend"))
+        }
+        (None, Some(s)) => {
+            let kind = &s.get_ref().kind;
+            let server = find_server(kind.get_ref()).ok_or_else(|| {
+                src.error(
+                    kind.span(),
+                    "server.kind",
+                    format!(
+                        "unknown value {:?}; allowed: {}",
+                        kind.get_ref(),
+                        server_names().join(", ")
+                    ),
+                )
+            })?;
+            let client = match client_kind {
+                None => {
+                    return Err(src.error(
+                        s.span(),
+                        "client",
+                        format!(
+                            "missing [client] for server {:?}; client kinds: {}",
+                            server.name(),
+                            client_names().join(", ")
+                        ),
+                    ))
+                }
+                Some((span, None)) => {
+                    return Err(src.error(
+                        span,
+                        "client.kind",
+                        format!("missing; allowed: {}", client_names().join(", ")),
+                    ))
+                }
+                Some((_, Some(name))) => name,
+            };
+            let kind = find_client(client.get_ref()).ok_or_else(|| {
+                src.error(
+                    client.span(),
+                    "client.kind",
+                    format!(
+                        "unknown value {:?}; allowed: {}",
+                        client.get_ref(),
+                        client_names().join(", ")
+                    ),
+                )
+            })?;
+            if !kind.runs_on().allows(server) {
+                return Err(src.error(
+                    client.span(),
+                    "client.kind",
+                    format!(
+                        "client {:?} does not run on server {:?}; it runs on: {}",
+                        kind.name(),
+                        server.name(),
+                        kind.runs_on().describe()
+                    ),
+                ));
+            }
+            Ok((server, kind, "server"))
+        }
+    }
 }

@@ -248,23 +248,124 @@ duration_ms = 100
         let text = "name = \"t\"\n[backend]\nkind = \"redis-sentinel\"\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n[[nemesis]]\nfault = \"clock-jump\"\noffset_ms = 5000\nduration_ms = 50\n";
         let err = parse(text).unwrap_err();
         assert!(
-            err.contains(":9: field `nemesis.fault`: clock faults cannot be injected on backend \"redis-sentinel\": its master, replicas and sentinels do not run under libfaketime"),
+            err.contains(":9: field `nemesis.fault`: clock faults cannot be injected on server \"redis-sentinel\": its master, replicas and sentinels do not run under libfaketime"),
             "{err}"
         );
     }
 
     #[test]
-    fn wait_is_only_for_redis_sentinel() {
-        let base = "name = \"t\"\n[backend]\nkind = \"KIND\"\n[lock]\nwait_replicas = 1\nwait_release = true\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n";
-        let s = parse(&base.replace("KIND", "redis-sentinel")).unwrap();
+    fn wait_is_a_sentinel_lock_option() {
+        let base = "name = \"t\"\n[server]\nkind = \"SERVER\"\n[client]\nkind = \"CLIENT\"\nwait_replicas = 1\nwait_release = true\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n";
+        let s = parse(
+            &base
+                .replace("SERVER", "redis-sentinel")
+                .replace("CLIENT", "sentinel-lock"),
+        )
+        .unwrap();
         assert_eq!(s.nodes, 2);
-        let wait = s.lock.wait.unwrap();
-        assert_eq!(
-            (wait.replicas, wait.timeout_ms, wait.release_unacked),
-            (1, 100, true)
+        assert_eq!(s.lock_name(), "redis-sentinel");
+        let options = format!("{:?}", s.client.options);
+        assert!(
+            options.contains("replicas: 1, timeout_ms: 100, release_unacked: true"),
+            "{options}"
         );
-        let err = parse(&base.replace("KIND", "redlock")).unwrap_err();
-        assert!(err.contains("allowed only with redis-sentinel"), "{err}");
+        let err = parse(&base.replace("SERVER", "redis").replace("CLIENT", "redlock")).unwrap_err();
+        assert!(
+            err.starts_with("load scenario s.toml:6:")
+                && err.contains("unknown field `wait_replicas`"),
+            "{err}"
+        );
+    }
+
+    const SPLIT: &str = r#"
+name = "t"
+[server]
+kind = "redis"
+nodes = 3
+[client]
+kind = "redlock"
+[workload]
+kind = "counter"
+clients = 2
+duration_ms = 100
+"#;
+
+    #[test]
+    fn server_and_client_are_named_apart_and_the_shorthand_means_the_same() {
+        let s = parse(SPLIT).unwrap();
+        assert_eq!(
+            (s.server.name(), s.client.kind.name()),
+            ("redis", "redlock")
+        );
+        assert_eq!(s.nodes, 3);
+        assert_eq!(s.lock_name(), "redlock");
+        let short = parse(
+            &SPLIT
+                .replace("[server]", "[backend]")
+                .replace("kind = \"redis\"", "kind = \"redlock\"")
+                .replace("[client]\nkind = \"redlock\"\n", ""),
+        )
+        .unwrap();
+        assert_eq!(
+            (short.server.name(), short.client.kind.name(), short.nodes),
+            ("redis", "redlock", 3)
+        );
+        // Redlock picks its own default within the server's node rule; redis-lock allows one.
+        assert_eq!(parse(&SPLIT.replace("nodes = 3\n", "")).unwrap().nodes, 5);
+        let err = parse(&SPLIT.replace("\"redlock\"", "\"redis-lock\"")).unwrap_err();
+        assert!(
+            err.contains(":5: field `server.nodes`: 3 is out of range; allowed: 1 to 1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_client_on_a_server_it_cannot_use_is_refused_with_what_it_runs_on() {
+        let err = parse(&SPLIT.replace("\"redis\"", "\"etcd\"")).unwrap_err();
+        assert!(
+            err.contains(":7: field `client.kind`: client \"redlock\" does not run on server \"etcd\"; it runs on: redis"),
+            "{err}"
+        );
+        let err = parse(&SPLIT.replace("\"redlock\"", "\"chubby\"")).unwrap_err();
+        assert!(
+            err.contains("unknown value \"chubby\"; allowed: redis-lock"),
+            "{err}"
+        );
+        let err = parse(&SPLIT.replace("[client]\nkind = \"redlock\"\n", "")).unwrap_err();
+        assert!(
+            err.contains("missing [client] for server \"redis\""),
+            "{err}"
+        );
+        let err = parse(&format!("{SPLIT}[backend]\nkind = \"redis\"\n")).unwrap_err();
+        assert!(err.contains("use one or the other"), "{err}");
+        let err = parse(&SPLIT.replace("[server]", "[backend]")).unwrap_err();
+        assert!(err.contains("[client] goes with [server]"), "{err}");
+        let err = parse(
+            &SPLIT
+                .replace("[server]", "[backend]")
+                .replace("[client]\nkind = \"redlock\"\n", "")
+                .replace("\"redis\"", "\"mongo\""),
+        )
+        .unwrap_err();
+        assert!(
+            err.contains(
+                "field `backend.kind`: unknown value \"mongo\"; allowed: redis, redis-naive, etcd"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn persistence_is_refused_by_servers_that_cannot_lose_it() {
+        let text = ETCD.replace(
+            "kind = \"etcd\"",
+            "kind = \"etcd\"\npersistence = \"aof-always\"",
+        );
+        let err = parse(&text).unwrap_err();
+        assert!(
+            err.contains("field `backend.persistence`: server \"etcd\" cannot take it"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -302,7 +403,8 @@ duration_ms = 500
             }
         ));
         let zk = parse(&ETCD.replace("\"etcd\"", "\"zookeeper\"")).unwrap();
-        assert_eq!(zk.backend, crate::scenario::BackendKind::ZooKeeper);
+        assert_eq!(zk.server.name(), "zookeeper");
+        assert_eq!(zk.client.kind.name(), "zookeeper");
     }
 
     #[test]

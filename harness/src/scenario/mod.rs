@@ -1,17 +1,18 @@
 //! Scenario files: what a run starts, how clients behave, which faults to inject, and the
 //! verdict it is expected to reach.
 
+mod client_table;
 mod error;
 mod file;
 mod load;
 mod model;
 mod ms;
 
+pub use client_table::ClientTable;
 pub use error::ScenarioError;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
-    BackendKind, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
-    ResourceMode, Scenario, SkippedFault, Targets, WaitSpec, WorkloadKind, WorkloadSpec,
-    ZK_TICK_MS,
+    node_rule, ClientSpec, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
+    ResourceMode, Scenario, SkippedFault, Targets, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
 };
 pub use ms::MsRange;

@@ -1,13 +1,18 @@
 //! The validated scenario a run is built from.
 
+use super::client_table::ClientTable;
 use super::ms::MsRange;
+use crate::client::{ClientKind, ClientOptions};
+use crate::locks::{lock_label, LockPreset};
+use crate::server::{NodeRule, ServerKind};
 pub use lockpick_checker::lock::Property;
 use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A scenario, checked and ready to run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Scenario {
     pub name: String,
     pub description: String,
@@ -17,11 +22,14 @@ pub struct Scenario {
     pub expected: Option<Verdict>,
     /// Seed of every random choice in the run; `--seed` overrides it.
     pub seed: u64,
-    pub backend: BackendKind,
-    /// How many lock nodes the backend runs (named `n1`, `n2`, …).
+    /// The servers (`[server] kind`).
+    pub server: &'static dyn ServerKind,
+    /// How many lock nodes the server runs (named `n1`, `n2`, …).
     pub nodes: usize,
     /// What the lock nodes keep across a crash.
     pub persistence: Persistence,
+    /// The client that takes the lock on them (`[client]`).
+    pub client: ClientSpec,
     pub lock: LockSpec,
     pub workload: WorkloadSpec,
     pub resource: ResourceMode,
@@ -34,15 +42,16 @@ pub struct Scenario {
 
 impl Scenario {
     /// Checks that this scenario can run against servers it did not start, `addrs` being the
-    /// client address of each node in node order (`--external`): the backend must be one whose
-    /// clients need nothing but those addresses, there must be one per node, and every fault
+    /// client address of each node in node order (`--external`): the server kind must be one
+    /// whose clients need nothing but those addresses, there must be one per node, and every fault
     /// must be one that works through the proxies or on clients. The error reads after
     /// "failed to".
     pub fn check_external(&self, addrs: &[std::net::SocketAddr]) -> Result<(), String> {
-        if self.backend == BackendKind::RedisSentinel {
+        if let Err(why) = self.server.capabilities().external {
             return Err(format!(
-                "run {} on external servers: the redis-sentinel backend needs sentinels and replicas lockpick starts",
-                self.name
+                "run {} on external servers: server {:?} cannot: {why}",
+                self.name,
+                self.server.name()
             ));
         }
         if addrs.len() != self.nodes {
@@ -88,113 +97,11 @@ impl Scenario {
 /// 2 to 20 ticks.
 pub const ZK_TICK_MS: u64 = 250;
 
-/// Which lock implementation the clients use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BackendKind {
-    /// `SETNX` then `DEL`: no TTL, no owner check.
-    RedisNaive,
-    /// `SET NX PX` with a random value, compare-and-delete release, fencing token from `INCR`.
-    Redis,
-    /// etcd's mutex recipe on a three-member etcd cluster: lease + keep-alive, owner = lowest
-    /// create revision, token = create revision.
-    Etcd,
-    /// ZooKeeper's lock recipe on a three-server ensemble: ephemeral sequential nodes, the
-    /// lowest holds, the session (timeout = the lock's TTL) is the lease, token = sequence.
-    ZooKeeper,
-    /// Redlock over N independent masters (default 5): majority, validity, no fencing token.
-    Redlock,
-    /// The `redis` lock on a master (`n1`) with asynchronous replicas (`n2`…), found through
-    /// three Sentinels that fail over to a replica when the master is down.
-    RedisSentinel,
-}
-
-impl BackendKind {
-    pub const NAMES: &'static [&'static str] = &[
-        "redis",
-        "redis-naive",
-        "etcd",
-        "zookeeper",
-        "redlock",
-        "redis-sentinel",
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::RedisNaive => "redis-naive",
-            BackendKind::Redis => "redis",
-            BackendKind::Etcd => "etcd",
-            BackendKind::ZooKeeper => "zookeeper",
-            BackendKind::Redlock => "redlock",
-            BackendKind::RedisSentinel => "redis-sentinel",
-        }
-    }
-
-    /// Whether the backend is a consensus cluster whose members talk to each other (so
-    /// member isolation, peer partitions and leader faults apply).
-    pub fn is_cluster(self) -> bool {
-        matches!(self, BackendKind::Etcd | BackendKind::ZooKeeper)
-    }
-
-    /// Whether the nodes of this backend can take clock faults (they run under libfaketime);
-    /// `Err` says why not. A Go server (etcd) ignores libfaketime: its arm must say so.
-    pub fn clock_faults(self) -> Result<(), &'static str> {
-        match self {
-            BackendKind::RedisNaive | BackendKind::Redis | BackendKind::Redlock => Ok(()),
-            BackendKind::RedisSentinel => Err(
-                "its master, replicas and sentinels do not run under libfaketime (a sentinel's \
-                 failure detector would see a clock jump as a fault of its own)",
-            ),
-            // libfaketime works by preloading into libc's time calls; Go reads the clock
-            // through vDSO/raw syscalls and is statically linked against its own runtime.
-            BackendKind::Etcd => {
-                Err("etcd is a Go binary, which ignores libfaketime: its clock cannot be skewed")
-            }
-            BackendKind::ZooKeeper => Err("its servers do not run under libfaketime"),
-        }
-    }
-
-    /// The backend of that name, as a scenario file writes it.
-    pub fn from_name(name: &str) -> Option<BackendKind> {
-        [
-            BackendKind::Redis,
-            BackendKind::RedisNaive,
-            BackendKind::Etcd,
-            BackendKind::ZooKeeper,
-            BackendKind::Redlock,
-            BackendKind::RedisSentinel,
-        ]
-        .into_iter()
-        .find(|k| k.name() == name)
-    }
-
-    /// Why this backend cannot take `fault`, or `None` when it can. A comparison runs the
-    /// other faults and shows this one as skipped with the reason.
-    pub fn cannot_take(self, fault: &FaultKind) -> Option<String> {
-        // Client, network and process faults work on every backend; member isolation and
-        // faults on the leader need a cluster; clock faults need nodes that run under
-        // libfaketime.
-        let cluster_only = match fault {
-            FaultKind::Isolate { .. } => true,
-            FaultKind::NodePause { targets, .. } | FaultKind::NodeCrash { targets, .. } => {
-                *targets == Targets::Leader
-            }
-            _ => false,
-        };
-        if cluster_only && !self.is_cluster() {
-            return Some(format!(
-                "{} acts on cluster members; {} is not a cluster",
-                fault.name(),
-                self.name()
-            ));
-        }
-        match fault {
-            FaultKind::ClockJump { .. }
-            | FaultKind::ClockRate { .. }
-            | FaultKind::ClockStrobe { .. } => self.clock_faults().err().map(str::to_owned),
-            _ => None,
-        }
-    }
+/// The client of a scenario: its kind and its options as read from `[client]`.
+#[derive(Debug, Clone)]
+pub struct ClientSpec {
+    pub kind: &'static dyn ClientKind,
+    pub options: Arc<dyn ClientOptions>,
 }
 
 /// What a Redis lock node keeps across a crash (`[backend] persistence`).
@@ -212,7 +119,7 @@ impl Persistence {
     pub const NAMES: &'static [&'static str] = &["none", "aof-always"];
 }
 
-/// A fault left out when a scenario runs on a backend that cannot take it.
+/// A fault left out when a scenario runs on a server that cannot take it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedFault {
     /// Position of the fault in the scenario's `[[nemesis]]` list.
@@ -221,19 +128,32 @@ pub struct SkippedFault {
 }
 
 impl Scenario {
-    /// This scenario on `backend`: the same workload, seed and faults, minus the faults the
-    /// backend cannot take, which are returned with the reason. The expected verdict is kept
-    /// only for the scenario's own backend: it was promised for that one.
-    pub fn on_backend(&self, backend: BackendKind) -> (Scenario, Vec<SkippedFault>) {
+    /// This scenario with `lock` (server kind, client kind with its default options): the same
+    /// workload, seed and faults, minus the faults that server cannot take, which are returned
+    /// with the reason. The node count stays when the new server and client allow it, else it
+    /// is their default. The expected verdict is kept only for the scenario's own lock: it
+    /// was promised for that one.
+    pub fn with_lock(&self, lock: &LockPreset) -> (Scenario, Vec<SkippedFault>) {
         let mut s = self.clone();
-        if backend != self.backend {
+        let (server, client) = (lock.server_kind(), lock.client_kind());
+        if lock_label(server, client) != self.lock_name() {
             s.expected = None;
         }
-        s.backend = backend;
+        s.server = server;
+        s.client = ClientSpec {
+            kind: client,
+            options: client
+                .options(&ClientTable::defaults())
+                .expect("every client kind's defaults are valid (tested)"),
+        };
+        let rule = node_rule(server, client);
+        if !rule.allows(s.nodes) {
+            s.nodes = rule.default;
+        }
         let mut skipped = Vec::new();
         let mut index = 0;
         s.nemesis.faults.retain(|f| {
-            let reason = backend.cannot_take(&f.kind);
+            let reason = f.kind.cannot_run_on(server);
             if let Some(reason) = reason.clone() {
                 skipped.push(SkippedFault { index, reason });
             }
@@ -242,6 +162,18 @@ impl Scenario {
         });
         (s, skipped)
     }
+
+    /// The name of this scenario's lock: a preset's (`redis`, `redlock`, …) or
+    /// `<client>@<server>`.
+    pub fn lock_name(&self) -> String {
+        lock_label(self.server, self.client.kind)
+    }
+}
+
+/// The node counts a client kind on a server kind allows, and its default.
+pub fn node_rule(server: &dyn ServerKind, client: &dyn ClientKind) -> NodeRule {
+    let rule = server.nodes();
+    client.nodes().map_or(rule, |c| rule.narrowed_by(c))
 }
 
 /// Lock parameters.
@@ -258,19 +190,6 @@ pub struct LockSpec {
     pub op_timeout_ms: u64,
     /// Renew the lease every ttl/3 while holding.
     pub watchdog: bool,
-    /// `redis-sentinel`: `WAIT` for replicas after each grant.
-    pub wait: Option<WaitSpec>,
-}
-
-/// `WAIT replicas timeout_ms` after a grant (`[lock] wait_replicas`, `wait_timeout_ms`,
-/// `wait_release`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct WaitSpec {
-    pub replicas: u64,
-    pub timeout_ms: u64,
-    /// Give the lock back (and fail the acquire) when fewer replicas acknowledged, as
-    /// Redisson does.
-    pub release_unacked: bool,
 }
 
 /// What clients do while they hold the lock.
@@ -433,6 +352,38 @@ impl FaultKind {
             FaultKind::ClockRate { .. } => "clock-rate",
             FaultKind::ClockStrobe { .. } => "clock-strobe",
         }
+    }
+
+    /// Why a server of kind `server` cannot take this fault, or `None` when it can. Client
+    /// and network faults work on every server; process faults need signals, clock faults
+    /// libfaketime, member isolation and faults on the leader a peer network.
+    pub fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+        let caps = server.capabilities();
+        let (what, support) = match self {
+            FaultKind::ClientPause { .. }
+            | FaultKind::ClientCrash { .. }
+            | FaultKind::Latency { .. }
+            | FaultKind::Partition { .. } => return None,
+            FaultKind::Isolate { .. } => ("it acts on cluster members", caps.peers),
+            FaultKind::NodePause { targets, .. } | FaultKind::NodeCrash { targets, .. }
+                if *targets == Targets::Leader =>
+            {
+                ("it acts on the cluster's leader", caps.peers)
+            }
+            FaultKind::NodePause { .. } | FaultKind::NodeCrash { .. } => {
+                ("it signals server processes", caps.signals)
+            }
+            FaultKind::ClockJump { .. }
+            | FaultKind::ClockRate { .. }
+            | FaultKind::ClockStrobe { .. } => ("it moves clocks", caps.clock),
+        };
+        support.err().map(|why| {
+            format!(
+                "{} cannot run on server {:?} ({what}): {why}",
+                self.name(),
+                server.name()
+            )
+        })
     }
 
     /// Why this fault cannot run on servers lockpick did not start (`--external`), if it

@@ -1,32 +1,71 @@
-//! Starting the `redis-sentinel` backend: a master `n1`, replicas `n2`… whose replication link
-//! runs through the proxy named after the replica (so the nemesis can delay or cut it), and
-//! three sentinels `s1`…`s3` watching the master. Clients find the master through the
-//! sentinels and talk to it directly; the proxy named `n1` carries no traffic.
+//! `redis-sentinel`: a master `n1`, replicas `n2`… whose replication link runs through the
+//! proxy named after the replica (so the nemesis can delay or cut it), and three sentinels
+//! `s1`…`s3` watching the master. Clients find the master through the sentinels
+//! ([`Endpoints::sentinels`]) and talk to it directly; the proxy named `n1` carries no traffic.
 
-use super::error::RunError;
-use crate::client::{connect_redis, redis_request, Outcome, SentinelLock};
-use crate::db::{RedisOptions, SentinelOptions, Supervisor};
-use crate::proxy::FaultProxies;
-use crate::scenario::{Persistence, Scenario};
+use super::{BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support};
+use crate::client::{connect_redis, redis_request, Outcome};
+use crate::db::{RedisOptions, SentinelOptions};
+use crate::run::RunError;
+use crate::scenario::Persistence;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
 
 /// How many sentinels watch the master; two must agree it is down.
 const SENTINELS: usize = 3;
 /// Time for the replicas to sync and the sentinels to find the replicas and each other
 /// (sentinels announce themselves every 2 s).
 const SETTLE: Duration = Duration::from_secs(20);
-const MASTER_NAME: &str = "lockpick";
+/// The name under which the sentinels know the master.
+pub const SENTINEL_MASTER: &str = "lockpick";
+const MASTER_NAME: &str = SENTINEL_MASTER;
 
-pub(super) async fn start_sentinel_backend(
-    scenario: &Scenario,
-    supervisor: &Mutex<Supervisor>,
-    proxies: &FaultProxies,
-) -> Result<SentinelLock, RunError> {
-    let names = scenario.node_names();
+pub(super) struct RedisSentinel;
+
+impl ServerKind for RedisSentinel {
+    fn name(&self) -> &'static str {
+        "redis-sentinel"
+    }
+
+    fn about(&self) -> &'static str {
+        "a redis master n1 with asynchronous replicas n2…, failed over by three sentinels"
+    }
+
+    fn nodes(&self) -> NodeRule {
+        // A master and at least one replica to fail over to.
+        NodeRule {
+            default: 2,
+            min: 2,
+            max: 5,
+            odd: false,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            signals: Ok(()),
+            clock: Err(
+                "its master, replicas and sentinels do not run under libfaketime (a sentinel's \
+                 failure detector would see a clock jump as a fault of its own)",
+            ),
+            peers: Err("its replicas follow the master; they are not a consensus cluster"),
+            external: Err("it needs sentinels and replicas lockpick starts"),
+        }
+    }
+
+    fn persistence(&self) -> Support {
+        Ok(())
+    }
+
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+        Box::pin(start(ctx))
+    }
+}
+
+async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
+    let (supervisor, proxies, names) = (ctx.supervisor, ctx.proxies, &ctx.nodes);
     let base = RedisOptions {
-        aof: scenario.persistence == Persistence::AofAlways,
+        aof: ctx.persistence == Persistence::AofAlways,
         // Without this the first full sync waits 5 s for more replicas to join.
         extra_config: vec![("repl-diskless-sync-delay".into(), "0".into())],
         ..RedisOptions::default()
@@ -36,7 +75,10 @@ pub(super) async fn start_sentinel_backend(
         .await
         .start_redis(&names[0], base.clone())
         .await?;
-    proxies.create(&names[0], master.addr).await?;
+    let mut endpoints = Endpoints::default();
+    // Only n1 is a client address: a replica's proxy carries its replication link.
+    let n1 = proxies.create(&names[0], master.addr).await?;
+    endpoints.nodes.push((names[0].clone(), n1));
     for replica in &names[1..] {
         let link = proxies.create(replica, master.addr).await?;
         let mut opts = base.clone();
@@ -51,7 +93,6 @@ pub(super) async fn start_sentinel_backend(
     })
     .await?;
 
-    let mut sentinels = Vec::new();
     for i in 1..=SENTINELS {
         let info = supervisor
             .lock()
@@ -61,9 +102,9 @@ pub(super) async fn start_sentinel_backend(
                 crate::db::NodeKind::Sentinel(SentinelOptions::new(master.addr)),
             )
             .await?;
-        sentinels.push(info.addr);
+        endpoints.sentinels.push(info.addr);
     }
-    for s in &sentinels {
+    for s in &endpoints.sentinels {
         wait_for(
             deadline,
             "the sentinels to find the replicas and each other",
@@ -71,16 +112,10 @@ pub(super) async fn start_sentinel_backend(
         )
         .await?;
     }
-    let spec = &scenario.lock;
-    Ok(SentinelLock::new(
-        sentinels,
-        MASTER_NAME,
-        &spec.name,
-        spec.ttl_ms,
-        spec.op_timeout_ms,
-        spec.retry_delay_ms,
-        spec.wait,
-    ))
+    Ok(Started {
+        endpoints,
+        cluster: None,
+    })
 }
 
 async fn wait_for<F, Fut>(deadline: Instant, what: &str, mut check: F) -> Result<(), RunError>

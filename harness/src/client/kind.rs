@@ -1,0 +1,139 @@
+//! Client kinds: what a scenario's `[client]` table names, apart from the servers it runs on
+//! (`[server]`, see [`crate::server`] for the whole design).
+//!
+//! A client kind says which server kinds it runs on, may narrow their node rule, reads its own
+//! options from the `[client]` table (a struct with `deny_unknown_fields`, so a misspelt key is
+//! an error naming file, line and field), and builds the clients the driver runs from the
+//! started server's [`Endpoints`]. [`LockClient`] is not object-safe (`impl Future`, an
+//! associated session type), so the registry holds the small object-safe [`Clients`], which
+//! every `Arc<L: LockClient>` is. Adding a client kind is one module implementing
+//! [`ClientKind`] and one line in [`super::kinds::CLIENTS`].
+
+use super::driver::{run_client, ClientCtx};
+use super::lock::LockClient;
+use crate::scenario::{ClientTable, LockSpec, ScenarioError};
+use crate::server::{Endpoints, NodeRule, ServerKind};
+use serde::Deserialize;
+use std::fmt;
+use std::sync::Arc;
+use tokio::task::JoinSet;
+
+/// The server kinds a client kind runs on.
+#[derive(Debug, Clone, Copy)]
+pub enum Runs {
+    /// Any server kind: the client needs nothing but the node addresses (e.g. a client
+    /// process speaking to whatever the nodes are).
+    Any,
+    /// Only these, by name.
+    On(&'static [&'static str]),
+}
+
+impl Runs {
+    /// Whether a client of this kind runs on `server`.
+    pub fn allows(self, server: &dyn ServerKind) -> bool {
+        match self {
+            Runs::Any => true,
+            Runs::On(names) => names.contains(&server.name()),
+        }
+    }
+
+    /// For "allowed:" lists.
+    pub fn describe(self) -> String {
+        match self {
+            Runs::Any => "any server".to_owned(),
+            Runs::On(names) => names.join(", "),
+        }
+    }
+}
+
+/// One kind of client: which servers it runs on and how its `[client]` options read.
+pub trait ClientKind: Sync + 'static {
+    /// The name in `[client] kind = …`.
+    fn name(&self) -> &'static str;
+
+    /// One line on the recipe and its fencing token, for listings and the README.
+    fn about(&self) -> &'static str;
+
+    fn runs_on(&self) -> Runs;
+
+    /// The node counts this client uses, within the server's (single-instance locks: one;
+    /// Redlock: five masters by default). `None`: whatever the server allows.
+    fn nodes(&self) -> Option<NodeRule> {
+        None
+    }
+
+    /// Reads and checks its options from the scenario's `[client]` table (the defaults when
+    /// the scenario has none, as with the `[backend]` shorthand or a `--backend` lock).
+    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError>;
+}
+
+impl fmt::Debug for dyn ClientKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq for dyn ClientKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+/// A client kind's options, read and checked: makes the clients of one run.
+pub trait ClientOptions: fmt::Debug + Send + Sync {
+    /// The clients of one run with `lock`'s parameters, reaching the servers at `at`. The
+    /// error reads after "failed to build the clients: ".
+    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String>;
+}
+
+/// Starts client loops: the object-safe face of a [`LockClient`].
+pub trait Clients: Send + Sync {
+    /// Spawns `clients` client loops on `tasks`, client `i` with `ctx(i)`.
+    fn spawn(&self, tasks: &mut JoinSet<()>, clients: usize, ctx: &dyn Fn(usize) -> ClientCtx);
+}
+
+impl<L: LockClient> Clients for Arc<L> {
+    fn spawn(&self, tasks: &mut JoinSet<()>, clients: usize, ctx: &dyn Fn(usize) -> ClientCtx) {
+        for index in 0..clients {
+            tasks.spawn(run_client(self.clone(), ctx(index)));
+        }
+    }
+}
+
+/// The `[client]` table of a kind without options of its own: only `kind`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {
+    #[serde(default)]
+    pub kind: serde::de::IgnoredAny,
+}
+
+/// Options of a kind that has none: the clients are made from the lock and the endpoints alone.
+#[derive(Debug)]
+pub struct Plain(pub fn(&LockSpec, &Endpoints) -> Box<dyn Clients>);
+
+impl Plain {
+    /// Reads a `[client]` table that may only say `kind`, for a kind built by `build`.
+    pub fn read(
+        table: &ClientTable<'_>,
+        build: fn(&LockSpec, &Endpoints) -> Box<dyn Clients>,
+    ) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
+        table.read::<NoOptions>()?;
+        Ok(Arc::new(Plain(build)))
+    }
+}
+
+impl ClientOptions for Plain {
+    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
+        Ok((self.0)(lock, at))
+    }
+}
+
+/// The node rule of a client that uses the first node only: more would be ignored, so they
+/// are refused.
+pub const SINGLE_NODE: NodeRule = NodeRule {
+    default: 1,
+    min: 1,
+    max: 1,
+    odd: false,
+};

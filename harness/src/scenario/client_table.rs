@@ -1,0 +1,79 @@
+//! A scenario's `[client]` table as a client kind reads it: into its own options struct, with
+//! errors that name the file, the line and the field like every scenario error.
+
+use super::error::{ScenarioError, Source};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::path::Path;
+use toml::Spanned;
+
+/// The `[client]` table of one scenario file, or none (a `[backend]` shorthand, a `--backend`
+/// lock): then a kind's options are their defaults.
+#[derive(Clone, Copy)]
+pub struct ClientTable<'a> {
+    src: Source<'a>,
+    present: bool,
+}
+
+#[derive(Deserialize)]
+struct Wrap<T> {
+    client: T,
+}
+
+impl<'a> ClientTable<'a> {
+    pub(super) fn new(src: Source<'a>, present: bool) -> ClientTable<'a> {
+        ClientTable { src, present }
+    }
+
+    /// No table: every option at its default.
+    pub fn defaults() -> ClientTable<'static> {
+        ClientTable {
+            src: Source {
+                path: Path::new("(defaults)"),
+                text: "",
+            },
+            present: false,
+        }
+    }
+
+    /// The table as `T` (which must accept, and may ignore, `kind`), or `T::default()` when
+    /// there is none. Use `deny_unknown_fields` on `T`, so a misspelt key is an error.
+    pub fn read<T: DeserializeOwned + Default>(&self) -> Result<T, ScenarioError> {
+        if !self.present {
+            return Ok(T::default());
+        }
+        toml::from_str::<Wrap<T>>(self.src.text)
+            .map(|w| w.client)
+            .map_err(|e| self.src.toml_error(&e))
+    }
+
+    /// An error about `field` (as the file writes it: `client.<key>`) at `span`.
+    pub fn error(
+        &self,
+        span: std::ops::Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> ScenarioError {
+        self.src.error(span, field, message)
+    }
+
+    /// Checks `lo <= value <= hi`.
+    pub fn in_range(
+        &self,
+        field: &str,
+        value: &Spanned<u64>,
+        lo: u64,
+        hi: u64,
+    ) -> Result<u64, ScenarioError> {
+        let v = *value.get_ref();
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.error(
+                value.span(),
+                field,
+                format!("{v} is out of range; allowed: {lo} to {hi}"),
+            ))
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! Server kinds: what a scenario's `[server]` table names, apart from the client that takes the
+//! lock on it (`[client]`, see [`crate::client::ClientKind`]).
+//!
+//! # Design
+//!
+//! As Jepsen keeps `db`, `client` and `nemesis` apart, lockpick keeps three registries:
+//!
+//! - a **server kind** ([`ServerKind`], this module) knows how many nodes it runs, which faults
+//!   its nodes can take ([`Capabilities`]: optional capabilities instead of one enum matched
+//!   everywhere), which lock parameters it cannot honour, and how to start its nodes behind
+//!   the proxies. What it hands back is [`Endpoints`]: the client address of every node (its
+//!   proxy) and, for kinds that run a discovery service, that service's addresses;
+//! - a **client kind** ([`crate::client::ClientKind`]) knows which server kinds it runs on, how
+//!   its own `[client]` options read, and builds the clients the driver runs from the
+//!   endpoints;
+//! - a **lock** ([`crate::locks::LockPreset`]) is a named pair of the two with default options
+//!   (`redis`, `redlock`, `etcd`, …): what `--backend`, `compare --backends` and the old
+//!   `[backend] kind = …` shorthand name.
+//!
+//! Adding a server kind is one module here implementing [`ServerKind`] and one line in
+//! [`SERVERS`]. Nothing matches on server kinds: a capability a new kind lacks is a field of
+//! [`Capabilities`] it must fill, so the compiler points at every decision.
+
+mod etcd;
+mod redis;
+mod redis_sentinel;
+mod zookeeper;
+
+use crate::cluster::ClusterNet;
+use crate::db::Supervisor;
+use crate::proxy::FaultProxies;
+use crate::run::RunError;
+use crate::scenario::{LockSpec, Persistence};
+use std::fmt;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+pub use redis_sentinel::SENTINEL_MASTER;
+
+/// Every server kind lockpick can start, by name. One line per kind.
+pub static SERVERS: &[&dyn ServerKind] = &[
+    &redis::Redis,
+    &redis_sentinel::RedisSentinel,
+    &etcd::Etcd,
+    &zookeeper::ZooKeeper,
+];
+
+/// The server kind of that name, as a scenario file writes it.
+pub fn find_server(name: &str) -> Option<&'static dyn ServerKind> {
+    SERVERS.iter().copied().find(|s| s.name() == name)
+}
+
+/// The names of every server kind, for "allowed:" lists.
+pub fn server_names() -> Vec<&'static str> {
+    SERVERS.iter().map(|s| s.name()).collect()
+}
+
+/// Whether a server kind supports something; `Err` says why not, in words that read after
+/// "cannot …: ".
+pub type Support = Result<(), &'static str>;
+
+/// What the nodes of a server kind can take. Every field must be decided by every kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Capabilities {
+    /// Its node processes can be stopped (SIGSTOP) and killed and restarted.
+    pub signals: Support,
+    /// Its nodes run under libfaketime, so their clocks can jump, drift and strobe.
+    pub clock: Support,
+    /// It is a consensus cluster whose members talk through lockpick's peer proxies: members can
+    /// be isolated from each other, and faults may target the leader.
+    pub peers: Support,
+    /// It can be tested on servers lockpick did not start (`--external`), given only the
+    /// client address of each node.
+    pub external: Support,
+}
+
+/// How many nodes a server kind (or a client kind on it) allows, and how many it runs when the
+/// scenario does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeRule {
+    pub default: usize,
+    pub min: usize,
+    pub max: usize,
+    /// Only odd counts, so that every split has a majority side.
+    pub odd: bool,
+}
+
+impl NodeRule {
+    /// The counts both rules allow; the default is `other`'s when it fits, so a client kind
+    /// (Redlock: five masters) can choose its own.
+    pub fn narrowed_by(self, other: NodeRule) -> NodeRule {
+        let min = self.min.max(other.min);
+        let max = self.max.min(other.max);
+        let default = if (min..=max).contains(&other.default) {
+            other.default
+        } else {
+            self.default.clamp(min, max)
+        };
+        NodeRule {
+            default,
+            min,
+            max,
+            odd: self.odd || other.odd,
+        }
+    }
+
+    /// Whether `n` nodes are allowed.
+    pub fn allows(self, n: usize) -> bool {
+        (self.min..=self.max).contains(&n) && (!self.odd || n % 2 == 1)
+    }
+}
+
+/// A lock parameter a server kind cannot honour: the `[lock]` field and why, with what is
+/// allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// As the scenario file writes it, e.g. `lock.ttl_ms`.
+    pub field: &'static str,
+    pub message: String,
+}
+
+/// What a started server gives its clients: the address of every node (its proxy), and of any
+/// discovery service it runs.
+#[derive(Debug, Clone, Default)]
+pub struct Endpoints {
+    /// `(node name, address)` in node order (`n1`, `n2`, …): the proxies in front of the nodes.
+    pub nodes: Vec<(String, SocketAddr)>,
+    /// The sentinels of a `redis-sentinel` server, which name the current master
+    /// ([`SENTINEL_MASTER`]); empty for other kinds.
+    pub sentinels: Vec<SocketAddr>,
+}
+
+impl Endpoints {
+    /// The node addresses alone, in node order.
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.nodes.iter().map(|(_, a)| *a).collect()
+    }
+}
+
+/// A started server: what its clients reach, and its peer network if it has one.
+pub struct Started {
+    pub endpoints: Endpoints,
+    pub cluster: Option<Arc<ClusterNet>>,
+}
+
+/// What starting a server needs.
+pub struct StartCtx<'a> {
+    pub supervisor: &'a Mutex<Supervisor>,
+    pub proxies: &'a FaultProxies,
+    /// Node names, `n1` … `nN`.
+    pub nodes: Vec<String>,
+    pub persistence: Persistence,
+    /// The scenario moves clocks: start the nodes under libfaketime.
+    pub faketime: bool,
+}
+
+/// A boxed future, so that [`ServerKind`] stays object-safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One kind of server a scenario can run: its node rule, what its nodes can take, which lock
+/// parameters it honours, and how it starts behind the proxies.
+pub trait ServerKind: Sync + 'static {
+    /// The name in `[server] kind = …`.
+    fn name(&self) -> &'static str;
+
+    /// One line on what runs, for listings and the README.
+    fn about(&self) -> &'static str;
+
+    fn nodes(&self) -> NodeRule;
+
+    fn capabilities(&self) -> Capabilities;
+
+    /// Whether its nodes can keep what they acknowledged across a crash
+    /// (`persistence = "aof-always"`).
+    fn persistence(&self) -> Support;
+
+    /// Rejects lock parameters this server cannot honour (etcd: leases in whole seconds).
+    fn check_lock(&self, lock: &LockSpec) -> Result<(), FieldError> {
+        let _ = lock;
+        Ok(())
+    }
+
+    /// Starts the nodes under the supervisor, each behind a proxy named after it, and returns
+    /// what clients reach. Precondition: none of these nodes or proxies exists yet.
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>>;
+}
+
+impl fmt::Debug for dyn ServerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq for dyn ServerKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+/// Puts a proxy named after each node in front of the servers at `addrs` (one per node, in
+/// order): how `--external` servers, which lockpick does not start, are reached.
+pub async fn external(
+    proxies: &FaultProxies,
+    nodes: &[String],
+    addrs: &[SocketAddr],
+) -> Result<Started, RunError> {
+    let mut endpoints = Endpoints::default();
+    for (node, addr) in nodes.iter().zip(addrs) {
+        endpoints
+            .nodes
+            .push((node.clone(), proxies.create(node, *addr).await?));
+    }
+    Ok(Started {
+        endpoints,
+        cluster: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        let mut names = server_names();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), SERVERS.len());
+    }
+
+    #[test]
+    fn a_client_rule_narrows_the_server_rule_and_picks_its_default() {
+        let redis = NodeRule {
+            default: 1,
+            min: 1,
+            max: 15,
+            odd: false,
+        };
+        let redlock = NodeRule {
+            default: 5,
+            min: 1,
+            max: usize::MAX,
+            odd: false,
+        };
+        let single = NodeRule {
+            default: 1,
+            min: 1,
+            max: 1,
+            odd: false,
+        };
+        assert_eq!(redis.narrowed_by(redlock).default, 5);
+        assert_eq!(redis.narrowed_by(redlock).max, 15);
+        assert_eq!(redis.narrowed_by(single).max, 1);
+        let cluster = NodeRule {
+            default: 3,
+            min: 1,
+            max: 7,
+            odd: true,
+        };
+        assert!(!cluster.allows(2));
+        assert!(cluster.allows(5));
+    }
+}

@@ -1,0 +1,85 @@
+//! `zookeeper`: a ZooKeeper ensemble (3 servers by default, tick [`ZK_TICK_MS`]) whose peer
+//! links run through lockpick's proxies. The lock's TTL is its session timeout, which the
+//! servers allow between 2 and 20 ticks.
+
+use super::{
+    BoxFuture, Capabilities, Endpoints, FieldError, NodeRule, ServerKind, StartCtx, Started,
+    Support,
+};
+use crate::cluster::{start_zk_cluster, Cluster};
+use crate::run::RunError;
+use crate::scenario::{LockSpec, ZK_TICK_MS};
+use std::sync::Arc;
+
+pub(super) struct ZooKeeper;
+
+/// The node rule of a consensus cluster: an odd size so that every split has a majority side.
+pub(super) const CLUSTER_NODES: NodeRule = NodeRule {
+    default: 3,
+    min: 1,
+    max: 7,
+    odd: true,
+};
+
+/// The session timeouts ZooKeeper servers with lockpick's tick allow.
+const MIN_SESSION_MS: u64 = 2 * ZK_TICK_MS;
+const MAX_SESSION_MS: u64 = 20 * ZK_TICK_MS;
+
+impl ServerKind for ZooKeeper {
+    fn name(&self) -> &'static str {
+        "zookeeper"
+    }
+
+    fn about(&self) -> &'static str {
+        "a ZooKeeper (Zab) ensemble, peer links through proxies"
+    }
+
+    fn nodes(&self) -> NodeRule {
+        CLUSTER_NODES
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            signals: Ok(()),
+            clock: Err("its servers do not run under libfaketime"),
+            peers: Ok(()),
+            external: Ok(()),
+        }
+    }
+
+    fn persistence(&self) -> Support {
+        Err("ZooKeeper always syncs its log to disk; only redis nodes take `persistence`")
+    }
+
+    fn check_lock(&self, lock: &LockSpec) -> Result<(), FieldError> {
+        if !(MIN_SESSION_MS..=MAX_SESSION_MS).contains(&lock.ttl_ms) {
+            return Err(FieldError {
+                field: "lock.ttl_ms",
+                message: format!(
+                    "{} cannot be a ZooKeeper session timeout (2 to 20 ticks of {ZK_TICK_MS} ms); allowed: {MIN_SESSION_MS} to {MAX_SESSION_MS}",
+                    lock.ttl_ms
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+        Box::pin(async move {
+            let cluster =
+                start_zk_cluster(ctx.supervisor, ctx.proxies, &ctx.nodes, ZK_TICK_MS).await?;
+            Ok(started_cluster(&ctx.nodes, cluster))
+        })
+    }
+}
+
+/// What clients of a started cluster reach: the member proxies, and the peer network.
+pub(super) fn started_cluster(nodes: &[String], cluster: Cluster) -> Started {
+    Started {
+        endpoints: Endpoints {
+            nodes: nodes.iter().cloned().zip(cluster.client_addrs).collect(),
+            sentinels: Vec::new(),
+        },
+        cluster: Some(Arc::new(cluster.net)),
+    }
+}
