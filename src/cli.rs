@@ -1,6 +1,8 @@
 //! Command-line arguments.
 
 use clap::{Args, Parser, Subcommand};
+use lockpick_checker::import::Format;
+use lockpick_checker::models::ModelName;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -52,13 +54,15 @@ pub enum Command {
 pub struct ScenarioArgs {
     /// Scenario name or path.
     pub scenario: String,
-    /// Seed for every random choice (default: the scenario's).
+    /// Seed for every random choice, 0 to 18446744073709551615 (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Workload length in seconds (default: the scenario's).
+    /// Workload length in seconds, 0.001 to 86400 (default: the scenario's); the fault
+    /// schedule over it must stay within 100000 steps.
     #[arg(long, value_name = "SECONDS")]
     pub time_limit: Option<f64>,
-    /// Number of concurrent clients (default: the scenario's).
+    /// Number of concurrent clients, 1 to 1000 (default: the scenario's); a fault aimed at
+    /// client k needs more than k.
     #[arg(long)]
     pub clients: Option<usize>,
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one (HOST an IP or a name,
@@ -92,13 +96,15 @@ pub struct CompareArgs {
     /// Backends to run it on, comma-separated (e.g. redis,redis-naive,etcd).
     #[arg(long, value_delimiter = ',', required = true)]
     pub backends: Vec<String>,
-    /// Seed for every random choice (default: the scenario's).
+    /// Seed for every random choice, 0 to 18446744073709551615 (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Workload length in seconds (default: the scenario's).
+    /// Workload length in seconds, 0.001 to 86400 (default: the scenario's); the fault
+    /// schedule over it must stay within 100000 steps.
     #[arg(long, value_name = "SECONDS")]
     pub time_limit: Option<f64>,
-    /// Number of concurrent clients (default: the scenario's).
+    /// Number of concurrent clients, 1 to 1000 (default: the scenario's); a fault aimed at
+    /// client k needs more than k.
     #[arg(long)]
     pub clients: Option<usize>,
     /// Root folder of stored runs.
@@ -118,7 +124,7 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
-    /// Runs per scenario, with seeds scenario-seed, scenario-seed + 1, …
+    /// Runs per scenario, 1 to 10000, with seeds scenario-seed, scenario-seed + 1, …
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,
     /// Only scenarios whose name contains this text.
@@ -146,25 +152,39 @@ pub struct SuiteArgs {
     pub resource: Option<SocketAddr>,
 }
 
+/// Allowed `check --budget`, in seconds: a millisecond to a day.
+pub const BUDGET_SECONDS: (f64, f64) = (0.001, 86_400.0);
+/// Allowed `check --deadlock-ms`: as in a scenario's `check.deadlock_ms`, 1 ms to a day.
+pub const DEADLOCK_MS: (u64, u64) = (1, 86_400_000);
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// A history.jsonl, or a run folder holding one.
     pub history: PathBuf,
-    /// What must hold: `exclusive` or `fenced` (default: the run's scenario, else exclusive).
+    /// What must hold: `exclusive` or `fenced` (default: the run's scenario.toml; without
+    /// one, exclusive). An unreadable scenario.toml is an error unless this and
+    /// --deadlock-ms are given.
     #[arg(long)]
     pub property: Option<String>,
-    /// Deadlock threshold in milliseconds (default: the run's scenario, else 3000).
-    #[arg(long)]
+    /// Deadlock threshold in milliseconds, 1 to 86400000 (default: the run's scenario.toml;
+    /// without one, 3000).
+    #[arg(long, value_name = "MS",
+          value_parser = crate::ranges::within(DEADLOCK_MS.0, DEADLOCK_MS.1, "ms"))]
     pub deadlock_ms: Option<u64>,
     /// Check linearizability against this model instead of the lock checks: register,
-    /// cas-register, kv, mutex, fenced-mutex, lease. Any history format is accepted then.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// History format for --model: jepsen-log, edn, lockpick (default: detected).
-    #[arg(long, requires = "model")]
-    pub format: Option<String>,
-    /// Time budget for --model, in seconds; past it the verdict is unknown.
-    #[arg(long, requires = "model", default_value_t = 60.0)]
+    /// cas-register, kv, mutex, fenced-mutex, lease. Any history format is accepted then. A
+    /// history with an operation the model does not take (or none it does) is refused,
+    /// naming the line (exit 3); one with no operation at all is unknown (exit 2).
+    #[arg(long, value_parser = |s: &str| s.parse::<ModelName>().map_err(|e| e.to_string()))]
+    pub model: Option<ModelName>,
+    /// History format for --model: jepsen-log, edn, lockpick (default: detected from the
+    /// first line that is not a `;` comment).
+    #[arg(long, requires = "model",
+          value_parser = |s: &str| s.parse::<Format>().map_err(|e| e.to_string()))]
+    pub format: Option<Format>,
+    /// Time budget for --model, in seconds, 0.001 to 86400; past it the verdict is unknown.
+    #[arg(long, value_name = "SECONDS", requires = "model", default_value_t = 60.0,
+          value_parser = crate::ranges::within(BUDGET_SECONDS.0, BUDGET_SECONDS.1, "seconds"))]
     pub budget: f64,
 }
 

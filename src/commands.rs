@@ -2,9 +2,10 @@
 
 use crate::cli::{CheckArgs, Cli, Command, ScenarioArgs};
 use crate::exit_code;
+use crate::printable::printable;
 use anyhow::Context;
 use lockpick_checker::history::{read_history, Event};
-use lockpick_checker::import::{to_jepsen_edn, Format};
+use lockpick_checker::import::to_jepsen_edn;
 use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::ModelName;
@@ -13,7 +14,9 @@ use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::locks::{find_lock, lock_names, LockPreset};
 use lockpick_harness::run::{run_scenario, RunOptions};
-use lockpick_harness::scenario::{list_scenarios, load_scenario, parse_scenario, Scenario};
+use lockpick_harness::scenario::{
+    check_overrides, list_scenarios, load_scenario, parse_scenario, rules, Scenario,
+};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -23,8 +26,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Scenario(args) => scenario(args),
         Command::List => list(),
         Command::Suite(args) => crate::suite::suite(args),
-        Command::Check(args) => match args.model.clone() {
-            Some(model) => check_model(&args, &model),
+        Command::Check(args) => match args.model {
+            Some(model) => check_model(&args, model),
             None => check(args),
         },
         Command::Export(args) => export(&args.history),
@@ -65,23 +68,29 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
     .command()
 }
 
-/// Reads `--clients`; 0 is refused.
-pub(crate) fn clients_arg(clients: Option<usize>) -> Result<Option<usize>, String> {
+/// Reads `--clients` and `--time-limit` for `scenario`: within the ranges `--help` gives, and
+/// fitting its faults (a fault aimed at client 3 needs 4 clients; a longer run must keep the
+/// fault schedule within its bound). Returns the clients and the time limit in milliseconds.
+pub(crate) fn run_size_args(
+    scenario: &Scenario,
+    clients: Option<usize>,
+    time_limit: Option<f64>,
+) -> Result<(Option<usize>, Option<u64>), String> {
     if clients == Some(0) {
-        return Err("read --clients: 0 clients would test nothing; use 1 or more".to_owned());
+        return Err("read --clients: 0 clients would test nothing; allowed: 1 to 1000".to_owned());
     }
-    Ok(clients)
-}
-
-/// Reads `--time-limit` (seconds) as milliseconds.
-pub(crate) fn time_limit_arg(t: Option<f64>) -> Result<Option<u64>, String> {
-    match t {
-        Some(t) if !(t > 0.0 && t.is_finite()) => Err(format!(
-            "read --time-limit: {t} is not a positive number of seconds"
-        )),
-        Some(t) => Ok(Some((t * 1000.0).round() as u64)),
-        None => Ok(None),
-    }
+    let max_secs = (rules::MAX_RUN_MS / 1000) as f64;
+    let duration_ms = match time_limit {
+        Some(t) if !(t > 0.0 && t <= max_secs) => {
+            return Err(format!(
+                "read --time-limit: {t:?} is out of range; allowed: 0.001 to {max_secs} seconds"
+            ))
+        }
+        Some(t) => Some(((t * 1000.0).round() as u64).max(1)),
+        None => None,
+    };
+    check_overrides(scenario, clients, duration_ms)?;
+    Ok((clients, duration_ms))
 }
 
 /// Reads `--backend`: a named lock (server kind + client kind).
@@ -125,7 +134,7 @@ fn scenario(args: ScenarioArgs) -> u8 {
             return exit_code::USAGE;
         }
     };
-    let parsed = clients_arg(args.clients).and_then(|_| {
+    let parsed = run_size_args(&scenario, args.clients, args.time_limit).and_then(|size| {
         let backend = args.backend.as_deref().map(backend_arg).transpose()?;
         if !args.external.is_empty() {
             let moved = backend.map(|b| scenario.with_lock(b).0);
@@ -134,7 +143,7 @@ fn scenario(args: ScenarioArgs) -> u8 {
                 .unwrap_or(&scenario)
                 .check_external(&args.external)?;
         }
-        Ok((time_limit_arg(args.time_limit)?, backend))
+        Ok((size.1, backend))
     });
     let (duration_ms, backend) = match parsed {
         Ok(p) => p,
@@ -171,7 +180,10 @@ fn scenario(args: ScenarioArgs) -> u8 {
         Ok(outcome) => {
             print!(
                 "{}",
-                lockpick_reports::text_summary(&outcome.results, &outcome.dir)
+                printable(&lockpick_reports::text_summary(
+                    &outcome.results,
+                    &outcome.dir
+                ))
             );
             // What the scenario claims, e.g. that Redlock grants no fencing token.
             if !scenario.description.is_empty() {
@@ -185,7 +197,8 @@ fn scenario(args: ScenarioArgs) -> u8 {
             }
         }
         Err(e) => {
-            eprintln!("lockpick: failed to {e:#}");
+            // A server's log tail may be in the message.
+            eprintln!("lockpick: failed to {}", printable(&format!("{e:#}")));
             eprintln!("  reproduce: {command}");
             exit_code::HARNESS
         }
@@ -206,13 +219,13 @@ fn list() -> u8 {
         match parsed {
             Ok(s) => println!(
                 "{:<28} {:<16} expected {:<8} {}",
-                entry.name,
+                printable(&entry.name),
                 s.lock_name(),
                 s.expected.map(|v| v.name()).unwrap_or("-"),
                 s.description
             ),
             Err(e) => {
-                println!("{:<28} BROKEN: {e}", entry.name);
+                println!("{:<28} BROKEN: {e}", printable(&entry.name));
                 code = exit_code::USAGE;
             }
         }
@@ -232,15 +245,13 @@ fn check(args: CheckArgs) -> u8 {
             args.history.parent().map(PathBuf::from),
         )
     };
-    // The run's own scenario copy says what was promised, unless the user overrides it.
-    let stored = run_dir
-        .as_ref()
-        .map(|d| d.join("scenario.toml"))
-        .filter(|p| p.is_file())
-        .and_then(|p| {
-            let text = std::fs::read_to_string(&p).ok()?;
-            parse_scenario(&p, &text).ok()
-        });
+    let stored = match stored_scenario(run_dir.as_deref(), &args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            return exit_code::USAGE;
+        }
+    };
     let property = match args.property.as_deref() {
         Some("exclusive") => Property::Exclusive,
         Some("fenced") => Property::Fenced,
@@ -273,9 +284,9 @@ fn check(args: CheckArgs) -> u8 {
     if let Some(torn) = found.torn {
         println!("  note: {}: {torn}", history.display());
     }
-    print!("{}", checks.lock);
+    print!("{}", printable(&checks.lock.to_string()));
     if let Some(lin) = &checks.linearizability {
-        print!("{}", lockpick_reports::lin_text(lin));
+        print!("{}", printable(&lockpick_reports::lin_text(lin)));
     }
     let verdict = checks.verdict();
     if let Some(dir) = run_dir.filter(|d| d.join("history.jsonl") == history) {
@@ -286,29 +297,34 @@ fn check(args: CheckArgs) -> u8 {
     verdict_code(verdict)
 }
 
-/// `check --model`: linearizability of any supported history file.
-fn check_model(args: &CheckArgs, model: &str) -> u8 {
-    let model: ModelName = match model.parse() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --model: {e}");
-            return exit_code::USAGE;
-        }
+/// The run's own scenario copy, which says what was promised (the property, the deadlock
+/// threshold). One that is there but cannot be read is an error, never a silent fallback to
+/// `exclusive` (which would flip a valid fenced run to invalid), unless the options it would
+/// give are all on the command line.
+fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Scenario>, String> {
+    let Some(path) = run_dir.map(|d| d.join("scenario.toml")) else {
+        return Ok(None);
     };
-    let format: Option<Format> = match args.format.as_deref().map(str::parse).transpose() {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("lockpick: failed to read --format: {e}");
-            return exit_code::USAGE;
-        }
-    };
-    if !(args.budget > 0.0 && args.budget.is_finite()) {
-        eprintln!(
-            "lockpick: failed to read --budget: {} is not a positive number of seconds",
-            args.budget
-        );
-        return exit_code::USAGE;
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
     }
+    let parsed = std::fs::read_to_string(&path)
+        .map_err(|e| format!("read {}: {e}", path.display()))
+        .and_then(|text| parse_scenario(&path, &text).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if args.property.is_some() && args.deadlock_ms.is_some() => {
+            eprintln!("lockpick: note: the run's scenario.toml is not used ({e}); checking with the given --property and --deadlock-ms");
+            Ok(None)
+        }
+        Err(e) => Err(format!(
+            "{e}\n  the run's scenario.toml tells which property and deadlock threshold to check; fix it, or give both --property and --deadlock-ms"
+        )),
+    }
+}
+
+/// `check --model`: linearizability of any supported history file.
+fn check_model(args: &CheckArgs, model: ModelName) -> u8 {
     let path = if args.history.is_dir() {
         args.history.join("history.jsonl")
     } else {
@@ -318,14 +334,19 @@ fn check_model(args: &CheckArgs, model: &str) -> u8 {
         time: Some(std::time::Duration::from_secs_f64(args.budget)),
         ..Budget::default()
     };
-    match check_file(&path, model, format, &budget) {
+    match check_file(&path, model, args.format, &budget) {
         Ok(report) => {
             println!("{}", path.display());
-            print!("{report}");
+            print!("{}", printable(&report.to_string()));
             verdict_code(report.verdict)
         }
         Err(e) => {
-            eprintln!("lockpick: failed to check {}: {e}", path.display());
+            let e = e.to_string();
+            eprintln!(
+                "lockpick: failed to check {}: {}",
+                path.display(),
+                printable(&e)
+            );
             exit_code::USAGE
         }
     }

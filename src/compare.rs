@@ -2,12 +2,11 @@
 //! backend in turn, then `compare.html` side by side.
 
 use crate::cli::CompareArgs;
-use crate::commands::{clients_arg, runtime, time_limit_arg, write_report};
+use crate::commands::{run_size_args, runtime, write_report};
 use crate::exit_code;
-use lockpick_checker::history::F;
 use lockpick_harness::locks::{find_lock, lock_names};
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
-use lockpick_harness::scenario::{load_scenario, FaultKind};
+use lockpick_harness::scenario::load_scenario;
 use lockpick_reports::{
     write_comparison, ComparedBackend, ComparedRun, Comparison, FaultColumn, COMPARE_DIR,
 };
@@ -21,7 +20,7 @@ pub fn compare(args: CompareArgs) -> u8 {
             return exit_code::USAGE;
         }
     };
-    let parsed = clients_arg(args.clients).and_then(|c| Ok((c, time_limit_arg(args.time_limit)?)));
+    let parsed = run_size_args(&scenario, args.clients, args.time_limit);
     let (clients, duration_ms) = match parsed {
         Ok(p) => p,
         Err(e) => {
@@ -42,8 +41,8 @@ pub fn compare(args: CompareArgs) -> u8 {
         .faults
         .iter()
         .map(|f| FaultColumn {
-            label: fault_label(&f.kind),
-            verb: fault_verb(&f.kind),
+            label: f.kind.label(),
+            verb: f.kind.verb(),
         })
         .collect();
     eprintln!(
@@ -146,39 +145,4 @@ pub fn compare(args: CompareArgs) -> u8 {
         .filter_map(|b| b.run.as_ref().ok().map(|r| r.results.verdict))
         .max();
     worst.map_or(exit_code::UNKNOWN, crate::commands::verdict_code)
-}
-
-/// The scenario's name for a fault, with what distinguishes it.
-fn fault_label(kind: &FaultKind) -> String {
-    match kind {
-        FaultKind::ClientPause { point, .. } | FaultKind::ClientCrash { point, .. } => {
-            format!("{} {}", kind.name(), point.name())
-        }
-        FaultKind::Latency { latency_ms, .. } => format!("latency {latency_ms} ms"),
-        FaultKind::ClockJump { offset_ms, .. } | FaultKind::ClockStrobe { offset_ms, .. } => {
-            format!("{} {offset_ms:+} ms", kind.name())
-        }
-        FaultKind::ClockRate { rate_milli, .. } => {
-            format!("{} x{}", kind.name(), *rate_milli as f64 / 1000.0)
-        }
-        FaultKind::Partition { .. }
-        | FaultKind::Isolate { .. }
-        | FaultKind::NodePause { .. }
-        | FaultKind::NodeCrash { .. } => kind.name().to_owned(),
-    }
-}
-
-/// The nemesis verb under which the history records the fault.
-fn fault_verb(kind: &FaultKind) -> F {
-    match kind {
-        FaultKind::ClientPause { .. } => F::Pause,
-        FaultKind::ClientCrash { .. } => F::Crash,
-        FaultKind::Latency { .. } => F::Slow,
-        FaultKind::Partition { .. } | FaultKind::Isolate { .. } => F::Partition,
-        FaultKind::NodePause { .. } => F::Pause,
-        FaultKind::NodeCrash { .. } => F::Crash,
-        FaultKind::ClockJump { .. }
-        | FaultKind::ClockRate { .. }
-        | FaultKind::ClockStrobe { .. } => F::Clock,
-    }
 }

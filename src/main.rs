@@ -5,6 +5,8 @@ mod cli;
 mod commands;
 mod compare;
 mod exit_code;
+mod printable;
+mod ranges;
 mod reproduce;
 mod serve;
 mod signals;

@@ -15,9 +15,15 @@ use lockpick_reports::{CaseStatus, SuiteCase, SuiteRecord, SUITE_DIR, SUITE_VERS
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
+/// The most runs per scenario (`--seeds`): a nightly suite, not an endless loop.
+const MAX_SEEDS: u64 = 10_000;
+
 pub fn suite(args: SuiteArgs) -> u8 {
-    if args.seeds == 0 {
-        eprintln!("lockpick: failed to read --seeds: 0 runs would test nothing; use 1 or more");
+    if !(1..=MAX_SEEDS).contains(&args.seeds) {
+        eprintln!(
+            "lockpick: failed to read --seeds: {} is out of range; allowed: 1 to {MAX_SEEDS} (0 runs would test nothing)",
+            args.seeds
+        );
         return exit_code::USAGE;
     }
     let budget = match args.time_budget {

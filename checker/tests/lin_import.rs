@@ -2,7 +2,7 @@
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::import::{from_events, parse_text, to_jepsen_edn, Format, ImportError};
-use lockpick_checker::lin::{check_history, Budget, Datum, OpF};
+use lockpick_checker::lin::{check_events, check_history, Budget, Datum, OpF};
 use lockpick_checker::models::ModelName;
 use lockpick_checker::verdict::Verdict;
 
@@ -164,7 +164,7 @@ fn lockpick_jsonl_is_detected_and_read() {
         .collect();
     assert_eq!(Format::detect(&text), Some(Format::Lockpick));
     let h = parse_text(&text, None).expect("parse");
-    assert_eq!(h, from_events(&lock_run()));
+    assert_eq!(h, from_events(&lock_run()).unwrap());
     assert_eq!(h.ops.len(), 3, "nemesis left out");
     assert_eq!(h.ops[0].arg, Datum::Int(500));
     assert_eq!(h.ops[0].out, Some(Datum::Int(7)));
@@ -182,7 +182,7 @@ fn edn_export_reads_back_as_the_same_operations() {
     );
     assert!(edn.contains(r#":key "l\"1""#), "{edn}");
     let back = parse_text(&edn, None).expect("exported EDN parses");
-    let direct = from_events(&lock_run());
+    let direct = from_events(&lock_run()).unwrap();
     let strip = |h: lockpick_checker::lin::History| {
         h.ops
             .into_iter()
@@ -194,4 +194,63 @@ fn edn_export_reads_back_as_the_same_operations() {
             .collect::<Vec<_>>()
     };
     assert_eq!(strip(back), strip(direct));
+}
+
+#[test]
+fn a_lockpick_completion_without_invoke_is_an_error_not_dropped() {
+    // issue 14 item 9: an ok acquire of process 2 with no invoke, while process 1 holds the
+    // lock, proves a double holder; it was dropped and --model mutex said valid.
+    let mut events = lock_run();
+    // Process 2's grant of token 8, without its invoke and before process 1 released.
+    let mut granted = events[6].clone();
+    granted.index = 2;
+    events.truncate(2);
+    events.push(granted);
+    let err = check_events(&events, ModelName::Mutex, &Budget::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("line 3: process 2 completed acquire (ok) without invoking it"),
+        "{err}"
+    );
+    let text: String = events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap() + "\n")
+        .collect();
+    // The lockpick reader refuses it too, naming the line.
+    let err = parse_text(&text, None).unwrap_err();
+    assert!(
+        matches!(err, ImportError::Lockpick(_)) && err.to_string().contains("line 3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_lockpick_renewal_may_be_in_flight_beside_a_write_of_its_process() {
+    // The renewal watchdog extends the lease while its client writes, as the same process.
+    let c = Process::Client;
+    let mut events = lock_run();
+    events.truncate(2);
+    let token = Value {
+        token: Some(7),
+        ..Value::default()
+    };
+    events.push(event(2, c(1), EventKind::Invoke, F::Write, token.clone()));
+    events.push(event(
+        3,
+        c(1),
+        EventKind::Invoke,
+        F::Renew,
+        Value::default(),
+    ));
+    events.push(event(4, c(1), EventKind::Ok, F::Renew, Value::default()));
+    events.push(event(5, c(1), EventKind::Ok, F::Write, token.clone()));
+    let h = from_events(&events).expect("renew beside write pairs");
+    let fs: Vec<OpF> = h.ops.iter().map(|o| o.f).collect();
+    assert_eq!(fs, [OpF::Acquire, OpF::Write, OpF::Renew]);
+    assert!(h.ops.iter().all(|o| !o.is_open()), "{h:?}");
+    let r = check_events(&events, ModelName::Lease, &Budget::default()).unwrap();
+    assert_eq!((r.verdict, r.passed_over), (Verdict::Valid, 1));
+    // Two writes in flight at once are still refused.
+    events.insert(3, event(3, c(1), EventKind::Invoke, F::Write, token));
+    assert!(from_events(&events).is_err());
 }

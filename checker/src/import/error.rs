@@ -9,6 +9,12 @@ pub enum ImportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("read history {path}: line {line} is not valid UTF-8 (byte {offset} of the file)")]
+    Utf8 {
+        path: PathBuf,
+        line: usize,
+        offset: usize,
+    },
     #[error("parse {format} history line {line}: {message}")]
     Parse {
         format: &'static str,
@@ -17,6 +23,6 @@ pub enum ImportError {
     },
     #[error("parse lockpick history: {0}")]
     Lockpick(#[from] crate::history::ReadError),
-    #[error("detect the history format: the first line is neither a Jepsen log line, an EDN map nor a lockpick JSON event")]
+    #[error("detect the history format: the first line that is not a `;` comment is neither a Jepsen log line, EDN (a map, vector, list or `#` form) nor a lockpick JSON event; name the format with --format")]
     UnknownFormat,
 }

@@ -22,12 +22,21 @@ impl Format {
         }
     }
 
-    /// Recognises the format from the first non-blank line.
+    /// Recognises the format from the first line that is neither blank nor an EDN `;`
+    /// comment: a JSON object is lockpick's, an EDN map, vector, list or `#` form (a record
+    /// such as `#jepsen.history.Op{…}`, a discarded form) is Jepsen EDN; else a Jepsen log
+    /// when one of the first lines is an operation line.
     pub fn detect(text: &str) -> Option<Format> {
-        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-        if line.starts_with("{\"") {
+        let line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with(';'))?;
+        if line
+            .strip_prefix('{')
+            .is_some_and(|rest| rest.trim_start().starts_with('"'))
+        {
             Some(Format::Lockpick)
-        } else if line.starts_with('{') || line.starts_with('[') || line.starts_with('(') {
+        } else if line.starts_with(['{', '[', '(', '#']) {
             Some(Format::JepsenEdn)
         } else if text.lines().take(50).any(super::jepsen_log::looks_like) {
             Some(Format::JepsenLog)

@@ -1,10 +1,10 @@
 //! Jepsen's `jepsen.util` log lines: `INFO  jepsen.util - <process> :<type> :<f> <value>`.
 
-use super::edn::{parse_all, Edn};
+use super::edn::{Edn, Reader};
 use super::error::ImportError;
-use super::pair::{Kind, Pairer, RawEvent};
-use super::value::datum;
-use crate::lin::{History, OpF};
+use super::jepsen_op::{into_history, op_f, JepsenEvent};
+use super::pair::Kind;
+use super::Imported;
 
 const FORMAT: &str = "jepsen log";
 
@@ -35,8 +35,8 @@ fn fields(line: &str) -> Option<(&str, &str, &str, &str)> {
 
 /// Parses a whole log. Lines that are not operation lines (other log output) are skipped, as
 /// are the nemesis's.
-pub fn parse(text: &str) -> Result<History, ImportError> {
-    let mut pairer = Pairer::new(FORMAT);
+pub fn parse(text: &str) -> Result<Imported, ImportError> {
+    let mut events = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let lineno = n + 1;
         let Some((process, t, f, value)) = fields(line) else {
@@ -53,30 +53,29 @@ pub fn parse(text: &str) -> Result<History, ImportError> {
         let Ok(process) = process.parse::<u64>() else {
             continue;
         };
-        let f = OpF::from_name(f).ok_or_else(|| err(format!("unknown operation :{f}")))?;
-        let forms = parse_all(value).map_err(err)?;
-        let edn = forms.into_iter().next().unwrap_or(Edn::Nil);
+        let f = op_f(f).map_err(err)?;
+        // The value is the first EDN form after the operation; Jepsen may log more after it.
+        let edn = Reader::new(value, lineno)
+            .next_form()
+            .map_err(|e| err(e.message))?
+            .map_or(Edn::Nil, |(_, v)| v);
         // Jepsen logs a timed-out read as `:fail :read :timed-out`; its outcome is unknown,
         // not a definite failure.
         if kind == Kind::Fail && edn == Edn::Keyword("timed-out".into()) {
             kind = Kind::Info;
         }
-        let value = if kind == Kind::Info {
-            crate::lin::Datum::Nil
-        } else {
-            datum(&edn).map_err(err)?
-        };
-        pairer.push(RawEvent {
+        events.push(JepsenEvent {
             process,
             kind,
             f,
             key: None,
-            value,
+            value: edn,
+            lease_ms: None,
             // Line numbers order the events and are what a reader looks up.
             pos: lineno as u64,
             time_ns: lineno as u64,
             line: lineno,
-        })?;
+        });
     }
-    Ok(pairer.finish())
+    into_history(FORMAT, events)
 }

@@ -1,6 +1,8 @@
 //! lockpick's own history events as checker operations.
 
+use super::error::ImportError;
 use super::pair::{Kind, Pairer, RawEvent};
+use super::Imported;
 use crate::history::{Event, EventKind, Process, F};
 use crate::lin::{Datum, History, OpF};
 
@@ -36,10 +38,16 @@ fn value(e: &Event, f: OpF) -> Datum {
 }
 
 /// Converts events into operations, keyed by lock. Nemesis events and fault verbs are left
-/// out. The history's completeness is the caller's: an event stream that does not pair up is
-/// still converted as well as it can be (unpaired completions are dropped).
-pub fn from_events(events: &[Event]) -> History {
-    let mut pairer = Pairer::new("lockpick");
+/// out. A completion without its invocation, or a second invocation of a process with one in
+/// flight, is an error naming the event's line: dropping either could hide a double holder.
+/// A renewal may be in flight beside the process's write: the watchdog renews as it writes.
+pub fn from_events(events: &[Event]) -> Result<History, ImportError> {
+    from_events_lines(events).map(|i| i.history)
+}
+
+/// [`from_events`], with each operation's line (the event's place in the file, from 1).
+pub fn from_events_lines(events: &[Event]) -> Result<Imported, ImportError> {
+    let mut pairer = Pairer::new("lockpick").renewals_apart();
     for (n, e) in events.iter().enumerate() {
         let (Process::Client(process), Some(f)) = (e.process, op_f(e.f)) else {
             continue;
@@ -50,7 +58,7 @@ pub fn from_events(events: &[Event]) -> History {
             EventKind::Fail => Kind::Fail,
             EventKind::Info => Kind::Info,
         };
-        let raw = RawEvent {
+        pairer.push(RawEvent {
             process,
             kind,
             f,
@@ -59,10 +67,7 @@ pub fn from_events(events: &[Event]) -> History {
             pos: e.index,
             time_ns: e.time_ns,
             line: n + 1,
-        };
-        // Only a completion naming another operation than its invocation fails to pair;
-        // skip it rather than reject the whole run's evidence.
-        let _ = pairer.push(raw);
+        })?;
     }
-    pairer.finish()
+    Ok(pairer.finish())
 }

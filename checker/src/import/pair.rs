@@ -2,6 +2,7 @@
 //! completion type.
 
 use super::error::ImportError;
+use super::Imported;
 use crate::lin::{Datum, History, Op, OpF};
 use std::collections::HashMap;
 
@@ -17,6 +18,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Invoke => "invoke",
+            Kind::Ok => "ok",
+            Kind::Fail => "fail",
+            Kind::Info => "info",
+        }
+    }
+
     pub fn from_name(s: &str) -> Option<Kind> {
         Some(match s {
             "invoke" => Kind::Invoke,
@@ -46,8 +56,12 @@ pub struct RawEvent {
 /// Builds operations from events in history order.
 pub struct Pairer {
     format: &'static str,
-    ops: Vec<Option<Op>>,
-    pending: HashMap<u64, usize>,
+    /// With the source line of each operation's invocation.
+    ops: Vec<Option<(Op, usize)>>,
+    /// The operation in flight per process and lane.
+    pending: HashMap<(u64, bool), usize>,
+    /// Renewals have a lane of their own (see [`Pairer::renewals_apart`]).
+    renew_lane: bool,
 }
 
 impl Pairer {
@@ -56,7 +70,20 @@ impl Pairer {
             format,
             ops: Vec::new(),
             pending: HashMap::new(),
+            renew_lane: false,
         }
+    }
+
+    /// Lets a renewal be in flight beside another operation of the same process: lockpick's
+    /// renewal watchdog extends the lease while its client writes, as one process. Two
+    /// renewals, or two other operations, in flight at once are still refused.
+    pub fn renewals_apart(mut self) -> Self {
+        self.renew_lane = true;
+        self
+    }
+
+    fn lane(&self, e: &RawEvent) -> (u64, bool) {
+        (e.process, self.renew_lane && e.f == OpF::Renew)
     }
 
     fn err(&self, line: usize, message: String) -> ImportError {
@@ -69,39 +96,53 @@ impl Pairer {
 
     pub fn push(&mut self, e: RawEvent) -> Result<(), ImportError> {
         if e.kind == Kind::Invoke {
-            // A second invocation without a completion leaves the first open: lenient, and
-            // what Jepsen means when a process crashed without logging.
+            // A process runs one operation at a time (Jepsen gives a crashed process's
+            // successor a new number): a second invocation in flight could hide a double
+            // holder if the first were quietly left open, so it is refused.
+            let lane = self.lane(&e);
+            if let Some(&i) = self.pending.get(&lane) {
+                let (first, line) = self.ops[i].as_ref().expect("pending op is present");
+                return Err(self.err(
+                    e.line,
+                    format!(
+                        "process {} invokes {} while its {} of line {line} has not completed; a process runs one operation at a time",
+                        e.process, e.f, first.f
+                    ),
+                ));
+            }
             let arg = match e.f {
                 OpF::Read | OpF::Get => Datum::Nil,
                 _ => e.value,
             };
-            self.pending.insert(e.process, self.ops.len());
-            self.ops.push(Some(Op {
-                process: e.process,
-                f: e.f,
-                key: e.key,
-                arg,
-                out: None,
-                call: e.pos,
-                ret: None,
-                call_ns: e.time_ns,
-                ret_ns: None,
-            }));
+            self.pending.insert(lane, self.ops.len());
+            self.ops.push(Some((
+                Op {
+                    process: e.process,
+                    f: e.f,
+                    key: e.key,
+                    arg,
+                    out: None,
+                    call: e.pos,
+                    ret: None,
+                    call_ns: e.time_ns,
+                    ret_ns: None,
+                },
+                e.line,
+            )));
             return Ok(());
         }
-        let Some(i) = self.pending.remove(&e.process) else {
-            if e.kind == Kind::Ok {
-                return Err(self.err(
-                    e.line,
-                    format!(
-                        "process {} completed an operation it never invoked",
-                        e.process
-                    ),
-                ));
-            }
-            return Ok(());
+        let Some(i) = self.pending.remove(&self.lane(&e)) else {
+            return Err(self.err(
+                e.line,
+                format!(
+                    "process {} completed {} ({}) without invoking it",
+                    e.process,
+                    e.f,
+                    e.kind.name()
+                ),
+            ));
         };
-        let invoked = self.ops[i].as_ref().expect("pending op is present").f;
+        let invoked = self.ops[i].as_ref().expect("pending op is present").0.f;
         if invoked != e.f {
             return Err(self.err(
                 e.line,
@@ -111,7 +152,7 @@ impl Pairer {
                 ),
             ));
         }
-        let op = self.ops[i].as_mut().expect("pending op is present");
+        let op = &mut self.ops[i].as_mut().expect("pending op is present").0;
         match e.kind {
             Kind::Ok => {
                 op.out = Some(match e.f {
@@ -127,9 +168,11 @@ impl Pairer {
         Ok(())
     }
 
-    pub fn finish(self) -> History {
-        History {
-            ops: self.ops.into_iter().flatten().collect(),
+    pub fn finish(self) -> Imported {
+        let (ops, lines) = self.ops.into_iter().flatten().unzip();
+        Imported {
+            history: History { ops },
+            lines,
         }
     }
 }

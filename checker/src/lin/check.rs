@@ -6,7 +6,8 @@ use super::report::LinReport;
 use super::run::check_parts;
 use crate::history::Event;
 use crate::import::{self, Format, ImportError};
-use crate::models::{kv, lease, mutex, register, ModelError, ModelName};
+use crate::models::{coverage, kv, lease, mutex, register, ModelError, ModelName};
+use crate::verdict::Verdict;
 use std::path::Path;
 use std::time::Instant;
 
@@ -20,13 +21,16 @@ pub enum CheckError {
 }
 
 /// Checks a history against a model. The report's `elapsed` covers preparing the model and
-/// the search.
+/// the search. An operation outside the model's vocabulary, or a history of which the model
+/// takes no operation, is an error ([`coverage`]); a history without operations is `unknown`:
+/// nothing was tested.
 pub fn check_history(
     history: &History,
     model: ModelName,
     budget: &Budget,
 ) -> Result<LinReport, ModelError> {
     let start = Instant::now();
+    let covered = coverage(model, history)?;
     let name = model.name();
     let mut report = match model {
         ModelName::Register => check_parts(name, history, register::parts(history, false)?, budget),
@@ -39,6 +43,12 @@ pub fn check_history(
         ModelName::Lease => check_parts(name, history, lease::parts(history)?, budget),
     };
     report.elapsed = start.elapsed() - report.explain_elapsed;
+    report.passed_over = covered.passed_over;
+    if history.ops.is_empty() {
+        report.verdict = Verdict::Unknown;
+        report.unknown_reason =
+            Some("the history holds no client operation: nothing was tested".to_string());
+    }
     Ok(report)
 }
 
@@ -48,8 +58,8 @@ pub fn check_events(
     events: &[Event],
     model: ModelName,
     budget: &Budget,
-) -> Result<LinReport, ModelError> {
-    check_history(&import::from_events(events), model, budget)
+) -> Result<LinReport, CheckError> {
+    Ok(check_history(&import::from_events(events)?, model, budget)?)
 }
 
 /// Reads a history file in `format` (detected from its content when `None`) and checks it.
@@ -59,6 +69,9 @@ pub fn check_file(
     format: Option<Format>,
     budget: &Budget,
 ) -> Result<LinReport, CheckError> {
-    let history = import::read_file(path, format)?;
-    Ok(check_history(&history, model, budget)?)
+    let imported = import::read_file_lines(path, format)?;
+    check_history(&imported.history, model, budget).map_err(|mut e| {
+        e.line = imported.lines.get(e.index).copied();
+        CheckError::Model(e)
+    })
 }

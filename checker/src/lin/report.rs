@@ -19,6 +19,9 @@ pub struct LinReport {
     pub ops: usize,
     /// Independent parts the model split the history into.
     pub parts: usize,
+    /// Operations the model passed over: the protected resource's reads and writes beside a
+    /// lock's operations (see [`crate::models::ModelName::passes_over`]).
+    pub passed_over: usize,
     /// Present when the verdict is invalid.
     pub violation: Option<Violation>,
     /// Present when the verdict is unknown: which budget ran out.
@@ -83,6 +86,14 @@ impl fmt::Display for LinReport {
             )?;
         }
         writeln!(f)?;
+        if self.passed_over > 0 {
+            writeln!(
+                f,
+                "  not checked by this model: {} read/write op{} of the protected resource (the lock checks read those)",
+                self.passed_over,
+                plural(self.passed_over)
+            )?;
+        }
         if let Some(r) = &self.unknown_reason {
             writeln!(f, "  undecided: {r}")?;
         }

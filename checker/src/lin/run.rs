@@ -149,6 +149,7 @@ pub fn check_parts<S: Spec>(
         explain_elapsed: start.elapsed() - elapsed,
         ops: history.ops.len(),
         parts: n_parts,
+        passed_over: 0,
         violation,
         unknown_reason,
     }

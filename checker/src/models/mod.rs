@@ -7,6 +7,8 @@ pub mod mutex;
 mod name;
 pub mod register;
 mod split;
+mod vocabulary;
 
 pub use error::ModelError;
 pub use name::{ModelName, UnknownModel};
+pub use vocabulary::{coverage, Coverage};

@@ -2,6 +2,7 @@
 //! write and (for cas-register) compare-and-set.
 
 use super::error::ModelError;
+use super::split::by_key;
 use crate::lin::hash::hash_one;
 use crate::lin::{Datum, History, OpF, Part, Spec};
 
@@ -57,31 +58,39 @@ impl Spec for RegisterSpec {
     }
 }
 
-/// Prepares the whole history as one part. Reads with an unknown result are dropped: they
-/// neither constrain nor change the register.
+/// Prepares one part per key (Jepsen's independent registers; a history without keys is one
+/// part). Reads with an unknown result are dropped: they neither constrain nor change the
+/// register.
 pub fn parts(history: &History, cas: bool) -> Result<Vec<Part<RegisterSpec>>, ModelError> {
     let model = if cas { "cas-register" } else { "register" };
-    let mut ops = Vec::new();
-    let mut idx = Vec::new();
-    for (i, op) in history.ops.iter().enumerate() {
-        let bad = |why: &str| ModelError::new(model, i, op, why);
-        let r = match (op.f, &op.arg, &op.out) {
-            (OpF::Read, _, None) => continue,
-            (OpF::Read, _, Some(Datum::Nil)) => RegOp::Read(None),
-            (OpF::Read, _, Some(Datum::Int(v))) => RegOp::Read(Some(*v)),
-            (OpF::Read, _, Some(_)) => return Err(bad("a read must return an integer or nil")),
-            (OpF::Write, Datum::Int(v), _) => RegOp::Write(*v),
-            (OpF::Write, _, _) => return Err(bad("a write needs an integer argument")),
-            (OpF::Cas, Datum::Pair(a, b), _) if cas => RegOp::Cas(*a, *b),
-            (OpF::Cas, _, _) if cas => return Err(bad("a cas needs a [from to] argument")),
-            _ => return Err(bad("the model has no such operation")),
-        };
-        ops.push(r);
-        idx.push(i);
+    let known = |i: usize| !(history.ops[i].f == OpF::Read && history.ops[i].out.is_none());
+    let mut parts = Vec::new();
+    for (key, idx) in by_key(history, known) {
+        let mut ops = Vec::with_capacity(idx.len());
+        for &i in &idx {
+            let op = &history.ops[i];
+            let bad = |why: &str| ModelError::new(model, i, op, why);
+            ops.push(match (op.f, &op.arg, &op.out) {
+                (OpF::Read, _, Some(Datum::Nil)) => RegOp::Read(None),
+                (OpF::Read, _, None) => unreachable!("unknown reads were dropped"),
+                (OpF::Read, _, Some(Datum::Int(v))) => RegOp::Read(Some(*v)),
+                (OpF::Read, _, Some(_)) => return Err(bad("a read must return an integer or nil")),
+                (OpF::Write, Datum::Int(v), _) => RegOp::Write(*v),
+                (OpF::Write, _, _) => return Err(bad("a write needs an integer argument")),
+                (OpF::Cas, Datum::Pair(a, b), _) if cas => RegOp::Cas(*a, *b),
+                (OpF::Cas, _, _) if cas => return Err(bad("a cas needs a [from to] argument")),
+                _ => return Err(bad("the model has no such operation")),
+            });
+        }
+        parts.push(Part {
+            label: if key.is_empty() {
+                "register".to_string()
+            } else {
+                format!("key {key:?}")
+            },
+            ops: idx,
+            spec: RegisterSpec { ops },
+        });
     }
-    Ok(vec![Part {
-        label: "register".to_string(),
-        ops: idx,
-        spec: RegisterSpec { ops },
-    }])
+    Ok(parts)
 }

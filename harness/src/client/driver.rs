@@ -2,7 +2,8 @@
 //! recording every invocation and completion, retiring its process after an unknown outcome,
 //! and stopping where the nemesis armed a pause or crash.
 
-use super::lock::{Grant, LockClient, LockSession, Outcome};
+use super::broken::Broken;
+use super::lock::{Connecting, Grant, LockClient, LockSession, Outcome};
 use super::pause::{Interrupt, PausePoints};
 use super::watchdog::Watchdog;
 use crate::recorder::Recorder;
@@ -11,6 +12,7 @@ use crate::scenario::{PausePoint, WorkloadKind, WorkloadSpec};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +34,13 @@ pub struct ClientCtx {
     pub seed: u64,
     /// Cancelled when the run's time is up or it is interrupted: no new operation starts.
     pub stop: CancellationToken,
+    /// Cancelled on SIGINT/SIGTERM only: it also cuts a client pause short, so that an
+    /// interrupted run ends (and is checked) whatever pause it is in.
+    pub interrupt: CancellationToken,
+    /// Where a client that broke the harness reports it; the run then stops with that error.
+    pub broken: Arc<Broken>,
+    /// The run's folder (adapter processes write their stderr under `clients/` there).
+    pub run_dir: PathBuf,
 }
 
 /// What happened to the current process in one round.
@@ -79,6 +88,9 @@ impl<L: LockClient> Client<L> {
                 Round::Continue => {}
                 Round::Crashed => return,
                 Round::Retire => {
+                    if self.stop_if_broken() {
+                        return;
+                    }
                     self.process = self.ctx.next_process.fetch_add(1, Ordering::SeqCst);
                     match self.connect().await {
                         Some(s) => session = s,
@@ -95,19 +107,31 @@ impl<L: LockClient> Client<L> {
             if self.ctx.stop.is_cancelled() {
                 return None;
             }
-            let seed = self.rng.random();
-            match self
-                .lock
-                .connect_pausable(seed, self.ctx.points.clone())
-                .await
-            {
+            let who = Connecting {
+                client: self.ctx.index,
+                process: self.process,
+                seed: self.rng.random(),
+                run_dir: self.ctx.run_dir.clone(),
+            };
+            match self.lock.connect_as(who, self.ctx.points.clone()).await {
                 Ok(s) => return Some(s),
                 Err(_) => {
-                    if self.sleep_or_stop(100).await {
+                    if self.stop_if_broken() || self.sleep_or_stop(100).await {
                         return None;
                     }
                 }
             }
+        }
+    }
+
+    /// Reports a client that broke the harness, which stops the run; true if there was one.
+    fn stop_if_broken(&self) -> bool {
+        match self.lock.broken() {
+            Some(error) => {
+                self.ctx.broken.report(error);
+                true
+            }
+            None => false,
         }
     }
 
@@ -326,13 +350,25 @@ impl<L: LockClient> Client<L> {
                     },
                 );
                 self.ctx.points.set_paused(true);
-                // Not cut short by the end of the run: the pause is the experiment.
-                tokio::time::sleep(Duration::from_millis(ms)).await;
+                // Not cut short by the end of the run: the pause is the experiment. An
+                // interrupt does cut it: the user wants the run to end now, and the resume
+                // says so, so nobody reads the shorter pause as the scenario's.
+                let paused = Instant::now();
+                let cut = tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => false,
+                    _ = self.ctx.interrupt.cancelled() => true,
+                };
                 self.ctx.points.set_paused(false);
                 nemesis(
                     F::Resume,
                     Value {
                         client: Some(self.process),
+                        note: cut.then(|| {
+                            format!(
+                                "cut short by the interrupt after {} of {ms} ms",
+                                paused.elapsed().as_millis()
+                            )
+                        }),
                         ..Value::default()
                     },
                 );

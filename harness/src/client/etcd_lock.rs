@@ -25,14 +25,51 @@ const GRPC_UNAVAILABLE: i32 = 14;
 /// gRPC's status code NOT_FOUND, with which etcd answers for a lease that no longer exists.
 const GRPC_NOT_FOUND: i32 = 5;
 
-/// Settings shared by every session of one run.
+/// Settings shared by every session of one run (of this recipe or of etcd's lock service).
 #[derive(Debug)]
-struct Config {
+pub(super) struct Config {
     endpoints: Vec<String>,
-    prefix: String,
-    ttl_ms: u64,
-    op_timeout: Duration,
-    retry_delay: MsRange,
+    /// The key prefix of the recipe; the lock name given to the lock service.
+    pub(super) prefix: String,
+    pub(super) ttl_ms: u64,
+    pub(super) op_timeout: Duration,
+    pub(super) retry_delay: MsRange,
+}
+
+impl Config {
+    /// Precondition: `ttl_ms` is a whole number of seconds, at least one (etcd leases have
+    /// second granularity; the `etcd` server kind checks it).
+    pub(super) fn new(
+        endpoints: &[SocketAddr],
+        prefix: String,
+        ttl_ms: u64,
+        op_timeout_ms: u64,
+        retry_delay: MsRange,
+    ) -> Arc<Config> {
+        Arc::new(Config {
+            endpoints: endpoints.iter().map(|a| format!("http://{a}")).collect(),
+            prefix,
+            ttl_ms,
+            op_timeout: Duration::from_millis(op_timeout_ms),
+            retry_delay,
+        })
+    }
+
+    /// A client of the cluster; with `per_request_limit`, every request is cut at the
+    /// operation time limit (not for a Lock call, which waits on the server). A member cut off
+    /// from its leader fails requests and watch streams at once ("no leader") instead of
+    /// leaving them to time out, as etcd advises for lock clients.
+    pub(super) async fn connect(&self, per_request_limit: bool) -> Result<Client, String> {
+        let mut options = ConnectOptions::new()
+            .with_connect_timeout(self.op_timeout)
+            .with_require_leader(true);
+        if per_request_limit {
+            options = options.with_timeout(self.op_timeout);
+        }
+        Client::connect(&self.endpoints, Some(options))
+            .await
+            .map_err(|e| describe(&e))
+    }
 }
 
 /// Makes sessions of the etcd lock on a cluster reached through the member proxies.
@@ -51,13 +88,13 @@ impl EtcdLock {
         retry_delay: MsRange,
     ) -> EtcdLock {
         EtcdLock {
-            config: Arc::new(Config {
-                endpoints: endpoints.iter().map(|a| format!("http://{a}")).collect(),
-                prefix: format!("lockpick/lock/{lock}/"),
+            config: Config::new(
+                endpoints,
+                format!("lockpick/lock/{lock}/"),
                 ttl_ms,
-                op_timeout: Duration::from_millis(op_timeout_ms),
+                op_timeout_ms,
                 retry_delay,
-            }),
+            ),
         }
     }
 }
@@ -83,15 +120,7 @@ impl LockClient for EtcdLock {
     type Session = EtcdSession;
 
     async fn connect(&self, seed: u64) -> Result<EtcdSession, String> {
-        // A member cut off from its leader then fails requests and watch streams at once
-        // ("no leader") instead of leaving them to time out, as etcd advises for lock clients.
-        let options = ConnectOptions::new()
-            .with_connect_timeout(self.config.op_timeout)
-            .with_timeout(self.config.op_timeout)
-            .with_require_leader(true);
-        let client = Client::connect(&self.config.endpoints, Some(options))
-            .await
-            .map_err(|e| describe(&e))?;
+        let client = self.config.connect(true).await?;
         Ok(EtcdSession {
             config: self.config.clone(),
             client,

@@ -15,27 +15,16 @@
 //! connection: every other request gets `op_timeout_ms`, the Lock the acquire deadline, and
 //! the lease is kept alive while the server makes it wait.
 
-use super::etcd_lock::{describe, grant_lease, keep_alive, request};
+use super::etcd_lock::{describe, grant_lease, keep_alive, request, Config};
 use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use crate::scenario::{ClientTable, MsRange, ScenarioError};
-use etcd_client::{Client, ConnectOptions, LockOptions};
+use etcd_client::{Client, LockOptions};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// Settings shared by every session of one run.
-#[derive(Debug)]
-struct Config {
-    endpoints: Vec<String>,
-    /// The name given to `Lock`; the server keeps its keys under `<name>/`.
-    name: String,
-    ttl_ms: u64,
-    op_timeout: Duration,
-    retry_delay: MsRange,
-}
 
 /// Makes sessions of etcd's lock service on a cluster reached through the member proxies.
 pub struct EtcdLockService {
@@ -53,13 +42,13 @@ impl EtcdLockService {
         retry_delay: MsRange,
     ) -> EtcdLockService {
         EtcdLockService {
-            config: Arc::new(Config {
-                endpoints: endpoints.iter().map(|a| format!("http://{a}")).collect(),
-                name: format!("lockpick/lock-service/{lock}"),
+            config: Config::new(
+                endpoints,
+                format!("lockpick/lock-service/{lock}"),
                 ttl_ms,
-                op_timeout: Duration::from_millis(op_timeout_ms),
+                op_timeout_ms,
                 retry_delay,
-            }),
+            ),
         }
     }
 }
@@ -85,12 +74,8 @@ impl LockClient for EtcdLockService {
     type Session = EtcdLockServiceSession;
 
     async fn connect(&self, seed: u64) -> Result<EtcdLockServiceSession, String> {
-        let options = ConnectOptions::new()
-            .with_connect_timeout(self.config.op_timeout)
-            .with_require_leader(true);
-        let client = Client::connect(&self.config.endpoints, Some(options))
-            .await
-            .map_err(|e| describe(&e))?;
+        // No per-request limit: the Lock call waits on the server until the lock is ours.
+        let client = self.config.connect(false).await?;
         Ok(EtcdLockServiceSession {
             config: self.config.clone(),
             client,
@@ -121,7 +106,7 @@ impl EtcdLockServiceSession {
         // A clone shares the connection; the keep-alives go out on `self.client` meanwhile.
         let mut locker = self.client.clone();
         let call = locker.lock(
-            self.config.name.clone(),
+            self.config.prefix.clone(),
             Some(LockOptions::new().with_lease(lease)),
         );
         tokio::pin!(call);

@@ -15,6 +15,7 @@ use crate::scenario::{ClientTable, LockSpec, ScenarioError};
 use crate::server::{Endpoints, NodeRule, ServerKind};
 use serde::Deserialize;
 use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
 use tokio::task::JoinSet;
 
@@ -79,11 +80,20 @@ impl PartialEq for dyn ClientKind {
     }
 }
 
+/// What building the clients of one run may use.
+pub struct BuildCtx<'a> {
+    /// The `[lock]` parameters every client kind takes.
+    pub lock: &'a LockSpec,
+    /// What the started servers give their clients (node proxies, sentinels).
+    pub endpoints: &'a Endpoints,
+    /// The run's store folder, for anything a client keeps (a client process's stderr).
+    pub run_dir: &'a Path,
+}
+
 /// A client kind's options, read and checked: makes the clients of one run.
 pub trait ClientOptions: fmt::Debug + Send + Sync {
-    /// The clients of one run with `lock`'s parameters, reaching the servers at `at`. The
-    /// error reads after "failed to build the clients: ".
-    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String>;
+    /// The clients of one run. The error reads after "failed to build the <kind> clients: ".
+    fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String>;
 }
 
 /// Starts client loops: the object-safe face of a [`LockClient`].
@@ -124,8 +134,8 @@ impl Plain {
 }
 
 impl ClientOptions for Plain {
-    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
-        Ok((self.0)(lock, at))
+    fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String> {
+        Ok((self.0)(ctx.lock, ctx.endpoints))
     }
 }
 

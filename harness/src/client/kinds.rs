@@ -11,6 +11,7 @@ pub static CLIENTS: &[&dyn ClientKind] = &[
     &super::etcd_lock::KIND,
     &super::zk_lock::KIND,
     &super::etcd_lock_service::KIND,
+    &super::process::KIND,
 ];
 
 /// The client kind of that name, as a scenario file writes it.

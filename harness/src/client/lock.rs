@@ -1,8 +1,10 @@
 //! What a lock implementation provides to the client loop, and Jepsen's three-valued outcome.
 
 use super::pause::PausePoints;
+use super::process::AdapterError;
 use lockpick_checker::history::Value;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,8 +54,36 @@ pub trait LockClient: Send + Sync + 'static {
         self.connect(seed)
     }
 
+    /// Like [`LockClient::connect_pausable`], for a client that needs to know who connects
+    /// (an adapter process is told its client and process ids). The others just connect.
+    fn connect_as(
+        &self,
+        who: Connecting,
+        points: Arc<PausePoints>,
+    ) -> impl Future<Output = Result<Self::Session, String>> + Send {
+        self.connect_pausable(who.seed, points)
+    }
+
+    /// Why the run must stop because a client broke the harness (an adapter process broke the
+    /// client protocol, or cannot be started); taken, so it is reported once. The operation
+    /// it broke ended `info` and its process was retired; the driver asks after every
+    /// retirement and failed connect.
+    fn broken(&self) -> Option<AdapterError> {
+        None
+    }
+
     /// Lease length asked for on acquire, if the lock has leases.
     fn lease_ms(&self) -> Option<u64>;
+}
+
+/// Who opens a session: the logical client, the process id it records under, the seed of
+/// its random choices, and the run's folder (an adapter process writes its stderr there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connecting {
+    pub client: usize,
+    pub process: u64,
+    pub seed: u64,
+    pub run_dir: PathBuf,
 }
 
 /// One process's handle on the lock. Cloned for the renewal watchdog, which runs beside the

@@ -2,7 +2,7 @@
 
 use crate::scenario::PausePoint;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 /// What happens to a client at its armed point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,11 +20,35 @@ pub struct PausePlan {
     pub interrupt: Interrupt,
 }
 
+/// Called with `true` when the client's pause starts and `false` when it ends.
+pub type PauseHook = dyn Fn(bool) + Send + Sync;
+
 /// One logical client's armed interrupt, shared between the nemesis and the client.
 #[derive(Debug, Default)]
 pub struct PausePoints {
     armed: Mutex<Option<PausePlan>>,
     paused: AtomicBool,
+    hooks: PauseHooks,
+}
+
+/// The hooks of sessions that act on a pause themselves (an adapter process is stopped with
+/// SIGSTOP); held weakly, so a retired session's hook goes with it.
+#[derive(Default)]
+struct PauseHooks(Mutex<Vec<Weak<PauseHook>>>);
+
+impl std::fmt::Debug for PauseHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let live = self.live().len();
+        write!(f, "PauseHooks({live} live)")
+    }
+}
+
+impl PauseHooks {
+    fn live(&self) -> Vec<Arc<PauseHook>> {
+        let mut hooks = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        hooks.retain(|h| h.strong_count() > 0);
+        hooks.iter().filter_map(Weak::upgrade).collect()
+    }
 }
 
 impl PausePoints {
@@ -59,8 +83,19 @@ impl PausePoints {
         self.armed.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
+    /// Starts (`true`) or ends the client's pause, telling every live hook before returning.
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::SeqCst);
+        for hook in self.hooks.live() {
+            hook(paused);
+        }
+    }
+
+    /// Calls `hook` at every start and end of a pause for as long as `hook` lives elsewhere.
+    pub fn on_pause(&self, hook: &Arc<PauseHook>) {
+        let mut hooks = self.hooks.0.lock().unwrap_or_else(|p| p.into_inner());
+        hooks.retain(|h| h.strong_count() > 0);
+        hooks.push(Arc::downgrade(hook));
     }
 
     /// True while the client is in a pause; its watchdog must not renew then.
@@ -87,5 +122,19 @@ mod tests {
         );
         assert_eq!(p.take(PausePoint::BeforeWrite), None);
         assert!(p.is_free());
+    }
+
+    #[test]
+    fn pause_hooks_hear_start_and_end_while_they_live() {
+        let p = PausePoints::default();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let seen = heard.clone();
+        let hook: Arc<PauseHook> = Arc::new(move |paused| seen.lock().unwrap().push(paused));
+        p.on_pause(&hook);
+        p.set_paused(true);
+        p.set_paused(false);
+        drop(hook);
+        p.set_paused(true);
+        assert_eq!(*heard.lock().unwrap(), [true, false]);
     }
 }

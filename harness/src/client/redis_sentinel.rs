@@ -4,12 +4,12 @@
 //! back when they did not. Replication is asynchronous: a grant the replica never saw is lost
 //! when Sentinel promotes that replica.
 
-use super::kind::{ClientKind, ClientOptions, Clients, Runs};
+use super::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
 use super::redis_error::{connect, request};
 use super::redis_lock::{RedisLock, RedisSession};
-use crate::scenario::{ClientTable, LockSpec, MsRange, ScenarioError};
-use crate::server::{Endpoints, SENTINEL_MASTER};
+use crate::scenario::{ClientTable, MsRange, ScenarioError};
+use crate::server::SENTINEL_MASTER;
 use lockpick_checker::history::Value;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -234,7 +234,8 @@ impl ClientKind for SentinelKind {
 }
 
 impl ClientOptions for SentinelOptions {
-    fn build(&self, lock: &LockSpec, at: &Endpoints) -> Result<Box<dyn Clients>, String> {
+    fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String> {
+        let (lock, at) = (ctx.lock, ctx.endpoints);
         if at.sentinels.is_empty() {
             return Err("sentinel-lock needs sentinels, and this server runs none".to_owned());
         }

@@ -37,7 +37,7 @@ pub async fn start_etcd_cluster(
                     )
                 })
                 .collect();
-            NodeKind::Etcd(EtcdOptions::member(
+            NodeKind::new(EtcdOptions::member(
                 member.name,
                 member.peer_ports[0],
                 cluster,

@@ -55,7 +55,7 @@ pub async fn start_zk_cluster(
                 .collect();
             let mut options = ZkOptions::server(me, peers);
             options.tick_ms = tick_ms;
-            NodeKind::ZooKeeper(options)
+            NodeKind::new(options)
         },
     )
     .await

@@ -44,6 +44,12 @@ impl Child {
         self.pid
     }
 
+    /// Sends `signal` to the child if it is still a live registered child (never to a process
+    /// that reused its pid).
+    pub(crate) fn signal(&self, signal: libc::c_int) -> Result<(), registry::SignalFailure> {
+        registry::signal(self.pid, signal)
+    }
+
     /// How the child ended, or `None` while it has not been reaped.
     pub(crate) fn exit(&self) -> Option<ExitDescription> {
         self.exit.watch.borrow().clone()

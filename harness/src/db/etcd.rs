@@ -6,9 +6,11 @@
 //! SIGTERM'd leader first tries to hand over leadership and hangs for seconds when the others
 //! are going down too.
 
+use super::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -158,4 +160,46 @@ pub async fn etcd_is_leader(addr: SocketAddr, timeout: Duration) -> bool {
     let me = status.pointer("/header/member_id").and_then(|v| v.as_str());
     let leader = status.pointer("/leader").and_then(|v| v.as_str());
     matches!((me, leader), (Some(me), Some(leader)) if me == leader && leader != "0")
+}
+
+impl NodeRecipe for EtcdOptions {
+    fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    fn package(&self) -> &'static str {
+        PACKAGE
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        EtcdOptions::validate(self)
+    }
+
+    fn config_file(&self) -> &'static str {
+        CONFIG_FILE
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        EtcdOptions::write_config(self, folder, port)
+    }
+
+    fn command(&self, folder: &NodeFolder) -> Command {
+        EtcdOptions::command(self, folder)
+    }
+
+    fn probe(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(etcd_health(addr, PROBE_TIMEOUT))
+    }
+
+    fn address_in_use(&self, output: &str) -> bool {
+        address_in_use(output)
+    }
+
+    fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(etcd_is_leader(addr, PROBE_TIMEOUT))
+    }
 }

@@ -19,13 +19,16 @@ mod spawner;
 mod supervisor;
 mod zookeeper;
 
+pub(crate) use child::Child;
 pub use error::DbError;
 pub use etcd::{etcd_health, etcd_is_leader, EtcdOptions};
 pub use kind::NodeKind;
 pub use node::{NodeInfo, NodeState};
 pub use ports::{reserve_port, ReservedPort};
 pub use redis::{redis_ping, RedisOptions};
+pub(crate) use registry::signal as signal_child;
 pub use registry::{kill_all_children, live_children};
 pub use sentinel::SentinelOptions;
+pub(crate) use spawner::{spawn_piped, SpawnFailure, Spawned};
 pub use supervisor::{MemberSpec, Supervisor};
 pub use zookeeper::{zk_is_leader, zk_mode, ZkOptions, ZkPeer};

@@ -1,5 +1,6 @@
 //! Redis as a node kind: its options, config file, command line and readiness probe.
 
+use super::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
@@ -154,4 +155,42 @@ async fn ping(addr: SocketAddr) -> io::Result<bool> {
         reply.extend_from_slice(&buf[..n]);
     }
     Ok(reply.starts_with(b"+PONG"))
+}
+
+impl NodeRecipe for RedisOptions {
+    fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    fn package(&self) -> &'static str {
+        PACKAGE
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        RedisOptions::validate(self)
+    }
+
+    fn config_file(&self) -> &'static str {
+        CONFIG_FILE
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        RedisOptions::write_config(self, folder, port)
+    }
+
+    fn command(&self, folder: &NodeFolder) -> Command {
+        RedisOptions::command(self, folder)
+    }
+
+    fn probe(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(redis_ping(addr, PROBE_TIMEOUT))
+    }
+
+    fn address_in_use(&self, output: &str) -> bool {
+        address_in_use(output)
+    }
 }

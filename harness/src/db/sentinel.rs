@@ -1,9 +1,11 @@
 //! Redis Sentinel as a node kind: a `redis-sentinel` process watching one master, with the
 //! failover timing the scenarios rely on (`down-after-milliseconds`).
 
+use super::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -97,5 +99,43 @@ impl SentinelOptions {
         let mut command = Command::new(&self.binary);
         command.arg(&folder.config).current_dir(&folder.root);
         command
+    }
+}
+
+impl NodeRecipe for SentinelOptions {
+    fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    fn package(&self) -> &'static str {
+        PACKAGE
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        SentinelOptions::validate(self)
+    }
+
+    fn config_file(&self) -> &'static str {
+        CONFIG_FILE
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        SentinelOptions::write_config(self, folder, port)
+    }
+
+    fn command(&self, folder: &NodeFolder) -> Command {
+        SentinelOptions::command(self, folder)
+    }
+
+    fn probe(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(super::redis::redis_ping(addr, PROBE_TIMEOUT))
+    }
+
+    fn address_in_use(&self, output: &str) -> bool {
+        super::redis::address_in_use(output)
     }
 }

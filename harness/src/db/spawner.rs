@@ -8,7 +8,7 @@
 
 use std::io;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::process::{ChildStdin, ChildStdout, Command};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::thread;
@@ -24,9 +24,17 @@ pub(crate) enum SpawnFailure {
     Io(io::Error),
 }
 
+/// A spawned child with the pipes its caller asked for (`Stdio::piped()`); `None` for the
+/// streams that were not piped.
+pub(crate) struct Spawned {
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) stdout: Option<ChildStdout>,
+}
+
 struct Request {
     command: Command,
-    reply: oneshot::Sender<Result<Child, SpawnFailure>>,
+    reply: oneshot::Sender<Result<Spawned, SpawnFailure>>,
 }
 
 static SPAWNER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
@@ -43,9 +51,9 @@ fn spawner() -> io::Result<mpsc::Sender<Request>> {
         .spawn(move || {
             for request in rx {
                 let result = spawn_here(request.command);
-                if let Err(Ok(child)) = request.reply.send(result) {
+                if let Err(Ok(spawned)) = request.reply.send(result) {
                     // The caller went away (its future was dropped): do not leak the node.
-                    let _ = registry::signal(child.pid(), libc::SIGKILL);
+                    let _ = registry::signal(spawned.child.pid(), libc::SIGKILL);
                 }
             }
         })?;
@@ -55,6 +63,11 @@ fn spawner() -> io::Result<mpsc::Sender<Request>> {
 /// Spawns `command` on the spawner thread, in its own process group, with PDEATHSIG set, and
 /// registers it. Its stdio must already be configured by the caller.
 pub(crate) async fn spawn(command: Command) -> Result<Child, SpawnFailure> {
+    spawn_piped(command).await.map(|spawned| spawned.child)
+}
+
+/// Like [`spawn`], handing back the stdin and stdout pipes the caller configured.
+pub(crate) async fn spawn_piped(command: Command) -> Result<Spawned, SpawnFailure> {
     let tx = spawner().map_err(SpawnFailure::Io)?;
     let (reply, rx) = oneshot::channel();
     tx.send(Request { command, reply })
@@ -63,7 +76,7 @@ pub(crate) async fn spawn(command: Command) -> Result<Child, SpawnFailure> {
         .map_err(|_| SpawnFailure::Io(io::Error::other("spawner thread dropped the request")))?
 }
 
-fn spawn_here(mut command: Command) -> Result<Child, SpawnFailure> {
+fn spawn_here(mut command: Command) -> Result<Spawned, SpawnFailure> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the forked child before exec and only makes
@@ -98,15 +111,22 @@ fn spawn_here(mut command: Command) -> Result<Child, SpawnFailure> {
     if state.shutting_down() {
         return Err(SpawnFailure::ShuttingDown);
     }
-    let child = command.spawn().map_err(SpawnFailure::Io)?;
+    let mut child = command.spawn().map_err(SpawnFailure::Io)?;
     let pid = child.id();
     state.insert(pid);
     drop(state);
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
     // The std handle is dropped on purpose: our reaper thread waits for the pid instead.
     drop(child);
-    Child::watch(pid).map_err(|err| {
+    let child = Child::watch(pid).map_err(|err| {
         // Without a reaper we could never wait for it: kill it now rather than leak it.
         let _ = registry::signal(pid, libc::SIGKILL);
         SpawnFailure::Io(err)
+    })?;
+    Ok(Spawned {
+        child,
+        stdin,
+        stdout,
     })
 }

@@ -100,7 +100,7 @@ impl Supervisor {
         name: &str,
         opts: RedisOptions,
     ) -> Result<NodeInfo, DbError> {
-        self.start(name, NodeKind::Redis(opts)).await
+        self.start(name, NodeKind::new(opts)).await
     }
 
     /// Starts a node of any kind; see [`Supervisor::start_redis`].
@@ -331,9 +331,18 @@ impl Supervisor {
     }
 
     /// [`Supervisor::restart`] for several nodes at once: all are killed, then all start
-    /// together, so bringing back two nodes takes about as long as one. Returns the first
-    /// error; nodes that started are kept.
+    /// together, so bringing back two nodes takes about as long as one. A name given twice
+    /// is restarted once (two launches on one port would both pass the readiness probe, the
+    /// first process answering for the second, and the first would be lost untracked).
+    /// Returns the first error; nodes that started are kept, one per name in first-seen order.
     pub async fn restart_all(&mut self, names: &[String]) -> Result<Vec<NodeInfo>, DbError> {
+        let mut unique: Vec<String> = Vec::with_capacity(names.len());
+        for name in names {
+            if !unique.contains(name) {
+                unique.push(name.clone());
+            }
+        }
+        let names = &unique[..];
         for name in names {
             self.kill(name).await?;
         }
@@ -375,6 +384,12 @@ impl Supervisor {
                 Ok((child, startup)) => {
                     let name = &names[index];
                     let node = self.node_mut(name)?;
+                    // Never drop track of a live process: a handle replaced while its process
+                    // runs would leave it running past the supervisor.
+                    if node.alive() {
+                        let _ = registry::signal(node.child.pid(), libc::SIGKILL);
+                        node.child.wait().await;
+                    }
                     node.child = child;
                     node.killed = false;
                     node.paused = false;

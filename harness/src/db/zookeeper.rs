@@ -2,9 +2,11 @@
 //! (the Debian jars under OpenJDK), readiness probe (the server has joined a quorum, as leader
 //! or follower) and leader probe, both through the `srvr` four-letter word.
 
+use super::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -166,4 +168,46 @@ async fn four_letter_word(addr: SocketAddr, word: &[u8; 4]) -> io::Result<String
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).await?;
     Ok(String::from_utf8_lossy(&answer).into_owned())
+}
+
+impl NodeRecipe for ZkOptions {
+    fn binary(&self) -> &Path {
+        &self.java
+    }
+
+    fn package(&self) -> &'static str {
+        PACKAGE
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        ZkOptions::validate(self)
+    }
+
+    fn config_file(&self) -> &'static str {
+        CONFIG_FILE
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
+        ZkOptions::write_config(self, folder, port)
+    }
+
+    fn command(&self, folder: &NodeFolder) -> Command {
+        ZkOptions::command(self, folder)
+    }
+
+    fn probe(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(zk_serving(addr, PROBE_TIMEOUT))
+    }
+
+    fn address_in_use(&self, output: &str) -> bool {
+        address_in_use(output)
+    }
+
+    fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(zk_is_leader(addr, PROBE_TIMEOUT))
+    }
 }

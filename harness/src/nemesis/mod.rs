@@ -7,4 +7,4 @@ mod schedule;
 
 pub use error::NemesisError;
 pub use execute::{run_nemesis, NemesisCtx};
-pub use schedule::{build_schedule, Action, Members, Step};
+pub use schedule::{build_schedule, check_schedule_size, max_steps, Action, Members, Step};

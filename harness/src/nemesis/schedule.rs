@@ -1,7 +1,8 @@
 //! Turns a scenario's fault list into a timed list of actions. Pure: the same scenario and seed
 //! always give the same schedule.
 
-use crate::scenario::{FaultKind, PausePoint, Scenario, Targets};
+use crate::scenario::rules::MAX_SCHEDULE_STEPS;
+use crate::scenario::{Fault, FaultKind, PausePoint, Scenario, Targets};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -246,7 +247,9 @@ pub fn build_schedule(
                     let ms = duration.draw(&mut rng);
                     let mut t = 0;
                     let mut flipped = true;
-                    while t < ms {
+                    // Flips after the workload's end would never run (the nemesis stops
+                    // there and resets every clock it moved).
+                    while t < ms && at + t < duration_ms {
                         steps.push(Step {
                             at_ms: at + t,
                             action: Action::SetClock {
@@ -274,6 +277,77 @@ pub fn build_schedule(
     // Stable: actions at the same time keep the order of the scenario file.
     steps.sort_by_key(|s| s.at_ms);
     steps
+}
+
+/// An upper bound on the steps `fault` adds to a schedule of `duration_ms`, whatever the seed
+/// draws: starts before the end, times the steps of one start. Saturates instead of
+/// overflowing.
+pub fn max_steps(fault: &Fault, duration_ms: u64) -> u64 {
+    if fault.at_ms.min >= duration_ms {
+        return 0;
+    }
+    let starts = match (fault.every_ms, fault.count) {
+        (None, _) => 1,
+        (Some(every), count) => {
+            let fit = (duration_ms - fault.at_ms.min - 1) / every.min.max(1) + 1;
+            count.map_or(fit, |c| fit.min(u64::from(c)))
+        }
+    };
+    let per_start = match &fault.kind {
+        FaultKind::ClientPause { .. } | FaultKind::ClientCrash { .. } => 1,
+        FaultKind::Latency { .. }
+        | FaultKind::Partition { .. }
+        | FaultKind::Isolate { .. }
+        | FaultKind::NodePause { .. }
+        | FaultKind::NodeCrash { .. }
+        | FaultKind::ClockJump { .. }
+        | FaultKind::ClockRate { .. } => 2,
+        FaultKind::ClockStrobe {
+            period_ms,
+            duration,
+            ..
+        } => duration.max.min(duration_ms).div_ceil((*period_ms).max(1)) + 1,
+    };
+    starts.saturating_mul(per_start)
+}
+
+/// Checks that the schedule of `scenario` over `duration_ms` stays within
+/// [`MAX_SCHEDULE_STEPS`]. `Err` names the fault (its index) that takes the most steps, the
+/// field to change, and why.
+pub fn check_schedule_size(
+    scenario: &Scenario,
+    duration_ms: u64,
+) -> Result<(), (usize, &'static str, String)> {
+    let per_fault: Vec<u64> = scenario
+        .nemesis
+        .faults
+        .iter()
+        .map(|f| max_steps(f, duration_ms))
+        .collect();
+    let total = per_fault.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    if total <= MAX_SCHEDULE_STEPS {
+        return Ok(());
+    }
+    let (index, steps) = per_fault
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by_key(|&(_, n)| n)
+        .expect("a schedule over the limit has a fault");
+    let fault = &scenario.nemesis.faults[index];
+    let field = match fault.kind {
+        FaultKind::ClockStrobe { .. } if fault.every_ms.is_none() => "nemesis.period_ms",
+        _ => "nemesis.every_ms",
+    };
+    Err((
+        index,
+        field,
+        format!(
+            "fault {} (line {}) can take {steps} schedule steps over a {duration_ms} ms run, {total} in all; allowed: at most {MAX_SCHEDULE_STEPS}: make it recur less often, set count, or shorten the run",
+            fault.kind.name(),
+            fault.line
+        ),
+    ))
 }
 
 /// Pushes `start` at `at` and `end` `ms` later: the two ends of a fault that lasts.
@@ -420,6 +494,22 @@ mod tests {
                 }
             ))
         );
+    }
+
+    #[test]
+    fn clock_strobe_flips_stop_at_the_end_of_the_run_and_stay_within_the_bound() {
+        // An hour-long strobe in a 1 s run: flips only while the run lasts, then the reset.
+        let s = scenario(
+            "[[nemesis]]\nfault = \"clock-strobe\"\nat_ms = 500\nduration_ms = 3600000\noffset_ms = 1000\nperiod_ms = 10\nnodes = [\"n1\"]\n",
+        );
+        let steps = build_schedule(&s, 0, 1000, 4);
+        assert_eq!(
+            steps.len(),
+            50 + 1,
+            "flips at 500, 510, … 990, then the reset"
+        );
+        assert!(steps[..50].iter().all(|s| s.at_ms < 1000));
+        assert!(steps.len() as u64 <= max_steps(&s.nemesis.faults[0], 1000));
     }
 
     #[test]

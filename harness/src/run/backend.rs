@@ -3,13 +3,14 @@
 //! server or client kind by name: see [`crate::server`] and [`crate::client::ClientKind`].
 
 use super::error::RunError;
-use crate::client::Clients;
+use crate::client::{BuildCtx, Clients};
 use crate::cluster::ClusterNet;
 use crate::db::Supervisor;
 use crate::proxy::FaultProxies;
 use crate::scenario::Scenario;
 use crate::server::{external, StartCtx};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
@@ -28,6 +29,7 @@ pub(super) async fn start_backend(
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
     external_addrs: &[SocketAddr],
+    run_dir: &Path,
 ) -> Result<Backend, RunError> {
     let started = if external_addrs.is_empty() {
         let ctx = StartCtx {
@@ -44,7 +46,11 @@ pub(super) async fn start_backend(
     let clients = scenario
         .client
         .options
-        .build(&scenario.lock, &started.endpoints)
+        .build(&BuildCtx {
+            lock: &scenario.lock,
+            endpoints: &started.endpoints,
+            run_dir,
+        })
         .map_err(|e| RunError::Client {
             client: scenario.client.kind.name(),
             message: e,

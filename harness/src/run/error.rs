@@ -24,6 +24,17 @@ pub enum RunError {
     /// [`crate::scenario::Scenario::check_external`]).
     #[error("{0}")]
     External(String),
+    /// A command-line override the scenario cannot take (see
+    /// [`crate::scenario::check_overrides`]).
+    #[error("{0}")]
+    Options(String),
+    /// An `--external` node did not accept a connection when the run started.
+    #[error("reach external node {node} at {addr}: {reason}; is its server running, and is --external in node order (n1, n2, …)?")]
+    Unreachable {
+        node: String,
+        addr: std::net::SocketAddr,
+        reason: String,
+    },
     #[error("start the sentinel backend: {0}")]
     Sentinel(String),
     #[error("build the {client} clients: {message}")]
@@ -33,6 +44,9 @@ pub enum RunError {
     },
     #[error("connect to the protected resource: {0}")]
     Resource(String),
+    /// A client adapter could not be started or broke the client protocol.
+    #[error(transparent)]
+    Adapter(#[from] Box<crate::client::process::AdapterError>),
     #[error("read back the history: {0}")]
     ReadHistory(#[from] lockpick_checker::history::ReadError),
 }

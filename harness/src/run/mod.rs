@@ -3,6 +3,7 @@
 
 mod backend;
 mod error;
+mod external;
 mod options;
 mod progress;
 mod runner;

@@ -5,7 +5,7 @@ use super::backend::start_backend;
 use super::error::RunError;
 use super::options::RunOptions;
 use super::store::create_run_dir;
-use crate::client::{ClientCtx, PausePoints};
+use crate::client::{Broken, ClientCtx, PausePoints};
 use crate::db::{RedisOptions, Supervisor};
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
@@ -47,7 +47,10 @@ pub async fn run_scenario(
         scenario
             .check_external(&opts.external)
             .map_err(RunError::External)?;
+        super::external::check_reachable(&scenario.node_names(), &opts.external).await?;
     }
+    crate::scenario::check_overrides(scenario, opts.clients, opts.duration_ms)
+        .map_err(RunError::Options)?;
     let seed = opts.seed.unwrap_or(scenario.seed);
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
     let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
@@ -99,7 +102,7 @@ async fn run_with(
         &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
     )?;
 
-    let backend = start_backend(scenario, supervisor, proxies, &opts.external).await?;
+    let backend = start_backend(scenario, supervisor, proxies, &opts.external, dir).await?;
     let resource_addr = match opts.resource {
         Some(addr) => addr,
         None => {
@@ -126,6 +129,7 @@ async fn run_with(
     let points: Vec<Arc<PausePoints>> = (0..clients).map(|_| Arc::default()).collect();
     let next_process = Arc::new(AtomicU64::new(clients as u64));
     let stop = interrupt.child_token();
+    let broken = Arc::new(Broken::default());
     let mut tasks = JoinSet::new();
     let ctx = |index: usize| ClientCtx {
         index,
@@ -139,6 +143,9 @@ async fn run_with(
         next_process: next_process.clone(),
         seed,
         stop: stop.clone(),
+        interrupt: interrupt.clone(),
+        broken: broken.clone(),
+        run_dir: dir.to_owned(),
     };
     backend.clients.spawn(&mut tasks, clients, &ctx);
     let started = Instant::now();
@@ -160,6 +167,8 @@ async fn run_with(
     loop {
         tokio::select! {
             _ = interrupt.cancelled() => break,
+            // A client broke the harness: nothing after this would be a verdict.
+            _ = broken.reported() => break,
             _ = tokio::time::sleep_until(end.into()) => break,
             _ = tokio::time::sleep(Duration::from_millis(200)) => {
                 progress.update(started.elapsed(), recorder.completed_ops());
@@ -190,6 +199,9 @@ async fn run_with(
     recorder.finish()?;
     if let Some(cluster) = &backend.cluster {
         cluster.delete().await;
+    }
+    if let Some(error) = broken.take() {
+        return Err(RunError::Adapter(Box::new(error)));
     }
     nemesis_result?;
 

@@ -9,7 +9,7 @@ use toml::Spanned;
 
 /// The `[client]` table of one scenario file, or none (a `[backend]` shorthand, a `--backend`
 /// lock): then a kind's options are their defaults.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct ClientTable<'a> {
     src: Source<'a>,
     present: bool,
@@ -28,10 +28,7 @@ impl<'a> ClientTable<'a> {
     /// No table: every option at its default.
     pub fn defaults() -> ClientTable<'static> {
         ClientTable {
-            src: Source {
-                path: Path::new("(defaults)"),
-                text: "",
-            },
+            src: Source::new(Path::new("(defaults)"), ""),
             present: false,
         }
     }
@@ -45,6 +42,14 @@ impl<'a> ClientTable<'a> {
         toml::from_str::<Wrap<T>>(self.src.text)
             .map(|w| w.client)
             .map_err(|e| self.src.toml_error(&e))
+    }
+
+    /// The folder of the scenario file, against which a client resolves relative paths.
+    pub fn folder(&self) -> &Path {
+        match self.src.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        }
     }
 
     /// An error about `field` (as the file writes it: `client.<key>`) at `span`.
@@ -65,15 +70,6 @@ impl<'a> ClientTable<'a> {
         lo: u64,
         hi: u64,
     ) -> Result<u64, ScenarioError> {
-        let v = *value.get_ref();
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(self.error(
-                value.span(),
-                field,
-                format!("{v} is out of range; allowed: {lo} to {hi}"),
-            ))
-        }
+        super::file::in_range(&self.src, field, value, lo, hi)
     }
 }

@@ -30,24 +30,61 @@ impl fmt::Display for Located {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "load scenario {}:{}: ", self.path.display(), self.line)?;
         if !self.field.is_empty() {
-            write!(f, "field `{}`: ", self.field)?;
+            write!(f, "field `{}`: ", printable(&self.field))?;
         }
-        f.write_str(&self.message)
+        f.write_str(&printable(&self.message))
     }
 }
 
+/// `text` on one line with no control characters: the TOML parser's messages span lines, and
+/// a field name or value taken from the file could hold a terminal escape.
+fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        for c in line.chars() {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 /// Turns byte offsets into line numbers and field names for error messages.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Source<'a> {
     pub path: &'a std::path::Path,
     pub text: &'a str,
+    /// Byte offset where each line after the first starts, found once: every `[[nemesis]]`
+    /// entry asks for its line, and counting newlines from the top each time made loading
+    /// quadratic in the number of entries.
+    line_starts: std::sync::Arc<[usize]>,
 }
 
-impl Source<'_> {
+impl<'a> Source<'a> {
+    pub fn new(path: &'a std::path::Path, text: &'a str) -> Source<'a> {
+        let line_starts = text
+            .bytes()
+            .enumerate()
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
+        Source {
+            path,
+            text,
+            line_starts,
+        }
+    }
+
     /// 1-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> usize {
-        let end = offset.min(self.text.len());
-        self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
+        // Lines before `offset`'s: those whose start is at or before it.
+        self.line_starts.partition_point(|&start| start <= offset) + 1
     }
 
     /// An error at `span` about `field`.
@@ -65,22 +102,45 @@ impl Source<'_> {
         })
     }
 
-    /// Converts a TOML/serde error; the field is taken from the `key =` on the error's line
-    /// when the message does not name it already.
+    /// Converts a TOML/serde error. The field is the key the message names (a missing or
+    /// unknown field) or the key on the error's line, qualified by the table it is in
+    /// (`workload.clients`, `nemesis.x`); on a line with no key, the table itself.
     pub fn toml_error(&self, err: &toml::de::Error) -> ScenarioError {
-        let start = err.span().map(|s| s.start).unwrap_or(0);
-        let line = self.line_of(start);
-        let message = err.message().trim().to_owned();
-        let field = if message.contains("field `") {
-            String::new()
+        let span = err.span().unwrap_or(0..0);
+        let line = self.line_of(span.start);
+        let message = err.message().trim();
+        let message = if message.is_empty() {
+            "not valid TOML here".to_owned()
         } else {
-            self.text
-                .lines()
-                .nth(line - 1)
-                .and_then(|l| l.split_once('='))
-                .map(|(k, _)| k.trim().to_owned())
+            message.to_owned()
+        };
+        let text_line = self.text.lines().nth(line - 1).unwrap_or("");
+        // A missing field is reported over the table that lacks it: its header, or for the
+        // top level an empty span or its first key.
+        let top_level_missing = message.starts_with("missing field")
+            && (span.is_empty() || !text_line.trim_start().starts_with('['));
+        let table = if top_level_missing {
+            None
+        } else {
+            self.table_at(line)
+        };
+        let named = message
+            .split_once("field `")
+            .and_then(|(_, rest)| rest.split_once('`'))
+            .map(|(name, _)| name.to_owned());
+        let key = named.or_else(|| {
+            text_line
+                .split_once('=')
+                .map(|(k, _)| k.trim().trim_matches('"').to_owned())
                 .filter(|k| !k.is_empty() && !k.starts_with('['))
-                .unwrap_or_default()
+        });
+        let field = match (table, key) {
+            // The key is the table's own header (`[nemesis]` where a list is expected).
+            (Some(t), Some(k)) if t == k => t,
+            (Some(t), Some(k)) => format!("{t}.{k}"),
+            (Some(t), None) => t,
+            (None, Some(k)) => k,
+            (None, None) => "(top level)".to_owned(),
         };
         ScenarioError::Invalid(Located {
             path: self.path.to_owned(),
@@ -88,5 +148,20 @@ impl Source<'_> {
             field,
             message,
         })
+    }
+
+    /// The table (`[name]` or `[[name]]`) that `line` is in or heads, if any.
+    fn table_at(&self, line: usize) -> Option<String> {
+        self.text
+            .lines()
+            .take(line)
+            .filter_map(|l| {
+                let l = l.trim();
+                let inner = l.strip_prefix('[')?;
+                let inner = inner.strip_prefix('[').unwrap_or(inner);
+                let name = inner.split(']').next().unwrap_or(inner).trim();
+                (!name.is_empty()).then(|| name.trim_matches('"').to_owned())
+            })
+            .last()
     }
 }

@@ -4,6 +4,7 @@ use super::client_table::ClientTable;
 use super::error::{ScenarioError, Source};
 use super::model::*;
 use super::ms::MsRange;
+use super::rules::{self, *};
 use crate::client::{client_names, find_client, ClientKind};
 use crate::locks::{find_lock, lock_names};
 use crate::server::{find_server, server_names, ServerKind};
@@ -15,8 +16,7 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     name: Spanned<String>,
-    #[serde(default)]
-    description: String,
+    description: Option<Spanned<String>>,
     expected: Option<Spanned<String>>,
     #[serde(default)]
     seed: u64,
@@ -54,10 +54,10 @@ struct RawClientKind {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawLock {
-    name: Option<String>,
+    name: Option<Spanned<String>>,
     ttl_ms: Option<Spanned<u64>>,
     acquire_timeout_ms: Option<Spanned<u64>>,
-    retry_delay_ms: Option<MsRange>,
+    retry_delay_ms: Option<Spanned<MsRange>>,
     op_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
     watchdog: bool,
@@ -69,8 +69,8 @@ struct RawWorkload {
     kind: Spanned<String>,
     clients: Spanned<u64>,
     duration_ms: Spanned<u64>,
-    hold_ms: Option<MsRange>,
-    think_ms: Option<MsRange>,
+    hold_ms: Option<Spanned<MsRange>>,
+    think_ms: Option<Spanned<MsRange>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -91,16 +91,16 @@ struct RawCheck {
 #[serde(deny_unknown_fields)]
 struct RawFault {
     fault: Spanned<String>,
-    at_ms: Option<MsRange>,
-    every_ms: Option<MsRange>,
-    count: Option<u32>,
-    duration_ms: Option<MsRange>,
+    at_ms: Option<Spanned<MsRange>>,
+    every_ms: Option<Spanned<MsRange>>,
+    count: Option<Spanned<u32>>,
+    duration_ms: Option<Spanned<MsRange>>,
     point: Option<Spanned<String>>,
     client: Option<Spanned<u64>>,
     nodes: Option<Spanned<toml::Value>>,
-    latency_ms: Option<u64>,
-    jitter_ms: Option<u64>,
-    offset_ms: Option<i64>,
+    latency_ms: Option<Spanned<u64>>,
+    jitter_ms: Option<Spanned<u64>>,
+    offset_ms: Option<Spanned<i64>>,
     rate: Option<Spanned<f64>>,
     period_ms: Option<Spanned<u64>>,
 }
@@ -153,7 +153,7 @@ fn one_of<T: Copy>(
 }
 
 /// Checks `lo <= value <= hi`.
-fn in_range(
+pub(super) fn in_range(
     src: &Source,
     field: &str,
     value: &Spanned<u64>,
@@ -172,8 +172,57 @@ fn in_range(
     }
 }
 
+/// Checks that both ends of a millisecond range are within `lo..=hi`.
+fn ms_in_range(
+    src: &Source,
+    field: &str,
+    value: &Spanned<MsRange>,
+    lo: u64,
+    hi: u64,
+) -> Result<MsRange, ScenarioError> {
+    let v = *value.get_ref();
+    if lo <= v.min && v.max <= hi {
+        Ok(v)
+    } else {
+        Err(src.error(
+            value.span(),
+            field,
+            format!("{v} is out of range; allowed: {lo} to {hi} ms"),
+        ))
+    }
+}
+
+/// Checks a scenario or lock name against [`rules::check_name`].
+fn name_value(src: &Source, field: &str, value: &Spanned<String>) -> Result<String, ScenarioError> {
+    rules::check_name(value.get_ref())
+        .map(|()| value.get_ref().clone())
+        .map_err(|why| src.error(value.span(), field, why))
+}
+
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
+    // The name becomes the run's folder under the store and is printed: it must be a plain
+    // file name that cannot climb out of the store, nest, or forge output.
+    let name = name_value(src, "name", &raw.name)?;
+    let description = match &raw.description {
+        Some(d) => {
+            rules::check_text(d.get_ref(), DESCRIPTION_MAX_CHARS)
+                .map_err(|why| src.error(d.span(), "description", why))?;
+            d.get_ref().clone()
+        }
+        None => String::new(),
+    };
+    if raw.nemesis.len() > MAX_FAULT_ENTRIES {
+        let span = raw.nemesis[MAX_FAULT_ENTRIES].span();
+        return Err(src.error(
+            span,
+            "nemesis",
+            format!(
+                "{} [[nemesis]] entries; allowed: at most {MAX_FAULT_ENTRIES} (use every_ms and count for a fault that recurs)",
+                raw.nemesis.len()
+            ),
+        ));
+    }
 
     let (server, client_kind, section) = server_and_client(src, &raw)?;
     let table = raw
@@ -266,13 +315,17 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .transpose()?
         .unwrap_or(250);
     let lock = LockSpec {
-        name: raw.lock.name.clone().unwrap_or_else(|| "lock".to_owned()),
+        // A ZooKeeper node, an etcd key and Redis keys are named after it.
+        name: match &raw.lock.name {
+            Some(n) => name_value(src, "lock.name", n)?,
+            None => "lock".to_owned(),
+        },
         ttl_ms,
         acquire_timeout_ms,
-        retry_delay_ms: raw
-            .lock
-            .retry_delay_ms
-            .unwrap_or(MsRange { min: 5, max: 20 }),
+        retry_delay_ms: match &raw.lock.retry_delay_ms {
+            Some(r) => ms_in_range(src, "lock.retry_delay_ms", r, 0, 60_000)?,
+            None => MsRange { min: 5, max: 20 },
+        },
         op_timeout_ms,
         watchdog: raw.lock.watchdog,
     };
@@ -289,7 +342,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     }
     let client = ClientSpec {
         kind: client_kind,
-        options: client_kind.options(&ClientTable::new(*src, raw.client.is_some()))?,
+        options: client_kind.options(&ClientTable::new(src.clone(), raw.client.is_some()))?,
     };
 
     let workload = WorkloadSpec {
@@ -302,16 +355,28 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
                 ("counter", WorkloadKind::Counter),
             ],
         )?,
-        clients: in_range(src, "workload.clients", &raw.workload.clients, 1, 1000)? as usize,
+        clients: in_range(
+            src,
+            "workload.clients",
+            &raw.workload.clients,
+            1,
+            MAX_CLIENTS as u64,
+        )? as usize,
         duration_ms: in_range(
             src,
             "workload.duration_ms",
             &raw.workload.duration_ms,
             1,
-            86_400_000,
+            MAX_RUN_MS,
         )?,
-        hold_ms: raw.workload.hold_ms.unwrap_or(MsRange::fixed(5)),
-        think_ms: raw.workload.think_ms.unwrap_or(MsRange { min: 0, max: 20 }),
+        hold_ms: match &raw.workload.hold_ms {
+            Some(h) => ms_in_range(src, "workload.hold_ms", h, 0, MAX_FAULT_MS)?,
+            None => MsRange::fixed(5),
+        },
+        think_ms: match &raw.workload.think_ms {
+            Some(t) => ms_in_range(src, "workload.think_ms", t, 0, MAX_FAULT_MS)?,
+            None => MsRange { min: 0, max: 20 },
+        },
     };
 
     let resource = match &raw.resource.mode {
@@ -339,7 +404,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         None => Property::Exclusive,
     };
     let deadlock_ms = match &raw.check.deadlock_ms {
-        Some(d) => in_range(src, "check.deadlock_ms", d, 1, 86_400_000)?,
+        Some(d) => in_range(src, "check.deadlock_ms", d, 1, MAX_RUN_MS)?,
         None => (3 * ttl_ms).max(3000),
     };
 
@@ -349,9 +414,9 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         faults.push(fault(src, f, &node_names, workload.clients, server)?);
     }
 
-    Ok(Scenario {
-        name: raw.name.get_ref().clone(),
-        description: raw.description,
+    let scenario = Scenario {
+        name,
+        description,
         path: src.path.to_owned(),
         expected,
         seed: raw.seed,
@@ -365,7 +430,21 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         property,
         deadlock_ms,
         nemesis: Nemesis { faults },
-    })
+    };
+    // The schedule is drawn whole before the run: a fault that recurs or flips too often
+    // would fill memory before anything starts.
+    if let Err((index, field, why)) =
+        crate::nemesis::check_schedule_size(&scenario, scenario.workload.duration_ms)
+    {
+        let fault = raw.nemesis[index].get_ref();
+        let span = match field {
+            "nemesis.period_ms" => fault.period_ms.as_ref().map(Spanned::span),
+            _ => fault.every_ms.as_ref().map(Spanned::span),
+        }
+        .unwrap_or_else(|| raw.nemesis[index].span());
+        return Err(src.error(span, field, why));
+    }
+    Ok(scenario)
 }
 
 fn fault(
@@ -386,17 +465,6 @@ fn fault(
         "client-crash" => &["point", "client"],
         "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
         "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
-        "isolate" if caps.peers.is_err() => {
-            return Err(src.error(
-                f.fault.span(),
-                "nemesis.fault",
-                format!(
-                    "fault {kind_name:?} needs a cluster backend; server {:?} cannot: {}",
-                    server.name(),
-                    caps.peers.unwrap_err()
-                ),
-            ))
-        }
         "isolate" => &["duration_ms", "nodes"],
         "clock-jump" => &["duration_ms", "nodes", "offset_ms"],
         "clock-rate" => &["duration_ms", "nodes", "rate"],
@@ -412,18 +480,6 @@ fn fault(
             ))
         }
     };
-    if kind_name.starts_with("clock-") {
-        if let Err(why) = caps.clock {
-            return Err(src.error(
-                f.fault.span(),
-                "nemesis.fault",
-                format!(
-                    "clock faults cannot be injected on server {:?}: {why}",
-                    server.name()
-                ),
-            ));
-        }
-    }
     if let Some(extra) = f.set_fields().into_iter().find(|n| !allowed.contains(n)) {
         return Err(here(
             &format!("nemesis.{extra}"),
@@ -433,21 +489,29 @@ fn fault(
             ),
         ));
     }
-    let need_duration = || {
-        f.duration_ms.ok_or_else(|| {
-            here(
-                "nemesis.duration_ms",
-                format!("fault {kind_name:?} needs duration_ms (milliseconds or [min, max])"),
-            )
-        })
+    let need_duration = || match &f.duration_ms {
+        Some(d) => ms_in_range(src, "nemesis.duration_ms", d, 0, MAX_FAULT_MS),
+        None => Err(here(
+            "nemesis.duration_ms",
+            format!("fault {kind_name:?} needs duration_ms (milliseconds or [min, max])"),
+        )),
     };
-    let need_offset = || {
-        f.offset_ms.ok_or_else(|| {
-            here(
-                "nemesis.offset_ms",
-                format!("fault {kind_name:?} needs offset_ms (milliseconds, negative: back)"),
-            )
-        })
+    let need_offset = || match &f.offset_ms {
+        Some(o) if o.get_ref().unsigned_abs() <= MAX_CLOCK_OFFSET_MS.unsigned_abs() => {
+            Ok(*o.get_ref())
+        }
+        Some(o) => Err(src.error(
+            o.span(),
+            "nemesis.offset_ms",
+            format!(
+                "{} is out of range; allowed: -{MAX_CLOCK_OFFSET_MS} to {MAX_CLOCK_OFFSET_MS} ms",
+                o.get_ref()
+            ),
+        )),
+        None => Err(here(
+            "nemesis.offset_ms",
+            format!("fault {kind_name:?} needs offset_ms (milliseconds, negative: back)"),
+        )),
     };
     let point = || -> Result<PausePoint, ScenarioError> {
         match &f.point {
@@ -496,9 +560,15 @@ fn fault(
             toml::Value::String(s) if s == "random-one" => Ok(Targets::RandomOne),
             toml::Value::String(s) if s == "leader" && member_fault => Ok(Targets::Leader),
             toml::Value::Array(items) => {
-                let mut names = Vec::new();
+                let mut names: Vec<String> = Vec::new();
                 for item in items {
                     match item.as_str() {
+                        // Twice in one fault would crash (or pause) one node twice at once.
+                        Some(n) if names.iter().any(|k| k == n) => {
+                            return Err(bad(format!(
+                                "node {item} is listed twice; each node at most once"
+                            )))
+                        }
                         Some(n) if node_names.iter().any(|k| k == n) => names.push(n.to_owned()),
                         _ => return Err(bad(format!("unknown node {item}; {allowed}"))),
                     }
@@ -524,13 +594,19 @@ fn fault(
         },
         "latency" => FaultKind::Latency {
             targets: targets()?,
-            latency_ms: f.latency_ms.ok_or_else(|| {
-                here(
-                    "nemesis.latency_ms",
-                    "fault \"latency\" needs latency_ms".to_owned(),
-                )
-            })?,
-            jitter_ms: f.jitter_ms.unwrap_or(0),
+            latency_ms: match &f.latency_ms {
+                Some(l) => in_range(src, "nemesis.latency_ms", l, 0, MAX_LATENCY_MS)?,
+                None => {
+                    return Err(here(
+                        "nemesis.latency_ms",
+                        "fault \"latency\" needs latency_ms".to_owned(),
+                    ))
+                }
+            },
+            jitter_ms: match &f.jitter_ms {
+                Some(j) => in_range(src, "nemesis.jitter_ms", j, 0, MAX_LATENCY_MS)?,
+                None => 0,
+            },
             duration: need_duration()?,
         },
         "isolate" => FaultKind::Isolate {
@@ -576,7 +652,13 @@ fn fault(
             targets: targets()?,
             offset_ms: need_offset()?,
             period_ms: match &f.period_ms {
-                Some(p) => in_range(src, "nemesis.period_ms", p, 1, 3_600_000)?,
+                Some(p) => in_range(
+                    src,
+                    "nemesis.period_ms",
+                    p,
+                    MIN_STROBE_PERIOD_MS,
+                    MAX_FAULT_MS,
+                )?,
                 None => {
                     return Err(here(
                         "nemesis.period_ms",
@@ -591,17 +673,36 @@ fn fault(
             duration: need_duration()?,
         },
     };
-    if f.count == Some(0) {
-        return Err(here(
-            "nemesis.count",
-            "0 would never run the fault; allowed: 1 or more".to_owned(),
-        ));
+    // What the server can take is the fault's to say, from the server's capabilities.
+    if let Some(why) = kind.cannot_run_on(server) {
+        return Err(src.error(f.fault.span(), "nemesis.fault", why));
     }
+    let count = match &f.count {
+        Some(c) if (1..=MAX_FAULT_COUNT).contains(c.get_ref()) => Some(*c.get_ref()),
+        Some(c) => {
+            return Err(src.error(
+                c.span(),
+                "nemesis.count",
+                format!(
+                "{} is out of range; allowed: 1 to {MAX_FAULT_COUNT} (0 would never run the fault)",
+                c.get_ref()
+            ),
+            ))
+        }
+        None => None,
+    };
     Ok(Fault {
         kind,
-        at_ms: f.at_ms.unwrap_or(MsRange::fixed(0)),
-        every_ms: f.every_ms,
-        count: f.count,
+        at_ms: match &f.at_ms {
+            Some(a) => ms_in_range(src, "nemesis.at_ms", a, 0, MAX_RUN_MS)?,
+            None => MsRange::fixed(0),
+        },
+        every_ms: f
+            .every_ms
+            .as_ref()
+            .map(|e| ms_in_range(src, "nemesis.every_ms", e, 1, MAX_RUN_MS))
+            .transpose()?,
+        count,
         line,
     })
 }

@@ -91,7 +91,7 @@ pub fn load_scenario(name_or_path: &str) -> Result<Scenario, ScenarioError> {
 
 /// Parses scenario text; `path` is used in messages.
 pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    file::parse(&Source { path, text })
+    file::parse(&Source::new(path, text))
 }
 
 #[cfg(test)]
@@ -169,7 +169,7 @@ duration_ms = 100
     fn wrong_type_names_the_field_from_its_line() {
         let err = parse(&GOOD.replace("clients = 3", "clients = \"three\"")).unwrap_err();
         assert!(
-            err.starts_with("load scenario s.toml:11: field `clients`:"),
+            err.starts_with("load scenario s.toml:11: field `workload.clients`:"),
             "{err}"
         );
     }
@@ -248,7 +248,7 @@ duration_ms = 100
         let text = "name = \"t\"\n[backend]\nkind = \"redis-sentinel\"\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n[[nemesis]]\nfault = \"clock-jump\"\noffset_ms = 5000\nduration_ms = 50\n";
         let err = parse(text).unwrap_err();
         assert!(
-            err.contains(":9: field `nemesis.fault`: clock faults cannot be injected on server \"redis-sentinel\": its master, replicas and sentinels do not run under libfaketime"),
+            err.contains(":9: field `nemesis.fault`: clock-jump cannot run on server \"redis-sentinel\" (it moves clocks): its master, replicas and sentinels do not run under libfaketime"),
             "{err}"
         );
     }
@@ -411,7 +411,7 @@ duration_ms = 500
     fn member_faults_need_a_cluster_and_leader_needs_a_member_fault() {
         let err = parse(&ETCD.replace("\"etcd\"", "\"redis\"")).unwrap_err();
         assert!(
-            err.contains("fault \"isolate\" needs a cluster backend"),
+            err.contains("isolate cannot run on server \"redis\" (it acts on cluster members)"),
             "{err}"
         );
         let err = parse(&ETCD.replace("\"isolate\"", "\"partition\"")).unwrap_err();

@@ -3,10 +3,13 @@
 
 mod client_table;
 mod error;
+mod fault;
 mod file;
 mod load;
 mod model;
 mod ms;
+mod overrides;
+pub mod rules;
 
 pub use client_table::ClientTable;
 pub use error::ScenarioError;
@@ -16,3 +19,4 @@ pub use model::{
     ResourceMode, Scenario, SkippedFault, Targets, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
 };
 pub use ms::MsRange;
+pub use overrides::check_overrides;

@@ -99,7 +99,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
             .await
             .start(
                 &format!("s{i}"),
-                crate::db::NodeKind::Sentinel(SentinelOptions::new(master.addr)),
+                crate::db::NodeKind::new(SentinelOptions::new(master.addr)),
             )
             .await?;
         endpoints.sentinels.push(info.addr);

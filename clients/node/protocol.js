@@ -1,0 +1,73 @@
+// The lockpick client protocol (docs/client-protocol.md), version 1, for Node adapters: reads
+// JSON lines from stdin, answers one request at a time on stdout. Diagnostics go to stderr;
+// stdout carries protocol lines only.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+const PROTOCOL = 1;
+
+function write(message) {
+  process.stdout.write(JSON.stringify(message) + '\n');
+}
+
+// `start(init)` builds the lock from the init message and returns
+// { adapter, library, version, ops: { acquire, release, renew? } }; each op takes the request
+// and resolves to { type: 'ok' | 'fail' | 'info', token?, lease_ms?, reason?, note? }.
+// A thrown error becomes `info` (the outcome is unknown) with its message as reason.
+function serve(start) {
+  const input = readline.createInterface({ input: process.stdin });
+  let adapter = null;
+  let queue = Promise.resolve();
+  input.on('line', (line) => {
+    queue = queue.then(() => handle(line)).catch((e) => {
+      console.error('adapter: ' + (e && e.stack || e));
+      process.exit(1);
+    });
+  });
+  // lockpick closed our stdin: finish what was asked, then go.
+  input.on('close', () => queue.then(() => process.exit(0)));
+
+  async function handle(line) {
+    const request = JSON.parse(line);
+    if (request.type === 'init') {
+      adapter = await start(request);
+      write({
+        type: 'hello',
+        id: request.id,
+        protocol: PROTOCOL,
+        adapter: adapter.adapter,
+        library: adapter.library,
+        version: adapter.version,
+        ops: Object.keys(adapter.ops),
+      });
+      return;
+    }
+    const op = adapter && adapter.ops[request.type];
+    if (!op) throw new Error('unexpected request ' + line);
+    let reply;
+    try {
+      reply = await op(request);
+    } catch (e) {
+      reply = { type: 'info', reason: String(e && e.message || e) };
+    }
+    write({ ...reply, id: request.id });
+  }
+}
+
+// The installed version of `name`, read from its package.json in the adapter's node_modules
+// (read as a file: packages with an `exports` map do not export their package.json).
+function versionOf(name) {
+  const file = path.join(require.main.path, 'node_modules', name, 'package.json');
+  return JSON.parse(fs.readFileSync(file, 'utf8')).version;
+}
+
+// host and port of a "host:port" node address.
+function hostPort(address) {
+  const i = address.lastIndexOf(':');
+  return { host: address.slice(0, i), port: Number(address.slice(i + 1)) };
+}
+
+module.exports = { serve, versionOf, hostPort, PROTOCOL };

@@ -1,0 +1,440 @@
+//! One adapter process as a lock session: requests written to its stdin, replies read from
+//! its stdout with a time limit that does not count the time it spent stopped (a GC pause),
+//! SIGSTOP/SIGCONT on the client's pauses, SIGKILL when the session is dropped (the process
+//! was retired or crashed, or the run ended).
+
+use super::codec::{self, Init, Op, Parsed, Reply, PROTOCOL_VERSION};
+use super::errors::{tail, AdapterError};
+use super::spawn::{spawn_adapter, stderr_path};
+use super::Config;
+use crate::client::lock::{Connecting, Grant, LockSession, Outcome};
+use crate::client::pause::{PauseHook, PausePoints};
+use crate::db::Child;
+use lockpick_checker::history::Value;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+
+/// How many stderr lines an error quotes.
+const STDERR_TAIL_LINES: usize = 20;
+/// How long to wait for an adapter that closed its stdout to be reaped, for its exit status.
+const EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// One adapter process; cloned for the watchdog (requests are serialized by the lock).
+#[derive(Clone)]
+pub struct ProcessSession {
+    shared: Arc<Shared>,
+    io: Arc<tokio::sync::Mutex<Pipes>>,
+    /// Extra history fields of the last acquire (the adapter's `note`).
+    detail: Arc<Mutex<Value>>,
+}
+
+struct Shared {
+    config: Arc<Config>,
+    who: Connecting,
+    /// Killed when the last clone of the session goes.
+    child: Child,
+    clock: Arc<PauseClock>,
+    /// Registered on the client's pause points; lives as long as the session.
+    _hook: Arc<PauseHook>,
+    renew: bool,
+    broken: Arc<Mutex<Option<AdapterError>>>,
+}
+
+struct Pipes {
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    /// A request was sent and its reply not read (its caller gave up): the pipe is out of
+    /// step, nothing more may be asked.
+    in_flight: bool,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Fails only if it already exited; the reaper thread reaps it either way.
+        let _ = self.child.signal(libc::SIGKILL);
+    }
+}
+
+/// How long the adapter has been stopped, so its replies' time limits leave that time out.
+#[derive(Default)]
+struct PauseClock {
+    state: Mutex<(Option<Instant>, Duration)>,
+}
+
+impl PauseClock {
+    fn set(&self, paused: bool) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match (paused, state.0) {
+            (true, None) => state.0 = Some(Instant::now()),
+            (false, Some(since)) => {
+                state.0 = None;
+                state.1 += since.elapsed();
+            }
+            _ => {}
+        }
+    }
+
+    /// Total time stopped so far, and whether it is stopped now.
+    fn stopped(&self) -> (Duration, bool) {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let current = state.0.map(|since| since.elapsed()).unwrap_or_default();
+        (state.1 + current, state.0.is_some())
+    }
+}
+
+/// Why waiting for a line ended without one.
+enum NoLine {
+    Timeout,
+    Broke(AdapterError),
+}
+
+impl ProcessSession {
+    /// Spawns the adapter, sends `init` and checks its hello.
+    pub(super) async fn start(
+        config: Arc<Config>,
+        broken: Arc<Mutex<Option<AdapterError>>>,
+        who: Connecting,
+        points: &PausePoints,
+    ) -> Result<ProcessSession, AdapterError> {
+        let spawned = spawn_adapter(&config, &who).await?;
+        let child = spawned.child;
+        let pipes = (|| {
+            let stdin = ChildStdin::from_std(spawned.stdin?).ok()?;
+            let stdout = ChildStdout::from_std(spawned.stdout?).ok()?;
+            Some(Pipes {
+                stdin,
+                stdout: BufReader::new(stdout),
+                next_id: 1,
+                in_flight: false,
+            })
+        })();
+        let clock = Arc::new(PauseClock::default());
+        let hook: Arc<PauseHook> = {
+            let clock = clock.clone();
+            let pid = child.pid();
+            Arc::new(move |paused| {
+                clock.set(paused);
+                let signal = if paused { libc::SIGSTOP } else { libc::SIGCONT };
+                // A retired adapter's hook may outlive its process by a moment: the registry
+                // refuses to signal a pid that is not a live child of ours.
+                let _ = crate::db::signal_child(pid, signal);
+            })
+        };
+        points.on_pause(&hook);
+        let shared = Arc::new(Shared {
+            config,
+            who,
+            child,
+            clock,
+            _hook: hook,
+            renew: false,
+            broken,
+        });
+        let Some(mut pipes) = pipes else {
+            return Err(shared.broke("its pipes could not be set up", None));
+        };
+        let hello = shared.hello(&mut pipes).await?;
+        let mut shared = shared;
+        if let Some(s) = Arc::get_mut(&mut shared) {
+            s.renew = hello.ops.iter().any(|op| op == "renew");
+        }
+        Ok(ProcessSession {
+            shared,
+            io: Arc::new(tokio::sync::Mutex::new(pipes)),
+            detail: Arc::default(),
+        })
+    }
+
+    /// Sends `op` and waits for its reply: `limit` counts time the adapter ran, not the time
+    /// it was stopped. A protocol break is kept for the driver and ends the operation `info`.
+    async fn request(&self, op: Op, holder: &str, limit: Duration) -> Outcome<Reply> {
+        let mut pipes = self.io.lock().await;
+        if pipes.in_flight {
+            return Outcome::Info("adapter-out-of-step".to_owned());
+        }
+        let id = pipes.next_id;
+        pipes.next_id += 1;
+        let line = codec::request_line(op, id, holder);
+        pipes.in_flight = true;
+        if let Err(e) = write_line(&mut pipes.stdin, &line).await {
+            let broke = self
+                .shared
+                .broke_after_exit(&format!("its stdin closed ({e}) before {}", op.name()))
+                .await;
+            return self.shared.keep(broke);
+        }
+        let line = match self.shared.read_line(&mut pipes.stdout, limit, op).await {
+            Ok(line) => line,
+            Err(NoLine::Timeout) => return Outcome::Info("timeout".to_owned()),
+            Err(NoLine::Broke(e)) => return self.shared.keep(e),
+        };
+        let reply = match codec::parse_line(&line) {
+            Ok(Parsed::Reply(reply)) => reply,
+            Ok(Parsed::Hello(_)) => {
+                let e = self
+                    .shared
+                    .broke("it sent a second hello", Some(line.clone()));
+                return self.shared.keep(e);
+            }
+            Err(what) => {
+                let e = self.shared.broke(&what, Some(line.clone()));
+                return self.shared.keep(e);
+            }
+        };
+        if reply.id() != id {
+            let what = format!(
+                "its reply carries id {} but the {} it answers had id {id}",
+                reply.id(),
+                op.name()
+            );
+            let e = self.shared.broke(&what, Some(line));
+            return self.shared.keep(e);
+        }
+        pipes.in_flight = false;
+        Outcome::Ok(reply)
+    }
+}
+
+impl Shared {
+    /// Sends `init`, reads and checks the hello.
+    async fn hello(&self, pipes: &mut Pipes) -> Result<codec::Hello, AdapterError> {
+        let config = &self.config;
+        let params = &config.params;
+        let init = Init {
+            kind: "init",
+            id: 0,
+            protocol: PROTOCOL_VERSION,
+            nodes: config.nodes.iter().map(ToString::to_string).collect(),
+            lock: params.lock.clone(),
+            ttl_ms: params.ttl_ms,
+            acquire_timeout_ms: params.acquire_timeout_ms,
+            retry_delay_ms: [params.retry_delay.min, params.retry_delay.max],
+            op_timeout_ms: params.op_timeout_ms,
+            client: self.who.client,
+            process: self.who.process,
+            seed: self.who.seed,
+            extra: config.spec.extra.clone(),
+        };
+        if let Err(e) = write_line(&mut pipes.stdin, &codec::init_line(&init)).await {
+            return Err(self
+                .broke_after_exit(&format!("its stdin closed ({e}) before init"))
+                .await);
+        }
+        let line = match self
+            .read_line(&mut pipes.stdout, config.start_timeout, Op::Acquire)
+            .await
+        {
+            Ok(line) => line,
+            Err(NoLine::Broke(e)) => return Err(e),
+            Err(NoLine::Timeout) => {
+                let what = format!(
+                    "it did not answer init within {} ms",
+                    config.start_timeout.as_millis()
+                );
+                return Err(self.broke(&what, None));
+            }
+        };
+        let hello = match codec::parse_line(&line) {
+            Ok(Parsed::Hello(hello)) => hello,
+            Ok(Parsed::Reply(_)) => {
+                return Err(self.broke("it answered init with a reply, not a hello", Some(line)))
+            }
+            Err(what) => return Err(self.broke(&what, Some(line))),
+        };
+        let problem = if hello.id != 0 {
+            Some(format!("its hello carries id {}, init had id 0", hello.id))
+        } else if hello.protocol != PROTOCOL_VERSION {
+            Some(format!(
+                "it speaks protocol {}, this lockpick speaks {PROTOCOL_VERSION}",
+                hello.protocol
+            ))
+        } else if let Some(op) = hello
+            .ops
+            .iter()
+            .find(|op| !["acquire", "release", "renew"].contains(&op.as_str()))
+        {
+            Some(format!(
+                "its hello names op {op:?}; allowed: acquire, release, renew"
+            ))
+        } else if !["acquire", "release"]
+            .iter()
+            .all(|op| hello.ops.iter().any(|o| o == op))
+        {
+            Some("its hello must list both acquire and release in ops".to_owned())
+        } else if params.watchdog && !hello.ops.iter().any(|o| o == "renew") {
+            Some(format!(
+                "the scenario sets `watchdog = true` but {} {} cannot renew (its ops: {})",
+                hello.library,
+                hello.version,
+                hello.ops.join(", ")
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(what) => Err(self.broke(&what, Some(line))),
+            None => Ok(hello),
+        }
+    }
+
+    /// Reads one line within `limit` of the adapter's running time.
+    async fn read_line(
+        &self,
+        stdout: &mut BufReader<ChildStdout>,
+        limit: Duration,
+        op: Op,
+    ) -> Result<String, NoLine> {
+        let mut line = String::new();
+        let read = stdout.read_line(&mut line);
+        tokio::pin!(read);
+        let started = Instant::now();
+        let (stopped_before, _) = self.clock.stopped();
+        let mut deadline = started + limit;
+        let read = loop {
+            match tokio::time::timeout_at(deadline.into(), &mut read).await {
+                Ok(read) => break read,
+                Err(_) => {
+                    let (stopped, now_stopped) = self.clock.stopped();
+                    let extended = started + limit + (stopped - stopped_before);
+                    let now = Instant::now();
+                    if now_stopped {
+                        deadline = now + Duration::from_millis(10);
+                    } else if extended > now {
+                        deadline = extended;
+                    } else {
+                        return Err(NoLine::Timeout);
+                    }
+                }
+            }
+        };
+        match read {
+            Ok(0) => Err(NoLine::Broke(
+                self.broke_after_exit(&format!(
+                    "it closed its stdout while lockpick waited for its reply to {}",
+                    op.name()
+                ))
+                .await,
+            )),
+            Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
+            Err(e) => Err(NoLine::Broke(
+                self.broke(&format!("its stdout could not be read ({e})"), None),
+            )),
+        }
+    }
+
+    /// A protocol break by this adapter.
+    fn broke(&self, what: &str, line: Option<String>) -> AdapterError {
+        let stderr = stderr_path(&self.who.run_dir, self.who.process);
+        AdapterError::Broke {
+            client: self.who.client,
+            process: self.who.process,
+            command: self.config.spec.command_line(),
+            what: what.to_owned(),
+            line,
+            stderr_tail: tail(&stderr, STDERR_TAIL_LINES),
+            stderr,
+        }
+    }
+
+    /// A break by an adapter that probably exited: says how, once it is reaped.
+    async fn broke_after_exit(&self, what: &str) -> AdapterError {
+        let exit = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
+        let what = match exit {
+            Ok(how) => {
+                format!("{what} (it exited: {how}; is the adapter installed? `bash scripts/setup`)")
+            }
+            Err(_) => what.to_owned(),
+        };
+        self.broke(&what, None)
+    }
+
+    /// Keeps `error` for the driver (the run stops with it) and ends the operation `info`.
+    fn keep<T>(&self, error: AdapterError) -> Outcome<T> {
+        self.broken
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(error);
+        Outcome::Info("protocol-error".to_owned())
+    }
+}
+
+async fn write_line(stdin: &mut ChildStdin, line: &str) -> std::io::Result<()> {
+    stdin.write_all(line.as_bytes()).await?;
+    stdin.write_all(b"\n").await?;
+    stdin.flush().await
+}
+
+impl ProcessSession {
+    /// The stderr file of this session's process.
+    pub fn stderr_path(&self) -> PathBuf {
+        stderr_path(&self.shared.who.run_dir, self.shared.who.process)
+    }
+
+    /// The adapter's pid (tests check that it is gone after the session).
+    pub fn pid(&self) -> u32 {
+        self.shared.child.pid()
+    }
+
+    fn op_limit(&self) -> Duration {
+        Duration::from_millis(self.shared.config.params.op_timeout_ms)
+    }
+
+    /// `ok`/`fail`/`info` of a release or renew.
+    async fn simple(&self, op: Op, grant: &Grant) -> Outcome<()> {
+        self.request(op, &grant.holder, self.op_limit())
+            .await
+            .and_then(|reply| match reply {
+                Reply::Ok { .. } => Outcome::Ok(()),
+                Reply::Fail { reason, .. } => Outcome::Fail(reason),
+                Reply::Info { reason, .. } => Outcome::Info(reason),
+            })
+    }
+}
+
+impl LockSession for ProcessSession {
+    async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
+        let limit = deadline.saturating_duration_since(Instant::now()) + self.op_limit();
+        let reply = self.request(Op::Acquire, holder, limit).await;
+        reply.and_then(|reply| match reply {
+            Reply::Ok {
+                token,
+                lease_ms,
+                note,
+                ..
+            } => {
+                *self.detail.lock().unwrap_or_else(|p| p.into_inner()) = Value {
+                    note,
+                    ..Value::default()
+                };
+                Outcome::Ok(Grant {
+                    token,
+                    holder: holder.to_owned(),
+                    lease_ms,
+                    // The adapter reports the lease left when it replied.
+                    sent_at: Instant::now(),
+                })
+            }
+            Reply::Fail { reason, .. } => Outcome::Fail(reason),
+            Reply::Info { reason, .. } => Outcome::Info(reason),
+        })
+    }
+
+    async fn release(&mut self, grant: &Grant) -> Outcome<()> {
+        self.simple(Op::Release, grant).await
+    }
+
+    async fn renew(&mut self, grant: &Grant) -> Outcome<()> {
+        if !self.shared.renew {
+            return Outcome::Fail("renew-unsupported".to_owned());
+        }
+        self.simple(Op::Renew, grant).await
+    }
+
+    fn last_detail(&mut self) -> Value {
+        std::mem::take(&mut *self.detail.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}

@@ -1,0 +1,51 @@
+//! Command-line overrides of a loaded scenario (`--clients`, `--time-limit`): checked against
+//! the same limits as the file, and against the faults the file already holds.
+
+use super::model::{FaultKind, Scenario};
+use super::rules::{MAX_CLIENTS, MAX_RUN_MS};
+
+/// Checks that `scenario` can run with `clients` clients for `duration_ms` (each `None`: the
+/// scenario's own). The error reads after "failed to".
+pub fn check_overrides(
+    scenario: &Scenario,
+    clients: Option<usize>,
+    duration_ms: Option<u64>,
+) -> Result<(), String> {
+    if let Some(n) = clients {
+        if !(1..=MAX_CLIENTS).contains(&n) {
+            return Err(format!(
+                "read --clients: {n} is out of range; allowed: 1 to {MAX_CLIENTS}"
+            ));
+        }
+        // A fault aimed at client k needs a client k.
+        for fault in &scenario.nemesis.faults {
+            let aimed = match &fault.kind {
+                FaultKind::ClientPause { client, .. } | FaultKind::ClientCrash { client, .. } => {
+                    *client
+                }
+                _ => None,
+            };
+            if let Some(k) = aimed.filter(|&k| k >= n) {
+                return Err(format!(
+                    "read --clients: {n} client(s), but fault {} (line {} of {}) is aimed at client {k}; allowed: {} to {MAX_CLIENTS}",
+                    fault.kind.name(),
+                    fault.line,
+                    scenario.path.display(),
+                    k + 1
+                ));
+            }
+        }
+    }
+    if let Some(ms) = duration_ms {
+        if !(1..=MAX_RUN_MS).contains(&ms) {
+            return Err(format!(
+                "read --time-limit: {} s is out of range; allowed: 0.001 to {} seconds",
+                ms as f64 / 1000.0,
+                MAX_RUN_MS / 1000
+            ));
+        }
+        crate::nemesis::check_schedule_size(scenario, ms)
+            .map_err(|(_, _, why)| format!("read --time-limit: {why}"))?;
+    }
+    Ok(())
+}

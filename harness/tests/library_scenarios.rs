@@ -1,0 +1,160 @@
+//! Scenarios with `[client] kind = "process"`: real lock libraries in adapter processes, run
+//! through the runner as `lockpick scenario` runs them, and an adapter that breaks the client
+//! protocol, which must stop the run with a harness error and leave no process behind.
+
+mod scenario_support;
+
+use lockpick_checker::history::{EventKind, Process, F};
+use lockpick_checker::verdict::Verdict;
+use lockpick_harness::run::{run_scenario, RunError, RunOptions};
+use lockpick_harness::scenario::parse_scenario;
+use scenario_support::{
+    assert_baseline_stats, assert_caused_by, double_holder, expecting, history, run,
+};
+use std::path::Path;
+use tokio_util::sync::CancellationToken;
+
+#[test]
+fn python_redis_py_baseline_is_valid() {
+    let (report, _) = expecting(run("python-redis-py-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+}
+
+#[test]
+fn node_redlock_v5_auto_extension_cannot_save_a_stopped_process() {
+    let (report, dir) = expecting(
+        run("node-redlock-v5-auto-extend-gc-pause"),
+        Verdict::Invalid,
+    );
+    assert_caused_by(double_holder(&report), F::Pause);
+    // Woken up, redlock's own extension timer found the lock expired and aborted the routine:
+    // the library knew, after the fact, and said so on release.
+    let events = history(&dir);
+    assert!(
+        events.iter().any(|e| e.f == F::Release
+            && e.kind == EventKind::Fail
+            && e.error.as_deref().is_some_and(|r| r.starts_with("lost:"))),
+        "{report}"
+    );
+}
+
+/// Live processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.contains(") Z"))
+            .unwrap_or(true);
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn an_adapter_that_breaks_the_protocol_stops_the_run_with_a_harness_error() {
+    let _guard = scenario_support::SERIAL
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let folder = tempfile::tempdir().unwrap();
+    // A copy of the broken fixture under a name no other test uses, to find leftovers by.
+    let script = folder.path().join("garbage_adapter_for_runner.py");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/broken_adapter.py"),
+        &script,
+    )
+    .unwrap();
+    let path = folder.path().join("broken.toml");
+    let text = r#"
+name = "broken-adapter"
+expected = "valid"
+seed = 1
+
+[server]
+kind = "redis"
+
+[client]
+kind = "process"
+command = ["python3", "./garbage_adapter_for_runner.py"]
+init = { break = "garbage" }
+
+[lock]
+ttl_ms = 1000
+acquire_timeout_ms = 1000
+op_timeout_ms = 500
+
+[workload]
+kind = "fenced-write"
+clients = 2
+duration_ms = 60000
+"#;
+    std::fs::write(&path, text).unwrap();
+    let scenario = parse_scenario(&path, text).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        store: store.path().to_owned(),
+        ..RunOptions::default()
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let started = std::time::Instant::now();
+    let result = rt.block_on(run_scenario(&scenario, &opts, CancellationToken::new()));
+    // Stopped at the break, not after the 60 s workload.
+    assert!(started.elapsed() < std::time::Duration::from_secs(40));
+    let Err(RunError::Adapter(error)) = result else {
+        panic!("a protocol break is a harness error, not a verdict: {result:?}");
+    };
+    let message = error.to_string();
+    assert!(message.contains("broke the client protocol"), "{message}");
+    assert!(
+        message.contains("the line it sent: this is not json"),
+        "{message}"
+    );
+    assert!(
+        message.contains("broken adapter: mode garbage"),
+        "{message}"
+    );
+    // The history up to the break is kept, the broken acquire recorded as unknown.
+    let run_dir = std::fs::read_dir(store.path().join("broken-adapter"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name() != "latest")
+        .unwrap()
+        .path();
+    let events = history(&run_dir);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e.process, Process::Client(_))
+            && e.f == F::Acquire
+            && e.kind == EventKind::Info
+            && e.error.as_deref() == Some("protocol-error")));
+    assert!(run_dir.join("clients/p0.stderr").is_file());
+    drop(rt);
+    assert_eq!(
+        processes_with("garbage_adapter_for_runner.py"),
+        Vec::<u32>::new(),
+        "no adapter outlives the run"
+    );
+}
+
+#[test]
+fn kazoo_releases_ok_a_lock_its_expired_session_lost() {
+    let (report, dir) = expecting(run("python-kazoo-session-expiry"), Verdict::Invalid);
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // The paused process held first; ZooKeeper gave the lock to the other while it slept.
+    let stale = Process::Client(finding.processes[0]);
+    let events = history(&dir);
+    let woke = finding.window.expect("a double holder has a window").end_ns;
+    assert!(
+        events.iter().any(|e| e.process == stale
+            && e.f == F::Release
+            && e.kind == EventKind::Ok
+            && e.time_ns >= woke),
+        "kazoo's release() says True for the node its session lost: {report}"
+    );
+}

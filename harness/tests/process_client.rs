@@ -1,0 +1,771 @@
+//! Adapter processes speaking the client protocol: deliberately broken adapters (garbage line,
+//! early exit, hang past the time limit, wrong reply id, missing program) end in a clear error
+//! or an `info`, never a hang or an orphaned process; a real lock library (node `redlock`)
+//! against real redis-servers through the real proxy records a correct history; a client GC
+//! pause really stops the adapter process.
+
+use lockpick_checker::history::{read_history, EventKind, Process, F};
+use lockpick_checker::lock::{LockCheckParams, Property};
+use lockpick_checker::run_checks::check_run;
+use lockpick_checker::verdict::Verdict;
+use lockpick_harness::client::process::{
+    AdapterError, ProcessLock, ProcessParams, ProcessSession, ProcessSpec,
+};
+use lockpick_harness::client::{
+    run_client, Broken, ClientCtx, Connecting, Interrupt, LockClient, LockSession, Outcome,
+    PausePlan, PausePoints,
+};
+use lockpick_harness::cluster::start_zk_cluster;
+use lockpick_harness::db::{live_children, RedisOptions, Supervisor};
+use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
+use lockpick_harness::recorder::Recorder;
+use lockpick_harness::resource::Resource;
+use lockpick_harness::scenario::{
+    MsRange, PausePoint, ResourceMode, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
+};
+use serde_json::{Map, Value as Json};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn broken_adapter(mode: &str) -> ProcessSpec {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/broken_adapter.py");
+    let mut extra = Map::new();
+    extra.insert("break".to_owned(), Json::from(mode));
+    ProcessSpec {
+        command: vec!["python3".to_owned(), script.display().to_string()],
+        env: Vec::new(),
+        extra,
+    }
+}
+
+fn params(ttl_ms: u64, op_timeout_ms: u64) -> ProcessParams {
+    ProcessParams {
+        lock: "lock".to_owned(),
+        ttl_ms,
+        acquire_timeout_ms: 300,
+        retry_delay: MsRange { min: 5, max: 20 },
+        op_timeout_ms,
+        watchdog: false,
+    }
+}
+
+fn who(process: u64, run_dir: &Path) -> Connecting {
+    Connecting {
+        client: 0,
+        process,
+        seed: 1,
+        run_dir: run_dir.to_owned(),
+    }
+}
+
+/// Waits until `pid` is no child of ours and no process at all (reaped), up to 5 s.
+async fn assert_gone(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        // SAFETY: kill with signal 0 only checks whether the pid exists.
+        let exists = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0;
+        if !exists && !live_children().contains(&pid) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "adapter {pid} outlived its session"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Starts an adapter that breaks the protocol as `mode` says, asks one acquire, and returns
+/// its outcome and the error the lock kept for the driver.
+async fn break_once(mode: &str) -> (Outcome<()>, Option<AdapterError>, Duration) {
+    let run = tempfile::tempdir().unwrap();
+    let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+    let lock = ProcessLock::new(broken_adapter(mode), &nodes, params(1000, 200));
+    let mut session = lock
+        .connect_as(who(7, run.path()), Arc::default())
+        .await
+        .expect("the broken adapter answers init properly");
+    let pid = session.pid();
+    assert!(session.stderr_path().ends_with("clients/p7.stderr"));
+    let started = Instant::now();
+    let outcome = session
+        .acquire("7-a", Instant::now() + Duration::from_millis(300))
+        .await
+        .map(|_| ());
+    let took = started.elapsed();
+    drop(session);
+    assert_gone(pid).await;
+    (outcome, lock.broken(), took)
+}
+
+#[tokio::test]
+async fn garbage_line_is_a_harness_error_naming_client_line_and_stderr() {
+    let (outcome, broken, _) = break_once("garbage").await;
+    assert_eq!(outcome, Outcome::Info("protocol-error".to_owned()));
+    let message = broken
+        .expect("a protocol break is kept for the driver")
+        .to_string();
+    assert!(message.contains("client 0 (process 7"), "{message}");
+    assert!(
+        message.contains("the line it sent: this is not json"),
+        "{message}"
+    );
+    assert!(
+        message.contains("broken adapter: mode garbage"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn early_exit_is_a_harness_error_with_exit_status_and_stderr_tail() {
+    let (outcome, broken, _) = break_once("exit").await;
+    assert_eq!(outcome, Outcome::Info("protocol-error".to_owned()));
+    let message = broken.expect("an exit is kept for the driver").to_string();
+    assert!(message.contains("closed its stdout"), "{message}");
+    assert!(message.contains("exit code 3"), "{message}");
+    assert!(message.contains("exiting on purpose"), "{message}");
+}
+
+#[tokio::test]
+async fn wrong_reply_id_is_a_harness_error() {
+    let (outcome, broken, _) = break_once("wrong-id").await;
+    assert_eq!(outcome, Outcome::Info("protocol-error".to_owned()));
+    let message = broken
+        .expect("a wrong id is kept for the driver")
+        .to_string();
+    assert!(message.contains("carries id 101"), "{message}");
+}
+
+#[tokio::test]
+async fn hang_past_the_time_limit_is_info_and_the_process_is_killed() {
+    let (outcome, broken, took) = break_once("hang").await;
+    assert_eq!(outcome, Outcome::Info("timeout".to_owned()));
+    assert!(broken.is_none(), "a slow adapter is no protocol break");
+    // acquire_timeout (300 ms) + op_timeout (200 ms), with room for a loaded machine.
+    assert!(took >= Duration::from_millis(450), "{took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[tokio::test]
+async fn missing_program_names_how_to_install() {
+    let run = tempfile::tempdir().unwrap();
+    let spec = ProcessSpec {
+        command: vec!["/nonexistent/lockpick/.venv/bin/python".to_owned()],
+        env: Vec::new(),
+        extra: Map::new(),
+    };
+    let lock = ProcessLock::new(spec, &[], params(1000, 200));
+    assert!(lock
+        .connect_as(who(0, run.path()), Arc::default())
+        .await
+        .is_err());
+    let message = lock.broken().expect("a spawn failure is kept").to_string();
+    assert!(
+        message.contains("/nonexistent/lockpick/.venv/bin/python does not exist"),
+        "{message}"
+    );
+    assert!(message.contains("bash scripts/setup"), "{message}");
+}
+
+/// A redis-server resource, a recorder, and what a client loop needs around them.
+struct Bench {
+    _run: tempfile::TempDir,
+    dir: PathBuf,
+    sup: Supervisor,
+    recorder: Arc<Recorder>,
+    resource: Resource,
+    next_process: Arc<AtomicU64>,
+    stop: CancellationToken,
+    broken: Arc<Broken>,
+}
+
+impl Bench {
+    async fn new(clients: usize) -> Bench {
+        let run = tempfile::tempdir().unwrap();
+        let dir = run.path().to_owned();
+        let mut sup = Supervisor::new(&dir);
+        let info = sup
+            .start_redis("resource", RedisOptions::default())
+            .await
+            .unwrap();
+        let resource = Resource::connect(info.addr, ResourceMode::Naive, Duration::from_secs(2))
+            .await
+            .unwrap();
+        resource.clear().await.unwrap();
+        Bench {
+            recorder: Arc::new(Recorder::create(&dir.join("history.jsonl")).unwrap()),
+            _run: run,
+            dir,
+            sup,
+            resource,
+            next_process: Arc::new(AtomicU64::new(clients as u64)),
+            stop: CancellationToken::new(),
+            broken: Arc::default(),
+        }
+    }
+
+    /// A bench with `n` redis masters behind the proxies of an embedded Toxiproxy.
+    async fn with_masters(clients: usize, n: usize) -> (Bench, EmbeddedToxiproxy, Vec<SocketAddr>) {
+        let mut bench = Bench::new(clients).await;
+        let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
+            .await
+            .unwrap();
+        let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
+        let nodes = masters(&mut bench, &proxies, n).await;
+        (bench, toxiproxy, nodes)
+    }
+
+    async fn finish(mut self, toxiproxy: EmbeddedToxiproxy) {
+        toxiproxy.shutdown().await;
+        self.sup.stop_all().await;
+    }
+
+    fn ctx(&self, index: usize, points: Arc<PausePoints>, duration_ms: u64) -> ClientCtx {
+        ClientCtx {
+            index,
+            recorder: self.recorder.clone(),
+            lock_name: "lock".to_owned(),
+            workload: WorkloadSpec {
+                kind: WorkloadKind::FencedWrite,
+                clients: 1,
+                duration_ms,
+                hold_ms: MsRange { min: 1, max: 5 },
+                think_ms: MsRange { min: 0, max: 10 },
+            },
+            acquire_timeout: Duration::from_millis(2000),
+            watchdog: false,
+            resource: self.resource.clone(),
+            points,
+            next_process: self.next_process.clone(),
+            seed: 1,
+            stop: self.stop.clone(),
+            // No signal reaches these loops: only the end of the run stops them.
+            interrupt: tokio_util::sync::CancellationToken::new(),
+            broken: self.broken.clone(),
+            run_dir: self.dir.clone(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_client_loop_with_a_broken_adapter_stops_the_run_with_its_error() {
+    let bench = Bench::new(1).await;
+    let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+    let lock = Arc::new(ProcessLock::new(
+        broken_adapter("garbage"),
+        &nodes,
+        params(1000, 200),
+    ));
+    let client = run_client(lock, bench.ctx(0, Arc::default(), 60_000));
+    tokio::time::timeout(Duration::from_secs(20), client)
+        .await
+        .expect("the client loop ends on a protocol break instead of reconnecting forever");
+    let error = bench.broken.take().expect("the break reaches the runner");
+    assert!(error.to_string().contains("this is not json"), "{error}");
+    let events = read_history(bench.recorder.path()).unwrap();
+    let last = events.last().unwrap();
+    assert_eq!((last.kind, last.f), (EventKind::Info, F::Acquire));
+    assert_eq!(last.error.as_deref(), Some("protocol-error"));
+}
+
+/// Three redis masters, each behind a proxy of an embedded Toxiproxy.
+async fn masters(bench: &mut Bench, proxies: &FaultProxies, n: usize) -> Vec<SocketAddr> {
+    let mut addrs = Vec::new();
+    for i in 1..=n {
+        let name = format!("n{i}");
+        let info = bench
+            .sup
+            .start_redis(&name, RedisOptions::default())
+            .await
+            .unwrap();
+        addrs.push(proxies.create(&name, info.addr).await.unwrap());
+    }
+    addrs
+}
+
+fn node_adapter(library: &str) -> ProcessSpec {
+    let dir = repo().join("clients/node").join(library);
+    assert!(
+        dir.join("node_modules").is_dir(),
+        "{} is not installed: run `bash scripts/setup`",
+        dir.display()
+    );
+    ProcessSpec {
+        command: vec![
+            "node".to_owned(),
+            dir.join("adapter.js").display().to_string(),
+        ],
+        env: Vec::new(),
+        extra: Map::new(),
+    }
+}
+
+/// The lock servers a library test runs against, each behind a proxy.
+enum Servers {
+    /// This many redis-server masters.
+    Redis(usize),
+    /// A three-member ZooKeeper ensemble.
+    ZooKeeper,
+}
+
+/// Runs three clients of the adapter `spec` for 3 s or more against `servers` and returns the
+/// history, checked: valid, with grants and releases, nothing unknown but the end of the run.
+async fn run_library(spec: ProcessSpec, servers: Servers) -> Vec<lockpick_checker::history::Event> {
+    let mut bench = Bench::new(3).await;
+    let toxiproxy = EmbeddedToxiproxy::start(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap();
+    let proxies = FaultProxies::new(toxiproxy.api_addr()).unwrap();
+    let zk_supervisor = tokio::sync::Mutex::new(Supervisor::new(&bench.dir.join("zk")));
+    let mut cluster = None;
+    let (nodes, ttl_ms) = match servers {
+        Servers::Redis(n) => (masters(&mut bench, &proxies, n).await, 1000),
+        Servers::ZooKeeper => {
+            let names: Vec<String> = (1..=3).map(|i| format!("n{i}")).collect();
+            let started = start_zk_cluster(&zk_supervisor, &proxies, &names, ZK_TICK_MS)
+                .await
+                .unwrap();
+            let addrs = started.client_addrs.clone();
+            cluster = Some(started.net);
+            (addrs, 2000)
+        }
+    };
+    let lock = Arc::new(ProcessLock::new(spec, &nodes, params(ttl_ms, 1000)));
+    let mut clients = tokio::task::JoinSet::new();
+    for index in 0..3 {
+        clients.spawn(run_client(
+            lock.clone(),
+            bench.ctx(index, Arc::default(), 3000),
+        ));
+    }
+    // At least 3 s, and until 40 operations completed: on a loaded machine the adapters'
+    // runtimes (and a ZooKeeper ensemble's JVMs) may take seconds to start.
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(3)
+        || (bench.recorder.completed_ops() < 40 && started.elapsed() < Duration::from_secs(30))
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bench.stop.cancel();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while clients.join_next().await.is_some() {}
+    })
+    .await
+    .expect("clients stop");
+    if let Some(e) = bench.broken.take() {
+        panic!("the adapter broke: {e}");
+    }
+    bench.recorder.finish().unwrap();
+    let events = read_history(bench.recorder.path()).unwrap();
+    let count =
+        |f: F, kind: EventKind| events.iter().filter(|e| e.f == f && e.kind == kind).count();
+    let summary: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind != EventKind::Invoke)
+        .take(12)
+        .map(|e| format!("{:?} {:?} {:?} {:?}", e.process, e.kind, e.f, e.error))
+        .collect();
+    assert!(
+        count(F::Acquire, EventKind::Ok) >= 5,
+        "too few grants: {summary:#?}\n{}",
+        stderr_of(&bench.dir.join("clients"))
+    );
+    assert!(count(F::Release, EventKind::Ok) >= 5);
+    // Nothing unknown but the acquires the end of the run cut short.
+    let unknown: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Info && e.error.as_deref() != Some("run-ended"))
+        .collect();
+    assert!(unknown.is_empty(), "{unknown:?}");
+    let checks = check_run(
+        &events,
+        &LockCheckParams {
+            property: Property::Exclusive,
+            deadlock_ms: 0,
+        },
+    );
+    assert_eq!(checks.verdict(), Verdict::Valid, "{:?}", checks.lock);
+    if let Some(net) = cluster {
+        net.delete().await;
+    }
+    zk_supervisor.lock().await.stop_all().await;
+    toxiproxy.shutdown().await;
+    bench.sup.stop_all().await;
+    events
+}
+
+/// Every adapter stderr file in `dir`, for a failing test's message.
+fn stderr_of(dir: &Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        out += &format!("{}:\n{text}\n", entry.path().display());
+    }
+    out
+}
+
+fn first_grant(events: &[lockpick_checker::history::Event]) -> &lockpick_checker::history::Event {
+    events
+        .iter()
+        .find(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn node_redlock_through_the_proxies_acquires_and_releases_with_a_valid_history() {
+    let events = run_library(node_adapter("redlock-v4"), Servers::Redis(3)).await;
+    let grant = first_grant(&events);
+    assert_eq!(grant.value.token, None, "Redlock has no fencing token");
+    assert!(grant.value.lease_ms.is_some_and(|ms| ms <= 1000));
+}
+
+#[tokio::test]
+async fn python_redis_py_lock_through_the_proxy_acquires_and_releases_with_a_valid_history() {
+    let events = run_library(python_adapter("redis_py"), Servers::Redis(1)).await;
+    let grant = first_grant(&events);
+    assert_eq!(
+        grant.value.token, None,
+        "redis-py's Lock has no fencing token"
+    );
+    assert!(grant.value.lease_ms.is_some_and(|ms| ms <= 1000));
+}
+
+#[tokio::test]
+async fn python_kazoo_lock_through_the_proxies_acquires_and_releases_with_growing_tokens() {
+    let events = run_library(python_adapter("kazoo"), Servers::ZooKeeper).await;
+    let tokens: Vec<u64> = events
+        .iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .map(|e| {
+            e.value
+                .token
+                .expect("kazoo's lock node has a sequence number")
+        })
+        .collect();
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[tokio::test]
+async fn node_redis_semaphore_mutex_and_redlock_mutex_acquire_and_release_with_a_valid_history() {
+    run_library(node_adapter("redis-semaphore"), Servers::Redis(1)).await;
+    let mut spec = node_adapter("redis-semaphore");
+    spec.extra.insert("redlock".to_owned(), Json::Bool(true));
+    run_library(spec, Servers::Redis(3)).await;
+}
+
+#[tokio::test]
+async fn rust_redlock_crate_through_the_proxies_acquires_and_releases_with_a_valid_history() {
+    let binary = repo().join("clients/rust/redlock/target/release/lockpick-adapter-redlock-rs");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `bash scripts/setup`",
+        binary.display()
+    );
+    let spec = ProcessSpec {
+        command: vec![binary.display().to_string()],
+        env: Vec::new(),
+        extra: Map::new(),
+    };
+    let events = run_library(spec, Servers::Redis(3)).await;
+    let grant = first_grant(&events);
+    assert_eq!(grant.value.token, None, "the crate has no fencing token");
+    // Without faults a try takes far less than the TTL: the validity did not wrap.
+    assert!(
+        grant.value.lease_ms.is_some_and(|ms| ms <= 1000),
+        "{grant:?}"
+    );
+}
+
+fn python_adapter(library: &str) -> ProcessSpec {
+    let python = repo().join("clients/python/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `bash scripts/setup`",
+        python.display()
+    );
+    let script = repo()
+        .join("clients/python")
+        .join(library)
+        .join("adapter.py");
+    ProcessSpec {
+        command: vec![python.display().to_string(), script.display().to_string()],
+        env: Vec::new(),
+        extra: Map::new(),
+    }
+}
+
+/// The scheduler state of `pid` from /proc (R, S, T, …).
+fn state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    after.trim_start().chars().next().unwrap()
+}
+
+#[tokio::test]
+async fn a_client_pause_stops_the_adapter_process_and_its_time_is_not_a_timeout() {
+    let (bench, toxiproxy, nodes) = Bench::with_masters(1, 1).await;
+    let lock = ProcessLock::new(node_adapter("redlock-v4"), &nodes, params(1000, 300));
+    let points = Arc::new(PausePoints::default());
+    let mut session: ProcessSession = lock
+        .connect_as(who(0, &bench.dir), points.clone())
+        .await
+        .unwrap();
+    let pid = session.pid();
+    let Outcome::Ok(grant) = session
+        .acquire("0-a", Instant::now() + Duration::from_secs(2))
+        .await
+    else {
+        panic!("a free lock is granted");
+    };
+    points.set_paused(true);
+    // SIGSTOP is delivered asynchronously: look a few times.
+    let mut seen = ' ';
+    for _ in 0..100 {
+        seen = state(pid);
+        if seen == 'T' {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(seen, 'T', "the adapter is stopped during the pause");
+    // A request sent while it is stopped waits past op_timeout_ms without becoming `info`.
+    let resume = {
+        let points = points.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            points.set_paused(false);
+        })
+    };
+    let released = session.release(&grant).await;
+    resume.await.unwrap();
+    assert_ne!(state(pid), 'T');
+    // The pause (800 ms) was shorter than the TTL: the release finds its own lock.
+    assert_eq!(released, Outcome::Ok(()));
+    drop(session);
+    assert_gone(pid).await;
+    bench.finish(toxiproxy).await;
+}
+
+#[tokio::test]
+async fn a_crash_armed_by_the_nemesis_kills_the_adapter() {
+    let (bench, toxiproxy, nodes) = Bench::with_masters(1, 1).await;
+    let mut spec = node_adapter("redlock-v4");
+    spec.env.push((
+        "LOCKPICK_TEST_MARK".to_owned(),
+        format!("crash-{}", std::process::id()),
+    ));
+    let lock = Arc::new(ProcessLock::new(spec, &nodes, params(1000, 300)));
+    let points = Arc::new(PausePoints::default());
+    points.arm(PausePlan {
+        point: PausePoint::BeforeRelease,
+        interrupt: Interrupt::Crash,
+    });
+    let mark = format!("crash-{}", std::process::id());
+    let client = run_client(lock, bench.ctx(0, points, 60_000));
+    let watch = async {
+        // The adapter runs while the client works …
+        loop {
+            if !marked(&mark).is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let (_, ended) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(20), watch),
+        tokio::time::timeout(Duration::from_secs(20), client),
+    );
+    ended.expect("a crashed client's loop ends");
+    let events = read_history(bench.recorder.path()).unwrap();
+    assert!(events
+        .iter()
+        .any(|e| e.process == Process::Nemesis && e.f == F::Crash));
+    // … and is gone (killed, reaped) once the crash ended the client.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !marked(&mark).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the crashed client's adapter lives on"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    bench.finish(toxiproxy).await;
+}
+
+/// Live (not zombie) processes whose environment holds `LOCKPICK_TEST_MARK=<mark>`.
+fn marked(mark: &str) -> Vec<u32> {
+    let wanted = format!("LOCKPICK_TEST_MARK={mark}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let has = environ
+            .split(|b| *b == 0)
+            .any(|var| var == wanted.as_bytes());
+        if has
+            && std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| !s.contains(") Z"))
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_the_lock() {
+    let (bench, toxiproxy, nodes) = Bench::with_masters(2, 3).await;
+    let mut spec = node_adapter("redlock-v5");
+    spec.extra
+        .insert("auto_extend".to_owned(), Json::Bool(true));
+    let lock = Arc::new(ProcessLock::new(
+        spec,
+        &nodes,
+        // A generous time limit: the claim is about the pause, not about a loaded machine.
+        params(1000, 2000),
+    ));
+    // Client 0 stops for 2.5 TTLs right before its write. Its redlock `using` timer would
+    // extend the lock every ~670 ms if the process ran; stopped, it cannot.
+    let paused = Arc::new(PausePoints::default());
+    paused.arm(PausePlan {
+        point: PausePoint::BeforeWrite,
+        interrupt: Interrupt::Pause { ms: 2500 },
+    });
+    let mut clients = tokio::task::JoinSet::new();
+    clients.spawn(run_client(lock.clone(), bench.ctx(0, paused.clone(), 6000)));
+    clients.spawn(run_client(lock.clone(), bench.ctx(1, Arc::default(), 6000)));
+    // Until client 0 took its pause (adapters may start slowly), then past its end.
+    let started = Instant::now();
+    while !paused.is_free() && started.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(4000)).await;
+    bench.stop.cancel();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while clients.join_next().await.is_some() {}
+    })
+    .await
+    .expect("clients stop");
+    assert!(bench.broken.take().is_none());
+    bench.recorder.finish().unwrap();
+    let events = read_history(bench.recorder.path()).unwrap();
+    let at = |f: F| {
+        events
+            .iter()
+            .find(|e| e.process == Process::Nemesis && e.f == f)
+            .map(|e| e.time_ns)
+            .expect("the pause ran")
+    };
+    let (pause, resume) = (at(F::Pause), at(F::Resume));
+    let granted_meanwhile = events.iter().any(|e| {
+        e.process == Process::Client(1)
+            && e.f == F::Acquire
+            && e.kind == EventKind::Ok
+            && (pause..resume).contains(&e.time_ns)
+    });
+    assert!(
+        granted_meanwhile,
+        "client 1 got the lock while client 0 was stopped: its extension timer stood still"
+    );
+    // Back from the pause, the library found its lock expired and aborted the routine.
+    let lost = events.iter().any(|e| {
+        e.process == Process::Client(0)
+            && e.f == F::Release
+            && e.kind == EventKind::Fail
+            && e.error.as_deref().is_some_and(|r| r.starts_with("lost"))
+    });
+    let mine: Vec<_> = events
+        .iter()
+        .filter(|e| e.process == Process::Client(0) && e.time_ns > resume)
+        .take(6)
+        .map(|e| format!("{:?} {:?} {:?}", e.kind, e.f, e.error))
+        .collect();
+    assert!(lost, "client 0 release reports the lost lock: {mine:?}");
+    let checks = check_run(
+        &events,
+        &LockCheckParams {
+            property: Property::Exclusive,
+            deadlock_ms: 0,
+        },
+    );
+    assert_eq!(checks.verdict(), Verdict::Invalid, "{:?}", checks.lock);
+    bench.finish(toxiproxy).await;
+}
+
+const PDEATHSIG_HELPER_ENV: &str = "LOCKPICK_ADAPTER_PDEATHSIG_HELPER_DIR";
+
+/// Not a test by itself: the child process of `adapters_die_when_lockpick_is_sigkilled`. It
+/// starts an adapter from a runtime on a thread that then ends, reports the adapter's pid on
+/// stdout and waits to be SIGKILLed.
+#[test]
+#[ignore = "helper process, run by adapters_die_when_lockpick_is_sigkilled"]
+fn helper_holds_an_adapter_until_killed() {
+    let Some(dir) = std::env::var_os(PDEATHSIG_HELPER_ENV) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let session = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+        let lock = ProcessLock::new(broken_adapter("linger"), &nodes, params(1000, 200));
+        runtime
+            .block_on(lock.connect_as(who(0, &dir), Arc::default()))
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    println!("ADAPTER_PID {}", session.pid());
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+#[test]
+fn adapters_die_when_lockpick_is_sigkilled() {
+    use std::io::{BufRead, BufReader};
+    let run = tempfile::tempdir().unwrap();
+    let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "helper_holds_an_adapter_until_killed",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(PDEATHSIG_HELPER_ENV, run.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(helper.stdout.take().unwrap());
+    let pid: u32 = stdout
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| line.split("ADAPTER_PID ").nth(1)?.trim().parse().ok())
+        .expect("helper did not report its adapter");
+    // SAFETY: kill with signal 0 only checks whether the pid exists.
+    let alive = |pid: u32| unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"));
+    assert!(alive(pid), "the adapter runs while its lockpick does");
+    helper.kill().unwrap(); // SIGKILL: no Drop runs in the helper
+    helper.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survived = alive(pid);
+    if survived {
+        // SAFETY: plain kill(2) of the process this test found alive.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(!survived, "adapter {pid} outlived its SIGKILLed lockpick");
+}

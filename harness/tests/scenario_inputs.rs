@@ -1,0 +1,359 @@
+//! Bad scenario files, each rebuilt here from a good one: every one is refused at load with an
+//! error that names the file, the line and the field, and says what is allowed.
+
+use lockpick_harness::scenario::{parse_scenario, FaultKind, Scenario};
+use std::path::Path;
+
+/// A good scenario: a redlock of five masters with a latency fault, so that node lists,
+/// latency and lock fields all appear.
+const GOOD: &str = r#"name = "good"
+description = "a plain description"
+expected = "valid"
+seed = 3
+
+[backend]
+kind = "redlock"
+nodes = 5
+
+[lock]
+name = "lock"
+ttl_ms = 500
+
+[workload]
+kind = "fenced-write"
+clients = 4
+duration_ms = 2000
+hold_ms = [1, 5]
+
+[[nemesis]]
+fault = "latency"
+nodes = ["n1", "n2"]
+latency_ms = 50
+jitter_ms = 10
+at_ms = 100
+duration_ms = 300
+"#;
+
+fn parse(text: &str) -> Result<Scenario, String> {
+    parse_scenario(Path::new("bad.toml"), text).map_err(|e| e.to_string())
+}
+
+/// `GOOD` with `from` replaced by `to` (which must occur once).
+fn with(from: &str, to: &str) -> String {
+    assert_eq!(GOOD.matches(from).count(), 1, "{from:?} once in GOOD");
+    GOOD.replacen(from, to, 1)
+}
+
+/// Asserts the error names `bad.toml`, `line`, `field` and contains every `says`.
+fn assert_refused(text: &str, line: usize, field: &str, says: &[&str]) {
+    let err = parse(text).expect_err("a bad scenario is refused");
+    let head = format!("load scenario bad.toml:{line}: field `{field}`: ");
+    assert!(err.starts_with(&head), "want {head:?}…, got {err:?}");
+    for s in says {
+        assert!(err.contains(s), "want {s:?} in {err:?}");
+    }
+    assert!(
+        !err.chars().any(|c| c.is_control()),
+        "the error prints no control character: {err:?}"
+    );
+}
+
+#[test]
+fn the_good_scenario_loads() {
+    let s = parse(GOOD).unwrap();
+    assert_eq!(s.name, "good");
+    assert_eq!(s.nemesis.faults.len(), 1);
+}
+
+const NAME_RULE: &str = "allowed: 1 to 100 of A-Z a-z 0-9 . _ -, not starting with .";
+
+#[test]
+fn scenario_names_that_are_not_plain_file_names_are_refused() {
+    // Each would be a path out of the store, a nested folder, a forged output line, or a
+    // name the file system refuses late.
+    for name in [
+        r#""../x""#,
+        r#""/tmp/abs""#,
+        r#""a/b""#,
+        r#""..""#,
+        r#"".hidden""#,
+        r#""""#,
+        r#""x\nlockpick: scenario forged with seed 0""#,
+        r#""nul\u0000""#,
+        r#""\u001b[31mred""#,
+        &format!("\"{}\"", "n".repeat(300)),
+    ] {
+        assert_refused(
+            &with(r#"name = "good""#, &format!("name = {name}")),
+            1,
+            "name",
+            &[NAME_RULE],
+        );
+    }
+}
+
+#[test]
+fn lock_names_must_be_one_plain_path_component() {
+    for name in [r#""""#, r#""a/../b""#, r#""/locks""#, r#""k\r\n""#] {
+        assert_refused(
+            &with(r#"name = "lock""#, &format!("name = {name}")),
+            11,
+            "lock.name",
+            &[NAME_RULE],
+        );
+    }
+}
+
+#[test]
+fn descriptions_with_control_characters_are_refused() {
+    for text in [r#""two\nlines""#, r#""\u001b]0;title\u0007""#] {
+        assert_refused(
+            &with(
+                r#"description = "a plain description""#,
+                &format!("description = {text}"),
+            ),
+            2,
+            "description",
+            &["allowed: at most 1000 printable characters, one line"],
+        );
+    }
+}
+
+#[test]
+fn a_node_listed_twice_in_one_fault_is_refused() {
+    assert_refused(
+        &with(r#"nodes = ["n1", "n2"]"#, r#"nodes = ["n3", "n3"]"#),
+        22,
+        "nemesis.nodes",
+        &["node \"n3\" is listed twice"],
+    );
+}
+
+#[test]
+fn numbers_out_of_range_name_their_field_and_the_range() {
+    let cases: &[(&str, &str, usize, &str, &str)] = &[
+        // Toxiproxy takes latency and jitter as int64 ms; these would overflow or panic it.
+        (
+            "latency_ms = 50",
+            "latency_ms = 9223372036854775807",
+            23,
+            "nemesis.latency_ms",
+            "allowed: 0 to 3600000",
+        ),
+        (
+            "jitter_ms = 10",
+            "jitter_ms = 9223372036854775807",
+            24,
+            "nemesis.jitter_ms",
+            "allowed: 0 to 3600000",
+        ),
+        (
+            "duration_ms = 300",
+            "duration_ms = 1000000000000",
+            26,
+            "nemesis.duration_ms",
+            "allowed: 0 to 3600000 ms",
+        ),
+        (
+            "at_ms = 100",
+            "at_ms = [0, 100000000000]",
+            25,
+            "nemesis.at_ms",
+            "allowed: 0 to 86400000 ms",
+        ),
+        (
+            "at_ms = 100",
+            "at_ms = 100\nevery_ms = 0",
+            26,
+            "nemesis.every_ms",
+            "allowed: 1 to 86400000 ms",
+        ),
+        (
+            "at_ms = 100",
+            "at_ms = 100\ncount = 0",
+            26,
+            "nemesis.count",
+            "allowed: 1 to 1000000",
+        ),
+        (
+            "clients = 4",
+            "clients = 1000000",
+            16,
+            "workload.clients",
+            "allowed: 1 to 1000",
+        ),
+        (
+            "duration_ms = 2000",
+            "duration_ms = 100000000000",
+            17,
+            "workload.duration_ms",
+            "allowed: 1 to 86400000",
+        ),
+        (
+            "hold_ms = [1, 5]",
+            "hold_ms = [1, 5000000000]",
+            18,
+            "workload.hold_ms",
+            "allowed: 0 to 3600000 ms",
+        ),
+        (
+            "ttl_ms = 500",
+            "ttl_ms = 500\nretry_delay_ms = [5, 999999999]",
+            13,
+            "lock.retry_delay_ms",
+            "allowed: 0 to 60000 ms",
+        ),
+        (
+            "nodes = 5",
+            "nodes = 100",
+            8,
+            "backend.nodes",
+            "allowed: 1 to 15",
+        ),
+    ];
+    for (from, to, line, field, says) in cases {
+        assert_refused(&with(from, to), *line, field, &[says]);
+    }
+}
+
+/// A redlock clock fault on n1, for the clock-fault limits.
+fn clock(fault: &str) -> String {
+    with(
+        "fault = \"latency\"\nnodes = [\"n1\", \"n2\"]\nlatency_ms = 50\njitter_ms = 10\n",
+        &format!("{fault}\nnodes = [\"n1\"]\n"),
+    )
+}
+
+#[test]
+fn clock_strobe_period_has_a_minimum_and_offsets_a_maximum() {
+    let strobe = |period: &str| {
+        clock(&format!(
+            "fault = \"clock-strobe\"\noffset_ms = 5000\n{period}"
+        ))
+    };
+    assert_refused(
+        &strobe("period_ms = 1"),
+        23,
+        "nemesis.period_ms",
+        &["allowed: 10 to 3600000"],
+    );
+    assert!(parse(&strobe("period_ms = 10")).is_ok());
+    assert_refused(
+        &clock("fault = \"clock-jump\"\noffset_ms = -9223372036854775807"),
+        22,
+        "nemesis.offset_ms",
+        &["allowed: -3155760000000 to 3155760000000 ms"],
+    );
+}
+
+#[test]
+fn a_schedule_too_large_to_draw_is_refused_naming_the_fault() {
+    // A day of a 10 ms strobe: 8.6 million flips, drawn before the run starts.
+    let text = clock("fault = \"clock-strobe\"\noffset_ms = 5000\nperiod_ms = 10")
+        .replace("duration_ms = 2000", "duration_ms = 86400000")
+        .replace(
+            "duration_ms = 300",
+            "duration_ms = 3600000\nevery_ms = 3600000",
+        );
+    assert_refused(
+        &text,
+        27,
+        "nemesis.every_ms",
+        &[
+            "fault clock-strobe (line 20) can take",
+            "allowed: at most 100000",
+        ],
+    );
+    // The same with a recurring pause every millisecond for a day.
+    let text = with(
+        "fault = \"latency\"\nnodes = [\"n1\", \"n2\"]\nlatency_ms = 50\njitter_ms = 10\nat_ms = 100\nduration_ms = 300\n",
+        "fault = \"client-pause\"\nevery_ms = 1\nduration_ms = 5\n",
+    )
+    .replace("duration_ms = 2000", "duration_ms = 86400000");
+    assert_refused(&text, 22, "nemesis.every_ms", &["allowed: at most 100000"]);
+}
+
+#[test]
+fn nemesis_entries_are_capped_and_each_keeps_its_line() {
+    let entry = "\n[[nemesis]]\nfault = \"client-crash\"\nat_ms = 1500\n";
+    let up_to = |n: usize| format!("{GOOD}{}", entry.repeat(n));
+    let s = parse(&up_to(999)).expect("1000 entries load");
+    assert_eq!(s.nemesis.faults.len(), 1000);
+    // GOOD's fault is on line 20 and it has 26 lines; each added entry is 4 lines long,
+    // from a blank line.
+    let last = s.nemesis.faults.last().unwrap();
+    assert_eq!(last.line, 28 + 4 * 998);
+    assert!(matches!(last.kind, FaultKind::ClientCrash { .. }));
+    assert_refused(
+        &up_to(1000),
+        28 + 4 * 999,
+        "nemesis",
+        &["1001 [[nemesis]] entries; allowed: at most 1000"],
+    );
+}
+
+#[test]
+fn toml_and_type_errors_name_the_table_and_key() {
+    let cases: &[(String, usize, &str, &str)] = &[
+        (
+            GOOD.replacen("name = \"good\"\n", "", 1),
+            1,
+            "name",
+            "missing field `name`",
+        ),
+        (
+            with("clients = 4\n", ""),
+            14,
+            "workload.clients",
+            "missing field `clients`",
+        ),
+        (
+            with("fault = \"latency\"\n", ""),
+            20,
+            "nemesis.fault",
+            "missing field `fault`",
+        ),
+        (
+            with("[backend]", "[backend"),
+            6,
+            "backend",
+            "invalid table header",
+        ),
+        (with("name = \"good\"", "name = "), 1, "name", ""),
+        (
+            format!("{GOOD}[extra]\n"),
+            27,
+            "extra",
+            "unknown field `extra`",
+        ),
+        (
+            format!("{GOOD}x = 1\n"),
+            27,
+            "nemesis.x",
+            "unknown field `x`",
+        ),
+        (
+            with("hold_ms = [1, 5]", "hold_ms = [5, 1]"),
+            18,
+            "workload.hold_ms",
+            "min above max",
+        ),
+        (
+            with("[[nemesis]]", "[nemesis]"),
+            20,
+            "nemesis",
+            "expected a sequence",
+        ),
+        (
+            with("ttl_ms = 500", "ttl_ms = 500\nwatchdog = 3"),
+            13,
+            "lock.watchdog",
+            "expected a boolean",
+        ),
+        (with("seed = 3", "seed = -3"), 4, "seed", "expected u64"),
+        (with("[workload]", "[lock]"), 14, "lock", ""),
+    ];
+    for (text, line, field, says) in cases {
+        assert_refused(text, *line, field, &[says]);
+    }
+}

@@ -1,0 +1,200 @@
+//! Bad names and numbers given to the `lockpick` binary from outside: each is refused with exit
+//! 3 and a message that says what is allowed, before anything is started or written.
+
+use std::path::Path;
+mod cli_support;
+
+use cli_support::{lockpick, stderr};
+
+/// A short redis scenario named `name` (as TOML source text), written to `dir/s.toml`.
+fn scenario_file(dir: &Path, name_toml: &str, extra: &str) -> String {
+    let path = dir.join("s.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = {name_toml}\n[backend]\nkind = \"redis\"\n[workload]\nkind = \"fenced-write\"\nclients = 2\nduration_ms = 200\n{extra}"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_scenario_name_that_climbs_out_of_the_store_is_refused_and_nothing_is_touched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    // The run folder of "../outside" would be tmp/outside, and its `latest` link tmp/latest.
+    std::fs::write(tmp.path().join("latest"), "a file of the user's").unwrap();
+    for name in [r#""../outside""#, r#""nested/deeper""#] {
+        let file = scenario_file(tmp.path(), name, "");
+        let out = lockpick(&["scenario", &file, "--store", store.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(":1: field `name`: "), "{err}");
+        assert!(
+            err.contains("allowed: 1 to 100 of A-Z a-z 0-9 . _ -, not starting with ."),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("latest")).unwrap(),
+        "a file of the user's"
+    );
+    assert!(!tmp.path().join("outside").exists());
+    assert!(!store.exists(), "nothing written for a refused scenario");
+}
+
+#[test]
+fn names_with_newlines_escapes_nul_or_300_characters_are_refused_at_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let long = format!("\"{}\"", "n".repeat(300));
+    for name in [
+        r#""x\nlockpick: scenario forged with seed 0""#,
+        r#""\u001b[2J\u001b[31mred""#,
+        r#""nul\u0000""#,
+        long.as_str(),
+    ] {
+        let file = scenario_file(tmp.path(), name, "");
+        let out = lockpick(&["scenario", &file, "--store", store.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(3), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            !err.lines().any(|l| l.starts_with("lockpick: scenario")),
+            "a forged line: {err}"
+        );
+        assert!(!err.contains('\u{1b}'), "a raw escape: {err:?}");
+        assert!(err.contains("field `name`"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(!store.exists());
+}
+
+#[test]
+fn numeric_options_out_of_range_exit_3_with_the_range() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["scenario", "redis-baseline", "--clients", "1000000"],
+            "read --clients: 1000000 is out of range; allowed: 1 to 1000",
+        ),
+        (
+            &["scenario", "redis-baseline", "--clients", "0"],
+            "allowed: 1 to 1000",
+        ),
+        (
+            &["scenario", "redis-baseline", "--time-limit", "1e300"],
+            "read --time-limit: 1e300 is out of range; allowed: 0.001 to 86400 seconds",
+        ),
+        (
+            &["scenario", "redis-baseline", "--time-limit=-1"],
+            "allowed: 0.001 to 86400 seconds",
+        ),
+        (
+            &[
+                "compare",
+                "redis-baseline",
+                "--backends",
+                "redis",
+                "--clients",
+                "5000",
+            ],
+            "allowed: 1 to 1000",
+        ),
+        (
+            &[
+                "compare",
+                "redis-baseline",
+                "--backends",
+                "redis",
+                "--time-limit",
+                "inf",
+            ],
+            "allowed: 0.001 to 86400 seconds",
+        ),
+        (
+            &["suite", "--seeds", "1000000000"],
+            "read --seeds: 1000000000 is out of range; allowed: 1 to 10000",
+        ),
+        (&["suite", "--seeds", "0"], "allowed: 1 to 10000"),
+        (&["scenario", "redis-baseline", "--seed=-1"], "--seed"),
+        (
+            &["scenario", "redis-baseline", "--clients", "1e3"],
+            "--clients",
+        ),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, says) in cases {
+        let mut args = args.to_vec();
+        args.extend(["--store", tmp.path().to_str().unwrap()]);
+        let out = lockpick(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn help_gives_the_range_of_every_numeric_option() {
+    for (cmd, wanted) in [
+        (
+            "scenario",
+            &["0 to 18446744073709551615", "0.001 to 86400", "1 to 1000"][..],
+        ),
+        (
+            "compare",
+            &["0 to 18446744073709551615", "0.001 to 86400", "1 to 1000"][..],
+        ),
+        ("suite", &["1 to 10000"][..]),
+    ] {
+        let out = lockpick(&[cmd, "--help"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        for w in wanted {
+            assert!(text.contains(w), "{cmd} --help lacks {w:?}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn fewer_clients_than_a_fault_aims_at_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = scenario_file(
+        tmp.path(),
+        r#""aimed""#,
+        "[[nemesis]]\nfault = \"client-crash\"\nclient = 1\n",
+    );
+    let out = lockpick(&[
+        "scenario",
+        &file,
+        "--clients",
+        "1",
+        "--store",
+        tmp.path().join("store").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("fault client-crash (line 8 of")
+            && err.contains("aimed at client 1; allowed: 2 to 1000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_longer_time_limit_must_keep_the_schedule_within_its_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Fine over the file's 200 ms; a day of it is 8.6 million pauses.
+    let file = scenario_file(
+        tmp.path(),
+        r#""often""#,
+        "[[nemesis]]\nfault = \"client-pause\"\nevery_ms = 10\nduration_ms = 1\n",
+    );
+    let out = lockpick(&["scenario", &file, "--time-limit", "86400"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "read --time-limit: fault client-pause (line 8) can take 8640000 schedule steps"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
