@@ -28,6 +28,23 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
+/// CPU time (user + system) this process has used, in seconds: unlike wall time, it does not
+/// grow when other work shares the machine.
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which ends with ')'): utime and stime are the 12th and
+    // 13th, in clock ticks (100 per second on Linux).
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn write(path: &Path, shape: Shape) -> u64 {
     let file = std::fs::File::create(path).expect("create the history file");
     let mut out = BufWriter::with_capacity(1 << 20, file);
@@ -89,30 +106,32 @@ fn main() {
         );
         let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
         // Reading and parsing alone, for scale.
-        let start = Instant::now();
+        let (start, cpu) = (Instant::now(), cpu_secs());
         let mut reader = HistoryReader::open(&path).expect("open the generated history");
         while reader
             .next_event()
             .expect("read the generated history")
             .is_some()
         {}
-        let read = start.elapsed();
-        let start = Instant::now();
+        let (read, read_cpu) = (start.elapsed(), cpu_secs() - cpu);
+        let (start, cpu) = (Instant::now(), cpu_secs());
         let params = LockCheckParams {
             property,
             deadlock_ms: 3000,
         };
         let found = check_run_file(&path, &params).expect("read the generated history");
-        let took = start.elapsed();
+        let (took, took_cpu) = (start.elapsed(), cpu_secs() - cpu);
         let checks = &found.checks;
         assert_eq!(checks.verdict(), Verdict::Valid, "{name}: {}", checks.lock);
         assert_eq!(found.events, n);
         assert_eq!(checks.lock.stats.max_concurrent_holders, 1);
         println!(
-            "{name}: {n} events ({:.0} MB) checked in {:.2} s (reading alone {:.2} s), peak RSS so far {:.0} MiB",
+            "{name}: {n} events ({:.0} MB) checked in {:.2} s wall, {:.2} s CPU (reading alone {:.2} s wall, {:.2} s CPU), peak RSS so far {:.0} MiB",
             bytes as f64 / 1e6,
             took.as_secs_f64(),
+            took_cpu,
             read.as_secs_f64(),
+            read_cpu,
             peak_rss_mib()
         );
         std::fs::remove_file(&path).ok();

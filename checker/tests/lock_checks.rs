@@ -756,3 +756,46 @@ fn a_hold_still_open_when_the_history_ends_overlaps_every_later_holder() {
     );
     assert_eq!(r.stats.max_concurrent_holders, 2);
 }
+
+#[test]
+fn a_hold_still_open_at_the_end_stops_when_its_lease_ran_out() {
+    // Process 0 holds a 100 ms lease from its acquire at 0 ms and is never heard from again;
+    // process 1 takes the lock at 500 ms, after the lease ran out: no overlap. With a lease
+    // of 550 ms the two overlap until it runs out; with 1 s, until the history ends.
+    let history = |lease_ms: u64| {
+        let granted = Value {
+            token: Some(1),
+            lease_ms: Some(lease_ms),
+            ..Value::default()
+        };
+        let asked = Value {
+            lease_ms: Some(lease_ms),
+            ..Value::default()
+        };
+        H::new()
+            .op(0, F::Acquire, (0, 10), EventKind::Ok, asked, granted)
+            .acquire(1, (490, 500), 2)
+            .release(1, (600, 610))
+            .build()
+    };
+    let r = check(&history(100), Property::Exclusive);
+    assert_eq!(r.verdict, Verdict::Valid, "{r}");
+    assert_eq!(r.stats.max_concurrent_holders, 1);
+    let r = check(&history(550), Property::Exclusive);
+    assert_eq!(kinds(&r.violations), vec![FindingKind::DoubleHolder], "{r}");
+    let w = r.violations[0].window.expect("overlap window");
+    assert_eq!((w.start_ns, w.end_ns), (500 * MS, 550 * MS));
+    assert!(
+        r.violations[0].summary.contains("let its lease run out"),
+        "{r}"
+    );
+    let r = check(&history(1000), Property::Exclusive);
+    let w = r.violations[0].window.expect("overlap window");
+    assert_eq!((w.start_ns, w.end_ns), (500 * MS, 600 * MS));
+    assert!(
+        r.violations[0]
+            .summary
+            .contains("still held it when the history ended"),
+        "{r}"
+    );
+}

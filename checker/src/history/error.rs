@@ -13,13 +13,22 @@ pub enum ReadError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("read history {} line {line}: {problem}", path.display())]
+    #[error("read history {}line {line}: {problem}", named(path))]
     Line {
         path: PathBuf,
         /// From 1.
         line: usize,
         problem: LineProblem,
     },
+}
+
+/// The file's name and a space, or nothing for a history given as text.
+fn named(path: &std::path::Path) -> String {
+    if path.as_os_str().is_empty() {
+        String::new()
+    } else {
+        format!("{} ", path.display())
+    }
 }
 
 impl ReadError {

@@ -2,7 +2,9 @@
 //!
 //! This file is the single definition of the history format. Every field is documented in
 //! `docs/history-format.md`; change both together and bump [`FORMAT_VERSION`] when a reader of
-//! the old format would misread the new one.
+//! the old format would misread the new one. The rules a reader enforces across lines (index
+//! without gaps, time never decreasing, one operation in flight per process, the torn last
+//! line) are in `read.rs` and `rules.rs`, and under "Reading rules" in the same page.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;

@@ -199,9 +199,9 @@ pub fn read_history(path: &Path) -> Result<Vec<Event>, ReadError> {
     collect(HistoryReader::open(path)?)
 }
 
-/// Parses the text of a history file (see [`read_history`]); errors name it "history".
+/// Parses the text of a history file (see [`read_history`]); errors name the line only.
 pub fn parse_history(text: &str) -> Result<Vec<Event>, ReadError> {
-    collect(HistoryReader::new(Path::new("history"), text.as_bytes()))
+    collect(HistoryReader::new(Path::new(""), text.as_bytes()))
 }
 
 fn collect<R: BufRead>(mut reader: HistoryReader<R>) -> Result<Vec<Event>, ReadError> {
@@ -255,10 +255,7 @@ mod tests {
         // Before, this was dropped as torn and the history read as 0 events.
         let text = A.replace("\"invoke\"", "\"begin\"");
         let e = err(&text);
-        assert!(
-            e.starts_with("read history history line 1: field `type`"),
-            "{e}"
-        );
+        assert!(e.starts_with("read history line 1: field `type`"), "{e}");
         assert!(e.contains("allowed: invoke, ok, fail, info"), "{e}");
     }
 
@@ -266,7 +263,7 @@ mod tests {
     fn bad_line_in_the_middle_names_file_line_field_and_what_is_allowed() {
         let e = err(&format!("{A}\nnot json\n{B}\n"));
         assert!(
-            e.starts_with("read history history line 2: not a JSON object"),
+            e.starts_with("read history line 2: not a JSON object"),
             "{e}"
         );
         let bad = B.replace("\"token\":1", "\"token\":-1");

@@ -3,6 +3,7 @@
 
 use super::params::Property;
 use crate::faults::FaultWindow;
+use crate::history::{EventKind, F};
 use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -101,16 +102,25 @@ impl Finding {
 
 /// Findings of one kind, listing at most [`MAX_LISTED`] and counting the rest, so a badly
 /// broken lock costs neither memory nor time for evidence nobody reads.
-#[cfg(test)]
 #[derive(Debug, Default)]
 pub(crate) struct Capped {
     pub listed: Vec<Finding>,
     pub omitted: u64,
 }
 
-#[cfg(test)]
 impl Capped {
+    /// The first [`MAX_LISTED`] of `all`, counting the rest.
+    pub fn of(mut all: Vec<Finding>) -> Capped {
+        let omitted = all.len().saturating_sub(MAX_LISTED) as u64;
+        all.truncate(MAX_LISTED);
+        Capped {
+            listed: all,
+            omitted,
+        }
+    }
+
     /// Lists the finding `make` builds, or only counts it once the list is full.
+    #[cfg(test)]
     pub fn push_with(&mut self, make: impl FnOnce() -> Finding) {
         if self.listed.len() < MAX_LISTED {
             self.listed.push(make());
@@ -120,12 +130,111 @@ impl Capped {
     }
 
     /// Counts `n` findings without building them.
+    #[cfg(test)]
     pub fn count(&mut self, n: u64) {
         self.omitted += n;
     }
 
+    #[cfg(test)]
     pub fn is_full(&self) -> bool {
         self.listed.len() >= MAX_LISTED
+    }
+
+    fn add(&mut self, c: Capped) {
+        self.listed.extend(c.listed);
+        self.omitted += c.omitted;
+    }
+
+    fn total(&self) -> u64 {
+        self.listed.len() as u64 + self.omitted
+    }
+}
+
+/// Everything the checks found, before it is judged against the property.
+pub(crate) struct Found {
+    pub doubles: Capped,
+    pub accepted: Capped,
+    pub rejected: Capped,
+    /// Lost updates, phantom increments, deadlocks: violations whatever the property.
+    pub others: Vec<Capped>,
+    pub unknowns: Vec<String>,
+    pub stats: LockStats,
+}
+
+/// Judges what the checks found against `property`: double holders are violations of an
+/// exclusive lock and observations of a fenced one; accepted stale writes, lost updates and
+/// deadlocks are violations; a history where no acquire succeeded tested nothing.
+pub(crate) fn judge(property: Property, found: Found) -> LockReport {
+    let mut violations = Capped::default();
+    let mut observations = Capped::default();
+    let mut unknowns = found.unknowns;
+    match property {
+        Property::Exclusive => violations.add(found.doubles),
+        Property::Fenced => {
+            let mut absorbed = found.doubles;
+            for f in &mut absorbed.listed {
+                f.summary.push_str(" (lease expiry absorbed by the fence)");
+            }
+            observations.add(absorbed);
+        }
+    }
+    violations.add(found.accepted);
+    observations.add(found.rejected);
+    for c in found.others {
+        violations.add(c);
+    }
+    if found.stats.acquires_ok == 0 {
+        unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
+    }
+    let verdict = Verdict::merge_all([
+        if violations.total() > 0 {
+            Verdict::Invalid
+        } else {
+            Verdict::Valid
+        },
+        if unknowns.is_empty() {
+            Verdict::Valid
+        } else {
+            Verdict::Unknown
+        },
+    ]);
+    LockReport {
+        property,
+        verdict,
+        violations: violations.listed,
+        observations: observations.listed,
+        omitted_violations: violations.omitted,
+        omitted_observations: observations.omitted,
+        unknowns,
+        stats: found.stats,
+    }
+}
+
+/// The error a fenced resource gives when it rejects a write.
+pub(crate) const STALE_TOKEN: &str = "stale-token";
+
+impl LockStats {
+    /// Counts one client operation by what it did and how it ended (`None`: never).
+    pub(crate) fn count(&mut self, f: F, outcome: Option<EventKind>, error: Option<&str>) {
+        let counter = match (f, outcome) {
+            (F::Acquire, Some(EventKind::Ok)) => &mut self.acquires_ok,
+            (F::Acquire, Some(EventKind::Fail)) => &mut self.acquires_fail,
+            (F::Acquire, _) => &mut self.acquires_info,
+            (F::Release, Some(EventKind::Ok)) => &mut self.releases_ok,
+            (F::Release, Some(EventKind::Fail)) => &mut self.releases_fail,
+            (F::Release, _) => &mut self.releases_info,
+            (F::Renew, Some(EventKind::Ok)) => &mut self.renews_ok,
+            (F::Renew, Some(EventKind::Fail)) => &mut self.renews_fail,
+            (F::Renew, _) => &mut self.renews_info,
+            (F::Write, Some(EventKind::Ok)) => &mut self.writes_ok,
+            (F::Write, Some(EventKind::Fail)) if error == Some(STALE_TOKEN) => {
+                &mut self.writes_rejected
+            }
+            (F::Write, Some(EventKind::Fail)) => &mut self.writes_fail,
+            (F::Write, _) => &mut self.writes_info,
+            _ => return,
+        };
+        *counter += 1;
     }
 }
 

@@ -2,15 +2,14 @@
 //! succeeds. Built from merged "wanting" intervals, cut at every successful acquire, minus the
 //! fault windows.
 
-use super::super::report::{Finding, FindingKind, TimeWindow};
+use super::super::report::Finding;
 use super::holding::Holdings;
 use super::ops::Ops;
-use crate::faults::{active_during, secs, FaultWindow};
+use crate::faults::FaultWindow;
 use crate::history::{EventKind, F};
+use crate::lock::stream::{self, deadlock::Segment};
+use crate::lock::stream::{faulty, merge, subtract};
 use std::collections::HashMap;
-
-/// How many failed acquires a deadlock finding lists as evidence.
-const MAX_FAILS_LISTED: usize = 10;
 
 /// Per lock, what the sweep needs.
 #[derive(Default)]
@@ -80,12 +79,7 @@ pub(crate) fn deadlocks(
         }
     }
 
-    let mut calm: Vec<(u64, u64)> = faults
-        .iter()
-        .filter(|w| !w.is_instant())
-        .map(|w| (w.start_ns, w.end_ns))
-        .collect();
-    let faulty = merge(&mut calm);
+    let faulty = faulty(faults);
 
     let mut locks: Vec<&str> = timelines.keys().copied().collect();
     locks.sort_unstable();
@@ -116,39 +110,7 @@ pub(crate) fn deadlocks(
     findings
 }
 
-/// Sorts and merges intervals that overlap or touch.
-fn merge(intervals: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
-    intervals.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for &(s, e) in intervals.iter() {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
-/// `[a, b]` minus the merged, sorted intervals `holes`.
-fn subtract(a: u64, b: u64, holes: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let mut from = a;
-    let first = holes.partition_point(|h| h.1 < a);
-    for &(hs, he) in &holes[first..] {
-        if hs > b {
-            break;
-        }
-        if hs > from {
-            out.push((from, hs));
-        }
-        from = from.max(he);
-    }
-    if from < b {
-        out.push((from, b));
-    }
-    out
-}
-
+/// The finding for no grant of `lock` from `a` to `b`, worded by the streaming checker.
 fn describe(
     holdings: &Holdings<'_>,
     faults: &[FaultWindow],
@@ -157,60 +119,20 @@ fn describe(
     a: u64,
     b: u64,
 ) -> Finding {
-    let lo = tl.fails.partition_point(|f| f.0 < a);
-    let hi = tl.fails.partition_point(|f| f.0 <= b);
-    let fails = &tl.fails[lo..hi];
-    let mut trying: Vec<u64> = fails.iter().map(|f| f.2).collect();
-    trying.sort_unstable();
-    trying.dedup();
-    let mut indices: Vec<u64> = fails.iter().take(MAX_FAILS_LISTED).map(|f| f.1).collect();
-    let mut processes = Vec::new();
-    let mut tokens = Vec::new();
-    let last = tl.grants[..tl.grants.partition_point(|g| g.0 <= a)].last();
-    let holder_phrase = match last {
-        None => "nobody had held it before".to_string(),
-        Some(&(t, index, p, token)) => {
-            indices.push(index);
-            processes.push(p);
-            tokens.extend(token);
-            let token_phrase = token.map_or_else(String::new, |t| format!(" (token {t})"));
-            let end = holdings
-                .list
-                .iter()
-                .find(|h| h.acquire_index == index)
-                .filter(|h| h.end_ns <= b)
-                .map_or_else(String::new, |h| {
-                    indices.push(h.end_index);
-                    format!(" and {} at {}", h.end.phrase(), secs(h.end_ns))
-                });
-            format!(
-                "the last holder was process {p}{token_phrase}, which acquired it at {}{end}",
-                secs(t)
-            )
-        }
-    };
-    for &t in &trying {
-        if !processes.contains(&t) {
-            processes.push(t);
-        }
-    }
-    let trying_names: Vec<String> = trying.iter().map(|p| p.to_string()).collect();
-    let summary = format!(
-        "no process acquired lock {lock:?} for {} from {} to {} while clients wanted it ({} failed acquire(s) by process(es) {}); {holder_phrase}",
-        secs(b - a),
-        secs(a),
-        secs(b),
-        fails.len(),
-        if trying_names.is_empty() { "none".to_string() } else { trying_names.join(", ") },
-    );
-    let mut f = Finding::new(FindingKind::Deadlock, summary).with_indices(indices);
-    f.lock = (!lock.is_empty()).then(|| lock.to_string());
-    f.processes = processes;
-    f.tokens = tokens;
-    f.window = Some(TimeWindow {
-        start_ns: a,
-        end_ns: b,
+    let grant = tl.grants[..tl.grants.partition_point(|g| g.0 <= a)]
+        .last()
+        .copied();
+    let grant_end = grant.and_then(|g| {
+        let h = holdings.list.iter().find(|h| h.acquire_index == g.1)?;
+        Some((h.end_ns, h.end_index, h.end))
     });
-    f.faults = active_during(faults, a, b).into_iter().cloned().collect();
-    f
+    let seg = Segment {
+        from: a,
+        to: b,
+        grant,
+        grant_end,
+        wanting: Vec::new(),
+        fails: tl.fails.clone(),
+    };
+    stream::describe::deadlock(lock, &seg, a, b, faults)
 }

@@ -2,10 +2,11 @@
 //! Found with a sweep over intervals sorted by start, so the cost is O(n log n) plus the number
 //! of overlapping pairs.
 
-use super::super::report::{Capped, Finding, FindingKind, TimeWindow};
+use super::super::report::{Capped, Finding};
 use super::holding::{Holding, Holdings};
 use super::ops::Ops;
-use crate::faults::{active_during, secs, FaultWindow};
+use crate::faults::FaultWindow;
+use crate::lock::stream;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
@@ -82,60 +83,31 @@ pub(crate) fn double_holders(
     }
 }
 
-fn token_phrase(token: Option<u64>) -> String {
-    token.map_or_else(|| "no token".to_string(), |t| format!("token {t}"))
-}
-
-/// The finding for `a` (the earlier holder) overlapping `b`.
+/// The finding for `a` (the earlier holder) overlapping `b`, worded by the streaming checker.
 fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWindow]) -> Finding {
-    let start = a.start_ns.max(b.start_ns);
-    let end = a.end_ns.min(b.end_ns);
-    let active = active_during(faults, start, end);
-    let mut indices = vec![a.acquire_index, b.acquire_index, a.end_index, b.end_index];
-    let mut writes = 0;
-    for &w in a.writes.iter().chain(&b.writes) {
-        let op = &ops.ops[w];
-        if (start..=end).contains(&op.invoke.time_ns) {
-            writes += 1;
-            indices.push(op.invoke.index);
-            indices.extend(op.completion.map(|c| c.index));
-        }
-    }
-    let faults_phrase = if active.is_empty() {
-        "no fault active".to_string()
-    } else {
-        let names: Vec<String> = active.iter().map(|w| w.describe()).collect();
-        format!("faults active: {}", names.join("; "))
+    let (from, to) = (a.start_ns.max(b.start_ns), a.end_ns.min(b.end_ns));
+    let cut = |h: &Holding<'_>| stream::holdings::Holding {
+        id: 0,
+        process: h.process,
+        lock: 0,
+        token: h.token,
+        acquire_index: h.acquire_index,
+        start_ns: h.start_ns,
+        end_ns: h.end_ns,
+        end_index: h.end_index,
+        end: h.end,
+        writes: h
+            .writes
+            .iter()
+            .map(|&w| &ops.ops[w])
+            .filter(|op| (from..=to).contains(&op.invoke.time_ns))
+            .map(|op| stream::holdings::WriteRef {
+                invoke_ns: op.invoke.time_ns,
+                invoke_index: op.invoke.index,
+                done_index: op.completion.map(|c| c.index),
+            })
+            .collect(),
+        lease: None,
     };
-    let summary = format!(
-        "processes {} and {} both believed they held lock {:?} from {} to {} ({}): process {} ({}) since {} until it {} at {}, process {} ({}) since {} until it {} at {}; {} write(s) in the overlap; {}",
-        a.process,
-        b.process,
-        a.lock,
-        secs(start),
-        secs(end),
-        secs(end - start),
-        a.process,
-        token_phrase(a.token),
-        secs(a.start_ns),
-        a.end.phrase(),
-        secs(a.end_ns),
-        b.process,
-        token_phrase(b.token),
-        secs(b.start_ns),
-        b.end.phrase(),
-        secs(b.end_ns),
-        writes,
-        faults_phrase,
-    );
-    let mut f = Finding::new(FindingKind::DoubleHolder, summary).with_indices(indices);
-    f.lock = Some(a.lock.to_string());
-    f.processes = vec![a.process, b.process];
-    f.tokens = a.token.into_iter().chain(b.token).collect();
-    f.window = Some(TimeWindow {
-        start_ns: start,
-        end_ns: end,
-    });
-    f.faults = active.into_iter().cloned().collect();
-    f
+    stream::describe::double(a.lock, &cut(a), &cut(b), faults)
 }

@@ -2,11 +2,12 @@
 //! newer token, found both from the resource's own `max_token` and from real-time order; and
 //! writes the fence rejected, which are observations that the fence worked.
 
-use super::super::report::{Capped, Finding, FindingKind, TimeWindow};
+use super::super::report::{Capped, Finding};
 use super::holding::Holdings;
 use super::ops::{Op, Ops};
-use crate::faults::{active_during, secs, FaultWindow};
+use crate::faults::FaultWindow;
 use crate::history::{EventKind, F};
+use crate::lock::stream;
 use std::collections::HashMap;
 
 /// Accepted stale writes (violations) and rejected ones (observations).
@@ -15,8 +16,7 @@ pub(crate) struct StaleWrites {
     pub rejected: Capped,
 }
 
-/// The error a fenced resource gives when it rejects a write.
-pub(crate) const STALE_TOKEN: &str = "stale-token";
+use super::super::report::STALE_TOKEN;
 
 /// How a stale write was proven.
 enum Proof {
@@ -101,107 +101,45 @@ pub(crate) fn stale_writes(
     StaleWrites { accepted, rejected }
 }
 
+/// A completed write as the streaming checker's evidence.
+fn write_of(op: &Op<'_>) -> stream::stale::Write {
+    let done = op.completion.expect("a described write completed");
+    stream::stale::Write {
+        process: op.process,
+        token: op.token().unwrap_or(0),
+        invoke_ns: op.invoke.time_ns,
+        invoke_index: op.invoke.index,
+        done_ns: done.time_ns,
+        done_index: done.index,
+    }
+}
+
 fn describe_accepted(
     ops: &Ops<'_>,
     holdings: &Holdings<'_>,
     faults: &[FaultWindow],
     w: usize,
-    token: u64,
+    _token: u64,
     proof: Proof,
 ) -> Finding {
     let op = &ops.ops[w];
-    let done = op.completion.expect("accepted writes completed");
-    let earlier = match proof {
-        Proof::RealTime { earlier } => Some(earlier),
-        Proof::MaxToken { earlier, .. } => earlier,
-    };
-    let mut indices = vec![op.invoke.index, done.index];
-    let mut processes = vec![op.process];
-    let mut tokens = vec![token];
-    let mut start = op.invoke.time_ns;
-    let after = match (&proof, earlier.map(|e| &ops.ops[e])) {
-        (_, Some(e)) => {
-            let e_done = e.completion.expect("earlier write completed");
-            indices.extend([e.invoke.index, e_done.index]);
-            processes.push(e.process);
-            tokens.push(e.token().unwrap_or(0));
-            start = start.min(e_done.time_ns);
-            let how = match proof {
-                Proof::RealTime { .. } => "after",
-                Proof::MaxToken { .. } => "while",
-            };
-            format!(
-                "{how} process {} had written with token {} at {}",
-                e.process,
-                e.token().unwrap_or(0),
-                secs(e_done.time_ns)
-            )
-        }
-        (Proof::MaxToken { max, .. }, None) => {
-            tokens.push(*max);
-            format!("although the resource had already accepted token {max}")
-        }
-        (Proof::RealTime { .. }, None) => unreachable!("real-time proof names its write"),
-    };
-    // Faults from the moment the writer took the lock explain why it wrote late.
     let since = holdings
         .of_write
         .get(&w)
         .map_or(op.invoke.time_ns, |&h| holdings.list[h].start_ns);
-    let active = active_during(faults, since, done.time_ns);
-    let paused: u64 = active
-        .iter()
-        .filter(|f| f.f == F::Pause && f.client == Some(op.process))
-        .map(|f| f.end_ns - f.start_ns)
-        .sum();
-    let pause_phrase = if paused > 0 {
-        format!("; process {} had been paused {}", op.process, secs(paused))
-    } else {
-        String::new()
+    let proof = match proof {
+        Proof::RealTime { earlier } => stream::stale::Proof::RealTime {
+            earlier: write_of(&ops.ops[earlier]),
+        },
+        Proof::MaxToken { max, earlier } => stream::stale::Proof::MaxToken {
+            max,
+            earlier: earlier.map(|e| write_of(&ops.ops[e])),
+        },
     };
-    let summary = format!(
-        "process {} wrote with token {} at {} {}{}",
-        op.process,
-        token,
-        secs(op.invoke.time_ns),
-        after,
-        pause_phrase
-    );
-    let mut f = Finding::new(FindingKind::StaleWrite, summary).with_indices(indices);
-    f.lock = (!op.lock.is_empty()).then(|| op.lock.to_string());
-    f.processes = processes;
-    f.tokens = tokens;
-    f.window = Some(TimeWindow {
-        start_ns: start,
-        end_ns: done.time_ns,
-    });
-    f.faults = active.into_iter().cloned().collect();
-    f
+    stream::describe::stale(op.lock, &write_of(op), since, proof, faults)
 }
 
-fn describe_rejected(op: &Op<'_>, token: u64, faults: &[FaultWindow]) -> Finding {
-    let done = op.completion.expect("rejected writes completed");
-    let max = done.value.max_token;
-    let max_phrase = max.map_or_else(String::new, |m| format!(" (it had accepted token {m})"));
-    let summary = format!(
-        "the fence rejected process {}'s write with token {} at {}{}",
-        op.process,
-        token,
-        secs(op.invoke.time_ns),
-        max_phrase
-    );
-    let mut f = Finding::new(FindingKind::RejectedStaleWrite, summary)
-        .with_indices(vec![op.invoke.index, done.index]);
-    f.lock = (!op.lock.is_empty()).then(|| op.lock.to_string());
-    f.processes = vec![op.process];
-    f.tokens = std::iter::once(token).chain(max).collect();
-    f.window = Some(TimeWindow {
-        start_ns: op.invoke.time_ns,
-        end_ns: done.time_ns,
-    });
-    f.faults = active_during(faults, op.invoke.time_ns, done.time_ns)
-        .into_iter()
-        .cloned()
-        .collect();
-    f
+fn describe_rejected(op: &Op<'_>, _token: u64, faults: &[FaultWindow]) -> Finding {
+    let max = op.completion.and_then(|c| c.value.max_token);
+    stream::describe::rejected(op.lock, &write_of(op), max, faults)
 }

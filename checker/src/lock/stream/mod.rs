@@ -3,23 +3,23 @@
 //! and the live holders, not the history's length. Findings are described at the end, when the
 //! fault windows are known. Every check is keyed by lock name.
 
-mod counter;
-mod deadlock;
-mod describe;
-mod holdings;
+pub(crate) mod counter;
+pub(crate) mod deadlock;
+pub(crate) mod describe;
+pub(crate) mod holdings;
 mod overlap;
-mod stale;
+pub(crate) mod stale;
 mod top;
 
 #[cfg(test)]
 pub(crate) use holdings::EndReason;
-pub(crate) use stale::STALE_TOKEN;
 
-use super::params::{LockCheckParams, Property};
-use super::report::{Finding, LockReport, LockStats, MAX_LISTED};
+use super::params::LockCheckParams;
+use super::report::{
+    judge, Capped, Finding, Found, LockReport, LockStats, MAX_LISTED, STALE_TOKEN,
+};
 use crate::faults::{FaultStream, FaultWindow};
 use crate::history::{EventKind, EventRef, Process, F};
-use crate::verdict::Verdict;
 use counter::{Counter, FinalRead};
 use deadlock::Deadlocks;
 use holdings::{Change, Holding, Holdings};
@@ -263,26 +263,7 @@ impl LockStream {
     }
 
     fn count(&mut self, f: F, outcome: Option<EventKind>, error: Option<&str>) {
-        let s = &mut self.stats;
-        let counter = match (f, outcome) {
-            (F::Acquire, Some(EventKind::Ok)) => &mut s.acquires_ok,
-            (F::Acquire, Some(EventKind::Fail)) => &mut s.acquires_fail,
-            (F::Acquire, _) => &mut s.acquires_info,
-            (F::Release, Some(EventKind::Ok)) => &mut s.releases_ok,
-            (F::Release, Some(EventKind::Fail)) => &mut s.releases_fail,
-            (F::Release, _) => &mut s.releases_info,
-            (F::Renew, Some(EventKind::Ok)) => &mut s.renews_ok,
-            (F::Renew, Some(EventKind::Fail)) => &mut s.renews_fail,
-            (F::Renew, _) => &mut s.renews_info,
-            (F::Write, Some(EventKind::Ok)) => &mut s.writes_ok,
-            (F::Write, Some(EventKind::Fail)) if error == Some(STALE_TOKEN) => {
-                &mut s.writes_rejected
-            }
-            (F::Write, Some(EventKind::Fail)) => &mut s.writes_fail,
-            (F::Write, _) => &mut s.writes_info,
-            _ => return,
-        };
-        *counter += 1;
+        self.stats.count(f, outcome, error);
     }
 
     fn apply_changes(&mut self) {
@@ -336,49 +317,8 @@ impl LockStream {
 
     fn report(self, faults: &[FaultWindow]) -> LockReport {
         let names = &self.names.names;
-        let mut violations = Findings::default();
-        let mut observations = Findings::default();
         let mut unknowns = Vec::new();
-
-        let doubles = Findings {
-            omitted: self.doubles.omitted,
-            listed: self
-                .doubles
-                .into_sorted()
-                .iter()
-                .map(|(a, b)| describe::double(&names[a.lock as usize], a, b, faults))
-                .collect(),
-        };
-        match self.params.property {
-            Property::Exclusive => violations.add(doubles),
-            Property::Fenced => {
-                let mut absorbed = doubles;
-                for f in &mut absorbed.listed {
-                    f.summary.push_str(" (lease expiry absorbed by the fence)");
-                }
-                observations.add(absorbed);
-            }
-        }
-        violations.add(Findings {
-            omitted: self.accepted.omitted,
-            listed: self
-                .accepted
-                .into_sorted()
-                .into_iter()
-                .map(|(lock, w, since, proof)| {
-                    describe::stale(&names[lock as usize], &w, since, proof, faults)
-                })
-                .collect(),
-        });
-        observations.add(Findings {
-            omitted: self.rejected.omitted,
-            listed: self
-                .rejected
-                .into_sorted()
-                .into_iter()
-                .map(|(lock, w, max)| describe::rejected(&names[lock as usize], &w, max, faults))
-                .collect(),
-        });
+        let mut others = Vec::new();
         if self.counter.writes > 0 {
             if self.counter.final_read.is_none() {
                 unknowns.push(
@@ -387,18 +327,13 @@ impl LockStream {
             } else {
                 let c = &self.counter;
                 let unsure = (c.writes - c.acked - c.failed) as i64;
-                violations.add(Findings::capped(describe::counter(c, unsure)));
+                others.push(Capped::of(describe::counter(c, unsure)));
             }
         }
         if let Some(d) = self.deadlocks {
             let threshold = d.threshold_ns();
             let mut found: Vec<(&str, u64, Finding)> = Vec::new();
-            let mut calm: Vec<(u64, u64)> = faults
-                .iter()
-                .filter(|w| !w.is_instant())
-                .map(|w| (w.start_ns, w.end_ns))
-                .collect();
-            let faulty = merge(&mut calm);
+            let faulty = faulty(faults);
             for (lock, segments) in d.finish() {
                 let name = names[lock as usize].as_str();
                 for mut seg in segments {
@@ -412,67 +347,61 @@ impl LockStream {
                 }
             }
             found.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
-            violations.add(Findings::capped(found.into_iter().map(|f| f.2).collect()));
+            others.push(Capped::of(found.into_iter().map(|f| f.2).collect()));
         }
-
-        let stats = self.stats;
-        if stats.acquires_ok == 0 {
-            unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
-        }
-        let verdict = Verdict::merge_all([
-            if violations.total() > 0 {
-                Verdict::Invalid
-            } else {
-                Verdict::Valid
+        let found = Found {
+            doubles: Capped {
+                omitted: self.doubles.omitted,
+                listed: self
+                    .doubles
+                    .into_sorted()
+                    .iter()
+                    .map(|(a, b)| describe::double(&names[a.lock as usize], a, b, faults))
+                    .collect(),
             },
-            if unknowns.is_empty() {
-                Verdict::Valid
-            } else {
-                Verdict::Unknown
+            accepted: Capped {
+                omitted: self.accepted.omitted,
+                listed: self
+                    .accepted
+                    .into_sorted()
+                    .into_iter()
+                    .map(|(lock, w, since, proof)| {
+                        describe::stale(&names[lock as usize], &w, since, proof, faults)
+                    })
+                    .collect(),
             },
-        ]);
-        LockReport {
-            property: self.params.property,
-            verdict,
-            violations: violations.listed,
-            observations: observations.listed,
-            omitted_violations: violations.omitted,
-            omitted_observations: observations.omitted,
+            rejected: Capped {
+                omitted: self.rejected.omitted,
+                listed: self
+                    .rejected
+                    .into_sorted()
+                    .into_iter()
+                    .map(|(lock, w, max)| {
+                        describe::rejected(&names[lock as usize], &w, max, faults)
+                    })
+                    .collect(),
+            },
+            others,
             unknowns,
-            stats,
-        }
+            stats: self.stats,
+        };
+        judge(self.params.property, found)
     }
 }
 
-/// Findings of several kinds, each kind capped on its own.
-#[derive(Default)]
-struct Findings {
-    listed: Vec<Finding>,
-    omitted: u64,
-}
-
-impl Findings {
-    fn capped(mut all: Vec<Finding>) -> Findings {
-        let omitted = all.len().saturating_sub(MAX_LISTED) as u64;
-        all.truncate(MAX_LISTED);
-        Findings {
-            listed: all,
-            omitted,
-        }
-    }
-
-    fn add(&mut self, c: Findings) {
-        self.listed.extend(c.listed);
-        self.omitted += c.omitted;
-    }
-
-    fn total(&self) -> u64 {
-        self.listed.len() as u64 + self.omitted
-    }
+/// The stretches in which some fault was in force, merged (a client crash is an instant, not a
+/// stretch).
+pub(crate) fn faulty(faults: &[FaultWindow]) -> Vec<(u64, u64)> {
+    let mut stretches: Vec<(u64, u64)> = faults
+        .iter()
+        .filter(|w| !w.is_instant())
+        .map(|w| (w.start_ns, w.end_ns))
+        .collect();
+    merge(&mut stretches)
 }
 
 /// Sorts and merges intervals that overlap or touch.
-fn merge(intervals: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
+pub(crate) fn merge(intervals: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
     intervals.sort_unstable();
     let mut out: Vec<(u64, u64)> = Vec::new();
     for &(s, e) in intervals.iter() {
@@ -485,7 +414,7 @@ fn merge(intervals: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
 }
 
 /// `[a, b]` minus the merged, sorted intervals `holes`.
-fn subtract(a: u64, b: u64, holes: &[(u64, u64)]) -> Vec<(u64, u64)> {
+pub(crate) fn subtract(a: u64, b: u64, holes: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
     let mut from = a;
     let first = holes.partition_point(|h| h.1 < a);

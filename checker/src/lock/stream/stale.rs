@@ -5,9 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-/// The error a fenced resource gives when it rejects a write.
-pub(crate) const STALE_TOKEN: &str = "stale-token";
-
 /// How many of a resource's highest accepted tokens keep the write that carried them, to name
 /// the write a `max_token` refers to. A `max_token` further back than this (a resource
 /// reporting a token thousands of grants old) is still a stale write; the finding then names
