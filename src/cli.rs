@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// records what clients saw, and checks whether mutual exclusion held.
 ///
 /// Exit codes: 0 valid, 1 invalid, 2 unknown, 3 bad input, 4 harness error,
-/// 5 suite mismatch, 130 interrupted.
+/// 5 suite mismatch, 6 incomplete run (check/report), 130 interrupted.
 #[derive(Debug, Parser)]
 #[command(name = "lockpick", version)]
 pub struct Cli {
@@ -42,6 +42,14 @@ pub enum Command {
     Compare(CompareArgs),
     /// Serve the store's runs and reports on 127.0.0.1, until Ctrl-C.
     Serve(ServeArgs),
+    /// Free the disk of finished and abandoned runs: delete their nodes' data folders
+    /// (`nodes/*/data`), keep histories, results, reports, run records, configs and logs.
+    /// Runs whose lockpick is still running are left alone.
+    Gc {
+        /// Root folder of stored runs.
+        #[arg(long, default_value = "store")]
+        store: PathBuf,
+    },
     /// Serve the embedded Toxiproxy-compatible API alone, until Ctrl-C.
     Toxiproxy {
         /// Address of the HTTP API (an IP or a name such as localhost; loopback only).

@@ -34,6 +34,7 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Report { run_dir } => report(&run_dir),
         Command::Compare(args) => crate::compare::compare(args),
         Command::Serve(args) => crate::serve::serve(args),
+        Command::Gc { store } => crate::gc::gc(&store),
         Command::Toxiproxy { listen } => toxiproxy(listen),
     }
 }
@@ -272,6 +273,17 @@ fn check(args: CheckArgs) -> u8 {
         property,
         deadlock_ms,
     };
+    // A run that did not end with a check says so first (from its run.json).
+    if let Some(dir) = run_dir
+        .as_ref()
+        .filter(|d| d.join("history.jsonl") == history)
+    {
+        match crate::incomplete::incomplete_run(dir) {
+            Ok(None) => {}
+            Ok(Some(run)) => return crate::incomplete::check_incomplete(dir, &run, &params),
+            Err(code) => return code,
+        }
+    }
     let found = match check_run_file(&history, &params) {
         Ok(f) => f,
         Err(e) => {
@@ -411,6 +423,18 @@ fn checked_results(
 }
 
 fn report(dir: &Path) -> u8 {
+    match crate::incomplete::incomplete_run(dir) {
+        Ok(None) => {}
+        Ok(Some(run)) => {
+            println!("{}: {}", dir.display(), run.sentence);
+            println!(
+                "  no results to report; `lockpick check {}` checks what was recorded",
+                dir.display()
+            );
+            return exit_code::INCOMPLETE_RUN;
+        }
+        Err(code) => return code,
+    }
     match lockpick_reports::report_run_dir(dir) {
         Ok(path) => {
             println!("{}", path.display());

@@ -13,5 +13,9 @@ pub const USAGE: u8 = 3;
 pub const HARNESS: u8 = 4;
 /// `lockpick suite`: some scenario did not reach its expected verdict.
 pub const SUITE_MISMATCH: u8 = 5;
+/// `check`/`report` on a run folder whose run did not end with a check: it was killed (or
+/// is still running); its `run.json` tells the phase it reached. A violation found in what it
+/// recorded is still reported as [`INVALID`].
+pub const INCOMPLETE_RUN: u8 = 6;
 /// Stopped by SIGINT or SIGTERM; what was recorded is kept and checked.
 pub const INTERRUPTED: u8 = 130;

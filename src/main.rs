@@ -5,6 +5,8 @@ mod cli;
 mod commands;
 mod compare;
 mod exit_code;
+mod gc;
+mod incomplete;
 mod printable;
 mod ranges;
 mod reproduce;

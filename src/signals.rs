@@ -15,18 +15,21 @@ pub fn install() -> std::io::Result<CancellationToken> {
     tokio::spawn(async move {
         let mut seen = 0;
         loop {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
+            let name = tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
             seen += 1;
             if seen == 1 {
                 eprintln!(
                     "\nlockpick: stopping the workload; press Ctrl-C again to kill everything now"
                 );
+                lockpick_harness::run::note_interrupt(name);
                 cancel.cancel();
             } else {
                 lockpick_harness::db::kill_all_children();
+                // Nothing will be checked: say so in each run's run.json.
+                lockpick_harness::run::mark_runs_killed(name);
                 std::process::exit(i32::from(exit_code::INTERRUPTED));
             }
         }

@@ -1,5 +1,8 @@
 //! The `lockpick` binary as a user runs it: exit codes, error messages, and Ctrl-C.
 
+mod proc_support;
+
+use proc_support::{alive, children};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -65,34 +68,6 @@ fn bad_scenario_file_exits_3_with_file_line_and_field() {
 fn bad_flag_exits_3_not_2() {
     let out = lockpick().args(["scenario", "--bogus"]).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "2 means unknown verdict");
-}
-
-/// Live children of `pid`, from /proc.
-fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue;
-        };
-        // Fields after the parenthesised name: state, ppid, …
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let mut fields = rest.split_whitespace();
-        let _state = fields.next();
-        if fields.next().and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
-        Err(_) => false,
-    }
 }
 
 fn latest_run(store: &Path, scenario: &str) -> PathBuf {

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <semaphore.h>
+#include <sys/mman.h>
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t n, size_t size);
@@ -99,3 +103,22 @@ size_t nallocx(size_t size, int flags) {
 void *mallocx(size_t size, int flags) { (void)flags; return __libc_malloc(size); }
 void dallocx(void *ptr, int flags) { (void)flags; __libc_free(ptr); }
 void sdallocx(void *ptr, size_t size, int flags) { (void)size; (void)flags; __libc_free(ptr); }
+
+/* libfaketime creates /dev/shm/faketime_shm_<pid> and sem.faketime_sem_<pid> at start and
+ * names them in FAKETIME_SHARED, for children of the process to share its clock; a process
+ * that is killed never removes them. lockpick's nodes have no such children, so with
+ * LOCKPICK_FAKETIME_UNLINK set the names are removed as soon as they exist: the process
+ * keeps its mappings, and nothing is left in /dev/shm whatever way it ends. Preloaded before
+ * libfaketime, this constructor runs after libfaketime's (ELF runs the initialisers of the
+ * preloaded objects in reverse load order). */
+__attribute__((constructor)) static void unlink_faketime_shm(void) {
+    const char *shared = getenv("FAKETIME_SHARED");
+    if (shared == NULL || getenv("LOCKPICK_FAKETIME_UNLINK") == NULL) {
+        return;
+    }
+    char sem[256], shm[256];
+    if (sscanf(shared, "%255s %255s", sem, shm) == 2) {
+        sem_unlink(sem);
+        shm_unlink(shm);
+    }
+}

@@ -337,11 +337,31 @@ async fn a_start_that_finds_its_port_taken_is_retried() {
 }
 
 #[tokio::test]
-async fn a_restart_keeps_its_port_and_reports_when_it_is_taken() {
+async fn a_killed_node_s_port_is_held_by_lockpick_until_its_restart() {
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
     let node = sup.start_redis("r", RedisOptions::default()).await.unwrap();
     sup.kill("r").await.unwrap();
+    // Another process cannot take it while the node is down, and a client is refused as by
+    // any node that is down.
+    assert!(std::net::TcpListener::bind(node.addr).is_err());
+    let refused = std::net::TcpStream::connect(node.addr).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    let after = sup.restart("r").await.unwrap();
+    assert_eq!(after.addr, node.addr);
+}
+
+#[tokio::test]
+async fn a_restart_keeps_its_port_and_reports_when_it_is_taken() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let node = sup.start_redis("r", RedisOptions::default()).await.unwrap();
+    // A crash (not our kill): nothing holds the port while the node is down.
+    // SAFETY: plain kill(2) of our own child.
+    assert_eq!(unsafe { libc::kill(node.pid as i32, libc::SIGKILL) }, 0);
+    while sup.node("r").unwrap().state == NodeState::Running {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let squatter = std::net::TcpListener::bind(node.addr).unwrap();
     let err = sup.restart("r").await.unwrap_err();
     let DbError::ExitedEarly { addr, log_tail, .. } = &err else {

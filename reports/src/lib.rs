@@ -9,6 +9,7 @@ mod error;
 mod junit;
 mod quantiles;
 mod run_report;
+pub mod store;
 mod store_index;
 mod suite_page;
 mod suite_record;

@@ -294,7 +294,8 @@ pub fn write_run_report(
 ) -> Result<PathBuf, ReportError> {
     let html = render_run_report(results, events)?;
     let path = dir.join("report.html");
-    std::fs::write(&path, html).map_err(|source| ReportError::Write {
+    // Whole or not at all, and never through a link planted at the name.
+    crate::store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
         path: path.clone(),
         source,
     })?;

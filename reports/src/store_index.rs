@@ -3,6 +3,7 @@
 
 use crate::error::ReportError;
 use crate::run_report::read_results;
+use crate::store::{RunState, RunStatus};
 use crate::templates::render;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,10 @@ pub struct StoredRun {
     pub ops: u64,
     pub violations: u64,
     pub has_report: bool,
+    pub has_results: bool,
+    /// For a run that did not end with a check: what happened, e.g. "interrupted during
+    /// workload: …" or "nothing ran: …" (from its `run.json`).
+    pub status: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -35,8 +40,10 @@ struct Page {
     compares: Vec<String>,
 }
 
-/// Every run under `store` (folders `<scenario>/<run-id>` with a `results.json`), newest first,
-/// and the folders whose results could not be read.
+/// Every run under `store` (folders `<scenario>/<run-id>` with a `results.json` or a
+/// `run.json`), newest first, and the folders whose records could not be read. A run that was
+/// interrupted before its results were written is listed with what happened, not as
+/// unreadable.
 pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
     let mut runs = Vec::new();
     let mut unreadable = Vec::new();
@@ -50,10 +57,43 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
         for run in sorted_dirs(&scenario) {
             let Some(id) = file_name(&run) else { continue };
             // `latest` is a link to a run listed under its own name.
-            if id == "latest" || !run.join("results.json").is_file() {
+            if id == "latest" {
                 continue;
             }
             let path = format!("{scenario_name}/{id}");
+            let state = match RunState::read(&run) {
+                Ok(s) => s,
+                Err(e) => {
+                    unreadable.push(format!("{path}: {e}"));
+                    continue;
+                }
+            };
+            let status = state.as_ref().and_then(RunState::incomplete_sentence);
+            if let (Some(status), Some(state)) = (status, &state) {
+                let verdict = match state.status() {
+                    RunStatus::Running(_) => "running",
+                    _ if state.phase.workload_ran() => "interrupted",
+                    _ => "nothing-ran",
+                };
+                runs.push(StoredRun {
+                    path,
+                    scenario: scenario_name.clone(),
+                    backend: "—".to_owned(),
+                    seed: seed_of(&id),
+                    time: stamp_time(&id),
+                    verdict: verdict.to_owned(),
+                    expected: None,
+                    ops: 0,
+                    violations: 0,
+                    has_report: run.join("report.html").is_file(),
+                    has_results: false,
+                    status: Some(status),
+                });
+                continue;
+            }
+            if !run.join("results.json").is_file() {
+                continue;
+            }
             match read_results(&run) {
                 Ok(r) => runs.push(StoredRun {
                     path,
@@ -66,6 +106,10 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
                     ops: r.ops,
                     violations: r.lock.violations.len() as u64 + r.lock.omitted_violations,
                     has_report: run.join("report.html").is_file(),
+                    has_results: true,
+                    status: r.interrupted.then(|| {
+                        "workload cut short by a signal; what was recorded was checked".to_owned()
+                    }),
                 }),
                 Err(e) => unreadable.push(format!("{path}: {e}")),
             }
@@ -113,6 +157,13 @@ fn file_name(p: &Path) -> Option<String> {
     p.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
+/// The seed in a run id `…-seed<N>[-n]`, 0 if it names none.
+fn seed_of(id: &str) -> u64 {
+    id.rsplit_once("-seed")
+        .and_then(|(_, rest)| rest.split('-').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// `20261121T233700Z-seed1` → `2026-11-21 23:37:00 UTC`; other names are shown as they are.
 fn stamp_time(id: &str) -> String {
     let b = id.as_bytes();
@@ -143,5 +194,43 @@ mod tests {
             "2026-11-21 23:37:00 UTC"
         );
         assert_eq!(stamp_time("odd"), "odd");
+        assert_eq!(seed_of("20261121T233700Z-seed17-2"), 17);
+    }
+
+    #[test]
+    fn interrupted_runs_are_listed_with_what_happened_not_as_unreadable() {
+        let store = tempfile::tempdir().unwrap();
+        let killed = |id: &str, phase: crate::store::Phase| {
+            let dir = store.path().join("redis-baseline").join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut state = RunState::new("t".into(), "0");
+            // A pid beyond the kernel's pid_max: its lockpick is gone.
+            state.pid = 4_194_305 + 5;
+            state.phase = phase;
+            state.write(&dir).unwrap();
+        };
+        killed("20261121T233700Z-seed3", crate::store::Phase::Workload);
+        killed(
+            "20261121T233800Z-seed4",
+            crate::store::Phase::ServersStarting,
+        );
+        let (runs, unreadable) = list_runs(store.path());
+        assert!(unreadable.is_empty(), "{unreadable:?}");
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].verdict, "nothing-ran");
+        assert!(runs[0]
+            .status
+            .as_deref()
+            .unwrap()
+            .starts_with("nothing ran"));
+        assert_eq!(runs[1].verdict, "interrupted");
+        assert_eq!(runs[1].seed, 3);
+        assert!(runs[1]
+            .status
+            .as_deref()
+            .unwrap()
+            .starts_with("interrupted during workload"));
+        let page = render_index(store.path()).unwrap();
+        assert!(page.contains("interrupted during workload"), "{page}");
     }
 }

@@ -27,6 +27,9 @@ pub(super) struct Member<'a> {
     pub(super) peer_ports: Vec<u16>,
 }
 
+/// How many times a cluster start is tried with new ports after one was taken.
+const START_ATTEMPTS: usize = 5;
+
 /// Starts members named `names` under `supervisor`, each with a client port and one peer port
 /// per label in `labels`, their peer links through `proxies` routed as `routing` says, and
 /// one client proxy per member (`n1` …). `kind` makes each member's config once the peer
@@ -42,6 +45,46 @@ pub(super) async fn start_members(
     mut kind: impl FnMut(&ClusterNet, &Member<'_>) -> NodeKind,
 ) -> Result<Cluster, ClusterError> {
     let mut supervisor = supervisor.lock().await;
+    let mut attempt = 0;
+    let (started, net) = loop {
+        attempt += 1;
+        let (net, specs) =
+            prepare_members(&supervisor, proxies, names, labels, routing, &mut kind).await?;
+        match supervisor.start_cluster(specs).await {
+            Ok(started) => break (started, net),
+            // Another process took a port before its member bound it: new ports, new peer
+            // proxies in front of them, new configs.
+            Err(DbError::ClusterPortTaken { .. }) if attempt < START_ATTEMPTS => {
+                net.delete().await;
+            }
+            Err(e) => {
+                net.delete().await;
+                return Err(e.into());
+            }
+        }
+    };
+    drop(supervisor);
+    let mut client_addrs = Vec::new();
+    for info in &started {
+        client_addrs.push(proxies.create(&info.name, info.addr).await?);
+    }
+    Ok(Cluster {
+        client_addrs,
+        members: started,
+        net,
+    })
+}
+
+/// Reserves every member's ports, builds the peer network in front of them and each
+/// member's config: one attempt's worth of [`MemberSpec`]s.
+async fn prepare_members(
+    supervisor: &Supervisor,
+    proxies: &FaultProxies,
+    names: &[String],
+    labels: &[&str],
+    routing: Routing,
+    kind: &mut impl FnMut(&ClusterNet, &Member<'_>) -> NodeKind,
+) -> Result<(ClusterNet, Vec<MemberSpec>), ClusterError> {
     let reserve = |name: &str| {
         reserve_port().map_err(|source| DbError::Port {
             node: name.to_owned(),
@@ -85,15 +128,5 @@ pub(super) async fn start_members(
             }
         })
         .collect();
-    let started = supervisor.start_cluster(specs).await?;
-    drop(supervisor);
-    let mut client_addrs = Vec::new();
-    for info in &started {
-        client_addrs.push(proxies.create(&info.name, info.addr).await?);
-    }
-    Ok(Cluster {
-        client_addrs,
-        members: started,
-        net,
-    })
+    Ok((net, specs))
 }

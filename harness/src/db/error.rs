@@ -37,6 +37,14 @@ pub enum DbError {
         #[source]
         source: io::Error,
     },
+    /// A cluster member could not bind one of its ports: another process took it between our
+    /// choice and the member's start. Every member was stopped; a new attempt with new ports
+    /// may succeed.
+    #[error("start the cluster: a port was taken before its member bound it: {source}")]
+    ClusterPortTaken {
+        #[source]
+        source: Box<DbError>,
+    },
     /// fork/exec failed.
     #[error("spawn {binary} for node {node}: {source}")]
     Spawn {

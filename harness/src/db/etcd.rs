@@ -203,3 +203,11 @@ impl NodeRecipe for EtcdOptions {
         Box::pin(etcd_is_leader(addr, PROBE_TIMEOUT))
     }
 }
+
+/// An etcd member as a node kind, for callers outside this crate (tests starting a cluster by
+/// hand with [`super::Supervisor::start_cluster`]).
+impl From<EtcdOptions> for super::NodeKind {
+    fn from(options: EtcdOptions) -> super::NodeKind {
+        super::NodeKind::new(options)
+    }
+}

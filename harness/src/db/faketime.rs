@@ -91,7 +91,9 @@ pub(crate) fn prepare(command: &mut Command, control: &Path) {
         .env("FAKETIME_TIMESTAMP_FILE", control)
         .env("FAKETIME_NO_CACHE", "1")
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
-        .env("FAKETIME_XRESET", "1");
+        .env("FAKETIME_XRESET", "1")
+        // The allocator shim removes libfaketime's /dev/shm files at start (see alloc_shim.c).
+        .env("LOCKPICK_FAKETIME_UNLINK", "1");
 }
 
 /// Removes the `/dev/shm` files (`faketime_shm_<pid>`, `sem.faketime_sem_<pid>`) of

@@ -117,12 +117,19 @@ pub(crate) async fn launch(
             let child = guard.disarm();
             let _ = registry::signal(child.pid(), libc::SIGKILL);
             child.wait().await;
-            return Err(LaunchFailure::Fatal(DbError::NotReady {
+            let err = DbError::NotReady {
                 node: name.to_string(),
                 addr: addr.to_string(),
                 timeout,
                 log_tail: folder.log_tail(),
-            }));
+            };
+            // A server that lost a port (ZooKeeper's election port, say) may keep running
+            // without ever becoming ready: the log tells, and a new port may do.
+            return Err(if kind.address_in_use(&folder.logs_since(mark)) {
+                LaunchFailure::AddressInUse(err)
+            } else {
+                LaunchFailure::Fatal(err)
+            });
         }
         tokio::time::sleep(PROBE_INTERVAL).await;
     }

@@ -43,16 +43,19 @@ pub struct MemberSpec {
 pub struct Supervisor {
     run_dir: PathBuf,
     nodes: BTreeMap<String, Node>,
+    /// Starts retried on a new port after "address in use".
+    bind_retries: u64,
 }
 
 struct Node {
     kind: NodeKind,
     folder: NodeFolder,
     addr: SocketAddr,
-    /// Keeps `addr`'s port for this node across kills and restarts.
-    _port: PortLease,
+    /// Keeps `addr`'s port for this node across kills and restarts (bound by us while the
+    /// node is down).
+    port: PortLease,
     /// Keeps the node's other ports (cluster peer ports) for it across kills and restarts.
-    _extra_ports: Vec<ReservedPort>,
+    extra_ports: Vec<ReservedPort>,
     child: Child,
     paused: bool,
     /// The last process was killed by us, so its exit is not a crash.
@@ -63,6 +66,22 @@ struct Node {
 impl Node {
     fn alive(&self) -> bool {
         self.child.exit().is_none()
+    }
+
+    /// Binds the node's ports while it is down, so no other process takes them.
+    fn hold_ports(&mut self) {
+        self.port.hold();
+        for p in &mut self.extra_ports {
+            p.0.hold();
+        }
+    }
+
+    /// Lets go of the node's ports for the process about to bind them.
+    fn release_ports(&mut self) {
+        self.port.release();
+        for p in &mut self.extra_ports {
+            p.release();
+        }
     }
 
     fn info(&self, name: &str) -> NodeInfo {
@@ -90,6 +109,7 @@ impl Supervisor {
         Supervisor {
             run_dir: run_dir.to_path_buf(),
             nodes: BTreeMap::new(),
+            bind_retries: 0,
         }
     }
 
@@ -130,17 +150,21 @@ impl Supervisor {
         let mut attempt = 0;
         let (addr, port, child, startup) = loop {
             attempt += 1;
-            let port = lease_free_port().map_err(|source| DbError::Port {
+            let mut port = lease_free_port().map_err(|source| DbError::Port {
                 node: name.to_string(),
                 source,
             })?;
+            port.release();
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port.port()));
             match launch(name, &kind, &folder, addr).await {
                 Ok((child, startup)) => break (addr, port, child, startup),
                 Err(LaunchFailure::AddressInUse(err)) if attempt >= START_ATTEMPTS => {
                     return Err(err)
                 }
-                Err(LaunchFailure::AddressInUse(_)) => continue,
+                Err(LaunchFailure::AddressInUse(_)) => {
+                    self.bind_retries += 1;
+                    continue;
+                }
                 Err(LaunchFailure::Fatal(err)) => return Err(err),
             }
         };
@@ -148,8 +172,8 @@ impl Supervisor {
             kind,
             folder,
             addr,
-            _port: port,
-            _extra_ports: Vec::new(),
+            port,
+            extra_ports: Vec::new(),
             child,
             paused: false,
             killed: false,
@@ -162,8 +186,9 @@ impl Supervisor {
 
     /// Starts the members of one cluster together and waits until every one is ready (for
     /// etcd: sees a leader), since no member of a new cluster is ready before a quorum runs.
-    /// Ports are the caller's, reserved before the member configs were built; there is no
-    /// retry on another port. On any failure every member started here is killed.
+    /// Ports are the caller's, reserved before the member configs were built. On any failure
+    /// every member started here is killed; when a member found its port taken the error is
+    /// [`DbError::ClusterPortTaken`] and the caller may try again with new ports.
     pub async fn start_cluster(
         &mut self,
         members: Vec<MemberSpec>,
@@ -199,6 +224,12 @@ impl Supervisor {
             })?;
             prepared.push((member, folder));
         }
+        for (member, _) in &mut prepared {
+            member.client.release();
+            for p in &mut member.other_ports {
+                p.release();
+            }
+        }
         let mut launches = tokio::task::JoinSet::new();
         for (index, (member, folder)) in prepared.iter().enumerate() {
             let (name, kind, folder) = (member.name.clone(), member.kind.clone(), folder.clone());
@@ -207,10 +238,15 @@ impl Supervisor {
         }
         let mut started = Vec::new();
         let mut first_error = None;
+        let mut port_taken = false;
         while let Some(joined) = launches.join_next().await {
             match joined {
                 Ok((index, Ok(child))) => started.push((index, child)),
-                Ok((_, Err(LaunchFailure::AddressInUse(err) | LaunchFailure::Fatal(err)))) => {
+                Ok((_, Err(LaunchFailure::AddressInUse(err)))) => {
+                    port_taken = true;
+                    first_error.get_or_insert(err);
+                }
+                Ok((_, Err(LaunchFailure::Fatal(err)))) => {
                     first_error.get_or_insert(err);
                 }
                 // A launch task only ends by returning; a panic there is a bug worth seeing.
@@ -224,7 +260,20 @@ impl Supervisor {
             for (_, (child, _)) in &started {
                 child.wait().await;
             }
-            return Err(err);
+            if !port_taken {
+                return Err(err);
+            }
+            // The caller retries with new ports and new configs in fresh folders; this
+            // attempt's folders stay beside them, renamed, for their logs.
+            self.bind_retries += 1;
+            for (member, folder) in &prepared {
+                let aside =
+                    self.node_dir(&format!("{}.port-taken-{}", member.name, self.bind_retries));
+                let _ = std::fs::rename(&folder.root, aside);
+            }
+            return Err(DbError::ClusterPortTaken {
+                source: Box::new(err),
+            });
         }
         started.sort_by_key(|(index, _)| *index);
         let mut infos = Vec::new();
@@ -233,8 +282,8 @@ impl Supervisor {
                 kind: member.kind,
                 folder,
                 addr: SocketAddr::from((Ipv4Addr::LOCALHOST, member.client.port())),
-                _port: member.client.0,
-                _extra_ports: member.other_ports,
+                port: member.client.0,
+                extra_ports: member.other_ports,
                 child,
                 paused: false,
                 killed: false,
@@ -244,6 +293,12 @@ impl Supervisor {
             self.nodes.insert(member.name, node);
         }
         Ok(infos)
+    }
+
+    /// How many starts were retried on a new port because another process took the chosen
+    /// one first (another run on the machine, most likely).
+    pub fn bind_retries(&self) -> u64 {
+        self.bind_retries
     }
 
     /// The one of `names` that leads its cluster right now, if any answers that it does.
@@ -319,6 +374,7 @@ impl Supervisor {
         }
         node.child.wait().await;
         node.paused = false;
+        node.hold_ports();
         Ok(())
     }
 
@@ -349,6 +405,7 @@ impl Supervisor {
         let mut launches = tokio::task::JoinSet::new();
         for (index, name) in names.iter().enumerate() {
             let node = self.node_mut(name)?;
+            node.release_ports();
             let (name, kind, folder, addr) = (
                 name.clone(),
                 node.kind.clone(),

@@ -116,6 +116,9 @@ impl ZkOptions {
                 "-Xmx256m",
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
+                // No /tmp/hsperfdata_<user>/<pid>: the JVM removes it only on a clean exit,
+                // and we kill members, so every run would leave one behind.
+                "-XX:-UsePerfData",
             ])
             .arg(format!(
                 "-Dorg.slf4j.simpleLogger.logFile={}",

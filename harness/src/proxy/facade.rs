@@ -110,11 +110,13 @@ impl FaultProxies {
         let mut tries = 0;
         loop {
             tries += 1;
-            let lease = reserve_port().map_err(|source| ProxyError::Port {
+            let mut lease = reserve_port().map_err(|source| ProxyError::Port {
                 proxy: name.to_string(),
                 source,
             })?;
             let listen = SocketAddr::from(([127, 0, 0, 1], lease.port()));
+            // The proxy server binds it now.
+            lease.release();
             match self.create_at(name, listen, upstream).await {
                 Ok(addr) => {
                     self.leases().insert(name.to_string(), lease);

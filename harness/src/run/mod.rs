@@ -12,4 +12,4 @@ mod store;
 pub use error::RunError;
 pub use options::RunOptions;
 pub use runner::{run_scenario, RunOutcome};
-pub use store::{create_run_dir, utc_stamp};
+pub use store::{create_run_dir, mark_runs_killed, note_interrupt, utc_stamp, STOP_AT_ENV};

@@ -4,7 +4,9 @@
 use super::backend::start_backend;
 use super::error::RunError;
 use super::options::RunOptions;
-use super::store::create_run_dir;
+use super::store::{
+    create_run_dir, discard_node_data, interrupt_signal, write_store_file, RunRecord,
+};
 use crate::client::{Broken, ClientCtx, PausePoints};
 use crate::db::{RedisOptions, Supervisor};
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
@@ -16,6 +18,7 @@ use lockpick_checker::history::{read_history, EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
 use lockpick_checker::run_checks::check_run;
+use lockpick_reports::store::{Ended, Phase};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -36,6 +39,10 @@ pub struct RunOutcome {
 
 /// Runs `scenario` with `opts`. `interrupt` is cancelled on SIGINT/SIGTERM: the workload stops,
 /// the teardown and the check of what was recorded still happen.
+///
+/// The run folder is born whole before any server starts (scenario, schedule, an empty
+/// history and `run.json`), and `run.json` follows the run through its phases, so a run
+/// killed at any point leaves a folder that says how far it got.
 pub async fn run_scenario(
     scenario: &Scenario,
     opts: &RunOptions,
@@ -52,13 +59,60 @@ pub async fn run_scenario(
     crate::scenario::check_overrides(scenario, opts.clients, opts.duration_ms)
         .map_err(RunError::Options)?;
     let seed = opts.seed.unwrap_or(scenario.seed);
+    let clients = opts.clients.unwrap_or(scenario.workload.clients);
+    let duration_ms = opts.duration_ms.unwrap_or(scenario.workload.duration_ms);
+    let steps = build_schedule(scenario, seed, duration_ms, clients);
+    // libfaketime files of nodes an earlier, killed run left behind.
+    crate::db::faketime::clean_stale_shm();
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
     let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
-    write_file(&dir.join("scenario.toml"), text.as_bytes())?;
+    write_store_file(&dir.join("scenario.toml"), text.as_bytes())?;
+    write_store_file(
+        &dir.join("schedule.json"),
+        &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
+    )?;
+    write_store_file(&dir.join("history.jsonl"), b"")?;
+    let record = RunRecord::create(&dir, opts.keep_data)?;
+    let result = run_recorded(scenario, opts, seed, steps, &dir, &record, interrupt).await;
+    let (phase, ended) = match &result {
+        Ok(outcome) => (
+            Phase::Done,
+            Ended::Checked {
+                verdict: outcome.results.verdict,
+                interrupted_by: outcome
+                    .results
+                    .interrupted
+                    .then(|| interrupt_signal().unwrap_or_else(|| "a signal".to_owned())),
+            },
+        ),
+        Err(e) => (
+            record.phase(),
+            Ended::HarnessError {
+                message: e.to_string(),
+            },
+        ),
+    };
+    // A run that already failed reports that failure, not a second one of the store.
+    match record.end(phase, ended) {
+        Err(e) if result.is_ok() => Err(e),
+        _ => result,
+    }
+}
 
+/// The run after its folder exists: servers up, workload, teardown, check.
+async fn run_recorded(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    seed: u64,
+    steps: Vec<crate::nemesis::Step>,
+    dir: &Path,
+    record: &RunRecord,
+    interrupt: CancellationToken,
+) -> Result<RunOutcome, RunError> {
+    record.advance(Phase::ServersStarting)?;
     // Nodes die with the supervisor on every path out of this function (Drop kills them when
     // the last holder, this function or the nemesis, lets go).
-    let supervisor = Arc::new(Mutex::new(Supervisor::new(&dir)));
+    let supervisor = Arc::new(Mutex::new(Supervisor::new(dir)));
     let embedded = match opts.toxiproxy {
         Some(_) => None,
         None => Some(EmbeddedToxiproxy::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?),
@@ -68,7 +122,17 @@ pub async fn run_scenario(
         .or(embedded.as_ref().map(|e| e.api_addr()))
         .expect("an external or an embedded toxiproxy");
     let proxies = FaultProxies::new(api)?.in_namespace(run_namespace());
-    let result = run_with(scenario, opts, seed, &dir, &supervisor, &proxies, interrupt).await;
+    let recorded = run_with(
+        scenario,
+        opts,
+        steps,
+        &supervisor,
+        &proxies,
+        dir,
+        record,
+        interrupt.clone(),
+    )
+    .await;
     // Proxies of this run are removed even on an external server, which outlives us.
     for node in scenario.node_names() {
         let _ = proxies.delete(&node).await;
@@ -76,31 +140,71 @@ pub async fn run_scenario(
     if let Some(e) = embedded {
         e.shutdown().await;
     }
-    supervisor.lock().await.stop_all().await;
+    let mut sup = supervisor.lock().await;
+    sup.stop_all().await;
+    record.set_bind_retries(sup.bind_retries());
+    drop(sup);
     // Killed libfaketime nodes cannot remove their shared-memory files themselves.
     crate::db::faketime::clean_stale_shm();
     if !opts.keep_data {
-        discard_node_data(&dir);
+        discard_node_data(dir);
     }
-    result
+    let recorded = recorded?;
+
+    record.advance(Phase::Checking)?;
+    let events = read_history(&dir.join("history.jsonl"))?;
+    let checks = check_run(
+        &events,
+        &LockCheckParams {
+            property: scenario.property,
+            deadlock_ms: scenario.deadlock_ms,
+        },
+    );
+    let results = RunResults {
+        v: RESULTS_VERSION,
+        scenario: scenario.name.clone(),
+        backend: scenario.lock_name(),
+        seed,
+        verdict: checks.verdict(),
+        expected: scenario.expected,
+        interrupted: interrupt.is_cancelled(),
+        workload_ms: recorded.workload_time.as_millis() as u64,
+        ops: recorded.ops,
+        history: "history.jsonl".to_owned(),
+        reproduce: opts.reproduce.clone(),
+        lock: checks.lock,
+        linearizability: checks.linearizability,
+    };
+    write_store_file(
+        &dir.join("results.json"),
+        &serde_json::to_vec_pretty(&results).expect("results serialize"),
+    )?;
+    Ok(RunOutcome {
+        dir: dir.to_owned(),
+        results,
+    })
 }
 
+/// What the workload left for the check.
+struct Recorded {
+    workload_time: Duration,
+    ops: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn run_with(
     scenario: &Scenario,
     opts: &RunOptions,
-    seed: u64,
-    dir: &Path,
+    steps: Vec<crate::nemesis::Step>,
     supervisor: &Arc<Mutex<Supervisor>>,
     proxies: &FaultProxies,
+    dir: &Path,
+    record: &RunRecord,
     interrupt: CancellationToken,
-) -> Result<RunOutcome, RunError> {
+) -> Result<Recorded, RunError> {
+    let seed = opts.seed.unwrap_or(scenario.seed);
     let clients = opts.clients.unwrap_or(scenario.workload.clients);
     let duration_ms = opts.duration_ms.unwrap_or(scenario.workload.duration_ms);
-    let steps = build_schedule(scenario, seed, duration_ms, clients);
-    write_file(
-        &dir.join("schedule.json"),
-        &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
-    )?;
 
     let backend = start_backend(scenario, supervisor, proxies, &opts.external, dir).await?;
     let resource_addr = match opts.resource {
@@ -125,6 +229,7 @@ async fn run_with(
     .map_err(RunError::Resource)?;
     resource.clear().await.map_err(RunError::Resource)?;
 
+    record.advance(Phase::Workload)?;
     let recorder = Arc::new(Recorder::create(&dir.join("history.jsonl"))?);
     let points: Vec<Arc<PausePoints>> = (0..clients).map(|_| Arc::default()).collect();
     let next_process = Arc::new(AtomicU64::new(clients as u64));
@@ -177,6 +282,7 @@ async fn run_with(
     }
     stop.cancel();
     let workload_time = started.elapsed();
+    record.advance(Phase::Teardown)?;
     progress.finish();
 
     // In-flight operations finish (a pause runs its course); a stuck one is abandoned after
@@ -205,36 +311,9 @@ async fn run_with(
     }
     nemesis_result?;
 
-    let events = read_history(recorder.path())?;
-    let checks = check_run(
-        &events,
-        &LockCheckParams {
-            property: scenario.property,
-            deadlock_ms: scenario.deadlock_ms,
-        },
-    );
-    let results = RunResults {
-        v: RESULTS_VERSION,
-        scenario: scenario.name.clone(),
-        backend: scenario.lock_name(),
-        seed,
-        verdict: checks.verdict(),
-        expected: scenario.expected,
-        interrupted: interrupt.is_cancelled(),
-        workload_ms: workload_time.as_millis() as u64,
+    Ok(Recorded {
+        workload_time,
         ops: recorder.completed_ops(),
-        history: "history.jsonl".to_owned(),
-        reproduce: opts.reproduce.clone(),
-        lock: checks.lock,
-        linearizability: checks.linearizability,
-    };
-    write_file(
-        &dir.join("results.json"),
-        &serde_json::to_vec_pretty(&results).expect("results serialize"),
-    )?;
-    Ok(RunOutcome {
-        dir: dir.to_owned(),
-        results,
     })
 }
 
@@ -282,21 +361,6 @@ async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
         crate::client::Outcome::Info(e) => (EventKind::Info, note, Some(e)),
     };
     recorder.record(process, kind, F::Read, None, value, error);
-}
-
-/// Removes the stopped nodes' data folders, keeping their configs and logs: etcd alone
-/// preallocates 64 MB of WAL per member, and a store of nightly runs would fill a disk.
-fn discard_node_data(dir: &Path) {
-    let Ok(nodes) = std::fs::read_dir(dir.join("nodes")) else {
-        return;
-    };
-    for node in nodes.flatten() {
-        let _ = std::fs::remove_dir_all(node.path().join("data"));
-    }
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    std::fs::write(path, bytes).map_err(|e| RunError::store(path, e))
 }
 
 /// A proxy-name prefix no other run uses: unique per process (pid) and per run in it, so runs

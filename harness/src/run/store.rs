@@ -1,8 +1,15 @@
-//! The store layout: `store/<scenario>/<run-id>/` per run, with a `latest` link beside.
+//! The store layout: `store/<scenario>/<run-id>/` per run, with a `latest` link beside, and
+//! the run's state record (`run.json`) kept current as the run moves through its phases.
 
 use super::error::RunError;
+use lockpick_reports::store::{link_atomic, write_atomic, Ended, Phase, RunState};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Test hook: with `LOCKPICK_TEST_STOP_AT=<phase>` a run stops itself (SIGSTOP) right after
+/// recording that it reached `<phase>`, so a test can kill it there without guessing times.
+pub const STOP_AT_ENV: &str = "LOCKPICK_TEST_STOP_AT";
 
 /// UTC time as `YYYYMMDDTHHMMSSZ`.
 pub fn utc_stamp(t: SystemTime) -> String {
@@ -47,12 +54,139 @@ pub fn create_run_dir(root: &Path, scenario: &str, seed: u64) -> Result<PathBuf,
             Err(e) => return Err(RunError::store(&dir, e)),
         }
     };
-    let latest = parent.join("latest");
-    let _ = std::fs::remove_file(&latest);
     // Best effort: a store on a file system without symlinks still works, just without it.
-    #[cfg(unix)]
-    let _ = std::os::unix::fs::symlink(dir.file_name().unwrap_or_default(), &latest);
+    let _ = link_atomic(
+        Path::new(dir.file_name().unwrap_or_default()),
+        &parent.join("latest"),
+    );
     Ok(dir)
+}
+
+/// Writes a file of the run folder whole or not at all (see [`lockpick_reports::store::atomic`]).
+pub(crate) fn write_store_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    write_atomic(path, bytes).map_err(|e| RunError::store(path, e))
+}
+
+/// The live state record of one run: every change is written to `run.json` at once.
+#[derive(Clone)]
+pub(crate) struct RunRecord {
+    dir: PathBuf,
+    state: Arc<Mutex<RunState>>,
+    /// `--keep-data`: the nodes' data stays even when the run is killed.
+    keep_data: bool,
+}
+
+/// Records of the runs in progress in this process, for [`mark_runs_killed`].
+static ACTIVE: Mutex<Vec<RunRecord>> = Mutex::new(Vec::new());
+
+impl RunRecord {
+    /// Writes the first record (phase `created`) into the new run folder `dir`.
+    pub(crate) fn create(dir: &Path, keep_data: bool) -> Result<RunRecord, RunError> {
+        let state = RunState::new(utc_stamp(SystemTime::now()), env!("CARGO_PKG_VERSION"));
+        let record = RunRecord {
+            dir: dir.to_owned(),
+            state: Arc::new(Mutex::new(state)),
+            keep_data,
+        };
+        record.update(|_| {})?;
+        lock(&ACTIVE).push(record.clone());
+        record.stop_if_asked(Phase::Created);
+        Ok(record)
+    }
+
+    /// Records that the run reached `phase`.
+    pub(crate) fn advance(&self, phase: Phase) -> Result<(), RunError> {
+        self.update(|s| s.phase = phase)?;
+        self.stop_if_asked(phase);
+        Ok(())
+    }
+
+    /// The last phase recorded.
+    pub(crate) fn phase(&self) -> Phase {
+        lock(&self.state).phase
+    }
+
+    /// Records how many server starts of this run were retried on a new port.
+    pub(crate) fn set_bind_retries(&self, n: u64) {
+        let _ = self.update(|s| s.bind_retries = n);
+    }
+
+    /// Records how the run ended; the run is no longer in progress.
+    pub(crate) fn end(&self, phase: Phase, ended: Ended) -> Result<(), RunError> {
+        lock(&ACTIVE).retain(|r| !Arc::ptr_eq(&r.state, &self.state));
+        self.update(|s| {
+            s.phase = phase;
+            s.ended = Some(ended);
+        })
+    }
+
+    fn update(&self, change: impl FnOnce(&mut RunState)) -> Result<(), RunError> {
+        let mut state = lock(&self.state);
+        change(&mut state);
+        state.write(&self.dir).map_err(|e| {
+            RunError::store(
+                &self.dir.join(lockpick_reports::store::RUN_STATE_FILE),
+                io(e),
+            )
+        })
+    }
+
+    fn stop_if_asked(&self, phase: Phase) {
+        if std::env::var(STOP_AT_ENV).is_ok_and(|p| p == phase.name()) {
+            // SAFETY: raise has no memory-safety preconditions.
+            unsafe { libc::raise(libc::SIGSTOP) };
+        }
+    }
+}
+
+fn io(e: lockpick_reports::ReportError) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Records in every run in progress that `signal` (a second SIGINT/SIGTERM) killed it, and
+/// removes its nodes' data as a finished run's: for the emergency exit, which skips the
+/// teardown and the check. Call it once the servers are dead
+/// ([`crate::db::kill_all_children`]).
+pub fn mark_runs_killed(signal: &str) {
+    let active: Vec<RunRecord> = lock(&ACTIVE).clone();
+    for record in active {
+        let _ = record.update(|s| {
+            s.ended = Some(Ended::Killed {
+                signal: signal.to_owned(),
+            })
+        });
+        if !record.keep_data {
+            discard_node_data(&record.dir);
+        }
+    }
+}
+
+/// Removes the stopped nodes' data folders, keeping their configs and logs: etcd alone
+/// preallocates 64 MB of WAL per member, and a store of nightly runs would fill a disk.
+pub(crate) fn discard_node_data(dir: &Path) {
+    let Ok(nodes) = std::fs::read_dir(dir.join("nodes")) else {
+        return;
+    };
+    for node in nodes.flatten() {
+        let _ = std::fs::remove_dir_all(node.path().join("data"));
+    }
+}
+
+/// The first SIGINT/SIGTERM of this process, noted by the binary's signal handling so a run
+/// can say in `run.json` what interrupted it.
+static INTERRUPT_SIGNAL: Mutex<Option<String>> = Mutex::new(None);
+
+/// Notes that `signal` asked the runs to stop (kept: the first one).
+pub fn note_interrupt(signal: &str) {
+    lock(&INTERRUPT_SIGNAL).get_or_insert_with(|| signal.to_owned());
+}
+
+pub(crate) fn interrupt_signal() -> Option<String> {
+    lock(&INTERRUPT_SIGNAL).clone()
 }
 
 #[cfg(test)]

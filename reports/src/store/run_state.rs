@@ -1,0 +1,277 @@
+//! `run.json`: the state record of one run, written when its folder is born and rewritten
+//! (whole, see [`super::atomic`]) at every phase. A run killed at any moment, SIGKILL
+//! included, leaves a record of the last phase it reached; a reader that finds no end in it
+//! and no live lockpick behind it knows the run was interrupted there. The format is
+//! versioned here and nowhere else.
+
+use super::atomic::write_atomic;
+use crate::error::ReportError;
+use lockpick_checker::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// Version of the `run.json` format written by this build.
+pub const RUN_STATE_VERSION: u32 = 1;
+/// The state record's name in a run folder.
+pub const RUN_STATE_FILE: &str = "run.json";
+
+/// How far a run got, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// The folder exists with its scenario, schedule and an empty history; no server yet.
+    Created,
+    /// Servers and proxies are being started.
+    ServersStarting,
+    /// Clients and the nemesis are running; the history grows.
+    Workload,
+    /// The workload stopped; servers and proxies are being stopped.
+    Teardown,
+    /// The history is being checked and `results.json` written.
+    Checking,
+    /// `results.json` is written.
+    Done,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Created => "created",
+            Phase::ServersStarting => "servers-starting",
+            Phase::Workload => "workload",
+            Phase::Teardown => "teardown",
+            Phase::Checking => "checking",
+            Phase::Done => "done",
+        }
+    }
+
+    /// Every phase, in order.
+    pub const ALL: [Phase; 6] = [
+        Phase::Created,
+        Phase::ServersStarting,
+        Phase::Workload,
+        Phase::Teardown,
+        Phase::Checking,
+        Phase::Done,
+    ];
+
+    pub fn from_name(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether any client operation could have run by this phase.
+    pub fn workload_ran(self) -> bool {
+        self >= Phase::Workload
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a run ended, when lockpick lived to say it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Ended {
+    /// The history was checked and `results.json` written. `interrupted_by` names the signal
+    /// (SIGINT, SIGTERM) that cut the workload short, if one did.
+    Checked {
+        verdict: Verdict,
+        interrupted_by: Option<String>,
+    },
+    /// A second SIGINT/SIGTERM killed every server and exited at once: nothing was checked.
+    Killed { signal: String },
+    /// The harness failed (a server did not start, the store could not be written, …).
+    HarnessError { message: String },
+}
+
+/// The content of `run.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunState {
+    /// Format version, [`RUN_STATE_VERSION`] when written by this build.
+    pub v: u32,
+    /// When the run started, UTC `YYYYMMDDTHHMMSSZ`.
+    pub started: String,
+    /// The lockpick that ran it.
+    pub lockpick_version: String,
+    /// Its process id, and the process's start time in clock ticks after boot (from
+    /// `/proc/<pid>/stat`), so a pid reused by another process is not taken for it.
+    pub pid: u32,
+    pub pid_start: Option<u64>,
+    /// The last phase reached.
+    pub phase: Phase,
+    /// How it ended; absent while it runs, and forever if it was killed (SIGKILL).
+    pub ended: Option<Ended>,
+    /// How many times a server start was retried on a new port after "address in use".
+    #[serde(default)]
+    pub bind_retries: u64,
+}
+
+/// What a reader makes of a run folder's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunStatus {
+    /// lockpick said how it ended.
+    Ended(Ended),
+    /// Its lockpick is still running, in this phase.
+    Running(Phase),
+    /// Its lockpick is gone without saying how it ended (killed, e.g. SIGKILL or a crash).
+    Abandoned(Phase),
+}
+
+impl RunState {
+    /// The record of a run this process starts now.
+    pub fn new(started: String, lockpick_version: &str) -> RunState {
+        let pid = std::process::id();
+        RunState {
+            v: RUN_STATE_VERSION,
+            started,
+            lockpick_version: lockpick_version.to_owned(),
+            pid,
+            pid_start: process_start(pid),
+            phase: Phase::Created,
+            ended: None,
+            bind_retries: 0,
+        }
+    }
+
+    /// Writes the record into run folder `dir`, whole or not at all.
+    pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
+        let path = dir.join(RUN_STATE_FILE);
+        let bytes = serde_json::to_vec_pretty(self).expect("run state serializes");
+        write_atomic(&path, &bytes).map_err(|source| ReportError::Write { path, source })
+    }
+
+    /// Reads the record of run folder `dir`; `None` for a folder without one (runs stored
+    /// before run.json existed).
+    pub fn read(dir: &Path) -> Result<Option<RunState>, ReportError> {
+        let path = dir.join(RUN_STATE_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(ReportError::Read { path, source }),
+        };
+        let state: RunState = serde_json::from_str(&text).map_err(|e| ReportError::Parse {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        if state.v > RUN_STATE_VERSION {
+            return Err(ReportError::Parse {
+                path,
+                message: format!(
+                    "format version {} is newer than this lockpick reads ({RUN_STATE_VERSION})",
+                    state.v
+                ),
+            });
+        }
+        Ok(Some(state))
+    }
+
+    /// Whether the lockpick that wrote this record is still running.
+    pub fn owner_alive(&self) -> bool {
+        match process_start(self.pid) {
+            None => false,
+            Some(start) => self.pid_start.is_none_or(|s| s == start),
+        }
+    }
+
+    pub fn status(&self) -> RunStatus {
+        match &self.ended {
+            Some(end) => RunStatus::Ended(end.clone()),
+            None if self.owner_alive() => RunStatus::Running(self.phase),
+            None => RunStatus::Abandoned(self.phase),
+        }
+    }
+
+    /// One sentence for a run that did not end with a check, e.g. "interrupted during
+    /// workload (lockpick pid 12 is gone)" or "nothing ran: …"; `None` for a checked run.
+    pub fn incomplete_sentence(&self) -> Option<String> {
+        let (phase, why) = match self.status() {
+            RunStatus::Ended(Ended::Checked { .. }) => return None,
+            RunStatus::Ended(Ended::Killed { signal }) => {
+                (self.phase, format!("a second {signal} killed it"))
+            }
+            RunStatus::Ended(Ended::HarnessError { message }) => {
+                (self.phase, format!("the harness failed to {message}"))
+            }
+            RunStatus::Running(phase) => {
+                return Some(format!(
+                    "still running (phase {phase}, lockpick pid {})",
+                    self.pid
+                ))
+            }
+            RunStatus::Abandoned(phase) => (
+                phase,
+                format!("lockpick pid {} is gone without finishing it", self.pid),
+            ),
+        };
+        Some(if phase.workload_ran() {
+            format!("interrupted during {phase}: {why}")
+        } else {
+            format!("nothing ran: stopped during {phase} before the workload: {why}")
+        })
+    }
+}
+
+/// The start time (clock ticks after boot) of process `pid`, `None` if there is none.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name: the state is field 3 of the line,
+    // starttime field 22. A zombie (killed, not yet reaped by its parent) is gone too.
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    if matches!(fields.next()?, "Z" | "X") {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_tells_phases() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(RunState::read(dir.path()).unwrap(), None);
+        let mut s = RunState::new("20261124T000000Z".into(), "0.1.0");
+        assert!(s.pid_start.is_some());
+        s.write(dir.path()).unwrap();
+        assert_eq!(RunState::read(dir.path()).unwrap(), Some(s.clone()));
+        assert_eq!(s.status(), RunStatus::Running(Phase::Created));
+        // A pid that is not running: abandoned.
+        s.pid = 4_194_305 + 9;
+        assert_eq!(s.status(), RunStatus::Abandoned(Phase::Created));
+        assert!(s.incomplete_sentence().unwrap().starts_with("nothing ran"));
+        s.phase = Phase::Workload;
+        assert!(s
+            .incomplete_sentence()
+            .unwrap()
+            .starts_with("interrupted during workload"));
+        s.ended = Some(Ended::Checked {
+            verdict: Verdict::Valid,
+            interrupted_by: None,
+        });
+        assert_eq!(s.incomplete_sentence(), None);
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_the_run_s_lockpick() {
+        let mut s = RunState::new("x".into(), "0.1.0");
+        s.pid_start = s.pid_start.map(|t| t + 1);
+        assert!(!s.owner_alive());
+    }
+
+    #[test]
+    fn phase_names_round_trip() {
+        for p in Phase::ALL {
+            assert_eq!(Phase::from_name(p.name()), Some(p));
+            assert_eq!(
+                serde_json::to_string(&p).unwrap(),
+                format!("\"{}\"", p.name())
+            );
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! `lockpick gc`: frees the node data of finished and abandoned runs and the libfaketime
+//! files killed nodes left in /dev/shm; prints what it freed.
+
+use crate::exit_code;
+use std::path::Path;
+
+pub(crate) fn gc(store: &Path) -> u8 {
+    if !store.is_dir() {
+        eprintln!(
+            "lockpick: failed to read the store {}: not a folder",
+            store.display()
+        );
+        return exit_code::USAGE;
+    }
+    let report = lockpick_reports::store::gc::collect(store);
+    for (path, bytes) in &report.removed {
+        println!("removed {} ({})", path.display(), mib(*bytes));
+    }
+    for path in &report.temp_files {
+        println!("removed {} (left by an interrupted write)", path.display());
+    }
+    for path in &report.running {
+        println!("kept {} (its lockpick is still running)", path.display());
+    }
+    let shm = lockpick_harness::db::faketime::clean_stale_shm();
+    println!(
+        "freed {} in {} node data folders; removed {shm} stale libfaketime files from /dev/shm",
+        mib(report.freed_bytes()),
+        report.removed.len()
+    );
+    for e in &report.errors {
+        eprintln!("lockpick: failed to clean {e}");
+    }
+    if report.errors.is_empty() {
+        exit_code::VALID
+    } else {
+        exit_code::HARNESS
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
