@@ -5,6 +5,7 @@
 mod scenario_support;
 
 use lockpick_checker::history::{EventKind, Process, F};
+use lockpick_checker::lock::Finding;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
@@ -157,4 +158,35 @@ fn kazoo_releases_ok_a_lock_its_expired_session_lost() {
             && e.time_ns >= woke),
         "kazoo's release() says True for the node its session lost: {report}"
     );
+}
+
+/// The process that held first in `finding` answered a release after it woke with
+/// `fail not-owner`: the library saw, too late, that its keys held another value.
+fn stale_release_failed_not_owner(dir: &Path, report: &str, finding: &Finding) {
+    let stale = Process::Client(finding.processes[0]);
+    let woke = finding.window.expect("a double holder has a window").end_ns;
+    assert!(
+        history(dir).iter().any(|e| e.process == stale
+            && e.f == F::Release
+            && e.kind == EventKind::Fail
+            && e.error.as_deref() == Some("not-owner")
+            && e.time_ns >= woke),
+        "the stopped holder's release fails not-owner after it woke: {report}"
+    );
+}
+
+#[test]
+fn pottery_redlock_cannot_save_a_stopped_process() {
+    let (report, dir) = expecting(run("python-pottery-gc-pause"), Verdict::Invalid);
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    stale_release_failed_not_owner(&dir, &report.to_string(), finding);
+}
+
+#[test]
+fn python_redis_lock_cannot_save_a_stopped_process() {
+    let (report, dir) = expecting(run("python-redis-lock-gc-pause"), Verdict::Invalid);
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    stale_release_failed_not_owner(&dir, &report.to_string(), finding);
 }

@@ -1,0 +1,82 @@
+"""lockpick adapter for python-redis-lock (`redis_lock.Lock`), used as its docs show:
+`Lock(conn, name, expire=...)`, `acquire(blocking=True, timeout=...)`, `release()`, `extend()` as
+renew; `[client] init = { auto_renewal = true }` picks `Lock(..., auto_renewal=True)`, the
+library's renewal thread (extends every 2/3 of `expire`). One node; no fencing token.
+
+The library counts `expire` and `timeout` in whole seconds (`int(...)`) and refuses a timeout
+above `expire` without auto renewal, so `ttl_ms` must be a whole number of seconds and, without
+auto renewal, `acquire_timeout_ms` at most `ttl_ms`. A waiter sleeps in BLPOP on the lock's
+signal list: a release wakes it at once, an expiry only when its BLPOP times out."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from lockpick_protocol import fail, host_port, ok, serve  # noqa: E402
+
+import redis  # noqa: E402
+import redis_lock  # noqa: E402
+
+
+def start(init):
+    ttl_ms = init["ttl_ms"]
+    timeout_ms = init["acquire_timeout_ms"]
+    auto_renewal = bool(init.get("extra", {}).get("auto_renewal", False))
+    if ttl_ms % 1000 != 0 or ttl_ms < 1000:
+        raise SystemExit(
+            f"python-redis-lock adapter: lock.ttl_ms = {ttl_ms} is not allowed: the library's "
+            "expire is whole seconds; use 1000, 2000, ..."
+        )
+    if timeout_ms % 1000 != 0 or timeout_ms < 1000:
+        raise SystemExit(
+            f"python-redis-lock adapter: lock.acquire_timeout_ms = {timeout_ms} is not allowed: "
+            "the library's timeout is whole seconds; use 1000, 2000, ..."
+        )
+    if not auto_renewal and timeout_ms > ttl_ms:
+        raise SystemExit(
+            f"python-redis-lock adapter: lock.acquire_timeout_ms = {timeout_ms} is above "
+            f"lock.ttl_ms = {ttl_ms}, which the library refuses (TimeoutTooLarge) without "
+            "auto_renewal"
+        )
+    host, port = host_port(init["nodes"][0])
+    client = redis.Redis(host=host, port=port)
+    lock = redis_lock.Lock(
+        client, "lockpick:lock:" + init["lock"], expire=ttl_ms // 1000, auto_renewal=auto_renewal
+    )
+    state = {"since": None}
+
+    def lease_left():
+        return max(0, int(ttl_ms - (time.monotonic() - state["since"]) * 1000))
+
+    def acquire(_request):
+        # Counted from the first try: the key was set no earlier, so this never overstates it.
+        started = time.monotonic()
+        if lock.acquire(blocking=True, timeout=timeout_ms // 1000):
+            state["since"] = started
+            return ok(lease_ms=lease_left())
+        return fail("timeout-waiting")
+
+    def release(_request):
+        try:
+            lock.release()
+            return ok()
+        except redis_lock.NotAcquired:  # the key holds another id, or none
+            return fail("not-owner")
+
+    def renew(_request):
+        started = time.monotonic()
+        try:
+            lock.extend()
+        except redis_lock.NotAcquired:
+            return fail("lost")
+        state["since"] = started
+        return ok(lease_ms=lease_left())
+
+    return {
+        "adapter": "python-redis-lock-auto-renewal" if auto_renewal else "python-redis-lock",
+        "library": "python-redis-lock",
+        "ops": {"acquire": acquire, "release": release, "renew": renew},
+    }
+
+
+serve(start)
