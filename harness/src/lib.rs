@@ -6,6 +6,7 @@ pub mod client;
 pub mod cluster;
 pub mod db;
 pub mod locks;
+pub mod matrix;
 pub mod nemesis;
 pub mod proxy;
 pub mod recorder;

@@ -13,6 +13,7 @@ pub mod rules;
 
 pub use client_table::ClientTable;
 pub use error::ScenarioError;
+pub(crate) use error::Source;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
     node_rule, ClientSpec, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,

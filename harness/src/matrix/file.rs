@@ -1,0 +1,607 @@
+//! The matrix file (`scenarios/matrix/default.toml`): rows (locks), columns (faults with sizes
+//! relative to each row's lease), seeds per cell, the workload every cell shares, and the
+//! expected verdict of every cell with its reason. Errors name the file, the line and the
+//! field, like the scenario loader's.
+
+use super::size::Size;
+use crate::locks::{find_lock, lock_names, LockPreset};
+use crate::scenario::{rules, FaultKind, MsRange, PausePoint, Source};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A matrix file that cannot be used. Reads after "failed to".
+#[derive(Debug, thiserror::Error)]
+pub enum MatrixError {
+    #[error("read matrix file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("load matrix {path}:{line}: field `{field}`: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        field: String,
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMatrix {
+    name: Spanned<String>,
+    description: Option<String>,
+    seeds: Spanned<u64>,
+    #[serde(default = "one")]
+    first_seed: u64,
+    workload: RawWorkload,
+    #[serde(default)]
+    lock: RawLock,
+    #[serde(rename = "row")]
+    rows: Vec<Spanned<RawRow>>,
+    #[serde(rename = "column")]
+    columns: Vec<Spanned<RawColumn>>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    clients: Spanned<u64>,
+    duration: Spanned<toml::Value>,
+    hold_ms: Option<MsRange>,
+    think_ms: Option<MsRange>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLock {
+    acquire_timeout_ms: Option<u64>,
+    op_timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRow {
+    lock: Spanned<String>,
+    name: Option<Spanned<String>>,
+    ttl_ms: Spanned<u64>,
+    lease_ms: Option<Spanned<u64>>,
+    resource: Option<Spanned<String>>,
+    nodes: Option<u64>,
+    #[serde(default)]
+    watchdog: bool,
+    client: Option<toml::Table>,
+    about: Option<String>,
+    expect: Spanned<BTreeMap<String, Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawColumn {
+    name: Spanned<String>,
+    about: Spanned<String>,
+    fault: Option<Spanned<String>>,
+    at_ms: Option<MsRange>,
+    point: Option<Spanned<String>>,
+    nodes: Option<toml::Value>,
+    duration: Option<Spanned<toml::Value>>,
+    latency: Option<Spanned<toml::Value>>,
+    jitter: Option<Spanned<toml::Value>>,
+    offset: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    must_outlast_lease: bool,
+}
+
+/// A checked matrix.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    pub name: String,
+    pub description: String,
+    pub path: PathBuf,
+    pub seeds: u64,
+    pub first_seed: u64,
+    pub clients: u64,
+    pub duration: Size,
+    pub hold_ms: MsRange,
+    pub think_ms: MsRange,
+    pub acquire_timeout_ms: u64,
+    pub op_timeout_ms: u64,
+    pub rows: Vec<Row>,
+    pub columns: Vec<Column>,
+}
+
+/// A lock under test.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub name: String,
+    pub lock: &'static LockPreset,
+    pub ttl_ms: u64,
+    /// What frees the lock under a silent holder, when it is not the TTL (a SQL server's idle
+    /// timeout for a lease-less lock); the basis of `x lease` sizes.
+    pub lease_ms: Option<u64>,
+    pub fenced: bool,
+    pub nodes: Option<u64>,
+    pub watchdog: bool,
+    /// Extra `[client]` options, as written.
+    pub client: toml::Table,
+    /// How the lock works and what its token is.
+    pub about: String,
+    /// Expected outcome per column name.
+    pub expect: BTreeMap<String, Expectation>,
+    pub line: usize,
+}
+
+/// A fault (or none) with its sizes.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub name: String,
+    /// What the fault does, in a sentence.
+    pub about: String,
+    /// The scenario fault name; `None` for the baseline column.
+    pub fault: Option<String>,
+    pub at_ms: MsRange,
+    pub point: Option<PausePoint>,
+    pub nodes: Option<toml::Value>,
+    pub duration: Option<Size>,
+    pub latency: Option<Size>,
+    pub jitter: Option<Size>,
+    pub offset: Option<Size>,
+    /// The cell is "not tested" unless the history shows a pause longer than the lease.
+    pub must_outlast_lease: bool,
+    pub line: usize,
+}
+
+/// What a cell is expected to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expected {
+    /// No violation in any run.
+    Valid,
+    /// A violation in at least one run.
+    Invalid,
+    /// The lock cannot take the fault.
+    NotApplicable,
+}
+
+impl Expected {
+    pub fn name(self) -> &'static str {
+        match self {
+            Expected::Valid => "valid",
+            Expected::Invalid => "invalid",
+            Expected::NotApplicable => "n/a",
+        }
+    }
+}
+
+/// An expected outcome and the one-line reason for it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Expectation {
+    pub verdict: Expected,
+    pub why: String,
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.verdict.name(), self.why)
+    }
+}
+
+/// The most runs per cell.
+pub const MAX_SEEDS: u64 = 1000;
+
+/// Reads and checks the matrix file at `path`.
+pub fn load_matrix(path: &Path) -> Result<Matrix, MatrixError> {
+    let text = std::fs::read_to_string(path).map_err(|source| MatrixError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse_matrix(path, &text)
+}
+
+/// Parses matrix text; `path` is used in messages.
+pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
+    let src = Source::new(path, text);
+    let err = |span: std::ops::Range<usize>, field: &str, message: String| MatrixError::Invalid {
+        path: path.to_owned(),
+        line: src.line_of(span.start),
+        field: field.to_owned(),
+        message,
+    };
+    let raw: RawMatrix = toml::from_str(text).map_err(|e| match src.toml_error(&e) {
+        crate::scenario::ScenarioError::Invalid(l) => MatrixError::Invalid {
+            path: l.path,
+            line: l.line,
+            field: l.field,
+            message: l.message,
+        },
+        other => MatrixError::Invalid {
+            path: path.to_owned(),
+            line: 1,
+            field: String::new(),
+            message: other.to_string(),
+        },
+    })?;
+    rules::check_name(raw.name.get_ref()).map_err(|why| err(raw.name.span(), "name", why))?;
+    let seeds = *raw.seeds.get_ref();
+    if !(1..=MAX_SEEDS).contains(&seeds) {
+        return Err(err(
+            raw.seeds.span(),
+            "seeds",
+            format!("{seeds} is out of range; allowed: 1 to {MAX_SEEDS}"),
+        ));
+    }
+    let clients = *raw.workload.clients.get_ref();
+    if !(2..=rules::MAX_CLIENTS as u64).contains(&clients) {
+        return Err(err(
+            raw.workload.clients.span(),
+            "workload.clients",
+            format!(
+                "{clients} is out of range; allowed: 2 to {} (one client cannot contend)",
+                rules::MAX_CLIENTS
+            ),
+        ));
+    }
+    let duration = size(&src, path, "workload.duration", &raw.workload.duration)?;
+
+    let mut columns: Vec<Column> = Vec::new();
+    for c in &raw.columns {
+        let line = src.line_of(c.span().start);
+        let c = c.get_ref();
+        let name = c.name.get_ref();
+        rules::check_name(name).map_err(|why| err(c.name.span(), "column.name", why))?;
+        if columns.iter().any(|k| &k.name == name) {
+            return Err(err(
+                c.name.span(),
+                "column.name",
+                format!("column {name:?} is named twice; each column once"),
+            ));
+        }
+        let fault = match &c.fault {
+            Some(f) if FaultKind::NAMES.contains(&f.get_ref().as_str()) => Some(f.get_ref().clone()),
+            Some(f) => {
+                return Err(err(
+                    f.span(),
+                    "column.fault",
+                    format!(
+                        "unknown fault {:?}; allowed: {} (or no `fault` for the baseline)",
+                        f.get_ref(),
+                        FaultKind::NAMES.join(", ")
+                    ),
+                ))
+            }
+            None => None,
+        };
+        let point = match &c.point {
+            Some(p) => Some(
+                [
+                    PausePoint::AfterAcquire,
+                    PausePoint::BeforeWrite,
+                    PausePoint::BeforeRelease,
+                ]
+                .into_iter()
+                .find(|k| k.name() == p.get_ref())
+                .ok_or_else(|| {
+                    err(
+                        p.span(),
+                        "column.point",
+                        format!(
+                            "unknown point {:?}; allowed: {}",
+                            p.get_ref(),
+                            PausePoint::NAMES.join(", ")
+                        ),
+                    )
+                })?,
+            ),
+            None => None,
+        };
+        let opt = |v: &Option<Spanned<toml::Value>>, field: &str| {
+            v.as_ref().map(|v| size(&src, path, field, v)).transpose()
+        };
+        columns.push(Column {
+            name: name.clone(),
+            about: c.about.get_ref().clone(),
+            fault,
+            at_ms: c.at_ms.unwrap_or(MsRange { min: 300, max: 800 }),
+            point,
+            nodes: c.nodes.clone(),
+            duration: opt(&c.duration, "column.duration")?,
+            latency: opt(&c.latency, "column.latency")?,
+            jitter: opt(&c.jitter, "column.jitter")?,
+            offset: opt(&c.offset, "column.offset")?,
+            must_outlast_lease: c.must_outlast_lease,
+            line,
+        });
+    }
+    if columns.is_empty() {
+        return Err(err(0..0, "column", "no [[column]]; give at least one".into()));
+    }
+
+    let mut rows: Vec<Row> = Vec::new();
+    for r in &raw.rows {
+        let line = src.line_of(r.span().start);
+        let r = r.get_ref();
+        let lock = find_lock(r.lock.get_ref()).ok_or_else(|| {
+            err(
+                r.lock.span(),
+                "row.lock",
+                format!(
+                    "unknown lock {:?}; allowed: {}",
+                    r.lock.get_ref(),
+                    lock_names().join(", ")
+                ),
+            )
+        })?;
+        let name = match &r.name {
+            Some(n) => {
+                rules::check_name(n.get_ref()).map_err(|why| err(n.span(), "row.name", why))?;
+                n.get_ref().clone()
+            }
+            None => lock.name.to_owned(),
+        };
+        if rows.iter().any(|k| k.name == name) {
+            return Err(err(
+                r.lock.span(),
+                "row.name",
+                format!("row {name:?} is named twice; give one a `name`"),
+            ));
+        }
+        let fenced = match &r.resource {
+            Some(m) if m.get_ref() == "fenced" => true,
+            Some(m) if m.get_ref() == "naive" => false,
+            Some(m) => {
+                return Err(err(
+                    m.span(),
+                    "row.resource",
+                    format!("unknown mode {:?}; allowed: naive, fenced", m.get_ref()),
+                ))
+            }
+            None => false,
+        };
+        let mut expect = BTreeMap::new();
+        for (column, text) in r.expect.get_ref() {
+            let field = format!("row.expect.{column}");
+            if !columns.iter().any(|c| &c.name == column) {
+                return Err(err(
+                    text.span(),
+                    &field,
+                    format!(
+                        "no column {column:?}; the columns are: {}",
+                        column_names(&columns)
+                    ),
+                ));
+            }
+            let parsed = expectation(text.get_ref()).map_err(|m| err(text.span(), &field, m))?;
+            expect.insert(column.clone(), parsed);
+        }
+        if let Some(missing) = columns.iter().find(|c| !expect.contains_key(&c.name)) {
+            return Err(err(
+                r.expect.span(),
+                &format!("row.expect.{}", missing.name),
+                format!(
+                    "row {name:?} gives no expectation for column {:?}; every cell needs one (\"valid: why\", \"invalid: why\" or \"n/a: why\")",
+                    missing.name
+                ),
+            ));
+        }
+        rows.push(Row {
+            name,
+            lock,
+            ttl_ms: *r.ttl_ms.get_ref(),
+            lease_ms: r.lease_ms.as_ref().map(|l| *l.get_ref()),
+            fenced,
+            nodes: r.nodes,
+            watchdog: r.watchdog,
+            client: r.client.clone().unwrap_or_default(),
+            about: r
+                .about
+                .clone()
+                .unwrap_or_else(|| lock.client_kind().about().to_owned()),
+            expect,
+            line,
+        });
+    }
+    if rows.is_empty() {
+        return Err(err(0..0, "row", "no [[row]]; give at least one".into()));
+    }
+    Ok(Matrix {
+        name: raw.name.get_ref().clone(),
+        description: raw.description.unwrap_or_default(),
+        path: path.to_owned(),
+        seeds,
+        first_seed: raw.first_seed,
+        clients,
+        duration,
+        hold_ms: raw.workload.hold_ms.unwrap_or(MsRange { min: 1, max: 5 }),
+        think_ms: raw.workload.think_ms.unwrap_or(MsRange { min: 0, max: 10 }),
+        acquire_timeout_ms: raw.lock.acquire_timeout_ms.unwrap_or(2000),
+        op_timeout_ms: raw.lock.op_timeout_ms.unwrap_or(300),
+        rows,
+        columns,
+    })
+}
+
+fn column_names(columns: &[Column]) -> String {
+    columns
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A size field: an integer (ms) or a string [`Size::parse`] reads.
+fn size(
+    src: &Source,
+    path: &Path,
+    field: &str,
+    v: &Spanned<toml::Value>,
+) -> Result<Size, MatrixError> {
+    let parsed = match v.get_ref() {
+        toml::Value::Integer(ms) => Ok(Size::Ms(*ms)),
+        toml::Value::String(s) => Size::parse(s),
+        other => Err(format!(
+            "a {} is not a size; allowed: milliseconds or a string such as \"2x lease\"",
+            other.type_str()
+        )),
+    };
+    parsed.map_err(|message| MatrixError::Invalid {
+        path: path.to_owned(),
+        line: src.line_of(v.span().start),
+        field: field.to_owned(),
+        message,
+    })
+}
+
+/// `"invalid: the lease expires during the pause"`.
+fn expectation(text: &str) -> Result<Expectation, String> {
+    let allowed = "allowed: \"valid: <why>\", \"invalid: <why>\" or \"n/a: <why>\"";
+    let (verdict, why) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} has no reason; {allowed}"))?;
+    let verdict = match verdict.trim() {
+        "valid" => Expected::Valid,
+        "invalid" => Expected::Invalid,
+        "n/a" => Expected::NotApplicable,
+        other => return Err(format!("unknown verdict {other:?}; {allowed}")),
+    };
+    let why = why.trim();
+    if why.is_empty() || why.contains('\n') {
+        return Err(format!(
+            "the reason must be one non-empty line; {allowed}"
+        ));
+    }
+    Ok(Expectation {
+        verdict,
+        why: why.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) const SMALL: &str = r#"
+name = "t"
+seeds = 2
+
+[workload]
+clients = 3
+duration = "2x lease + 1000ms"
+
+[[row]]
+lock = "redis"
+ttl_ms = 500
+expect = { none = "valid: no fault", pause = "invalid: Kleppmann" }
+
+[[row]]
+name = "etcd-fenced"
+lock = "etcd"
+ttl_ms = 1000
+resource = "fenced"
+expect = { none = "valid: no fault", pause = "valid: the fence" }
+
+[[column]]
+name = "none"
+about = "no fault"
+
+[[column]]
+name = "pause"
+about = "a GC pause"
+fault = "client-pause"
+point = "before-write"
+duration = "2x lease"
+must_outlast_lease = true
+"#;
+
+    fn parse(text: &str) -> Result<Matrix, MatrixError> {
+        parse_matrix(Path::new("m.toml"), text)
+    }
+
+    #[test]
+    fn a_small_matrix_reads() {
+        let m = parse(SMALL).unwrap();
+        assert_eq!((m.seeds, m.first_seed, m.clients), (2, 1, 3));
+        assert_eq!(m.rows.len(), 2);
+        assert_eq!(m.rows[1].name, "etcd-fenced");
+        assert!(m.rows[1].fenced);
+        assert_eq!(m.rows[0].line, 9);
+        assert_eq!(m.columns[1].fault.as_deref(), Some("client-pause"));
+        assert_eq!(m.columns[1].point, Some(PausePoint::BeforeWrite));
+        assert_eq!(m.rows[0].expect["pause"].verdict, Expected::Invalid);
+        assert_eq!(m.rows[0].expect["pause"].why, "Kleppmann");
+        // The row's sentence defaults to the client kind's own.
+        assert!(m.rows[1].about.contains("token"), "{}", m.rows[1].about);
+    }
+
+    #[track_caller]
+    fn fails(text: &str, line: usize, field: &str, needle: &str) {
+        let e = parse(text).unwrap_err().to_string();
+        let head = format!("load matrix m.toml:{line}: field `{field}`: ");
+        assert!(e.starts_with(&head), "{e}\n  wanted {head}");
+        assert!(e.contains(needle), "{e}\n  wanted {needle}");
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_field() {
+        fails(
+            &SMALL.replace("lock = \"redis\"", "lock = \"redys\""),
+            10,
+            "row.lock",
+            "unknown lock \"redys\"; allowed: redis, redis-naive",
+        );
+        fails(
+            &SMALL.replace("seeds = 2", "seeds = 0"),
+            3,
+            "seeds",
+            "allowed: 1 to 1000",
+        );
+        fails(
+            &SMALL.replace("duration = \"2x lease\"", "duration = \"2x leash\""),
+            30,
+            "column.duration",
+            "unknown basis \"leash\"; allowed: lease, ttl",
+        );
+        fails(
+            &SMALL.replace("fault = \"client-pause\"", "fault = \"gc\""),
+            28,
+            "column.fault",
+            "unknown fault \"gc\"; allowed: client-pause",
+        );
+        fails(
+            &SMALL.replace("pause = \"invalid: Kleppmann\"", "pause = \"broken\""),
+            12,
+            "row.expect.pause",
+            "has no reason",
+        );
+        fails(
+            &SMALL.replace("pause = \"valid: the fence\"", "paws = \"valid: x\""),
+            19,
+            "row.expect.paws",
+            "no column \"paws\"; the columns are: none, pause",
+        );
+        fails(
+            &SMALL.replace(", pause = \"valid: the fence\"", ""),
+            19,
+            "row.expect.pause",
+            "gives no expectation for column \"pause\"",
+        );
+        fails(
+            &SMALL.replace("must_outlast_lease", "must_outlive_lease"),
+            31,
+            "column.must_outlive_lease",
+            "unknown field",
+        );
+        fails(
+            &SMALL.replace("resource = \"fenced\"", "resource = \"fence\""),
+            18,
+            "row.resource",
+            "allowed: naive, fenced",
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! Safety matrices: locks (rows) × faults (columns), each cell an ordinary scenario whose
+//! fault sizes are resolved against the row's own lease, run over several seeds.
+
+mod file;
+mod plan;
+mod size;
+
+pub use file::{
+    load_matrix, parse_matrix, Column, Expectation, Expected, Matrix, MatrixError, Row, MAX_SEEDS,
+};
+pub use plan::{plan_cell, plan_matrix, promise, CellPlan, Resolved};
+pub use size::{Basis, Promise, Size};
