@@ -7,6 +7,7 @@ mod charts;
 mod compare;
 mod error;
 mod junit;
+pub mod matrix;
 mod quantiles;
 mod run_report;
 pub mod store;

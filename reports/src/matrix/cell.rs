@@ -1,0 +1,198 @@
+//! A cell's runs aggregated into what the matrix shows: violations in k of N runs, or safe in
+//! the runs whose fault reached its size, or "not tested", or "n/a"; with the time to first
+//! violation, availability, latency and throughput, and whether it disagrees with the
+//! expectation.
+
+use super::record::{CellStatus, CellSummary, RunSummary};
+
+/// What a cell is, before its runs.
+#[derive(Debug, Clone, Default)]
+pub struct CellHead {
+    pub row: String,
+    pub column: String,
+    /// `valid`, `invalid` or `n/a`.
+    pub expected: String,
+    pub expected_why: String,
+    pub not_applicable: Option<String>,
+    pub sizes: Vec<String>,
+    pub lease_ms: u64,
+    pub lease_from: String,
+    pub scenario_file: Option<String>,
+}
+
+/// Aggregates `runs` (this cell's, any order) under `head`.
+pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
+    runs.sort_by_key(|r| r.seed);
+    let verdict_is = |r: &RunSummary, v: &str| r.verdict.as_deref() == Some(v);
+    let violating = runs.iter().filter(|r| verdict_is(r, "invalid")).count() as u64;
+    let checked = runs.iter().filter(|r| r.verdict.is_some()).count() as u64;
+    let tested = runs
+        .iter()
+        .filter(|r| verdict_is(r, "valid") && r.not_tested.is_none())
+        .count() as u64;
+    let status = if let Some(why) = &head.not_applicable {
+        CellStatus::NotApplicable(why.clone())
+    } else if runs.is_empty() {
+        CellStatus::NotRun
+    } else if violating > 0 {
+        CellStatus::Unsafe {
+            k: violating,
+            n: checked,
+        }
+    } else if tested > 0 {
+        CellStatus::Safe { tested }
+    } else if let Some(r) = runs.iter().find(|r| r.error.is_some() || verdict_is(r, "unknown")) {
+        CellStatus::Unknown(match &r.error {
+            Some(e) => format!("seed {}: failed to {e}", r.seed),
+            None => format!("seed {}: the check could not decide", r.seed),
+        })
+    } else {
+        let why = runs
+            .iter()
+            .find_map(|r| r.not_tested.clone())
+            .unwrap_or_else(|| "no run reached the fault".to_owned());
+        CellStatus::NotTested(why)
+    };
+    let mismatch = match (&status, head.expected.as_str()) {
+        (CellStatus::NotApplicable(_), e) => e != "n/a",
+        (CellStatus::Unsafe { .. }, e) => e != "invalid",
+        (CellStatus::Safe { .. }, e) => e != "valid",
+        // Neither agrees nor disagrees: shown as such, not as a mismatch.
+        (CellStatus::NotRun | CellStatus::NotTested(_) | CellStatus::Unknown(_), _) => false,
+    };
+    let mut first: Vec<f64> = runs.iter().filter_map(|r| r.first_violation_ms).collect();
+    first.sort_by(f64::total_cmp);
+    let mut p50s: Vec<f64> = runs.iter().filter_map(|r| r.p50_ms).collect();
+    p50s.sort_by(f64::total_cmp);
+    let p99 = runs.iter().filter_map(|r| r.p99_ms).reduce(f64::max);
+    let made: Vec<&RunSummary> = runs.iter().filter(|r| r.verdict.is_some()).collect();
+    CellSummary {
+        row: head.row,
+        column: head.column,
+        status,
+        expected: head.expected,
+        expected_why: head.expected_why,
+        mismatch,
+        violating_runs: violating,
+        runs_made: runs.len() as u64,
+        first_violation_median_ms: median(&first),
+        first_violation_max_ms: first.last().copied(),
+        acquires_ok: runs.iter().map(|r| r.acquires_ok).sum(),
+        acquires_tried: runs.iter().map(|r| r.acquires_tried).sum(),
+        p50_ms: median(&p50s),
+        p99_ms: p99,
+        ops_per_sec: (!made.is_empty())
+            .then(|| made.iter().map(|r| r.ops_per_sec).sum::<f64>() / made.len() as f64),
+        sizes: head.sizes,
+        lease_ms: head.lease_ms,
+        lease_from: head.lease_from,
+        scenario_file: head.scenario_file,
+        runs,
+    }
+}
+
+/// The middle of sorted values (the mean of the middle two for an even count).
+fn median(sorted: &[f64]) -> Option<f64> {
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(seed: u64, verdict: &str, first: Option<f64>, not_tested: Option<&str>) -> RunSummary {
+        RunSummary {
+            v: 1,
+            row: "etcd".into(),
+            column: "pause".into(),
+            seed,
+            verdict: Some(verdict.into()),
+            error: None,
+            not_tested: not_tested.map(Into::into),
+            reached: None,
+            violations: u64::from(verdict == "invalid"),
+            first_violation_ms: first,
+            acquires_ok: 90,
+            acquires_tried: 100,
+            p50_ms: Some(seed as f64),
+            p99_ms: Some(10.0 * seed as f64),
+            ops_per_sec: 50.0,
+            lease_ms: Some((1000, 1000)),
+            run: None,
+            reproduce: String::new(),
+            secs: 1.0,
+        }
+    }
+
+    fn head(expected: &str) -> CellHead {
+        CellHead {
+            row: "etcd".into(),
+            column: "pause".into(),
+            expected: expected.into(),
+            expected_why: "why".into(),
+            ..CellHead::default()
+        }
+    }
+
+    #[test]
+    fn violations_in_k_of_n_with_time_to_first_violation() {
+        let c = aggregate(
+            head("invalid"),
+            vec![
+                run(3, "invalid", Some(2500.0), None),
+                run(1, "invalid", Some(1500.0), None),
+                run(2, "valid", None, None),
+            ],
+        );
+        assert_eq!(c.status, CellStatus::Unsafe { k: 2, n: 3 });
+        assert!(!c.mismatch);
+        assert_eq!(c.first_violation_median_ms, Some(2000.0));
+        assert_eq!(c.first_violation_max_ms, Some(2500.0));
+        assert_eq!((c.acquires_ok, c.acquires_tried), (270, 300));
+        assert_eq!((c.p50_ms, c.p99_ms), (Some(2.0), Some(30.0)));
+        assert_eq!(c.runs.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 2, 3]);
+        // The same runs against an expectation of safety are a mismatch.
+        let c = aggregate(head("valid"), vec![run(1, "invalid", Some(1.0), None)]);
+        assert!(c.mismatch);
+    }
+
+    #[test]
+    fn valid_runs_whose_fault_fell_short_are_not_tested_never_safe() {
+        let short = Some("the longest client pause lasted 900 ms, not past the 1000 ms lease");
+        let c = aggregate(head("invalid"), vec![run(1, "valid", None, short), run(2, "valid", None, short)]);
+        assert_eq!(c.status, CellStatus::NotTested(short.unwrap().into()));
+        assert!(!c.mismatch, "not tested is shown as such, not as a verdict");
+        // One run that reached the size makes the cell safe in that run.
+        let c = aggregate(head("valid"), vec![run(1, "valid", None, short), run(2, "valid", None, None)]);
+        assert_eq!(c.status, CellStatus::Safe { tested: 1 });
+        assert!(!c.mismatch);
+        // A violation counts even when the fault fell short: it happened.
+        let c = aggregate(head("invalid"), vec![run(1, "invalid", Some(5.0), short)]);
+        assert_eq!(c.status, CellStatus::Unsafe { k: 1, n: 1 });
+    }
+
+    #[test]
+    fn not_applicable_not_run_and_unknown() {
+        let mut h = head("n/a");
+        h.not_applicable = Some("clock-jump cannot run on server \"etcd\"".into());
+        let c = aggregate(h.clone(), vec![]);
+        assert_eq!(c.status.class(), "na");
+        assert!(!c.mismatch);
+        h.expected = "valid".into();
+        assert!(aggregate(h, vec![]).mismatch, "an n/a cell expected to run");
+        assert_eq!(aggregate(head("valid"), vec![]).status, CellStatus::NotRun);
+        let mut failed = run(1, "valid", None, None);
+        failed.verdict = None;
+        failed.error = Some("start etcd: port taken".into());
+        let c = aggregate(head("valid"), vec![failed, run(2, "unknown", None, None)]);
+        assert_eq!(c.status, CellStatus::Unknown("seed 1: failed to start etcd: port taken".into()));
+        assert!(!c.mismatch);
+        // An expectation of n/a on a cell that ran is a mismatch.
+        assert!(aggregate(head("n/a"), vec![run(1, "valid", None, None)]).mismatch);
+    }
+}

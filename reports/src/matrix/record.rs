@@ -1,0 +1,160 @@
+//! The on-disk records of a matrix, versioned here: one file per finished run
+//! (`runs/<row>--<column>--seed<N>.json`, what resuming reads) and `matrix.json`, the whole
+//! matrix with every cell aggregated.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of `matrix.json` and of the per-run files.
+pub const MATRIX_VERSION: u32 = 1;
+/// Folder of matrices under the store.
+pub const MATRIX_DIR: &str = "matrix";
+
+/// One finished run of a cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub v: u32,
+    pub row: String,
+    pub column: String,
+    pub seed: u64,
+    /// `valid`, `invalid` or `unknown`; `None` when the harness failed.
+    pub verdict: Option<String>,
+    /// The harness error, if the run could not be made.
+    pub error: Option<String>,
+    /// `Err` in JSON as `not_tested`: why this run's fault tested nothing.
+    pub not_tested: Option<String>,
+    /// What the fault reached, when it did.
+    pub reached: Option<String>,
+    /// Violations found (listed and omitted).
+    pub violations: u64,
+    /// From the start of the workload to the start of the first violation.
+    pub first_violation_ms: Option<f64>,
+    pub acquires_ok: u64,
+    pub acquires_tried: u64,
+    /// Latency of the acquires that succeeded.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub ops_per_sec: f64,
+    /// The leases the history's grants recorded (min, max), if any.
+    pub lease_ms: Option<(u64, u64)>,
+    /// The run folder, relative to the store root.
+    pub run: Option<String>,
+    pub reproduce: String,
+    pub secs: f64,
+}
+
+/// What a cell shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "status", content = "detail")]
+pub enum CellStatus {
+    /// The lock cannot take the fault.
+    NotApplicable(String),
+    /// No run was made (yet).
+    NotRun,
+    /// No violation, and no run whose fault reached its size.
+    NotTested(String),
+    /// No violation in `tested` runs whose fault reached its size.
+    Safe { tested: u64 },
+    /// Violations in `k` of `n` runs.
+    Unsafe { k: u64, n: u64 },
+    /// No violation, but a run's check could not decide or a run failed.
+    Unknown(String),
+}
+
+impl CellStatus {
+    /// The CSS class and the short text of the heatmap.
+    pub fn class(&self) -> &'static str {
+        match self {
+            CellStatus::NotApplicable(_) => "na",
+            CellStatus::NotRun => "notrun",
+            CellStatus::NotTested(_) => "nottested",
+            CellStatus::Safe { .. } => "safe",
+            CellStatus::Unsafe { .. } => "unsafe",
+            CellStatus::Unknown(_) => "unknown",
+        }
+    }
+}
+
+/// One cell, aggregated over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSummary {
+    pub row: String,
+    pub column: String,
+    pub status: CellStatus,
+    /// `valid`, `invalid` or `n/a`, and why.
+    pub expected: String,
+    pub expected_why: String,
+    /// The status disagrees with the expectation.
+    pub mismatch: bool,
+    /// Runs with a violation / runs made.
+    pub violating_runs: u64,
+    pub runs_made: u64,
+    /// Median and max of the time to first violation, over the runs with one.
+    pub first_violation_median_ms: Option<f64>,
+    pub first_violation_max_ms: Option<f64>,
+    pub acquires_ok: u64,
+    pub acquires_tried: u64,
+    /// Median of the runs' p50, worst of their p99.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub ops_per_sec: Option<f64>,
+    /// Concrete sizes of this cell's fault (`nemesis.duration_ms = 2x lease = 2000 ms`).
+    pub sizes: Vec<String>,
+    /// The lease the sizes were resolved from, and where it came from.
+    pub lease_ms: u64,
+    pub lease_from: String,
+    /// The generated scenario file, relative to the matrix folder.
+    pub scenario_file: Option<String>,
+    pub runs: Vec<RunSummary>,
+}
+
+/// A row of the matrix as the page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowInfo {
+    pub name: String,
+    pub lock: String,
+    pub server: String,
+    pub client: String,
+    pub fenced: bool,
+    pub ttl_ms: u64,
+    pub about: String,
+}
+
+/// A column as the page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnInfo {
+    pub name: String,
+    pub about: String,
+}
+
+/// `matrix.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixRecord {
+    pub v: u32,
+    pub name: String,
+    pub description: String,
+    /// The folder's name: when the matrix was started (UTC).
+    pub started: String,
+    pub updated: String,
+    pub lockpick_version: String,
+    /// `server: version` of every server binary the rows use.
+    pub server_versions: Vec<(String, String)>,
+    /// The command that made (or resumes) this matrix.
+    pub command: String,
+    pub seeds: u64,
+    pub interrupted: bool,
+    pub rows: Vec<RowInfo>,
+    pub columns: Vec<ColumnInfo>,
+    pub cells: Vec<CellSummary>,
+}
+
+impl MatrixRecord {
+    pub fn cell(&self, row: &str, column: &str) -> Option<&CellSummary> {
+        self.cells
+            .iter()
+            .find(|c| c.row == row && c.column == column)
+    }
+
+    pub fn mismatches(&self) -> usize {
+        self.cells.iter().filter(|c| c.mismatch).count()
+    }
+}
