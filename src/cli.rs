@@ -40,6 +40,9 @@ pub enum Command {
     /// Run one scenario's workload and fault schedule (same seed) on several backends and
     /// write compare.html side by side.
     Compare(CompareArgs),
+    /// Run every lock (row) under every fault (column) of a matrix file over several seeds,
+    /// fault sizes relative to each lock's lease, and write matrix.html.
+    Matrix(crate::matrix::MatrixArgs),
     /// Serve the store's runs and reports on 127.0.0.1, until Ctrl-C.
     Serve(ServeArgs),
     /// Free the disk of finished and abandoned runs: delete their nodes' data folders

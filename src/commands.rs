@@ -33,6 +33,7 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Export(args) => export(&args.history),
         Command::Report { run_dir } => report(&run_dir),
         Command::Compare(args) => crate::compare::compare(args),
+        Command::Matrix(args) => crate::matrix::matrix(args),
         Command::Serve(args) => crate::serve::serve(args),
         Command::Gc { store } => crate::gc::gc(&store),
         Command::Toxiproxy { listen } => toxiproxy(listen),

@@ -7,6 +7,7 @@ mod compare;
 mod exit_code;
 mod gc;
 mod incomplete;
+mod matrix;
 mod printable;
 mod ranges;
 mod reproduce;

@@ -15,6 +15,7 @@ fn env() -> &'static Environment<'static> {
             ("compare.html", include_str!("../templates/compare.html")),
             ("index.html", include_str!("../templates/index.html")),
             ("suite.html", include_str!("../templates/suite.html")),
+            ("matrix.html", include_str!("../templates/matrix.html")),
         ] {
             env.add_template(name, text)
                 .expect("shipped templates parse (checked by the tests)");

@@ -79,7 +79,7 @@ struct RawRow {
     watchdog: bool,
     client: Option<toml::Table>,
     about: Option<String>,
-    expect: Spanned<BTreeMap<String, Spanned<String>>>,
+    expect: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -326,6 +326,7 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
     let mut rows: Vec<Row> = Vec::new();
     for r in &raw.rows {
         let line = src.line_of(r.span().start);
+        let row_span = r.span();
         let r = r.get_ref();
         let lock = find_lock(r.lock.get_ref()).ok_or_else(|| {
             err(
@@ -365,7 +366,7 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
             None => false,
         };
         let mut expect = BTreeMap::new();
-        for (column, text) in r.expect.get_ref() {
+        for (column, text) in &r.expect {
             let field = format!("row.expect.{column}");
             if !columns.iter().any(|c| &c.name == column) {
                 return Err(err(
@@ -382,7 +383,7 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
         }
         if let Some(missing) = columns.iter().find(|c| !expect.contains_key(&c.name)) {
             return Err(err(
-                r.expect.span(),
+                row_span,
                 &format!("row.expect.{}", missing.name),
                 format!(
                     "row {name:?} gives no expectation for column {:?}; every cell needs one (\"valid: why\", \"invalid: why\" or \"n/a: why\")",

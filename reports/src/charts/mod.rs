@@ -2,11 +2,13 @@
 
 mod common;
 mod latency;
+mod matrix;
 mod throughput;
 mod timeline;
 mod tokens;
 
 pub use latency::latency_svg;
+pub use matrix::{availability_svg, first_violation_strip_svg, latency_bars_svg};
 pub use throughput::throughput_svg;
 pub use timeline::{timeline_svg, TimelineSpec};
 pub use tokens::tokens_svg;

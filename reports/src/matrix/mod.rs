@@ -1,10 +1,16 @@
 //! The safety matrix's records, cell aggregation, page (`matrix.html`) and markdown table.
 
 mod cell;
+mod markdown;
+mod page;
 mod reach;
 mod record;
+mod run_stats;
 
+pub use markdown::matrix_markdown;
+pub use page::{cell_sentence, cell_text, render_matrix_page, write_matrix};
 pub use cell::{aggregate, CellHead};
+pub use run_stats::{failed_run, summarize_run, RunPlace};
 pub use reach::{fault_reach, Needs};
 pub use record::{
     CellStatus, CellSummary, ColumnInfo, MatrixRecord, RowInfo, RunSummary, MATRIX_DIR,

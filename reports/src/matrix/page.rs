@@ -1,0 +1,304 @@
+//! `matrix.html` (heatmap, per-fault charts, every cell's runs and reproduce commands) and
+//! `matrix.json`, written whole or not at all into `store/matrix/<time>/`.
+
+use super::record::{CellStatus, CellSummary, MatrixRecord, RunSummary};
+use crate::charts::{availability_svg, first_violation_strip_svg, latency_bars_svg};
+use crate::error::ReportError;
+use crate::templates::render;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The short text of a cell in the heatmap.
+pub fn cell_text(c: &CellSummary) -> String {
+    match &c.status {
+        CellStatus::NotApplicable(_) => "n/a".to_owned(),
+        CellStatus::NotRun => "not run".to_owned(),
+        CellStatus::NotTested(_) => "not tested".to_owned(),
+        CellStatus::Safe { tested } => format!("safe 0/{tested}"),
+        CellStatus::Unsafe { k, n } => format!("UNSAFE {k}/{n}"),
+        CellStatus::Unknown(_) => "unknown".to_owned(),
+    }
+}
+
+/// The cell's status in a sentence.
+pub fn cell_sentence(c: &CellSummary) -> String {
+    match &c.status {
+        CellStatus::NotApplicable(why) => format!("n/a: {why}"),
+        CellStatus::NotRun => "not run yet".to_owned(),
+        CellStatus::NotTested(why) => format!("not tested: {why}"),
+        CellStatus::Safe { tested } => format!(
+            "no violation in {tested} run(s) whose fault reached its size (of {})",
+            c.runs_made
+        ),
+        CellStatus::Unsafe { k, n } => format!("violations in {k} of {n} run(s)"),
+        CellStatus::Unknown(why) => format!("unknown: {why}"),
+    }
+}
+
+#[derive(Serialize)]
+struct HeatCell {
+    class: &'static str,
+    style: String,
+    text: String,
+    title: String,
+    anchor: String,
+    mismatch: bool,
+    expected: String,
+    expected_mark: String,
+}
+
+#[derive(Serialize)]
+struct HeatRow {
+    name: String,
+    about: String,
+    cells: Vec<HeatCell>,
+}
+
+#[derive(Serialize)]
+struct ColumnView {
+    name: String,
+    about: String,
+    strip: String,
+    availability: String,
+    latency: String,
+}
+
+#[derive(Serialize)]
+struct RunRow {
+    seed: u64,
+    verdict: String,
+    reach: String,
+    first: String,
+    report: Option<String>,
+    reproduce: String,
+}
+
+#[derive(Serialize)]
+struct Detail {
+    anchor: String,
+    row: String,
+    column: String,
+    status: String,
+    badge: &'static str,
+    expected: String,
+    expected_why: String,
+    mismatch: bool,
+    sizes: Vec<String>,
+    lease_ms: u64,
+    lease_from: String,
+    scenario_file: Option<String>,
+    numbers: String,
+    runs: Vec<RunRow>,
+}
+
+#[derive(Serialize)]
+struct Page<'a> {
+    #[serde(flatten)]
+    record: &'a MatrixRecord,
+    heat: Vec<HeatRow>,
+    column_views: Vec<ColumnView>,
+    details: Vec<Detail>,
+    mismatches: usize,
+    not_tested: usize,
+    not_run: usize,
+    resume: String,
+}
+
+fn anchor(c: &CellSummary) -> String {
+    format!("cell-{}--{}", c.row, c.column)
+}
+
+/// The cell's numbers in a sentence.
+pub fn cell_numbers(c: &CellSummary) -> String {
+    let mut parts = Vec::new();
+    if let (Some(med), Some(max)) = (c.first_violation_median_ms, c.first_violation_max_ms) {
+        parts.push(format!(
+            "first violation after {:.2} s (median), {:.2} s (max)",
+            med / 1000.0,
+            max / 1000.0
+        ));
+    }
+    if c.acquires_tried > 0 {
+        parts.push(format!(
+            "availability {:.1}% ({}/{} acquires ok)",
+            100.0 * c.acquires_ok as f64 / c.acquires_tried as f64,
+            c.acquires_ok,
+            c.acquires_tried
+        ));
+    }
+    if let (Some(p50), Some(p99)) = (c.p50_ms, c.p99_ms) {
+        parts.push(format!("acquire p50 {p50:.1} ms, p99 {p99:.1} ms"));
+    }
+    if let Some(ops) = c.ops_per_sec {
+        parts.push(format!("{ops:.0} ops/s"));
+    }
+    if parts.is_empty() {
+        "No run yet.".to_owned()
+    } else {
+        format!("{}.", parts.join("; "))
+    }
+}
+
+fn run_row(r: &RunSummary) -> RunRow {
+    RunRow {
+        seed: r.seed,
+        verdict: match (&r.verdict, &r.error) {
+            (Some(v), _) => format!("{v} ({} violation(s))", r.violations),
+            (None, Some(e)) => format!("error: {e}"),
+            (None, None) => "—".to_owned(),
+        },
+        reach: match (&r.reached, &r.not_tested) {
+            (_, Some(why)) => format!("not tested: {why}"),
+            (Some(what), None) => what.clone(),
+            (None, None) => "—".to_owned(),
+        },
+        first: r
+            .first_violation_ms
+            .map_or("—".to_owned(), |ms| format!("{:.2} s", ms / 1000.0)),
+        // Run folders are relative to the store root; the page is two folders below it.
+        report: r.run.as_ref().map(|d| format!("../../{d}/report.html")),
+        reproduce: r.reproduce.clone(),
+    }
+}
+
+fn heat_cell(c: &CellSummary) -> HeatCell {
+    let class = c.status.class();
+    let style = match c.status {
+        CellStatus::Unsafe { k, n } => {
+            let rate = k as f64 / n.max(1) as f64;
+            let alpha = 0.25 + 0.75 * rate;
+            let text = if alpha > 0.55 { "#fff" } else { "#b71c1c" };
+            format!("background: rgba(198, 40, 40, {alpha:.2}); color: {text}")
+        }
+        _ => String::new(),
+    };
+    HeatCell {
+        class,
+        style,
+        text: cell_text(c),
+        title: format!(
+            "{}. Expected {}: {}",
+            cell_sentence(c),
+            c.expected,
+            c.expected_why
+        ),
+        anchor: anchor(c),
+        mismatch: c.mismatch,
+        expected: c.expected.clone(),
+        expected_mark: match c.status {
+            CellStatus::Unsafe { .. } | CellStatus::Safe { .. } => "as expected".to_owned(),
+            _ => String::new(),
+        },
+    }
+}
+
+/// Renders `matrix.html` for `record`.
+pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String, ReportError> {
+    let mut heat = Vec::new();
+    for r in &record.rows {
+        let cells = record
+            .columns
+            .iter()
+            .filter_map(|c| record.cell(&r.name, &c.name))
+            .map(heat_cell)
+            .collect();
+        heat.push(HeatRow {
+            name: r.name.clone(),
+            about: r.about.clone(),
+            cells,
+        });
+    }
+    let names: Vec<String> = record.rows.iter().map(|r| r.name.clone()).collect();
+    let mut column_views = Vec::new();
+    for col in &record.columns {
+        let cells: Vec<Option<&CellSummary>> = record
+            .rows
+            .iter()
+            .map(|r| record.cell(&r.name, &col.name))
+            .collect();
+        let times: Vec<Vec<f64>> = cells
+            .iter()
+            .map(|c| {
+                c.map_or(Vec::new(), |c| {
+                    c.runs
+                        .iter()
+                        .filter_map(|r| r.first_violation_ms.map(|ms| ms / 1000.0))
+                        .collect()
+                })
+            })
+            .collect();
+        let avail: Vec<Option<f64>> = cells
+            .iter()
+            .map(|c| {
+                c.filter(|c| c.acquires_tried > 0)
+                    .map(|c| 100.0 * c.acquires_ok as f64 / c.acquires_tried as f64)
+            })
+            .collect();
+        let lat: Vec<Option<(f64, f64)>> = cells
+            .iter()
+            .map(|c| c.and_then(|c| c.p50_ms.zip(c.p99_ms)))
+            .collect();
+        column_views.push(ColumnView {
+            name: col.name.clone(),
+            about: col.about.clone(),
+            strip: first_violation_strip_svg(&names, &times)?,
+            availability: availability_svg(&names, &avail)?,
+            latency: latency_bars_svg(&names, &lat)?,
+        });
+    }
+    let details = record
+        .cells
+        .iter()
+        .map(|c| Detail {
+            anchor: anchor(c),
+            row: c.row.clone(),
+            column: c.column.clone(),
+            status: cell_sentence(c),
+            badge: match c.status {
+                CellStatus::Unsafe { .. } => "invalid",
+                CellStatus::Safe { .. } => "valid",
+                CellStatus::NotTested(_) | CellStatus::Unknown(_) => "unknown",
+                CellStatus::NotApplicable(_) | CellStatus::NotRun => "skipped",
+            },
+            expected: c.expected.clone(),
+            expected_why: c.expected_why.clone(),
+            mismatch: c.mismatch,
+            sizes: c.sizes.clone(),
+            lease_ms: c.lease_ms,
+            lease_from: c.lease_from.clone(),
+            scenario_file: c.scenario_file.clone(),
+            numbers: cell_numbers(c),
+            runs: c.runs.iter().map(run_row).collect(),
+        })
+        .collect();
+    let count = |class: &str| {
+        record
+            .cells
+            .iter()
+            .filter(|c| c.status.class() == class)
+            .count()
+    };
+    render(
+        "matrix.html",
+        &Page {
+            record,
+            heat,
+            column_views,
+            details,
+            mismatches: record.mismatches(),
+            not_tested: count("nottested"),
+            not_run: count("notrun"),
+            resume: resume.to_owned(),
+        },
+    )
+}
+
+/// Writes `matrix.json` and `matrix.html` into `dir`; returns the page's path.
+pub fn write_matrix(record: &MatrixRecord, dir: &Path, resume: &str) -> Result<PathBuf, ReportError> {
+    let json = serde_json::to_vec_pretty(record).expect("records serialize");
+    crate::write_atomic(&dir.join("matrix.json"), &json)?;
+    let html = render_matrix_page(record, resume)?;
+    let page = dir.join("matrix.html");
+    crate::write_atomic(&page, html.as_bytes())?;
+    Ok(page)
+}

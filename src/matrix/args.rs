@@ -1,0 +1,44 @@
+//! `lockpick matrix`'s arguments.
+
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// The matrix file (default: scenarios/matrix/default.toml). With --resume, the copy in the
+    /// matrix folder is used instead.
+    pub file: Option<PathBuf>,
+    /// Runs per cell, 1 to 1000 (default: the file's `seeds`).
+    #[arg(long)]
+    pub seeds: Option<u64>,
+    /// Only these rows (locks), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub rows: Vec<String>,
+    /// Only these columns (faults), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub faults: Vec<String>,
+    /// Continue the matrix in DIR (default: the newest under STORE/matrix/): runs already
+    /// finished there are not run again.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<PathBuf>,
+    /// With --resume: run the selected cells' finished runs again too.
+    #[arg(long, requires = "resume")]
+    pub redo: bool,
+    /// Also write the matrix as markdown here (e.g. docs/safety-matrix.md).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Root folder of stored runs; the matrix goes to STORE/matrix/<time>/.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+    /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::cli::host_port)]
+    pub toxiproxy: Option<SocketAddr>,
+    /// Run on servers lockpick does not start (see `scenario --external`); cells whose fault
+    /// needs lockpick's own servers are shown as n/a.
+    #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',')]
+    pub external: Vec<SocketAddr>,
+    /// Use the redis-server at HOST:PORT as the protected resource.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub resource: Option<SocketAddr>,
+}

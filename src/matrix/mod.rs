@@ -1,0 +1,517 @@
+//! `lockpick matrix`: every lock (row) under every fault (column) of a matrix file, each cell
+//! an ordinary scenario with the fault sized against the row's lease, run over several seeds.
+//! Everything lands in `STORE/matrix/<time>/`: the matrix file as run, the generated scenario
+//! of each cell, one record per finished run (what `--resume` skips), `matrix.json` and
+//! `matrix.html`, rewritten after every run.
+
+mod args;
+mod versions;
+
+pub use args::MatrixArgs;
+
+use crate::commands::{runtime, write_report};
+use crate::exit_code;
+use crate::reproduce::Reproduce;
+use lockpick_checker::history::read_history;
+use lockpick_harness::matrix::{load_matrix, plan_matrix, CellPlan, Matrix, MAX_SEEDS};
+use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
+use lockpick_harness::scenario::load_scenario;
+use lockpick_reports::matrix::{
+    aggregate, cell_text, failed_run, matrix_markdown, summarize_run, write_matrix, CellHead,
+    CellStatus, ColumnInfo, MatrixRecord, Needs, RowInfo, RunPlace, RunSummary, MATRIX_DIR,
+    MATRIX_VERSION,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+/// The matrix `cargo run -- matrix` runs without a file argument.
+const DEFAULT_FILE: &str = "scenarios/matrix/default.toml";
+
+type RunKey = (String, String, u64);
+
+pub fn matrix(args: MatrixArgs) -> u8 {
+    match run(&args) {
+        Ok(code) => code,
+        Err((code, message)) => {
+            eprintln!("lockpick: failed to {message}");
+            code
+        }
+    }
+}
+
+/// Where the matrix lives and where its file comes from.
+struct Place {
+    dir: PathBuf,
+    file: PathBuf,
+    started: String,
+    fresh: bool,
+}
+
+fn place(args: &MatrixArgs) -> Result<Place, (u8, String)> {
+    let usage = |m: String| (exit_code::USAGE, m);
+    if let Some(resume) = &args.resume {
+        let dir = if resume.as_os_str().is_empty() {
+            newest_matrix(&args.store.join(MATRIX_DIR)).ok_or_else(|| {
+                usage(format!(
+                    "resume: no matrix under {}",
+                    args.store.join(MATRIX_DIR).display()
+                ))
+            })?
+        } else {
+            resume.clone()
+        };
+        let file = dir.join("matrix.toml");
+        if !file.is_file() {
+            return Err(usage(format!(
+                "resume {}: it holds no matrix.toml (is it a folder `lockpick matrix` made?)",
+                dir.display()
+            )));
+        }
+        let started = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Ok(Place {
+            dir,
+            file,
+            started,
+            fresh: false,
+        });
+    }
+    let file = match &args.file {
+        Some(f) => f.clone(),
+        None => {
+            let local = PathBuf::from(DEFAULT_FILE);
+            if local.is_file() {
+                local
+            } else {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_FILE)
+            }
+        }
+    };
+    let started = utc_stamp(SystemTime::now());
+    let root = args.store.join(MATRIX_DIR);
+    // Two matrices started in one second get folders of their own.
+    let mut dir = root.join(&started);
+    let mut n = 2;
+    while dir.exists() {
+        dir = root.join(format!("{started}-{n}"));
+        n += 1;
+    }
+    let started = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or(started);
+    Ok(Place {
+        dir,
+        file,
+        started,
+        fresh: true,
+    })
+}
+
+/// The newest matrix folder (names are UTC stamps, so the greatest name).
+fn newest_matrix(root: &Path) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("matrix.toml").is_file())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+}
+
+/// Keeps the rows and columns named in `--rows`/`--faults`; an unknown name is an error.
+fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, (u8, String)> {
+    let mut out = m.clone();
+    for (flag, wanted, names) in [
+        ("--rows", &args.rows, m.rows.iter().map(|r| r.name.clone()).collect::<Vec<_>>()),
+        ("--faults", &args.faults, m.columns.iter().map(|c| c.name.clone()).collect()),
+    ] {
+        if let Some(bad) = wanted.iter().find(|w| !names.contains(w)) {
+            return Err((
+                exit_code::USAGE,
+                format!("read {flag}: {bad:?} is not in the matrix; allowed: {}", names.join(", ")),
+            ));
+        }
+    }
+    if !args.rows.is_empty() {
+        out.rows.retain(|r| args.rows.contains(&r.name));
+    }
+    if !args.faults.is_empty() {
+        out.columns.retain(|c| args.faults.contains(&c.name));
+    }
+    Ok(out)
+}
+
+fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
+    let usage = |m: String| (exit_code::USAGE, m);
+    let harness = |m: String| (exit_code::HARNESS, m);
+    let place = place(args)?;
+    let mut full = load_matrix(&place.file).map_err(|e| usage(e.to_string()))?;
+    if let Some(s) = args.seeds {
+        if !(1..=MAX_SEEDS).contains(&s) {
+            return Err(usage(format!(
+                "read --seeds: {s} is out of range; allowed: 1 to {MAX_SEEDS}"
+            )));
+        }
+        full.seeds = s;
+    }
+    let selected = select(&full, args)?;
+    let plans = plan_matrix(&full).map_err(|e| usage(e.to_string()))?;
+    let dir = &place.dir;
+    let scenarios_dir = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios_dir)
+        .and_then(|()| std::fs::create_dir_all(dir.join("runs")))
+        .map_err(|e| harness(format!("create {}: {e}", dir.display())))?;
+    if place.fresh {
+        let text = std::fs::read(&place.file)
+            .map_err(|e| usage(format!("read {}: {e}", place.file.display())))?;
+        lockpick_reports::write_atomic(&dir.join("matrix.toml"), &text)
+            .map_err(|e| harness(e.to_string()))?;
+    }
+    let mut heads: BTreeMap<(String, String), CellHead> = BTreeMap::new();
+    for plan in &plans {
+        let file = scenarios_dir.join(format!("{}--{}.toml", plan.row, plan.column));
+        let mut not_applicable = plan.not_applicable.clone();
+        if not_applicable.is_none() {
+            lockpick_reports::write_atomic(&file, plan.text.as_bytes())
+                .map_err(|e| harness(e.to_string()))?;
+            if !args.external.is_empty() {
+                let s = load_scenario(&file.to_string_lossy()).map_err(|e| usage(e.to_string()))?;
+                if let Err(why) = s.check_external(&args.external) {
+                    not_applicable = Some(format!("with --external: {why}"));
+                }
+            }
+        }
+        heads.insert(
+            (plan.row.clone(), plan.column.clone()),
+            head(plan, not_applicable, &file, dir),
+        );
+    }
+    let mut done = read_runs(&dir.join("runs"));
+    let command = command(args, &place);
+    let versions = versions::server_versions();
+    let mut record = build_record(&full, &place, &command, &versions, &heads, &done);
+    let resume_cmd = format!("cargo run -- matrix --resume {}", dir.display());
+    write_matrix(&record, dir, &resume_cmd).map_err(|e| harness(e.to_string()))?;
+    eprintln!(
+        "lockpick: matrix {} ({} row(s) × {} fault(s) × {} seed(s)) in {}",
+        full.name,
+        selected.rows.len(),
+        selected.columns.len(),
+        full.seeds,
+        dir.display()
+    );
+    let started = Instant::now();
+    let rt = runtime();
+    let mut interrupted = false;
+    let outcome = rt.block_on(async {
+        let interrupt = crate::signals::install()?;
+        'cells: for plan in plans.iter().filter(|p| {
+            selected.rows.iter().any(|r| r.name == p.row)
+                && selected.columns.iter().any(|c| c.name == p.column)
+        }) {
+            let head = &heads[&(plan.row.clone(), plan.column.clone())];
+            if head.not_applicable.is_some() {
+                continue;
+            }
+            let file = head.scenario_file.as_ref().map(|f| dir.join(f)).expect("runnable cells have a file");
+            let scenario = load_scenario(&file.to_string_lossy())?;
+            let needs = Needs {
+                verb: scenario.nemesis.faults.first().map(|f| f.kind.verb()),
+                outlast_lease: plan.must_outlast_lease,
+                planned_lease_ms: plan.promise.lease_ms,
+            };
+            for k in 0..full.seeds {
+                let seed = full.first_seed.wrapping_add(k);
+                let key: RunKey = (plan.row.clone(), plan.column.clone(), seed);
+                let finished = done.get(&key).is_some_and(|r| r.error.is_none());
+                if finished && !args.redo {
+                    continue;
+                }
+                if interrupt.is_cancelled() {
+                    interrupted = true;
+                    break 'cells;
+                }
+                let reproduce = Reproduce {
+                    scenario: file.display().to_string(),
+                    seed,
+                    toxiproxy: args.toxiproxy.map(|t| t.to_string()),
+                    external: args.external.clone(),
+                    resource: args.resource,
+                    ..Reproduce::default()
+                }
+                .command();
+                let opts = RunOptions {
+                    seed: Some(seed),
+                    store: args.store.clone(),
+                    reproduce: reproduce.clone(),
+                    toxiproxy: args.toxiproxy,
+                    external: args.external.clone(),
+                    resource: args.resource,
+                    ..RunOptions::default()
+                };
+                let mut at = RunPlace {
+                    row: plan.row.clone(),
+                    column: plan.column.clone(),
+                    seed,
+                    run: None,
+                    reproduce,
+                    secs: 0.0,
+                };
+                let run_started = Instant::now();
+                let summary = match run_scenario(&scenario, &opts, interrupt.clone()).await {
+                    Ok(outcome) => {
+                        at.secs = run_started.elapsed().as_secs_f64();
+                        write_report(&outcome.dir, &outcome.results, None);
+                        if outcome.results.interrupted {
+                            // A run cut short proves nothing; resuming runs it again.
+                            interrupted = true;
+                            break 'cells;
+                        }
+                        at.run = relative_run(&args.store, &outcome.dir);
+                        match read_history(&outcome.dir.join(&outcome.results.history)) {
+                            Ok(events) => summarize_run(at, &outcome.results, &events, needs),
+                            Err(e) => failed_run(at, format!("read the history: {e}")),
+                        }
+                    }
+                    Err(e) => {
+                        at.secs = run_started.elapsed().as_secs_f64();
+                        failed_run(at, e.to_string())
+                    }
+                };
+                eprintln!("{}", progress_line(&summary));
+                let name = format!("{}--{}--seed{seed}.json", plan.row, plan.column);
+                let json = serde_json::to_vec_pretty(&summary).expect("summaries serialize");
+                lockpick_reports::write_atomic(&dir.join("runs").join(name), &json)?;
+                done.insert(key, summary);
+                record = build_record(&full, &place, &command, &versions, &heads, &done);
+                write_matrix(&record, dir, &resume_cmd)?;
+            }
+        }
+        Ok::<_, anyhow::Error>(())
+    });
+    drop(rt);
+    outcome.map_err(|e| harness(format!("{e:#}")))?;
+    record = build_record(&full, &place, &command, &versions, &heads, &done);
+    record.interrupted = interrupted;
+    let page = write_matrix(&record, dir, &resume_cmd).map_err(|e| harness(e.to_string()))?;
+    print_table(&record);
+    println!("matrix: {} ({:.0} s)", page.display(), started.elapsed().as_secs_f64());
+    if let Some(md) = &args.markdown {
+        lockpick_reports::write_atomic(md, matrix_markdown(&record).as_bytes())
+            .map_err(|e| harness(e.to_string()))?;
+        println!("markdown: {}", md.display());
+    }
+    let errors = record.cells.iter().flat_map(|c| &c.runs).filter(|r| r.error.is_some()).count();
+    Ok(if interrupted {
+        eprintln!("lockpick: interrupted; continue with: {resume_cmd}");
+        exit_code::INTERRUPTED
+    } else if record.mismatches() > 0 {
+        exit_code::SUITE_MISMATCH
+    } else if errors > 0 {
+        exit_code::HARNESS
+    } else {
+        exit_code::VALID
+    })
+}
+
+fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path) -> CellHead {
+    CellHead {
+        row: plan.row.clone(),
+        column: plan.column.clone(),
+        expected: plan.expect.verdict.name().to_owned(),
+        expected_why: plan.expect.why.clone(),
+        scenario_file: not_applicable.is_none().then(|| {
+            file.strip_prefix(dir)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned()
+        }),
+        not_applicable,
+        sizes: plan
+            .resolved
+            .iter()
+            .map(|r| format!("{} = {} = {} ms", r.field, r.asked, r.ms))
+            .collect(),
+        lease_ms: plan.promise.lease_ms,
+        lease_from: plan.lease_from.clone(),
+    }
+}
+
+/// The finished runs recorded in `runs/`. A file that does not read is ignored (and its run
+/// made again): it can only be one this build did not write.
+fn read_runs(dir: &Path) -> BTreeMap<RunKey, RunSummary> {
+    let mut out = BTreeMap::new();
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in read.flatten() {
+        let Ok(bytes) = std::fs::read(entry.path()) else { continue };
+        match serde_json::from_slice::<RunSummary>(&bytes) {
+            Ok(r) if r.v == MATRIX_VERSION => {
+                out.insert((r.row.clone(), r.column.clone(), r.seed), r);
+            }
+            _ => eprintln!(
+                "lockpick: ignoring {}: not a run record of this version",
+                entry.path().display()
+            ),
+        }
+    }
+    out
+}
+
+fn build_record(
+    m: &Matrix,
+    place: &Place,
+    command: &str,
+    versions: &[(String, String)],
+    heads: &BTreeMap<(String, String), CellHead>,
+    done: &BTreeMap<RunKey, RunSummary>,
+) -> MatrixRecord {
+    let mut cells = Vec::new();
+    for r in &m.rows {
+        for c in &m.columns {
+            let head = heads[&(r.name.clone(), c.name.clone())].clone();
+            let runs: Vec<RunSummary> = done
+                .range((r.name.clone(), c.name.clone(), 0)..=(r.name.clone(), c.name.clone(), u64::MAX))
+                .filter(|(k, _)| k.2.wrapping_sub(m.first_seed) < m.seeds)
+                .map(|(_, v)| v.clone())
+                .collect();
+            cells.push(aggregate(head, runs));
+        }
+    }
+    MatrixRecord {
+        v: MATRIX_VERSION,
+        name: m.name.clone(),
+        description: m.description.clone(),
+        started: place.started.clone(),
+        updated: utc_stamp(SystemTime::now()),
+        lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
+        server_versions: versions.to_vec(),
+        command: command.to_owned(),
+        seeds: m.seeds,
+        interrupted: false,
+        rows: m
+            .rows
+            .iter()
+            .map(|r| RowInfo {
+                name: r.name.clone(),
+                lock: r.lock.name.to_owned(),
+                server: r.lock.server.to_owned(),
+                client: r.lock.client.to_owned(),
+                fenced: r.fenced,
+                ttl_ms: r.lease_ms.unwrap_or(r.ttl_ms),
+                about: r.about.clone(),
+            })
+            .collect(),
+        columns: m
+            .columns
+            .iter()
+            .map(|c| ColumnInfo {
+                name: c.name.clone(),
+                about: c.about.clone(),
+            })
+            .collect(),
+        cells,
+    }
+}
+
+/// The command line that makes this matrix again.
+fn command(args: &MatrixArgs, place: &Place) -> String {
+    let mut cmd = "cargo run -- matrix".to_owned();
+    if place.fresh {
+        if let Some(f) = &args.file {
+            cmd.push_str(&format!(" {}", f.display()));
+        }
+    } else {
+        cmd.push_str(&format!(" --resume {}", place.dir.display()));
+    }
+    if let Some(s) = args.seeds {
+        cmd.push_str(&format!(" --seeds {s}"));
+    }
+    if !args.rows.is_empty() {
+        cmd.push_str(&format!(" --rows {}", args.rows.join(",")));
+    }
+    if !args.faults.is_empty() {
+        cmd.push_str(&format!(" --faults {}", args.faults.join(",")));
+    }
+    if let Some(t) = args.toxiproxy {
+        cmd.push_str(&format!(" --toxiproxy {t}"));
+    }
+    if !args.external.is_empty() {
+        let a: Vec<String> = args.external.iter().map(ToString::to_string).collect();
+        cmd.push_str(&format!(" --external {}", a.join(",")));
+    }
+    if let Some(r) = args.resource {
+        cmd.push_str(&format!(" --resource {r}"));
+    }
+    if args.store != Path::new("store") {
+        cmd.push_str(&format!(" --store {}", args.store.display()));
+    }
+    cmd
+}
+
+/// The run folder relative to the store root, as `<scenario>/<run-id>`.
+fn relative_run(store: &Path, dir: &Path) -> Option<String> {
+    let rel = dir.strip_prefix(store).ok()?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}
+
+fn progress_line(r: &RunSummary) -> String {
+    let what = match (&r.verdict, &r.error, &r.not_tested) {
+        (_, Some(e), _) => format!("ERROR: failed to {e}"),
+        (Some(v), None, Some(why)) if v == "valid" => format!("valid but not tested: {why}"),
+        (Some(v), None, _) => format!("{v} ({} violation(s))", r.violations),
+        (None, None, _) => "no verdict".to_owned(),
+    };
+    format!(
+        "{} × {} seed {}: {what} [{:.1} s]; reproduce: {}",
+        r.row, r.column, r.seed, r.secs, r.reproduce
+    )
+}
+
+/// The heatmap on standard output.
+fn print_table(record: &MatrixRecord) {
+    let w = record.rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
+    let cw = record.columns.iter().map(|c| c.name.len()).max().unwrap_or(8).max(14);
+    print!("{:<w$}", "lock");
+    for c in &record.columns {
+        print!(" {:<cw$}", c.name);
+    }
+    println!();
+    for r in &record.rows {
+        print!("{:<w$}", r.name);
+        for c in &record.columns {
+            let text = record.cell(&r.name, &c.name).map_or("—".to_owned(), |cell| {
+                let mark = if cell.mismatch { " ≠" } else { "" };
+                format!("{}{mark}", cell_text(cell))
+            });
+            print!(" {text:<cw$}");
+        }
+        println!();
+    }
+    for c in record.cells.iter().filter(|c| c.mismatch) {
+        println!(
+            "MISMATCH {} × {}: {} (expected {}: {})",
+            c.row,
+            c.column,
+            lockpick_reports::matrix::cell_sentence(c),
+            c.expected,
+            c.expected_why
+        );
+    }
+    for c in &record.cells {
+        if let CellStatus::NotTested(why) = &c.status {
+            println!("not tested {} × {}: {why}", c.row, c.column);
+        }
+    }
+}
