@@ -127,13 +127,24 @@ fn newest_matrix(root: &Path) -> Option<PathBuf> {
 fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, (u8, String)> {
     let mut out = m.clone();
     for (flag, wanted, names) in [
-        ("--rows", &args.rows, m.rows.iter().map(|r| r.name.clone()).collect::<Vec<_>>()),
-        ("--faults", &args.faults, m.columns.iter().map(|c| c.name.clone()).collect()),
+        (
+            "--rows",
+            &args.rows,
+            m.rows.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
+        ),
+        (
+            "--faults",
+            &args.faults,
+            m.columns.iter().map(|c| c.name.clone()).collect(),
+        ),
     ] {
         if let Some(bad) = wanted.iter().find(|w| !names.contains(w)) {
             return Err((
                 exit_code::USAGE,
-                format!("read {flag}: {bad:?} is not in the matrix; allowed: {}", names.join(", ")),
+                format!(
+                    "read {flag}: {bad:?} is not in the matrix; allowed: {}",
+                    names.join(", ")
+                ),
             ));
         }
     }
@@ -218,7 +229,11 @@ fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
             if head.not_applicable.is_some() {
                 continue;
             }
-            let file = head.scenario_file.as_ref().map(|f| dir.join(f)).expect("runnable cells have a file");
+            let file = head
+                .scenario_file
+                .as_ref()
+                .map(|f| dir.join(f))
+                .expect("runnable cells have a file");
             let scenario = load_scenario(&file.to_string_lossy())?;
             let needs = Needs {
                 verb: scenario.nemesis.faults.first().map(|f| f.kind.verb()),
@@ -300,13 +315,22 @@ fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
     record.interrupted = interrupted;
     let page = write_matrix(&record, dir, &resume_cmd).map_err(|e| harness(e.to_string()))?;
     print_table(&record);
-    println!("matrix: {} ({:.0} s)", page.display(), started.elapsed().as_secs_f64());
+    println!(
+        "matrix: {} ({:.0} s)",
+        page.display(),
+        started.elapsed().as_secs_f64()
+    );
     if let Some(md) = &args.markdown {
         lockpick_reports::write_atomic(md, matrix_markdown(&record).as_bytes())
             .map_err(|e| harness(e.to_string()))?;
         println!("markdown: {}", md.display());
     }
-    let errors = record.cells.iter().flat_map(|c| &c.runs).filter(|r| r.error.is_some()).count();
+    let errors = record
+        .cells
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| r.error.is_some())
+        .count();
     Ok(if interrupted {
         eprintln!("lockpick: interrupted; continue with: {resume_cmd}");
         exit_code::INTERRUPTED
@@ -350,7 +374,9 @@ fn read_runs(dir: &Path) -> BTreeMap<RunKey, RunSummary> {
         return out;
     };
     for entry in read.flatten() {
-        let Ok(bytes) = std::fs::read(entry.path()) else { continue };
+        let Ok(bytes) = std::fs::read(entry.path()) else {
+            continue;
+        };
         match serde_json::from_slice::<RunSummary>(&bytes) {
             Ok(r) if r.v == MATRIX_VERSION => {
                 out.insert((r.row.clone(), r.column.clone(), r.seed), r);
@@ -377,7 +403,10 @@ fn build_record(
         for c in &m.columns {
             let head = heads[&(r.name.clone(), c.name.clone())].clone();
             let runs: Vec<RunSummary> = done
-                .range((r.name.clone(), c.name.clone(), 0)..=(r.name.clone(), c.name.clone(), u64::MAX))
+                .range(
+                    (r.name.clone(), c.name.clone(), 0)
+                        ..=(r.name.clone(), c.name.clone(), u64::MAX),
+                )
                 .filter(|(k, _)| k.2.wrapping_sub(m.first_seed) < m.seeds)
                 .map(|(_, v)| v.clone())
                 .collect();
@@ -481,8 +510,20 @@ fn progress_line(r: &RunSummary) -> String {
 
 /// The heatmap on standard output.
 fn print_table(record: &MatrixRecord) {
-    let w = record.rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
-    let cw = record.columns.iter().map(|c| c.name.len()).max().unwrap_or(8).max(14);
+    let w = record
+        .rows
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let cw = record
+        .columns
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(14);
     print!("{:<w$}", "lock");
     for c in &record.columns {
         print!(" {:<cw$}", c.name);
@@ -491,10 +532,12 @@ fn print_table(record: &MatrixRecord) {
     for r in &record.rows {
         print!("{:<w$}", r.name);
         for c in &record.columns {
-            let text = record.cell(&r.name, &c.name).map_or("—".to_owned(), |cell| {
-                let mark = if cell.mismatch { " ≠" } else { "" };
-                format!("{}{mark}", cell_text(cell))
-            });
+            let text = record
+                .cell(&r.name, &c.name)
+                .map_or("—".to_owned(), |cell| {
+                    let mark = if cell.mismatch { " ≠" } else { "" };
+                    format!("{}{mark}", cell_text(cell))
+                });
             print!(" {text:<cw$}");
         }
         println!();

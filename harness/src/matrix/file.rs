@@ -264,7 +264,9 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
             ));
         }
         let fault = match &c.fault {
-            Some(f) if FaultKind::NAMES.contains(&f.get_ref().as_str()) => Some(f.get_ref().clone()),
+            Some(f) if FaultKind::NAMES.contains(&f.get_ref().as_str()) => {
+                Some(f.get_ref().clone())
+            }
             Some(f) => {
                 return Err(err(
                     f.span(),
@@ -320,7 +322,11 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
         });
     }
     if columns.is_empty() {
-        return Err(err(0..0, "column", "no [[column]]; give at least one".into()));
+        return Err(err(
+            0..0,
+            "column",
+            "no [[column]]; give at least one".into(),
+        ));
     }
 
     let mut rows: Vec<Row> = Vec::new();
@@ -473,9 +479,7 @@ fn expectation(text: &str) -> Result<Expectation, String> {
     };
     let why = why.trim();
     if why.is_empty() || why.contains('\n') {
-        return Err(format!(
-            "the reason must be one non-empty line; {allowed}"
-        ));
+        return Err(format!("the reason must be one non-empty line; {allowed}"));
     }
     Ok(Expectation {
         verdict,
@@ -588,7 +592,7 @@ must_outlast_lease = true
         );
         fails(
             &SMALL.replace(", pause = \"valid: the fence\"", ""),
-            19,
+            14,
             "row.expect.pause",
             "gives no expectation for column \"pause\"",
         );

@@ -184,7 +184,10 @@ mod tests {
     fn bad_sizes_say_what_is_allowed() {
         for (text, needle) in [
             ("2 lease", "allowed: milliseconds"),
-            ("2x lifetime", "unknown basis \"lifetime\"; allowed: lease, ttl"),
+            (
+                "2x lifetime",
+                "unknown basis \"lifetime\"; allowed: lease, ttl",
+            ),
             ("twox lease", "allowed"),
             ("2x lease + soon", "allowed"),
             ("5000x lease", "out of range"),

@@ -41,7 +41,10 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         }
     } else if tested > 0 {
         CellStatus::Safe { tested }
-    } else if let Some(r) = runs.iter().find(|r| r.error.is_some() || verdict_is(r, "unknown")) {
+    } else if let Some(r) = runs
+        .iter()
+        .find(|r| r.error.is_some() || verdict_is(r, "unknown"))
+    {
         CellStatus::Unknown(match &r.error {
             Some(e) => format!("seed {}: failed to {e}", r.seed),
             None => format!("seed {}: the check could not decide", r.seed),
@@ -164,11 +167,17 @@ mod tests {
     #[test]
     fn valid_runs_whose_fault_fell_short_are_not_tested_never_safe() {
         let short = Some("the longest client pause lasted 900 ms, not past the 1000 ms lease");
-        let c = aggregate(head("invalid"), vec![run(1, "valid", None, short), run(2, "valid", None, short)]);
+        let c = aggregate(
+            head("invalid"),
+            vec![run(1, "valid", None, short), run(2, "valid", None, short)],
+        );
         assert_eq!(c.status, CellStatus::NotTested(short.unwrap().into()));
         assert!(!c.mismatch, "not tested is shown as such, not as a verdict");
         // One run that reached the size makes the cell safe in that run.
-        let c = aggregate(head("valid"), vec![run(1, "valid", None, short), run(2, "valid", None, None)]);
+        let c = aggregate(
+            head("valid"),
+            vec![run(1, "valid", None, short), run(2, "valid", None, None)],
+        );
         assert_eq!(c.status, CellStatus::Safe { tested: 1 });
         assert!(!c.mismatch);
         // A violation counts even when the fault fell short: it happened.
@@ -190,7 +199,10 @@ mod tests {
         failed.verdict = None;
         failed.error = Some("start etcd: port taken".into());
         let c = aggregate(head("valid"), vec![failed, run(2, "unknown", None, None)]);
-        assert_eq!(c.status, CellStatus::Unknown("seed 1: failed to start etcd: port taken".into()));
+        assert_eq!(
+            c.status,
+            CellStatus::Unknown("seed 1: failed to start etcd: port taken".into())
+        );
         assert!(!c.mismatch);
         // An expectation of n/a on a cell that ran is a mismatch.
         assert!(aggregate(head("n/a"), vec![run(1, "valid", None, None)]).mismatch);

@@ -40,10 +40,12 @@ pub fn matrix_markdown(record: &MatrixRecord) -> String {
     for r in &record.rows {
         let _ = write!(md, "| **{}** |", r.name);
         for c in &record.columns {
-            let text = record.cell(&r.name, &c.name).map_or("—".to_owned(), |cell| {
-                let mark = if cell.mismatch { " ≠" } else { "" };
-                format!("{}{mark}", cell_text(cell))
-            });
+            let text = record
+                .cell(&r.name, &c.name)
+                .map_or("—".to_owned(), |cell| {
+                    let mark = if cell.mismatch { " ≠" } else { "" };
+                    format!("{}{mark}", cell_text(cell))
+                });
             let _ = write!(md, " {text} |");
         }
         md.push('\n');
@@ -73,7 +75,11 @@ pub fn matrix_markdown(record: &MatrixRecord) -> String {
             c.row,
             c.column,
             cell_sentence(c),
-            if c.mismatch { " — **disagrees with the expectation**" } else { "" },
+            if c.mismatch {
+                " — **disagrees with the expectation**"
+            } else {
+                ""
+            },
             c.expected,
             c.expected_why,
             match c.status {

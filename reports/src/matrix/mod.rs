@@ -7,12 +7,12 @@ mod reach;
 mod record;
 mod run_stats;
 
+pub use cell::{aggregate, CellHead};
 pub use markdown::matrix_markdown;
 pub use page::{cell_sentence, cell_text, render_matrix_page, write_matrix};
-pub use cell::{aggregate, CellHead};
-pub use run_stats::{failed_run, summarize_run, RunPlace};
 pub use reach::{fault_reach, Needs};
 pub use record::{
     CellStatus, CellSummary, ColumnInfo, MatrixRecord, RowInfo, RunSummary, MATRIX_DIR,
     MATRIX_VERSION,
 };
+pub use run_stats::{failed_run, summarize_run, RunPlace};

@@ -294,7 +294,11 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
 }
 
 /// Writes `matrix.json` and `matrix.html` into `dir`; returns the page's path.
-pub fn write_matrix(record: &MatrixRecord, dir: &Path, resume: &str) -> Result<PathBuf, ReportError> {
+pub fn write_matrix(
+    record: &MatrixRecord,
+    dir: &Path,
+    resume: &str,
+) -> Result<PathBuf, ReportError> {
     let json = serde_json::to_vec_pretty(record).expect("records serialize");
     crate::write_atomic(&dir.join("matrix.json"), &json)?;
     let html = render_matrix_page(record, resume)?;

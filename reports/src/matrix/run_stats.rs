@@ -21,7 +21,12 @@ pub struct RunPlace {
 }
 
 /// Summarizes a checked run from its results and history.
-pub fn summarize_run(place: RunPlace, r: &RunResults, events: &[Event], needs: Needs) -> RunSummary {
+pub fn summarize_run(
+    place: RunPlace,
+    r: &RunResults,
+    events: &[Event],
+    needs: Needs,
+) -> RunSummary {
     let reach = fault_reach(events, needs);
     // Times count from the workload's start: the first client operation.
     let start_ns = events
