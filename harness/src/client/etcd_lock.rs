@@ -188,7 +188,9 @@ pub(super) async fn keep_alive(
 }
 
 /// Grants a lease of `ttl_ms` (whole seconds, at least one), retrying until `deadline`:
-/// `(lease, when its grant was sent)`. A lost or failed grant leaves only an unused lease
+/// `(lease, the TTL the cluster granted in ms, when its grant was sent)`. The granted TTL is
+/// read back because etcd may raise it to its minimum (1.5 election timeouts, in whole
+/// seconds): it is the lease the history records, and what a fair fault is sized against. A lost or failed grant leaves only an unused lease
 /// that expires, so retrying is safe. The error reads after "failed to acquire: ".
 pub(super) async fn grant_lease(
     client: &mut Client,
@@ -197,12 +199,15 @@ pub(super) async fn grant_lease(
     deadline: Instant,
     retry_delay: MsRange,
     rng: &mut ChaCha8Rng,
-) -> Result<(i64, Instant), String> {
+) -> Result<(i64, u64, Instant), String> {
     let ttl_s = (ttl_ms / 1000).max(1) as i64;
     loop {
         let sent = Instant::now();
         match request(timeout, client.lease_grant(ttl_s, None)).await {
-            Outcome::Ok(r) => return Ok((r.id(), sent)),
+            Outcome::Ok(r) => {
+                let granted_ms = u64::try_from(r.ttl()).unwrap_or(0).saturating_mul(1000);
+                return Ok((r.id(), granted_ms, sent));
+            }
             Outcome::Fail(e) | Outcome::Info(e) => {
                 if Instant::now() >= deadline {
                     return Err(format!("lease grant: {e}"));
@@ -328,7 +333,7 @@ impl EtcdSession {
 impl LockSession for EtcdSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
         let timeout = self.config.op_timeout;
-        let (lease, mut lease_sent) = match grant_lease(
+        let (lease, granted_ms, mut lease_sent) = match grant_lease(
             &mut self.client,
             self.config.ttl_ms,
             timeout,
@@ -405,7 +410,7 @@ impl LockSession for EtcdSession {
         Outcome::Ok(Grant {
             token: Some(my_rev as u64),
             holder: holder.to_owned(),
-            lease_ms: Some(self.config.ttl_ms),
+            lease_ms: Some(granted_ms),
             // The lease runs from the last keep-alive (or grant) the cluster acknowledged.
             sent_at: lease_sent,
         })

@@ -146,7 +146,7 @@ impl EtcdLockServiceSession {
 impl LockSession for EtcdLockServiceSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
         let timeout = self.config.op_timeout;
-        let (lease, mut lease_sent) = match grant_lease(
+        let (lease, granted_ms, mut lease_sent) = match grant_lease(
             &mut self.client,
             self.config.ttl_ms,
             timeout,
@@ -184,7 +184,7 @@ impl LockSession for EtcdLockServiceSession {
         Outcome::Ok(Grant {
             token: Some(token),
             holder: holder.to_owned(),
-            lease_ms: Some(self.config.ttl_ms),
+            lease_ms: Some(granted_ms),
             // The lease runs from the last keep-alive (or grant) the cluster acknowledged.
             sent_at: lease_sent,
         })

@@ -63,7 +63,14 @@ pub fn summarize_run(
         error: None,
         reached: reach.as_ref().ok().cloned(),
         not_tested: reach.err(),
-        violations: r.lock.violations.len() as u64 + r.lock.omitted_violations,
+        // A non-linearizable lock history is a violation too, though it has no time window.
+        violations: r.lock.violations.len() as u64
+            + r.lock.omitted_violations
+            + u64::from(
+                r.linearizability
+                    .as_ref()
+                    .is_some_and(|l| l.verdict == lockpick_checker::verdict::Verdict::Invalid),
+            ),
         first_violation_ms,
         acquires_ok: s.acquires_ok,
         acquires_tried: s.acquires_ok + s.acquires_fail + s.acquires_info,
