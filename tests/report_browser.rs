@@ -276,3 +276,89 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     assert_png(&shot("serve.png"));
     drop(server);
 }
+
+/// A matrix of one lock under no fault and a pause past its lease, one seed each.
+const MATRIX: &str = r#"
+name = "browser"
+seeds = 1
+[workload]
+clients = 4
+duration = "2x lease + 1000ms"
+[lock]
+acquire_timeout_ms = 1000
+op_timeout_ms = 250
+[[column]]
+name = "none"
+about = "no fault at all"
+[[column]]
+name = "pause"
+about = "a pause of two leases before the write"
+fault = "client-pause"
+point = "before-write"
+at_ms = [200, 400]
+duration = "2x lease"
+must_outlast_lease = true
+[[row]]
+lock = "redis"
+ttl_ms = 300
+expect.none = "valid: no fault"
+expect.pause = "invalid: Kleppmann"
+"#;
+
+#[test]
+fn matrix_page_renders_in_chromium() {
+    if !have_chromium() {
+        eprintln!(
+            "\n\n!!!!!!!!!! SKIPPED matrix_page_renders_in_chromium: `chromium` is not installed; run scripts/setup !!!!!!!!!!\n\n"
+        );
+        return;
+    }
+    let store = tempfile::tempdir().unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let file = store.path().join("browser.toml");
+    std::fs::write(&file, MATRIX).unwrap();
+    let out = lockpick()
+        .arg("matrix")
+        .arg(&file)
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("matrix: "))
+        .and_then(|l| l.split(" (").next())
+        .unwrap_or_else(|| panic!("no matrix page in:\n{stdout}"));
+    let dom = chromium(&file_url(Path::new(page)), "--dump-dom", profile.path());
+    assert!(dom.contains(r#"id="matrix-table""#), "{dom}");
+    assert!(dom.contains(r#"data-row="redis""#), "{dom}");
+    assert!(dom.contains(r#"data-status="unsafe""#), "{dom}");
+    assert!(dom.contains(r#"data-status="safe""#), "{dom}");
+    assert!(dom.contains("a pause of two leases before the write"));
+    // One strip plot, availability and latency chart per column.
+    assert_eq!(dom.matches("time to first violation").count(), 2, "{dom}");
+    // Every run links to its report, and the link resolves.
+    let links: Vec<&str> = dom
+        .split(r#"<a class="run-report" href=""#)
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert_eq!(links.len(), 2, "{dom}");
+    for link in links {
+        let target = Path::new(page).parent().unwrap().join(link);
+        assert!(target.is_file(), "{} does not exist", target.display());
+    }
+    chromium(
+        &file_url(Path::new(page)),
+        &format!("--screenshot={}", shot("matrix.png").display()),
+        profile.path(),
+    );
+    assert_png(&shot("matrix.png"));
+}
