@@ -13,8 +13,8 @@ fn height(rows: usize) -> u32 {
 }
 
 /// A horizontal chart with one band per row (row 0 on top) and `x` from 0 to `max`.
-fn frame<'a>(
-    svg: &'a mut String,
+fn frame(
+    svg: &mut String,
     rows: &[String],
     caption: &str,
     max: f64,

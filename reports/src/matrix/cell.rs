@@ -166,12 +166,13 @@ mod tests {
 
     #[test]
     fn valid_runs_whose_fault_fell_short_are_not_tested_never_safe() {
-        let short = Some("the longest client pause lasted 900 ms, not past the 1000 ms lease");
+        let why = "the longest client pause lasted 900 ms, not past the 1000 ms lease";
+        let short = Some(why);
         let c = aggregate(
             head("invalid"),
             vec![run(1, "valid", None, short), run(2, "valid", None, short)],
         );
-        assert_eq!(c.status, CellStatus::NotTested(short.unwrap().into()));
+        assert_eq!(c.status, CellStatus::NotTested(why.into()));
         assert!(!c.mismatch, "not tested is shown as such, not as a verdict");
         // One run that reached the size makes the cell safe in that run.
         let c = aggregate(
