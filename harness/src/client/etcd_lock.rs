@@ -421,19 +421,11 @@ impl LockSession for EtcdSession {
             return Outcome::Fail("not-owner".to_owned());
         };
         let timeout = self.config.op_timeout;
-        let deleted = request(timeout, self.client.delete(held.key.clone(), None)).await;
+        let deleted = request(timeout, self.client.delete(held.key.clone(), None))
+            .await
+            .map(|r| r.deleted());
         let revoked = request(timeout, self.client.lease_revoke(held.lease)).await;
-        match (deleted, revoked) {
-            (Outcome::Ok(r), _) if r.deleted() > 0 => Outcome::Ok(()),
-            (Outcome::Ok(_), _) => Outcome::Fail("not-owner".to_owned()),
-            // Revoking the lease deleted the key with it, whatever became of the delete.
-            (_, Outcome::Ok(_)) => Outcome::Ok(()),
-            (_, Outcome::Fail(e)) if e == "lease-not-found" => {
-                Outcome::Fail("not-owner".to_owned())
-            }
-            (Outcome::Fail(e), Outcome::Fail(_)) => Outcome::Fail(e),
-            (Outcome::Info(e), _) | (_, Outcome::Info(e)) => Outcome::Info(e),
-        }
+        release_outcome(deleted, revoked.map(|_| ()))
     }
 
     async fn renew(&mut self, _grant: &Grant) -> Outcome<()> {
@@ -442,6 +434,25 @@ impl LockSession for EtcdSession {
             return Outcome::Fail("lost".to_owned());
         };
         self.keep_alive(held.lease).await.map(|_| ())
+    }
+}
+
+/// What a release was, from its delete (keys deleted) and its lease revoke.
+fn release_outcome(deleted: Outcome<i64>, revoked: Outcome<()>) -> Outcome<()> {
+    match (deleted, revoked) {
+        (Outcome::Ok(n), _) if n > 0 => Outcome::Ok(()),
+        (Outcome::Ok(_), _) => Outcome::Fail("not-owner".to_owned()),
+        // Revoking the lease deleted the key with it, whatever became of the delete.
+        (_, Outcome::Ok(())) => Outcome::Ok(()),
+        // The lease is gone and the delete definitely did not run: the key expired before.
+        (Outcome::Fail(_), Outcome::Fail(e)) if e == "lease-not-found" => {
+            Outcome::Fail("not-owner".to_owned())
+        }
+        (Outcome::Fail(e), Outcome::Fail(_)) => Outcome::Fail(e),
+        // A delete whose reply was lost may have freed the lock before the lease ran out
+        // (found by the safety matrix: a partition cut the reply, the next holder got the
+        // lock at once, and "not-owner" claimed the release never happened).
+        (Outcome::Info(e), _) | (_, Outcome::Info(e)) => Outcome::Info(e),
     }
 }
 
@@ -473,5 +484,34 @@ impl ClientKind for EtcdKind {
                 lock.retry_delay_ms,
             )))
         })
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::*;
+
+    fn info() -> Outcome<i64> {
+        Outcome::Info("timeout".to_owned())
+    }
+
+    #[test]
+    fn a_release_whose_delete_is_unknown_is_unknown_even_if_the_lease_is_gone() {
+        let gone = || Outcome::Fail("lease-not-found".to_owned());
+        assert!(matches!(release_outcome(info(), gone()), Outcome::Info(e) if e == "timeout"));
+        assert!(
+            matches!(release_outcome(Outcome::Fail("no-leader".into()), gone()), Outcome::Fail(e) if e == "not-owner")
+        );
+        assert!(matches!(
+            release_outcome(Outcome::Ok(1), gone()),
+            Outcome::Ok(())
+        ));
+        assert!(
+            matches!(release_outcome(Outcome::Ok(0), Outcome::Ok(())), Outcome::Fail(e) if e == "not-owner")
+        );
+        assert!(matches!(
+            release_outcome(info(), Outcome::Ok(())),
+            Outcome::Ok(())
+        ));
     }
 }

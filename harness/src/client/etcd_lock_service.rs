@@ -201,7 +201,10 @@ impl LockSession for EtcdLockServiceSession {
         let revoked = request(timeout, self.client.lease_revoke(held.lease)).await;
         match (unlocked, revoked) {
             (_, Outcome::Ok(_)) => Outcome::Ok(()),
-            (_, Outcome::Fail(e)) if e == "lease-not-found" => {
+            // The lease had expired and the unlock definitely ran or definitely did not: the
+            // key was gone either way. An unlock whose reply was lost may have freed a live
+            // lock, so that stays unknown (the last arm).
+            (Outcome::Ok(_) | Outcome::Fail(_), Outcome::Fail(e)) if e == "lease-not-found" => {
                 Outcome::Fail("not-owner".to_owned())
             }
             (Outcome::Fail(e), Outcome::Fail(_)) => Outcome::Fail(e),
