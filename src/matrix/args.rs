@@ -7,7 +7,8 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct MatrixArgs {
     /// The matrix file (default: scenarios/matrix/default.toml). With --resume, the copy in the
-    /// matrix folder is used instead.
+    /// matrix folder unless a FILE is given: it then replaces the copy (new expectations or
+    /// notes) and the runs already made are kept (use --redo after changing a fault's size).
     pub file: Option<PathBuf>,
     /// Runs per cell, 1 to 1000 (default: the file's `seeds`).
     #[arg(long)]

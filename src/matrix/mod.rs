@@ -46,6 +46,8 @@ struct Place {
     file: PathBuf,
     started: String,
     fresh: bool,
+    /// Copy `file` into the folder as its `matrix.toml`.
+    copy_file: bool,
 }
 
 fn place(args: &MatrixArgs) -> Result<Place, (u8, String)> {
@@ -61,8 +63,8 @@ fn place(args: &MatrixArgs) -> Result<Place, (u8, String)> {
         } else {
             resume.clone()
         };
-        let file = dir.join("matrix.toml");
-        if !file.is_file() {
+        let copy = dir.join("matrix.toml");
+        if !copy.is_file() {
             return Err(usage(format!(
                 "resume {}: it holds no matrix.toml (is it a folder `lockpick matrix` made?)",
                 dir.display()
@@ -72,11 +74,18 @@ fn place(args: &MatrixArgs) -> Result<Place, (u8, String)> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // A file given with --resume replaces the copy (new expectations or notes); the runs
+        // already made are kept, so a changed fault size needs --redo.
+        let (file, copy_file) = match &args.file {
+            Some(f) => (f.clone(), true),
+            None => (copy, false),
+        };
         return Ok(Place {
             dir,
             file,
             started,
             fresh: false,
+            copy_file,
         });
     }
     let file = match &args.file {
@@ -108,6 +117,7 @@ fn place(args: &MatrixArgs) -> Result<Place, (u8, String)> {
         file,
         started,
         fresh: true,
+        copy_file: true,
     })
 }
 
@@ -177,7 +187,7 @@ fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
     std::fs::create_dir_all(&scenarios_dir)
         .and_then(|()| std::fs::create_dir_all(dir.join("runs")))
         .map_err(|e| harness(format!("create {}: {e}", dir.display())))?;
-    if place.fresh {
+    if place.copy_file {
         let text = std::fs::read(&place.file)
             .map_err(|e| usage(format!("read {}: {e}", place.file.display())))?;
         lockpick_reports::write_atomic(&dir.join("matrix.toml"), &text)
@@ -349,6 +359,7 @@ fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path
         column: plan.column.clone(),
         expected: plan.expect.verdict.name().to_owned(),
         expected_why: plan.expect.why.clone(),
+        note: plan.note.clone(),
         scenario_file: not_applicable.is_none().then(|| {
             file.strip_prefix(dir)
                 .unwrap_or(file)
@@ -458,6 +469,9 @@ fn command(args: &MatrixArgs, place: &Place) -> String {
         }
     } else {
         cmd.push_str(&format!(" --resume {}", place.dir.display()));
+        if let Some(f) = &args.file {
+            cmd.push_str(&format!(" {}", f.display()));
+        }
     }
     if let Some(s) = args.seeds {
         cmd.push_str(&format!(" --seeds {s}"));
@@ -477,6 +491,9 @@ fn command(args: &MatrixArgs, place: &Place) -> String {
     }
     if let Some(r) = args.resource {
         cmd.push_str(&format!(" --resource {r}"));
+    }
+    if let Some(md) = &args.markdown {
+        cmd.push_str(&format!(" --markdown {}", md.display()));
     }
     if args.store != Path::new("store") {
         cmd.push_str(&format!(" --store {}", args.store.display()));

@@ -80,6 +80,9 @@ struct RawRow {
     client: Option<toml::Table>,
     about: Option<String>,
     expect: BTreeMap<String, Spanned<String>>,
+    /// What the runs of a cell showed that its expectation did not foresee, per column.
+    #[serde(default)]
+    note: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -135,6 +138,8 @@ pub struct Row {
     pub about: String,
     /// Expected outcome per column name.
     pub expect: BTreeMap<String, Expectation>,
+    /// Observations per column name: why a cell's runs disagree with its expectation.
+    pub notes: BTreeMap<String, String>,
     pub line: usize,
 }
 
@@ -397,7 +402,22 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
                 ),
             ));
         }
+        let mut notes = BTreeMap::new();
+        for (column, text) in &r.note {
+            if !columns.iter().any(|c| &c.name == column) {
+                return Err(err(
+                    text.span(),
+                    &format!("row.note.{column}"),
+                    format!(
+                        "no column {column:?}; the columns are: {}",
+                        column_names(&columns)
+                    ),
+                ));
+            }
+            notes.insert(column.clone(), text.get_ref().trim().to_owned());
+        }
         rows.push(Row {
+            notes,
             name,
             lock,
             ttl_ms: *r.ttl_ms.get_ref(),
@@ -540,6 +560,18 @@ must_outlast_lease = true
         assert_eq!(m.columns[1].point, Some(PausePoint::BeforeWrite));
         assert_eq!(m.rows[0].expect["pause"].verdict, Expected::Invalid);
         assert_eq!(m.rows[0].expect["pause"].why, "Kleppmann");
+        let noted = SMALL.replace(
+            "expect = { none = \"valid: no fault\", pause = \"valid: the fence\" }",
+            "expect = { none = \"valid: no fault\", pause = \"valid: the fence\" }\nnote.pause = \" seen twice \"",
+        );
+        let m2 = parse(&noted).unwrap();
+        assert_eq!(m2.rows[1].notes["pause"], "seen twice");
+        fails(
+            &noted.replace("note.pause", "note.paws"),
+            20,
+            "row.note.paws",
+            "no column \"paws\"",
+        );
         // The row's sentence defaults to the client kind's own.
         assert!(m.rows[1].about.contains("token"), "{}", m.rows[1].about);
     }

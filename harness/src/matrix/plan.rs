@@ -37,6 +37,8 @@ pub struct CellPlan {
     /// Why the row cannot take the fault at all; the cell then has no run.
     pub not_applicable: Option<String>,
     pub expect: Expectation,
+    /// The matrix file's note on this cell, if any.
+    pub note: Option<String>,
     /// The column needs a pause that outlasted the lease to count as tested.
     pub must_outlast_lease: bool,
 }
@@ -206,6 +208,7 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         text: t,
         not_applicable,
         expect: row.expect[&col.name].clone(),
+        note: row.notes.get(&col.name).cloned(),
         must_outlast_lease: col.must_outlast_lease,
     })
 }

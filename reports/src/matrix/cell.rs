@@ -13,6 +13,8 @@ pub struct CellHead {
     /// `valid`, `invalid` or `n/a`.
     pub expected: String,
     pub expected_why: String,
+    /// The matrix file's note on the cell.
+    pub note: Option<String>,
     pub not_applicable: Option<String>,
     pub sizes: Vec<String>,
     pub lease_ms: u64,
@@ -75,6 +77,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         status,
         expected: head.expected,
         expected_why: head.expected_why,
+        note: head.note,
         mismatch,
         violating_runs: violating,
         runs_made: runs.len() as u64,

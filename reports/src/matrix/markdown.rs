@@ -71,7 +71,7 @@ pub fn matrix_markdown(record: &MatrixRecord) -> String {
     for c in &record.cells {
         let _ = writeln!(
             md,
-            "- **{} × {}**: {}{}. Expected {}: {}. {}",
+            "- **{} × {}**: {}{}. Expected {}: {}. {}{}",
             c.row,
             c.column,
             cell_sentence(c),
@@ -85,7 +85,10 @@ pub fn matrix_markdown(record: &MatrixRecord) -> String {
             match c.status {
                 CellStatus::NotApplicable(_) | CellStatus::NotRun => String::new(),
                 _ => cell_numbers(c),
-            }
+            },
+            c.note
+                .as_ref()
+                .map_or(String::new(), |n| format!(" *Note:* {n}"))
         );
     }
     md

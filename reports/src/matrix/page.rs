@@ -82,6 +82,7 @@ struct Detail {
     badge: &'static str,
     expected: String,
     expected_why: String,
+    note: Option<String>,
     mismatch: bool,
     sizes: Vec<String>,
     lease_ms: u64,
@@ -177,10 +178,13 @@ fn heat_cell(c: &CellSummary) -> HeatCell {
         style,
         text: cell_text(c),
         title: format!(
-            "{}. Expected {}: {}",
+            "{}. Expected {}: {}{}",
             cell_sentence(c),
             c.expected,
-            c.expected_why
+            c.expected_why,
+            c.note
+                .as_ref()
+                .map_or(String::new(), |n| format!(". Note: {n}"))
         ),
         anchor: anchor(c),
         mismatch: c.mismatch,
@@ -262,6 +266,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             },
             expected: c.expected.clone(),
             expected_why: c.expected_why.clone(),
+            note: c.note.clone(),
             mismatch: c.mismatch,
             sizes: c.sizes.clone(),
             lease_ms: c.lease_ms,

@@ -83,6 +83,9 @@ pub struct CellSummary {
     /// `valid`, `invalid` or `n/a`, and why.
     pub expected: String,
     pub expected_why: String,
+    /// The matrix file's note: what the runs showed that the expectation did not foresee.
+    #[serde(default)]
+    pub note: Option<String>,
     /// The status disagrees with the expectation.
     pub mismatch: bool,
     /// Runs with a violation / runs made.
