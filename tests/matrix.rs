@@ -168,6 +168,34 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     let out = lockpick(&["matrix", "--resume", dir.to_str().unwrap(), "--store", s]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!stderr(&out).contains(" seed 1: "), "{}", stderr(&out));
+
+    // The markdown table from the recorded runs, with more seeds asked for: nothing runs, the
+    // cells count the runs they have.
+    let md = tmp.path().join("matrix.md");
+    let out = lockpick(&[
+        "matrix",
+        "--resume",
+        dir.to_str().unwrap(),
+        "--store",
+        s,
+        "--seeds",
+        "3",
+        "--report-only",
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(" seed 2: "), "{}", stderr(&out));
+    let md = std::fs::read_to_string(md).unwrap();
+    for needle in [
+        "# Safety matrix `tiny`",
+        "| lock | none | pause | short-pause |",
+        "| **redis** | safe 0/1 | UNSAFE 1/1 |",
+        "- redis-server ",
+        "**redis × pause**: violations in 1 of 1 run(s). Expected invalid: Kleppmann.",
+    ] {
+        assert!(md.contains(needle), "{needle:?} not in:\n{md}");
+    }
 }
 
 #[test]

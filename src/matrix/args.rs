@@ -26,6 +26,10 @@ pub struct MatrixArgs {
     /// With --resume: run the selected cells' finished runs again too.
     #[arg(long, requires = "resume")]
     pub redo: bool,
+    /// Run nothing: write matrix.json, matrix.html (and --markdown) from the runs already
+    /// recorded in the --resume folder.
+    #[arg(long, requires = "resume")]
+    pub report_only: bool,
     /// Also write the matrix as markdown here (e.g. docs/safety-matrix.md).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,

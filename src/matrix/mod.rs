@@ -236,7 +236,7 @@ fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
                 && selected.columns.iter().any(|c| c.name == p.column)
         }) {
             let head = &heads[&(plan.row.clone(), plan.column.clone())];
-            if head.not_applicable.is_some() {
+            if head.not_applicable.is_some() || args.report_only {
                 continue;
             }
             let file = head
