@@ -94,6 +94,20 @@ fn assert_png(path: &Path) {
     assert!(bytes.len() > 20_000, "{} looks blank", path.display());
 }
 
+/// The page's `run-report` links: `n` of them, each resolving (from the page's folder) to a file.
+fn assert_report_links(dom: &str, page: &Path, n: usize) {
+    let links: Vec<&str> = dom
+        .split(r#"<a class="run-report" href=""#)
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert_eq!(links.len(), n, "{dom}");
+    for link in links {
+        let target = page.parent().unwrap().join(link);
+        assert!(target.is_file(), "{} does not exist", target.display());
+    }
+}
+
 fn latest_run(store: &Path, scenario: &str) -> PathBuf {
     let link = store.join(scenario).join("latest");
     store
@@ -215,16 +229,7 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         "fault column missing"
     );
     // The report links resolve to the runs' reports.
-    let links: Vec<&str> = dom
-        .split(r#"<a class="run-report" href=""#)
-        .skip(1)
-        .map(|s| &s[..s.find('"').unwrap()])
-        .collect();
-    assert_eq!(links.len(), 2, "{dom}");
-    for link in links {
-        let target = Path::new(compare).parent().unwrap().join(link);
-        assert!(target.is_file(), "{} does not exist", target.display());
-    }
+    assert_report_links(&dom, Path::new(compare), 2);
     chromium(
         &file_url(Path::new(compare)),
         &format!("--screenshot={}", shot("compare.png").display()),
@@ -345,16 +350,7 @@ fn matrix_page_renders_in_chromium() {
     // One strip plot, availability and latency chart per column.
     assert_eq!(dom.matches("time to first violation").count(), 2, "{dom}");
     // Every run links to its report, and the link resolves.
-    let links: Vec<&str> = dom
-        .split(r#"<a class="run-report" href=""#)
-        .skip(1)
-        .map(|s| &s[..s.find('"').unwrap()])
-        .collect();
-    assert_eq!(links.len(), 2, "{dom}");
-    for link in links {
-        let target = Path::new(page).parent().unwrap().join(link);
-        assert!(target.is_file(), "{} does not exist", target.display());
-    }
+    assert_report_links(&dom, Path::new(page), 2);
     chromium(
         &file_url(Path::new(page)),
         &format!("--screenshot={}", shot("matrix.png").display()),
