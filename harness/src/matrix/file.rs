@@ -100,6 +100,8 @@ struct RawColumn {
     offset: Option<Spanned<toml::Value>>,
     #[serde(default)]
     must_outlast_lease: bool,
+    /// The workload's length for this column instead of `[workload] duration`.
+    run: Option<Spanned<toml::Value>>,
 }
 
 /// A checked matrix.
@@ -160,6 +162,9 @@ pub struct Column {
     pub offset: Option<Size>,
     /// The cell is "not tested" unless the history shows a pause longer than the lease.
     pub must_outlast_lease: bool,
+    /// The workload's length for this column (e.g. long enough after a partition heals for a
+    /// lost release to show as a deadlock), instead of the matrix's.
+    pub run: Option<Size>,
     pub line: usize,
 }
 
@@ -323,6 +328,7 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
             jitter: opt(&c.jitter, "column.jitter")?,
             offset: opt(&c.offset, "column.offset")?,
             must_outlast_lease: c.must_outlast_lease,
+            run: opt(&c.run, "column.run")?,
             line,
         });
     }

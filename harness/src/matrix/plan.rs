@@ -132,7 +132,11 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {}\nop_timeout_ms = {}\nwatchdog = {}",
         row.ttl_ms, m.acquire_timeout_ms, m.op_timeout_ms, row.watchdog
     );
-    let duration = resolve("workload.duration_ms", &m.duration, 1)?;
+    let duration = resolve(
+        "workload.duration_ms",
+        col.run.as_ref().unwrap_or(&m.duration),
+        1,
+    )?;
     let _ = writeln!(
         t,
         "\n[workload]\nkind = \"fenced-write\"\nclients = {}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
