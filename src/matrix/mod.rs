@@ -216,7 +216,10 @@ fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
     let command = command(args, &place);
     let versions = versions::server_versions();
     let mut record = build_record(&full, &place, &command, &versions, &heads, &done);
-    let resume_cmd = format!("cargo run -- matrix --resume {}", dir.display());
+    let mut resume_cmd = format!("cargo run -- matrix --resume {}", dir.display());
+    if args.store != Path::new("store") {
+        resume_cmd.push_str(&format!(" --store {}", args.store.display()));
+    }
     write_matrix(&record, dir, &resume_cmd).map_err(|e| harness(e.to_string()))?;
     eprintln!(
         "lockpick: matrix {} ({} row(s) × {} fault(s) × {} seed(s)) in {}",

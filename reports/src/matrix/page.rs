@@ -89,6 +89,8 @@ struct Detail {
     lease_from: String,
     scenario_file: Option<String>,
     numbers: String,
+    /// The command that runs the whole cell again.
+    cell_command: String,
     runs: Vec<RunRow>,
 }
 
@@ -273,6 +275,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             lease_from: c.lease_from.clone(),
             scenario_file: c.scenario_file.clone(),
             numbers: cell_numbers(c),
+            cell_command: format!("{resume} --rows {} --faults {} --redo", c.row, c.column),
             runs: c.runs.iter().map(run_row).collect(),
         })
         .collect();
