@@ -23,6 +23,23 @@ pub fn matrix_markdown(record: &MatrixRecord) -> String {
     for (k, v) in &record.server_versions {
         let _ = writeln!(md, "- {k} {v}");
     }
+    let made: Vec<u64> = record
+        .cells
+        .iter()
+        .filter(|c| !matches!(c.status, CellStatus::NotApplicable(_)))
+        .map(|c| c.runs_made)
+        .collect();
+    let (lo, hi) = (
+        made.iter().min().copied().unwrap_or(0),
+        made.iter().max().copied().unwrap_or(0),
+    );
+    if lo < record.seeds {
+        let _ = writeln!(
+            md,
+            "\n**Incomplete:** {} seeds per cell were asked for; the cells below have {lo} to {hi} run(s) each (resume with `cargo run -- matrix --resume store/matrix/{}`).",
+            record.seeds, record.started
+        );
+    }
     let _ = writeln!(
         md,
         "\n{} seed(s) per cell. `UNSAFE k/N`: a violation in k of N runs. `safe 0/N`: no violation in the N runs whose fault reached the size it needed. `not tested`: the fault never reached that size (it says nothing either way). `n/a`: the lock physically cannot take the fault. ≠ marks a cell that disagrees with its expected verdict.\n",
