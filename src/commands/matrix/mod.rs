@@ -9,9 +9,10 @@ mod versions;
 
 pub use args::MatrixArgs;
 
-use crate::commands::{runtime, write_report};
-use crate::exit_code;
+use super::suite::relative_run;
+use crate::outcome::{Exit, Failure, Outcome};
 use crate::reproduce::Reproduce;
+use crate::run_args::{runtime, write_report};
 use lockpick_checker::history::read_history;
 use lockpick_harness::matrix::{load_matrix, plan_matrix, CellPlan, Matrix, MAX_SEEDS};
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
@@ -30,14 +31,8 @@ const DEFAULT_FILE: &str = "scenarios/matrix/default.toml";
 
 type RunKey = (String, String, u64);
 
-pub fn matrix(args: MatrixArgs) -> u8 {
-    match run(&args) {
-        Ok(code) => code,
-        Err((code, message)) => {
-            eprintln!("lockpick: failed to {message}");
-            code
-        }
-    }
+pub fn matrix(args: MatrixArgs) -> Outcome {
+    run(&args)
 }
 
 /// Where the matrix lives and where its file comes from.
@@ -50,8 +45,8 @@ struct Place {
     copy_file: bool,
 }
 
-fn place(args: &MatrixArgs) -> Result<Place, (u8, String)> {
-    let usage = |m: String| (exit_code::USAGE, m);
+fn place(args: &MatrixArgs) -> Result<Place, Failure> {
+    let usage = Failure::Usage;
     if let Some(resume) = &args.resume {
         let dir = if resume.as_os_str().is_empty() {
             newest_matrix(&args.store.join(MATRIX_DIR)).ok_or_else(|| {
@@ -134,7 +129,7 @@ fn newest_matrix(root: &Path) -> Option<PathBuf> {
 }
 
 /// Keeps the rows and columns named in `--rows`/`--faults`; an unknown name is an error.
-fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, (u8, String)> {
+fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, Failure> {
     let mut out = m.clone();
     for (flag, wanted, names) in [
         (
@@ -149,13 +144,10 @@ fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, (u8, String)> {
         ),
     ] {
         if let Some(bad) = wanted.iter().find(|w| !names.contains(w)) {
-            return Err((
-                exit_code::USAGE,
-                format!(
-                    "read {flag}: {bad:?} is not in the matrix; allowed: {}",
-                    names.join(", ")
-                ),
-            ));
+            return Err(Failure::Usage(format!(
+                "read {flag}: {bad:?} is not in the matrix; allowed: {}",
+                names.join(", ")
+            )));
         }
     }
     if !args.rows.is_empty() {
@@ -167,9 +159,9 @@ fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, (u8, String)> {
     Ok(out)
 }
 
-fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
-    let usage = |m: String| (exit_code::USAGE, m);
-    let harness = |m: String| (exit_code::HARNESS, m);
+fn run(args: &MatrixArgs) -> Outcome {
+    let usage = Failure::Usage;
+    let harness = Failure::Harness;
     let place = place(args)?;
     let mut full = load_matrix(&place.file).map_err(|e| usage(e.to_string()))?;
     if let Some(s) = args.seeds {
@@ -344,16 +336,18 @@ fn run(args: &MatrixArgs) -> Result<u8, (u8, String)> {
         .flat_map(|c| &c.runs)
         .filter(|r| r.error.is_some())
         .count();
-    Ok(if interrupted {
+    if interrupted {
         eprintln!("lockpick: interrupted; continue with: {resume_cmd}");
-        exit_code::INTERRUPTED
+        Ok(Exit::Interrupted)
     } else if record.mismatches() > 0 {
-        exit_code::SUITE_MISMATCH
+        Ok(Exit::SuiteMismatch)
     } else if errors > 0 {
-        exit_code::HARNESS
+        Err(Failure::Harness(format!(
+            "make {errors} run(s) of the matrix (see the ERROR lines above); run them again with: {resume_cmd}"
+        )))
     } else {
-        exit_code::VALID
-    })
+        Ok(Exit::Done)
+    }
 }
 
 fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path) -> CellHead {
@@ -502,17 +496,6 @@ fn command(args: &MatrixArgs, place: &Place) -> String {
         cmd.push_str(&format!(" --store {}", args.store.display()));
     }
     cmd
-}
-
-/// The run folder relative to the store root, as `<scenario>/<run-id>`.
-fn relative_run(store: &Path, dir: &Path) -> Option<String> {
-    let rel = dir.strip_prefix(store).ok()?;
-    Some(
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
 }
 
 fn progress_line(r: &RunSummary) -> String {
