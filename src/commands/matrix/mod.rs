@@ -226,7 +226,9 @@ fn run(args: &MatrixArgs) -> Outcome {
     let mut interrupted = false;
     let outcome = rt.block_on(async {
         let interrupt = crate::signals::install()?;
-        'cells: for plan in plans.iter().filter(|p| {
+        // The runnable cells of the selection, each loaded once.
+        let mut cells = Vec::new();
+        for plan in plans.iter().filter(|p| {
             selected.rows.iter().any(|r| r.name == p.row)
                 && selected.columns.iter().any(|c| c.name == p.column)
         }) {
@@ -245,8 +247,14 @@ fn run(args: &MatrixArgs) -> Outcome {
                 outlast_lease: plan.must_outlast_lease,
                 planned_lease_ms: plan.promise.lease_ms,
             };
-            for k in 0..full.seeds {
-                let seed = full.first_seed.wrapping_add(k);
+            cells.push((plan, file, scenario, needs));
+        }
+        // Seed by seed across the whole matrix, so a matrix cut short has about as many
+        // runs in every cell.
+        'seeds: for k in 0..full.seeds {
+            let seed = full.first_seed.wrapping_add(k);
+            for (plan, file, scenario, needs) in &cells {
+                let needs = *needs;
                 let key: RunKey = (plan.row.clone(), plan.column.clone(), seed);
                 let finished = done.get(&key).is_some_and(|r| r.error.is_none());
                 if finished && !args.redo {
@@ -254,7 +262,7 @@ fn run(args: &MatrixArgs) -> Outcome {
                 }
                 if interrupt.is_cancelled() {
                     interrupted = true;
-                    break 'cells;
+                    break 'seeds;
                 }
                 let reproduce = Reproduce {
                     scenario: file.display().to_string(),
@@ -283,14 +291,14 @@ fn run(args: &MatrixArgs) -> Outcome {
                     secs: 0.0,
                 };
                 let run_started = Instant::now();
-                let summary = match run_scenario(&scenario, &opts, interrupt.clone()).await {
+                let summary = match run_scenario(scenario, &opts, interrupt.clone()).await {
                     Ok(outcome) => {
                         at.secs = run_started.elapsed().as_secs_f64();
                         write_report(&outcome.dir, &outcome.results, None);
                         if outcome.results.interrupted {
                             // A run cut short proves nothing; resuming runs it again.
                             interrupted = true;
-                            break 'cells;
+                            break 'seeds;
                         }
                         at.run = relative_run(&args.store, &outcome.dir);
                         match read_history(&outcome.dir.join(&outcome.results.history)) {
