@@ -47,6 +47,27 @@ impl Reproduce {
     }
 }
 
+/// ` --toxiproxy T --external A,B --resource R`, each only when given: the options that point
+/// a suite or a matrix at servers other than its own, as its command line repeats them.
+pub fn server_flags(
+    toxiproxy: Option<SocketAddr>,
+    external: &[SocketAddr],
+    resource: Option<SocketAddr>,
+) -> String {
+    let mut out = String::new();
+    if let Some(t) = toxiproxy {
+        let _ = write!(out, " --toxiproxy {t}");
+    }
+    if !external.is_empty() {
+        let addrs: Vec<String> = external.iter().map(ToString::to_string).collect();
+        let _ = write!(out, " --external {}", addrs.join(","));
+    }
+    if let Some(r) = resource {
+        let _ = write!(out, " --resource {r}");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -262,16 +262,11 @@ fn suite_command(args: &SuiteArgs) -> String {
     if let Some(t) = args.time_budget {
         cmd.push_str(&format!(" --time-budget {t}"));
     }
-    if let Some(t) = args.toxiproxy {
-        cmd.push_str(&format!(" --toxiproxy {t}"));
-    }
-    if !args.external.is_empty() {
-        let addrs: Vec<String> = args.external.iter().map(ToString::to_string).collect();
-        cmd.push_str(&format!(" --external {}", addrs.join(",")));
-    }
-    if let Some(r) = args.resource {
-        cmd.push_str(&format!(" --resource {r}"));
-    }
+    cmd.push_str(&crate::reproduce::server_flags(
+        args.toxiproxy,
+        &args.external,
+        args.resource,
+    ));
     cmd
 }
 

@@ -2,7 +2,7 @@
 //! date, the command, the versions of every server, the table, and every cell's expectation
 //! with the cells that disagree or were not tested explained.
 
-use super::page::{cell_numbers, cell_sentence, cell_text};
+use super::page::{cell_label, cell_numbers, cell_sentence};
 use super::record::{CellStatus, MatrixRecord};
 use std::fmt::Write as _;
 
@@ -59,10 +59,7 @@ pub fn matrix_markdown(record: &MatrixRecord) -> String {
         for c in &record.columns {
             let text = record
                 .cell(&r.name, &c.name)
-                .map_or("—".to_owned(), |cell| {
-                    let mark = if cell.mismatch { " ≠" } else { "" };
-                    format!("{}{mark}", cell_text(cell))
-                });
+                .map_or("—".to_owned(), cell_label);
             let _ = write!(md, " {text} |");
         }
         md.push('\n');

@@ -9,7 +9,7 @@ mod run_stats;
 
 pub use cell::{aggregate, CellHead};
 pub use markdown::matrix_markdown;
-pub use page::{cell_sentence, cell_text, render_matrix_page, write_matrix};
+pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
 pub use reach::{fault_reach, Needs};
 pub use record::{
     CellStatus, CellSummary, ColumnInfo, MatrixRecord, RowInfo, RunSummary, MATRIX_DIR,

@@ -20,6 +20,12 @@ pub fn cell_text(c: &CellSummary) -> String {
     }
 }
 
+/// The short text with `≠` when the cell disagrees with its expectation, for tables.
+pub fn cell_label(c: &CellSummary) -> String {
+    let mark = if c.mismatch { " ≠" } else { "" };
+    format!("{}{mark}", cell_text(c))
+}
+
 /// The cell's status in a sentence.
 pub fn cell_sentence(c: &CellSummary) -> String {
     match &c.status {

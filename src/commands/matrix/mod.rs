@@ -18,7 +18,7 @@ use lockpick_harness::matrix::{load_matrix, plan_matrix, CellPlan, Matrix, MAX_S
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
 use lockpick_harness::scenario::load_scenario;
 use lockpick_reports::matrix::{
-    aggregate, cell_text, failed_run, matrix_markdown, summarize_run, write_matrix, CellHead,
+    aggregate, cell_label, failed_run, matrix_markdown, summarize_run, write_matrix, CellHead,
     CellStatus, ColumnInfo, MatrixRecord, Needs, RowInfo, RunPlace, RunSummary, MATRIX_DIR,
     MATRIX_VERSION,
 };
@@ -487,16 +487,11 @@ fn command(args: &MatrixArgs, place: &Place) -> String {
     if !args.faults.is_empty() {
         cmd.push_str(&format!(" --faults {}", args.faults.join(",")));
     }
-    if let Some(t) = args.toxiproxy {
-        cmd.push_str(&format!(" --toxiproxy {t}"));
-    }
-    if !args.external.is_empty() {
-        let a: Vec<String> = args.external.iter().map(ToString::to_string).collect();
-        cmd.push_str(&format!(" --external {}", a.join(",")));
-    }
-    if let Some(r) = args.resource {
-        cmd.push_str(&format!(" --resource {r}"));
-    }
+    cmd.push_str(&crate::reproduce::server_flags(
+        args.toxiproxy,
+        &args.external,
+        args.resource,
+    ));
     if let Some(md) = &args.markdown {
         cmd.push_str(&format!(" --markdown {}", md.display()));
     }
@@ -545,10 +540,7 @@ fn print_table(record: &MatrixRecord) {
         for c in &record.columns {
             let text = record
                 .cell(&r.name, &c.name)
-                .map_or("—".to_owned(), |cell| {
-                    let mark = if cell.mismatch { " ≠" } else { "" };
-                    format!("{}{mark}", cell_text(cell))
-                });
+                .map_or("—".to_owned(), cell_label);
             print!(" {text:<cw$}");
         }
         println!();
