@@ -6,8 +6,9 @@ use super::page::{cell_label, cell_numbers, cell_sentence};
 use super::record::{CellStatus, MatrixRecord};
 use std::fmt::Write as _;
 
-/// The markdown text of `record`.
-pub fn matrix_markdown(record: &MatrixRecord) -> String {
+/// The markdown text of `record`; `again` is the command that makes the whole matrix (and this
+/// file) again from nothing.
+pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Safety matrix `{}`\n", record.name);
     let _ = writeln!(
@@ -18,7 +19,11 @@ pub fn matrix_markdown(record: &MatrixRecord) -> String {
     if !record.description.is_empty() {
         let _ = writeln!(md, "{}\n", record.description);
     }
-    let _ = writeln!(md, "```\n{}\n```\n", record.command);
+    let _ = writeln!(
+        md,
+        "To make it again from nothing:\n\n```\n{again}\n```\n\nThe last command that added runs to it: `{}`.\n",
+        record.command
+    );
     let _ = writeln!(md, "Servers (Debian packages):");
     for (k, v) in &record.server_versions {
         let _ = writeln!(md, "- {k} {v}");

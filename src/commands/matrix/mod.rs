@@ -334,7 +334,16 @@ fn run(args: &MatrixArgs) -> Outcome {
         started.elapsed().as_secs_f64()
     );
     if let Some(md) = &args.markdown {
-        lockpick_reports::write_atomic(md, matrix_markdown(&record).as_bytes())
+        let mut again = "cargo run -- matrix".to_owned();
+        if let Some(f) = &args.file {
+            again.push_str(&format!(" {}", f.display()));
+        }
+        again.push_str(&format!(
+            " --seeds {} --markdown {}",
+            full.seeds,
+            md.display()
+        ));
+        lockpick_reports::write_atomic(md, matrix_markdown(&record, &again).as_bytes())
             .map_err(|e| harness(e.to_string()))?;
         println!("markdown: {}", md.display());
     }
