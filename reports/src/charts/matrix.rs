@@ -35,6 +35,7 @@ fn frame(
     let mut chart = drawn(
         ChartBuilder::on(&root)
             .margin(6)
+            .margin_right(18)
             .caption(caption, ("sans-serif", 12).into_font())
             .x_label_area_size(22)
             .y_label_area_size(110)
