@@ -367,6 +367,43 @@ offset = "+1.5x lease"
     }
 
     #[test]
+    fn the_shipped_default_matrix_plans_every_cell() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/matrix/default.toml");
+        let m = crate::matrix::load_matrix(&path).unwrap();
+        // Every built-in lock is a row, plus the fenced etcd.
+        for lock in crate::locks::LOCKS {
+            assert!(
+                m.rows.iter().any(|r| r.lock.name == lock.name),
+                "{}",
+                lock.name
+            );
+        }
+        let cells = plan_matrix(&m).unwrap();
+        assert_eq!(cells.len(), m.rows.len() * m.columns.len());
+        for c in &cells {
+            // The file's n/a expectations are exactly the cells the servers refuse.
+            let na = c.expect.verdict == crate::matrix::Expected::NotApplicable;
+            assert_eq!(
+                na,
+                c.not_applicable.is_some(),
+                "{} × {}: {:?}",
+                c.row,
+                c.column,
+                c.not_applicable
+            );
+        }
+        let etcd_pause = cells
+            .iter()
+            .find(|c| c.row == "etcd" && c.column == "client-pause")
+            .unwrap();
+        let s = parse_scenario(Path::new("x"), &etcd_pause.text).unwrap();
+        match &s.nemesis.faults[0].kind {
+            FaultKind::ClientPause { duration, .. } => assert_eq!(*duration, MsRange::fixed(2000)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_cell_that_cannot_load_is_a_matrix_error_at_the_row() {
         // etcd leases are whole seconds: 1500 ms is refused by the server's rule.
         let bad = M.replace("ttl_ms = 1000\nwatchdog", "ttl_ms = 1500\nwatchdog");
