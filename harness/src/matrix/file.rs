@@ -83,6 +83,10 @@ struct RawRow {
     /// What the runs of a cell showed that its expectation did not foresee, per column.
     #[serde(default)]
     note: BTreeMap<String, Spanned<String>>,
+    /// Cells this row's setup cannot test though the lock could take the fault (a link of
+    /// ours that does not run through the proxies), per column: not run, shown as not tested.
+    #[serde(default)]
+    not_tested: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -142,6 +146,8 @@ pub struct Row {
     pub expect: BTreeMap<String, Expectation>,
     /// Observations per column name: why a cell's runs disagree with its expectation.
     pub notes: BTreeMap<String, String>,
+    /// Cells that cannot be tested with this row's setup, per column name, and why.
+    pub not_tested: BTreeMap<String, String>,
     pub line: usize,
 }
 
@@ -409,21 +415,33 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
             ));
         }
         let mut notes = BTreeMap::new();
-        for (column, text) in &r.note {
+        let mut not_tested = BTreeMap::new();
+        for (table, column, text) in r
+            .note
+            .iter()
+            .map(|(c, t)| ("note", c, t))
+            .chain(r.not_tested.iter().map(|(c, t)| ("not_tested", c, t)))
+        {
             if !columns.iter().any(|c| &c.name == column) {
                 return Err(err(
                     text.span(),
-                    &format!("row.note.{column}"),
+                    &format!("row.{table}.{column}"),
                     format!(
                         "no column {column:?}; the columns are: {}",
                         column_names(&columns)
                     ),
                 ));
             }
-            notes.insert(column.clone(), text.get_ref().trim().to_owned());
+            let into = if table == "note" {
+                &mut notes
+            } else {
+                &mut not_tested
+            };
+            into.insert(column.clone(), text.get_ref().trim().to_owned());
         }
         rows.push(Row {
             notes,
+            not_tested,
             name,
             lock,
             ttl_ms: *r.ttl_ms.get_ref(),
@@ -572,6 +590,9 @@ must_outlast_lease = true
         );
         let m2 = parse(&noted).unwrap();
         assert_eq!(m2.rows[1].notes["pause"], "seen twice");
+        let declared = parse(&noted.replace("note.pause", "not_tested.pause")).unwrap();
+        assert_eq!(declared.rows[1].not_tested["pause"], "seen twice");
+        assert!(declared.rows[1].notes.is_empty());
         fails(
             &noted.replace("note.pause", "note.paws"),
             20,

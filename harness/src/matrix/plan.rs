@@ -39,6 +39,9 @@ pub struct CellPlan {
     pub expect: Expectation,
     /// The matrix file's note on this cell, if any.
     pub note: Option<String>,
+    /// Why this row's setup cannot test the fault (declared in the matrix file): the cell
+    /// is not run.
+    pub not_tested: Option<String>,
     /// The column needs a pause that outlasted the lease to count as tested.
     pub must_outlast_lease: bool,
 }
@@ -213,6 +216,7 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         not_applicable,
         expect: row.expect[&col.name].clone(),
         note: row.notes.get(&col.name).cloned(),
+        not_tested: row.not_tested.get(&col.name).cloned(),
         must_outlast_lease: col.must_outlast_lease,
     })
 }

@@ -15,6 +15,9 @@ pub struct CellHead {
     pub expected_why: String,
     /// The matrix file's note on the cell.
     pub note: Option<String>,
+    /// Why the row's setup cannot test this fault (the matrix file says so): not tested,
+    /// whatever runs were made.
+    pub declared_not_tested: Option<String>,
     pub not_applicable: Option<String>,
     pub sizes: Vec<String>,
     pub lease_ms: u64,
@@ -34,6 +37,8 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         .count() as u64;
     let status = if let Some(why) = &head.not_applicable {
         CellStatus::NotApplicable(why.clone())
+    } else if let Some(why) = &head.declared_not_tested {
+        CellStatus::NotTested(why.clone())
     } else if runs.is_empty() {
         CellStatus::NotRun
     } else if violating > 0 {
@@ -206,6 +211,15 @@ mod tests {
         assert_eq!(
             c.status,
             CellStatus::Unknown("seed 1: failed to start etcd: port taken".into())
+        );
+        assert!(!c.mismatch);
+        // A cell the matrix file declares untestable is not tested, whatever ran.
+        let mut h = head("valid");
+        h.declared_not_tested = Some("clients bypass the proxies".into());
+        let c = aggregate(h, vec![run(1, "valid", None, None)]);
+        assert_eq!(
+            c.status,
+            CellStatus::NotTested("clients bypass the proxies".into())
         );
         assert!(!c.mismatch);
         // An expectation of n/a on a cell that ran is a mismatch.

@@ -233,7 +233,10 @@ fn run(args: &MatrixArgs) -> Outcome {
                 && selected.columns.iter().any(|c| c.name == p.column)
         }) {
             let head = &heads[&(plan.row.clone(), plan.column.clone())];
-            if head.not_applicable.is_some() || args.report_only {
+            if head.not_applicable.is_some()
+                || head.declared_not_tested.is_some()
+                || args.report_only
+            {
                 continue;
             }
             let file = head
@@ -374,6 +377,7 @@ fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path
         expected: plan.expect.verdict.name().to_owned(),
         expected_why: plan.expect.why.clone(),
         note: plan.note.clone(),
+        declared_not_tested: plan.not_tested.clone(),
         scenario_file: not_applicable.is_none().then(|| {
             file.strip_prefix(dir)
                 .unwrap_or(file)
