@@ -232,7 +232,7 @@ impl Bench {
         ClientCtx {
             index,
             recorder: self.recorder.clone(),
-            lock_name: "lock".to_owned(),
+            locks: vec!["lock".to_owned()].into(),
             workload: WorkloadSpec {
                 kind: WorkloadKind::FencedWrite,
                 clients: 1,

@@ -219,6 +219,7 @@ async fn run_with(
         }
     };
     let op_timeout = Duration::from_millis(scenario.lock.op_timeout_ms);
+    let locks: Arc<[String]> = scenario.lock.names().into();
     // The resource is not under test: it gets no proxy and a generous time limit.
     let resource = Resource::connect(
         resource_addr,
@@ -226,7 +227,8 @@ async fn run_with(
         op_timeout.max(Duration::from_secs(2)),
     )
     .await
-    .map_err(RunError::Resource)?;
+    .map_err(RunError::Resource)?
+    .with_locks(&locks);
     resource.clear().await.map_err(RunError::Resource)?;
 
     record.advance(Phase::Workload)?;
@@ -239,7 +241,7 @@ async fn run_with(
     let ctx = |index: usize| ClientCtx {
         index,
         recorder: recorder.clone(),
-        lock_name: scenario.lock.name.clone(),
+        locks: locks.clone(),
         workload: scenario.workload.clone(),
         acquire_timeout: Duration::from_millis(scenario.lock.acquire_timeout_ms),
         watchdog: scenario.lock.watchdog,
@@ -348,7 +350,8 @@ async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
         note.clone(),
         None,
     );
-    let (kind, value, error) = match resource.read().await {
+    // The counter workload runs on one lock (many are refused at load).
+    let (kind, value, error) = match resource.read(0).await {
         crate::client::Outcome::Ok(n) => (
             EventKind::Ok,
             Value {
