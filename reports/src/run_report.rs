@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 const MAX_LANES: usize = 40;
 /// At most this many episodes (violations close in time) get a zoomed timeline.
 const MAX_ZOOMS: usize = 6;
+/// At most this many locks get a row in the per-lock table of a many-lock run: the worst and
+/// busiest (the checker sorts them so).
+const MAX_LOCK_ROWS: usize = 20;
 /// At most this many cited history lines are shown as evidence.
 const MAX_EVIDENCE: usize = 1500;
 
@@ -76,6 +79,9 @@ struct Page {
     faults: Vec<FaultRow>,
     evidence: Vec<EvidenceRow>,
     evidence_omitted: usize,
+    /// A many-lock run's per-lock table (empty for one lock), and what it leaves out.
+    locks: Vec<lockpick_checker::lock::LockCounts>,
+    locks_note: String,
 }
 
 /// The facts of the summary table.
@@ -282,8 +288,30 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
         evidence,
         evidence_omitted: cited.len().saturating_sub(MAX_EVIDENCE),
         lin: results.linearizability.clone(),
+        locks: if lock.per_lock.len() > 1 {
+            lock.per_lock.iter().take(MAX_LOCK_ROWS).cloned().collect()
+        } else {
+            Vec::new()
+        },
+        locks_note: locks_note(&lock.per_lock),
     };
     render("report.html", &page)
+}
+
+/// What the per-lock table says about the locks it does not list.
+fn locks_note(per_lock: &[lockpick_checker::lock::LockCounts]) -> String {
+    if per_lock.len() <= MAX_LOCK_ROWS {
+        return String::new();
+    }
+    let rest = &per_lock[MAX_LOCK_ROWS..];
+    let ops: u64 = rest.iter().map(|c| c.ops).sum();
+    let bad = rest.iter().filter(|c| c.violations > 0).count();
+    format!(
+        "{} of {} locks shown, most violations first, then most operations; the other {} had {ops} operations and {bad} of them had violations.",
+        MAX_LOCK_ROWS,
+        per_lock.len(),
+        rest.len()
+    )
 }
 
 /// Writes `report.html` into the run folder `dir`; returns its path.

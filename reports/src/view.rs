@@ -101,6 +101,8 @@ pub struct AcceptedWrite {
     pub process: u64,
     /// The resource had accepted a higher token before: the token went backwards.
     pub stale: bool,
+    /// The highest token this write's resource (its lock's) had accepted before it.
+    pub max_before: Option<u64>,
 }
 
 /// The drawable facts of a run.
@@ -114,6 +116,8 @@ pub struct RunView {
     /// In completion order.
     pub accepted: Vec<AcceptedWrite>,
     pub faults: Vec<FaultWindow>,
+    /// Distinct lock names the client operations named.
+    pub locks: usize,
 }
 
 impl RunView {
@@ -127,7 +131,8 @@ impl RunView {
         let mut pending: HashMap<(u64, F), usize> = HashMap::new();
         let mut holding: HashMap<u64, Hold> = HashMap::new();
         let mut accepted = Vec::new();
-        let mut max_accepted: Option<u64> = None;
+        // Per lock: each lock protects its own resource, whose tokens are its own.
+        let mut max_accepted: HashMap<Option<&str>, u64> = HashMap::new();
         for e in events {
             let p = match e.process {
                 Process::Client(p) => p,
@@ -205,15 +210,18 @@ impl RunView {
                     let mut stale = false;
                     if outcome == Outcome::Ok {
                         if let Some(token) = token {
-                            let max = e.value.max_token.or(max_accepted);
+                            let seen = max_accepted.entry(e.lock.as_deref()).or_default();
+                            let before = (*seen > 0).then_some(*seen);
+                            let max = e.value.max_token.or(before);
                             stale = max.is_some_and(|m| token < m);
                             accepted.push(AcceptedWrite {
                                 at_ns: e.time_ns,
                                 token,
                                 process: p,
                                 stale,
+                                max_before: max,
                             });
-                            max_accepted = Some(max_accepted.map_or(token, |m| m.max(token)));
+                            *seen = (*seen).max(token);
                         }
                     }
                     if let Some(w) = lane.writes.iter_mut().rev().find(|w| w.at_ns == invoked) {
@@ -242,12 +250,19 @@ impl RunView {
         for lane in &mut lanes {
             lane.holds.sort_by_key(|h| h.start_ns);
         }
+        let locks = events
+            .iter()
+            .filter(|e| matches!(e.process, Process::Client(_)))
+            .filter_map(|e| e.lock.as_deref())
+            .collect::<std::collections::HashSet<_>>()
+            .len();
         RunView {
             end_ns,
             lanes,
             ops,
             accepted,
             faults: fault_windows(events),
+            locks,
         }
     }
 }

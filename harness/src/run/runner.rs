@@ -14,10 +14,10 @@ use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
 use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
-use lockpick_checker::history::{read_history, EventKind, Process, Value, F};
+use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::check_run;
+use lockpick_checker::run_checks::check_run_file;
 use lockpick_reports::store::{Ended, Phase};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -152,14 +152,15 @@ async fn run_recorded(
     let recorded = recorded?;
 
     record.advance(Phase::Checking)?;
-    let events = read_history(&dir.join("history.jsonl"))?;
-    let checks = check_run(
-        &events,
+    // One streaming pass: memory follows the operations in flight, not the history's length.
+    let checks = check_run_file(
+        &dir.join("history.jsonl"),
         &LockCheckParams {
             property: scenario.property,
             deadlock_ms: scenario.deadlock_ms,
         },
-    );
+    )?
+    .checks;
     let results = RunResults {
         v: RESULTS_VERSION,
         scenario: scenario.name.clone(),
