@@ -141,6 +141,19 @@ async fn run_workload(
     }
 }
 
+/// Empties the lock server.
+async fn flush_all(addr: SocketAddr) {
+    let client = redis::Client::open(format!("redis://{addr}/")).expect("redis url");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let _: String = redis::cmd("FLUSHALL")
+        .query_async(&mut con)
+        .await
+        .expect("FLUSHALL");
+}
+
 /// Sequential PING round trips (ms): p50 and p99 of `n`.
 async fn ping_rtt(addr: SocketAddr, n: usize) -> (f64, f64) {
     let client = redis::Client::open(format!("redis://{addr}/")).expect("redis url");
@@ -214,6 +227,9 @@ fn main() {
         let mut results: Vec<Vec<Measured>> = setups.iter().map(|_| Vec::new()).collect();
         for _ in 0..rounds {
             for (i, s) in setups.iter().enumerate() {
+                // Locks the last set-up's clients held when they were stopped would block
+                // this one for a TTL.
+                flush_all(node.addr).await;
                 resource.clear().await.expect("clear the resource");
                 let path = dir.path().join(format!("history-{i}.jsonl"));
                 let m = run_workload(
