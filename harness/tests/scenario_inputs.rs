@@ -411,3 +411,19 @@ fn many_locks_are_named_after_the_lock_and_refused_where_they_cannot_be_kept_apa
         &["11 locks named after lock.name", "101 characters"],
     );
 }
+
+#[test]
+fn a_lock_swapped_in_for_a_many_lock_scenario_must_take_many_locks() {
+    use lockpick_harness::locks::find_lock;
+    use lockpick_harness::scenario::check_overrides;
+    let s = parse(&on_redis("locks = 16\n")).unwrap();
+    check_overrides(&s, None, None).expect("redis-lock takes many locks");
+    let (naive, _) = s.with_lock(find_lock("redis-naive").unwrap());
+    check_overrides(&naive, None, None).expect("redis-naive takes many locks");
+    let (zk, _) = s.with_lock(find_lock("zookeeper").unwrap());
+    let err = check_overrides(&zk, None, None).unwrap_err();
+    assert!(
+        err.contains("16 locks") && err.contains("takes one lock") && err.contains("locks = 1"),
+        "{err}"
+    );
+}
