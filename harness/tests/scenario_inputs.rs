@@ -387,12 +387,19 @@ fn many_locks_are_named_after_the_lock_and_refused_where_they_cannot_be_kept_apa
         "workload.locks",
         &["0 is out of range; allowed: 1 to 100000"],
     );
+    // Redlock takes many locks too.
+    let redlock = parse(&with("hold_ms = [1, 5]\n", "hold_ms = [1, 5]\nlocks = 4\n")).unwrap();
+    assert_eq!(redlock.lock.count, 4);
     // A client kind built for one lock name refuses, naming itself; no silent single lock.
+    let zk = with(
+        "[backend]\nkind = \"redlock\"\nnodes = 5",
+        "[backend]\nkind = \"zookeeper\"\nnodes = 3",
+    );
     assert_refused(
-        &with("hold_ms = [1, 5]\n", "hold_ms = [1, 5]\nlocks = 4\n"),
+        &zk.replace("hold_ms = [1, 5]\n", "hold_ms = [1, 5]\nlocks = 4\n"),
         19,
         "workload.locks",
-        &["4 locks: client \"redlock\" takes one lock", "allowed: 1"],
+        &["4 locks: client \"", "takes one lock", "allowed: 1"],
     );
     assert_refused(
         &on_redis("locks = 4\n").replace("fenced-write", "counter"),
