@@ -6,9 +6,9 @@ use crate::charts::{latency_svg, throughput_svg, timeline_svg, tokens_svg, Timel
 use crate::error::ReportError;
 use crate::quantiles::{latency_quantiles, Quantiles};
 use crate::templates::render;
-use crate::view::{Lane, RunView};
+use crate::view::{Lane, RunView, ViewBuilder};
 use lockpick_checker::faults::secs;
-use lockpick_checker::history::{read_history, Event, F};
+use lockpick_checker::history::{Event, HistoryReader, F};
 use lockpick_checker::lock::{Finding, TimeWindow};
 use lockpick_checker::results::RunResults;
 use serde::Serialize;
@@ -143,7 +143,33 @@ pub fn finding_sentences(results: &RunResults) -> Vec<String> {
 /// Renders the report of a run from its results and its history. Precondition: `events` is
 /// the history the results were checked from, in order.
 pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<String, ReportError> {
-    let view = RunView::new(events);
+    let cited = cited_indices(results);
+    let evidence: Vec<Event> = cited
+        .iter()
+        .take(MAX_EVIDENCE)
+        .filter_map(|&i| events.get(i as usize).cloned())
+        .collect();
+    render_view(results, &RunView::new(events), &evidence, events.len())
+}
+
+/// The history indices the findings cite, in order.
+fn cited_indices(results: &RunResults) -> BTreeSet<u64> {
+    let lock = &results.lock;
+    lock.violations
+        .iter()
+        .chain(&lock.observations)
+        .flat_map(|f| f.indices.iter().copied())
+        .collect()
+}
+
+/// Renders the report from a view of the history, the cited events (the first
+/// [`MAX_EVIDENCE`] of them, in index order) and the number of events.
+fn render_view(
+    results: &RunResults,
+    view: &RunView,
+    evidence_events: &[Event],
+    n_events: usize,
+) -> Result<String, ReportError> {
     let lock = &results.lock;
     let episodes = episodes(&lock.violations, view.end_ns);
     let mut zooms = Vec::new();
@@ -167,7 +193,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
                 secs(ep.from_ns),
                 secs(ep.to_ns)
             ),
-            svg: zoom_svg(&view, &lock.violations, ep)?,
+            svg: zoom_svg(view, &lock.violations, ep)?,
         });
         for &m in &ep.members {
             zoom_of[m] = Some(id.clone());
@@ -195,7 +221,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
     let lanes = pick_lanes(view.lanes.iter().collect(), &involved);
     let windows: Vec<TimeWindow> = lock.violations.iter().filter_map(|f| f.window).collect();
     let timeline = timeline_svg(
-        &view,
+        view,
         &TimelineSpec {
             from_ns: 0,
             to_ns: view.end_ns,
@@ -215,21 +241,14 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
 
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
-        if let Some(svg) = latency_svg(&view, f)? {
+        if let Some(svg) = latency_svg(view, f)? {
             latency.push(svg);
         }
     }
 
-    let cited: BTreeSet<u64> = lock
-        .violations
+    let cited = cited_indices(results);
+    let evidence: Vec<EvidenceRow> = evidence_events
         .iter()
-        .chain(&lock.observations)
-        .flat_map(|f| f.indices.iter().copied())
-        .collect();
-    let evidence: Vec<EvidenceRow> = cited
-        .iter()
-        .take(MAX_EVIDENCE)
-        .filter_map(|&i| events.get(i as usize))
         .map(|e| EvidenceRow {
             index: e.index,
             time: secs(e.time_ns),
@@ -251,7 +270,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
             duration: format!("{:.1} s", results.workload_ms as f64 / 1000.0),
             ops: results.ops,
             ops_per_sec: format!("{:.0}", results.ops_per_sec()),
-            events: events.len(),
+            events: n_events,
             processes: view.lanes.len(),
             acquires: format!(
                 "{} ok / {} fail / {} info",
@@ -274,8 +293,8 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
         zooms,
         latency,
         quantiles: latency_quantiles(&view.ops),
-        throughput: throughput_svg(&view)?,
-        tokens: tokens_svg(&view)?,
+        throughput: throughput_svg(view)?,
+        tokens: tokens_svg(view)?,
         faults: view
             .faults
             .iter()
@@ -330,15 +349,44 @@ pub fn write_run_report(
     Ok(path)
 }
 
-/// Re-renders the report of a stored run from its `results.json` and history.
+/// Re-renders the report of a stored run from its `results.json` and history, in one
+/// streaming pass over the history: the view keeps a few words per operation and only the
+/// cited events are kept whole, so memory does not follow the history's size.
 pub fn report_run_dir(dir: &Path) -> Result<PathBuf, ReportError> {
-    let results = read_results(dir)?;
+    write_run_report_streaming(dir, &read_results(dir)?)
+}
+
+/// Writes `report.html` of the run folder `dir` for `results`, reading its history in one
+/// streaming pass (see [`report_run_dir`]); returns its path.
+pub fn write_run_report_streaming(
+    dir: &Path,
+    results: &RunResults,
+) -> Result<PathBuf, ReportError> {
     let history = dir.join(&results.history);
-    let events = read_history(&history).map_err(|e| ReportError::Parse {
+    let parse = |e: lockpick_checker::history::ReadError| ReportError::Parse {
         path: history.clone(),
         message: e.to_string(),
+    };
+    let cited = cited_indices(results);
+    let keep: BTreeSet<u64> = cited.iter().copied().take(MAX_EVIDENCE).collect();
+    let mut reader = HistoryReader::open(&history).map_err(parse)?;
+    let mut builder = ViewBuilder::default();
+    let (mut evidence, mut n_events) = (Vec::new(), 0usize);
+    while let Some(e) = reader.next_event().map_err(parse)? {
+        let e = e.to_owned();
+        n_events += 1;
+        if keep.contains(&e.index) {
+            evidence.push(e.clone());
+        }
+        builder.push(&e);
+    }
+    let html = render_view(results, &builder.finish(), &evidence, n_events)?;
+    let path = dir.join("report.html");
+    crate::store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
+        path: path.clone(),
+        source,
     })?;
-    write_run_report(dir, &results, &events)
+    Ok(path)
 }
 
 /// Reads a run folder's `results.json`.

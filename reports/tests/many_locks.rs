@@ -100,3 +100,33 @@ fn a_single_lock_report_has_no_per_lock_table() {
     let html = render_run_report(&results, &events).unwrap();
     assert!(!html.contains("id=\"per-lock\""));
 }
+
+#[test]
+fn the_report_drawn_in_one_streaming_pass_is_the_one_drawn_from_the_events() {
+    // A many-lock run, and a GC pause with a double holder and a stale write.
+    for (name, events) in [
+        ("many", many_lock_history(300)),
+        ("gc-pause", support::gc_pause_history()),
+    ] {
+        let results = results_for(&events, name);
+        let dir = tempfile::tempdir().unwrap();
+        let mut lines = String::new();
+        for e in &events {
+            lines.push_str(&serde_json::to_string(e).unwrap());
+            lines.push('\n');
+        }
+        std::fs::write(dir.path().join("history.jsonl"), lines).unwrap();
+        std::fs::write(
+            dir.path().join("results.json"),
+            serde_json::to_vec(&results).unwrap(),
+        )
+        .unwrap();
+        let path = lockpick_reports::report_run_dir(dir.path()).unwrap();
+        let streamed = std::fs::read_to_string(path).unwrap();
+        assert!(
+            streamed == render_run_report(&results, &events).unwrap(),
+            "{name}: the streamed report differs"
+        );
+        assert!(streamed.contains("id=\"ev-"), "{name}: evidence rows are there");
+    }
+}
