@@ -26,6 +26,12 @@ async fn masters(sup: &mut Supervisor, n: usize) -> Vec<(String, SocketAddr)> {
     out
 }
 
+/// A Redlock over `nodes` for the one lock "lock".
+fn one_lock(nodes: &[(String, SocketAddr)], ttl_ms: u64) -> Redlock {
+    let names = ["lock".to_owned()];
+    Redlock::new(nodes.to_vec(), &names, ttl_ms, 100, MsRange::fixed(10))
+}
+
 fn get(addr: SocketAddr) -> String {
     command(addr, &["GET", KEY], T).unwrap()
 }
@@ -40,13 +46,7 @@ async fn failed_majority_releases_the_key_on_every_master_it_set() {
         let reply = command(*addr, &["SET", KEY, "other", "PX", "60000"], T).unwrap();
         assert!(reply.starts_with("+OK"), "{reply}");
     }
-    let lock = Redlock::new(
-        nodes.clone(),
-        &["lock".to_owned()],
-        1000,
-        100,
-        MsRange::fixed(10),
-    );
+    let lock = one_lock(&nodes, 1000);
     let mut session = lock.connect(1).await.unwrap();
     let outcome = session
         .acquire("me", Instant::now() + Duration::from_millis(50))
@@ -79,13 +79,7 @@ async fn majority_with_one_master_down_grants_without_token_and_records_validity
     let nodes = masters(&mut sup, 5).await;
     sup.kill("n2").await.unwrap();
     sup.kill("n4").await.unwrap();
-    let lock = Redlock::new(
-        nodes.clone(),
-        &["lock".to_owned()],
-        1000,
-        100,
-        MsRange::fixed(10),
-    );
+    let lock = one_lock(&nodes, 1000);
     let mut session = lock.connect(1).await.unwrap();
     let Outcome::Ok(grant) = session.acquire("me", Instant::now() + T).await else {
         panic!("three of five masters are up: the lock must be granted");
@@ -118,13 +112,7 @@ async fn extend_renews_the_key_on_a_majority_and_fails_once_it_is_gone() {
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
     let nodes = masters(&mut sup, 3).await;
-    let lock = Redlock::new(
-        nodes.clone(),
-        &["lock".to_owned()],
-        400,
-        100,
-        MsRange::fixed(10),
-    );
+    let lock = one_lock(&nodes, 400);
     let mut session = lock.connect(1).await.unwrap();
     let Outcome::Ok(grant) = session.acquire("me", Instant::now() + T).await else {
         panic!("all masters up: granted");

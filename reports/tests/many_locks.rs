@@ -127,6 +127,9 @@ fn the_report_drawn_in_one_streaming_pass_is_the_one_drawn_from_the_events() {
             streamed == render_run_report(&results, &events).unwrap(),
             "{name}: the streamed report differs"
         );
-        assert!(streamed.contains("id=\"ev-"), "{name}: evidence rows are there");
+        assert!(
+            streamed.contains("id=\"ev-"),
+            "{name}: evidence rows are there"
+        );
     }
 }
