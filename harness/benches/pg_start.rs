@@ -4,7 +4,7 @@
 //! workers, and PSS (shared pages split between them). Run with
 //! `cargo bench -p lockpick-harness --bench pg_start`.
 
-use lockpick_harness::client::{LockClient, PgLeaseRowLock, PgSettings};
+use lockpick_harness::client::{LockClient, PgLeaseRowLock, PgNode, PgSettings};
 use lockpick_harness::db::{NodeKind, PgOptions, Supervisor};
 use lockpick_harness::scenario::MsRange;
 use std::time::Instant;
@@ -72,14 +72,14 @@ fn main() {
                 .expect("start postgres");
             fresh.push(started.elapsed().as_secs_f64() * 1e3);
             // One client connected (its backend counted), the schema made.
-            let lock = PgLeaseRowLock::new(
+            let server = PgNode::new(
                 node.addr,
                 "lock",
-                1000,
                 5000,
                 MsRange::fixed(10),
                 &PgSettings::default(),
             );
+            let lock = PgLeaseRowLock::new(std::sync::Arc::new(server), 1000);
             let session = lock.connect(1).await.expect("connect");
             let pids = tree(node.pid);
             procs.push(pids.len() as f64);
