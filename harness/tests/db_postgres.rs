@@ -30,29 +30,9 @@ async fn connect(addr: SocketAddr) -> tokio_postgres::Client {
     client
 }
 
-/// The pids below `pid` (postgres's backends and helpers), from /proc.
+/// The pids below `pid` (postgres, its backends and helpers), from /proc.
 fn workers(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(child) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat[stat.rfind(')').unwrap() + 1..]
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
+    db_support::descendants(pid)
 }
 
 /// The System V segment id postgres recorded in its pid file.

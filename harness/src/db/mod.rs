@@ -11,6 +11,7 @@ mod kind;
 mod launch;
 mod mariadb;
 mod node;
+mod pid_namespace;
 pub(crate) mod ports;
 mod postgres;
 mod preflight;

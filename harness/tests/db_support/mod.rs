@@ -75,3 +75,48 @@ pub fn wait_not_running(pid: u32, timeout: Duration) -> bool {
     }
     !is_running(pid)
 }
+
+/// Every process below `root` (children, their children, …), from /proc.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|entry| {
+                    let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+                    let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+                    let ppid = stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?;
+                    Some((pid, ppid.parse().ok()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for &(pid, ppid) in &parents {
+            if ppid == parent && !found.contains(&pid) {
+                found.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// The live processes whose working folder is inside `dir` (a server chdirs into its node
+/// folder, and postgres's backends into the data folder): what is left of a run's servers.
+pub fn processes_in(dir: &std::path::Path) -> Vec<u32> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            (cwd.starts_with(&dir) && is_running(pid)).then_some(pid)
+        })
+        .collect()
+}
