@@ -6,13 +6,12 @@
 
 mod db_support;
 
-use std::io::{BufRead, BufReader};
+use std::ffi::OsStr;
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use db_support::{descendants, is_running, proc_state, processes_in, wait_not_running};
-use lockpick_harness::db::{MariaDbOptions, NodeKind, PgOptions, Supervisor};
+use db_support::{kill_helper_and_list_survivors, proc_state, processes_in, spawn_helper};
+use lockpick_harness::db::{descendants, MariaDbOptions, NodeKind, PgOptions, Supervisor};
 
 const HELPER_DIR: &str = "LOCKPICK_DB_PAUSED_HELPER_DIR";
 const HELPER_KIND: &str = "LOCKPICK_DB_PAUSED_HELPER_KIND";
@@ -52,29 +51,11 @@ fn helper_pauses_a_server_until_killed() {
 /// server's processes that were stopped before and any process of the run left after.
 fn kill_lockpick_while_paused(kind: &str) -> (Vec<u32>, Vec<u32>) {
     let run = tempfile::tempdir().unwrap();
-    let mut helper = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "helper_pauses_a_server_until_killed",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(HELPER_DIR, run.path())
-        .env(HELPER_KIND, kind)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(helper.stdout.take().unwrap());
-    let pids: Vec<u32> = stdout
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            let list = line.split("PAUSED_PIDS ").nth(1)?;
-            Some(list.trim().split(',').map(|p| p.parse().unwrap()).collect())
-        })
-        .expect("helper did not report its paused server");
+    let env = [
+        (HELPER_DIR, run.path().as_os_str()),
+        (HELPER_KIND, OsStr::new(kind)),
+    ];
+    let (helper, pids) = spawn_helper("helper_pauses_a_server_until_killed", &env, "PAUSED_PIDS");
     // The SIGSTOPs were sent before pause returned; delivery is asynchronous.
     let stopped: Vec<u32> = pids
         .iter()
@@ -89,20 +70,13 @@ fn kill_lockpick_while_paused(kind: &str) -> (Vec<u32>, Vec<u32>) {
             })
         })
         .collect();
-    helper.kill().unwrap(); // SIGKILL: no Drop runs in the helper
-    helper.wait().unwrap();
-    for pid in &pids {
-        wait_not_running(*pid, LONG);
-    }
-    let mut left: Vec<u32> = pids.iter().copied().filter(|p| is_running(*p)).collect();
+    let mut left = kill_helper_and_list_survivors(helper, &pids, LONG);
     for pid in processes_in(run.path()) {
+        // SAFETY: plain kill(2), so a failing test leaves nothing behind.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
         if !left.contains(&pid) {
             left.push(pid);
         }
-    }
-    for pid in &left {
-        // SAFETY: plain kill(2), so a failing test leaves nothing behind.
-        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
     }
     (stopped, left)
 }

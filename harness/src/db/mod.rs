@@ -33,7 +33,7 @@ pub use ports::{reserve_port, ReservedPort};
 pub use postgres::{pg_ready, PgOptions, DATABASE as PG_DATABASE, USER as PG_USER};
 pub use redis::{redis_ping, RedisOptions};
 pub(crate) use registry::signal as signal_child;
-pub use registry::{kill_all_children, live_children};
+pub use registry::{descendants, kill_all_children, live_children};
 pub use run_as::SERVER_USER;
 pub use sentinel::SentinelOptions;
 pub(crate) use spawner::{spawn_piped, SpawnFailure, Spawned};

@@ -1,8 +1,10 @@
 //! Helpers shared by the `db_*` tests: raw RESP over a plain TCP socket and /proc checks.
 #![allow(dead_code)] // each test file uses a different subset
 
-use std::io::{self, Read, Write};
+use std::ffi::OsStr;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Sends one command as a RESP array of bulk strings and returns the first reply line(s)
@@ -76,32 +78,58 @@ pub fn wait_not_running(pid: u32, timeout: Duration) -> bool {
     !is_running(pid)
 }
 
-/// Every process below `root` (children, their children, …), from /proc.
-pub fn descendants(root: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|entry| {
-                    let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
-                    let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-                    let ppid = stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?;
-                    Some((pid, ppid.parse().ok()?))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut found = Vec::new();
-    let mut frontier = vec![root];
-    while let Some(parent) = frontier.pop() {
-        for &(pid, ppid) in &parents {
-            if ppid == parent && !found.contains(&pid) {
-                found.push(pid);
-                frontier.push(pid);
-            }
-        }
+/// Runs `helper`, an ignored test of this same test binary, as a child process with `env`:
+/// a stand-in for lockpick that starts servers and waits to be SIGKILLed. Returns it with the
+/// pids it printed on a line `TAG pid,pid,…`.
+pub fn spawn_helper(helper: &str, env: &[(&str, &OsStr)], tag: &str) -> (Child, Vec<u32>) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--ignored",
+            "--exact",
+            helper,
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
     }
-    found
+    let mut child = command.spawn().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let prefix = format!("{tag} ");
+    let pids = stdout
+        .lines()
+        .map_while(Result::ok)
+        // libtest prints the test name on the same line, before the helper's output.
+        .find_map(|line| {
+            let list = line.split(prefix.as_str()).nth(1)?;
+            Some(list.trim().split(',').map(|p| p.parse().unwrap()).collect())
+        })
+        .unwrap_or_else(|| panic!("{helper} did not report its {tag}"));
+    (child, pids)
+}
+
+/// SIGKILLs `helper` (no Drop, no clean-up code runs in it) and returns those of `pids` still
+/// running `timeout` later, which it then kills so that a failing test leaves nothing behind.
+pub fn kill_helper_and_list_survivors(
+    mut helper: Child,
+    pids: &[u32],
+    timeout: Duration,
+) -> Vec<u32> {
+    helper.kill().unwrap();
+    helper.wait().unwrap();
+    let survivors: Vec<u32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| !wait_not_running(*pid, timeout))
+        .collect();
+    for pid in &survivors {
+        // SAFETY: plain kill(2).
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    survivors
 }
 
 /// The live processes whose working folder is inside `dir` (a server chdirs into its node
