@@ -22,21 +22,10 @@ fn summary(name: &str, unit: &str, mut v: Vec<f64>) {
     );
 }
 
-/// `pid` and every process whose parent it is.
+/// `pid` and every process below it (unshare, postgres, its helpers and backends).
 fn tree(pid: u32) -> Vec<u32> {
     let mut out = vec![pid];
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(child) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(end) = stat.rfind(')') else { continue };
-        if stat[end + 1..].split_whitespace().nth(1) == Some(&pid.to_string()) {
-            out.push(child);
-        }
-    }
+    out.extend(lockpick_harness::db::descendants(pid));
     out
 }
 
