@@ -21,7 +21,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     }
     let _ = writeln!(
         md,
-        "To make it again from nothing:\n\n```\n{again}\n```\n\nThe last command that added runs to it: `{}`.\n",
+        "To make it again from nothing:\n\n```\n{again}\n```\n\nThe last command run on it: `{}`.\n",
         record.command
     );
     let _ = writeln!(md, "Servers (Debian packages):");
