@@ -41,8 +41,8 @@ pub fn compare(args: CompareArgs) -> u8 {
         .faults
         .iter()
         .map(|f| FaultColumn {
-            label: f.kind.label(),
-            verb: f.kind.verb(),
+            label: f.spec.label(),
+            verb: f.spec.verb(),
         })
         .collect();
     eprintln!(

@@ -323,10 +323,7 @@ fn max_pause(scenario: &Scenario) -> Duration {
         .nemesis
         .faults
         .iter()
-        .filter_map(|f| match &f.kind {
-            crate::scenario::FaultKind::ClientPause { duration, .. } => Some(duration.max),
-            _ => None,
-        })
+        .filter_map(|f| f.spec.max_client_pause_ms())
         .max()
         .unwrap_or(0);
     Duration::from_millis(ms)

@@ -3,7 +3,6 @@
 
 mod client_table;
 mod error;
-mod fault;
 mod file;
 mod load;
 mod model;
@@ -13,9 +12,10 @@ pub mod rules;
 
 pub use client_table::ClientTable;
 pub use error::ScenarioError;
+pub(crate) use error::Source;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
-    node_rule, ClientSpec, Fault, FaultKind, LockSpec, Nemesis, PausePoint, Persistence, Property,
+    node_rule, ClientSpec, Fault, LockSpec, Nemesis, PausePoint, Persistence, Property,
     ResourceMode, Scenario, SkippedFault, Targets, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
 };
 pub use ms::MsRange;
