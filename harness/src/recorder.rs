@@ -27,12 +27,13 @@ pub enum RecordError {
 /// The run's history writer. Shared by every client and the nemesis.
 pub struct Recorder {
     path: PathBuf,
-    start: Instant,
     inner: Mutex<Inner>,
     ops: AtomicU64,
 }
 
 struct Inner {
+    /// The instant history time 0 stands for.
+    start: Instant,
     file: File,
     next_index: u64,
     /// The first write error; recording stops there and the run reports it at the end.
@@ -48,8 +49,8 @@ impl Recorder {
         })?;
         Ok(Recorder {
             path: path.to_owned(),
-            start: Instant::now(),
             inner: Mutex::new(Inner {
+                start: Instant::now(),
                 file,
                 next_index: 0,
                 failed: None,
@@ -64,7 +65,16 @@ impl Recorder {
 
     /// The instant history time 0 stands for.
     pub fn start(&self) -> Instant {
-        self.start
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).start
+    }
+
+    /// Makes now time 0 of the history: the workload starts. Events recorded before would
+    /// have times before 0, so this is for a history that holds none yet.
+    pub fn restart_clock(&self) -> Instant {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        debug_assert_eq!(inner.next_index, 0, "events were recorded before time 0");
+        inner.start = Instant::now();
+        inner.start
     }
 
     /// Completed client operations so far (for progress display).
@@ -87,7 +97,7 @@ impl Recorder {
         let event = Event {
             v: FORMAT_VERSION,
             index: inner.next_index,
-            time_ns: self.start.elapsed().as_nanos() as u64,
+            time_ns: inner.start.elapsed().as_nanos() as u64,
             process,
             kind,
             f,

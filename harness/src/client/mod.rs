@@ -29,6 +29,7 @@ mod redlock;
 pub mod redlock_validity;
 mod retry;
 mod sql_options;
+mod start_gate;
 mod watchdog;
 mod zk_lock;
 
@@ -52,4 +53,5 @@ pub use redis_lock::RedisLock;
 pub use redis_naive::RedisNaiveLock;
 pub use redis_sentinel::{SentinelLock, SentinelSession, WaitSpec};
 pub use redlock::{NodeAnswer, Redlock, RedlockSession};
+pub use start_gate::StartGate;
 pub use zk_lock::ZkLock;
