@@ -357,3 +357,25 @@ fn toml_and_type_errors_name_the_table_and_key() {
         assert_refused(text, *line, field, &[says]);
     }
 }
+
+#[test]
+fn a_field_that_moved_to_the_client_table_says_where_it_went() {
+    for (field, value) in [
+        ("wait_replicas", "1"),
+        ("wait_timeout_ms", "2000"),
+        ("wait_release", "true"),
+    ] {
+        let text = format!(
+            "name = \"old\"\n[backend]\nkind = \"redis-sentinel\"\n[lock]\nttl_ms = 15000\n{field} = {value}\n[workload]\nkind = \"fenced-write\"\nclients = 2\nduration_ms = 1000\n"
+        );
+        let err = parse_scenario(std::path::Path::new("old.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "load scenario old.toml:6: field `lock.{field}`: `{field}` moved out of [lock]: it is an option of the client now: write [server] kind = \"redis-sentinel\" and [client] kind = \"sentinel-lock\""
+            )),
+            "{err}"
+        );
+    }
+}

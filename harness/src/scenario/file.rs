@@ -87,6 +87,30 @@ struct RawCheck {
     deadlock_ms: Option<Spanned<u64>>,
 }
 
+/// Fields that moved out of a table, and where to: a scenario written for an older lockpick
+/// is told where its field went, not only that it is unknown.
+const MOVED: &[(&str, &str)] = &[
+    ("lock.wait_replicas", SENTINEL_CLIENT),
+    ("lock.wait_timeout_ms", SENTINEL_CLIENT),
+    ("lock.wait_release", SENTINEL_CLIENT),
+];
+
+const SENTINEL_CLIENT: &str = "an option of the client now: write [server] kind = \"redis-sentinel\" and [client] kind = \"sentinel-lock\" (instead of [backend]), and put the field under [client] (as in scenarios/redis-failover-wait.toml)";
+
+/// `error` with where its field moved, if it is an unknown field that moved.
+fn moved(error: ScenarioError) -> ScenarioError {
+    match error {
+        ScenarioError::Invalid(mut at) if at.message.starts_with("unknown field") => {
+            if let Some((_, hint)) = MOVED.iter().find(|(field, _)| *field == at.field) {
+                let key = at.field.rsplit('.').next().unwrap_or(&at.field);
+                at.message = format!("`{key}` moved out of [lock]: it is {hint}");
+            }
+            ScenarioError::Invalid(at)
+        }
+        other => other,
+    }
+}
+
 /// Picks `text` from `allowed`, or says what is allowed.
 fn one_of<T: Copy>(
     src: &Source,
@@ -160,7 +184,7 @@ fn name_value(src: &Source, field: &str, value: &Spanned<String>) -> Result<Stri
 }
 
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
+    let raw: RawScenario = toml::from_str(src.text).map_err(|e| moved(src.toml_error(&e)))?;
     // The name becomes the run's folder under the store and is printed: it must be a plain
     // file name that cannot climb out of the store, nest, or forge output.
     let name = name_value(src, "name", &raw.name)?;
