@@ -59,9 +59,6 @@ impl FaultSpec for Spec {
     fn aimed_at_client(&self) -> Option<usize> {
         self.client
     }
-    fn max_client_pause_ms(&self) -> Option<u64> {
-        None
-    }
     fn steps_per_start(&self, _: u64) -> u64 {
         1
     }
@@ -90,12 +87,6 @@ impl StepAction for CrashClient {
     }
     fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
         vec![("client", json(self.client)), ("point", json(self.point))]
-    }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
-    fn closes(&self) -> Option<usize> {
-        None
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, _: &'a mut OpenFaults) -> StepFuture<'a> {
         ctx.points[self.client].arm(PausePlan {

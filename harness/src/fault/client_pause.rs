@@ -101,12 +101,6 @@ impl StepAction for PauseClient {
             ("ms", json(self.ms)),
         ]
     }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
-    fn closes(&self) -> Option<usize> {
-        None
-    }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, _: &'a mut OpenFaults) -> StepFuture<'a> {
         // Disarmed by the nemesis when the workload ends; the pause itself ends on its own.
         ctx.points[self.client].arm(PausePlan {

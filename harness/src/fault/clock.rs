@@ -32,12 +32,6 @@ impl StepAction for SetClock {
             ("rate_milli", json(self.rate_milli)),
         ]
     }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
-    fn closes(&self) -> Option<usize> {
-        None
-    }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
         let setting = ClockSetting {
             offset_ms: self.offset_ms,
@@ -69,12 +63,6 @@ impl StepAction for ResetClock {
     }
     fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
         vec![("nodes", json(&self.nodes))]
-    }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
-    fn closes(&self) -> Option<usize> {
-        None
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
         Box::pin(async move {

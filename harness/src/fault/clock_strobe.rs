@@ -61,12 +61,6 @@ impl FaultSpec for Spec {
     fn moves_clocks(&self) -> bool {
         true
     }
-    fn aimed_at_client(&self) -> Option<usize> {
-        None
-    }
-    fn max_client_pause_ms(&self) -> Option<u64> {
-        None
-    }
     fn steps_per_start(&self, duration_ms: u64) -> u64 {
         self.duration
             .max

@@ -3,7 +3,7 @@
 
 use super::act::{nodes_value, perform};
 use super::entry::Entry;
-use super::members::{EndMemberFault, Members};
+use super::members::{self, Members};
 use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
@@ -60,21 +60,18 @@ impl FaultSpec for Spec {
     fn moves_clocks(&self) -> bool {
         false
     }
-    fn aimed_at_client(&self) -> Option<usize> {
-        None
-    }
-    fn max_client_pause_ms(&self) -> Option<u64> {
-        None
-    }
     fn steps_per_start(&self, _: u64) -> u64 {
         2
     }
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
-        let id = plan.id();
-        let members = plan.members(&self.targets);
-        let ms = plan.draw(self.duration);
-        let end = EndMemberFault { tag: "rejoin", id };
-        plan.window(at, ms, Cut { members, id }, end);
+        members::window(
+            plan,
+            at,
+            &self.targets,
+            self.duration,
+            "rejoin",
+            |members, id| Cut { members, id },
+        );
     }
 }
 
@@ -94,9 +91,6 @@ impl StepAction for Cut {
     }
     fn opens(&self) -> Option<usize> {
         Some(self.id)
-    }
-    fn closes(&self) -> Option<usize> {
-        None
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
         Box::pin(async move {

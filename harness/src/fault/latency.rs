@@ -3,10 +3,10 @@
 
 use super::act::perform;
 use super::entry::Entry;
-use super::links::{HealLinks, LinksHeal};
+use super::links::{self, LinksHeal};
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
-use super::targets::{TargetRule, Targets};
+use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
 use crate::nemesis::NemesisCtx;
 use crate::scenario::rules::MAX_LATENCY_MS;
@@ -25,10 +25,7 @@ impl FaultKind for Latency {
         &["duration_ms", "nodes", "latency_ms", "jitter_ms"]
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
-        let targets = e.targets(TargetRule {
-            members: false,
-            all: true,
-        })?;
+        let targets = e.targets(links::TARGETS)?;
         let latency_ms = e.need("latency_ms", "")?;
         let latency_ms = e.in_range("latency_ms", latency_ms, 0, MAX_LATENCY_MS)?;
         let jitter_ms = match e.get("jitter_ms")? {
@@ -71,30 +68,17 @@ impl FaultSpec for Spec {
     fn moves_clocks(&self) -> bool {
         false
     }
-    fn aimed_at_client(&self) -> Option<usize> {
-        None
-    }
-    fn max_client_pause_ms(&self) -> Option<u64> {
-        None
-    }
     fn steps_per_start(&self, _: u64) -> u64 {
         2
     }
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
-        let id = plan.id();
-        let nodes = plan.nodes(&self.targets);
-        let ms = plan.draw(self.duration);
-        plan.window(
-            at,
-            ms,
-            Slow {
-                nodes: nodes.clone(),
-                latency_ms: self.latency_ms,
-                jitter_ms: self.jitter_ms,
-                id,
-            },
-            HealLinks { nodes, id },
-        );
+        let (latency_ms, jitter_ms) = (self.latency_ms, self.jitter_ms);
+        links::window(plan, at, &self.targets, self.duration, |nodes, id| Slow {
+            nodes,
+            latency_ms,
+            jitter_ms,
+            id,
+        });
     }
 }
 
@@ -117,12 +101,6 @@ impl StepAction for Slow {
             ("latency_ms", json(self.latency_ms)),
             ("jitter_ms", json(self.jitter_ms)),
         ]
-    }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
-    fn closes(&self) -> Option<usize> {
-        None
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
         let value = Value {

@@ -2,8 +2,11 @@
 //! way: every toxic on the nodes' proxies removed.
 
 use super::act::{nodes_value, perform};
+use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
+use super::targets::{TargetRule, Targets};
 use crate::nemesis::NemesisCtx;
+use crate::scenario::MsRange;
 use lockpick_checker::history::F;
 
 /// Removes the network faults of `nodes`; `id` is the fault it ends (not in the schedule
@@ -20,12 +23,6 @@ impl StepAction for HealLinks {
     }
     fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
         vec![("nodes", json(&self.nodes))]
-    }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
-    fn closes(&self) -> Option<usize> {
-        None
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
         Box::pin(async move {
@@ -49,4 +46,25 @@ impl Heal for LinksHeal {
             Ok(())
         }))
     }
+}
+
+/// What network faults allow in `nodes`: any node or all, never the leader.
+pub(crate) const TARGETS: TargetRule = TargetRule {
+    members: false,
+    all: true,
+};
+
+/// One network fault on `targets` for `duration`: the step `open` makes from the nodes and
+/// the fault's id, then the heal of those nodes' links.
+pub(crate) fn window<S: StepAction + 'static>(
+    plan: &mut Plan<'_>,
+    at: u64,
+    targets: &Targets,
+    duration: MsRange,
+    open: impl FnOnce(Vec<String>, usize) -> S,
+) {
+    let id = plan.id();
+    let nodes = plan.nodes(targets);
+    let ms = plan.draw(duration);
+    plan.window(at, ms, open(nodes.clone(), id), HealLinks { nodes, id });
 }

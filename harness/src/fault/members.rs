@@ -1,8 +1,14 @@
 //! Faults on cluster members and server processes (isolate, node-pause, node-crash): the
 //! members they name, the leader looked up when they start, and the step that ends them.
 
+use super::entry::Entry;
+use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
+use super::targets::{TargetRule, Targets};
+use super::unsupported;
 use crate::nemesis::NemesisCtx;
+use crate::scenario::{MsRange, ScenarioError};
+use crate::server::ServerKind;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -65,9 +71,6 @@ impl StepAction for EndMemberFault {
     fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
         vec![("id", json(self.id))]
     }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
     fn closes(&self) -> Option<usize> {
         Some(self.id)
     }
@@ -79,4 +82,49 @@ impl StepAction for EndMemberFault {
             }
         })
     }
+}
+
+/// What faults on server processes (node-pause, node-crash) allow in `nodes`: any node or all,
+/// and on a cluster the leader, hitting one random member unless told.
+pub(crate) fn process_targets(e: &Entry<'_>) -> Result<Targets, ScenarioError> {
+    e.targets(TargetRule {
+        members: e.server.capabilities().peers.is_ok(),
+        all: true,
+    })
+}
+
+/// Why `server` cannot take the process fault `name` on `targets`, if it cannot.
+pub(crate) fn cannot_signal(
+    name: &str,
+    targets: &Targets,
+    server: &dyn ServerKind,
+) -> Option<String> {
+    let caps = server.capabilities();
+    match targets {
+        Targets::Leader => unsupported(name, server, "it acts on the cluster's leader", caps.peers),
+        Targets::All | Targets::RandomOne | Targets::Nodes(_) => {
+            unsupported(name, server, "it signals server processes", caps.signals)
+        }
+    }
+}
+
+/// Why process faults cannot run on servers lockpick did not start.
+pub(crate) const SIGNALS_NEED_OWN_NODES: &str =
+    "it signals server processes, which lockpick did not start";
+
+/// One member fault on `targets` for `duration`: the step `open` makes from the members and
+/// the fault's id, then the step named `end_tag` that heals it.
+pub(crate) fn window<S: StepAction + 'static>(
+    plan: &mut Plan<'_>,
+    at: u64,
+    targets: &Targets,
+    duration: MsRange,
+    end_tag: &'static str,
+    open: impl FnOnce(Members, usize) -> S,
+) {
+    let id = plan.id();
+    let members = plan.members(targets);
+    let ms = plan.draw(duration);
+    let end = EndMemberFault { tag: end_tag, id };
+    plan.window(at, ms, open(members, id), end);
 }

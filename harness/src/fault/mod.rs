@@ -86,10 +86,14 @@ pub trait FaultSpec: fmt::Debug + Send + Sync {
     fn needs_own_nodes(&self) -> Option<&'static str>;
     /// Whether it moves nodes' clocks, so the nodes must run under libfaketime.
     fn moves_clocks(&self) -> bool;
-    /// The client it is aimed at, if it names one.
-    fn aimed_at_client(&self) -> Option<usize>;
+    /// The client it is aimed at, if it names one (client faults).
+    fn aimed_at_client(&self) -> Option<usize> {
+        None
+    }
     /// The longest client pause it can arm, in milliseconds, if it pauses clients.
-    fn max_client_pause_ms(&self) -> Option<u64>;
+    fn max_client_pause_ms(&self) -> Option<u64> {
+        None
+    }
     /// An upper bound on the steps one start adds to a schedule of `duration_ms`.
     fn steps_per_start(&self, duration_ms: u64) -> u64;
     /// Pushes the steps of one start at `at` ms, drawing what it draws from the plan's seed.

@@ -4,11 +4,11 @@
 
 use super::act::{nodes_value, perform};
 use super::entry::Entry;
-use super::members::{EndMemberFault, Members};
+use super::members::{self, Members};
 use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
-use super::targets::{TargetRule, Targets};
-use super::{unsupported, FaultKind, FaultSpec};
+use super::targets::Targets;
+use super::{FaultKind, FaultSpec};
 use crate::nemesis::NemesisCtx;
 use crate::scenario::{MsRange, ScenarioError};
 use crate::server::ServerKind;
@@ -26,10 +26,7 @@ impl FaultKind for NodeCrash {
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
-            targets: e.targets(TargetRule {
-                members: e.server.capabilities().peers.is_ok(),
-                all: true,
-            })?,
+            targets: members::process_targets(e)?,
             duration: e.duration()?,
         }))
     }
@@ -52,46 +49,26 @@ impl FaultSpec for Spec {
         F::Crash
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
-        let caps = server.capabilities();
-        match self.targets {
-            Targets::Leader => unsupported(
-                self.name(),
-                server,
-                "it acts on the cluster's leader",
-                caps.peers,
-            ),
-            Targets::All | Targets::RandomOne | Targets::Nodes(_) => unsupported(
-                self.name(),
-                server,
-                "it signals server processes",
-                caps.signals,
-            ),
-        }
+        members::cannot_signal(self.name(), &self.targets, server)
     }
     fn needs_own_nodes(&self) -> Option<&'static str> {
-        Some("it signals server processes, which lockpick did not start")
+        Some(members::SIGNALS_NEED_OWN_NODES)
     }
     fn moves_clocks(&self) -> bool {
         false
-    }
-    fn aimed_at_client(&self) -> Option<usize> {
-        None
-    }
-    fn max_client_pause_ms(&self) -> Option<u64> {
-        None
     }
     fn steps_per_start(&self, _: u64) -> u64 {
         2
     }
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
-        let id = plan.id();
-        let members = plan.members(&self.targets);
-        let ms = plan.draw(self.duration);
-        let end = EndMemberFault {
-            tag: "restart-nodes",
-            id,
-        };
-        plan.window(at, ms, CrashNodes { members, id }, end);
+        members::window(
+            plan,
+            at,
+            &self.targets,
+            self.duration,
+            "restart-nodes",
+            |members, id| CrashNodes { members, id },
+        );
     }
 }
 
@@ -111,9 +88,6 @@ impl StepAction for CrashNodes {
     }
     fn opens(&self) -> Option<usize> {
         Some(self.id)
-    }
-    fn closes(&self) -> Option<usize> {
-        None
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
         Box::pin(async move {

@@ -2,10 +2,10 @@
 
 use super::act::{nodes_value, perform};
 use super::entry::Entry;
-use super::links::{HealLinks, LinksHeal};
+use super::links::{self, LinksHeal};
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
-use super::targets::{TargetRule, Targets};
+use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
 use crate::nemesis::NemesisCtx;
 use crate::scenario::{MsRange, ScenarioError};
@@ -24,10 +24,7 @@ impl FaultKind for Partition {
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
-            targets: e.targets(TargetRule {
-                members: false,
-                all: true,
-            })?,
+            targets: e.targets(links::TARGETS)?,
             duration: e.duration()?,
         }))
     }
@@ -58,28 +55,14 @@ impl FaultSpec for Spec {
     fn moves_clocks(&self) -> bool {
         false
     }
-    fn aimed_at_client(&self) -> Option<usize> {
-        None
-    }
-    fn max_client_pause_ms(&self) -> Option<u64> {
-        None
-    }
     fn steps_per_start(&self, _: u64) -> u64 {
         2
     }
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
-        let id = plan.id();
-        let nodes = plan.nodes(&self.targets);
-        let ms = plan.draw(self.duration);
-        plan.window(
-            at,
-            ms,
-            Cut {
-                nodes: nodes.clone(),
-                id,
-            },
-            HealLinks { nodes, id },
-        );
+        links::window(plan, at, &self.targets, self.duration, |nodes, id| Cut {
+            nodes,
+            id,
+        });
     }
 }
 
@@ -96,12 +79,6 @@ impl StepAction for Cut {
     }
     fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
         vec![("nodes", json(&self.nodes))]
-    }
-    fn opens(&self) -> Option<usize> {
-        None
-    }
-    fn closes(&self) -> Option<usize> {
-        None
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
         open.open(self.id, Box::new(LinksHeal(self.nodes.clone())));

@@ -22,9 +22,13 @@ pub trait StepAction: fmt::Debug + Send + Sync {
     fn fields(&self) -> Vec<(&'static str, serde_json::Value)>;
     /// The id of the fault on nodes this step starts, if it starts one whose end must be
     /// delayed as much as its start was late (a slow step delays the next ones).
-    fn opens(&self) -> Option<usize>;
+    fn opens(&self) -> Option<usize> {
+        None
+    }
     /// The id of the fault on nodes this step ends, if it ends one.
-    fn closes(&self) -> Option<usize>;
+    fn closes(&self) -> Option<usize> {
+        None
+    }
     /// Carries the step out, recording it in the history.
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a>;
 }
