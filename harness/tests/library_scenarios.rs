@@ -254,3 +254,78 @@ duration_ms = {DURATION_MS}
         );
     }
 }
+
+#[test]
+fn python_redis_lock_auto_renewal_stops_with_the_stopped_process() {
+    let (report, dir) = expecting(
+        run("python-redis-lock-auto-renewal-gc-pause"),
+        Verdict::Invalid,
+    );
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    stale_release_failed_not_owner(&dir, &report.to_string(), finding);
+    // On waking, the library's renewal thread found the key gone and died of it, telling no one.
+    let stderr =
+        std::fs::read_to_string(dir.join(format!("clients/p{}.stderr", finding.processes[0])))
+            .unwrap_or_default();
+    assert!(
+        stderr.contains("_lock_renewer") && stderr.contains("NotAcquired"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn kazoo_under_latency_near_the_session_timeout_keeps_one_holder() {
+    let (report, dir) = expecting(run("python-kazoo-latency"), Verdict::Valid);
+    assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
+    // The latency was in force and healed, and grants went on after it.
+    let events = history(&dir);
+    let healed = events
+        .iter()
+        .find(|e| e.process == Process::Nemesis && e.f == F::Heal && e.kind == EventKind::Info)
+        .expect("the latency is healed")
+        .time_ns;
+    assert!(events
+        .iter()
+        .any(|e| e.process == Process::Nemesis && e.f == F::Slow));
+    assert!(
+        events
+            .iter()
+            .any(|e| e.f == F::Acquire && e.kind == EventKind::Ok && e.time_ns > healed),
+        "{report}"
+    );
+}
+
+#[test]
+fn pottery_loses_a_bare_majority_to_one_master_s_clock_jump() {
+    let (report, dir) = expecting(run("python-pottery-clock-jump"), Verdict::Invalid);
+    // Some holder granted before a jump learns, before its lease ran out, that it lost the
+    // lock: its release finds too few masters holding its value.
+    let events = history(&dir);
+    let jumps: Vec<u64> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Clock && e.kind == EventKind::Info)
+        .map(|e| e.time_ns)
+        .collect();
+    let lost_early = events.iter().any(|release| {
+        let grant = events
+            .iter()
+            .filter(|g| {
+                g.process == release.process
+                    && g.f == F::Acquire
+                    && g.kind == EventKind::Ok
+                    && g.time_ns < release.time_ns
+            })
+            .last();
+        release.f == F::Release
+            && release.kind == EventKind::Fail
+            && release.error.as_deref() == Some("not-owner")
+            && grant.is_some_and(|g| {
+                g.value
+                    .lease_ms
+                    .is_some_and(|lease| release.time_ns < g.time_ns + lease * 1_000_000)
+                    && jumps.iter().any(|&j| g.time_ns < j && j < release.time_ns)
+            })
+    });
+    assert!(lost_early, "{report}");
+}
