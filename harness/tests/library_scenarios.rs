@@ -308,15 +308,12 @@ fn pottery_loses_a_bare_majority_to_one_master_s_clock_jump() {
         .map(|e| e.time_ns)
         .collect();
     let lost_early = events.iter().any(|release| {
-        let grant = events
-            .iter()
-            .filter(|g| {
-                g.process == release.process
-                    && g.f == F::Acquire
-                    && g.kind == EventKind::Ok
-                    && g.time_ns < release.time_ns
-            })
-            .last();
+        let grant = events.iter().rev().find(|g| {
+            g.process == release.process
+                && g.f == F::Acquire
+                && g.kind == EventKind::Ok
+                && g.time_ns < release.time_ns
+        });
         release.f == F::Release
             && release.kind == EventKind::Fail
             && release.error.as_deref() == Some("not-owner")
