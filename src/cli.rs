@@ -1,8 +1,7 @@
 //! Command-line arguments.
 
+use crate::choices::{FormatArg, LockArg, ModelArg, PropertyArg};
 use clap::{Args, Parser, Subcommand};
-use lockpick_checker::import::Format;
-use lockpick_checker::models::ModelName;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -78,9 +77,9 @@ pub struct ScenarioArgs {
     /// listen on 127.0.0.1. Without this flag everything stays on loopback.
     #[arg(long, value_name = "HOST:PORT", value_parser = host_port)]
     pub toxiproxy: Option<SocketAddr>,
-    /// Run on this backend instead of the scenario's (faults it cannot take are left out).
-    #[arg(long)]
-    pub backend: Option<String>,
+    /// Run on this lock instead of the scenario's (faults it cannot take are left out).
+    #[arg(long, value_name = "LOCK")]
+    pub backend: Option<LockArg>,
     /// Root folder of stored runs.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
@@ -101,9 +100,9 @@ pub struct ScenarioArgs {
 pub struct CompareArgs {
     /// Scenario name or path.
     pub scenario: String,
-    /// Backends to run it on, comma-separated (e.g. redis,redis-naive,etcd).
-    #[arg(long, value_delimiter = ',', required = true)]
-    pub backends: Vec<String>,
+    /// Locks to run it on, comma-separated (e.g. redis,redis-naive,etcd).
+    #[arg(long, value_name = "LOCK,…", value_delimiter = ',', required = true)]
+    pub backends: Vec<LockArg>,
     /// Seed for every random choice, 0 to 18446744073709551615 (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -169,27 +168,25 @@ pub const DEADLOCK_MS: (u64, u64) = (1, 86_400_000);
 pub struct CheckArgs {
     /// A history.jsonl, or a run folder holding one.
     pub history: PathBuf,
-    /// What must hold: `exclusive` or `fenced` (default: the run's scenario.toml; without
-    /// one, exclusive). An unreadable scenario.toml is an error unless this and
-    /// --deadlock-ms are given.
+    /// What must hold (default: the run's scenario.toml; without one, exclusive). An
+    /// unreadable scenario.toml is an error unless this and --deadlock-ms are given.
     #[arg(long)]
-    pub property: Option<String>,
+    pub property: Option<PropertyArg>,
     /// Deadlock threshold in milliseconds, 1 to 86400000 (default: the run's scenario.toml;
     /// without one, 3000).
     #[arg(long, value_name = "MS",
           value_parser = crate::ranges::within(DEADLOCK_MS.0, DEADLOCK_MS.1, "ms"))]
     pub deadlock_ms: Option<u64>,
-    /// Check linearizability against this model instead of the lock checks: register,
-    /// cas-register, kv, mutex, fenced-mutex, lease. Any history format is accepted then. A
-    /// history with an operation the model does not take (or none it does) is refused,
-    /// naming the line (exit 3); one with no operation at all is unknown (exit 2).
-    #[arg(long, value_parser = |s: &str| s.parse::<ModelName>().map_err(|e| e.to_string()))]
-    pub model: Option<ModelName>,
-    /// History format for --model: jepsen-log, edn, lockpick (default: detected from the
-    /// first line that is not a `;` comment).
-    #[arg(long, requires = "model",
-          value_parser = |s: &str| s.parse::<Format>().map_err(|e| e.to_string()))]
-    pub format: Option<Format>,
+    /// Check linearizability against this model instead of the lock checks. Any history
+    /// format is accepted then. A history with an operation the model does not take (or none
+    /// it does) is refused, naming the line (exit 3); one with no operation at all is unknown
+    /// (exit 2).
+    #[arg(long)]
+    pub model: Option<ModelArg>,
+    /// History format for --model (default: detected from the first line that is not a `;`
+    /// comment).
+    #[arg(long, requires = "model")]
+    pub format: Option<FormatArg>,
     /// Time budget for --model, in seconds, 0.001 to 86400; past it the verdict is unknown.
     #[arg(long, value_name = "SECONDS", requires = "model", default_value_t = 60.0,
           value_parser = crate::ranges::within(BUDGET_SECONDS.0, BUDGET_SECONDS.1, "seconds"))]

@@ -1,18 +1,16 @@
 //! The `lockpick` command line: run scenarios, list them, re-check histories, render
 //! reports, compare backends, serve the store and the embedded Toxiproxy.
 
+mod choices;
 mod cli;
 mod commands;
-mod compare;
 mod exit_code;
-mod gc;
-mod incomplete;
+mod outcome;
 mod printable;
 mod ranges;
 mod reproduce;
-mod serve;
+mod run_args;
 mod signals;
-mod suite;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -31,5 +29,5 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    ExitCode::from(commands::dispatch(cli))
+    ExitCode::from(outcome::exit_code_of(commands::dispatch(cli)))
 }

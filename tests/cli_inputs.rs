@@ -198,3 +198,71 @@ fn a_longer_time_limit_must_keep_the_schedule_within_its_bound() {
         stderr(&out)
     );
 }
+
+#[test]
+fn closed_choices_are_refused_with_every_allowed_value_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().to_str().unwrap();
+    let history = tmp.path().join("h.jsonl");
+    std::fs::write(&history, "").unwrap();
+    let history = history.to_str().unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["check", history, "--property", "exclusve"],
+            &["--property", "exclusive", "fenced"],
+        ),
+        (
+            &["check", history, "--model", "regster"],
+            &[
+                "--model",
+                "register",
+                "cas-register",
+                "fenced-mutex",
+                "lease",
+            ],
+        ),
+        (
+            &["check", history, "--model", "kv", "--format", "json"],
+            &["--format", "jepsen-log", "edn", "lockpick"],
+        ),
+        (
+            &[
+                "scenario",
+                "redis-baseline",
+                "--backend",
+                "etc",
+                "--store",
+                store,
+            ],
+            &["--backend", "etcd", "zookeeper", "pg-lease-row"],
+        ),
+        // An unknown lock in a list is refused before the first run, not skipped after it.
+        (
+            &[
+                "compare",
+                "redis-baseline",
+                "--backends",
+                "redis,nope",
+                "--store",
+                store,
+            ],
+            &["--backends", "nope", "redlock"],
+        ),
+    ];
+    for (args, says) in cases {
+        let out = lockpick(args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
+        for s in *says {
+            assert!(
+                stderr(&out).contains(s),
+                "{args:?} lacks {s:?}: {}",
+                stderr(&out)
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "only h.jsonl"
+    );
+}

@@ -386,6 +386,32 @@ fn redlock_clock_drift_shows_double_holder_under_a_fast_clock() {
     double_holder_under_clock_fault(&report, "n3");
 }
 
+/// The analyses' fault, not a crash: n4 and n5 keep running while every client is cut off
+/// from them, so a grant made then is a bare majority of n1, n2 and n3 with n4 and n5 failing.
+#[test]
+fn redlock_clock_skew_partition_shows_double_holder_after_a_bare_majority_grant() {
+    let (report, dir) = expecting(run("redlock-clock-skew-partition"), Verdict::Invalid);
+    double_holder_under_clock_fault(&report, "n3");
+    let events = history(&dir);
+    assert!(events.iter().any(|e| e.f == F::Partition), "no partition");
+    assert!(
+        !events.iter().any(|e| e.f == F::Crash),
+        "a node was crashed"
+    );
+    let bare_majority = acquires(&dir).into_iter().any(|e| {
+        let answer = |n: &str| e.value.per_node.get(n).map(String::as_str);
+        e.kind == lockpick_checker::history::EventKind::Ok
+            && ["n1", "n2", "n3"].iter().all(|n| answer(n) == Some("ok"))
+            && ["n4", "n5"]
+                .iter()
+                .all(|n| answer(n).is_some_and(|a| a != "ok"))
+    });
+    assert!(
+        bare_majority,
+        "no grant of n1..n3 alone while n4, n5 were cut off"
+    );
+}
+
 #[test]
 fn redis_clock_jump_expires_the_lock_under_its_holder() {
     let (report, _) = expecting(run("redis-clock-jump"), Verdict::Invalid);

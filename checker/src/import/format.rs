@@ -14,6 +14,9 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order `--help` lists them.
+    pub const ALL: [Format; 3] = [Format::JepsenLog, Format::JepsenEdn, Format::Lockpick];
+
     pub fn name(self) -> &'static str {
         match self {
             Format::JepsenLog => "jepsen-log",
@@ -60,7 +63,7 @@ pub struct UnknownFormat(pub String);
 impl FromStr for Format {
     type Err = UnknownFormat;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Format::JepsenLog, Format::JepsenEdn, Format::Lockpick]
+        Format::ALL
             .into_iter()
             .find(|f| f.name() == s)
             .ok_or_else(|| UnknownFormat(s.to_string()))

@@ -14,6 +14,9 @@ pub enum Property {
 }
 
 impl Property {
+    /// Every property, in the order `--help` lists them.
+    pub const ALL: [Property; 2] = [Property::Exclusive, Property::Fenced];
+
     /// The name as written in scenarios and reports.
     pub fn name(self) -> &'static str {
         match self {

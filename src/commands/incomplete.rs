@@ -1,7 +1,7 @@
 //! Run folders whose run did not end with a check (killed during some phase, or still
 //! running): what `check` and `report` say about them instead of a read error.
 
-use crate::exit_code;
+use crate::outcome::{Exit, Failure};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::run_checks::check_run_file;
 use lockpick_checker::verdict::Verdict;
@@ -16,40 +16,35 @@ pub(crate) struct Incomplete {
 }
 
 /// The run folder `dir`'s record if it tells of a run that did not end with a check; `None`
-/// for a finished run or a folder without `run.json`; the exit code after printing why when
-/// the record cannot be read.
-pub(crate) fn incomplete_run(dir: &Path) -> Result<Option<Incomplete>, u8> {
-    match RunState::read(dir) {
-        Ok(state) => Ok(state.and_then(|state| {
-            let sentence = state.incomplete_sentence()?;
-            Some(Incomplete { state, sentence })
-        })),
-        Err(e) => {
-            eprintln!("lockpick: failed to {e}");
-            Err(exit_code::USAGE)
-        }
-    }
+/// for a finished run or a folder without `run.json`.
+pub(crate) fn incomplete_run(dir: &Path) -> Result<Option<Incomplete>, Failure> {
+    let state = RunState::read(dir).map_err(Failure::usage)?;
+    Ok(state.and_then(|state| {
+        let sentence = state.incomplete_sentence()?;
+        Some(Incomplete { state, sentence })
+    }))
 }
 
 /// `check` on an incomplete run: says what happened, checks what was recorded (with `params`,
-/// from the run's scenario or the options) if the workload ran, and exits with [`exit_code::INCOMPLETE_RUN`] (or [`exit_code::INVALID`] when
-/// what was recorded already proves a violation).
-pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete, params: &LockCheckParams) -> u8 {
+/// from the run's scenario or the options) if the workload ran, and ends with
+/// [`Exit::IncompleteRun`] (or an invalid verdict when what was recorded already proves a
+/// violation).
+pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete, params: &LockCheckParams) -> Exit {
     println!("{}: {}", dir.display(), run.sentence);
     if matches!(run.state.status(), RunStatus::Running(_)) {
         println!("  check it once it has ended");
-        return exit_code::INCOMPLETE_RUN;
+        return Exit::IncompleteRun;
     }
     if !run.state.phase.workload_ran() {
         println!("  no client operation ran: there is nothing to check");
-        return exit_code::INCOMPLETE_RUN;
+        return Exit::IncompleteRun;
     }
     let history = dir.join("history.jsonl");
     let found = match check_run_file(&history, params) {
         Ok(f) => f,
         Err(e) => {
             println!("  what was recorded cannot be checked: {e}");
-            return exit_code::INCOMPLETE_RUN;
+            return Exit::IncompleteRun;
         }
     };
     println!(
@@ -63,8 +58,8 @@ pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete, params: &LockCheckP
     let checks = found.checks;
     print!("{}", checks.lock);
     if checks.verdict() == Verdict::Invalid {
-        exit_code::INVALID
+        Exit::Verdict(Verdict::Invalid)
     } else {
-        exit_code::INCOMPLETE_RUN
+        Exit::IncompleteRun
     }
 }

@@ -1,16 +1,15 @@
 //! `lockpick gc`: frees the node data of finished and abandoned runs and the libfaketime
 //! files killed nodes left in /dev/shm; prints what it freed.
 
-use crate::exit_code;
+use crate::outcome::{Exit, Failure, Outcome};
 use std::path::Path;
 
-pub(crate) fn gc(store: &Path) -> u8 {
+pub(super) fn gc(store: &Path) -> Outcome {
     if !store.is_dir() {
-        eprintln!(
-            "lockpick: failed to read the store {}: not a folder",
+        return Err(Failure::Usage(format!(
+            "read the store {}: not a folder",
             store.display()
-        );
-        return exit_code::USAGE;
+        )));
     }
     let report = lockpick_reports::store::gc::collect(store);
     for (path, bytes) in &report.removed {
@@ -32,9 +31,12 @@ pub(crate) fn gc(store: &Path) -> u8 {
         eprintln!("lockpick: failed to clean {e}");
     }
     if report.errors.is_empty() {
-        exit_code::VALID
+        Ok(Exit::Done)
     } else {
-        exit_code::HARNESS
+        Err(Failure::Harness(format!(
+            "clean {} of the store's files (listed above)",
+            report.errors.len()
+        )))
     }
 }
 

@@ -4,9 +4,9 @@
 //! it, and optionally as a JUnit file for CI.
 
 use crate::cli::SuiteArgs;
-use crate::commands::runtime;
-use crate::exit_code;
+use crate::outcome::{Exit, Failure, Outcome};
 use crate::reproduce::Reproduce;
+use crate::run_args::{runtime, write_report};
 use lockpick_checker::results::RunResults;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
@@ -18,34 +18,27 @@ use std::time::{Duration, Instant, SystemTime};
 /// The most runs per scenario (`--seeds`): a nightly suite, not an endless loop.
 const MAX_SEEDS: u64 = 10_000;
 
-pub fn suite(args: SuiteArgs) -> u8 {
+pub(super) fn suite(args: SuiteArgs) -> Outcome {
     if !(1..=MAX_SEEDS).contains(&args.seeds) {
-        eprintln!(
-            "lockpick: failed to read --seeds: {} is out of range; allowed: 1 to {MAX_SEEDS} (0 runs would test nothing)",
+        return Err(Failure::Usage(format!(
+            "read --seeds: {} is out of range; allowed: 1 to {MAX_SEEDS} (0 runs would test nothing)",
             args.seeds
-        );
-        return exit_code::USAGE;
+        )));
     }
     let budget = match args.time_budget {
         Some(t) if !(t > 0.0 && t.is_finite() && t <= 7.0 * 86_400.0) => {
-            eprintln!(
-                "lockpick: failed to read --time-budget: {t:?} is not a number of seconds from \
-                 above 0 to 604800 (a week)"
-            );
-            return exit_code::USAGE;
+            return Err(Failure::Usage(format!(
+                "read --time-budget: {t:?} is not a number of seconds from above 0 to 604800 (a week)"
+            )));
         }
         t => t.map(Duration::from_secs_f64),
     };
-    let scenarios = match scenarios(args.filter.as_deref()) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let scenarios = scenarios(args.filter.as_deref())?;
     for scenario in &scenarios {
         if !args.external.is_empty() {
-            if let Err(e) = scenario.check_external(&args.external) {
-                eprintln!("lockpick: failed to {e}; use --filter to pick the scenarios that can");
-                return exit_code::USAGE;
-            }
+            scenario.check_external(&args.external).map_err(|e| {
+                Failure::Usage(format!("{e}; use --filter to pick the scenarios that can"))
+            })?;
         }
     }
     let started_at = SystemTime::now();
@@ -118,7 +111,7 @@ pub fn suite(args: SuiteArgs) -> u8 {
                 match outcome {
                     Ok(outcome) => {
                         let r = &outcome.results;
-                        crate::commands::write_report(&outcome.dir, r, None);
+                        write_report(&outcome.dir, r, None);
                         case.verdict = Some(r.verdict.name().to_owned());
                         case.ops = r.ops;
                         case.run = relative_run(&args.store, &outcome.dir);
@@ -166,38 +159,40 @@ pub fn suite(args: SuiteArgs) -> u8 {
         Ok::<_, anyhow::Error>(())
     });
     drop(rt);
-    if let Err(e) = result {
-        // Only the signal handler's installation can fail here: runs report their own errors.
-        eprintln!("lockpick: failed to {e:#}");
-        return exit_code::HARNESS;
-    }
+    // Only the signal handler's installation can fail here: runs report their own errors.
+    result.map_err(|e| Failure::Harness(format!("{e:#}")))?;
     record.secs = started.elapsed().as_secs_f64();
     print_table(&record);
     let ran = record.cases.len() - record.count(CaseStatus::Skipped);
-    let mut code = if record.interrupted {
-        exit_code::INTERRUPTED
+    let ended = if record.interrupted {
+        Ok(Exit::Interrupted)
     } else if ran == 0 {
         // A nightly that ran nothing has not shown that anything is still safe.
         eprintln!("lockpick: no run was made (the time budget was spent before the first)");
-        exit_code::UNKNOWN
+        Ok(Exit::Verdict(Verdict::Unknown))
     } else if record.count(CaseStatus::Mismatch) > 0 {
-        exit_code::SUITE_MISMATCH
+        Ok(Exit::SuiteMismatch)
     } else if record.count(CaseStatus::Error) > 0 {
-        exit_code::HARNESS
+        Err(Failure::Harness(format!(
+            "run {} of the suite's runs (each ERROR above names why and how to reproduce it)",
+            record.count(CaseStatus::Error)
+        )))
     } else {
-        exit_code::VALID
+        Ok(Exit::Done)
     };
-    if let Err(e) = write_outputs(&args, &record) {
-        eprintln!("lockpick: failed to {e}");
-        if code == exit_code::VALID {
-            code = exit_code::HARNESS;
+    // A record that cannot be written fails a suite that passed; a worse ending stays.
+    match write_outputs(&args, &record) {
+        Err(e) if ended == Ok(Exit::Done) => Err(Failure::Harness(e)),
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            ended
         }
+        Ok(()) => ended,
     }
-    code
 }
 
 /// The shipped scenarios with an expected verdict whose name contains `filter`.
-fn scenarios(filter: Option<&str>) -> Result<Vec<Scenario>, u8> {
+fn scenarios(filter: Option<&str>) -> Result<Vec<Scenario>, Failure> {
     let mut scenarios = Vec::new();
     for entry in list_scenarios() {
         if filter.is_some_and(|f| !entry.name.contains(f)) {
@@ -206,15 +201,13 @@ fn scenarios(filter: Option<&str>) -> Result<Vec<Scenario>, u8> {
         match load_scenario(&entry.path.to_string_lossy()) {
             Ok(s) if s.expected.is_some() => scenarios.push(s),
             Ok(_) => {}
-            Err(e) => {
-                eprintln!("lockpick: failed to {e}");
-                return Err(exit_code::USAGE);
-            }
+            Err(e) => return Err(Failure::usage(e)),
         }
     }
     if scenarios.is_empty() {
-        eprintln!("lockpick: no scenario with an expected verdict matches");
-        return Err(exit_code::USAGE);
+        return Err(Failure::usage(
+            "find scenarios: no scenario with an expected verdict matches",
+        ));
     }
     Ok(scenarios)
 }

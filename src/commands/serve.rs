@@ -5,7 +5,7 @@
 //! connections at once (503 past that).
 
 use crate::cli::ServeArgs;
-use crate::exit_code;
+use crate::outcome::{Exit, Failure, Outcome};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
@@ -22,21 +22,15 @@ pub const MAX_CONNECTIONS: usize = 32;
 /// A client that stops reading the answer for this long is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub fn serve(args: ServeArgs) -> u8 {
+pub(super) fn serve(args: ServeArgs) -> Outcome {
     if !args.listen.ip().is_loopback() {
-        eprintln!(
-            "lockpick: failed to read --listen: {} is not a loopback address; serve only listens on 127.0.0.1 or ::1",
+        return Err(Failure::Usage(format!(
+            "read --listen: {} is not a loopback address; serve only listens on 127.0.0.1 or ::1",
             args.listen
-        );
-        return exit_code::USAGE;
+        )));
     }
-    let listener = match TcpListener::bind(args.listen) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("lockpick: failed to listen on {}: {e}", args.listen);
-            return exit_code::HARNESS;
-        }
-    };
+    let listener = TcpListener::bind(args.listen)
+        .map_err(|e| Failure::Harness(format!("listen on {}: {e}", args.listen)))?;
     let addr = listener.local_addr().map_or(args.listen, |a| a);
     println!(
         "lockpick: serving {} on http://{addr}/",
@@ -44,7 +38,7 @@ pub fn serve(args: ServeArgs) -> u8 {
     );
     let _ = std::io::stdout().flush();
     serve_on(listener, &args.store, Limits::default());
-    exit_code::VALID
+    Ok(Exit::Done)
 }
 
 /// How much one server takes on; tests use smaller ones.

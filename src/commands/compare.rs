@@ -2,9 +2,10 @@
 //! backend in turn, then `compare.html` side by side.
 
 use crate::cli::CompareArgs;
-use crate::commands::{run_size_args, runtime, write_report};
-use crate::exit_code;
-use lockpick_harness::locks::{find_lock, lock_names};
+use crate::outcome::{Exit, Failure, Outcome};
+use crate::reproduce::Reproduce;
+use crate::run_args::{run_size_args, runtime, write_report};
+use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
 use lockpick_harness::scenario::load_scenario;
 use lockpick_reports::{
@@ -12,22 +13,11 @@ use lockpick_reports::{
 };
 use std::time::SystemTime;
 
-pub fn compare(args: CompareArgs) -> u8 {
-    let scenario = match load_scenario(&args.scenario) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("lockpick: failed to {e}");
-            return exit_code::USAGE;
-        }
-    };
-    let parsed = run_size_args(&scenario, args.clients, args.time_limit);
-    let (clients, duration_ms) = match parsed {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("lockpick: failed to {e}");
-            return exit_code::USAGE;
-        }
-    };
+pub(super) fn compare(args: CompareArgs) -> Outcome {
+    let scenario = load_scenario(&args.scenario).map_err(Failure::usage)?;
+    let (clients, duration_ms) =
+        run_size_args(&scenario, args.clients, args.time_limit).map_err(Failure::Usage)?;
+    let names: Vec<&str> = args.backends.iter().map(|b| b.name()).collect();
     let seed = args.seed.unwrap_or(scenario.seed);
     let mut extra = String::new();
     if let Some(t) = args.time_limit {
@@ -48,27 +38,19 @@ pub fn compare(args: CompareArgs) -> u8 {
     eprintln!(
         "lockpick: comparing {} on {} with seed {seed}",
         scenario.name,
-        args.backends.join(", ")
+        names.join(", ")
     );
     let rt = runtime();
     let mut backends = Vec::new();
     let mut interrupted = false;
     let result = rt.block_on(async {
         let interrupt = crate::signals::install()?;
-        for name in &args.backends {
+        for lock in &args.backends {
             if interrupt.is_cancelled() {
                 interrupted = true;
                 break;
             }
-            let Some(kind) = find_lock(name) else {
-                let why = format!("unknown backend (known: {})", lock_names().join(", "));
-                eprintln!("lockpick: {name}: skipped: {why}");
-                backends.push(ComparedBackend {
-                    backend: name.clone(),
-                    run: Err(why),
-                });
-                continue;
-            };
+            let (kind, name) = (lock.0, lock.name());
             let (_, skipped) = scenario.with_lock(kind);
             for s in &skipped {
                 eprintln!(
@@ -81,10 +63,15 @@ pub fn compare(args: CompareArgs) -> u8 {
                 duration_ms,
                 clients,
                 store: args.store.clone(),
-                reproduce: format!(
-                    "cargo run -- scenario {} --seed {seed} --backend {name}{extra}",
-                    args.scenario
-                ),
+                reproduce: Reproduce {
+                    scenario: args.scenario.clone(),
+                    seed,
+                    time_limit: args.time_limit,
+                    clients: args.clients,
+                    backend: Some(name.to_owned()),
+                    ..Reproduce::default()
+                }
+                .command(),
                 backend: Some(kind),
                 ..RunOptions::default()
             };
@@ -97,7 +84,7 @@ pub fn compare(args: CompareArgs) -> u8 {
             write_report(&outcome.dir, &outcome.results, None);
             interrupted |= outcome.results.interrupted;
             backends.push(ComparedBackend {
-                backend: name.clone(),
+                backend: name.to_owned(),
                 run: Ok(ComparedRun {
                     dir: outcome.dir,
                     results: outcome.results,
@@ -108,10 +95,7 @@ pub fn compare(args: CompareArgs) -> u8 {
         Ok::<_, anyhow::Error>(())
     });
     drop(rt);
-    if let Err(e) = result {
-        eprintln!("lockpick: failed to {e:#}");
-        return exit_code::HARNESS;
-    }
+    result.map_err(|e| Failure::Harness(format!("{e:#}")))?;
     let comparison = Comparison {
         scenario: scenario.name.clone(),
         seed,
@@ -120,7 +104,7 @@ pub fn compare(args: CompareArgs) -> u8 {
         reproduce: format!(
             "cargo run -- compare {} --backends {} --seed {seed}{extra}",
             args.scenario,
-            args.backends.join(",")
+            names.join(",")
         ),
     };
     let out_dir = args.store.join(COMPARE_DIR).join(format!(
@@ -128,15 +112,10 @@ pub fn compare(args: CompareArgs) -> u8 {
         scenario.name,
         utc_stamp(SystemTime::now())
     ));
-    match write_comparison(&comparison, &out_dir) {
-        Ok(path) => println!("compare: {}", path.display()),
-        Err(e) => {
-            eprintln!("lockpick: failed to {e}");
-            return exit_code::HARNESS;
-        }
-    }
+    let path = write_comparison(&comparison, &out_dir).map_err(Failure::harness)?;
+    println!("compare: {}", path.display());
     if interrupted {
-        return exit_code::INTERRUPTED;
+        return Ok(Exit::Interrupted);
     }
     // The worst verdict among the backends that ran.
     let worst = comparison
@@ -144,5 +123,5 @@ pub fn compare(args: CompareArgs) -> u8 {
         .iter()
         .filter_map(|b| b.run.as_ref().ok().map(|r| r.results.verdict))
         .max();
-    worst.map_or(exit_code::UNKNOWN, crate::commands::verdict_code)
+    Ok(Exit::Verdict(worst.unwrap_or(Verdict::Unknown)))
 }

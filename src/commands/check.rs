@@ -1,0 +1,159 @@
+//! `lockpick check`: check a stored history again, offline, with the lock checks (and write
+//! the run's report), or with `--model`, any supported history for linearizability.
+
+use super::incomplete::{check_incomplete, incomplete_run};
+use crate::cli::CheckArgs;
+use crate::outcome::{Exit, Failure, Outcome};
+use crate::printable::printable;
+use crate::run_args::write_report;
+use lockpick_checker::lin::{check_file, Budget};
+use lockpick_checker::lock::{LockCheckParams, Property};
+use lockpick_checker::models::ModelName;
+use lockpick_checker::results::{RunResults, RESULTS_VERSION};
+use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
+use lockpick_harness::scenario::{parse_scenario, Scenario};
+use std::path::{Path, PathBuf};
+
+pub(super) fn check(args: CheckArgs) -> Outcome {
+    match args.model {
+        Some(model) => check_model(&args, model.0),
+        None => check_locks(args),
+    }
+}
+
+fn check_locks(args: CheckArgs) -> Outcome {
+    let (history, run_dir) = if args.history.is_dir() {
+        (
+            args.history.join("history.jsonl"),
+            Some(args.history.clone()),
+        )
+    } else {
+        (
+            args.history.clone(),
+            args.history.parent().map(PathBuf::from),
+        )
+    };
+    let stored = stored_scenario(run_dir.as_deref(), &args).map_err(Failure::Usage)?;
+    let property = args
+        .property
+        .map(|p| p.0)
+        .or(stored.as_ref().map(|s| s.property))
+        .unwrap_or(Property::Exclusive);
+    let deadlock_ms = args
+        .deadlock_ms
+        .or(stored.as_ref().map(|s| s.deadlock_ms))
+        .unwrap_or(3000);
+    // One pass over the file: memory follows the operations in flight, not the history.
+    let params = LockCheckParams {
+        property,
+        deadlock_ms,
+    };
+    // The run folder whose history this is, if it is one.
+    let run_dir = run_dir.filter(|d| d.join("history.jsonl") == history);
+    // A run that did not end with a check says so first (from its run.json).
+    if let Some(dir) = &run_dir {
+        if let Some(run) = incomplete_run(dir)? {
+            return Ok(check_incomplete(dir, &run, &params));
+        }
+    }
+    let found = check_run_file(&history, &params).map_err(Failure::usage)?;
+    let checks = found.checks.clone();
+    println!("{}: {} events", history.display(), found.events);
+    if let Some(torn) = found.torn {
+        println!("  note: {}: {torn}", history.display());
+    }
+    print!("{}", printable(&checks.lock.to_string()));
+    if let Some(lin) = &checks.linearizability {
+        print!("{}", printable(&lockpick_reports::lin_text(lin)));
+    }
+    let verdict = checks.verdict();
+    if let Some(dir) = run_dir {
+        let results = checked_results(&dir, stored.as_ref(), &found, checks);
+        // The report reads the history again, whole: its charts need every operation.
+        write_report(&dir, &results, None);
+    }
+    Ok(Exit::Verdict(verdict))
+}
+
+/// The run's own scenario copy, which says what was promised (the property, the deadlock
+/// threshold). One that is there but cannot be read is an error, never a silent fallback to
+/// `exclusive` (which would flip a valid fenced run to invalid), unless the options it would
+/// give are all on the command line.
+fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Scenario>, String> {
+    let Some(path) = run_dir.map(|d| d.join("scenario.toml")) else {
+        return Ok(None);
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let parsed = std::fs::read_to_string(&path)
+        .map_err(|e| format!("read {}: {e}", path.display()))
+        .and_then(|text| parse_scenario(&path, &text).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if args.property.is_some() && args.deadlock_ms.is_some() => {
+            eprintln!("lockpick: note: the run's scenario.toml is not used ({e}); checking with the given --property and --deadlock-ms");
+            Ok(None)
+        }
+        Err(e) => Err(format!(
+            "{e}\n  the run's scenario.toml tells which property and deadlock threshold to check; fix it, or give both --property and --deadlock-ms"
+        )),
+    }
+}
+
+/// `check --model`: linearizability of any supported history file.
+fn check_model(args: &CheckArgs, model: ModelName) -> Outcome {
+    let path = if args.history.is_dir() {
+        args.history.join("history.jsonl")
+    } else {
+        args.history.clone()
+    };
+    let budget = Budget {
+        time: Some(std::time::Duration::from_secs_f64(args.budget)),
+        ..Budget::default()
+    };
+    let report = check_file(&path, model, args.format.map(|f| f.0), &budget)
+        .map_err(|e| Failure::Usage(format!("check {}: {e}", path.display())))?;
+    println!("{}", path.display());
+    print!("{}", printable(&report.to_string()));
+    Ok(Exit::Verdict(report.verdict))
+}
+
+/// The results of a re-check: the stored run's facts with the new lock report, or, for a
+/// history without results, what the history and the stored scenario tell.
+fn checked_results(
+    dir: &Path,
+    stored: Option<&Scenario>,
+    found: &FileChecks,
+    checks: RunChecks,
+) -> RunResults {
+    let verdict = checks.verdict();
+    let (lock, linearizability) = (checks.lock, checks.linearizability);
+    match lockpick_reports::read_results(dir) {
+        Ok(mut r) => {
+            r.verdict = verdict;
+            r.lock = lock;
+            r.linearizability = linearizability;
+            r
+        }
+        Err(_) => {
+            let end_ms = found.end_ns / 1_000_000;
+            let ops = found.completions;
+            RunResults {
+                v: RESULTS_VERSION,
+                scenario: stored.map_or_else(|| "unknown".to_owned(), |s| s.name.clone()),
+                backend: stored.map_or_else(|| "unknown".to_owned(), |s| s.lock_name()),
+                seed: stored.map_or(0, |s| s.seed),
+                verdict,
+                expected: stored.and_then(|s| s.expected),
+                interrupted: false,
+                workload_ms: end_ms,
+                ops,
+                history: "history.jsonl".to_owned(),
+                reproduce: format!("cargo run -- check {}", dir.display()),
+                lock,
+                linearizability,
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! One file per subcommand; this one only dispatches. Every command returns an
+//! [`Outcome`](crate::outcome::Outcome), which alone decides the exit code.
+
+mod check;
+mod compare;
+mod export;
+mod gc;
+mod incomplete;
+mod list;
+mod report;
+mod scenario;
+mod serve;
+mod suite;
+mod toxiproxy;
+
+use crate::cli::{Cli, Command};
+use crate::outcome::Outcome;
+
+/// Runs the command.
+pub fn dispatch(cli: Cli) -> Outcome {
+    match cli.command {
+        Command::Scenario(args) => scenario::scenario(args),
+        Command::List => list::list(),
+        Command::Suite(args) => suite::suite(args),
+        Command::Check(args) => check::check(args),
+        Command::Export(args) => export::export(&args.history),
+        Command::Report { run_dir } => report::report(&run_dir),
+        Command::Compare(args) => compare::compare(args),
+        Command::Serve(args) => serve::serve(args),
+        Command::Gc { store } => gc::gc(&store),
+        Command::Toxiproxy { listen } => toxiproxy::toxiproxy(listen),
+    }
+}

@@ -1,0 +1,19 @@
+//! `lockpick report`: render a stored run's report.html again.
+
+use super::incomplete::incomplete_run;
+use crate::outcome::{Exit, Failure, Outcome};
+use std::path::Path;
+
+pub(super) fn report(dir: &Path) -> Outcome {
+    if let Some(run) = incomplete_run(dir)? {
+        println!("{}: {}", dir.display(), run.sentence);
+        println!(
+            "  no results to report; `lockpick check {}` checks what was recorded",
+            dir.display()
+        );
+        return Ok(Exit::IncompleteRun);
+    }
+    let path = lockpick_reports::report_run_dir(dir).map_err(Failure::usage)?;
+    println!("{}", path.display());
+    Ok(Exit::Done)
+}

@@ -1,0 +1,62 @@
+//! What the commands that run scenarios (`scenario`, `suite`, `compare`) share: the async
+//! runtime, the reading of `--clients`/`--time-limit`, and writing a run's report.
+
+use lockpick_checker::history::{read_history, Event};
+use lockpick_checker::results::RunResults;
+use lockpick_harness::scenario::{check_overrides, rules, Scenario};
+use std::path::Path;
+
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime starts")
+}
+
+/// Reads `--clients` and `--time-limit` for `scenario`: within the ranges `--help` gives, and
+/// fitting its faults (a fault aimed at client 3 needs 4 clients; a longer run must keep the
+/// fault schedule within its bound). Returns the clients and the time limit in milliseconds.
+pub(crate) fn run_size_args(
+    scenario: &Scenario,
+    clients: Option<usize>,
+    time_limit: Option<f64>,
+) -> Result<(Option<usize>, Option<u64>), String> {
+    if clients == Some(0) {
+        return Err("read --clients: 0 clients would test nothing; allowed: 1 to 1000".to_owned());
+    }
+    let max_secs = (rules::MAX_RUN_MS / 1000) as f64;
+    let duration_ms = match time_limit {
+        Some(t) if !(t > 0.0 && t <= max_secs) => {
+            return Err(format!(
+                "read --time-limit: {t:?} is out of range; allowed: 0.001 to {max_secs} seconds"
+            ))
+        }
+        Some(t) => Some(((t * 1000.0).round() as u64).max(1)),
+        None => None,
+    };
+    check_overrides(scenario, clients, duration_ms)?;
+    Ok((clients, duration_ms))
+}
+
+/// Writes the run's `report.html` and says where; a report that cannot be written is a
+/// warning, not a reason to change the run's exit code.
+pub(crate) fn write_report(dir: &Path, results: &RunResults, events: Option<&[Event]>) {
+    let read;
+    let events = match events {
+        Some(e) => e,
+        None => match read_history(&dir.join(&results.history)) {
+            Ok(e) => {
+                read = e;
+                &read
+            }
+            Err(e) => {
+                eprintln!("lockpick: failed to write the report: {e}");
+                return;
+            }
+        },
+    };
+    match lockpick_reports::write_run_report(dir, results, events) {
+        Ok(path) => println!("  report: {}", path.display()),
+        Err(e) => eprintln!("lockpick: failed to {e}"),
+    }
+}
