@@ -104,3 +104,37 @@ fn compare_with_an_unknown_scenario_exits_3() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
 }
+
+#[test]
+fn compare_runs_sql_locks_and_the_scenarios_own_lock_keeps_its_client_options() {
+    // pg-advisory-gc-pause is invalid only because its [client] sets idle_session_timeout_ms:
+    // run with the lock's defaults the server keeps the paused session and the run is valid.
+    let store = tempfile::tempdir().unwrap();
+    let out = lockpick()
+        .args(["compare", "pg-advisory-gc-pause", "--backends"])
+        .arg("pg-advisory,mysql-get-lock")
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let compare = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("compare: "))
+        .unwrap_or_else(|| panic!("no compare page in:\n{stdout}"));
+    let page = std::fs::read_to_string(compare.trim()).unwrap();
+    assert!(
+        page.contains(r#"<tr class="row-invalid" data-backend="pg-advisory">"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<tr class="row-valid" data-backend="mysql-get-lock">"#),
+        "{page}"
+    );
+}

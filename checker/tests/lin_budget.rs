@@ -13,7 +13,7 @@ fn hard_history() -> History {
             process: i,
             f: OpF::Append,
             key: Some("k".into()),
-            arg: Datum::Str(format!("<{i}>")),
+            arg: Datum::Str(format!("<{i}>").into()),
             out: Some(Datum::Nil),
             call: i,
             ret: Some(100 + i),

@@ -48,7 +48,7 @@ fn lay_out(rng: &mut Rng, planned: Vec<Planned>, spread: u64) -> History {
             Op {
                 process: i as u64,
                 f: p.f,
-                key: p.key,
+                key: p.key.map(String::into_boxed_str),
                 arg: p.arg,
                 out: (!p.unknown).then_some(p.out),
                 call,
@@ -141,7 +141,7 @@ fn kv_history(rng: &mut Rng, n: usize) -> History {
                 f: OpF::Get,
                 key,
                 arg: Datum::Nil,
-                out: Datum::Str(state[k].clone()),
+                out: Datum::Str(state[k].as_str().into()),
                 unknown: false,
             },
             2 => {
@@ -151,7 +151,7 @@ fn kv_history(rng: &mut Rng, n: usize) -> History {
                 Planned {
                     f: OpF::Append,
                     key,
-                    arg: Datum::Str(piece),
+                    arg: Datum::Str(piece.into()),
                     out: Datum::Nil,
                     unknown,
                 }
@@ -163,7 +163,7 @@ fn kv_history(rng: &mut Rng, n: usize) -> History {
                 Planned {
                     f: OpF::Put,
                     key,
-                    arg: Datum::Str(piece),
+                    arg: Datum::Str(piece.into()),
                     out: Datum::Nil,
                     unknown,
                 }

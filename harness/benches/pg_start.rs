@@ -4,7 +4,7 @@
 //! workers, and PSS (shared pages split between them). Run with
 //! `cargo bench -p lockpick-harness --bench pg_start`.
 
-use lockpick_harness::client::{LockClient, PgLeaseRowLock, PgSettings};
+use lockpick_harness::client::{LockClient, PgLeaseRowLock, PgNode, PgSettings};
 use lockpick_harness::db::{NodeKind, PgOptions, Supervisor};
 use lockpick_harness::scenario::MsRange;
 use std::time::Instant;
@@ -22,21 +22,10 @@ fn summary(name: &str, unit: &str, mut v: Vec<f64>) {
     );
 }
 
-/// `pid` and every process whose parent it is.
+/// `pid` and every process below it (unshare, postgres, its helpers and backends).
 fn tree(pid: u32) -> Vec<u32> {
     let mut out = vec![pid];
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(child) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(end) = stat.rfind(')') else { continue };
-        if stat[end + 1..].split_whitespace().nth(1) == Some(&pid.to_string()) {
-            out.push(child);
-        }
-    }
+    out.extend(lockpick_harness::db::descendants(pid));
     out
 }
 
@@ -72,14 +61,14 @@ fn main() {
                 .expect("start postgres");
             fresh.push(started.elapsed().as_secs_f64() * 1e3);
             // One client connected (its backend counted), the schema made.
-            let lock = PgLeaseRowLock::new(
+            let server = PgNode::new(
                 node.addr,
                 "lock",
-                1000,
                 5000,
                 MsRange::fixed(10),
                 &PgSettings::default(),
             );
+            let lock = PgLeaseRowLock::new(std::sync::Arc::new(server), 1000);
             let session = lock.connect(1).await.expect("connect");
             let pids = tree(node.pid);
             procs.push(pids.len() as f64);

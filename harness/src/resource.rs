@@ -1,6 +1,7 @@
 //! The protected resource: a separate redis-server (lockpick's own, or one a user names), never
 //! behind faults, that stores what lock holders write and (in fenced mode) rejects writes with
-//! a stale token.
+//! a stale token. With many locks each lock protects its own pair of keys, as Jepsen's
+//! independent keys do.
 
 use crate::client::Outcome;
 use crate::scenario::ResourceMode;
@@ -43,6 +44,20 @@ pub struct Resource {
     mode: ResourceMode,
     script: Arc<redis::Script>,
     timeout: Duration,
+    /// The (max-token, value) keys of each lock's resource.
+    keys: Arc<Vec<(String, String)>>,
+}
+
+/// The keys of each lock's resource: lockpick's two keys for one lock, and the same suffixed
+/// with the lock's name for many.
+fn resource_keys(locks: &[String]) -> Vec<(String, String)> {
+    match locks {
+        [_] | [] => vec![(MAX_TOKEN_KEY.to_owned(), VALUE_KEY.to_owned())],
+        many => many
+            .iter()
+            .map(|l| (format!("{MAX_TOKEN_KEY}:{l}"), format!("{VALUE_KEY}:{l}")))
+            .collect(),
+    }
 }
 
 impl Resource {
@@ -51,12 +66,26 @@ impl Resource {
     /// of the next run look stale.
     pub async fn clear(&self) -> Result<(), String> {
         let mut con = self.con.clone();
-        let mut cmd = redis::cmd("DEL");
-        cmd.arg(MAX_TOKEN_KEY).arg(VALUE_KEY);
-        match crate::client::redis_request(self.timeout, cmd.query_async::<u64>(&mut con)).await {
-            Outcome::Ok(_) => Ok(()),
-            Outcome::Fail(e) | Outcome::Info(e) => Err(format!("clear the resource: {e}")),
+        // A few hundred keys per command keeps each request small with many locks.
+        for chunk in self.keys.chunks(256) {
+            let mut cmd = redis::cmd("DEL");
+            for (max, value) in chunk {
+                cmd.arg(max).arg(value);
+            }
+            let deleted =
+                crate::client::redis_request(self.timeout, cmd.query_async::<u64>(&mut con)).await;
+            if let Outcome::Fail(e) | Outcome::Info(e) = deleted {
+                return Err(format!("clear the resource: {e}"));
+            }
         }
+        Ok(())
+    }
+
+    /// The same connection, with one resource per lock of `locks` (the run's lock names, in
+    /// order): [`Resource::write`] and [`Resource::read`] then take a lock's index.
+    pub fn with_locks(mut self, locks: &[String]) -> Resource {
+        self.keys = Arc::new(resource_keys(locks));
+        self
     }
 
     /// Connects to the resource's redis-server.
@@ -71,18 +100,26 @@ impl Resource {
             mode,
             script: Arc::new(redis::Script::new(WRITE)),
             timeout,
+            keys: Arc::new(resource_keys(&[])),
         })
     }
 
-    /// Writes `int` (or only the token, for workloads without a value) under `token`.
-    pub async fn write(&self, token: Option<u64>, int: Option<i64>) -> Outcome<WriteAck> {
+    /// Writes `int` (or only the token, for workloads without a value) under `token` to the
+    /// resource of lock `lock` (an index into the names given to [`Resource::with_locks`]).
+    pub async fn write(
+        &self,
+        lock: usize,
+        token: Option<u64>,
+        int: Option<i64>,
+    ) -> Outcome<WriteAck> {
+        let (max_key, value_key) = &self.keys[lock];
         let mode = match self.mode {
             ResourceMode::Naive => "naive",
             ResourceMode::Fenced => "fenced",
         };
         let mut inv = self.script.prepare_invoke();
-        inv.key(MAX_TOKEN_KEY)
-            .key(VALUE_KEY)
+        inv.key(max_key)
+            .key(value_key)
             .arg(token.map(|t| t.to_string()).unwrap_or_default())
             .arg(mode)
             .arg(int.map(|i| i.to_string()).unwrap_or_default());
@@ -95,11 +132,11 @@ impl Resource {
             })
     }
 
-    /// Reads the stored value (0 when nothing was written yet).
-    pub async fn read(&self) -> Outcome<i64> {
+    /// Reads the value stored for lock `lock` (0 when nothing was written yet).
+    pub async fn read(&self, lock: usize) -> Outcome<i64> {
         let mut con = self.con.clone();
         let mut get = redis::cmd("GET");
-        get.arg(VALUE_KEY);
+        get.arg(&self.keys[lock].1);
         crate::client::redis_request(self.timeout, get.query_async::<Option<i64>>(&mut con))
             .await
             .map(|v| v.unwrap_or(0))

@@ -4,11 +4,9 @@
 
 mod db_support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use db_support::{is_running, pings, wait_not_running};
+use db_support::{is_running, kill_helper_and_list_survivors, pings, spawn_helper};
 use lockpick_harness::db::{RedisOptions, Supervisor};
 
 const HELPER_ENV: &str = "LOCKPICK_DB_PDEATHSIG_HELPER_DIR";
@@ -63,37 +61,15 @@ fn helper_holds_a_node_until_killed() {
 #[test]
 fn nodes_die_when_lockpick_is_sigkilled() {
     let run = tempfile::tempdir().unwrap();
-    let mut helper = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "helper_holds_a_node_until_killed",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(HELPER_ENV, run.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(helper.stdout.take().unwrap());
-    let pid: u32 = stdout
-        .lines()
-        .map_while(Result::ok)
-        // libtest prints the test name on the same line, before the helper's output.
-        .find_map(|line| line.split("NODE_PID ").nth(1)?.trim().parse().ok())
-        .expect("helper did not report its node");
+    let env = [(HELPER_ENV, run.path().as_os_str())];
+    let (helper, pids) = spawn_helper("helper_holds_a_node_until_killed", &env, "NODE_PID");
+    let pid = pids[0];
     std::thread::sleep(Duration::from_millis(200));
     let alive_before_kill = is_running(pid);
-
-    helper.kill().unwrap(); // SIGKILL: no Drop, no cleanup code runs in the helper
-    helper.wait().unwrap();
-    let died = wait_not_running(pid, Duration::from_secs(2));
-    if !died {
-        // Do not leave the node behind when the assertion below fails.
-        // SAFETY: plain kill(2).
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    }
+    let survivors = kill_helper_and_list_survivors(helper, &pids, Duration::from_secs(2));
     assert!(alive_before_kill, "node died before its parent was killed");
-    assert!(died, "node {pid} outlived its SIGKILLed parent");
+    assert!(
+        survivors.is_empty(),
+        "node {pid} outlived its SIGKILLed parent"
+    );
 }

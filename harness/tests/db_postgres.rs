@@ -4,12 +4,12 @@
 
 mod db_support;
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use db_support::{is_running, proc_state, wait_not_running};
+use db_support::{
+    is_running, kill_helper_and_list_survivors, proc_state, spawn_helper, wait_not_running,
+};
 use lockpick_harness::db::{
     faketime, pg_ready, NodeKind, NodeState, PgOptions, Supervisor, PG_DATABASE, PG_USER,
 };
@@ -30,29 +30,9 @@ async fn connect(addr: SocketAddr) -> tokio_postgres::Client {
     client
 }
 
-/// The pids below `pid` (postgres's backends and helpers), from /proc.
+/// The pids below `pid` (postgres, its backends and helpers), from /proc.
 fn workers(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(child) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat[stat.rfind(')').unwrap() + 1..]
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
+    lockpick_harness::db::descendants(pid)
 }
 
 /// The System V segment id postgres recorded in its pid file.
@@ -260,40 +240,10 @@ fn helper_holds_postgres_until_killed() {
 #[test]
 fn postgres_dies_when_lockpick_is_sigkilled() {
     let run = tempfile::tempdir().unwrap();
-    let mut helper = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "helper_holds_postgres_until_killed",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(HELPER_ENV, run.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(helper.stdout.take().unwrap());
-    let pids: Vec<u32> = stdout
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            let list = line.split("PG_PIDS ").nth(1)?;
-            Some(list.trim().split(',').map(|p| p.parse().unwrap()).collect())
-        })
-        .expect("helper did not report its postgres");
+    let env = [(HELPER_ENV, run.path().as_os_str())];
+    let (helper, pids) = spawn_helper("helper_holds_postgres_until_killed", &env, "PG_PIDS");
     let alive_before_kill = pids.iter().all(|pid| is_running(*pid));
-    helper.kill().unwrap(); // SIGKILL: no Drop runs in the helper
-    helper.wait().unwrap();
-    let survivors: Vec<u32> = pids
-        .iter()
-        .copied()
-        .filter(|pid| !wait_not_running(*pid, LONG))
-        .collect();
-    for pid in &survivors {
-        // SAFETY: plain kill(2), so a failing test leaves nothing behind.
-        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
-    }
+    let survivors = kill_helper_and_list_survivors(helper, &pids, LONG);
     assert!(
         alive_before_kill,
         "postgres died before lockpick was killed"

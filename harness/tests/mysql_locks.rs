@@ -8,17 +8,31 @@ mod sql_support;
 
 use db_support::{proc_state, wait_not_running};
 use lockpick_harness::client::{
-    LockClient, LockSession, MyForUpdateLock, MyGetLock, MyLeaseRowLock, MySettings, Outcome,
+    LockClient, LockSession, MyForUpdateLock, MyGetLock, MyLeaseRowLock, MyNode, MySettings,
+    Outcome,
 };
 use lockpick_harness::db::{mariadb_ready, MariaDbOptions, NodeKind};
 use sql_support::{
     cut_link_is_info, delay, granted, grants_exclusively, partitioned_acquire_is_info, Setup, LOCK,
-    LONG, OP_TIMEOUT_MS,
+    LONG, NO_LEASE, OP_TIMEOUT_MS,
 };
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 async fn setup(opts: MariaDbOptions) -> Setup {
     sql_support::setup(NodeKind::from(opts)).await
+}
+
+/// The server at `addr` (a client's proxy), default session settings.
+fn node(addr: SocketAddr) -> Arc<MyNode> {
+    Arc::new(MyNode::new(
+        addr,
+        LOCK,
+        OP_TIMEOUT_MS,
+        delay(),
+        &MySettings::default(),
+    ))
 }
 
 #[tokio::test]
@@ -42,16 +56,7 @@ async fn mariadb_starts_pauses_and_leaves_nothing_behind() {
 #[tokio::test]
 async fn lease_row_grants_exclusively_with_growing_ids_and_expires() {
     let s = setup(MariaDbOptions::default()).await;
-    let lock = |addr, ttl| {
-        MyLeaseRowLock::new(
-            addr,
-            LOCK,
-            ttl,
-            OP_TIMEOUT_MS,
-            delay(),
-            &MySettings::default(),
-        )
-    };
+    let lock = |addr, ttl| MyLeaseRowLock::new(node(addr), ttl);
     let (first, second) = grants_exclusively(lock(s.a, 10_000), lock(s.b, 10_000)).await;
     assert!(second.token > first.token, "{first:?} then {second:?}");
     // An expired lease goes to the next holder; the old one can neither renew nor release.
@@ -72,7 +77,7 @@ async fn lease_row_grants_exclusively_with_growing_ids_and_expires() {
 #[tokio::test]
 async fn get_lock_grants_exclusively_with_growing_tokens() {
     let s = setup(MariaDbOptions::default()).await;
-    let lock = |addr| MyGetLock::new(addr, LOCK, OP_TIMEOUT_MS, delay(), &MySettings::default());
+    let lock = |addr| MyGetLock::new(node(addr), NO_LEASE);
     let (first, second) = grants_exclusively(lock(s.a), lock(s.b)).await;
     assert!(second.token > first.token, "{first:?} then {second:?}");
     cut_link_is_info(&s, lock(s.a)).await;
@@ -82,8 +87,7 @@ async fn get_lock_grants_exclusively_with_growing_tokens() {
 #[tokio::test]
 async fn for_update_grants_exclusively_without_token() {
     let s = setup(MariaDbOptions::default()).await;
-    let lock =
-        |addr| MyForUpdateLock::new(addr, LOCK, OP_TIMEOUT_MS, delay(), &MySettings::default());
+    let lock = |addr| MyForUpdateLock::new(node(addr), NO_LEASE);
     let (first, second) = grants_exclusively(lock(s.a), lock(s.b)).await;
     assert_eq!((first.token, second.token), (None, None));
     cut_link_is_info(&s, lock(s.a)).await;

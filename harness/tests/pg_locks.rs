@@ -6,37 +6,41 @@
 mod sql_support;
 
 use lockpick_harness::client::{
-    LockClient, LockSession, Outcome, PgAdvisoryLock, PgForUpdateLock, PgLeaseRowLock, PgSettings,
+    LockClient, LockSession, Outcome, PgAdvisoryLock, PgForUpdateLock, PgLeaseRowLock, PgNode,
+    PgSettings,
 };
 use lockpick_harness::db::{NodeKind, PgOptions};
 use sql_support::{
     cut_link_is_info, delay, granted, grants_exclusively, partitioned_acquire_is_info, soon, Setup,
-    LOCK, LONG, OP_TIMEOUT_MS,
+    LOCK, LONG, NO_LEASE, OP_TIMEOUT_MS,
 };
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 async fn setup(opts: PgOptions) -> Setup {
     sql_support::setup(NodeKind::from(opts)).await
 }
 
+/// The server at `addr` (a client's proxy) with the session settings.
+fn node_with(addr: SocketAddr, settings: &PgSettings) -> Arc<PgNode> {
+    Arc::new(PgNode::new(addr, LOCK, OP_TIMEOUT_MS, delay(), settings))
+}
+
+fn node(addr: SocketAddr) -> Arc<PgNode> {
+    node_with(addr, &PgSettings::default())
+}
+
 fn lease_row(addr: SocketAddr, ttl_ms: u64) -> PgLeaseRowLock {
-    PgLeaseRowLock::new(
-        addr,
-        LOCK,
-        ttl_ms,
-        OP_TIMEOUT_MS,
-        delay(),
-        &PgSettings::default(),
-    )
+    PgLeaseRowLock::new(node(addr), ttl_ms)
 }
 
 fn advisory(addr: SocketAddr) -> PgAdvisoryLock {
-    PgAdvisoryLock::new(addr, LOCK, OP_TIMEOUT_MS, delay(), &PgSettings::default())
+    PgAdvisoryLock::new(node(addr), NO_LEASE)
 }
 
 fn for_update(addr: SocketAddr) -> PgForUpdateLock {
-    PgForUpdateLock::new(addr, LOCK, OP_TIMEOUT_MS, delay(), &PgSettings::default())
+    PgForUpdateLock::new(node(addr), NO_LEASE)
 }
 
 #[tokio::test]
@@ -83,7 +87,7 @@ async fn advisory_lock_stays_with_a_partitioned_holder_and_goes_when_the_server_
         idle_session_timeout_ms: Some(1000),
         ..PgSettings::default()
     };
-    let via_a = PgAdvisoryLock::new(s.a, LOCK, OP_TIMEOUT_MS, delay(), &settings);
+    let via_a = PgAdvisoryLock::new(node_with(s.a, &settings), NO_LEASE);
     let mut a = via_a.connect(1).await.unwrap();
     let mut b = advisory(s.b).connect(2).await.unwrap();
     let held = granted(a.acquire("a", Instant::now() + LONG).await);

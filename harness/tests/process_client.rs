@@ -232,7 +232,7 @@ impl Bench {
         ClientCtx {
             index,
             recorder: self.recorder.clone(),
-            lock_name: "lock".to_owned(),
+            locks: vec!["lock".to_owned()].into(),
             workload: WorkloadSpec {
                 kind: WorkloadKind::FencedWrite,
                 clients: 1,
@@ -272,6 +272,7 @@ async fn a_client_loop_with_a_broken_adapter_stops_the_run_with_its_error() {
         .expect("the client loop ends on a protocol break instead of reconnecting forever");
     let error = bench.broken.take().expect("the break reaches the runner");
     assert!(error.to_string().contains("this is not json"), "{error}");
+    bench.recorder.flush().unwrap();
     let events = read_history(bench.recorder.path()).unwrap();
     let last = events.last().unwrap();
     assert_eq!((last.kind, last.f), (EventKind::Info, F::Acquire));
@@ -586,6 +587,7 @@ async fn a_crash_armed_by_the_nemesis_kills_the_adapter() {
         tokio::time::timeout(Duration::from_secs(20), client),
     );
     ended.expect("a crashed client's loop ends");
+    bench.recorder.flush().unwrap();
     let events = read_history(bench.recorder.path()).unwrap();
     assert!(events
         .iter()

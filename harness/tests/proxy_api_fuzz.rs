@@ -210,9 +210,10 @@ fn is_toxic(v: &Value) -> bool {
     v["name"].is_string()
         && v["type"].is_string()
         && matches!(v["stream"].as_str(), Some("upstream" | "downstream"))
+        // Any float32, as Toxiproxy takes it.
         && v["toxicity"]
             .as_f64()
-            .is_some_and(|t| (0.0..=1.0).contains(&t))
+            .is_some_and(|t| t.abs() <= f64::from(f32::MAX))
         && v["attributes"]
             .as_object()
             .is_some_and(|a| a.values().all(|n| n.is_i64()))
@@ -236,7 +237,9 @@ fn check(method: &str, path: &str, status: u16, body: &str) -> Result<(), String
                 || v.as_array().is_some_and(|a| a.iter().all(is_toxic))
                 || v["proxies"]
                     .as_array()
-                    .is_some_and(|a| a.iter().all(is_proxy))
+                    .is_some_and(|a| !a.is_empty() && a.iter().all(is_proxy))
+                // A populate that made none: Go's nil list.
+                || v.as_object().is_some_and(|m| m.len() == 1 && m["proxies"].is_null())
                 || v.as_object().is_some_and(|m| m.values().all(is_proxy))
         }),
         _ => false,

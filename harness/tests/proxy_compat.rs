@@ -334,7 +334,9 @@ fn attributes_past_int64_are_refused_naming_the_attribute() {
             "{body}: {error}"
         );
     }
-    for toxicity in ["1.5", "-0.1", "\"1\""] {
+    // Toxicity is a float32 to Toxiproxy: out of [0, 1] is taken, past float32 or not a
+    // number is not.
+    for toxicity in ["1e39", "\"1\"", "true"] {
         let body = format!(r#"{{"type":"latency","toxicity":{toxicity}}}"#);
         let (status, answer) = http(api, "POST", "/proxies/p/toxics", &body);
         assert_eq!(status, 400, "{body}");
@@ -459,4 +461,67 @@ fn bodies_past_the_limit_are_refused_unread() {
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.contains(r#""status":413"#), "{answer}");
     assert_eq!(http(api, "GET", "/proxies", "").1, serde_json::json!({}));
+}
+
+#[test]
+fn toxicity_outside_zero_to_one_is_taken_as_toxiproxy_takes_it() {
+    let server = Server::start();
+    let api = server.api();
+    proxy(api, "p", "127.0.0.1:9".parse().unwrap());
+    for (name, toxicity) in [("always", 1.5), ("never", -0.1)] {
+        let body = format!(r#"{{"name":"{name}","type":"latency","toxicity":{toxicity}}}"#);
+        let (status, answer) = http(api, "POST", "/proxies/p/toxics", &body);
+        assert_eq!(status, 200, "{body}: {answer}");
+        assert_eq!(answer["toxicity"].as_f64(), Some(toxicity));
+        let (status, answer) = http(
+            api,
+            "PATCH",
+            &format!("/proxies/p/toxics/{name}"),
+            &format!(r#"{{"toxicity":{}}}"#, toxicity * 2.0),
+        );
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["toxicity"].as_f64(), Some(toxicity * 2.0));
+    }
+}
+
+#[test]
+fn a_duplicate_toxic_is_a_conflict_before_its_attributes_are_read() {
+    let server = Server::start();
+    let api = server.api();
+    proxy(api, "p", "127.0.0.1:9".parse().unwrap());
+    let ok = r#"{"name":"slow","type":"latency","attributes":{"latency":1}}"#;
+    assert_eq!(http(api, "POST", "/proxies/p/toxics", ok).0, 200);
+    // Toxiproxy looks the name up before it decodes the attributes: 409, not 400.
+    let bad = r#"{"name":"slow","type":"latency","attributes":{"latency":"x"}}"#;
+    let (status, answer) = http(api, "POST", "/proxies/p/toxics", bad);
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(answer["error"], "toxic already exists");
+    // A bad type or stream is still a 400 first, as it is decoded before the name is looked up.
+    let bad_type = r#"{"name":"slow","type":"nope"}"#;
+    assert_eq!(http(api, "POST", "/proxies/p/toxics", bad_type).0, 400);
+    let bad_stream = r#"{"name":"slow","type":"latency","stream":"sideways"}"#;
+    assert_eq!(http(api, "POST", "/proxies/p/toxics", bad_stream).0, 400);
+    // A new name with those attributes is a 400.
+    let fresh = r#"{"name":"other","type":"latency","attributes":{"latency":"x"}}"#;
+    assert_eq!(http(api, "POST", "/proxies/p/toxics", fresh).0, 400);
+}
+
+#[test]
+fn a_populate_that_made_no_proxy_answers_null_proxies() {
+    let server = Server::start();
+    let api = server.api();
+    // Refused before anything is made: Toxiproxy's nil slice is `null`.
+    let refused = r#"[{"name":"","upstream":"127.0.0.1:9"}]"#;
+    let answer = request(api, "POST", "/populate", &[], refused);
+    assert_eq!(answer.status, 400);
+    assert_eq!(answer.json()["proxies"], Value::Null, "{}", answer.body);
+    // Nothing asked, nothing made: 201 with `null` too.
+    let answer = request(api, "POST", "/populate", &[], "[]");
+    assert_eq!(answer.status, 201);
+    assert_eq!(answer.json(), serde_json::json!({ "proxies": null }));
+    // Some made: the list.
+    let one = r#"[{"name":"a","upstream":"127.0.0.1:9"}]"#;
+    let answer = request(api, "POST", "/populate", &[], one);
+    assert_eq!(answer.status, 201);
+    assert_eq!(answer.json()["proxies"][0]["name"], "a");
 }

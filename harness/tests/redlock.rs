@@ -26,6 +26,12 @@ async fn masters(sup: &mut Supervisor, n: usize) -> Vec<(String, SocketAddr)> {
     out
 }
 
+/// A Redlock over `nodes` for the one lock "lock".
+fn one_lock(nodes: &[(String, SocketAddr)], ttl_ms: u64) -> Redlock {
+    let names = ["lock".to_owned()];
+    Redlock::new(nodes.to_vec(), &names, ttl_ms, 100, MsRange::fixed(10))
+}
+
 fn get(addr: SocketAddr) -> String {
     command(addr, &["GET", KEY], T).unwrap()
 }
@@ -40,7 +46,7 @@ async fn failed_majority_releases_the_key_on_every_master_it_set() {
         let reply = command(*addr, &["SET", KEY, "other", "PX", "60000"], T).unwrap();
         assert!(reply.starts_with("+OK"), "{reply}");
     }
-    let lock = Redlock::new(nodes.clone(), "lock", 1000, 100, MsRange::fixed(10));
+    let lock = one_lock(&nodes, 1000);
     let mut session = lock.connect(1).await.unwrap();
     let outcome = session
         .acquire("me", Instant::now() + Duration::from_millis(50))
@@ -73,7 +79,7 @@ async fn majority_with_one_master_down_grants_without_token_and_records_validity
     let nodes = masters(&mut sup, 5).await;
     sup.kill("n2").await.unwrap();
     sup.kill("n4").await.unwrap();
-    let lock = Redlock::new(nodes.clone(), "lock", 1000, 100, MsRange::fixed(10));
+    let lock = one_lock(&nodes, 1000);
     let mut session = lock.connect(1).await.unwrap();
     let Outcome::Ok(grant) = session.acquire("me", Instant::now() + T).await else {
         panic!("three of five masters are up: the lock must be granted");
@@ -106,7 +112,7 @@ async fn extend_renews_the_key_on_a_majority_and_fails_once_it_is_gone() {
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
     let nodes = masters(&mut sup, 3).await;
-    let lock = Redlock::new(nodes.clone(), "lock", 400, 100, MsRange::fixed(10));
+    let lock = one_lock(&nodes, 400);
     let mut session = lock.connect(1).await.unwrap();
     let Outcome::Ok(grant) = session.acquire("me", Instant::now() + T).await else {
         panic!("all masters up: granted");
@@ -126,4 +132,49 @@ async fn extend_renews_the_key_on_a_majority_and_fails_once_it_is_gone() {
         session.renew(&grant).await,
         Outcome::Fail("lost".to_owned())
     );
+}
+
+#[tokio::test]
+async fn sessions_on_different_locks_hold_them_at_once_and_on_one_lock_exclude_each_other() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let nodes = masters(&mut sup, 3).await;
+    let names = ["lock-0".to_owned(), "lock-1".to_owned()];
+    let lock = Redlock::new(nodes.clone(), &names, 5000, 100, MsRange::fixed(10));
+    let (mut a, mut b) = (
+        lock.connect(1).await.unwrap(),
+        lock.connect(2).await.unwrap(),
+    );
+    let soon = || Instant::now() + Duration::from_millis(100);
+    a.select_lock(0);
+    b.select_lock(1);
+    let held_a = a.acquire("a", soon()).await;
+    assert!(matches!(held_a, Outcome::Ok(_)), "{held_a:?}");
+    let held_b = b.acquire("b", soon()).await;
+    assert!(
+        matches!(held_b, Outcome::Ok(_)),
+        "another lock is free: {held_b:?}"
+    );
+    for (_, addr) in &nodes {
+        assert_eq!(
+            command(*addr, &["GET", "lockpick:lock:lock-0"], T).unwrap(),
+            "$1\r\na\r\n"
+        );
+        assert_eq!(
+            command(*addr, &["GET", "lockpick:lock:lock-1"], T).unwrap(),
+            "$1\r\nb\r\n"
+        );
+    }
+    // On a's lock, b waits in vain; released, b gets it.
+    b.select_lock(0);
+    let Outcome::Ok(grant_a) = held_a else {
+        unreachable!()
+    };
+    assert_eq!(
+        b.acquire("b", soon()).await,
+        Outcome::Fail("timeout-waiting".to_owned())
+    );
+    assert_eq!(a.release(&grant_a).await, Outcome::Ok(()));
+    assert!(matches!(b.acquire("b", soon()).await, Outcome::Ok(_)));
+    sup.stop_all().await;
 }

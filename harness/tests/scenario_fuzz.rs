@@ -80,6 +80,7 @@ const KEYS: &[&str] = &[
     "duration_ms",
     "hold_ms",
     "think_ms",
+    "locks",
     "mode",
     "property",
     "deadlock_ms",

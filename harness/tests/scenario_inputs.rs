@@ -379,3 +379,80 @@ fn a_field_that_moved_to_the_client_table_says_where_it_went() {
         );
     }
 }
+
+/// `GOOD` on the single-instance Redis lock, whose clients take many locks.
+fn on_redis(workload_extra: &str) -> String {
+    with(
+        "[backend]\nkind = \"redlock\"\nnodes = 5",
+        "[backend]\nkind = \"redis\"",
+    )
+    .replace(
+        "[[nemesis]]\nfault = \"latency\"\nnodes = [\"n1\", \"n2\"]",
+        "[[nemesis]]\nfault = \"latency\"\nnodes = [\"n1\"]",
+    )
+    .replace(
+        "hold_ms = [1, 5]\n",
+        &format!("hold_ms = [1, 5]\n{workload_extra}"),
+    )
+}
+
+#[test]
+fn many_locks_are_named_after_the_lock_and_refused_where_they_cannot_be_kept_apart() {
+    let s = parse(&on_redis("locks = 3\n")).unwrap();
+    assert_eq!(s.lock.count, 3);
+    assert_eq!(s.lock.names(), ["lock-0", "lock-1", "lock-2"]);
+    assert_eq!(parse(&on_redis("")).unwrap().lock.names(), ["lock"]);
+    // The `locks` line is line 18 on redis (its [backend] has no `nodes`), 19 on redlock.
+    assert_refused(
+        &on_redis("locks = 0\n"),
+        18,
+        "workload.locks",
+        &["0 is out of range; allowed: 1 to 100000"],
+    );
+    // Redlock takes many locks too.
+    let redlock = parse(&with("hold_ms = [1, 5]\n", "hold_ms = [1, 5]\nlocks = 4\n")).unwrap();
+    assert_eq!(redlock.lock.count, 4);
+    // A client kind built for one lock name refuses, naming itself; no silent single lock.
+    let zk = with(
+        "[backend]\nkind = \"redlock\"\nnodes = 5",
+        "[backend]\nkind = \"zookeeper\"\nnodes = 3",
+    );
+    assert_refused(
+        &zk.replace("hold_ms = [1, 5]\n", "hold_ms = [1, 5]\nlocks = 4\n"),
+        19,
+        "workload.locks",
+        &["4 locks: client \"", "takes one lock", "allowed: 1"],
+    );
+    assert_refused(
+        &on_redis("locks = 4\n").replace("fenced-write", "counter"),
+        18,
+        "workload.locks",
+        &[
+            "counter workload has one counter",
+            "allowed with counter: 1",
+        ],
+    );
+    let long = "x".repeat(98);
+    assert_refused(
+        &on_redis("locks = 11\n").replace("name = \"lock\"", &format!("name = \"{long}\"")),
+        18,
+        "workload.locks",
+        &["11 locks named after lock.name", "101 characters"],
+    );
+}
+
+#[test]
+fn a_lock_swapped_in_for_a_many_lock_scenario_must_take_many_locks() {
+    use lockpick_harness::locks::find_lock;
+    use lockpick_harness::scenario::check_overrides;
+    let s = parse(&on_redis("locks = 16\n")).unwrap();
+    check_overrides(&s, None, None).expect("redis-lock takes many locks");
+    let (naive, _) = s.with_lock(find_lock("redis-naive").unwrap());
+    check_overrides(&naive, None, None).expect("redis-naive takes many locks");
+    let (zk, _) = s.with_lock(find_lock("zookeeper").unwrap());
+    let err = check_overrides(&zk, None, None).unwrap_err();
+    assert!(
+        err.contains("16 locks") && err.contains("takes one lock") && err.contains("locks = 1"),
+        "{err}"
+    );
+}

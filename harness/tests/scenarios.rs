@@ -528,3 +528,78 @@ fn redlock_node_pause_of_a_minority_is_valid_and_really_stops_those_masters() {
         }
     }
 }
+
+/// Every client operation of a many-lock run names one of the scenario's locks, and the run
+/// spread its operations over most of them.
+fn assert_spread_over_locks(dir: &std::path::Path, count: usize, report: &LockReport) {
+    use lockpick_checker::history::Process;
+    let names: Vec<String> = (0..count).map(|i| format!("lock-{i}")).collect();
+    let mut used = std::collections::BTreeSet::new();
+    for e in history(dir) {
+        if let (Process::Client(_), F::Acquire | F::Release | F::Write | F::Renew) =
+            (e.process, e.f)
+        {
+            let lock = e.lock.expect("every lock operation names its lock");
+            assert!(
+                names.contains(&lock),
+                "{lock} is not one of the run's locks"
+            );
+            used.insert(lock);
+        }
+    }
+    assert!(
+        used.len() > count / 2,
+        "only {} of {count} locks used",
+        used.len()
+    );
+    // results.json counts per lock, one row per lock used.
+    assert_eq!(report.per_lock.len(), used.len(), "{:?}", report.per_lock);
+    let ops: u64 = report.per_lock.iter().map(|c| c.ops).sum();
+    let s = &report.stats;
+    assert_eq!(
+        ops,
+        s.acquires_ok
+            + s.acquires_fail
+            + s.acquires_info
+            + s.releases_ok
+            + s.releases_fail
+            + s.releases_info
+            + s.renews_ok
+            + s.renews_fail
+            + s.renews_info
+            + s.writes_ok
+            + s.writes_rejected
+            + s.writes_fail
+            + s.writes_info
+    );
+}
+
+#[test]
+fn redis_many_locks_is_valid_with_holders_of_different_locks_at_once() {
+    let (report, dir) = expecting(run("redis-many-locks"), Verdict::Valid);
+    assert_spread_over_locks(&dir, 64, &report);
+    // 16 clients over 64 locks hold different locks at once; no lock has two holders.
+    assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
+    assert!(report.per_lock.iter().all(|c| c.violations == 0));
+}
+
+#[test]
+fn redis_many_locks_gc_pause_finds_the_double_holder_on_the_paused_lock() {
+    let (report, dir) = expecting(run("redis-many-locks-gc-pause"), Verdict::Invalid);
+    assert_spread_over_locks(&dir, 8, &report);
+    assert_pause_broke_the_lock(&report);
+    // Each violation is about one lock, and the per-lock table puts a lock with violations
+    // first.
+    for v in &report.violations {
+        assert!(
+            v.lock.as_deref().is_some_and(|l| l.starts_with("lock-")),
+            "{v:?}"
+        );
+    }
+    assert!(report.per_lock[0].violations > 0, "{:?}", report.per_lock);
+    let counted: u64 = report.per_lock.iter().map(|c| c.violations).sum();
+    assert_eq!(
+        counted,
+        report.violations.len() as u64 + report.omitted_violations
+    );
+}

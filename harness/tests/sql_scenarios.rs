@@ -111,3 +111,27 @@ fn mysql_for_update_gc_pause_loses_the_row_with_the_idle_connection() {
     let (report, _) = expecting(run("mysql-for-update-gc-pause"), Verdict::Invalid);
     assert_caused_by(double_holder(&report), F::Pause);
 }
+
+#[test]
+fn mysql_lease_row_clock_jump_takes_the_row_from_a_live_holder() {
+    // MariaDB's NOW(6) follows libfaketime: the jump expires a live holder's row.
+    let (report, _) = expecting(run("mysql-lease-row-clock-jump"), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Clock);
+}
+
+#[test]
+fn mysql_restart_with_durable_commits_is_valid_with_grants_after_the_crash() {
+    let (_, dir) = expecting(run("mysql-restart"), Verdict::Valid);
+    assert_grants_around(&dir, F::Crash);
+    let tokens = tokens(&dir);
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+}
+
+#[test]
+fn mysql_restart_without_durable_commits_hands_out_old_ids_again() {
+    let (report, dir) = expecting(run("mysql-restart-no-fsync"), Verdict::Invalid);
+    assert_kinds(&report.violations, &[FindingKind::StaleWrite], &report);
+    // The auto-increment counter came back older than ids already granted.
+    let tokens = tokens(&dir);
+    assert!(tokens.windows(2).any(|w| w[1] < w[0]), "{tokens:?}");
+}

@@ -26,6 +26,7 @@ pub use junit::junit_xml;
 pub use quantiles::{latency_quantiles, quantile, Quantiles};
 pub use run_report::{
     finding_sentences, read_results, render_run_report, report_run_dir, write_run_report,
+    write_run_report_streaming,
 };
 pub use store_index::{list_runs, render_index, StoredRun, COMPARE_DIR};
 pub use suite_page::{render_suite_page, write_suite_page, MAX_NIGHTS};
@@ -34,4 +35,4 @@ pub use suite_record::{
     SUITE_DIR, SUITE_FILE, SUITE_VERSION,
 };
 pub use summary::{lin_text, text_summary};
-pub use view::RunView;
+pub use view::{RunView, ViewBuilder};

@@ -6,9 +6,9 @@ use crate::charts::{latency_svg, throughput_svg, timeline_svg, tokens_svg, Timel
 use crate::error::ReportError;
 use crate::quantiles::{latency_quantiles, Quantiles};
 use crate::templates::render;
-use crate::view::{Lane, RunView};
+use crate::view::{Lane, RunView, ViewBuilder};
 use lockpick_checker::faults::secs;
-use lockpick_checker::history::{read_history, Event, F};
+use lockpick_checker::history::{Event, HistoryReader, F};
 use lockpick_checker::lock::{Finding, TimeWindow};
 use lockpick_checker::results::RunResults;
 use serde::Serialize;
@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 const MAX_LANES: usize = 40;
 /// At most this many episodes (violations close in time) get a zoomed timeline.
 const MAX_ZOOMS: usize = 6;
+/// At most this many locks get a row in the per-lock table of a many-lock run: the worst and
+/// busiest (the checker sorts them so).
+const MAX_LOCK_ROWS: usize = 20;
 /// At most this many cited history lines are shown as evidence.
 const MAX_EVIDENCE: usize = 1500;
 
@@ -76,6 +79,9 @@ struct Page {
     faults: Vec<FaultRow>,
     evidence: Vec<EvidenceRow>,
     evidence_omitted: usize,
+    /// A many-lock run's per-lock table (empty for one lock), and what it leaves out.
+    locks: Vec<lockpick_checker::lock::LockCounts>,
+    locks_note: String,
 }
 
 /// The facts of the summary table.
@@ -137,7 +143,33 @@ pub fn finding_sentences(results: &RunResults) -> Vec<String> {
 /// Renders the report of a run from its results and its history. Precondition: `events` is
 /// the history the results were checked from, in order.
 pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<String, ReportError> {
-    let view = RunView::new(events);
+    let cited = cited_indices(results);
+    let evidence: Vec<Event> = cited
+        .iter()
+        .take(MAX_EVIDENCE)
+        .filter_map(|&i| events.get(i as usize).cloned())
+        .collect();
+    render_view(results, &RunView::new(events), &evidence, events.len())
+}
+
+/// The history indices the findings cite, in order.
+fn cited_indices(results: &RunResults) -> BTreeSet<u64> {
+    let lock = &results.lock;
+    lock.violations
+        .iter()
+        .chain(&lock.observations)
+        .flat_map(|f| f.indices.iter().copied())
+        .collect()
+}
+
+/// Renders the report from a view of the history, the cited events (the first
+/// [`MAX_EVIDENCE`] of them, in index order) and the number of events.
+fn render_view(
+    results: &RunResults,
+    view: &RunView,
+    evidence_events: &[Event],
+    n_events: usize,
+) -> Result<String, ReportError> {
     let lock = &results.lock;
     let episodes = episodes(&lock.violations, view.end_ns);
     let mut zooms = Vec::new();
@@ -161,7 +193,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
                 secs(ep.from_ns),
                 secs(ep.to_ns)
             ),
-            svg: zoom_svg(&view, &lock.violations, ep)?,
+            svg: zoom_svg(view, &lock.violations, ep)?,
         });
         for &m in &ep.members {
             zoom_of[m] = Some(id.clone());
@@ -189,7 +221,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
     let lanes = pick_lanes(view.lanes.iter().collect(), &involved);
     let windows: Vec<TimeWindow> = lock.violations.iter().filter_map(|f| f.window).collect();
     let timeline = timeline_svg(
-        &view,
+        view,
         &TimelineSpec {
             from_ns: 0,
             to_ns: view.end_ns,
@@ -209,21 +241,14 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
 
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
-        if let Some(svg) = latency_svg(&view, f)? {
+        if let Some(svg) = latency_svg(view, f)? {
             latency.push(svg);
         }
     }
 
-    let cited: BTreeSet<u64> = lock
-        .violations
+    let cited = cited_indices(results);
+    let evidence: Vec<EvidenceRow> = evidence_events
         .iter()
-        .chain(&lock.observations)
-        .flat_map(|f| f.indices.iter().copied())
-        .collect();
-    let evidence: Vec<EvidenceRow> = cited
-        .iter()
-        .take(MAX_EVIDENCE)
-        .filter_map(|&i| events.get(i as usize))
         .map(|e| EvidenceRow {
             index: e.index,
             time: secs(e.time_ns),
@@ -245,7 +270,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
             duration: format!("{:.1} s", results.workload_ms as f64 / 1000.0),
             ops: results.ops,
             ops_per_sec: format!("{:.0}", results.ops_per_sec()),
-            events: events.len(),
+            events: n_events,
             processes: view.lanes.len(),
             acquires: format!(
                 "{} ok / {} fail / {} info",
@@ -268,8 +293,8 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
         zooms,
         latency,
         quantiles: latency_quantiles(&view.ops),
-        throughput: throughput_svg(&view)?,
-        tokens: tokens_svg(&view)?,
+        throughput: throughput_svg(view)?,
+        tokens: tokens_svg(view)?,
         faults: view
             .faults
             .iter()
@@ -282,8 +307,30 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
         evidence,
         evidence_omitted: cited.len().saturating_sub(MAX_EVIDENCE),
         lin: results.linearizability.clone(),
+        locks: if lock.per_lock.len() > 1 {
+            lock.per_lock.iter().take(MAX_LOCK_ROWS).cloned().collect()
+        } else {
+            Vec::new()
+        },
+        locks_note: locks_note(&lock.per_lock),
     };
     render("report.html", &page)
+}
+
+/// What the per-lock table says about the locks it does not list.
+fn locks_note(per_lock: &[lockpick_checker::lock::LockCounts]) -> String {
+    if per_lock.len() <= MAX_LOCK_ROWS {
+        return String::new();
+    }
+    let rest = &per_lock[MAX_LOCK_ROWS..];
+    let ops: u64 = rest.iter().map(|c| c.ops).sum();
+    let bad = rest.iter().filter(|c| c.violations > 0).count();
+    format!(
+        "{} of {} locks shown, most violations first, then most operations; the other {} had {ops} operations and {bad} of them had violations.",
+        MAX_LOCK_ROWS,
+        per_lock.len(),
+        rest.len()
+    )
 }
 
 /// Writes `report.html` into the run folder `dir`; returns its path.
@@ -302,15 +349,44 @@ pub fn write_run_report(
     Ok(path)
 }
 
-/// Re-renders the report of a stored run from its `results.json` and history.
+/// Re-renders the report of a stored run from its `results.json` and history, in one
+/// streaming pass over the history: the view keeps a few words per operation and only the
+/// cited events are kept whole, so memory does not follow the history's size.
 pub fn report_run_dir(dir: &Path) -> Result<PathBuf, ReportError> {
-    let results = read_results(dir)?;
+    write_run_report_streaming(dir, &read_results(dir)?)
+}
+
+/// Writes `report.html` of the run folder `dir` for `results`, reading its history in one
+/// streaming pass (see [`report_run_dir`]); returns its path.
+pub fn write_run_report_streaming(
+    dir: &Path,
+    results: &RunResults,
+) -> Result<PathBuf, ReportError> {
     let history = dir.join(&results.history);
-    let events = read_history(&history).map_err(|e| ReportError::Parse {
+    let parse = |e: lockpick_checker::history::ReadError| ReportError::Parse {
         path: history.clone(),
         message: e.to_string(),
+    };
+    let cited = cited_indices(results);
+    let keep: BTreeSet<u64> = cited.iter().copied().take(MAX_EVIDENCE).collect();
+    let mut reader = HistoryReader::open(&history).map_err(parse)?;
+    let mut builder = ViewBuilder::default();
+    let (mut evidence, mut n_events) = (Vec::new(), 0usize);
+    while let Some(e) = reader.next_event().map_err(parse)? {
+        let e = e.to_owned();
+        n_events += 1;
+        if keep.contains(&e.index) {
+            evidence.push(e.clone());
+        }
+        builder.push(&e);
+    }
+    let html = render_view(results, &builder.finish(), &evidence, n_events)?;
+    let path = dir.join("report.html");
+    crate::store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
+        path: path.clone(),
+        source,
     })?;
-    write_run_report(dir, &results, &events)
+    Ok(path)
 }
 
 /// Reads a run folder's `results.json`.

@@ -2,9 +2,9 @@
 //! lock holds, writes and retirement; every client operation with its latency; the writes the
 //! resource accepted; the fault windows.
 
-use lockpick_checker::faults::{fault_windows, FaultWindow};
+use lockpick_checker::faults::{FaultStream, FaultWindow};
 use lockpick_checker::history::{Event, EventKind, Process, F};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How an operation ended, for colouring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,6 +101,8 @@ pub struct AcceptedWrite {
     pub process: u64,
     /// The resource had accepted a higher token before: the token went backwards.
     pub stale: bool,
+    /// The highest token this write's resource (its lock's) had accepted before it.
+    pub max_before: Option<u64>,
 }
 
 /// The drawable facts of a run.
@@ -114,130 +116,170 @@ pub struct RunView {
     /// In completion order.
     pub accepted: Vec<AcceptedWrite>,
     pub faults: Vec<FaultWindow>,
+    /// Distinct lock names the client operations named.
+    pub locks: usize,
 }
 
 impl RunView {
     /// Derives the view. Precondition: `events` are in history order (as read from a history).
     pub fn new(events: &[Event]) -> RunView {
-        let end_ns = events.last().map_or(0, |e| e.time_ns);
-        let mut lanes: HashMap<u64, Lane> = HashMap::new();
-        let mut ops: Vec<OpView> = Vec::new();
-        // Pending invokes per (process, f): a watchdog renew may overlap the holder's other
-        // operations, so pairing by process alone would mismatch them.
-        let mut pending: HashMap<(u64, F), usize> = HashMap::new();
-        let mut holding: HashMap<u64, Hold> = HashMap::new();
-        let mut accepted = Vec::new();
-        let mut max_accepted: Option<u64> = None;
+        let mut b = ViewBuilder::default();
         for e in events {
-            let p = match e.process {
-                Process::Client(p) => p,
-                Process::Nemesis => {
-                    if let (F::Crash, Some(c)) = (e.f, e.value.client) {
-                        let lane = lane_of(&mut lanes, c, e.time_ns);
-                        lane.crashed_ns.get_or_insert(e.time_ns);
-                        close(&mut holding, lane, e.time_ns, HoldEnd::Crashed);
-                    }
-                    continue;
+            b.push(e);
+        }
+        b.finish()
+    }
+}
+
+/// Builds a [`RunView`] one event at a time, so a report is drawn from one pass over the
+/// history file without holding its events: memory is a few words per operation.
+#[derive(Default)]
+pub struct ViewBuilder {
+    end_ns: u64,
+    lanes: HashMap<u64, Lane>,
+    ops: Vec<OpView>,
+    /// Pending invokes per (process, f), with the token the invoke carried: a watchdog renew
+    /// may overlap the holder's other operations, so pairing by process alone would mismatch.
+    pending: HashMap<(u64, F), (usize, Option<u64>)>,
+    holding: HashMap<u64, Hold>,
+    accepted: Vec<AcceptedWrite>,
+    /// Per lock: each lock protects its own resource, whose tokens are its own.
+    max_accepted: HashMap<Option<String>, u64>,
+    locks: HashSet<String>,
+    faults: FaultStream,
+}
+
+impl ViewBuilder {
+    /// Takes the next event, in history order.
+    pub fn push(&mut self, e: &Event) {
+        self.end_ns = e.time_ns;
+        let p = match e.process {
+            Process::Client(p) => p,
+            Process::Nemesis => {
+                if let (F::Crash, Some(c)) = (e.f, e.value.client) {
+                    let lane = lane_of(&mut self.lanes, c, e.time_ns);
+                    lane.crashed_ns.get_or_insert(e.time_ns);
+                    close(&mut self.holding, lane, e.time_ns, HoldEnd::Crashed);
                 }
-            };
-            let lane = lane_of(&mut lanes, p, e.time_ns);
-            lane.last_ns = e.time_ns;
-            if e.kind == EventKind::Invoke {
-                pending.insert((p, e.f), ops.len());
-                ops.push(OpView {
-                    process: p,
-                    f: e.f,
-                    invoke_ns: e.time_ns,
-                    end_ns,
-                    outcome: Outcome::Info,
-                    completed: false,
-                    invoke_index: e.index,
-                });
-                lane.ops += 1;
-                match e.f {
-                    F::Release => close(&mut holding, lane, e.time_ns, HoldEnd::Released),
-                    F::Write => lane.writes.push(LaneWrite {
-                        at_ns: e.time_ns,
-                        token: e.value.token,
-                        outcome: Outcome::Info,
-                        rejected: false,
-                        stale: false,
-                    }),
-                    _ => {}
-                }
-                continue;
+                self.faults.push(e);
+                return;
             }
-            let Some(at) = pending.remove(&(p, e.f)) else {
-                continue;
-            };
-            let outcome = match e.kind {
-                EventKind::Ok => Outcome::Ok,
-                EventKind::Fail => Outcome::Fail,
-                _ => Outcome::Info,
-            };
-            let op = &mut ops[at];
-            op.end_ns = e.time_ns;
-            op.outcome = outcome;
-            op.completed = true;
-            match (e.f, outcome) {
-                (F::Acquire, Outcome::Ok) => {
-                    close(&mut holding, lane, e.time_ns, HoldEnd::Released);
-                    holding.insert(
-                        p,
-                        Hold {
-                            start_ns: e.time_ns,
-                            end_ns: e.time_ns,
-                            token: e.value.token,
-                            end: HoldEnd::Open,
-                        },
-                    );
-                }
-                (F::Renew, Outcome::Fail) => close(&mut holding, lane, e.time_ns, HoldEnd::Lost),
-                (F::Release, Outcome::Fail) => {
-                    // The bar already ended at the release invoke; mark why.
-                    if let Some(h) = lane.holds.last_mut() {
-                        h.end = HoldEnd::Lost;
-                    }
-                }
-                (F::Write, _) => {
-                    let token = e.value.token.or(op.f_token(events));
-                    let invoked = op.invoke_ns;
-                    let mut stale = false;
-                    if outcome == Outcome::Ok {
-                        if let Some(token) = token {
-                            let max = e.value.max_token.or(max_accepted);
-                            stale = max.is_some_and(|m| token < m);
-                            accepted.push(AcceptedWrite {
-                                at_ns: e.time_ns,
-                                token,
-                                process: p,
-                                stale,
-                            });
-                            max_accepted = Some(max_accepted.map_or(token, |m| m.max(token)));
-                        }
-                    }
-                    if let Some(w) = lane.writes.iter_mut().rev().find(|w| w.at_ns == invoked) {
-                        w.outcome = outcome;
-                        w.rejected =
-                            outcome == Outcome::Fail && e.error.as_deref() == Some("stale-token");
-                        w.stale = stale;
-                    }
-                }
-                _ => {}
-            }
-            if outcome == Outcome::Info {
-                lane.retired_ns.get_or_insert(e.time_ns);
-                close(&mut holding, lane, e.time_ns, HoldEnd::Retired);
+        };
+        if let Some(lock) = &e.lock {
+            if !self.locks.contains(lock) {
+                self.locks.insert(lock.clone());
             }
         }
-        for (p, mut h) in holding.drain() {
-            if let Some(lane) = lanes.get_mut(&p) {
+        let lane = lane_of(&mut self.lanes, p, e.time_ns);
+        lane.last_ns = e.time_ns;
+        if e.kind == EventKind::Invoke {
+            self.pending
+                .insert((p, e.f), (self.ops.len(), e.value.token));
+            self.ops.push(OpView {
+                process: p,
+                f: e.f,
+                invoke_ns: e.time_ns,
+                // Set when it completes, or to the end of the history.
+                end_ns: e.time_ns,
+                outcome: Outcome::Info,
+                completed: false,
+                invoke_index: e.index,
+            });
+            lane.ops += 1;
+            match e.f {
+                F::Release => close(&mut self.holding, lane, e.time_ns, HoldEnd::Released),
+                F::Write => lane.writes.push(LaneWrite {
+                    at_ns: e.time_ns,
+                    token: e.value.token,
+                    outcome: Outcome::Info,
+                    rejected: false,
+                    stale: false,
+                }),
+                _ => {}
+            }
+            return;
+        }
+        let Some((at, invoke_token)) = self.pending.remove(&(p, e.f)) else {
+            return;
+        };
+        let outcome = match e.kind {
+            EventKind::Ok => Outcome::Ok,
+            EventKind::Fail => Outcome::Fail,
+            _ => Outcome::Info,
+        };
+        let op = &mut self.ops[at];
+        op.end_ns = e.time_ns;
+        op.outcome = outcome;
+        op.completed = true;
+        let invoked = op.invoke_ns;
+        match (e.f, outcome) {
+            (F::Acquire, Outcome::Ok) => {
+                close(&mut self.holding, lane, e.time_ns, HoldEnd::Released);
+                self.holding.insert(
+                    p,
+                    Hold {
+                        start_ns: e.time_ns,
+                        end_ns: e.time_ns,
+                        token: e.value.token,
+                        end: HoldEnd::Open,
+                    },
+                );
+            }
+            (F::Renew, Outcome::Fail) => close(&mut self.holding, lane, e.time_ns, HoldEnd::Lost),
+            (F::Release, Outcome::Fail) => {
+                // The bar already ended at the release invoke; mark why.
+                if let Some(h) = lane.holds.last_mut() {
+                    h.end = HoldEnd::Lost;
+                }
+            }
+            (F::Write, _) => {
+                let token = e.value.token.or(invoke_token);
+                let mut stale = false;
+                if outcome == Outcome::Ok {
+                    if let Some(token) = token {
+                        let seen = self.max_accepted.entry(e.lock.clone()).or_default();
+                        let before = (*seen > 0).then_some(*seen);
+                        let max = e.value.max_token.or(before);
+                        stale = max.is_some_and(|m| token < m);
+                        self.accepted.push(AcceptedWrite {
+                            at_ns: e.time_ns,
+                            token,
+                            process: p,
+                            stale,
+                            max_before: max,
+                        });
+                        *seen = (*seen).max(token);
+                    }
+                }
+                if let Some(w) = lane.writes.iter_mut().rev().find(|w| w.at_ns == invoked) {
+                    w.outcome = outcome;
+                    w.rejected =
+                        outcome == Outcome::Fail && e.error.as_deref() == Some("stale-token");
+                    w.stale = stale;
+                }
+            }
+            _ => {}
+        }
+        if outcome == Outcome::Info {
+            lane.retired_ns.get_or_insert(e.time_ns);
+            close(&mut self.holding, lane, e.time_ns, HoldEnd::Retired);
+        }
+    }
+
+    /// The history ended: what is still open ends with it.
+    pub fn finish(mut self) -> RunView {
+        let end_ns = self.end_ns;
+        for op in self.ops.iter_mut().filter(|o| !o.completed) {
+            op.end_ns = end_ns;
+        }
+        for (p, mut h) in self.holding.drain() {
+            if let Some(lane) = self.lanes.get_mut(&p) {
                 h.end_ns = end_ns.max(h.start_ns);
                 h.end = HoldEnd::Open;
                 lane.holds.push(h);
             }
         }
-        let mut lanes: Vec<Lane> = lanes.into_values().collect();
+        let mut lanes: Vec<Lane> = self.lanes.into_values().collect();
         lanes.sort_by_key(|l| l.process);
         for lane in &mut lanes {
             lane.holds.sort_by_key(|h| h.start_ns);
@@ -245,19 +287,11 @@ impl RunView {
         RunView {
             end_ns,
             lanes,
-            ops,
-            accepted,
-            faults: fault_windows(events),
+            ops: self.ops,
+            accepted: self.accepted,
+            faults: self.faults.finish(end_ns),
+            locks: self.locks.len(),
         }
-    }
-}
-
-impl OpView {
-    /// The token the invoke carried, looked up by its index.
-    fn f_token(&self, events: &[Event]) -> Option<u64> {
-        events
-            .get(self.invoke_index as usize)
-            .and_then(|e| e.value.token)
     }
 }
 

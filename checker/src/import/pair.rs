@@ -119,7 +119,7 @@ impl Pairer {
                 Op {
                     process: e.process,
                     f: e.f,
-                    key: e.key,
+                    key: e.key.map(String::into_boxed_str),
                     arg,
                     out: None,
                     call: e.pos,

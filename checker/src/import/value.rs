@@ -14,7 +14,7 @@ pub fn datum(e: &Edn) -> Result<Datum, String> {
     Ok(match e {
         Edn::Nil => Datum::Nil,
         Edn::Int(i) => Datum::Int(*i),
-        Edn::Str(s) => Datum::Str(s.clone()),
+        Edn::Str(s) => Datum::Str(s.as_str().into()),
         Edn::Vector(v) | Edn::List(v) => match v.as_slice() {
             [Edn::Int(a), Edn::Int(b)] => Datum::Pair(*a, *b),
             _ => return Err(unsupported()),

@@ -15,5 +15,5 @@ pub use check::check_locks;
 pub use linearizable::{check_lock_linearizability, lock_model_for};
 pub use lock_ops::LockOps;
 pub use params::{LockCheckParams, Property};
-pub use report::{Finding, FindingKind, LockReport, LockStats, TimeWindow, MAX_LISTED};
+pub use report::{Finding, FindingKind, LockCounts, LockReport, LockStats, TimeWindow, MAX_LISTED};
 pub use stream::LockStream;

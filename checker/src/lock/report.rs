@@ -159,6 +159,8 @@ pub(crate) struct Found {
     pub others: Vec<Capped>,
     pub unknowns: Vec<String>,
     pub stats: LockStats,
+    /// Counts per lock name, in lock order; `violations` is set by [`judge`].
+    pub per_lock: Vec<LockCounts>,
 }
 
 /// Judges what the checks found against `property`: double holders are violations of an
@@ -183,6 +185,21 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
     for c in found.others {
         violations.add(c);
     }
+    let mut per_lock = found.per_lock;
+    for l in &mut per_lock {
+        l.violations = l.stale_writes
+            + l.deadlocks
+            + match property {
+                Property::Exclusive => l.double_holders,
+                Property::Fenced => 0,
+            };
+    }
+    // Worst first, then busiest: the rows a reader of a many-lock run wants on top.
+    per_lock.sort_by(|a, b| {
+        (b.violations, b.ops)
+            .cmp(&(a.violations, a.ops))
+            .then_with(|| a.lock.cmp(&b.lock))
+    });
     if found.stats.acquires_ok == 0 {
         unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
     }
@@ -207,6 +224,7 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
         omitted_observations: observations.omitted,
         unknowns,
         stats: found.stats,
+        per_lock,
     }
 }
 
@@ -265,6 +283,41 @@ pub struct LockStats {
     pub holding_intervals: u64,
 }
 
+/// What one lock saw: its operations and the findings about it, counted before the report's
+/// cap on listed findings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockCounts {
+    pub lock: String,
+    /// Client operations on this lock, completed or not.
+    pub ops: u64,
+    pub acquires_ok: u64,
+    pub acquires_fail: u64,
+    /// Acquires that ended in `info` or never completed.
+    pub acquires_info: u64,
+    pub writes_ok: u64,
+    /// Pairs of overlapping holders.
+    pub double_holders: u64,
+    /// Writes the resource accepted with a stale token.
+    pub stale_writes: u64,
+    pub deadlocks: u64,
+    /// The findings above that violate the report's property.
+    pub violations: u64,
+}
+
+impl LockCounts {
+    /// Counts one operation on this lock by what it did and how it ended (`None`: never).
+    pub(crate) fn count(&mut self, f: F, outcome: Option<EventKind>) {
+        self.ops += 1;
+        match (f, outcome) {
+            (F::Acquire, Some(EventKind::Ok)) => self.acquires_ok += 1,
+            (F::Acquire, Some(EventKind::Fail)) => self.acquires_fail += 1,
+            (F::Acquire, _) => self.acquires_info += 1,
+            (F::Write, Some(EventKind::Ok)) => self.writes_ok += 1,
+            _ => {}
+        }
+    }
+}
+
 /// The result of [`check_locks`](super::check_locks).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockReport {
@@ -280,6 +333,10 @@ pub struct LockReport {
     /// Why part of the check could not decide (makes the verdict at least unknown).
     pub unknowns: Vec<String>,
     pub stats: LockStats,
+    /// Each lock's counts, most violations first, then most operations (the streaming
+    /// checker's; empty in results written before it counted per lock).
+    #[serde(default)]
+    pub per_lock: Vec<LockCounts>,
 }
 
 /// How many findings of one kind a report lists; a broken lock can produce thousands and the

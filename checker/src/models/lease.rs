@@ -9,6 +9,7 @@
 //! the lock until released.
 
 use super::error::ModelError;
+use super::mutex::{owner_of, Owner};
 use super::split::{by_key, is_lock_op};
 use crate::lin::{Datum, History, OpF, Part, Spec};
 
@@ -17,13 +18,13 @@ enum LeaseOp {
     /// Process, earliest time the granted lease can run out, latest time the acquire can
     /// have taken effect.
     Acquire {
-        p: u64,
+        p: Owner,
         expires: u64,
         latest: u64,
     },
-    Release(u64),
+    Release(Owner),
     Renew {
-        p: u64,
+        p: Owner,
         expires: u64,
     },
 }
@@ -34,11 +35,18 @@ pub struct LeaseSpec {
     ops: Vec<LeaseOp>,
 }
 
-/// The holder and the earliest time its lease may run out (ns on the history's clock).
+/// The holder and the earliest time its lease may run out (ns on the history's clock); two
+/// words, as search states are kept per memo entry and stack frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LeaseState {
-    pub owner: Option<u64>,
+    owner: Owner,
     pub expires: u64,
+}
+
+impl LeaseState {
+    pub fn owner(&self) -> Option<u64> {
+        self.owner.get()
+    }
 }
 
 impl Spec for LeaseSpec {
@@ -46,7 +54,7 @@ impl Spec for LeaseSpec {
 
     fn init(&mut self) -> LeaseState {
         LeaseState {
-            owner: None,
+            owner: Owner::NOBODY,
             expires: 0,
         }
     }
@@ -54,17 +62,14 @@ impl Spec for LeaseSpec {
     fn step(&mut self, s: &LeaseState, op: usize) -> Option<LeaseState> {
         match self.ops[op] {
             LeaseOp::Acquire { p, expires, latest } => {
-                let free = s.owner.is_none() || s.expires <= latest;
-                free.then_some(LeaseState {
-                    owner: Some(p),
-                    expires,
-                })
+                let free = s.owner.is_nobody() || s.expires <= latest;
+                free.then_some(LeaseState { owner: p, expires })
             }
-            LeaseOp::Release(p) => (s.owner == Some(p)).then_some(LeaseState {
-                owner: None,
+            LeaseOp::Release(p) => (s.owner == p).then_some(LeaseState {
+                owner: Owner::NOBODY,
                 expires: 0,
             }),
-            LeaseOp::Renew { p, expires } => (s.owner == Some(p)).then_some(LeaseState {
+            LeaseOp::Renew { p, expires } => (s.owner == p).then_some(LeaseState {
                 owner: s.owner,
                 expires: s.expires.max(expires),
             }),
@@ -72,7 +77,7 @@ impl Spec for LeaseSpec {
     }
 
     fn describe(&self, s: &LeaseState) -> String {
-        match s.owner {
+        match s.owner() {
             Some(p) if s.expires == u64::MAX => format!("held by process {p}, no lease"),
             Some(p) => format!(
                 "held by process {p}, lease runs out no earlier than {:.3} ms",
@@ -99,9 +104,10 @@ pub fn parts(history: &History) -> Result<Vec<Part<LeaseSpec>>, ModelError> {
         let mut ops = Vec::with_capacity(idx.len());
         for &i in &idx {
             let op = &history.ops[i];
+            let p = owner_of("lease", i, op)?;
             ops.push(match op.f {
                 OpF::Acquire => LeaseOp::Acquire {
-                    p: op.process,
+                    p,
                     expires: lease_end(op.call_ns, &op.arg),
                     latest: if op.is_open() {
                         u64::MAX
@@ -109,9 +115,9 @@ pub fn parts(history: &History) -> Result<Vec<Part<LeaseSpec>>, ModelError> {
                         op.ret_ns.unwrap_or(u64::MAX)
                     },
                 },
-                OpF::Release => LeaseOp::Release(op.process),
+                OpF::Release => LeaseOp::Release(p),
                 OpF::Renew => LeaseOp::Renew {
-                    p: op.process,
+                    p,
                     expires: lease_end(op.call_ns, &op.arg),
                 },
                 _ => {

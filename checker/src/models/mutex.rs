@@ -9,9 +9,9 @@ use crate::lin::{Datum, History, OpF, Part, Spec};
 #[derive(Debug, Clone, Copy)]
 enum LockOp {
     /// Acquire by a process, with the token granted when known.
-    Acquire(u64, Option<u64>),
-    Release(u64),
-    Renew(u64),
+    Acquire(Owner, Option<u64>),
+    Release(Owner),
+    Renew(Owner),
 }
 
 /// The specification of one lock.
@@ -21,11 +21,61 @@ pub struct MutexSpec {
     fenced: bool,
 }
 
-/// Who holds the lock, and the highest fencing token granted so far.
+/// A process id or nobody, in one word: `p + 1`, 0 for nobody. Search states are kept once
+/// per memo entry and per stack frame, so a history of millions of lock operations pays for
+/// every byte of them (an `Option<u64>` takes two words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Owner(u64);
+
+impl Owner {
+    pub const NOBODY: Owner = Owner(0);
+
+    /// Process `p`; `None` for the one id that does not fit, `u64::MAX`.
+    pub fn of(p: u64) -> Option<Owner> {
+        p.checked_add(1).map(Owner)
+    }
+
+    pub fn get(self) -> Option<u64> {
+        self.0.checked_sub(1)
+    }
+
+    pub fn is_nobody(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// `Owner::of(p)`, or the model error for a process id it cannot hold.
+pub(super) fn owner_of(
+    model: &'static str,
+    i: usize,
+    op: &crate::lin::Op,
+) -> Result<Owner, ModelError> {
+    Owner::of(op.process).ok_or_else(|| {
+        ModelError::new(
+            model,
+            i,
+            op,
+            "process id 18446744073709551615 is out of range",
+        )
+    })
+}
+
+/// Who holds the lock, and the highest fencing token granted so far (`token + 1`, 0 for none:
+/// tokens are read from non-negative int64s, so the sum never overflows). Two words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MutexState {
-    pub owner: Option<u64>,
-    pub last_token: Option<u64>,
+    owner: Owner,
+    last_token: u64,
+}
+
+impl MutexState {
+    pub fn owner(&self) -> Option<u64> {
+        self.owner.get()
+    }
+
+    pub fn last_token(&self) -> Option<u64> {
+        self.last_token.checked_sub(1)
+    }
 }
 
 impl Spec for MutexSpec {
@@ -33,33 +83,36 @@ impl Spec for MutexSpec {
 
     fn init(&mut self) -> MutexState {
         MutexState {
-            owner: None,
-            last_token: None,
+            owner: Owner::NOBODY,
+            last_token: 0,
         }
     }
 
     fn step(&mut self, s: &MutexState, op: usize) -> Option<MutexState> {
         match self.ops[op] {
             LockOp::Acquire(p, token) => {
-                if s.owner.is_some() {
+                if !s.owner.is_nobody() {
                     return None;
                 }
                 let mut last = s.last_token;
                 if self.fenced {
                     if let Some(t) = token {
-                        if s.last_token.is_some_and(|l| t <= l) {
+                        if s.last_token().is_some_and(|l| t <= l) {
                             return None;
                         }
-                        last = Some(t);
+                        last = t + 1;
                     }
                 }
                 Some(MutexState {
-                    owner: Some(p),
+                    owner: p,
                     last_token: last,
                 })
             }
-            LockOp::Release(p) => (s.owner == Some(p)).then_some(MutexState { owner: None, ..*s }),
-            LockOp::Renew(p) => (s.owner == Some(p)).then_some(*s),
+            LockOp::Release(p) => (s.owner == p).then_some(MutexState {
+                owner: Owner::NOBODY,
+                ..*s
+            }),
+            LockOp::Renew(p) => (s.owner == p).then_some(*s),
         }
     }
 
@@ -68,11 +121,11 @@ impl Spec for MutexSpec {
     }
 
     fn describe(&self, s: &MutexState) -> String {
-        let owner = match s.owner {
+        let owner = match s.owner() {
             Some(p) => format!("held by process {p}"),
             None => "free".to_string(),
         };
-        match (self.fenced, s.last_token) {
+        match (self.fenced, s.last_token()) {
             (true, Some(t)) => format!("{owner}, last token {t}"),
             (true, None) => format!("{owner}, no token granted yet"),
             (false, _) => owner,
@@ -80,7 +133,7 @@ impl Spec for MutexSpec {
     }
 }
 
-/// Reads the token an acquire returned, if it returned one.
+/// Reads the token an acquire returned, if it returned one (a non-negative int64).
 pub(super) fn token(out: &Option<Datum>) -> Option<u64> {
     match out {
         Some(Datum::Int(t)) => u64::try_from(*t).ok(),
@@ -96,10 +149,11 @@ pub fn parts(history: &History, fenced: bool) -> Result<Vec<Part<MutexSpec>>, Mo
         let mut ops = Vec::with_capacity(idx.len());
         for &i in &idx {
             let op = &history.ops[i];
+            let p = owner_of(model, i, op)?;
             ops.push(match op.f {
-                OpF::Acquire => LockOp::Acquire(op.process, token(&op.out)),
-                OpF::Release => LockOp::Release(op.process),
-                OpF::Renew => LockOp::Renew(op.process),
+                OpF::Acquire => LockOp::Acquire(p, token(&op.out)),
+                OpF::Release => LockOp::Release(p),
+                OpF::Renew => LockOp::Renew(p),
                 _ => {
                     return Err(ModelError::new(
                         model,

@@ -1,6 +1,7 @@
 //! The loop one logical client runs: acquire → (read) → write with the token → hold → release,
 //! recording every invocation and completion, retiring its process after an unknown outcome,
-//! and stopping where the nemesis armed a pause or crash.
+//! and stopping where the nemesis armed a pause or crash. With many locks each round picks
+//! its lock from the client's seeded random stream, so a seed repeats the choice.
 
 use super::broken::Broken;
 use super::lock::{Connecting, Grant, LockClient, LockSession, Outcome};
@@ -24,7 +25,9 @@ pub struct ClientCtx {
     /// The logical client (0-based); its first process id is the same number.
     pub index: usize,
     pub recorder: Arc<Recorder>,
-    pub lock_name: String,
+    /// The run's lock names ([`LockSpec::names`](crate::scenario::LockSpec::names)); every
+    /// recorded operation names the one its round picked.
+    pub locks: Arc<[String]>,
     pub workload: WorkloadSpec,
     pub acquire_timeout: Duration,
     pub watchdog: bool,
@@ -60,6 +63,8 @@ struct Client<L: LockClient> {
     ctx: ClientCtx,
     process: u64,
     rng: ChaCha8Rng,
+    /// The lock of the current round, an index into `ctx.locks`.
+    current: usize,
 }
 
 /// Runs one logical client until `ctx.stop` is cancelled or the nemesis crashes it.
@@ -73,6 +78,7 @@ pub async fn run_client<L: LockClient>(lock: Arc<L>, ctx: ClientCtx) {
         ctx,
         process,
         rng,
+        current: 0,
     };
     client.run().await;
 }
@@ -156,7 +162,7 @@ impl<L: LockClient> Client<L> {
             Process::Client(self.process),
             kind,
             f,
-            Some(&self.ctx.lock_name),
+            Some(&self.ctx.locks[self.current]),
             value,
             error,
         );
@@ -182,6 +188,11 @@ impl<L: LockClient> Client<L> {
 
     /// One acquire … release round.
     async fn round(&mut self, session: &mut L::Session) -> Round {
+        // One lock draws nothing, so single-lock runs keep the random stream they always had.
+        if self.ctx.locks.len() > 1 {
+            self.current = self.rng.random_range(0..self.ctx.locks.len());
+            session.select_lock(self.current);
+        }
         let holder = format!("{}-{:016x}", self.process, self.rng.random::<u64>());
         let lease_ms = self.lock.lease_ms();
         self.record(
@@ -228,7 +239,7 @@ impl<L: LockClient> Client<L> {
                 session.clone(),
                 grant.clone(),
                 Process::Client(self.process),
-                self.ctx.lock_name.clone(),
+                self.ctx.locks[self.current].clone(),
                 self.ctx.recorder.clone(),
                 self.ctx.points.clone(),
             )
@@ -257,7 +268,7 @@ impl<L: LockClient> Client<L> {
             WorkloadKind::FencedWrite => None,
             WorkloadKind::Counter => {
                 self.record(EventKind::Invoke, F::Read, Value::default(), None);
-                let read = self.ctx.resource.read().await;
+                let read = self.ctx.resource.read(self.current).await;
                 let value = match &read {
                     Outcome::Ok(n) => Value {
                         int: Some(*n),
@@ -294,7 +305,12 @@ impl<L: LockClient> Client<L> {
             },
             None,
         );
-        let (written, max_token) = match self.ctx.resource.write(grant.token, int).await {
+        let (written, max_token) = match self
+            .ctx
+            .resource
+            .write(self.current, grant.token, int)
+            .await
+        {
             Outcome::Ok(ack) if ack.accepted => (Outcome::Ok(()), ack.max_token),
             Outcome::Ok(ack) => (Outcome::Fail("stale-token".to_owned()), ack.max_token),
             Outcome::Fail(e) => (Outcome::Fail(e), None),

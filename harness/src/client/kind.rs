@@ -63,6 +63,14 @@ pub trait ClientKind: Sync + 'static {
         None
     }
 
+    /// Whether its sessions can act on any of a run's `[workload] locks`, picked per
+    /// operation ([`LockSession::select_lock`](super::lock::LockSession::select_lock)); `Err`
+    /// says why not, and a scenario with `locks > 1` on this kind is refused with it. Most
+    /// kinds name their one lock when they are built.
+    fn many_locks(&self) -> Result<(), &'static str> {
+        Err("its clients are built for one lock name")
+    }
+
     /// Reads and checks its options from the scenario's `[client]` table (the defaults when
     /// the scenario has none, as with the `[backend]` shorthand or a `--backend` lock).
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError>;

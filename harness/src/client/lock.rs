@@ -97,6 +97,15 @@ pub trait LockSession: Clone + Send + Sync + 'static {
         deadline: Instant,
     ) -> impl Future<Output = Outcome<Grant>> + Send;
 
+    /// Points the operations that follow (this acquire, its writes, renewals and release) at
+    /// lock `index` of the run's [`LockSpec::names`](crate::scenario::LockSpec::names). Only
+    /// called with `index > 0` on kinds whose
+    /// [`ClientKind::many_locks`](super::kind::ClientKind::many_locks) is `Ok`; the others
+    /// have the one lock they were built for.
+    fn select_lock(&mut self, index: usize) {
+        debug_assert_eq!(index, 0, "a single-lock session asked for lock {index}");
+    }
+
     /// Gives the lock back. `Fail("not-owner")` when the lock was no longer this holder's.
     fn release(&mut self, grant: &Grant) -> impl Future<Output = Outcome<()>> + Send;
 

@@ -4,41 +4,17 @@
 //! seconds). No lease and no fencing token. The row lock lives as long as the transaction,
 //! so as long as the server keeps the connection.
 
-use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
-use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::mysql_node::{code, request, MyConn, MyNode, MySettings, LOCK_WAIT_TIMEOUT, ROW_TABLE};
-use super::sql_options::SqlOptions;
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
-use crate::server::NodeRule;
+use super::lock::{Grant, LockSession, Outcome};
+use super::mysql_node::{code, request, My, MyConn, MyNode, LOCK_WAIT_TIMEOUT, ROW_TABLE};
+use super::sql_kind::SqlKind;
+use super::sql_lock::{SqlLock, SqlRecipe};
 use mysql_async::prelude::Queryable;
-use std::net::SocketAddr;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Makes sessions of the row lock on one server (reached through its proxy).
-pub struct MyForUpdateLock {
-    node: Arc<MyNode>,
-}
-
-impl MyForUpdateLock {
-    pub fn new(
-        addr: SocketAddr,
-        lock: &str,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &MySettings,
-    ) -> MyForUpdateLock {
-        MyForUpdateLock {
-            node: Arc::new(MyNode::new(
-                addr,
-                lock,
-                op_timeout_ms,
-                retry_delay,
-                settings,
-            )),
-        }
-    }
-}
+/// The row lock on one server (reached through its proxy).
+pub type MyForUpdateLock = SqlLock<MyForUpdateSession>;
 
 /// One process's connection; its open transaction holds the row.
 #[derive(Clone)]
@@ -46,18 +22,19 @@ pub struct MyForUpdateSession {
     conn: MyConn,
 }
 
-impl LockClient for MyForUpdateLock {
-    type Session = MyForUpdateSession;
+impl SqlRecipe for MyForUpdateSession {
+    type Dialect = My;
+    const LEASED: bool = false;
 
-    async fn connect(&self, seed: u64) -> Result<MyForUpdateSession, String> {
+    async fn open(
+        node: Arc<MyNode>,
+        seed: u64,
+        _ttl_ms: u64,
+    ) -> Result<MyForUpdateSession, String> {
         let select = format!("SELECT name FROM {ROW_TABLE} WHERE name = ? FOR UPDATE NOWAIT");
         Ok(MyForUpdateSession {
-            conn: MyConn::open(self.node.clone(), seed, &[&select]).await?,
+            conn: MyConn::open(node, seed, &[&select]).await?,
         })
-    }
-
-    fn lease_ms(&self) -> Option<u64> {
-        None
     }
 }
 
@@ -115,36 +92,8 @@ impl LockSession for MyForUpdateSession {
     }
 }
 
-pub(super) static KIND: MyForUpdateLockKind = MyForUpdateLockKind;
-
-pub(super) struct MyForUpdateLockKind;
-
-impl ClientKind for MyForUpdateLockKind {
-    fn name(&self) -> &'static str {
-        "mysql-for-update"
-    }
-
-    fn about(&self) -> &'static str {
-        "SELECT … FOR UPDATE NOWAIT held in an open transaction; no lease, no token"
-    }
-
-    fn runs_on(&self) -> Runs {
-        Runs::On(&["mariadb"])
-    }
-
-    fn nodes(&self) -> Option<NodeRule> {
-        Some(SINGLE_NODE)
-    }
-
-    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        SqlOptions::read(table, |lock, addr, settings| {
-            Box::new(Arc::new(MyForUpdateLock::new(
-                addr,
-                &lock.name,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-                settings,
-            )))
-        })
-    }
-}
+pub(super) static KIND: SqlKind<MyForUpdateSession> = SqlKind {
+    name: "mysql-for-update",
+    about: "SELECT … FOR UPDATE NOWAIT held in an open transaction; no lease, no token",
+    recipe: PhantomData,
+};

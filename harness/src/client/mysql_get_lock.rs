@@ -4,44 +4,20 @@
 //! Fencing token: `NEXTVAL` of a sequence in the same statement, evaluated only when the lock
 //! was granted (`IF` evaluates one branch), so tokens grow with the order of holders.
 
-use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
-use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::mysql_node::{request, MyConn, MyNode, MySettings, TOKEN_SEQUENCE};
-use super::sql_options::SqlOptions;
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
-use crate::server::NodeRule;
+use super::lock::{Grant, LockSession, Outcome};
+use super::mysql_node::{request, My, MyConn, MyNode, TOKEN_SEQUENCE};
+use super::sql_kind::SqlKind;
+use super::sql_lock::{SqlLock, SqlRecipe};
 use mysql_async::prelude::Queryable;
-use std::net::SocketAddr;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
 const ACQUIRE: usize = 0;
 const RELEASE: usize = 1;
 
-/// Makes sessions of the named lock on one server (reached through its proxy).
-pub struct MyGetLock {
-    node: Arc<MyNode>,
-}
-
-impl MyGetLock {
-    pub fn new(
-        addr: SocketAddr,
-        lock: &str,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &MySettings,
-    ) -> MyGetLock {
-        MyGetLock {
-            node: Arc::new(MyNode::new(
-                addr,
-                lock,
-                op_timeout_ms,
-                retry_delay,
-                settings,
-            )),
-        }
-    }
-}
+/// The named lock on one server (reached through its proxy).
+pub type MyGetLock = SqlLock<MyGetLockSession>;
 
 /// One process's session: its connection holds the lock.
 #[derive(Clone)]
@@ -49,19 +25,16 @@ pub struct MyGetLockSession {
     conn: MyConn,
 }
 
-impl LockClient for MyGetLock {
-    type Session = MyGetLockSession;
+impl SqlRecipe for MyGetLockSession {
+    type Dialect = My;
+    const LEASED: bool = false;
 
-    async fn connect(&self, seed: u64) -> Result<MyGetLockSession, String> {
+    async fn open(node: Arc<MyNode>, seed: u64, _ttl_ms: u64) -> Result<MyGetLockSession, String> {
         let acquire = format!("SELECT IF(GET_LOCK(?, 0) = 1, NEXTVAL({TOKEN_SEQUENCE}), NULL)");
         let sql = [acquire.as_str(), "SELECT RELEASE_LOCK(?)"];
         Ok(MyGetLockSession {
-            conn: MyConn::open(self.node.clone(), seed, &sql).await?,
+            conn: MyConn::open(node, seed, &sql).await?,
         })
-    }
-
-    fn lease_ms(&self) -> Option<u64> {
-        None
     }
 }
 
@@ -112,36 +85,8 @@ impl LockSession for MyGetLockSession {
     }
 }
 
-pub(super) static KIND: MyGetLockKind = MyGetLockKind;
-
-pub(super) struct MyGetLockKind;
-
-impl ClientKind for MyGetLockKind {
-    fn name(&self) -> &'static str {
-        "mysql-get-lock"
-    }
-
-    fn about(&self) -> &'static str {
-        "GET_LOCK/RELEASE_LOCK on a dedicated connection, no lease; token: NEXTVAL of a sequence in the granting statement"
-    }
-
-    fn runs_on(&self) -> Runs {
-        Runs::On(&["mariadb"])
-    }
-
-    fn nodes(&self) -> Option<NodeRule> {
-        Some(SINGLE_NODE)
-    }
-
-    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        SqlOptions::read(table, |lock, addr, settings| {
-            Box::new(Arc::new(MyGetLock::new(
-                addr,
-                &lock.name,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-                settings,
-            )))
-        })
-    }
-}
+pub(super) static KIND: SqlKind<MyGetLockSession> = SqlKind {
+    name: "mysql-get-lock",
+    about: "GET_LOCK/RELEASE_LOCK on a dedicated connection, no lease; token: NEXTVAL of a sequence in the granting statement",
+    recipe: PhantomData,
+};

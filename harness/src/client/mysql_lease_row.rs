@@ -5,14 +5,12 @@
 //! restarts since MariaDB 10.2). Release deletes the row by holder and id; renew moves the
 //! expiry of a row that has not expired yet.
 
-use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
-use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::mysql_node::{code, request, MyConn, MyNode, MySettings, DUPLICATE_KEY, LEASE_TABLE};
-use super::sql_options::SqlOptions;
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
-use crate::server::NodeRule;
+use super::lock::{Grant, LockSession, Outcome};
+use super::mysql_node::{code, request, My, MyConn, MyNode, DUPLICATE_KEY, LEASE_TABLE};
+use super::sql_kind::SqlKind;
+use super::sql_lock::{SqlLock, SqlRecipe};
 use mysql_async::prelude::Queryable;
-use std::net::SocketAddr;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -34,33 +32,8 @@ fn statements() -> [String; 4] {
     ]
 }
 
-/// Makes sessions of the lease-row lock on one server (reached through its proxy).
-pub struct MyLeaseRowLock {
-    node: Arc<MyNode>,
-    ttl_ms: u64,
-}
-
-impl MyLeaseRowLock {
-    pub fn new(
-        addr: SocketAddr,
-        lock: &str,
-        ttl_ms: u64,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &MySettings,
-    ) -> MyLeaseRowLock {
-        MyLeaseRowLock {
-            node: Arc::new(MyNode::new(
-                addr,
-                lock,
-                op_timeout_ms,
-                retry_delay,
-                settings,
-            )),
-            ttl_ms,
-        }
-    }
-}
+/// The lease-row lock on one server (reached through its proxy).
+pub type MyLeaseRowLock = SqlLock<MyLeaseRowSession>;
 
 /// One process's connection to the server.
 #[derive(Clone)]
@@ -69,20 +42,17 @@ pub struct MyLeaseRowSession {
     ttl_us: u64,
 }
 
-impl LockClient for MyLeaseRowLock {
-    type Session = MyLeaseRowSession;
+impl SqlRecipe for MyLeaseRowSession {
+    type Dialect = My;
+    const LEASED: bool = true;
 
-    async fn connect(&self, seed: u64) -> Result<MyLeaseRowSession, String> {
+    async fn open(node: Arc<MyNode>, seed: u64, ttl_ms: u64) -> Result<MyLeaseRowSession, String> {
         let sql = statements();
         let sql: Vec<&str> = sql.iter().map(String::as_str).collect();
         Ok(MyLeaseRowSession {
-            conn: MyConn::open(self.node.clone(), seed, &sql).await?,
-            ttl_us: self.ttl_ms * 1000,
+            conn: MyConn::open(node, seed, &sql).await?,
+            ttl_us: ttl_ms * 1000,
         })
-    }
-
-    fn lease_ms(&self) -> Option<u64> {
-        Some(self.ttl_ms)
     }
 }
 
@@ -169,37 +139,8 @@ impl LockSession for MyLeaseRowSession {
     }
 }
 
-pub(super) static KIND: MyLeaseRowLockKind = MyLeaseRowLockKind;
-
-pub(super) struct MyLeaseRowLockKind;
-
-impl ClientKind for MyLeaseRowLockKind {
-    fn name(&self) -> &'static str {
-        "mysql-lease-row"
-    }
-
-    fn about(&self) -> &'static str {
-        "an inserted row with an expiry (expired rows deleted by the next taker); token: the row's auto-increment id"
-    }
-
-    fn runs_on(&self) -> Runs {
-        Runs::On(&["mariadb"])
-    }
-
-    fn nodes(&self) -> Option<NodeRule> {
-        Some(SINGLE_NODE)
-    }
-
-    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        SqlOptions::read(table, |lock, addr, settings| {
-            Box::new(Arc::new(MyLeaseRowLock::new(
-                addr,
-                &lock.name,
-                lock.ttl_ms,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-                settings,
-            )))
-        })
-    }
-}
+pub(super) static KIND: SqlKind<MyLeaseRowSession> = SqlKind {
+    name: "mysql-lease-row",
+    about: "an inserted row with an expiry (expired rows deleted by the next taker); token: the row's auto-increment id",
+    recipe: PhantomData,
+};

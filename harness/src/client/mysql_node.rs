@@ -4,7 +4,7 @@
 
 use super::lock::Outcome;
 use super::retry::try_until;
-use crate::scenario::MsRange;
+use super::sql_node::{Dialect, SqlNode};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, OptsBuilder, Statement};
 use rand::SeedableRng;
@@ -15,7 +15,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{Mutex, OnceCell};
+use tokio::sync::Mutex;
 
 /// The database lockpick's tables live in.
 pub(super) const DATABASE: &str = "lockpick";
@@ -30,37 +30,17 @@ pub(super) const DUPLICATE_KEY: u16 = 1062;
 /// ER_LOCK_WAIT_TIMEOUT, also what `NOWAIT` answers on a locked row.
 pub(super) const LOCK_WAIT_TIMEOUT: u16 = 1205;
 
-/// Where the server is, which lock, how patiently to ask, and the session settings.
+/// MariaDB: the server kind its locks run on and their session settings.
 #[derive(Debug)]
-pub(super) struct MyNode {
-    pub(super) addr: SocketAddr,
-    pub(super) lock: String,
-    pub(super) op_timeout: Duration,
-    pub(super) retry_delay: MsRange,
-    settings: MySettings,
-    /// Set once the database, tables, sequence and the lock's row exist: the first session
-    /// of a run makes them, the others find them.
-    schema: OnceCell<()>,
+pub struct My;
+
+impl Dialect for My {
+    type Settings = MySettings;
+    const SERVERS: &'static [&'static str] = &["mariadb"];
 }
 
-impl MyNode {
-    pub(super) fn new(
-        addr: SocketAddr,
-        lock: &str,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &MySettings,
-    ) -> MyNode {
-        MyNode {
-            addr,
-            lock: lock.to_owned(),
-            op_timeout: Duration::from_millis(op_timeout_ms),
-            retry_delay,
-            settings: settings.clone(),
-            schema: OnceCell::new(),
-        }
-    }
-}
+/// A MariaDB server of one run, shared by every session of its locks.
+pub type MyNode = SqlNode<My>;
 
 /// The `[client]` options every MariaDB lock has: the server timeout a session sets for
 /// itself, which decides when the server gives up on a silent holder (and so frees its

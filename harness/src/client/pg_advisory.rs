@@ -10,13 +10,11 @@
 //! holders, as long as the server remembers the sequence (a crash with `synchronous_commit`
 //! off may forget the last values handed out, and hand them out again).
 
-use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
-use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, PgConn, PgNode, PgSettings, TOKEN_SEQUENCE};
-use super::sql_options::SqlOptions;
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
-use crate::server::NodeRule;
-use std::net::SocketAddr;
+use super::lock::{Grant, LockSession, Outcome};
+use super::pg_node::{request, Pg, PgConn, PgNode, TOKEN_SEQUENCE};
+use super::sql_kind::SqlKind;
+use super::sql_lock::{SqlLock, SqlRecipe};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -33,31 +31,8 @@ fn statements() -> [String; 2] {
     ]
 }
 
-/// Makes sessions of the advisory lock on one server (reached through its proxy). The token
-/// sequence must exist: see [`super::prepare_pg_schema`].
-pub struct PgAdvisoryLock {
-    node: Arc<PgNode>,
-}
-
-impl PgAdvisoryLock {
-    pub fn new(
-        addr: SocketAddr,
-        lock: &str,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &PgSettings,
-    ) -> PgAdvisoryLock {
-        PgAdvisoryLock {
-            node: Arc::new(PgNode::new(
-                addr,
-                lock,
-                op_timeout_ms,
-                retry_delay,
-                settings,
-            )),
-        }
-    }
-}
+/// The advisory lock on one server (reached through its proxy).
+pub type PgAdvisoryLock = SqlLock<PgAdvisorySession>;
 
 /// One process's session: its connection holds the lock.
 #[derive(Clone)]
@@ -65,19 +40,16 @@ pub struct PgAdvisorySession {
     conn: PgConn,
 }
 
-impl LockClient for PgAdvisoryLock {
-    type Session = PgAdvisorySession;
+impl SqlRecipe for PgAdvisorySession {
+    type Dialect = Pg;
+    const LEASED: bool = false;
 
-    async fn connect(&self, seed: u64) -> Result<PgAdvisorySession, String> {
+    async fn open(node: Arc<PgNode>, seed: u64, _ttl_ms: u64) -> Result<PgAdvisorySession, String> {
         let sql = statements();
         let sql: Vec<&str> = sql.iter().map(String::as_str).collect();
         Ok(PgAdvisorySession {
-            conn: PgConn::open(self.node.clone(), seed, &sql).await?,
+            conn: PgConn::open(node, seed, &sql).await?,
         })
-    }
-
-    fn lease_ms(&self) -> Option<u64> {
-        None
     }
 }
 
@@ -125,36 +97,8 @@ impl LockSession for PgAdvisorySession {
     }
 }
 
-pub(super) static KIND: PgAdvisoryLockKind = PgAdvisoryLockKind;
-
-pub(super) struct PgAdvisoryLockKind;
-
-impl ClientKind for PgAdvisoryLockKind {
-    fn name(&self) -> &'static str {
-        "pg-advisory"
-    }
-
-    fn about(&self) -> &'static str {
-        "session-level pg_try_advisory_lock, no lease; token: nextval of a sequence in the granting statement"
-    }
-
-    fn runs_on(&self) -> Runs {
-        Runs::On(&["postgres"])
-    }
-
-    fn nodes(&self) -> Option<NodeRule> {
-        Some(SINGLE_NODE)
-    }
-
-    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        SqlOptions::read(table, |lock, addr, settings| {
-            Box::new(Arc::new(PgAdvisoryLock::new(
-                addr,
-                &lock.name,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-                settings,
-            )))
-        })
-    }
-}
+pub(super) static KIND: SqlKind<PgAdvisorySession> = SqlKind {
+    name: "pg-advisory",
+    about: "session-level pg_try_advisory_lock, no lease; token: nextval of a sequence in the granting statement",
+    recipe: PhantomData,
+};

@@ -5,44 +5,19 @@
 //! transaction, so as long as the server keeps the session (see `idle_in_transaction_session_
 //! timeout`).
 
-use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
-use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, PgConn, PgNode, PgSettings, TABLE};
-use super::sql_options::SqlOptions;
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
-use crate::server::NodeRule;
-use std::net::SocketAddr;
+use super::lock::{Grant, LockSession, Outcome};
+use super::pg_node::{request, Pg, PgConn, PgNode, TABLE};
+use super::sql_kind::SqlKind;
+use super::sql_lock::{SqlLock, SqlRecipe};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// SQLSTATE of a `lock_timeout` that expired: the row is someone else's.
 const LOCK_NOT_AVAILABLE: &str = "55P03";
 
-/// Makes sessions of the row lock on one server (reached through its proxy). The row must
-/// exist: see [`super::prepare_pg_schema`].
-pub struct PgForUpdateLock {
-    node: Arc<PgNode>,
-}
-
-impl PgForUpdateLock {
-    pub fn new(
-        addr: SocketAddr,
-        lock: &str,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &PgSettings,
-    ) -> PgForUpdateLock {
-        PgForUpdateLock {
-            node: Arc::new(PgNode::new(
-                addr,
-                lock,
-                op_timeout_ms,
-                retry_delay,
-                settings,
-            )),
-        }
-    }
-}
+/// The row lock on one server (reached through its proxy).
+pub type PgForUpdateLock = SqlLock<PgForUpdateSession>;
 
 /// One process's connection; its open transaction holds the row.
 #[derive(Clone)]
@@ -50,18 +25,19 @@ pub struct PgForUpdateSession {
     conn: PgConn,
 }
 
-impl LockClient for PgForUpdateLock {
-    type Session = PgForUpdateSession;
+impl SqlRecipe for PgForUpdateSession {
+    type Dialect = Pg;
+    const LEASED: bool = false;
 
-    async fn connect(&self, seed: u64) -> Result<PgForUpdateSession, String> {
+    async fn open(
+        node: Arc<PgNode>,
+        seed: u64,
+        _ttl_ms: u64,
+    ) -> Result<PgForUpdateSession, String> {
         let select = format!("SELECT name FROM {TABLE} WHERE name = $1 FOR UPDATE");
         Ok(PgForUpdateSession {
-            conn: PgConn::open(self.node.clone(), seed, &[&select]).await?,
+            conn: PgConn::open(node, seed, &[&select]).await?,
         })
-    }
-
-    fn lease_ms(&self) -> Option<u64> {
-        None
     }
 }
 
@@ -138,36 +114,8 @@ impl LockSession for PgForUpdateSession {
     }
 }
 
-pub(super) static KIND: PgForUpdateLockKind = PgForUpdateLockKind;
-
-pub(super) struct PgForUpdateLockKind;
-
-impl ClientKind for PgForUpdateLockKind {
-    fn name(&self) -> &'static str {
-        "pg-for-update"
-    }
-
-    fn about(&self) -> &'static str {
-        "SELECT … FOR UPDATE held in an open transaction; no lease, no token"
-    }
-
-    fn runs_on(&self) -> Runs {
-        Runs::On(&["postgres"])
-    }
-
-    fn nodes(&self) -> Option<NodeRule> {
-        Some(SINGLE_NODE)
-    }
-
-    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        SqlOptions::read(table, |lock, addr, settings| {
-            Box::new(Arc::new(PgForUpdateLock::new(
-                addr,
-                &lock.name,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-                settings,
-            )))
-        })
-    }
-}
+pub(super) static KIND: SqlKind<PgForUpdateSession> = SqlKind {
+    name: "pg-for-update",
+    about: "SELECT … FOR UPDATE held in an open transaction; no lease, no token",
+    recipe: PhantomData,
+};

@@ -4,13 +4,11 @@
 //! renew match holder *and* token. The expiry is the server's `now()`: a clock jump of the
 //! server moves every lease.
 
-use super::kind::{ClientKind, ClientOptions, Runs, SINGLE_NODE};
-use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::pg_node::{request, PgConn, PgNode, PgSettings, TABLE};
-use super::sql_options::SqlOptions;
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
-use crate::server::NodeRule;
-use std::net::SocketAddr;
+use super::lock::{Grant, LockSession, Outcome};
+use super::pg_node::{request, Pg, PgConn, PgNode, TABLE};
+use super::sql_kind::SqlKind;
+use super::sql_lock::{SqlLock, SqlRecipe};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -37,34 +35,8 @@ fn statements() -> [String; 3] {
     ]
 }
 
-/// Makes sessions of the lease-row lock on one server (reached through its proxy). The
-/// row must exist: see [`super::prepare_pg_schema`].
-pub struct PgLeaseRowLock {
-    node: Arc<PgNode>,
-    ttl_ms: u64,
-}
-
-impl PgLeaseRowLock {
-    pub fn new(
-        addr: SocketAddr,
-        lock: &str,
-        ttl_ms: u64,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &PgSettings,
-    ) -> PgLeaseRowLock {
-        PgLeaseRowLock {
-            node: Arc::new(PgNode::new(
-                addr,
-                lock,
-                op_timeout_ms,
-                retry_delay,
-                settings,
-            )),
-            ttl_ms,
-        }
-    }
-}
+/// The lease-row lock on one server (reached through its proxy).
+pub type PgLeaseRowLock = SqlLock<PgLeaseRowSession>;
 
 /// One process's connection to the server.
 #[derive(Clone)]
@@ -73,20 +45,17 @@ pub struct PgLeaseRowSession {
     ttl_ms: i64,
 }
 
-impl LockClient for PgLeaseRowLock {
-    type Session = PgLeaseRowSession;
+impl SqlRecipe for PgLeaseRowSession {
+    type Dialect = Pg;
+    const LEASED: bool = true;
 
-    async fn connect(&self, seed: u64) -> Result<PgLeaseRowSession, String> {
+    async fn open(node: Arc<PgNode>, seed: u64, ttl_ms: u64) -> Result<PgLeaseRowSession, String> {
         let sql = statements();
         let sql: Vec<&str> = sql.iter().map(String::as_str).collect();
         Ok(PgLeaseRowSession {
-            conn: PgConn::open(self.node.clone(), seed, &sql).await?,
-            ttl_ms: self.ttl_ms as i64,
+            conn: PgConn::open(node, seed, &sql).await?,
+            ttl_ms: ttl_ms as i64,
         })
-    }
-
-    fn lease_ms(&self) -> Option<u64> {
-        Some(self.ttl_ms)
     }
 }
 
@@ -157,37 +126,8 @@ impl LockSession for PgLeaseRowSession {
     }
 }
 
-pub(super) static KIND: PgLeaseRowLockKind = PgLeaseRowLockKind;
-
-pub(super) struct PgLeaseRowLockKind;
-
-impl ClientKind for PgLeaseRowLockKind {
-    fn name(&self) -> &'static str {
-        "pg-lease-row"
-    }
-
-    fn about(&self) -> &'static str {
-        "a lease row: UPDATE … WHERE free or expired RETURNING token; token: the row's counter (a real fencing token)"
-    }
-
-    fn runs_on(&self) -> Runs {
-        Runs::On(&["postgres"])
-    }
-
-    fn nodes(&self) -> Option<NodeRule> {
-        Some(SINGLE_NODE)
-    }
-
-    fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
-        SqlOptions::read(table, |lock, addr, settings| {
-            Box::new(Arc::new(PgLeaseRowLock::new(
-                addr,
-                &lock.name,
-                lock.ttl_ms,
-                lock.op_timeout_ms,
-                lock.retry_delay_ms,
-                settings,
-            )))
-        })
-    }
-}
+pub(super) static KIND: SqlKind<PgLeaseRowSession> = SqlKind {
+    name: "pg-lease-row",
+    about: "a lease row: UPDATE … WHERE free or expired RETURNING token; token: the row's counter (a real fencing token)",
+    recipe: PhantomData,
+};

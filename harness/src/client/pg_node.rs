@@ -4,8 +4,8 @@
 
 use super::lock::Outcome;
 use super::retry::try_until;
+use super::sql_node::{Dialect, SqlNode};
 use crate::db::{PG_DATABASE, PG_USER};
-use crate::scenario::MsRange;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::de::IgnoredAny;
@@ -14,7 +14,6 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::OnceCell;
 use tokio_postgres::{Client, Statement};
 
 /// The lease table: one row per lock, made by [`prepare_schema`] before the clients start.
@@ -22,39 +21,17 @@ pub(super) const TABLE: &str = "lockpick_locks";
 /// The sequence the advisory lock takes its fencing token from.
 pub(super) const TOKEN_SEQUENCE: &str = "lockpick_token";
 
-/// Where the server is, which lock, how patiently to ask, and the session settings.
+/// PostgreSQL: the server kind its locks run on and their session settings.
 #[derive(Debug)]
-pub(super) struct PgNode {
-    pub(super) addr: SocketAddr,
-    pub(super) lock: String,
-    pub(super) op_timeout: Duration,
-    pub(super) retry_delay: MsRange,
-    /// `name = value` settings of every session, as an application sets them in its
-    /// connection string (`idle_session_timeout`, `tcp_keepalives_idle`, …).
-    pub(super) settings: Vec<(String, String)>,
-    /// Set once the table, the sequence and the lock's row exist: the first session of a run
-    /// makes them (Jepsen's client setup), the others find them.
-    schema: OnceCell<()>,
+pub struct Pg;
+
+impl Dialect for Pg {
+    type Settings = PgSettings;
+    const SERVERS: &'static [&'static str] = &["postgres"];
 }
 
-impl PgNode {
-    pub(super) fn new(
-        addr: SocketAddr,
-        lock: &str,
-        op_timeout_ms: u64,
-        retry_delay: MsRange,
-        settings: &PgSettings,
-    ) -> PgNode {
-        PgNode {
-            addr,
-            lock: lock.to_owned(),
-            op_timeout: Duration::from_millis(op_timeout_ms),
-            retry_delay,
-            settings: settings.pairs(),
-            schema: OnceCell::new(),
-        }
-    }
-}
+/// A PostgreSQL server of one run, shared by every session of its locks.
+pub type PgNode = SqlNode<Pg>;
 
 /// The `[client]` options every PostgreSQL lock has: server timeouts a session sets for
 /// itself, which decide when the server gives up on a silent holder (and so frees its
@@ -112,7 +89,7 @@ impl PgConn {
         node.schema
             .get_or_try_init(|| prepare_schema(node.addr, &node.lock, node.op_timeout))
             .await?;
-        let client = connect(node.addr, node.op_timeout, &node.settings).await?;
+        let client = connect(node.addr, node.op_timeout, &node.settings.pairs()).await?;
         let mut statements = Vec::new();
         for text in sql {
             match request(node.op_timeout, client.prepare(text)).await {

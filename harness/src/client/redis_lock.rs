@@ -26,7 +26,8 @@ return false";
 #[derive(Debug)]
 struct Config {
     node: Node,
-    token_key: String,
+    /// `lockpick:token:<name>` of each lock, as [`Node::keys`].
+    token_keys: Vec<String>,
     ttl_ms: u64,
     acquire: redis::Script,
     release: redis::Script,
@@ -47,15 +48,18 @@ pub struct RedisLock {
 impl RedisLock {
     pub fn new(
         addr: SocketAddr,
-        lock: &str,
+        locks: &[String],
         ttl_ms: u64,
         op_timeout_ms: u64,
         retry_delay: MsRange,
     ) -> RedisLock {
         RedisLock {
             config: Arc::new(Config {
-                node: Node::new(addr, lock, op_timeout_ms, retry_delay),
-                token_key: format!("lockpick:token:{lock}"),
+                node: Node::new(addr, locks, op_timeout_ms, retry_delay),
+                token_keys: locks
+                    .iter()
+                    .map(|l| format!("lockpick:token:{l}"))
+                    .collect(),
                 ttl_ms,
                 acquire: redis::Script::new(ACQUIRE),
                 release: redis::Script::new(RELEASE),
@@ -103,7 +107,7 @@ impl RedisSession {
     ) -> Outcome<()> {
         let config = self.inner.config.clone();
         let mut inv = pick(&config).prepare_invoke();
-        inv.key(&config.node.key).arg(holder);
+        inv.key(self.inner.key()).arg(holder);
         if with_ttl {
             inv.arg(config.ttl_ms);
         }
@@ -122,11 +126,11 @@ impl RedisSession {
 impl LockSession for RedisSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
         self.inner
-            .poll(deadline, |config, mut con| async move {
+            .poll(deadline, |config, mut con, lock| async move {
                 let sent_at = Instant::now();
                 let mut inv = config.acquire.prepare_invoke();
-                inv.key(&config.node.key)
-                    .key(&config.token_key)
+                inv.key(&config.node.keys[lock])
+                    .key(&config.token_keys[lock])
                     .arg(holder)
                     .arg(config.ttl_ms);
                 let token: Outcome<Option<u64>> =
@@ -141,6 +145,10 @@ impl LockSession for RedisSession {
                 })
             })
             .await
+    }
+
+    fn select_lock(&mut self, index: usize) {
+        self.inner.select_lock(index);
     }
 
     async fn release(&mut self, grant: &Grant) -> Outcome<()> {
@@ -176,11 +184,15 @@ impl ClientKind for RedisLockKind {
         Some(SINGLE_NODE)
     }
 
+    fn many_locks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
         Plain::read(table, |lock, at| {
             Box::new(Arc::new(RedisLock::new(
                 at.nodes[0].1,
-                &lock.name,
+                &lock.names(),
                 lock.ttl_ms,
                 lock.op_timeout_ms,
                 lock.retry_delay_ms,

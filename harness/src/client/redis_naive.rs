@@ -20,12 +20,12 @@ pub struct RedisNaiveLock {
 impl RedisNaiveLock {
     pub fn new(
         addr: SocketAddr,
-        lock: &str,
+        locks: &[String],
         op_timeout_ms: u64,
         retry_delay: MsRange,
     ) -> RedisNaiveLock {
         RedisNaiveLock {
-            config: Arc::new(Node::new(addr, lock, op_timeout_ms, retry_delay)),
+            config: Arc::new(Node::new(addr, locks, op_timeout_ms, retry_delay)),
         }
     }
 }
@@ -53,10 +53,10 @@ impl LockClient for RedisNaiveLock {
 impl LockSession for RedisNaiveSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
         self.inner
-            .poll(deadline, |node, mut con| async move {
+            .poll(deadline, |node, mut con, lock| async move {
                 let sent_at = Instant::now();
                 let mut set = redis::cmd("SETNX");
-                set.arg(&node.key).arg(holder);
+                set.arg(&node.keys[lock]).arg(holder);
                 request(node.op_timeout, set.query_async::<i64>(&mut con))
                     .await
                     .map(|set| {
@@ -74,13 +74,17 @@ impl LockSession for RedisNaiveSession {
     async fn release(&mut self, _grant: &Grant) -> Outcome<()> {
         // No owner check: this deletes whoever's lock is there. That is the point of this lock.
         let mut del = redis::cmd("DEL");
-        del.arg(&self.inner.node().key);
+        del.arg(self.inner.key());
         request(
             self.inner.node().op_timeout,
             del.query_async::<i64>(&mut self.inner.con),
         )
         .await
         .map(|_| ())
+    }
+
+    fn select_lock(&mut self, index: usize) {
+        self.inner.select_lock(index);
     }
 
     async fn renew(&mut self, _grant: &Grant) -> Outcome<()> {
@@ -111,11 +115,15 @@ impl ClientKind for RedisNaiveKind {
         Some(SINGLE_NODE)
     }
 
+    fn many_locks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
         Plain::read(table, |lock, at| {
             Box::new(Arc::new(RedisNaiveLock::new(
                 at.nodes[0].1,
-                &lock.name,
+                &lock.names(),
                 lock.op_timeout_ms,
                 lock.retry_delay_ms,
             )))

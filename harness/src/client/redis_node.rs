@@ -12,12 +12,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The settings every single-node lock has: where the node is, the key, and how patiently to
-/// ask.
+/// The settings every single-node lock has: where the node is, the key of each of the run's
+/// locks, and how patiently to ask.
 #[derive(Debug)]
 pub(super) struct Node {
     pub(super) addr: SocketAddr,
-    pub(super) key: String,
+    /// `lockpick:lock:<name>` of each lock, in [`LockSpec::names`](crate::scenario::LockSpec::names) order.
+    pub(super) keys: Vec<String>,
     pub(super) op_timeout: Duration,
     pub(super) retry_delay: MsRange,
 }
@@ -25,13 +26,13 @@ pub(super) struct Node {
 impl Node {
     pub(super) fn new(
         addr: SocketAddr,
-        lock: &str,
+        locks: &[String],
         op_timeout_ms: u64,
         retry_delay: MsRange,
     ) -> Node {
         Node {
             addr,
-            key: format!("lockpick:lock:{lock}"),
+            keys: locks.iter().map(|l| format!("lockpick:lock:{l}")).collect(),
             op_timeout: Duration::from_millis(op_timeout_ms),
             retry_delay,
         }
@@ -50,6 +51,8 @@ pub(super) struct NodeSession<C> {
     pub(super) config: Arc<C>,
     pub(super) con: redis::aio::MultiplexedConnection,
     rng: ChaCha8Rng,
+    /// The lock the session's operations act on, an index into [`Node::keys`].
+    pub(super) lock: usize,
 }
 
 // Derived Clone would ask `C: Clone`; only the `Arc` is cloned.
@@ -59,6 +62,7 @@ impl<C> Clone for NodeSession<C> {
             config: self.config.clone(),
             con: self.con.clone(),
             rng: self.rng.clone(),
+            lock: self.lock,
         }
     }
 }
@@ -72,7 +76,23 @@ impl<C: AsRef<Node>> NodeSession<C> {
             config,
             con,
             rng: ChaCha8Rng::seed_from_u64(seed),
+            lock: 0,
         })
+    }
+
+    /// The key of the lock the session acts on.
+    pub(super) fn key(&self) -> &str {
+        &self.node().keys[self.lock]
+    }
+
+    /// Makes the following operations act on lock `index`.
+    pub(super) fn select_lock(&mut self, index: usize) {
+        assert!(
+            index < self.node().keys.len(),
+            "lock {index} of {}",
+            self.node().keys.len()
+        );
+        self.lock = index;
     }
 
     /// The node settings.
@@ -80,20 +100,20 @@ impl<C: AsRef<Node>> NodeSession<C> {
         (*self.config).as_ref()
     }
 
-    /// Runs `attempt` (given the settings and the connection) until it takes the lock, with
-    /// the node's retry delays: see [`try_until`].
+    /// Runs `attempt` (given the settings, the connection and the selected lock's index)
+    /// until it takes the lock, with the node's retry delays: see [`try_until`].
     pub(super) async fn poll<T, Fut>(
         &mut self,
         deadline: Instant,
-        mut attempt: impl FnMut(Arc<C>, redis::aio::MultiplexedConnection) -> Fut,
+        mut attempt: impl FnMut(Arc<C>, redis::aio::MultiplexedConnection, usize) -> Fut,
     ) -> Outcome<T>
     where
         Fut: Future<Output = Outcome<Option<T>>>,
     {
-        let (config, con) = (self.config.clone(), self.con.clone());
+        let (config, con, lock) = (self.config.clone(), self.con.clone(), self.lock);
         let delay = self.node().retry_delay;
         try_until(deadline, delay, &mut self.rng, || {
-            attempt(config.clone(), con.clone())
+            attempt(config.clone(), con.clone(), lock)
         })
         .await
     }

@@ -21,7 +21,8 @@ use toml::Spanned;
 pub struct SentinelLock {
     sentinels: Vec<SocketAddr>,
     master_name: String,
-    lock: String,
+    /// The run's lock names.
+    locks: Vec<String>,
     ttl_ms: u64,
     op_timeout_ms: u64,
     retry_delay: MsRange,
@@ -33,7 +34,7 @@ impl SentinelLock {
     pub fn new(
         sentinels: Vec<SocketAddr>,
         master_name: &str,
-        lock: &str,
+        locks: &[String],
         ttl_ms: u64,
         op_timeout_ms: u64,
         retry_delay: MsRange,
@@ -43,7 +44,7 @@ impl SentinelLock {
         SentinelLock {
             sentinels,
             master_name: master_name.to_owned(),
-            lock: lock.to_owned(),
+            locks: locks.to_vec(),
             ttl_ms,
             op_timeout_ms,
             retry_delay,
@@ -96,7 +97,7 @@ impl LockClient for SentinelLock {
         let master = self.master().await?;
         let lock = RedisLock::new(
             master,
-            &self.lock,
+            &self.locks,
             self.ttl_ms,
             self.op_timeout_ms,
             self.retry_delay,
@@ -143,6 +144,10 @@ impl LockSession for SentinelSession {
             Outcome::Info(e) => Outcome::Info(format!("not replicated; release unknown: {e}")),
             _ => Outcome::Fail("not-replicated".to_owned()),
         }
+    }
+
+    fn select_lock(&mut self, index: usize) {
+        self.inner.select_lock(index);
     }
 
     async fn release(&mut self, grant: &Grant) -> Outcome<()> {
@@ -197,6 +202,10 @@ impl ClientKind for SentinelKind {
         "sentinel-lock"
     }
 
+    fn many_locks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
     fn about(&self) -> &'static str {
         "the redis-lock recipe on the master the sentinels name, optionally WAIT for replicas after a grant"
     }
@@ -242,7 +251,7 @@ impl ClientOptions for SentinelOptions {
         Ok(Box::new(Arc::new(SentinelLock::new(
             at.sentinels.clone(),
             SENTINEL_MASTER,
-            &lock.name,
+            &lock.names(),
             lock.ttl_ms,
             lock.op_timeout_ms,
             lock.retry_delay_ms,

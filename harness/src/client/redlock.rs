@@ -51,7 +51,8 @@ impl NodeAnswer {
 struct Config {
     /// Node names (for the history) and addresses, tried in this order.
     nodes: Vec<(String, SocketAddr)>,
-    key: String,
+    /// `lockpick:lock:<name>` of each of the run's locks.
+    keys: Vec<String>,
     ttl: Duration,
     node_timeout: Duration,
     retry_delay: MsRange,
@@ -63,21 +64,23 @@ pub struct Redlock {
 }
 
 impl Redlock {
-    /// A Redlock over `nodes` (name, address), in the order they are tried. `node_timeout_ms`
+    /// A Redlock over `nodes` (name, address), in the order they are tried, for the locks
+    /// named `locks` (sessions act on the first until told otherwise). `node_timeout_ms`
     /// bounds each request to one master (connect included) and should be far below `ttl_ms`.
-    /// Precondition: `nodes` is not empty.
+    /// Precondition: `nodes` and `locks` are not empty.
     pub fn new(
         nodes: Vec<(String, SocketAddr)>,
-        lock: &str,
+        locks: &[String],
         ttl_ms: u64,
         node_timeout_ms: u64,
         retry_delay: MsRange,
     ) -> Redlock {
         assert!(!nodes.is_empty(), "redlock needs at least one master");
+        assert!(!locks.is_empty(), "redlock needs a lock name");
         Redlock {
             config: Arc::new(Config {
                 nodes,
-                key: format!("lockpick:lock:{lock}"),
+                keys: locks.iter().map(|l| format!("lockpick:lock:{l}")).collect(),
                 ttl: Duration::from_millis(ttl_ms),
                 node_timeout: Duration::from_millis(node_timeout_ms),
                 retry_delay,
@@ -95,6 +98,8 @@ pub struct RedlockSession {
     rng: ChaCha8Rng,
     /// Per-node answers and validity of the last try of the last acquire, for the history.
     last: Value,
+    /// The lock the session acts on, an index into the keys.
+    lock: usize,
 }
 
 impl LockClient for Redlock {
@@ -106,6 +111,7 @@ impl LockClient for Redlock {
             conns: Arc::new(self.config.nodes.iter().map(|_| Mutex::default()).collect()),
             rng: ChaCha8Rng::seed_from_u64(seed),
             last: Value::default(),
+            lock: 0,
         })
     }
 
@@ -176,7 +182,7 @@ impl RedlockSession {
             let answer = self
                 .on_node::<Option<String>>(i, || {
                     let mut c = redis::cmd("SET");
-                    c.arg(&self.config.key)
+                    c.arg(&self.config.keys[self.lock])
                         .arg(holder)
                         .arg("NX")
                         .arg("PX")
@@ -206,7 +212,10 @@ impl RedlockSession {
                 .on_node::<i64>(i, || {
                     // EVAL rather than EVALSHA: a restarted master has no script cache.
                     let mut c = redis::cmd("EVAL");
-                    c.arg(script).arg(1).arg(&self.config.key).arg(holder);
+                    c.arg(script)
+                        .arg(1)
+                        .arg(&self.config.keys[self.lock])
+                        .arg(holder);
                     if ttl_arg {
                         c.arg(self.config.ttl.as_millis() as u64);
                     }
@@ -280,6 +289,11 @@ impl LockSession for RedlockSession {
         outcome
     }
 
+    fn select_lock(&mut self, index: usize) {
+        assert!(index < self.config.keys.len(), "lock {index}");
+        self.lock = index;
+    }
+
     async fn release(&mut self, grant: &Grant) -> Outcome<()> {
         self.release_all(&grant.holder).await
     }
@@ -319,6 +333,10 @@ impl ClientKind for RedlockKind {
         Runs::On(&["redis"])
     }
 
+    fn many_locks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
     fn nodes(&self) -> Option<NodeRule> {
         // Five masters unless told, as antirez's description runs it.
         Some(NodeRule {
@@ -333,7 +351,7 @@ impl ClientKind for RedlockKind {
         Plain::read(table, |lock, at| {
             Box::new(Arc::new(Redlock::new(
                 at.nodes.clone(),
-                &lock.name,
+                &lock.names(),
                 lock.ttl_ms,
                 lock.op_timeout_ms,
                 lock.retry_delay_ms,

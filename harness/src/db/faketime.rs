@@ -85,9 +85,19 @@ pub(crate) fn check_installed() -> Result<(), String> {
 /// exists (the node's config writer creates it with the real clock; a restarted node keeps
 /// the clock it had).
 pub(crate) fn prepare(command: &mut Command, control: &Path) {
-    let preload = format!("{} {}", alloc_shim().display(), LIBFAKETIME);
+    command.env("LD_PRELOAD", preload());
+    clock_env(command, control);
+}
+
+/// The `LD_PRELOAD` value of a node under libfaketime: the allocator shim, then libfaketime.
+pub(crate) fn preload() -> String {
+    format!("{} {}", alloc_shim().display(), LIBFAKETIME)
+}
+
+/// libfaketime's settings for a node whose clock `control` sets, without the preload (for a
+/// node started through wrappers that must not be preloaded themselves).
+pub(crate) fn clock_env(command: &mut Command, control: &Path) {
     command
-        .env("LD_PRELOAD", preload)
         .env("FAKETIME_TIMESTAMP_FILE", control)
         .env("FAKETIME_NO_CACHE", "1")
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")

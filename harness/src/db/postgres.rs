@@ -5,7 +5,8 @@
 //! Facts measured with Debian's PostgreSQL 15 here: postgres exits at once when run as root,
 //! so as root it runs as [`super::run_as::SERVER_USER`] with the node folder handed to that
 //! user; its backends call `setsid()`, so signals reach them only one by one (the registry
-//! signals a node's whole process tree); a postmaster killed with SIGKILL leaves a 56-byte
+//! signals a node's whole process tree), and PDEATHSIG does not reach them at all (postgres
+//! runs as PID 1 of a PID namespace of its own, see [`super::pid_namespace`]); a postmaster killed with SIGKILL leaves a 56-byte
 //! System V segment behind (the data-folder interlock), marked for removal once the server
 //! is ready so that no exit path leaks it; with `unix_socket_directories = ''` and
 //! `dynamic_shared_memory_type = mmap` nothing is written outside the node folder.
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use super::folder::NodeFolder;
 use super::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
+use super::pid_namespace;
 use super::run_as::{self, Account};
 
 /// Debian package that provides `postgres` and `initdb` (PostgreSQL 15 on Debian 12).
@@ -99,6 +101,7 @@ impl PgOptions {
         if self.faketime {
             super::faketime::check_installed()?;
         }
+        pid_namespace::check_installed()?;
         run_as::server_account()?;
         for (name, value) in &self.extra_config {
             let name_ok = !name.is_empty()
@@ -212,18 +215,22 @@ impl PgOptions {
         text
     }
 
+    /// postgres in a PID namespace of its own (see [`pid_namespace`]): no backend outlives
+    /// lockpick, even a stopped one.
     pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
-        let mut command = Command::new(&self.binary);
+        // validate() ran before: the account is known or the node was refused.
+        let account = run_as::server_account().ok().flatten();
+        let preload = self.faketime.then(super::faketime::preload);
+        let mut command = pid_namespace::command(&self.binary, account, preload.as_deref());
         command
             .arg("-D")
             .arg(&folder.data)
             .arg("-c")
             .arg(format!("config_file={}", folder.config.display()))
             .current_dir(&folder.root);
-        // validate() ran before: the account is known or the node was refused.
-        as_account(&mut command, run_as::server_account().ok().flatten());
         if self.faketime {
-            super::faketime::prepare(&mut command, &super::faketime::control_file(&folder.root));
+            let control = super::faketime::control_file(&folder.root);
+            super::faketime::clock_env(&mut command, &control);
         }
         command
     }

@@ -102,8 +102,8 @@ fn kill(pid: u32, signal: libc::c_int) -> io::Result<()> {
 }
 
 /// Every process whose chain of parents leads to `root`, from /proc; empty for a server that
-/// forks nothing.
-fn descendants(root: u32) -> Vec<u32> {
+/// forks nothing. (Public for tests that look at a node's whole process tree.)
+pub fn descendants(root: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -6,7 +6,7 @@
 //! including `noop`, version; its JSON shapes, error bodies, 400/403/404/405/409 codes,
 //! request ids and refusal of browser User-Agents). Toxic attributes are Toxiproxy's int64s;
 //! anything else is a 400 naming the attribute, and the engine saturates instead of
-//! overflowing. Unlike Toxiproxy, toxicity outside [0, 1] is refused.
+//! overflowing. Toxicity is any float32, as in Toxiproxy (≥ 1: always, ≤ 0: never).
 //! Its engine is written here on tokio rather than taken from the `noxious` crate: noxious
 //! 1.0.4 pulls rand 0.8, tokio-util 0.6 and mockall_double into the build next to the
 //! workspace's rand 0.9, its "remove all toxics" only clears upstream ones, and it has no

@@ -203,6 +203,13 @@ impl Registry {
     pub async fn populate(&self, body: &Value) -> (u16, Value) {
         let mut done = Vec::new();
         let result = self.populate_into(body, &mut done).await;
+        // Toxiproxy's list of proxies done is a Go slice that stays nil when empty, so an
+        // answer with none says `null`, on success and on failure alike.
+        let done = if done.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(done)
+        };
         match result {
             Ok(()) => (201, json!({ "proxies": done })),
             Err(e) => (
@@ -320,10 +327,8 @@ impl Registry {
     pub async fn create_toxic(&self, name: &str, body: &Value) -> Result<Answer, ApiError> {
         let mut proxies = self.proxies.lock().await;
         let entry = proxies.get_mut(name).ok_or_else(proxy_not_found)?;
-        let toxic = Toxic::from_create_json(body)?;
-        if entry.toxics.iter().any(|t| t.name == toxic.name) {
-            return Err(ApiError::new(409, "toxic already exists"));
-        }
+        let toxics = &entry.toxics;
+        let toxic = Toxic::from_create_json(body, &|name| toxics.iter().any(|t| t.name == name))?;
         let json = toxic.to_json();
         entry.toxics.push(toxic);
         entry.publish_toxics();

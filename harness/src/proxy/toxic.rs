@@ -198,18 +198,18 @@ impl ApiError {
     }
 }
 
-/// Toxicity must be a number in [0, 1]. Toxiproxy takes any float32 and reads values out of
-/// range as "always" or "never"; a clear error is kinder than a fault that silently never
-/// fires.
+/// Toxicity is any number a Go float32 holds, as in Toxiproxy: 1 or more always applies, 0 or
+/// less never, between is the chance per connection. A number past float32's range or not a
+/// number is a 400, as Go's decoder refuses it.
 fn toxicity_of(body: &Map<String, Value>, default: f64) -> Result<f64, ApiError> {
     match body.get("toxicity") {
         None | Some(Value::Null) => Ok(default),
         Some(v) => v
             .as_f64()
-            .filter(|t| (0.0..=1.0).contains(t))
+            .filter(|t| t.abs() <= f64::from(f32::MAX))
             .ok_or_else(|| {
                 ApiError::bad_request(format!(
-                    "bad request body: toxicity must be a number in 0..=1, got {v}"
+                    "bad request body: toxicity must be a number within float32's range, got {v}"
                 ))
             }),
     }
@@ -248,22 +248,32 @@ fn object_of(body: &Value) -> Result<&Map<String, Value>, ApiError> {
 
 impl Toxic {
     /// Parses a `POST /proxies/{proxy}/toxics` body. Defaults follow Toxiproxy: stream
-    /// `downstream`, toxicity 1, name `<type>_<stream>`.
-    pub fn from_create_json(body: &Value) -> Result<Toxic, ApiError> {
+    /// `downstream`, toxicity 1, name `<type>_<stream>`. Checked in Toxiproxy's order: the
+    /// body's shape, the stream, the type, then whether `taken` already names a toxic (409),
+    /// and only then the attribute values, so a duplicate with bad attributes is a 409.
+    pub fn from_create_json(body: &Value, taken: &dyn Fn(&str) -> bool) -> Result<Toxic, ApiError> {
         let body = object_of(body)?;
+        let type_name = string_of(body, "type")?.unwrap_or_default();
+        let named = string_of(body, "name")?;
+        let toxicity = toxicity_of(body, 1.0)?;
+        let attributes = attributes_of(body)?;
         let stream = match string_of(body, "stream")? {
             None => Stream::Downstream,
             Some(s) => Stream::parse(s).ok_or_else(|| {
                 ApiError::bad_request("stream was invalid, can be either upstream or downstream")
             })?,
         };
-        let type_name = string_of(body, "type")?.unwrap_or_default();
-        let name = match string_of(body, "name")? {
+        let name = match named {
             None => format!("{type_name}_{}", stream.as_str()),
             Some(n) => n.to_string(),
         };
-        let toxicity = toxicity_of(body, 1.0)?;
-        let kind = ToxicKind::build(type_name, &[], &attributes_of(body)?)?;
+        if !KINDS.iter().any(|(t, _)| *t == type_name) {
+            return Err(ApiError::bad_request("invalid toxic type"));
+        }
+        if taken(&name) {
+            return Err(ApiError::new(409, "toxic already exists"));
+        }
+        let kind = ToxicKind::build(type_name, &[], &attributes)?;
         Ok(Toxic {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             name,

@@ -14,10 +14,10 @@ use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
 use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
-use lockpick_checker::history::{read_history, EventKind, Process, Value, F};
+use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::check_run;
+use lockpick_checker::run_checks::check_run_file;
 use lockpick_reports::store::{Ended, Phase};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -152,14 +152,15 @@ async fn run_recorded(
     let recorded = recorded?;
 
     record.advance(Phase::Checking)?;
-    let events = read_history(&dir.join("history.jsonl"))?;
-    let checks = check_run(
-        &events,
+    // One streaming pass: memory follows the operations in flight, not the history's length.
+    let checks = check_run_file(
+        &dir.join("history.jsonl"),
         &LockCheckParams {
             property: scenario.property,
             deadlock_ms: scenario.deadlock_ms,
         },
-    );
+    )?
+    .checks;
     let results = RunResults {
         v: RESULTS_VERSION,
         scenario: scenario.name.clone(),
@@ -219,6 +220,7 @@ async fn run_with(
         }
     };
     let op_timeout = Duration::from_millis(scenario.lock.op_timeout_ms);
+    let locks: Arc<[String]> = scenario.lock.names().into();
     // The resource is not under test: it gets no proxy and a generous time limit.
     let resource = Resource::connect(
         resource_addr,
@@ -226,7 +228,8 @@ async fn run_with(
         op_timeout.max(Duration::from_secs(2)),
     )
     .await
-    .map_err(RunError::Resource)?;
+    .map_err(RunError::Resource)?
+    .with_locks(&locks);
     resource.clear().await.map_err(RunError::Resource)?;
 
     record.advance(Phase::Workload)?;
@@ -240,7 +243,7 @@ async fn run_with(
     let ctx = |index: usize| ClientCtx {
         index,
         recorder: recorder.clone(),
-        lock_name: scenario.lock.name.clone(),
+        locks: locks.clone(),
         workload: scenario.workload.clone(),
         acquire_timeout: Duration::from_millis(scenario.lock.acquire_timeout_ms),
         watchdog: scenario.lock.watchdog,
@@ -360,7 +363,8 @@ async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
         note.clone(),
         None,
     );
-    let (kind, value, error) = match resource.read().await {
+    // The counter workload runs on one lock (many are refused at load).
+    let (kind, value, error) = match resource.read(0).await {
         crate::client::Outcome::Ok(n) => (
             EventKind::Ok,
             Value {

@@ -72,6 +72,8 @@ struct RawWorkload {
     duration_ms: Spanned<u64>,
     hold_ms: Option<Spanned<MsRange>>,
     think_ms: Option<Spanned<MsRange>>,
+    /// Independent locks the clients share; each operation picks one from the seed.
+    locks: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -298,12 +300,15 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         .map(|v| in_range(src, "lock.op_timeout_ms", v, 1, 600_000))
         .transpose()?
         .unwrap_or(250);
+    let lock_name = match &raw.lock.name {
+        Some(n) => name_value(src, "lock.name", n)?,
+        None => "lock".to_owned(),
+    };
+    let count = lock_count(src, &raw.workload, &lock_name, client_kind)?;
     let lock = LockSpec {
         // A ZooKeeper node, an etcd key and Redis keys are named after it.
-        name: match &raw.lock.name {
-            Some(n) => name_value(src, "lock.name", n)?,
-            None => "lock".to_owned(),
-        },
+        name: lock_name,
+        count,
         ttl_ms,
         acquire_timeout_ms,
         retry_delay_ms: match &raw.lock.retry_delay_ms {
@@ -429,6 +434,44 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         return Err(src.error(span, field, why));
     }
     Ok(scenario)
+}
+
+/// `[workload] locks`: how many, and only for a client kind that can pick a lock per
+/// operation and a workload checked per lock; every name it makes must pass the name rule.
+fn lock_count(
+    src: &Source,
+    workload: &RawWorkload,
+    stem: &str,
+    client: &dyn ClientKind,
+) -> Result<usize, ScenarioError> {
+    let Some(locks) = &workload.locks else {
+        return Ok(1);
+    };
+    let count = in_range(src, "workload.locks", locks, 1, MAX_LOCKS as u64)? as usize;
+    if count == 1 {
+        return Ok(1);
+    }
+    let refuse = |why: String| Err(src.error(locks.span(), "workload.locks", why));
+    if let Err(why) = client.many_locks() {
+        return refuse(format!(
+            "{count} locks: client {:?} takes one lock ({why}); allowed: 1",
+            client.name()
+        ));
+    }
+    if workload.kind.get_ref() == "counter" {
+        return refuse(format!(
+            "{count} locks: the counter workload has one counter, checked against one lock; allowed with counter: 1 (use fenced-write for many locks)"
+        ));
+    }
+    let longest = super::model::lock_names_of(stem, count)
+        .pop()
+        .unwrap_or_default();
+    if let Err(why) = rules::check_name(&longest) {
+        return refuse(format!(
+            "{count} locks named after lock.name {stem:?}: {why}"
+        ));
+    }
+    Ok(count)
 }
 
 /// The fields every fault has, beside its own.

@@ -125,21 +125,22 @@ impl Scenario {
     /// This scenario with `lock` (server kind, client kind with its default options): the same
     /// workload, seed and faults, minus the faults that server cannot take, which are returned
     /// with the reason. The node count stays when the new server and client allow it, else it
-    /// is their default. The expected verdict is kept only for the scenario's own lock: it
-    /// was promised for that one.
+    /// is their default. The scenario's own lock keeps the scenario's `[client]` options (an
+    /// `idle_session_timeout_ms` may be what the scenario is about) and its expected verdict,
+    /// which was promised for that one.
     pub fn with_lock(&self, lock: &LockPreset) -> (Scenario, Vec<SkippedFault>) {
         let mut s = self.clone();
         let (server, client) = (lock.server_kind(), lock.client_kind());
         if lock_label(server, client) != self.lock_name() {
             s.expected = None;
+            s.client = ClientSpec {
+                kind: client,
+                options: client
+                    .options(&ClientTable::defaults())
+                    .expect("every client kind's defaults are valid (tested)"),
+            };
         }
         s.server = server;
-        s.client = ClientSpec {
-            kind: client,
-            options: client
-                .options(&ClientTable::defaults())
-                .expect("every client kind's defaults are valid (tested)"),
-        };
         let rule = node_rule(server, client);
         if !rule.allows(s.nodes) {
             s.nodes = rule.default;
@@ -173,7 +174,11 @@ pub fn node_rule(server: &dyn ServerKind, client: &dyn ClientKind) -> NodeRule {
 /// Lock parameters.
 #[derive(Debug, Clone, Serialize)]
 pub struct LockSpec {
+    /// The lock's name; with [`LockSpec::count`] > 1, the stem of every lock's name.
     pub name: String,
+    /// How many independent locks the clients share (`[workload] locks`); each operation
+    /// picks one. Named by [`LockSpec::names`].
+    pub count: usize,
     /// Lease length; ignored by locks without one (`redis-naive`).
     pub ttl_ms: u64,
     /// How long one acquire keeps retrying before it definitely fails.
@@ -184,6 +189,22 @@ pub struct LockSpec {
     pub op_timeout_ms: u64,
     /// Renew the lease every ttl/3 while holding.
     pub watchdog: bool,
+}
+
+impl LockSpec {
+    /// The names of the run's locks: the one `name`, or `name-0` … `name-(K-1)` for K locks
+    /// (each is checked on its own, as Jepsen's independent keys are).
+    pub fn names(&self) -> Vec<String> {
+        lock_names_of(&self.name, self.count)
+    }
+}
+
+/// The names [`LockSpec::names`] gives `count` locks named after `stem`.
+pub fn lock_names_of(stem: &str, count: usize) -> Vec<String> {
+    if count <= 1 {
+        return vec![stem.to_owned()];
+    }
+    (0..count).map(|i| format!("{stem}-{i}")).collect()
 }
 
 /// What clients do while they hold the lock.
@@ -222,4 +243,45 @@ pub enum ResourceMode {
 #[derive(Debug, Clone, Default)]
 pub struct Nemesis {
     pub faults: Vec<Fault>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::locks::find_lock;
+    use crate::scenario::parse_scenario;
+    use std::path::Path;
+
+    const SESSION_TIMEOUT: &str = r#"name = "t"
+description = "an advisory lock whose session the server ends after 1 s idle"
+expected = "invalid"
+
+[server]
+kind = "postgres"
+
+[client]
+kind = "pg-advisory"
+idle_session_timeout_ms = 1000
+
+[workload]
+kind = "fenced-write"
+clients = 2
+duration_ms = 1000
+"#;
+
+    #[test]
+    fn the_own_lock_keeps_the_client_options_and_another_gets_its_defaults() {
+        let scenario = parse_scenario(Path::new("t.toml"), SESSION_TIMEOUT).unwrap();
+        let (own, _) = scenario.with_lock(find_lock("pg-advisory").unwrap());
+        let options = format!("{:?}", own.client.options);
+        assert!(
+            options.contains("idle_session_timeout_ms: Some(1000)"),
+            "{options}"
+        );
+        assert!(own.expected.is_some());
+        let (other, _) = scenario.with_lock(find_lock("mysql-get-lock").unwrap());
+        let options = format!("{:?}", other.client.options);
+        assert!(options.contains("wait_timeout_s: None"), "{options}");
+        assert_eq!(other.client.kind.name(), "mysql-get-lock");
+        assert!(other.expected.is_none());
+    }
 }

@@ -1,5 +1,6 @@
 //! Command-line overrides of a loaded scenario (`--clients`, `--time-limit`): checked against
-//! the same limits as the file, and against the faults the file already holds.
+//! the same limits as the file, and against the faults the file already holds; and a lock
+//! swapped in with `--backend` against the scenario's `[workload] locks`.
 
 use super::model::Scenario;
 use super::rules::{MAX_CLIENTS, MAX_RUN_MS};
@@ -11,6 +12,16 @@ pub fn check_overrides(
     clients: Option<usize>,
     duration_ms: Option<u64>,
 ) -> Result<(), String> {
+    if scenario.lock.count > 1 {
+        if let Err(why) = scenario.client.kind.many_locks() {
+            return Err(format!(
+                "run {} with client {:?}: the scenario spreads its operations over {} locks ([workload] locks) and this client takes one lock ({why}); allowed: a client kind that takes many locks, or a scenario with locks = 1",
+                scenario.name,
+                scenario.client.kind.name(),
+                scenario.lock.count
+            ));
+        }
+    }
     if let Some(n) = clients {
         if !(1..=MAX_CLIENTS).contains(&n) {
             return Err(format!(

@@ -27,6 +27,8 @@ pub const MIN_STROBE_PERIOD_MS: u64 = 10;
 pub const MAX_CLOCK_OFFSET_MS: i64 = 3_155_760_000_000;
 /// The largest `count` of a recurring fault.
 pub const MAX_FAULT_COUNT: u32 = 1_000_000;
+/// The most independent locks one run may spread its operations over (`[workload] locks`).
+pub const MAX_LOCKS: usize = 100_000;
 /// The most clients a run may have (`[workload] clients`, `--clients`).
 pub const MAX_CLIENTS: usize = 1000;
 

@@ -1,8 +1,10 @@
 //! Helpers shared by the `db_*` tests: raw RESP over a plain TCP socket and /proc checks.
 #![allow(dead_code)] // each test file uses a different subset
 
-use std::io::{self, Read, Write};
+use std::ffi::OsStr;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Sends one command as a RESP array of bulk strings and returns the first reply line(s)
@@ -74,4 +76,75 @@ pub fn wait_not_running(pid: u32, timeout: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(10));
     }
     !is_running(pid)
+}
+
+/// Runs `helper`, an ignored test of this same test binary, as a child process with `env`:
+/// a stand-in for lockpick that starts servers and waits to be SIGKILLed. Returns it with the
+/// pids it printed on a line `TAG pid,pid,…`.
+pub fn spawn_helper(helper: &str, env: &[(&str, &OsStr)], tag: &str) -> (Child, Vec<u32>) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--ignored",
+            "--exact",
+            helper,
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let prefix = format!("{tag} ");
+    let pids = stdout
+        .lines()
+        .map_while(Result::ok)
+        // libtest prints the test name on the same line, before the helper's output.
+        .find_map(|line| {
+            let list = line.split(prefix.as_str()).nth(1)?;
+            Some(list.trim().split(',').map(|p| p.parse().unwrap()).collect())
+        })
+        .unwrap_or_else(|| panic!("{helper} did not report its {tag}"));
+    (child, pids)
+}
+
+/// SIGKILLs `helper` (no Drop, no clean-up code runs in it) and returns those of `pids` still
+/// running `timeout` later, which it then kills so that a failing test leaves nothing behind.
+pub fn kill_helper_and_list_survivors(
+    mut helper: Child,
+    pids: &[u32],
+    timeout: Duration,
+) -> Vec<u32> {
+    helper.kill().unwrap();
+    helper.wait().unwrap();
+    let survivors: Vec<u32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| !wait_not_running(*pid, timeout))
+        .collect();
+    for pid in &survivors {
+        // SAFETY: plain kill(2).
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    survivors
+}
+
+/// The live processes whose working folder is inside `dir` (a server chdirs into its node
+/// folder, and postgres's backends into the data folder): what is left of a run's servers.
+pub fn processes_in(dir: &std::path::Path) -> Vec<u32> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            (cwd.starts_with(&dir) && is_running(pid)).then_some(pid)
+        })
+        .collect()
 }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 pub const LOCK: &str = "lock";
 pub const OP_TIMEOUT_MS: u64 = 1000;
+/// The lease length given to a lock without leases, which ignores it.
+pub const NO_LEASE: u64 = 0;
 pub const SHORT: Duration = Duration::from_millis(150);
 pub const LONG: Duration = Duration::from_secs(5);
 

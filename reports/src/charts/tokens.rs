@@ -1,5 +1,7 @@
 //! Fencing tokens the resource accepted, over time: a healthy run climbs; a stale write is a
-//! red dot below the highest token accepted before it, joined to it by a red line.
+//! red dot below the highest token accepted before it, joined to it by a red line. With many
+//! locks every lock's tokens are drawn as one series (a stale write is still measured against
+//! its own lock's resource), so the chart stays one chart whatever the number of locks.
 
 use super::common::{drawn, fault_bands, secs, Thinner, CHART_WIDTH, HOLD, VIOLATION};
 use crate::error::ReportError;
@@ -24,7 +26,14 @@ pub fn tokens_svg(view: &RunView) -> Result<Option<String>, ReportError> {
             ChartBuilder::on(&root)
                 .margin(8)
                 .caption(
-                    "fencing tokens accepted by the resource",
+                    if view.locks > 1 {
+                        format!(
+                            "fencing tokens accepted by the resources of {} locks (one series)",
+                            view.locks
+                        )
+                    } else {
+                        "fencing tokens accepted by the resource".to_owned()
+                    },
                     ("sans-serif", 14).into_font(),
                 )
                 .x_label_area_size(30)
@@ -44,15 +53,13 @@ pub fn tokens_svg(view: &RunView) -> Result<Option<String>, ReportError> {
         let mut thin = Thinner::new(3);
         let mut points = Vec::new();
         let mut stale = Vec::new();
-        let mut max_so_far = 0u64;
         for w in &view.accepted {
             let p = (secs(w.at_ns), w.token as f64);
             if w.stale {
-                stale.push((p, max_so_far as f64));
+                stale.push((p, w.max_before.unwrap_or(w.token) as f64));
             } else if view.accepted.len() < 1500 || thin.keep((), chart.backend_coord(&p)) {
                 points.push(p);
             }
-            max_so_far = max_so_far.max(w.token);
         }
         drawn(
             chart.draw_series(

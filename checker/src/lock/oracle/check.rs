@@ -53,6 +53,9 @@ pub(crate) fn check_locks_in_memory(events: &[Event], params: &LockCheckParams) 
         others,
         unknowns,
         stats,
+        // Per-lock counts are the streaming checker's; the comparison checks them against
+        // this report's findings grouped by lock.
+        per_lock: Vec::new(),
     };
     judge(params.property, found)
 }

@@ -3,7 +3,7 @@
 
 use super::check_locks_in_memory;
 use crate::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
-use crate::lock::{check_locks, LockCheckParams, Property};
+use crate::lock::{check_locks, Finding, FindingKind, LockCheckParams, LockReport, Property};
 
 /// splitmix64.
 struct Rng(u64);
@@ -274,8 +274,12 @@ fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
                     property,
                     deadlock_ms,
                 };
-                let stream = check_locks(&events, &params);
+                let mut stream = check_locks(&events, &params);
                 let oracle = check_locks_in_memory(&events, &params);
+                let per_lock = std::mem::take(&mut stream.per_lock);
+                if oracle.omitted_violations == 0 && oracle.omitted_observations == 0 {
+                    assert_per_lock_counts_match(&per_lock, &oracle, seed);
+                }
                 if stream != oracle {
                     let lines: Vec<String> = events
                         .iter()
@@ -291,4 +295,56 @@ fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
             }
         }
     }
+}
+
+/// The streaming checker's per-lock counts against the oracle's findings grouped by lock.
+fn assert_per_lock_counts_match(
+    per_lock: &[crate::lock::LockCounts],
+    oracle: &LockReport,
+    seed: u64,
+) {
+    let all: Vec<&Finding> = oracle
+        .violations
+        .iter()
+        .chain(&oracle.observations)
+        .collect();
+    let of = |lock: &str, kind: FindingKind| {
+        all.iter()
+            .filter(|f| f.kind == kind && f.lock.as_deref().unwrap_or("") == lock)
+            .count() as u64
+    };
+    let mut violations = 0;
+    for c in per_lock {
+        assert_eq!(
+            c.double_holders,
+            of(&c.lock, FindingKind::DoubleHolder),
+            "seed {seed}: {c:?}"
+        );
+        assert_eq!(
+            c.stale_writes,
+            of(&c.lock, FindingKind::StaleWrite),
+            "seed {seed}: {c:?}"
+        );
+        assert_eq!(
+            c.deadlocks,
+            of(&c.lock, FindingKind::Deadlock),
+            "seed {seed}: {c:?}"
+        );
+        violations += c.violations;
+    }
+    let lock_violations = oracle
+        .violations
+        .iter()
+        .filter(|f| {
+            f.kind != FindingKind::LostUpdate
+                && f.kind != FindingKind::PhantomIncrement
+                && f.lock.as_deref().is_some_and(|l| !l.is_empty())
+        })
+        .count() as u64;
+    assert_eq!(violations, lock_violations, "seed {seed}: {per_lock:?}");
+    let ops: u64 = per_lock.iter().map(|c| c.ops).sum();
+    assert!(
+        ops > 0 || oracle.stats.acquires_ok == 0 || per_lock.is_empty(),
+        "seed {seed}"
+    );
 }

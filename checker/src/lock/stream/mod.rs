@@ -16,7 +16,7 @@ pub(crate) use holdings::EndReason;
 
 use super::params::LockCheckParams;
 use super::report::{
-    judge, Capped, Finding, Found, LockReport, LockStats, MAX_LISTED, STALE_TOKEN,
+    judge, Capped, Finding, Found, LockCounts, LockReport, LockStats, MAX_LISTED, STALE_TOKEN,
 };
 use crate::faults::{FaultStream, FaultWindow};
 use crate::history::{EventKind, EventRef, Process, F};
@@ -49,11 +49,13 @@ struct InFlight {
     lease_ms: Option<u64>,
 }
 
-/// Lock names, numbered; 0 is the empty name (an operation that names no lock).
+/// Lock names, numbered; 0 is the empty name (an operation that names no lock). Each has
+/// its counts.
 #[derive(Debug)]
 struct Names {
     ids: HashMap<String, u32>,
     names: Vec<String>,
+    counts: Vec<LockCounts>,
 }
 
 impl Names {
@@ -61,6 +63,7 @@ impl Names {
         Names {
             ids: HashMap::from([(String::new(), 0)]),
             names: vec![String::new()],
+            counts: vec![LockCounts::default()],
         }
     }
 
@@ -72,7 +75,19 @@ impl Names {
         let id = self.names.len() as u32;
         self.ids.insert(name.to_string(), id);
         self.names.push(name.to_string());
+        self.counts.push(LockCounts {
+            lock: name.to_string(),
+            ..LockCounts::default()
+        });
         id
+    }
+
+    /// The counts of every named lock (operations that name none are not a lock's).
+    fn per_lock(&mut self) -> Vec<LockCounts> {
+        std::mem::take(&mut self.counts)
+            .into_iter()
+            .skip(1)
+            .collect()
     }
 }
 
@@ -186,6 +201,7 @@ impl LockStream {
             op.lock = self.names.id(e.lock.as_deref());
         }
         self.count(op.f, Some(e.kind), e.error.as_deref());
+        self.names.counts[op.lock as usize].count(op.f, Some(e.kind));
         if op.f == F::Write {
             self.holdings.write_done(p, &op.attached, e.index);
             self.write_done(p, &op, e);
@@ -249,6 +265,7 @@ impl LockStream {
         match e.kind {
             EventKind::Ok => {
                 if let Some(proof) = self.stale.accepted(op.lock, w, op.seen, e.value.max_token) {
+                    self.names.counts[op.lock as usize].stale_writes += 1;
                     let since = op.since.unwrap_or(op.invoke_ns);
                     self.accepted
                         .push(op.invoke_index, (op.lock, w, since, proof));
@@ -281,8 +298,10 @@ impl LockStream {
             d.holding_closed(h.lock, h.acquire_index, (h.end_ns, h.end_index, h.end));
         }
         let names = &self.names.names;
+        let counts = &mut self.names.counts;
         let doubles = &mut self.doubles;
         self.overlaps.closed(h, &mut |(a, b): Pair| {
+            counts[a.lock as usize].double_holders += 1;
             let key = (
                 names[a.lock as usize].clone(),
                 b.start_ns,
@@ -301,6 +320,7 @@ impl LockStream {
         open.sort_by_key(|(k, _)| *k);
         for ((p, _), op) in open {
             self.count(op.f, None, None);
+            self.names.counts[op.lock as usize].count(op.f, None);
             if let (Some(d), F::Acquire) = (&mut self.deadlocks, op.f) {
                 let stop = self.holdings.crash_of(p).map_or(self.end_ns, |c| c.0);
                 d.ended(p, op.lock, op.wanting_since, stop.max(op.wanting_since));
@@ -315,7 +335,8 @@ impl LockStream {
         self.report(&faults)
     }
 
-    fn report(self, faults: &[FaultWindow]) -> LockReport {
+    fn report(mut self, faults: &[FaultWindow]) -> LockReport {
+        let mut per_lock = self.names.per_lock();
         let names = &self.names.names;
         let mut unknowns = Vec::new();
         let mut others = Vec::new();
@@ -340,6 +361,9 @@ impl LockStream {
                     for (s, e) in merge(&mut seg.wanting) {
                         for (a, b) in subtract(s, e, &faulty) {
                             if b - a >= threshold {
+                                if let Some(c) = (lock as usize).checked_sub(1) {
+                                    per_lock[c].deadlocks += 1;
+                                }
                                 found.push((name, a, describe::deadlock(name, &seg, a, b, faults)));
                             }
                         }
@@ -384,6 +408,7 @@ impl LockStream {
             others,
             unknowns,
             stats: self.stats,
+            per_lock,
         };
         judge(self.params.property, found)
     }
