@@ -9,7 +9,7 @@
 //! (defaults 3, 5, 64, 256).
 
 use lockpick_checker::history::{read_history, EventKind, Process, F};
-use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, RedisLock};
+use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, RedisLock, StartGate};
 use lockpick_harness::db::{RedisOptions, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
@@ -116,6 +116,8 @@ async fn run_workload(
         interrupt: interrupt.clone(),
         broken: broken.clone(),
         run_dir: dir.to_owned(),
+        // Built-in clients connect at once: each loop starts on its own.
+        start: Arc::new(StartGate::opened()),
     };
     let mut tasks = JoinSet::new();
     lock.spawn(&mut tasks, clients, &ctx);

@@ -5,6 +5,7 @@ pub mod addr;
 pub mod client;
 pub mod cluster;
 pub mod db;
+pub mod fault;
 pub mod locks;
 pub mod matrix;
 pub mod nemesis;

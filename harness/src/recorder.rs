@@ -39,7 +39,6 @@ pub enum RecordError {
 /// The run's history writer. Shared by every client and the nemesis.
 pub struct Recorder {
     path: PathBuf,
-    start: Instant,
     shared: Arc<Shared>,
     ops: AtomicU64,
     flusher: Option<JoinHandle<()>>,
@@ -56,6 +55,8 @@ struct Shared {
 }
 
 struct Pending {
+    /// The instant history time 0 stands for.
+    start: Instant,
     buf: Vec<u8>,
     next_index: u64,
     /// The first write error; recording stops there and the run reports it at the end.
@@ -66,6 +67,7 @@ impl Shared {
     fn new(file: Option<File>) -> Arc<Shared> {
         Arc::new(Shared {
             pending: Mutex::new(Pending {
+                start: Instant::now(),
                 buf: Vec::with_capacity(FLUSH_BYTES),
                 next_index: 0,
                 failed: None,
@@ -120,7 +122,6 @@ impl Recorder {
         };
         Ok(Recorder {
             path: path.to_owned(),
-            start: Instant::now(),
             shared,
             ops: AtomicU64::new(0),
             flusher: Some(flusher),
@@ -132,7 +133,6 @@ impl Recorder {
     pub fn discarding() -> Recorder {
         Recorder {
             path: PathBuf::new(),
-            start: Instant::now(),
             shared: Shared::new(None),
             ops: AtomicU64::new(0),
             flusher: None,
@@ -145,7 +145,24 @@ impl Recorder {
 
     /// The instant history time 0 stands for.
     pub fn start(&self) -> Instant {
-        self.start
+        self.shared
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .start
+    }
+
+    /// Makes now time 0 of the history: the workload starts. Events recorded before would
+    /// have times before 0, so this is for a history that holds none yet.
+    pub fn restart_clock(&self) -> Instant {
+        let mut p = self
+            .shared
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        debug_assert_eq!(p.next_index, 0, "events were recorded before time 0");
+        p.start = Instant::now();
+        p.start
     }
 
     /// Completed client operations so far (for progress display).
@@ -173,7 +190,7 @@ impl Recorder {
         let event = Event {
             v: FORMAT_VERSION,
             index: p.next_index,
-            time_ns: self.start.elapsed().as_nanos() as u64,
+            time_ns: p.start.elapsed().as_nanos() as u64,
             process,
             kind,
             f,

@@ -190,3 +190,108 @@ fn python_redis_lock_cannot_save_a_stopped_process() {
     assert_caused_by(finding, F::Pause);
     stale_release_failed_not_owner(&dir, &report.to_string(), finding);
 }
+
+#[test]
+fn a_slow_starting_adapter_does_not_eat_the_workload_time() {
+    // Client 1's adapter says hello 2.5 s after it starts, past the 1.5 s workload: the
+    // workload's clock (and the history's time 0) must wait for it.
+    const SLOW_START_MS: u64 = 2500;
+    const DURATION_MS: u64 = 1500;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/broken_adapter.py"),
+        folder.path().join("slow_adapter.py"),
+    )
+    .unwrap();
+    let path = folder.path().join("slow.toml");
+    let text = format!(
+        r#"
+name = "slow-adapter"
+seed = 1
+
+[server]
+kind = "redis"
+
+[client]
+kind = "process"
+command = ["python3", "./slow_adapter.py"]
+init = {{ break = "none", slow_start_ms = {SLOW_START_MS}, slow_client = 1 }}
+
+[workload]
+kind = "fenced-write"
+clients = 2
+duration_ms = {DURATION_MS}
+"#
+    );
+    std::fs::write(&path, &text).unwrap();
+    let scenario = parse_scenario(&path, &text).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        store: store.path().to_owned(),
+        ..RunOptions::default()
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let outcome = rt
+        .block_on(run_scenario(&scenario, &opts, CancellationToken::new()))
+        .unwrap();
+    assert!(outcome.results.workload_ms >= DURATION_MS);
+    let events = history(&outcome.dir);
+    for client in [0, 1] {
+        let invokes: Vec<u64> = events
+            .iter()
+            .filter(|e| e.process == Process::Client(client) && e.kind == EventKind::Invoke)
+            .map(|e| e.time_ns / 1_000_000)
+            .collect();
+        // Both start at the start line, the fast one too, and work until the end.
+        let (first, last) = (invokes.first(), invokes.last());
+        assert!(
+            first.is_some_and(|&t| t < DURATION_MS / 2),
+            "client {client}: first op at {first:?} ms of a {DURATION_MS} ms run"
+        );
+        assert!(
+            last.is_some_and(|&t| t >= DURATION_MS * 2 / 3),
+            "client {client}: last op at {last:?} ms of a {DURATION_MS} ms run"
+        );
+    }
+}
+
+#[test]
+fn python_redis_lock_auto_renewal_stops_with_the_stopped_process() {
+    let (report, dir) = expecting(
+        run("python-redis-lock-auto-renewal-gc-pause"),
+        Verdict::Invalid,
+    );
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    stale_release_failed_not_owner(&dir, &report.to_string(), finding);
+    // On waking, the library's renewal thread found the key gone and died of it, telling no one.
+    let stderr =
+        std::fs::read_to_string(dir.join(format!("clients/p{}.stderr", finding.processes[0])))
+            .unwrap_or_default();
+    assert!(
+        stderr.contains("_lock_renewer") && stderr.contains("NotAcquired"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn kazoo_under_latency_near_the_session_timeout_keeps_one_holder() {
+    let (report, dir) = expecting(run("python-kazoo-latency"), Verdict::Valid);
+    assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
+    // The latency was in force and healed, and grants went on after it.
+    let events = history(&dir);
+    let healed = events
+        .iter()
+        .find(|e| e.process == Process::Nemesis && e.f == F::Heal && e.kind == EventKind::Info)
+        .expect("the latency is healed")
+        .time_ns;
+    assert!(events
+        .iter()
+        .any(|e| e.process == Process::Nemesis && e.f == F::Slow));
+    assert!(
+        events
+            .iter()
+            .any(|e| e.f == F::Acquire && e.kind == EventKind::Ok && e.time_ns > healed),
+        "{report}"
+    );
+}

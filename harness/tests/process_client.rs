@@ -13,7 +13,7 @@ use lockpick_harness::client::process::{
 };
 use lockpick_harness::client::{
     run_client, Broken, ClientCtx, Connecting, Interrupt, LockClient, LockSession, Outcome,
-    PausePlan, PausePoints,
+    PausePlan, PausePoints, StartGate,
 };
 use lockpick_harness::cluster::start_zk_cluster;
 use lockpick_harness::db::{live_children, RedisOptions, Supervisor};
@@ -251,6 +251,8 @@ impl Bench {
             interrupt: tokio_util::sync::CancellationToken::new(),
             broken: self.broken.clone(),
             run_dir: self.dir.clone(),
+            // Each loop starts on its own, as soon as its adapter said hello.
+            start: Arc::new(StartGate::opened()),
         }
     }
 }

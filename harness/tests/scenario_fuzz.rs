@@ -3,10 +3,11 @@
 //! promises (a plain name, a schedule within its bound) or an error naming the file, a line
 //! of it and a field. A few thousand cases, a few seconds: it runs with the other tests.
 
+use lockpick_harness::fault::fault_names;
 use lockpick_harness::locks::lock_names;
 use lockpick_harness::nemesis::{build_schedule, max_steps};
 use lockpick_harness::scenario::rules::{check_name, MAX_SCHEDULE_STEPS};
-use lockpick_harness::scenario::{parse_scenario, FaultKind, Scenario};
+use lockpick_harness::scenario::{parse_scenario, Scenario};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::path::Path;
@@ -291,7 +292,7 @@ fn generated() -> impl Strategy<Value = String> {
         prop::sample::select(v)
     };
     let kind = with_unknown(&lock_names());
-    let fault = with_unknown(FaultKind::NAMES);
+    let fault = with_unknown(&fault_names());
     let key_value = (0..KEYS.len(), 0..VALUES.len())
         .prop_map(|(k, v)| format!("{} = {}\n", KEYS[k], VALUES[v]));
     let nemesis = (fault, proptest::collection::vec(key_value.clone(), 0..6))

@@ -1,7 +1,7 @@
 //! Bad scenario files, each rebuilt here from a good one: every one is refused at load with an
 //! error that names the file, the line and the field, and says what is allowed.
 
-use lockpick_harness::scenario::{parse_scenario, FaultKind, Scenario};
+use lockpick_harness::scenario::{parse_scenario, Scenario};
 use std::path::Path;
 
 /// A good scenario: a redlock of five masters with a latency fault, so that node lists,
@@ -283,7 +283,7 @@ fn nemesis_entries_are_capped_and_each_keeps_its_line() {
     // from a blank line.
     let last = s.nemesis.faults.last().unwrap();
     assert_eq!(last.line, 28 + 4 * 998);
-    assert!(matches!(last.kind, FaultKind::ClientCrash { .. }));
+    assert_eq!(last.spec.name(), "client-crash");
     assert_refused(
         &up_to(1000),
         28 + 4 * 999,
@@ -355,6 +355,28 @@ fn toml_and_type_errors_name_the_table_and_key() {
     ];
     for (text, line, field, says) in cases {
         assert_refused(text, *line, field, &[says]);
+    }
+}
+
+#[test]
+fn a_field_that_moved_to_the_client_table_says_where_it_went() {
+    for (field, value) in [
+        ("wait_replicas", "1"),
+        ("wait_timeout_ms", "2000"),
+        ("wait_release", "true"),
+    ] {
+        let text = format!(
+            "name = \"old\"\n[backend]\nkind = \"redis-sentinel\"\n[lock]\nttl_ms = 15000\n{field} = {value}\n[workload]\nkind = \"fenced-write\"\nclients = 2\nduration_ms = 1000\n"
+        );
+        let err = parse_scenario(std::path::Path::new("old.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "load scenario old.toml:6: field `lock.{field}`: `{field}` moved out of [lock]: it is an option of the client now: write [server] kind = \"redis-sentinel\" and [client] kind = \"sentinel-lock\""
+            )),
+            "{err}"
+        );
     }
 }
 

@@ -31,8 +31,8 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
         .faults
         .iter()
         .map(|f| FaultColumn {
-            label: f.kind.label(),
-            verb: f.kind.verb(),
+            label: f.spec.label(),
+            verb: f.spec.verb(),
         })
         .collect();
     eprintln!(

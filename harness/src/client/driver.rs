@@ -6,6 +6,7 @@
 use super::broken::Broken;
 use super::lock::{Connecting, Grant, LockClient, LockSession, Outcome};
 use super::pause::{Interrupt, PausePoints};
+use super::start_gate::StartGate;
 use super::watchdog::Watchdog;
 use crate::recorder::Recorder;
 use crate::resource::Resource;
@@ -44,6 +45,8 @@ pub struct ClientCtx {
     pub broken: Arc<Broken>,
     /// The run's folder (adapter processes write their stderr under `clients/` there).
     pub run_dir: PathBuf,
+    /// Where the client waits with its first session until every client has one.
+    pub start: Arc<StartGate>,
 }
 
 /// What happened to the current process in one round.
@@ -82,7 +85,12 @@ pub async fn run_client<L: LockClient>(lock: Arc<L>, ctx: ClientCtx) {
 
 impl<L: LockClient> Client<L> {
     async fn run(&mut self) {
-        let Some(mut session) = self.connect().await else {
+        let first = self.connect().await;
+        // At the start line even without a session (the run stopped), so nobody waits for it.
+        if !self.ctx.start.arrive(&self.ctx.stop).await {
+            return;
+        }
+        let Some(mut session) = first else {
             return;
         };
         loop {

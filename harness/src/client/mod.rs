@@ -31,6 +31,7 @@ mod retry;
 mod sql_kind;
 mod sql_lock;
 mod sql_node;
+mod start_gate;
 mod watchdog;
 mod zk_lock;
 
@@ -56,4 +57,5 @@ pub use redis_sentinel::{SentinelLock, SentinelSession, WaitSpec};
 pub use redlock::{NodeAnswer, Redlock, RedlockSession};
 pub use sql_lock::{SqlLock, SqlRecipe};
 pub use sql_node::{Dialect, SqlNode};
+pub use start_gate::StartGate;
 pub use zk_lock::ZkLock;

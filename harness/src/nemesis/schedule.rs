@@ -1,97 +1,11 @@
 //! Turns a scenario's fault list into a timed list of actions. Pure: the same scenario and seed
 //! always give the same schedule.
 
+use crate::fault::{Fault, Plan, Step};
 use crate::scenario::rules::MAX_SCHEDULE_STEPS;
-use crate::scenario::{Fault, FaultKind, PausePoint, Scenario, Targets};
-use rand::{Rng, SeedableRng};
+use crate::scenario::Scenario;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
-
-/// One thing the nemesis does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Action {
-    /// Arm a pause on a client, taken when it reaches `point`.
-    PauseClient {
-        client: usize,
-        point: PausePoint,
-        ms: u64,
-    },
-    /// Arm a crash on a client, taken when it reaches `point`.
-    CrashClient { client: usize, point: PausePoint },
-    /// Add latency to the links of `nodes`.
-    Slow {
-        nodes: Vec<String>,
-        latency_ms: u64,
-        jitter_ms: u64,
-    },
-    /// Cut the links of `nodes`.
-    Partition { nodes: Vec<String> },
-    /// Remove the network faults of `nodes`.
-    Heal { nodes: Vec<String> },
-    /// Cut the peer links between `members` and the other members; `id` pairs it with its
-    /// [`Action::Rejoin`].
-    Isolate { members: Members, id: usize },
-    /// Restore the peer links cut by the isolation `id`.
-    Rejoin { id: usize },
-    /// Stop the processes of `members` (SIGSTOP); `id` pairs it with its
-    /// [`Action::ResumeNodes`].
-    PauseNodes { members: Members, id: usize },
-    /// Let the nodes paused by `id` go on (SIGCONT).
-    ResumeNodes { id: usize },
-    /// Kill the processes of `members` (SIGKILL); `id` pairs it with its
-    /// [`Action::RestartNodes`].
-    CrashNodes { members: Members, id: usize },
-    /// Start the nodes crashed by `id` again, with whatever their persistence kept.
-    RestartNodes { id: usize },
-    /// Set the wall clock of `nodes`: `offset_ms` from real time, running at
-    /// `rate_milli / 1000` times real speed if set.
-    SetClock {
-        nodes: Vec<String>,
-        offset_ms: i64,
-        rate_milli: Option<u64>,
-    },
-    /// Put the clocks of `nodes` back to real time.
-    ResetClock { nodes: Vec<String> },
-}
-
-impl Action {
-    /// The id of the member fault this action starts, if it starts one.
-    pub fn opens(&self) -> Option<usize> {
-        match self {
-            Action::Isolate { id, .. }
-            | Action::PauseNodes { id, .. }
-            | Action::CrashNodes { id, .. } => Some(*id),
-            _ => None,
-        }
-    }
-
-    /// The id of the member fault this action ends, if it ends one.
-    pub fn closes(&self) -> Option<usize> {
-        match self {
-            Action::Rejoin { id } | Action::ResumeNodes { id } | Action::RestartNodes { id } => {
-                Some(*id)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The nodes a process or peer fault applies to: named in the schedule, or the cluster's
-/// leader, found when the fault starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Members {
-    Named(Vec<String>),
-    Leader,
-}
-
-/// An action at a time, in milliseconds from the start of the workload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Step {
-    pub at_ms: u64,
-    pub action: Action,
-}
 
 /// Draws the schedule for `scenario` with `seed`, covering `duration_ms` of workload. Steps are
 /// sorted by time; a heal is scheduled even past the end so nothing stays broken.
@@ -114,159 +28,8 @@ pub fn build_schedule(
         };
         let mut runs = 0;
         while at < duration_ms && runs < max_runs {
-            let pick_client = |rng: &mut ChaCha8Rng, fixed: Option<usize>| {
-                fixed.unwrap_or_else(|| rng.random_range(0..clients))
-            };
-            let pick_members = |rng: &mut ChaCha8Rng, targets: &Targets| match targets {
-                Targets::All => Members::Named(nodes.clone()),
-                Targets::RandomOne => {
-                    Members::Named(vec![nodes[rng.random_range(0..nodes.len())].clone()])
-                }
-                Targets::Nodes(n) => Members::Named(n.clone()),
-                Targets::Leader => Members::Leader,
-            };
-            let pick_nodes =
-                |rng: &mut ChaCha8Rng, targets: &Targets| match pick_members(rng, targets) {
-                    Members::Named(n) => n,
-                    // Rejected by the scenario parser for proxy faults.
-                    Members::Leader => nodes.clone(),
-                };
-            let id = steps.len();
-            match &fault.kind {
-                FaultKind::ClientPause {
-                    point,
-                    duration,
-                    client,
-                } => {
-                    let client = pick_client(&mut rng, *client);
-                    let ms = duration.draw(&mut rng);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::PauseClient {
-                            client,
-                            point: *point,
-                            ms,
-                        },
-                    });
-                }
-                FaultKind::ClientCrash { point, client } => {
-                    let client = pick_client(&mut rng, *client);
-                    steps.push(Step {
-                        at_ms: at,
-                        action: Action::CrashClient {
-                            client,
-                            point: *point,
-                        },
-                    });
-                }
-                FaultKind::Latency {
-                    targets,
-                    latency_ms,
-                    jitter_ms,
-                    duration,
-                } => {
-                    let nodes = pick_nodes(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    push_window(
-                        &mut steps,
-                        at,
-                        ms,
-                        Action::Slow {
-                            nodes: nodes.clone(),
-                            latency_ms: *latency_ms,
-                            jitter_ms: *jitter_ms,
-                        },
-                        Action::Heal { nodes },
-                    );
-                }
-                FaultKind::Isolate { targets, duration }
-                | FaultKind::NodePause { targets, duration }
-                | FaultKind::NodeCrash { targets, duration } => {
-                    let members = pick_members(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    let (start, end) = match &fault.kind {
-                        FaultKind::Isolate { .. } => {
-                            (Action::Isolate { members, id }, Action::Rejoin { id })
-                        }
-                        FaultKind::NodePause { .. } => (
-                            Action::PauseNodes { members, id },
-                            Action::ResumeNodes { id },
-                        ),
-                        _ => (
-                            Action::CrashNodes { members, id },
-                            Action::RestartNodes { id },
-                        ),
-                    };
-                    push_window(&mut steps, at, ms, start, end);
-                }
-                FaultKind::Partition { targets, duration } => {
-                    let nodes = pick_nodes(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    push_window(
-                        &mut steps,
-                        at,
-                        ms,
-                        Action::Partition {
-                            nodes: nodes.clone(),
-                        },
-                        Action::Heal { nodes },
-                    );
-                }
-                FaultKind::ClockJump {
-                    targets, duration, ..
-                }
-                | FaultKind::ClockRate {
-                    targets, duration, ..
-                } => {
-                    let nodes = pick_nodes(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    let (offset_ms, rate_milli) = match &fault.kind {
-                        FaultKind::ClockJump { offset_ms, .. } => (*offset_ms, None),
-                        FaultKind::ClockRate { rate_milli, .. } => (0, Some(*rate_milli)),
-                        _ => unreachable!("matched above"),
-                    };
-                    push_window(
-                        &mut steps,
-                        at,
-                        ms,
-                        Action::SetClock {
-                            nodes: nodes.clone(),
-                            offset_ms,
-                            rate_milli,
-                        },
-                        Action::ResetClock { nodes },
-                    );
-                }
-                FaultKind::ClockStrobe {
-                    targets,
-                    offset_ms,
-                    period_ms,
-                    duration,
-                } => {
-                    let nodes = pick_nodes(&mut rng, targets);
-                    let ms = duration.draw(&mut rng);
-                    let mut t = 0;
-                    let mut flipped = true;
-                    // Flips after the workload's end would never run (the nemesis stops
-                    // there and resets every clock it moved).
-                    while t < ms && at + t < duration_ms {
-                        steps.push(Step {
-                            at_ms: at + t,
-                            action: Action::SetClock {
-                                nodes: nodes.clone(),
-                                offset_ms: if flipped { *offset_ms } else { 0 },
-                                rate_milli: None,
-                            },
-                        });
-                        flipped = !flipped;
-                        t += period_ms;
-                    }
-                    steps.push(Step {
-                        at_ms: at + ms,
-                        action: Action::ResetClock { nodes },
-                    });
-                }
-            }
+            let mut plan = Plan::new(&mut rng, &nodes, clients, duration_ms, &mut steps);
+            fault.spec.schedule(&mut plan, at);
             runs += 1;
             match fault.every_ms {
                 Some(every) => at += every.draw(&mut rng).max(1),
@@ -293,21 +56,7 @@ pub fn max_steps(fault: &Fault, duration_ms: u64) -> u64 {
             count.map_or(fit, |c| fit.min(u64::from(c)))
         }
     };
-    let per_start = match &fault.kind {
-        FaultKind::ClientPause { .. } | FaultKind::ClientCrash { .. } => 1,
-        FaultKind::Latency { .. }
-        | FaultKind::Partition { .. }
-        | FaultKind::Isolate { .. }
-        | FaultKind::NodePause { .. }
-        | FaultKind::NodeCrash { .. }
-        | FaultKind::ClockJump { .. }
-        | FaultKind::ClockRate { .. } => 2,
-        FaultKind::ClockStrobe {
-            period_ms,
-            duration,
-            ..
-        } => duration.max.min(duration_ms).div_ceil((*period_ms).max(1)) + 1,
-    };
+    let per_start = fault.spec.steps_per_start(duration_ms);
     starts.saturating_mul(per_start)
 }
 
@@ -335,31 +84,19 @@ pub fn check_schedule_size(
         .max_by_key(|&(_, n)| n)
         .expect("a schedule over the limit has a fault");
     let fault = &scenario.nemesis.faults[index];
-    let field = match fault.kind {
-        FaultKind::ClockStrobe { .. } if fault.every_ms.is_none() => "nemesis.period_ms",
-        _ => "nemesis.every_ms",
+    let field = match fault.every_ms {
+        Some(_) => "nemesis.every_ms",
+        None => fault.spec.size_field(),
     };
     Err((
         index,
         field,
         format!(
             "fault {} (line {}) can take {steps} schedule steps over a {duration_ms} ms run, {total} in all; allowed: at most {MAX_SCHEDULE_STEPS}: make it recur less often, set count, or shorten the run",
-            fault.kind.name(),
+            fault.spec.name(),
             fault.line
         ),
     ))
-}
-
-/// Pushes `start` at `at` and `end` `ms` later: the two ends of a fault that lasts.
-fn push_window(steps: &mut Vec<Step>, at: u64, ms: u64, start: Action, end: Action) {
-    steps.push(Step {
-        at_ms: at,
-        action: start,
-    });
-    steps.push(Step {
-        at_ms: at + ms,
-        action: end,
-    });
 }
 
 #[cfg(test)]
@@ -415,6 +152,11 @@ mod tests {
         assert!(a.iter().all(|s| s.at_ms < 10_000));
     }
 
+    /// The steps as `(at_ms, action as schedule.json writes it)`.
+    fn json(steps: &[Step]) -> Vec<(u64, serde_json::Value)> {
+        steps.iter().map(|s| (s.at_ms, s.action_json())).collect()
+    }
+
     #[test]
     fn network_faults_are_healed_after_their_duration() {
         let s = scenario(
@@ -422,20 +164,10 @@ mod tests {
         );
         let steps = build_schedule(&s, 0, 10_000, 4);
         assert_eq!(
-            steps,
+            json(&steps),
             vec![
-                Step {
-                    at_ms: 9000,
-                    action: Action::Partition {
-                        nodes: vec!["n1".into()]
-                    }
-                },
-                Step {
-                    at_ms: 11_000,
-                    action: Action::Heal {
-                        nodes: vec!["n1".into()]
-                    }
-                },
+                (9000, serde_json::json!({"partition": {"nodes": ["n1"]}})),
+                (11_000, serde_json::json!({"heal": {"nodes": ["n1"]}})),
             ]
         );
     }
@@ -445,28 +177,20 @@ mod tests {
         let s = scenario(
             "[[nemesis]]\nfault = \"node-crash\"\nat_ms = 100\nduration_ms = 0\nnodes = [\"n1\"]\n[[nemesis]]\nfault = \"node-pause\"\nat_ms = 500\nduration_ms = 300\nnodes = [\"n1\"]\n",
         );
-        let n1 = || vec!["n1".to_owned()];
         let steps = build_schedule(&s, 0, 10_000, 4);
-        let got: Vec<(u64, Action)> = steps.into_iter().map(|s| (s.at_ms, s.action)).collect();
         assert_eq!(
-            got,
+            json(&steps),
             vec![
                 (
                     100,
-                    Action::CrashNodes {
-                        members: Members::Named(n1()),
-                        id: 0
-                    }
+                    serde_json::json!({"crash-nodes": {"members": {"named": ["n1"]}, "id": 0}})
                 ),
-                (100, Action::RestartNodes { id: 0 }),
+                (100, serde_json::json!({"restart-nodes": {"id": 0}})),
                 (
                     500,
-                    Action::PauseNodes {
-                        members: Members::Named(n1()),
-                        id: 2
-                    }
+                    serde_json::json!({"pause-nodes": {"members": {"named": ["n1"]}, "id": 2}})
                 ),
-                (800, Action::ResumeNodes { id: 2 }),
+                (800, serde_json::json!({"resume-nodes": {"id": 2}})),
             ]
         );
     }
@@ -477,22 +201,30 @@ mod tests {
             "[[nemesis]]\nfault = \"clock-strobe\"\nat_ms = 100\nduration_ms = 250\noffset_ms = -3000\nperiod_ms = 100\nnodes = [\"n1\"]\n",
         );
         let steps = build_schedule(&s, 0, 10_000, 4);
-        let got: Vec<(u64, i64)> = steps
+        let got: Vec<(u64, i64)> = json(&steps)
             .iter()
-            .filter_map(|s| match &s.action {
-                Action::SetClock { offset_ms, .. } => Some((s.at_ms, *offset_ms)),
-                _ => None,
-            })
+            .filter_map(|(at, a)| Some((*at, a.get("set-clock")?["offset_ms"].as_i64()?)))
             .collect();
         assert_eq!(got, vec![(100, -3000), (200, 0), (300, -3000)]);
         assert_eq!(
-            steps.last().map(|s| (s.at_ms, s.action.clone())),
-            Some((
-                350,
-                Action::ResetClock {
-                    nodes: vec!["n1".to_owned()]
-                }
-            ))
+            json(&steps).last().cloned(),
+            Some((350, serde_json::json!({"reset-clock": {"nodes": ["n1"]}})))
+        );
+    }
+
+    #[test]
+    fn the_schedule_file_names_each_step_and_its_fields_in_order() {
+        let s = scenario(
+            "[[nemesis]]\nfault = \"client-pause\"\nat_ms = 5\nclient = 1\nduration_ms = 700\npoint = \"before-write\"\n[[nemesis]]\nfault = \"clock-jump\"\nat_ms = 10\nduration_ms = 20\noffset_ms = 3\nnodes = [\"n1\"]\n",
+        );
+        let text = serde_json::to_string(&build_schedule(&s, 0, 10_000, 4)).unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                r#"[{"at_ms":5,"action":{"pause-client":{"client":1,"point":"before-write","ms":700}}},"#,
+                r#"{"at_ms":10,"action":{"set-clock":{"nodes":["n1"],"offset_ms":3,"rate_milli":null}}},"#,
+                r#"{"at_ms":30,"action":{"reset-clock":{"nodes":["n1"]}}}]"#
+            )
         );
     }
 
@@ -519,8 +251,8 @@ mod tests {
         );
         let steps = build_schedule(&s, 0, 10_000, 4);
         assert_eq!(steps.len(), 3);
-        assert!(steps
+        assert!(json(&steps)
             .iter()
-            .all(|s| matches!(s.action, Action::CrashClient { client: 2, .. })));
+            .all(|(_, a)| a["crash-client"]["client"] == 2));
     }
 }

@@ -7,7 +7,7 @@ use super::options::RunOptions;
 use super::store::{
     create_run_dir, discard_node_data, interrupt_signal, write_store_file, RunRecord,
 };
-use crate::client::{Broken, ClientCtx, PausePoints};
+use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
 use crate::db::{RedisOptions, Supervisor};
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
@@ -23,7 +23,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -238,6 +238,7 @@ async fn run_with(
     let next_process = Arc::new(AtomicU64::new(clients as u64));
     let stop = interrupt.child_token();
     let broken = Arc::new(Broken::default());
+    let start_gate = Arc::new(StartGate::default());
     let mut tasks = JoinSet::new();
     let ctx = |index: usize| ClientCtx {
         index,
@@ -254,9 +255,18 @@ async fn run_with(
         interrupt: interrupt.clone(),
         broken: broken.clone(),
         run_dir: dir.to_owned(),
+        start: start_gate.clone(),
     };
     backend.clients.spawn(&mut tasks, clients, &ctx);
-    let started = Instant::now();
+    // The workload's clock, the nemesis's and the history's start once every client has its
+    // first session: an adapter's runtime and library may take a second or more to start.
+    tokio::select! {
+        _ = interrupt.cancelled() => {}
+        _ = broken.reported() => {}
+        _ = start_gate.all_arrived(clients, START_LINE_LIMIT) => {}
+    }
+    let started = recorder.restart_clock();
+    start_gate.open();
     let nemesis = tokio::spawn(run_nemesis(
         steps,
         NemesisCtx {
@@ -320,16 +330,18 @@ async fn run_with(
     })
 }
 
+/// How long the clients may take to open their first sessions before the workload starts
+/// without the late ones (they join when they have one). An adapter that cannot start fails
+/// sooner, after its own start time limit.
+const START_LINE_LIMIT: Duration = Duration::from_secs(60);
+
 /// The longest client pause the scenario can arm.
 fn max_pause(scenario: &Scenario) -> Duration {
     let ms = scenario
         .nemesis
         .faults
         .iter()
-        .filter_map(|f| match &f.kind {
-            crate::scenario::FaultKind::ClientPause { duration, .. } => Some(duration.max),
-            _ => None,
-        })
+        .filter_map(|f| f.spec.max_client_pause_ms())
         .max()
         .unwrap_or(0);
     Duration::from_millis(ms)

@@ -6,6 +6,7 @@ use super::model::*;
 use super::ms::MsRange;
 use super::rules::{self, *};
 use crate::client::{client_names, find_client, ClientKind};
+use crate::fault::{fault_names, find_fault, Entry, RawEntry, FAULTS};
 use crate::locks::{find_lock, lock_names};
 use crate::server::{find_server, server_names, ServerKind};
 use lockpick_checker::verdict::Verdict;
@@ -33,7 +34,7 @@ struct RawScenario {
     #[serde(default)]
     check: RawCheck,
     #[serde(default)]
-    nemesis: Vec<Spanned<RawFault>>,
+    nemesis: Vec<RawEntry>,
 }
 
 /// `[server]`, or the `[backend]` shorthand, whose `kind` names a lock instead.
@@ -88,44 +89,27 @@ struct RawCheck {
     deadlock_ms: Option<Spanned<u64>>,
 }
 
-/// Every field any fault may have; which are allowed depends on `fault`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFault {
-    fault: Spanned<String>,
-    at_ms: Option<Spanned<MsRange>>,
-    every_ms: Option<Spanned<MsRange>>,
-    count: Option<Spanned<u32>>,
-    duration_ms: Option<Spanned<MsRange>>,
-    point: Option<Spanned<String>>,
-    client: Option<Spanned<u64>>,
-    nodes: Option<Spanned<toml::Value>>,
-    latency_ms: Option<Spanned<u64>>,
-    jitter_ms: Option<Spanned<u64>>,
-    offset_ms: Option<Spanned<i64>>,
-    rate: Option<Spanned<f64>>,
-    period_ms: Option<Spanned<u64>>,
-}
+/// Fields that moved out of a table, and where to: a scenario written for an older lockpick
+/// is told where its field went, not only that it is unknown.
+const MOVED: &[(&str, &str)] = &[
+    ("lock.wait_replicas", SENTINEL_CLIENT),
+    ("lock.wait_timeout_ms", SENTINEL_CLIENT),
+    ("lock.wait_release", SENTINEL_CLIENT),
+];
 
-impl RawFault {
-    /// Names of the optional fields that are set, for "not allowed here" errors.
-    fn set_fields(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        let mut put = |set: bool, name| {
-            if set {
-                v.push(name)
+const SENTINEL_CLIENT: &str = "an option of the client now: write [server] kind = \"redis-sentinel\" and [client] kind = \"sentinel-lock\" (instead of [backend]), and put the field under [client] (as in scenarios/redis-failover-wait.toml)";
+
+/// `error` with where its field moved, if it is an unknown field that moved.
+fn moved(error: ScenarioError) -> ScenarioError {
+    match error {
+        ScenarioError::Invalid(mut at) if at.message.starts_with("unknown field") => {
+            if let Some((_, hint)) = MOVED.iter().find(|(field, _)| *field == at.field) {
+                let key = at.field.rsplit('.').next().unwrap_or(&at.field);
+                at.message = format!("`{key}` moved out of [lock]: it is {hint}");
             }
-        };
-        put(self.duration_ms.is_some(), "duration_ms");
-        put(self.point.is_some(), "point");
-        put(self.client.is_some(), "client");
-        put(self.nodes.is_some(), "nodes");
-        put(self.latency_ms.is_some(), "latency_ms");
-        put(self.jitter_ms.is_some(), "jitter_ms");
-        put(self.offset_ms.is_some(), "offset_ms");
-        put(self.rate.is_some(), "rate");
-        put(self.period_ms.is_some(), "period_ms");
-        v
+            ScenarioError::Invalid(at)
+        }
+        other => other,
     }
 }
 
@@ -202,7 +186,7 @@ fn name_value(src: &Source, field: &str, value: &Spanned<String>) -> Result<Stri
 }
 
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
+    let raw: RawScenario = toml::from_str(src.text).map_err(|e| moved(src.toml_error(&e)))?;
     // The name becomes the run's folder under the store and is printed: it must be a plain
     // file name that cannot climb out of the store, nest, or forge output.
     let name = name_value(src, "name", &raw.name)?;
@@ -441,12 +425,12 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     if let Err((index, field, why)) =
         crate::nemesis::check_schedule_size(&scenario, scenario.workload.duration_ms)
     {
-        let fault = raw.nemesis[index].get_ref();
-        let span = match field {
-            "nemesis.period_ms" => fault.period_ms.as_ref().map(Spanned::span),
-            _ => fault.every_ms.as_ref().map(Spanned::span),
-        }
-        .unwrap_or_else(|| raw.nemesis[index].span());
+        let entry = raw.nemesis[index].get_ref();
+        let key = field.strip_prefix("nemesis.").unwrap_or(field);
+        let span = entry
+            .get(key)
+            .map(Spanned::span)
+            .unwrap_or_else(|| raw.nemesis[index].span());
         return Err(src.error(span, field, why));
     }
     Ok(scenario)
@@ -490,260 +474,113 @@ fn lock_count(
     Ok(count)
 }
 
+/// The fields every fault has, beside its own.
+const COMMON_FIELDS: &[&str] = &["fault", "at_ms", "every_ms", "count"];
+
+/// Reads one `[[nemesis]]` entry: the fault it names reads its own fields, then the timing
+/// every fault has.
 fn fault(
     src: &Source,
-    spanned: &Spanned<RawFault>,
+    raw: &RawEntry,
     node_names: &[String],
     clients: usize,
     server: &dyn ServerKind,
 ) -> Result<Fault, ScenarioError> {
-    let f = spanned.get_ref();
-    let line = src.line_of(spanned.span().start);
-    let kind_name = f.fault.get_ref().as_str();
-    let here = |field: &str, message: String| src.error(spanned.span(), field, message);
-    let caps = server.capabilities();
-
-    let allowed: &[&str] = match kind_name {
-        "client-pause" => &["duration_ms", "point", "client"],
-        "client-crash" => &["point", "client"],
-        "latency" => &["duration_ms", "nodes", "latency_ms", "jitter_ms"],
-        "partition" | "node-pause" | "node-crash" => &["duration_ms", "nodes"],
-        "isolate" => &["duration_ms", "nodes"],
-        "clock-jump" => &["duration_ms", "nodes", "offset_ms"],
-        "clock-rate" => &["duration_ms", "nodes", "rate"],
-        "clock-strobe" => &["duration_ms", "nodes", "offset_ms", "period_ms"],
-        other => {
-            return Err(src.error(
-                f.fault.span(),
-                "nemesis.fault",
-                format!(
-                    "unknown fault {other:?}; allowed: {}",
-                    FaultKind::NAMES.join(", ")
-                ),
-            ))
-        }
-    };
-    if let Some(extra) = f.set_fields().into_iter().find(|n| !allowed.contains(n)) {
-        return Err(here(
-            &format!("nemesis.{extra}"),
+    let line = src.line_of(raw.span().start);
+    let table = raw.get_ref();
+    let Some(name) = table.get("fault") else {
+        return Err(src.error(
+            raw.span(),
+            "nemesis.fault",
             format!(
-                "not allowed for fault {kind_name:?}; allowed here: at_ms, every_ms, count, {}",
-                allowed.join(", ")
+                "missing field `fault`; allowed: {}",
+                fault_names().join(", ")
             ),
         ));
-    }
-    let need_duration = || match &f.duration_ms {
-        Some(d) => ms_in_range(src, "nemesis.duration_ms", d, 0, MAX_FAULT_MS),
-        None => Err(here(
-            "nemesis.duration_ms",
-            format!("fault {kind_name:?} needs duration_ms (milliseconds or [min, max])"),
-        )),
     };
-    let need_offset = || match &f.offset_ms {
-        Some(o) if o.get_ref().unsigned_abs() <= MAX_CLOCK_OFFSET_MS.unsigned_abs() => {
-            Ok(*o.get_ref())
-        }
-        Some(o) => Err(src.error(
-            o.span(),
-            "nemesis.offset_ms",
-            format!(
-                "{} is out of range; allowed: -{MAX_CLOCK_OFFSET_MS} to {MAX_CLOCK_OFFSET_MS} ms",
-                o.get_ref()
-            ),
-        )),
-        None => Err(here(
-            "nemesis.offset_ms",
-            format!("fault {kind_name:?} needs offset_ms (milliseconds, negative: back)"),
-        )),
-    };
-    let point = || -> Result<PausePoint, ScenarioError> {
-        match &f.point {
-            Some(p) => one_of(
-                src,
-                "nemesis.point",
-                p,
-                &[
-                    ("after-acquire", PausePoint::AfterAcquire),
-                    ("before-write", PausePoint::BeforeWrite),
-                    ("before-release", PausePoint::BeforeRelease),
-                ],
-            ),
-            None => Ok(PausePoint::AfterAcquire),
-        }
-    };
-    let client = || -> Result<Option<usize>, ScenarioError> {
-        f.client
-            .as_ref()
-            .map(|c| in_range(src, "nemesis.client", c, 0, clients as u64 - 1).map(|v| v as usize))
-            .transpose()
-    };
-    // Faults on cluster members: they may name the leader, and hit one member unless told.
-    let member_fault = kind_name == "isolate"
-        || (caps.peers.is_ok() && matches!(kind_name, "node-pause" | "node-crash"));
-    let targets = || -> Result<Targets, ScenarioError> {
-        let Some(nodes) = &f.nodes else {
-            return Ok(if member_fault {
-                Targets::RandomOne
-            } else {
-                Targets::All
-            });
-        };
-        let bad = |msg: String| src.error(nodes.span(), "nemesis.nodes", msg);
-        let leader = if member_fault { "\"leader\", " } else { "" };
-        let allowed = format!(
-            "allowed: \"all\", \"random-one\", {leader}or a list of node names from {}",
-            node_names.join(", ")
-        );
-        match nodes.get_ref() {
-            // Cut off from nobody: an isolation of every member would change nothing.
-            toml::Value::String(s) if s == "all" && kind_name == "isolate" => Err(bad(format!(
-                "\"all\" isolates every member from nobody; {allowed}"
-            ))),
-            toml::Value::String(s) if s == "all" => Ok(Targets::All),
-            toml::Value::String(s) if s == "random-one" => Ok(Targets::RandomOne),
-            toml::Value::String(s) if s == "leader" && member_fault => Ok(Targets::Leader),
-            toml::Value::Array(items) => {
-                let mut names: Vec<String> = Vec::new();
-                for item in items {
-                    match item.as_str() {
-                        // Twice in one fault would crash (or pause) one node twice at once.
-                        Some(n) if names.iter().any(|k| k == n) => {
-                            return Err(bad(format!(
-                                "node {item} is listed twice; each node at most once"
-                            )))
-                        }
-                        Some(n) if node_names.iter().any(|k| k == n) => names.push(n.to_owned()),
-                        _ => return Err(bad(format!("unknown node {item}; {allowed}"))),
-                    }
-                }
-                if names.is_empty() {
-                    return Err(bad(format!("empty node list; {allowed}")));
-                }
-                Ok(Targets::Nodes(names))
-            }
-            other => Err(bad(format!("unknown value {other}; {allowed}"))),
-        }
-    };
-
-    let kind = match kind_name {
-        "client-pause" => FaultKind::ClientPause {
-            point: point()?,
-            duration: need_duration()?,
-            client: client()?,
-        },
-        "client-crash" => FaultKind::ClientCrash {
-            point: point()?,
-            client: client()?,
-        },
-        "latency" => FaultKind::Latency {
-            targets: targets()?,
-            latency_ms: match &f.latency_ms {
-                Some(l) => in_range(src, "nemesis.latency_ms", l, 0, MAX_LATENCY_MS)?,
-                None => {
-                    return Err(here(
-                        "nemesis.latency_ms",
-                        "fault \"latency\" needs latency_ms".to_owned(),
-                    ))
-                }
-            },
-            jitter_ms: match &f.jitter_ms {
-                Some(j) => in_range(src, "nemesis.jitter_ms", j, 0, MAX_LATENCY_MS)?,
-                None => 0,
-            },
-            duration: need_duration()?,
-        },
-        "isolate" => FaultKind::Isolate {
-            targets: targets()?,
-            duration: need_duration()?,
-        },
-        "node-pause" => FaultKind::NodePause {
-            targets: targets()?,
-            duration: need_duration()?,
-        },
-        "node-crash" => FaultKind::NodeCrash {
-            targets: targets()?,
-            duration: need_duration()?,
-        },
-        "clock-jump" => FaultKind::ClockJump {
-            targets: targets()?,
-            offset_ms: need_offset()?,
-            duration: need_duration()?,
-        },
-        "clock-rate" => FaultKind::ClockRate {
-            targets: targets()?,
-            rate_milli: {
-                let rate = f.rate.as_ref().ok_or_else(|| {
-                    here(
-                        "nemesis.rate",
-                        "fault \"clock-rate\" needs rate (times real speed, e.g. 10 or 0.5)"
-                            .to_owned(),
-                    )
-                })?;
-                let r = *rate.get_ref();
-                if !(0.001..=1000.0).contains(&r) {
-                    return Err(src.error(
-                        rate.span(),
-                        "nemesis.rate",
-                        format!("{r} is out of range; allowed: 0.001 to 1000"),
-                    ));
-                }
-                (r * 1000.0).round() as u64
-            },
-            duration: need_duration()?,
-        },
-        "clock-strobe" => FaultKind::ClockStrobe {
-            targets: targets()?,
-            offset_ms: need_offset()?,
-            period_ms: match &f.period_ms {
-                Some(p) => in_range(
-                    src,
-                    "nemesis.period_ms",
-                    p,
-                    MIN_STROBE_PERIOD_MS,
-                    MAX_FAULT_MS,
-                )?,
-                None => {
-                    return Err(here(
-                        "nemesis.period_ms",
-                        "fault \"clock-strobe\" needs period_ms".to_owned(),
-                    ))
-                }
-            },
-            duration: need_duration()?,
-        },
-        _ => FaultKind::Partition {
-            targets: targets()?,
-            duration: need_duration()?,
-        },
-    };
-    // What the server can take is the fault's to say, from the server's capabilities.
-    if let Some(why) = kind.cannot_run_on(server) {
-        return Err(src.error(f.fault.span(), "nemesis.fault", why));
-    }
-    let count = match &f.count {
-        Some(c) if (1..=MAX_FAULT_COUNT).contains(c.get_ref()) => Some(*c.get_ref()),
-        Some(c) => {
-            return Err(src.error(
-                c.span(),
-                "nemesis.count",
+    let kind = name
+        .get_ref()
+        .as_str()
+        .and_then(find_fault)
+        .ok_or_else(|| {
+            src.error(
+                name.span(),
+                "nemesis.fault",
                 format!(
-                "{} is out of range; allowed: 1 to {MAX_FAULT_COUNT} (0 would never run the fault)",
-                c.get_ref()
-            ),
+                    "unknown fault {}; allowed: {}",
+                    name.get_ref(),
+                    fault_names().join(", ")
+                ),
+            )
+        })?;
+    let entry = Entry {
+        src,
+        raw,
+        kind,
+        node_names,
+        clients,
+        server,
+    };
+    let allowed = kind.fields();
+    for (key, value) in table {
+        if COMMON_FIELDS.contains(&key.as_str()) || allowed.contains(&key.as_str()) {
+            continue;
+        }
+        let known = FAULTS.iter().any(|f| f.fields().contains(&key.as_str()));
+        return Err(if known {
+            entry.here(
+                &format!("nemesis.{key}"),
+                format!(
+                    "not allowed for fault {:?}; allowed here: at_ms, every_ms, count, {}",
+                    kind.name(),
+                    allowed.join(", ")
+                ),
+            )
+        } else {
+            let mut all: Vec<&str> = COMMON_FIELDS.to_vec();
+            for name in FAULTS.iter().flat_map(|f| f.fields()) {
+                if !all.contains(name) {
+                    all.push(name);
+                }
+            }
+            src.error(
+                value.span(),
+                &format!("nemesis.{key}"),
+                format!(
+                    "unknown field `{key}`; allowed for fault {:?}: at_ms, every_ms, count, {}; fields of any fault: {}",
+                    kind.name(),
+                    allowed.join(", "),
+                    all.join(", ")
+                ),
+            )
+        });
+    }
+    let spec = kind.parse(&entry)?;
+    // What the server can take is the fault's to say, from the server's capabilities.
+    if let Some(why) = spec.cannot_run_on(server) {
+        return Err(src.error(name.span(), "nemesis.fault", why));
+    }
+    let count = match entry.get::<u32>("count")? {
+        Some(c) if (1..=MAX_FAULT_COUNT).contains(&c) => Some(c),
+        Some(c) => {
+            return Err(entry.at(
+                "count",
+                format!(
+                    "{c} is out of range; allowed: 1 to {MAX_FAULT_COUNT} (0 would never run the fault)"
+                ),
             ))
         }
         None => None,
     };
     Ok(Fault {
-        kind,
-        at_ms: match &f.at_ms {
-            Some(a) => ms_in_range(src, "nemesis.at_ms", a, 0, MAX_RUN_MS)?,
+        spec,
+        at_ms: match entry.get("at_ms")? {
+            Some(a) => entry.ms_in_range("at_ms", a, 0, MAX_RUN_MS)?,
             None => MsRange::fixed(0),
         },
-        every_ms: f
-            .every_ms
-            .as_ref()
-            .map(|e| ms_in_range(src, "nemesis.every_ms", e, 1, MAX_RUN_MS))
+        every_ms: entry
+            .get("every_ms")?
+            .map(|e| entry.ms_in_range("every_ms", e, 1, MAX_RUN_MS))
             .transpose()?,
         count,
         line,

@@ -3,7 +3,6 @@
 
 mod client_table;
 mod error;
-mod fault;
 mod file;
 mod load;
 mod model;
@@ -16,9 +15,9 @@ pub use error::ScenarioError;
 pub(crate) use error::Source;
 pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
 pub use model::{
-    lock_names_of, node_rule, ClientSpec, Fault, FaultKind, LockSpec, Nemesis, PausePoint,
-    Persistence, Property, ResourceMode, Scenario, SkippedFault, Targets, WorkloadKind,
-    WorkloadSpec, ZK_TICK_MS,
+    lock_names_of, node_rule, ClientSpec, Fault, LockSpec, Nemesis, PausePoint, Persistence,
+    Property, ResourceMode, Scenario, SkippedFault, Targets, WorkloadKind, WorkloadSpec,
+    ZK_TICK_MS,
 };
 pub use ms::MsRange;
 pub use overrides::check_overrides;

@@ -1,9 +1,9 @@
 //! The validated scenario a run is built from.
 
 use super::client_table::ClientTable;
-pub use super::fault::{Fault, FaultKind, PausePoint, Targets};
 use super::ms::MsRange;
 use crate::client::{ClientKind, ClientOptions};
+pub use crate::fault::{Fault, PausePoint, Targets};
 use crate::locks::{lock_label, LockPreset};
 use crate::server::{NodeRule, ServerKind};
 pub use lockpick_checker::lock::Property;
@@ -64,12 +64,12 @@ impl Scenario {
             ));
         }
         for (i, fault) in self.nemesis.faults.iter().enumerate() {
-            if let Some(why) = fault.kind.needs_own_nodes() {
+            if let Some(why) = fault.spec.needs_own_nodes() {
                 return Err(format!(
                     "run {} on external servers: fault {} ({}) cannot run there: {why}; allowed with --external: client-pause, client-crash, latency, partition",
                     self.name,
                     i + 1,
-                    fault.kind.name()
+                    fault.spec.name()
                 ));
             }
         }
@@ -78,14 +78,7 @@ impl Scenario {
 
     /// Whether any fault moves a node's clock, so the nodes must run under libfaketime.
     pub fn has_clock_faults(&self) -> bool {
-        self.nemesis.faults.iter().any(|f| {
-            matches!(
-                f.kind,
-                FaultKind::ClockJump { .. }
-                    | FaultKind::ClockRate { .. }
-                    | FaultKind::ClockStrobe { .. }
-            )
-        })
+        self.nemesis.faults.iter().any(|f| f.spec.moves_clocks())
     }
 
     /// Names of the lock nodes, `n1` … `nN`.
@@ -155,7 +148,7 @@ impl Scenario {
         let mut skipped = Vec::new();
         let mut index = 0;
         s.nemesis.faults.retain(|f| {
-            let reason = f.kind.cannot_run_on(server);
+            let reason = f.spec.cannot_run_on(server);
             if let Some(reason) = reason.clone() {
                 skipped.push(SkippedFault { index, reason });
             }
@@ -247,7 +240,7 @@ pub enum ResourceMode {
 }
 
 /// The fault schedule.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Nemesis {
     pub faults: Vec<Fault>,
 }

@@ -2,7 +2,7 @@
 //! the same limits as the file, and against the faults the file already holds; and a lock
 //! swapped in with `--backend` against the scenario's `[workload] locks`.
 
-use super::model::{FaultKind, Scenario};
+use super::model::Scenario;
 use super::rules::{MAX_CLIENTS, MAX_RUN_MS};
 
 /// Checks that `scenario` can run with `clients` clients for `duration_ms` (each `None`: the
@@ -30,16 +30,10 @@ pub fn check_overrides(
         }
         // A fault aimed at client k needs a client k.
         for fault in &scenario.nemesis.faults {
-            let aimed = match &fault.kind {
-                FaultKind::ClientPause { client, .. } | FaultKind::ClientCrash { client, .. } => {
-                    *client
-                }
-                _ => None,
-            };
-            if let Some(k) = aimed.filter(|&k| k >= n) {
+            if let Some(k) = fault.spec.aimed_at_client().filter(|&k| k >= n) {
                 return Err(format!(
                     "read --clients: {n} client(s), but fault {} (line {} of {}) is aimed at client {k}; allowed: {} to {MAX_CLIENTS}",
-                    fault.kind.name(),
+                    fault.spec.name(),
                     fault.line,
                     scenario.path.display(),
                     k + 1

@@ -1,0 +1,74 @@
+//! `clock-rate`: the target nodes' clocks run at `rate` times real speed for a while,
+//! through libfaketime.
+
+use super::clock;
+use super::entry::Entry;
+use super::plan::Plan;
+use super::targets::Targets;
+use super::{FaultKind, FaultSpec};
+use crate::scenario::{MsRange, ScenarioError};
+use crate::server::ServerKind;
+use lockpick_checker::history::F;
+use std::sync::Arc;
+
+pub struct ClockRate;
+
+impl FaultKind for ClockRate {
+    fn name(&self) -> &'static str {
+        "clock-rate"
+    }
+    fn fields(&self) -> &'static [&'static str] {
+        &["duration_ms", "nodes", "rate"]
+    }
+    fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
+        let targets = e.targets(clock::TARGETS)?;
+        let rate: f64 = e.need("rate", " (times real speed, e.g. 10 or 0.5)")?;
+        if !(0.001..=1000.0).contains(&rate) {
+            return Err(e.at(
+                "rate",
+                format!("{rate} is out of range; allowed: 0.001 to 1000"),
+            ));
+        }
+        Ok(Arc::new(Spec {
+            targets,
+            rate_milli: (rate * 1000.0).round() as u64,
+            duration: e.duration()?,
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct Spec {
+    targets: Targets,
+    /// Thousandths of real speed.
+    rate_milli: u64,
+    duration: MsRange,
+}
+
+impl FaultSpec for Spec {
+    fn kind(&self) -> &'static dyn FaultKind {
+        &ClockRate
+    }
+    fn label(&self) -> String {
+        format!("{} x{}", self.name(), self.rate_milli as f64 / 1000.0)
+    }
+    fn verb(&self) -> F {
+        F::Clock
+    }
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+        clock::cannot_move_clocks(self.name(), server)
+    }
+    fn needs_own_nodes(&self) -> Option<&'static str> {
+        Some(clock::NEEDS_OWN_NODES)
+    }
+    fn moves_clocks(&self) -> bool {
+        true
+    }
+    fn steps_per_start(&self, _: u64) -> u64 {
+        2
+    }
+    fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
+        let rate = Some(self.rate_milli);
+        clock::window(plan, at, &self.targets, self.duration, 0, rate);
+    }
+}

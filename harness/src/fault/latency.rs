@@ -1,0 +1,122 @@
+//! `latency`: latency (and jitter) on the links from clients to the target nodes, through
+//! their proxies, for a while.
+
+use super::act::perform;
+use super::entry::Entry;
+use super::links::{self, LinksHeal};
+use super::plan::Plan;
+use super::step::{json, OpenFaults, StepAction, StepFuture};
+use super::targets::Targets;
+use super::{FaultKind, FaultSpec};
+use crate::nemesis::NemesisCtx;
+use crate::scenario::rules::MAX_LATENCY_MS;
+use crate::scenario::{MsRange, ScenarioError};
+use crate::server::ServerKind;
+use lockpick_checker::history::{Value, F};
+use std::sync::Arc;
+
+pub struct Latency;
+
+impl FaultKind for Latency {
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+    fn fields(&self) -> &'static [&'static str] {
+        &["duration_ms", "nodes", "latency_ms", "jitter_ms"]
+    }
+    fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
+        let targets = e.targets(links::TARGETS)?;
+        let latency_ms = e.need("latency_ms", "")?;
+        let latency_ms = e.in_range("latency_ms", latency_ms, 0, MAX_LATENCY_MS)?;
+        let jitter_ms = match e.get("jitter_ms")? {
+            Some(j) => e.in_range("jitter_ms", j, 0, MAX_LATENCY_MS)?,
+            None => 0,
+        };
+        Ok(Arc::new(Spec {
+            targets,
+            latency_ms,
+            jitter_ms,
+            duration: e.duration()?,
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct Spec {
+    targets: Targets,
+    latency_ms: u64,
+    jitter_ms: u64,
+    duration: MsRange,
+}
+
+impl FaultSpec for Spec {
+    fn kind(&self) -> &'static dyn FaultKind {
+        &Latency
+    }
+    fn label(&self) -> String {
+        format!("latency {} ms", self.latency_ms)
+    }
+    fn verb(&self) -> F {
+        F::Slow
+    }
+    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
+        None
+    }
+    fn needs_own_nodes(&self) -> Option<&'static str> {
+        None
+    }
+    fn moves_clocks(&self) -> bool {
+        false
+    }
+    fn steps_per_start(&self, _: u64) -> u64 {
+        2
+    }
+    fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
+        let (latency_ms, jitter_ms) = (self.latency_ms, self.jitter_ms);
+        links::window(plan, at, &self.targets, self.duration, |nodes, id| Slow {
+            nodes,
+            latency_ms,
+            jitter_ms,
+            id,
+        });
+    }
+}
+
+/// Add latency to the links of `nodes`.
+#[derive(Debug)]
+struct Slow {
+    nodes: Vec<String>,
+    latency_ms: u64,
+    jitter_ms: u64,
+    id: usize,
+}
+
+impl StepAction for Slow {
+    fn tag(&self) -> &'static str {
+        "slow"
+    }
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("nodes", json(&self.nodes)),
+            ("latency_ms", json(self.latency_ms)),
+            ("jitter_ms", json(self.jitter_ms)),
+        ]
+    }
+    fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
+        let value = Value {
+            nodes: self.nodes.clone(),
+            ms: Some(self.latency_ms),
+            jitter_ms: Some(self.jitter_ms),
+            ..Value::default()
+        };
+        open.open(self.id, Box::new(LinksHeal(self.nodes.clone())));
+        Box::pin(perform(ctx, F::Slow, value, async move {
+            for node in &self.nodes {
+                ctx.proxies
+                    .slow(node, self.latency_ms, self.jitter_ms)
+                    .await?;
+            }
+            Ok(())
+        }))
+    }
+}

@@ -1,0 +1,280 @@
+//! Faults, one module each, as a Jepsen nemesis package: a fault's `[[nemesis]]` parameters,
+//! the servers that can take it, the steps it adds to a schedule, how each step is carried out
+//! and healed, its history verb and its label all live in its module. Adding a fault is one new
+//! module plus one line in [`FAULTS`].
+
+mod act;
+mod clock;
+mod entry;
+mod links;
+mod members;
+mod plan;
+mod point;
+mod step;
+mod targets;
+
+mod client_crash;
+mod client_pause;
+mod clock_jump;
+mod clock_rate;
+mod clock_strobe;
+mod isolate;
+mod latency;
+mod node_crash;
+mod node_pause;
+mod partition;
+
+pub use entry::{Entry, RawEntry};
+pub use members::Members;
+pub use plan::Plan;
+pub use point::PausePoint;
+pub use step::{Heal, OpenFaults, Step, StepAction, StepFuture};
+pub use targets::Targets;
+
+use crate::scenario::MsRange;
+use crate::scenario::ScenarioError;
+use crate::server::{ServerKind, Support};
+use lockpick_checker::history::F;
+use std::fmt;
+use std::sync::Arc;
+
+/// Every fault a scenario can name, one line each.
+pub static FAULTS: &[&dyn FaultKind] = &[
+    &client_pause::ClientPause,
+    &client_crash::ClientCrash,
+    &latency::Latency,
+    &partition::Partition,
+    &isolate::Isolate,
+    &node_pause::NodePause,
+    &node_crash::NodeCrash,
+    &clock_jump::ClockJump,
+    &clock_rate::ClockRate,
+    &clock_strobe::ClockStrobe,
+];
+
+/// The fault named `name`, if there is one.
+pub fn find_fault(name: &str) -> Option<&'static dyn FaultKind> {
+    FAULTS.iter().copied().find(|f| f.name() == name)
+}
+
+/// The names of every fault, in registration order.
+pub fn fault_names() -> Vec<&'static str> {
+    FAULTS.iter().map(|f| f.name()).collect()
+}
+
+/// A kind of fault: its name and the `[[nemesis]]` fields it reads.
+pub trait FaultKind: Sync {
+    /// The name as a scenario file writes it (`fault = "…"`).
+    fn name(&self) -> &'static str;
+    /// Its own fields, beside `fault`, `at_ms`, `every_ms` and `count`, which every fault has.
+    fn fields(&self) -> &'static [&'static str];
+    /// Reads its fields from a `[[nemesis]]` entry, with errors naming file, line and field.
+    fn parse(&self, entry: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError>;
+}
+
+/// One fault as a scenario configured it.
+pub trait FaultSpec: fmt::Debug + Send + Sync {
+    fn kind(&self) -> &'static dyn FaultKind;
+    /// The fault's label in comparisons and reports: its name with what distinguishes it.
+    fn label(&self) -> String;
+    /// The nemesis verb under which the history records its start.
+    fn verb(&self) -> F;
+    /// Why a server of kind `server` cannot take it (from the server's capabilities), or
+    /// `None` when it can.
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String>;
+    /// Why it cannot run on servers lockpick did not start (`--external`), if it cannot.
+    fn needs_own_nodes(&self) -> Option<&'static str>;
+    /// Whether it moves nodes' clocks, so the nodes must run under libfaketime.
+    fn moves_clocks(&self) -> bool;
+    /// The client it is aimed at, if it names one (client faults).
+    fn aimed_at_client(&self) -> Option<usize> {
+        None
+    }
+    /// The longest client pause it can arm, in milliseconds, if it pauses clients.
+    fn max_client_pause_ms(&self) -> Option<u64> {
+        None
+    }
+    /// An upper bound on the steps one start adds to a schedule of `duration_ms`.
+    fn steps_per_start(&self, duration_ms: u64) -> u64;
+    /// Pushes the steps of one start at `at` ms, drawing what it draws from the plan's seed.
+    fn schedule(&self, plan: &mut Plan<'_>, at: u64);
+    /// The field to change when a fault that does not recur takes too many steps.
+    fn size_field(&self) -> &'static str {
+        "nemesis.every_ms"
+    }
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+}
+
+/// One scheduled fault, possibly recurring.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub spec: Arc<dyn FaultSpec>,
+    /// When it first starts, from the start of the workload.
+    pub at_ms: MsRange,
+    /// If set, it starts again this long after each start.
+    pub every_ms: Option<MsRange>,
+    /// How many times at most (default: once, or until the run ends when `every_ms` is set).
+    pub count: Option<u32>,
+    /// Line of the `[[nemesis]]` table, for messages.
+    pub line: usize,
+}
+
+/// The message for a fault `name` that a server cannot take because it lacks `support`
+/// (`what` says what the fault needs it for), or `None` when it has it.
+pub(crate) fn unsupported(
+    name: &str,
+    server: &dyn ServerKind,
+    what: &str,
+    support: Support,
+) -> Option<String> {
+    support.err().map(|why| {
+        format!(
+            "{name} cannot run on server {:?} ({what}): {why}",
+            server.name()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nemesis::{build_schedule, max_steps};
+    use crate::scenario::parse_scenario;
+    use std::path::Path;
+
+    /// A valid `[[nemesis]]` body of each fault, and the server kind that can take it.
+    fn sample(name: &str) -> (&'static str, &'static str) {
+        match name {
+            "client-pause" => (
+                "redlock",
+                "duration_ms = [100, 900]\npoint = \"before-write\"",
+            ),
+            "client-crash" => ("redlock", "client = 1"),
+            "latency" => (
+                "redlock",
+                "latency_ms = 40\njitter_ms = 5\nduration_ms = 300",
+            ),
+            "partition" => ("redlock", "nodes = \"random-one\"\nduration_ms = 300"),
+            "isolate" => ("etcd", "nodes = \"leader\"\nduration_ms = 300"),
+            "node-pause" => ("redlock", "nodes = [\"n1\", \"n2\"]\nduration_ms = 300"),
+            "node-crash" => ("redlock", "nodes = [\"n3\"]\nduration_ms = [0, 300]"),
+            "clock-jump" => (
+                "redlock",
+                "nodes = [\"n3\"]\noffset_ms = -2000\nduration_ms = 300",
+            ),
+            "clock-rate" => ("redlock", "nodes = [\"n3\"]\nrate = 10\nduration_ms = 300"),
+            "clock-strobe" => (
+                "redlock",
+                "nodes = [\"n3\"]\noffset_ms = 500\nperiod_ms = 40\nduration_ms = 300",
+            ),
+            other => panic!("no sample for fault {other:?}: add one here"),
+        }
+    }
+
+    fn scenario(
+        server: &str,
+        fault: &str,
+        body: &str,
+    ) -> Result<crate::scenario::Scenario, String> {
+        let text = format!(
+            "name = \"t\"\n[backend]\nkind = \"{server}\"\n[workload]\nkind = \"fenced-write\"\nclients = 3\nduration_ms = 5000\n[[nemesis]]\nfault = \"{fault}\"\nat_ms = [0, 200]\nevery_ms = [400, 900]\n{body}\n"
+        );
+        parse_scenario(Path::new("t.toml"), &text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn fault_names_are_unique_and_fields_are_their_own() {
+        let names = fault_names();
+        for (i, n) in names.iter().enumerate() {
+            assert!(!names[..i].contains(n), "{n} registered twice");
+            assert_eq!(find_fault(n).map(|f| f.name()), Some(*n));
+        }
+        for f in FAULTS {
+            for field in f.fields() {
+                assert!(
+                    !["fault", "at_ms", "every_ms", "count"].contains(field),
+                    "{}: {field} is common to every fault",
+                    f.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_fault_parses_labels_itself_and_stays_within_its_step_bound() {
+        for f in FAULTS {
+            let (server, body) = sample(f.name());
+            let s = scenario(server, f.name(), body).unwrap_or_else(|e| panic!("{e}"));
+            let fault = &s.nemesis.faults[0];
+            assert_eq!(fault.spec.name(), f.name());
+            assert!(
+                fault.spec.label().starts_with(f.name()),
+                "{}",
+                fault.spec.label()
+            );
+            assert_eq!(fault.spec.moves_clocks(), s.has_clock_faults());
+            for seed in 0..5 {
+                let steps = build_schedule(&s, seed, 5000, 3);
+                assert!(!steps.is_empty(), "{}: no steps", f.name());
+                let bound = max_steps(fault, 5000);
+                assert!(
+                    steps.len() as u64 <= bound,
+                    "{}: {} steps, bound {bound}",
+                    f.name(),
+                    steps.len()
+                );
+                let mut open = std::collections::BTreeSet::new();
+                for step in &steps {
+                    assert!(step.action_json().is_object());
+                    if let Some(id) = step.action.opens() {
+                        assert!(open.insert(id), "{}: {id} opened twice", f.name());
+                    }
+                    if let Some(id) = step.action.closes() {
+                        assert!(open.remove(&id), "{}: {id} closed unopened", f.name());
+                    }
+                }
+                assert!(open.is_empty(), "{}: never closed: {open:?}", f.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_field_of_another_fault_or_of_none_is_refused_with_what_is_allowed() {
+        for f in FAULTS {
+            let (server, body) = sample(f.name());
+            let other = FAULTS
+                .iter()
+                .flat_map(|g| g.fields())
+                .find(|field| !f.fields().contains(field))
+                .expect("some field is not this fault's");
+            let err = scenario(server, f.name(), &format!("{body}\n{other} = 1")).unwrap_err();
+            assert!(
+                err.contains(&format!(
+                    "field `nemesis.{other}`: not allowed for fault {:?}; allowed here: at_ms, every_ms, count, {}",
+                    f.name(),
+                    f.fields().join(", ")
+                )),
+                "{err}"
+            );
+            let err = scenario(server, f.name(), &format!("{body}\nbogus = 1")).unwrap_err();
+            // The key's own line: 11 lines before the body, then the body.
+            let line = 12 + body.lines().count();
+            assert!(
+                err.contains(&format!(
+                    ":{line}: field `nemesis.bogus`: unknown field `bogus`"
+                )),
+                "{err}"
+            );
+        }
+        let err = scenario("redis", "nope", "").unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "unknown fault \"nope\"; allowed: {}",
+                fault_names().join(", ")
+            )),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! `partition`: the links from clients to the target nodes cut at their proxies, for a while.
+
+use super::act::{nodes_value, perform};
+use super::entry::Entry;
+use super::links::{self, LinksHeal};
+use super::plan::Plan;
+use super::step::{json, OpenFaults, StepAction, StepFuture};
+use super::targets::Targets;
+use super::{FaultKind, FaultSpec};
+use crate::nemesis::NemesisCtx;
+use crate::scenario::{MsRange, ScenarioError};
+use crate::server::ServerKind;
+use lockpick_checker::history::F;
+use std::sync::Arc;
+
+pub struct Partition;
+
+impl FaultKind for Partition {
+    fn name(&self) -> &'static str {
+        "partition"
+    }
+    fn fields(&self) -> &'static [&'static str] {
+        &["duration_ms", "nodes"]
+    }
+    fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
+        Ok(Arc::new(Spec {
+            targets: e.targets(links::TARGETS)?,
+            duration: e.duration()?,
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct Spec {
+    targets: Targets,
+    duration: MsRange,
+}
+
+impl FaultSpec for Spec {
+    fn kind(&self) -> &'static dyn FaultKind {
+        &Partition
+    }
+    fn label(&self) -> String {
+        self.name().to_owned()
+    }
+    fn verb(&self) -> F {
+        F::Partition
+    }
+    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
+        None
+    }
+    fn needs_own_nodes(&self) -> Option<&'static str> {
+        None
+    }
+    fn moves_clocks(&self) -> bool {
+        false
+    }
+    fn steps_per_start(&self, _: u64) -> u64 {
+        2
+    }
+    fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
+        links::window(plan, at, &self.targets, self.duration, |nodes, id| Cut {
+            nodes,
+            id,
+        });
+    }
+}
+
+/// Cut the links of `nodes`.
+#[derive(Debug)]
+struct Cut {
+    nodes: Vec<String>,
+    id: usize,
+}
+
+impl StepAction for Cut {
+    fn tag(&self) -> &'static str {
+        "partition"
+    }
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("nodes", json(&self.nodes))]
+    }
+    fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
+        open.open(self.id, Box::new(LinksHeal(self.nodes.clone())));
+        Box::pin(perform(
+            ctx,
+            F::Partition,
+            nodes_value(&self.nodes, None),
+            async move {
+                for node in &self.nodes {
+                    ctx.proxies.partition(node).await?;
+                }
+                Ok(())
+            },
+        ))
+    }
+}
