@@ -4,8 +4,9 @@
 //! field, like the scenario loader's.
 
 use super::size::Size;
+use crate::fault::{fault_names, find_fault};
 use crate::locks::{find_lock, lock_names, LockPreset};
-use crate::scenario::{rules, FaultKind, MsRange, PausePoint, Source};
+use crate::scenario::{rules, MsRange, PausePoint, Source};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -280,9 +281,7 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
             ));
         }
         let fault = match &c.fault {
-            Some(f) if FaultKind::NAMES.contains(&f.get_ref().as_str()) => {
-                Some(f.get_ref().clone())
-            }
+            Some(f) if find_fault(f.get_ref()).is_some() => Some(f.get_ref().clone()),
             Some(f) => {
                 return Err(err(
                     f.span(),
@@ -290,7 +289,7 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
                     format!(
                         "unknown fault {:?}; allowed: {} (or no `fault` for the baseline)",
                         f.get_ref(),
-                        FaultKind::NAMES.join(", ")
+                        fault_names().join(", ")
                     ),
                 ))
             }

@@ -2,7 +2,7 @@
 //! relative size resolved against the row's lease into concrete milliseconds. The scenario is
 //! written out as a file, so each run of the cell can be repeated with `lockpick scenario
 //! FILE --seed N`, and loaded with the scenario loader, so a fault the row's servers cannot
-//! take is refused by the same rule (`FaultKind::cannot_run_on`) as anywhere else.
+//! take is refused by the same rule (`FaultSpec::cannot_run_on`) as anywhere else.
 
 use super::file::{Column, Expectation, Matrix, MatrixError, Row};
 use super::size::{Promise, Size};
@@ -267,7 +267,6 @@ fn inline(v: &toml::Value) -> String {
 mod tests {
     use super::*;
     use crate::matrix::file::parse_matrix;
-    use crate::scenario::{FaultKind, MsRange};
 
     const M: &str = r#"
 name = "t"
@@ -318,15 +317,12 @@ offset = "+1.5x lease"
         assert_eq!(cells.len(), 6);
         let pause_ms = |c: &CellPlan| {
             let s = parse_scenario(Path::new("x"), &c.text).unwrap();
-            match &s.nemesis.faults[0].kind {
-                FaultKind::ClientPause { duration, .. } => *duration,
-                other => panic!("{other:?}"),
-            }
+            s.nemesis.faults[0].spec.max_client_pause_ms().unwrap()
         };
         // Each row's pause is twice its own lease.
-        assert_eq!(pause_ms(&cells[0]), MsRange::fixed(600));
-        assert_eq!(pause_ms(&cells[2]), MsRange::fixed(2000));
-        assert_eq!(pause_ms(&cells[4]), MsRange::fixed(1600));
+        assert_eq!(pause_ms(&cells[0]), 600);
+        assert_eq!(pause_ms(&cells[2]), 2000);
+        assert_eq!(pause_ms(&cells[4]), 1600);
         assert_eq!(cells[4].promise.lease_ms, 800);
         assert!(cells[4].text.contains("\"idle_session_timeout_ms\" = 800"));
         let redis_run = parse_scenario(Path::new("x"), &cells[0].text).unwrap();
@@ -348,10 +344,7 @@ offset = "+1.5x lease"
         );
         // The clock jump is 1.5 leases ahead on redis.
         let clock = parse_scenario(Path::new("x"), &cells[1].text).unwrap();
-        assert!(matches!(
-            clock.nemesis.faults[0].kind,
-            FaultKind::ClockJump { offset_ms: 450, .. }
-        ));
+        assert_eq!(clock.nemesis.faults[0].spec.label(), "clock-jump +450 ms");
         assert_eq!(cells[1].not_applicable, None);
     }
 
@@ -401,10 +394,7 @@ offset = "+1.5x lease"
             .find(|c| c.row == "etcd" && c.column == "client-pause")
             .unwrap();
         let s = parse_scenario(Path::new("x"), &etcd_pause.text).unwrap();
-        match &s.nemesis.faults[0].kind {
-            FaultKind::ClientPause { duration, .. } => assert_eq!(*duration, MsRange::fixed(2000)),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(s.nemesis.faults[0].spec.max_client_pause_ms(), Some(2000));
     }
 
     #[test]

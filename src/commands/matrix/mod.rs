@@ -246,7 +246,7 @@ fn run(args: &MatrixArgs) -> Outcome {
                 .expect("runnable cells have a file");
             let scenario = load_scenario(&file.to_string_lossy())?;
             let needs = Needs {
-                verb: scenario.nemesis.faults.first().map(|f| f.kind.verb()),
+                verb: scenario.nemesis.faults.first().map(|f| f.spec.verb()),
                 outlast_lease: plan.must_outlast_lease,
                 planned_lease_ms: plan.promise.lease_ms,
             };
