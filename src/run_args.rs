@@ -1,7 +1,6 @@
 //! What the commands that run scenarios (`scenario`, `suite`, `compare`) share: the async
 //! runtime, the reading of `--clients`/`--time-limit`, and writing a run's report.
 
-use lockpick_checker::history::Event;
 use lockpick_checker::results::RunResults;
 use lockpick_harness::scenario::{check_overrides, rules, Scenario};
 use std::path::Path;
@@ -39,14 +38,10 @@ pub(crate) fn run_size_args(
 }
 
 /// Writes the run's `report.html` and says where; a report that cannot be written is a
-/// warning, not a reason to change the run's exit code. Without `events` the history is read
-/// in one streaming pass, never whole.
-pub(crate) fn write_report(dir: &Path, results: &RunResults, events: Option<&[Event]>) {
-    let written = match events {
-        Some(events) => lockpick_reports::write_run_report(dir, results, events),
-        None => lockpick_reports::write_run_report_streaming(dir, results),
-    };
-    match written {
+/// warning, not a reason to change the run's exit code. The history is read in one streaming
+/// pass, never whole.
+pub(crate) fn write_report(dir: &Path, results: &RunResults) {
+    match lockpick_reports::write_run_report_streaming(dir, results) {
         Ok(path) => println!("  report: {}", path.display()),
         Err(e) => eprintln!("lockpick: failed to {e}"),
     }

@@ -69,8 +69,8 @@ fn check_locks(args: CheckArgs) -> Outcome {
     let verdict = checks.verdict();
     if let Some(dir) = run_dir {
         let results = checked_results(&dir, stored.as_ref(), &found, checks);
-        // The report reads the history again, whole: its charts need every operation.
-        write_report(&dir, &results, None);
+        // The report is a second streaming pass over the file: its charts follow every operation.
+        write_report(&dir, &results);
     }
     Ok(Exit::Verdict(verdict))
 }

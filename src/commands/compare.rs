@@ -81,7 +81,7 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
                 "{}",
                 lockpick_reports::text_summary(&outcome.results, &outcome.dir)
             );
-            write_report(&outcome.dir, &outcome.results, None);
+            write_report(&outcome.dir, &outcome.results);
             interrupted |= outcome.results.interrupted;
             backends.push(ComparedBackend {
                 backend: name.to_owned(),

@@ -75,7 +75,7 @@ pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
     if !scenario.description.is_empty() {
         println!("  scenario: {}", scenario.description);
     }
-    write_report(&outcome.dir, &outcome.results, None);
+    write_report(&outcome.dir, &outcome.results);
     Ok(if outcome.results.interrupted {
         Exit::Interrupted
     } else {

@@ -111,7 +111,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
                 match outcome {
                     Ok(outcome) => {
                         let r = &outcome.results;
-                        write_report(&outcome.dir, r, None);
+                        write_report(&outcome.dir, r);
                         case.verdict = Some(r.verdict.name().to_owned());
                         case.ops = r.ops;
                         case.run = relative_run(&args.store, &outcome.dir);

@@ -297,7 +297,7 @@ fn run(args: &MatrixArgs) -> Outcome {
                 let summary = match run_scenario(scenario, &opts, interrupt.clone()).await {
                     Ok(outcome) => {
                         at.secs = run_started.elapsed().as_secs_f64();
-                        write_report(&outcome.dir, &outcome.results, None);
+                        write_report(&outcome.dir, &outcome.results);
                         if outcome.results.interrupted {
                             // A run cut short proves nothing; resuming runs it again.
                             interrupted = true;
