@@ -85,11 +85,11 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
             interrupted |= outcome.results.interrupted;
             backends.push(ComparedBackend {
                 backend: name.to_owned(),
-                run: Ok(ComparedRun {
+                run: ComparedRun {
                     dir: outcome.dir,
                     results: outcome.results,
                     skipped_faults: skipped.into_iter().map(|s| (s.index, s.reason)).collect(),
-                }),
+                },
             });
         }
         Ok::<_, anyhow::Error>(())
@@ -117,11 +117,11 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
     if interrupted {
         return Ok(Exit::Interrupted);
     }
-    // The worst verdict among the backends that ran.
+    // The worst verdict among the locks.
     let worst = comparison
         .backends
         .iter()
-        .filter_map(|b| b.run.as_ref().ok().map(|r| r.results.verdict))
+        .map(|b| b.run.results.verdict)
         .max();
     Ok(Exit::Verdict(worst.unwrap_or(Verdict::Unknown)))
 }
