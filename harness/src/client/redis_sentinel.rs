@@ -3,6 +3,12 @@
 //! grant until replicas acknowledged it (`WAIT`), and in the Redisson variant gives the lock
 //! back when they did not. Replication is asynchronous: a grant the replica never saw is lost
 //! when Sentinel promotes that replica.
+//!
+//! A session stays with its master until it fails, unless it follows the master
+//! (`follow_master`): then it asks the sentinels before every acquire and moves to the master
+//! they name, as Sentinel-aware clients do that watch `+switch-master` (Jedis, Redisson). That
+//! is what puts a client on the promoted replica while the old master, cut off from the
+//! sentinels but not from the clients, still serves the holder that took the lock there.
 
 use super::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
@@ -18,15 +24,18 @@ use std::time::{Duration, Instant};
 use toml::Spanned;
 
 /// Makes sessions of the Redis lock on whatever master the sentinels name.
+#[derive(Clone)]
 pub struct SentinelLock {
     sentinels: Vec<SocketAddr>,
     master_name: String,
     /// The run's lock names.
-    locks: Vec<String>,
+    locks: Arc<[String]>,
     ttl_ms: u64,
     op_timeout_ms: u64,
     retry_delay: MsRange,
     wait: Option<WaitSpec>,
+    /// Ask the sentinels before every acquire and move to the master they name.
+    follow_master: bool,
 }
 
 impl SentinelLock {
@@ -44,12 +53,31 @@ impl SentinelLock {
         SentinelLock {
             sentinels,
             master_name: master_name.to_owned(),
-            locks: locks.to_vec(),
+            locks: locks.into(),
             ttl_ms,
             op_timeout_ms,
             retry_delay,
             wait,
+            follow_master: false,
         }
+    }
+
+    /// Sessions ask the sentinels before every acquire and move to the master they name.
+    pub fn following_the_master(mut self) -> SentinelLock {
+        self.follow_master = true;
+        self
+    }
+
+    /// A session of the lock recipe on `master`.
+    async fn open_on(&self, master: SocketAddr, seed: u64) -> Result<RedisSession, String> {
+        let lock = RedisLock::new(
+            master,
+            &self.locks,
+            self.ttl_ms,
+            self.op_timeout_ms,
+            self.retry_delay,
+        );
+        lock.connect(seed).await
     }
 
     /// Asks the sentinels in turn for the master's address; the first answer wins.
@@ -80,7 +108,8 @@ impl SentinelLock {
     }
 }
 
-/// A session on the master the sentinels named when it was opened.
+/// A session on the master the sentinels named when it was opened (or, following the
+/// master, before the last acquire).
 #[derive(Clone)]
 pub struct SentinelSession {
     inner: RedisSession,
@@ -88,6 +117,32 @@ pub struct SentinelSession {
     wait: Option<WaitSpec>,
     op_timeout: Duration,
     last: Value,
+    /// The lock, to move to a new master with, when the session follows the master.
+    follow: Option<Arc<SentinelLock>>,
+    seed: u64,
+    /// The lock selected last, selected again on a new master.
+    lock_index: usize,
+}
+
+impl SentinelSession {
+    /// Moves to the master the sentinels name now, if it changed. Stays where it is when no
+    /// sentinel answers or the new master cannot be reached: the next acquire asks again.
+    async fn follow_master(&mut self) {
+        let Some(lock) = self.follow.clone() else {
+            return;
+        };
+        let Ok(master) = lock.master().await else {
+            return;
+        };
+        if master == self.master {
+            return;
+        }
+        if let Ok(mut inner) = lock.open_on(master, self.seed).await {
+            inner.select_lock(self.lock_index);
+            self.inner = inner;
+            self.master = master;
+        }
+    }
 }
 
 impl LockClient for SentinelLock {
@@ -95,19 +150,15 @@ impl LockClient for SentinelLock {
 
     async fn connect(&self, seed: u64) -> Result<SentinelSession, String> {
         let master = self.master().await?;
-        let lock = RedisLock::new(
-            master,
-            &self.locks,
-            self.ttl_ms,
-            self.op_timeout_ms,
-            self.retry_delay,
-        );
         Ok(SentinelSession {
-            inner: lock.connect(seed).await?,
+            inner: self.open_on(master, seed).await?,
             master,
             wait: self.wait,
             op_timeout: Duration::from_millis(self.op_timeout_ms),
             last: Value::default(),
+            follow: self.follow_master.then(|| Arc::new(self.clone())),
+            seed,
+            lock_index: 0,
         })
     }
 
@@ -118,6 +169,7 @@ impl LockClient for SentinelLock {
 
 impl LockSession for SentinelSession {
     async fn acquire(&mut self, holder: &str, deadline: Instant) -> Outcome<Grant> {
+        self.follow_master().await;
         let granted = self.inner.acquire(holder, deadline).await;
         self.last = Value {
             note: Some(format!("master {}", self.master)),
@@ -147,6 +199,7 @@ impl LockSession for SentinelSession {
     }
 
     fn select_lock(&mut self, index: usize) {
+        self.lock_index = index;
         self.inner.select_lock(index);
     }
 
@@ -189,12 +242,15 @@ struct RawOptions {
     wait_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
     wait_release: bool,
+    #[serde(default)]
+    follow_master: bool,
 }
 
 /// `sentinel-lock`'s options, read.
 #[derive(Debug)]
 struct SentinelOptions {
     wait: Option<WaitSpec>,
+    follow_master: bool,
 }
 
 impl ClientKind for SentinelKind {
@@ -207,7 +263,7 @@ impl ClientKind for SentinelKind {
     }
 
     fn about(&self) -> &'static str {
-        "the redis-lock recipe on the master the sentinels name, optionally WAIT for replicas after a grant"
+        "the redis-lock recipe on the master the sentinels name, optionally WAIT for replicas after a grant, or following the master they name before every acquire"
     }
 
     fn runs_on(&self) -> Runs {
@@ -238,7 +294,10 @@ impl ClientKind for SentinelKind {
                 None
             }
         };
-        Ok(Arc::new(SentinelOptions { wait }))
+        Ok(Arc::new(SentinelOptions {
+            wait,
+            follow_master: raw.follow_master,
+        }))
     }
 }
 
@@ -248,7 +307,7 @@ impl ClientOptions for SentinelOptions {
         if at.sentinels.is_empty() {
             return Err("sentinel-lock needs sentinels, and this server runs none".to_owned());
         }
-        Ok(Box::new(Arc::new(SentinelLock::new(
+        let mut client = SentinelLock::new(
             at.sentinels.clone(),
             SENTINEL_MASTER,
             &lock.names(),
@@ -256,6 +315,10 @@ impl ClientOptions for SentinelOptions {
             lock.op_timeout_ms,
             lock.retry_delay_ms,
             self.wait,
-        ))))
+        );
+        if self.follow_master {
+            client = client.following_the_master();
+        }
+        Ok(Box::new(Arc::new(client)))
     }
 }

@@ -26,8 +26,13 @@ pub struct MemberPorts {
     /// apart from the other members'.
     pub dir: PathBuf,
     /// Each peer port the member listens on, with a label naming it (`""` for the only one,
-    /// `"election"` …), in the same order for every member.
+    /// `"election"` …), in the same order for every member that listens; none for a member
+    /// that only dials (a Redis sentinel, which is reached directly).
     pub ports: Vec<(String, u16)>,
+    /// Where a dialer that is no member reaches this member's routers ([`Routing::ByDialer`]):
+    /// its client proxy, when clients dial the same address as members do (Redis replicas
+    /// announce one address to sentinels and clients alike). `None`: such dialers are refused.
+    pub fallback: Option<SocketAddr>,
 }
 
 /// How members reach the proxies of their links.
@@ -43,7 +48,6 @@ pub enum Routing {
 /// stay until [`ClusterNet::delete`].
 pub struct ClusterNet {
     members: Vec<String>,
-    labels: Vec<String>,
     proxies: FaultProxies,
     /// By (member, label): where the other members dial it ([`Routing::ByDialer`]).
     routers: BTreeMap<(String, String), PeerRouter>,
@@ -62,16 +66,12 @@ pub fn link_proxy(from: &str, to: &str, label: &str) -> String {
 
 impl ClusterNet {
     /// Creates, for every member and peer port, the proxies of the links from each other
-    /// member and the router in front of them. Precondition: all members list the same labels.
+    /// member and the router in front of them.
     pub async fn create(
         proxies: &FaultProxies,
         members: &[MemberPorts],
         routing: Routing,
     ) -> Result<ClusterNet, ClusterError> {
-        let labels: Vec<String> = members
-            .first()
-            .map(|m| m.ports.iter().map(|(l, _)| l.clone()).collect())
-            .unwrap_or_default();
         let mut routers = BTreeMap::new();
         let mut links = BTreeMap::new();
         for to in members {
@@ -87,19 +87,17 @@ impl ClusterNet {
                 if routing == Routing::PerLink {
                     continue;
                 }
-                let router =
-                    PeerRouter::start(routes)
-                        .await
-                        .map_err(|source| ClusterError::Router {
-                            member: to.name.clone(),
-                            source,
-                        })?;
+                let router = PeerRouter::start(routes, to.fallback)
+                    .await
+                    .map_err(|source| ClusterError::Router {
+                        member: to.name.clone(),
+                        source,
+                    })?;
                 routers.insert((to.name.clone(), label.clone()), router);
             }
         }
         Ok(ClusterNet {
             members: members.iter().map(|m| m.name.clone()).collect(),
-            labels,
             proxies: proxies.clone(),
             routers,
             links,
@@ -125,18 +123,21 @@ impl ClusterNet {
             .copied()
     }
 
-    /// The proxies of every link between `group` and the other members, both directions.
+    /// The proxies of every link between `group` and the other members, both directions (a
+    /// member that only dials has links towards the others only).
     fn links_across(&self, group: &[String]) -> Vec<String> {
-        let mut names = Vec::new();
-        for inside in group {
-            for outside in self.members.iter().filter(|m| !group.contains(m)) {
-                for label in &self.labels {
-                    names.push(link_proxy(inside, outside, label));
-                    names.push(link_proxy(outside, inside, label));
-                }
-            }
-        }
-        names
+        self.links
+            .keys()
+            .filter(|(from, to, _)| group.contains(from) != group.contains(to))
+            .map(|(from, to, label)| link_proxy(from, to, label))
+            .collect()
+    }
+
+    /// Whether `name` is the proxy of one of this network's links.
+    pub fn has_link(&self, name: &str) -> bool {
+        self.links
+            .keys()
+            .any(|(from, to, label)| link_proxy(from, to, label) == name)
     }
 
     /// Cuts every peer link between `group` and the rest (clients still reach every member).
@@ -157,12 +158,8 @@ impl ClusterNet {
 
     /// Removes every link proxy (for an external Toxiproxy, which outlives the run).
     pub async fn delete(&self) {
-        for to in &self.members {
-            for from in self.members.iter().filter(|m| *m != to) {
-                for label in &self.labels {
-                    let _ = self.proxies.delete(&link_proxy(from, to, label)).await;
-                }
-            }
+        for (from, to, label) in self.links.keys() {
+            let _ = self.proxies.delete(&link_proxy(from, to, label)).await;
         }
     }
 }

@@ -4,6 +4,9 @@
 //!
 //! Needed because a member's peer address is one address for all its peers (etcd even derives
 //! member ids from it), while a partition must cut n1–n2 without cutting n3–n2.
+//!
+//! A router may also have a fallback: where a dialer that is no member goes (lockpick's own
+//! clients, a library adapter). Without one such connections are refused.
 
 use super::owner::dialer_dir;
 use crate::db::live_children;
@@ -27,10 +30,12 @@ pub(crate) struct PeerRouter {
 }
 
 impl PeerRouter {
-    /// Listens on a free loopback port. `routes` maps the working directory of each dialing
-    /// member's process to the proxy of its link to this member.
+    /// Listens on a free loopback port. `routes` maps the folder holding the working directory
+    /// of each dialing member's process to the proxy of its link to this member; `fallback` is where any other
+    /// dialer goes (refused if `None`).
     pub(crate) async fn start(
         routes: BTreeMap<PathBuf, SocketAddr>,
+        fallback: Option<SocketAddr>,
     ) -> std::io::Result<PeerRouter> {
         let listener =
             crate::db::ports::bind_listener_tokio((std::net::Ipv4Addr::LOCALHOST, 0).into())?;
@@ -42,7 +47,7 @@ impl PeerRouter {
                 tokio::select! {
                     accepted = listener.accept() => {
                         let Ok((stream, from)) = accepted else { continue };
-                        links.spawn(pass_on(stream, from, addr, routes.clone()));
+                        links.spawn(pass_on(stream, from, addr, routes.clone(), fallback));
                     }
                     Some(_) = links.join_next(), if !links.is_empty() => {}
                 }
@@ -68,10 +73,16 @@ async fn pass_on(
     from: SocketAddr,
     me: SocketAddr,
     routes: Arc<BTreeMap<PathBuf, SocketAddr>>,
+    fallback: Option<SocketAddr>,
 ) {
-    let mut upstream = None;
+    let mut upstream = fallback;
     for _ in 0..LOOKUPS {
-        let pids = live_children();
+        let mut pids = live_children();
+        if fallback.is_some() {
+            // This process's own clients are told apart at the first look, not after every
+            // lookup failed.
+            pids.push(std::process::id());
+        }
         let dir = tokio::task::spawn_blocking(move || dialer_dir(from.port(), me.port(), &pids))
             .await
             .ok()
@@ -79,13 +90,15 @@ async fn pass_on(
         if let Some(dir) = dir {
             upstream = routes
                 .iter()
-                .find(|(known, _)| known.canonicalize().is_ok_and(|k| k == dir))
-                .map(|(_, proxy)| *proxy);
+                // Inside, not equal: Redis moves into its data folder (`dir`) under its own.
+                .find(|(known, _)| known.canonicalize().is_ok_and(|k| dir.starts_with(k)))
+                .map(|(_, proxy)| *proxy)
+                .or(fallback);
             break;
         }
         tokio::time::sleep(LOOKUP_GAP).await;
     }
-    // Unknown dialers (not a member of this cluster) are refused by closing.
+    // Dialers that are no member of this cluster go to the fallback, or are refused by closing.
     let Some(upstream) = upstream else { return };
     let Ok(mut proxied) = TcpStream::connect(upstream).await else {
         return;

@@ -107,6 +107,7 @@ async fn prepare_members(
                 .zip(&peers)
                 .map(|(label, peer)| ((*label).to_owned(), peer.port()))
                 .collect(),
+            fallback: None,
         });
         reserved.push((name.clone(), client, peers));
     }

@@ -157,6 +157,29 @@ async fn ping(addr: SocketAddr) -> io::Result<bool> {
     Ok(reply.starts_with(b"+PONG"))
 }
 
+/// Whether the Redis server at `addr` answers `ROLE` as a master within `timeout`.
+pub async fn redis_is_master(addr: SocketAddr, timeout: Duration) -> bool {
+    tokio::time::timeout(timeout, role_is_master(addr))
+        .await
+        .is_ok_and(|answer| answer.is_ok_and(|master| master))
+}
+
+async fn role_is_master(addr: SocketAddr) -> io::Result<bool> {
+    let mut stream = TcpStream::connect(addr).await?;
+    stream.write_all(b"*1\r\n$4\r\nROLE\r\n").await?;
+    // `*3\r\n$6\r\nmaster\r\n…`: the role is the second line.
+    let mut reply = Vec::with_capacity(64);
+    let mut buf = [0u8; 256];
+    while reply.windows(2).filter(|w| w == b"\r\n").count() < 3 {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(false);
+        }
+        reply.extend_from_slice(&buf[..n]);
+    }
+    Ok(reply.starts_with(b"*") && reply.split(|b| *b == b'\n').nth(2) == Some(b"master\r"))
+}
+
 impl NodeRecipe for RedisOptions {
     fn binary(&self) -> &Path {
         &self.binary
@@ -192,5 +215,11 @@ impl NodeRecipe for RedisOptions {
 
     fn address_in_use(&self, output: &str) -> bool {
         address_in_use(output)
+    }
+
+    /// Among a master and its replicas, the master leads (an old master cut off from the
+    /// sentinels still says it is one).
+    fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+        Box::pin(redis_is_master(addr, PROBE_TIMEOUT))
     }
 }

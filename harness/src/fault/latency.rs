@@ -1,12 +1,11 @@
-//! `latency`: latency (and jitter) on the links from clients to the target nodes, through
-//! their proxies, for a while.
+//! `latency`: latency (and jitter) on the links from clients to the target nodes (or the named
+//! peer links), through their proxies, for a while.
 
 use super::act::perform;
 use super::entry::Entry;
-use super::links::{self, LinksHeal};
+use super::links::{self, LinksHeal, Reach};
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
-use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
 use crate::nemesis::NemesisCtx;
 use crate::scenario::rules::MAX_LATENCY_MS;
@@ -22,10 +21,10 @@ impl FaultKind for Latency {
         "latency"
     }
     fn fields(&self) -> &'static [&'static str] {
-        &["duration_ms", "nodes", "latency_ms", "jitter_ms"]
+        &["duration_ms", "nodes", "links", "latency_ms", "jitter_ms"]
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
-        let targets = e.targets(links::TARGETS)?;
+        let reach = Reach::read(e)?;
         let latency_ms = e.need("latency_ms", "")?;
         let latency_ms = e.in_range("latency_ms", latency_ms, 0, MAX_LATENCY_MS)?;
         let jitter_ms = match e.get("jitter_ms")? {
@@ -33,7 +32,7 @@ impl FaultKind for Latency {
             None => 0,
         };
         Ok(Arc::new(Spec {
-            targets,
+            reach,
             latency_ms,
             jitter_ms,
             duration: e.duration()?,
@@ -43,7 +42,7 @@ impl FaultKind for Latency {
 
 #[derive(Debug)]
 struct Spec {
-    targets: Targets,
+    reach: Reach,
     latency_ms: u64,
     jitter_ms: u64,
     duration: MsRange,
@@ -59,11 +58,11 @@ impl FaultSpec for Spec {
     fn verb(&self) -> F {
         F::Slow
     }
-    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
-        None
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+        self.reach.cannot_run_on(self.name(), server)
     }
     fn needs_own_nodes(&self) -> Option<&'static str> {
-        None
+        self.reach.needs_own_nodes()
     }
     fn moves_clocks(&self) -> bool {
         false
@@ -73,7 +72,7 @@ impl FaultSpec for Spec {
     }
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
         let (latency_ms, jitter_ms) = (self.latency_ms, self.jitter_ms);
-        links::window(plan, at, &self.targets, self.duration, |nodes, id| Slow {
+        links::window(plan, at, &self.reach, self.duration, |nodes, id| Slow {
             nodes,
             latency_ms,
             jitter_ms,

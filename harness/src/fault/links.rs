@@ -1,12 +1,18 @@
-//! Network faults on the links from clients to nodes (latency, partition), all healed the same
-//! way: every toxic on the nodes' proxies removed.
+//! Network faults on links (latency, partition), all healed the same way: every toxic on the
+//! links' proxies removed. A fault names nodes (`nodes`: the links from clients to them, their
+//! client proxies) or directed peer links (`links = ["n2-to-n1"]`: the proxy of that link in a
+//! server whose members talk through lockpick's proxies, e.g. a Redis replica's replication
+//! link to its master).
 
 use super::act::{nodes_value, perform};
+use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
+use super::unsupported;
 use crate::nemesis::NemesisCtx;
-use crate::scenario::MsRange;
+use crate::scenario::{MsRange, ScenarioError};
+use crate::server::ServerKind;
 use lockpick_checker::history::F;
 
 /// Removes the network faults of `nodes`; `id` is the fault it ends (not in the schedule
@@ -54,17 +60,114 @@ pub(crate) const TARGETS: TargetRule = TargetRule {
     all: true,
 };
 
-/// One network fault on `targets` for `duration`: the step `open` makes from the nodes and
-/// the fault's id, then the heal of those nodes' links.
+/// Which links a network fault acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// The links from clients to these nodes (`nodes`): their client proxies.
+    Clients(Targets),
+    /// These directed peer links (`links`), by proxy name: `n2-to-n1`, `n1-to-n2-quorum`.
+    Peers(Vec<String>),
+}
+
+impl Reach {
+    /// `nodes` or `links` of a network fault entry (neither: every node's client links).
+    pub(crate) fn read(e: &Entry<'_>) -> Result<Reach, ScenarioError> {
+        let Some(links) = e.get::<Vec<String>>("links")? else {
+            return Ok(Reach::Clients(e.targets(TARGETS)?));
+        };
+        if e.span("nodes").is_some() {
+            return Err(e.at(
+                "links",
+                "a fault names nodes (their client links) or links, not both",
+            ));
+        }
+        if links.is_empty() {
+            return Err(e.at(
+                "links",
+                "empty link list; name at least one, e.g. \"n2-to-n1\"",
+            ));
+        }
+        for (i, link) in links.iter().enumerate() {
+            if links[..i].contains(link) {
+                return Err(e.at("links", format!("link {link:?} is listed twice")));
+            }
+            if !is_peer_link(link, e.node_names) {
+                return Err(e.at(
+                    "links",
+                    format!(
+                        "unknown link {link:?}; allowed: \"<from>-to-<to>\" (with a port label \
+                         \"-<label>\" where the server has several) for two nodes of {}",
+                        e.node_names.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(Reach::Peers(links))
+    }
+
+    /// Why `server` cannot take the network fault `name` on these links, if it cannot.
+    pub(crate) fn cannot_run_on(&self, name: &str, server: &dyn ServerKind) -> Option<String> {
+        match self {
+            Reach::Clients(_) => None,
+            Reach::Peers(_) => unsupported(
+                name,
+                server,
+                "it acts on peer links",
+                server.capabilities().peers,
+            ),
+        }
+    }
+
+    /// Why this fault needs servers lockpick starts, if it does.
+    pub(crate) fn needs_own_nodes(&self) -> Option<&'static str> {
+        match self {
+            Reach::Clients(_) => None,
+            Reach::Peers(_) => Some(
+                "it acts on peer links, which run through lockpick's proxies only in a server lockpick started",
+            ),
+        }
+    }
+}
+
+/// Whether `link` reads `<from>-to-<to>` or `<from>-to-<to>-<label>` for two different nodes.
+fn is_peer_link(link: &str, nodes: &[String]) -> bool {
+    let Some((from, rest)) = link.split_once("-to-") else {
+        return false;
+    };
+    let to = rest.split_once('-').map_or(rest, |(to, _label)| to);
+    from != to && [from, to].iter().all(|n| nodes.iter().any(|k| k == n))
+}
+
+/// One network fault on `reach` for `duration`: the step `open` makes from the proxy names
+/// and the fault's id, then the heal of those proxies.
 pub(crate) fn window<S: StepAction + 'static>(
     plan: &mut Plan<'_>,
     at: u64,
-    targets: &Targets,
+    reach: &Reach,
     duration: MsRange,
     open: impl FnOnce(Vec<String>, usize) -> S,
 ) {
     let id = plan.id();
-    let nodes = plan.nodes(targets);
+    let nodes = match reach {
+        Reach::Clients(targets) => plan.nodes(targets),
+        Reach::Peers(links) => links.clone(),
+    };
     let ms = plan.draw(duration);
     plan.window(at, ms, open(nodes.clone(), id), HealLinks { nodes, id });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_link_names_two_different_nodes_and_maybe_a_port_label() {
+        let nodes = ["n1".to_owned(), "n2".to_owned()];
+        assert!(is_peer_link("n2-to-n1", &nodes));
+        assert!(is_peer_link("n1-to-n2-quorum", &nodes));
+        assert!(!is_peer_link("n1-to-n1", &nodes));
+        assert!(!is_peer_link("n3-to-n1", &nodes));
+        assert!(!is_peer_link("s1-to-n1", &nodes));
+        assert!(!is_peer_link("n2", &nodes));
+    }
 }

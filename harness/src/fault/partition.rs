@@ -1,11 +1,11 @@
-//! `partition`: the links from clients to the target nodes cut at their proxies, for a while.
+//! `partition`: the links from clients to the target nodes (or the named peer links) cut at
+//! their proxies, for a while.
 
 use super::act::{nodes_value, perform};
 use super::entry::Entry;
-use super::links::{self, LinksHeal};
+use super::links::{self, LinksHeal, Reach};
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
-use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
 use crate::nemesis::NemesisCtx;
 use crate::scenario::{MsRange, ScenarioError};
@@ -20,11 +20,11 @@ impl FaultKind for Partition {
         "partition"
     }
     fn fields(&self) -> &'static [&'static str] {
-        &["duration_ms", "nodes"]
+        &["duration_ms", "nodes", "links"]
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
-            targets: e.targets(links::TARGETS)?,
+            reach: Reach::read(e)?,
             duration: e.duration()?,
         }))
     }
@@ -32,7 +32,7 @@ impl FaultKind for Partition {
 
 #[derive(Debug)]
 struct Spec {
-    targets: Targets,
+    reach: Reach,
     duration: MsRange,
 }
 
@@ -46,11 +46,11 @@ impl FaultSpec for Spec {
     fn verb(&self) -> F {
         F::Partition
     }
-    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
-        None
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+        self.reach.cannot_run_on(self.name(), server)
     }
     fn needs_own_nodes(&self) -> Option<&'static str> {
-        None
+        self.reach.needs_own_nodes()
     }
     fn moves_clocks(&self) -> bool {
         false
@@ -59,7 +59,7 @@ impl FaultSpec for Spec {
         2
     }
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
-        links::window(plan, at, &self.targets, self.duration, |nodes, id| Cut {
+        links::window(plan, at, &self.reach, self.duration, |nodes, id| Cut {
             nodes,
             id,
         });

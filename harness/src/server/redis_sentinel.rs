@@ -1,14 +1,20 @@
-//! `redis-sentinel`: a master `n1`, replicas `n2`… whose replication link runs through the
-//! proxy named after the replica (so the nemesis can delay or cut it), and three sentinels
-//! `s1`…`s3` watching the master. Clients find the master through the sentinels
-//! ([`Endpoints::sentinels`]) and talk to it directly; the proxy named `n1` carries no traffic.
+//! `redis-sentinel`: a master `n1`, replicas `n2`… and three sentinels `s1`…`s3` watching the
+//! master. Every connection to a node runs through lockpick's proxies
+//! ([`crate::cluster::start_redis_replicas`]): a replica's replication link through
+//! `n2-to-n1`, a sentinel's link through `s1-to-n1`, a client's through `n1`. So `partition` and
+//! `latency` on `n1` reach the clients' links to it, `isolate` on `n1` cuts it off from the
+//! replicas and sentinels while clients still reach it (the split brain), and a fault on a
+//! link names it (`links = ["n2-to-n1"]`). Clients find the master through the sentinels
+//! ([`Endpoints::sentinels`]), which they reach directly, and which answer routed addresses.
 
 use super::{BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::client::{connect_redis, redis_request, Outcome};
+use crate::cluster::start_redis_replicas;
 use crate::db::{RedisOptions, SentinelOptions};
 use crate::run::RunError;
 use crate::scenario::Persistence;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How many sentinels watch the master; two must agree it is down.
@@ -44,11 +50,12 @@ impl ServerKind for RedisSentinel {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),
-            clock: Err(
-                "its master, replicas and sentinels do not run under libfaketime (a sentinel's \
-                 failure detector would see a clock jump as a fault of its own)",
-            ),
-            peers: Err("its replicas follow the master; they are not a consensus cluster"),
+            // The redis nodes run under libfaketime, the sentinels do not: a clock fault moves
+            // the clock that expires the keys, not the failure detector's.
+            clock: Ok(()),
+            // Not a consensus cluster, but every node-to-node and sentinel-to-node link runs
+            // through a proxy of its own, so a node can be isolated; its leader is the master.
+            peers: Ok(()),
             external: Err("it needs sentinels and replicas lockpick starts"),
         }
     }
@@ -68,38 +75,34 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
         aof: ctx.persistence == Persistence::AofAlways,
         // Without this the first full sync waits 5 s for more replicas to join.
         extra_config: vec![("repl-diskless-sync-delay".into(), "0".into())],
+        faketime: ctx.faketime,
         ..RedisOptions::default()
     };
-    let master = supervisor
-        .lock()
-        .await
-        .start_redis(&names[0], base.clone())
-        .await?;
-    let mut endpoints = Endpoints::default();
-    // Only n1 is a client address: a replica's proxy carries its replication link.
-    let n1 = proxies.create(&names[0], master.addr).await?;
-    endpoints.nodes.push((names[0].clone(), n1));
-    for replica in &names[1..] {
-        let link = proxies.create(replica, master.addr).await?;
-        let mut opts = base.clone();
-        opts.extra_config
-            .push(("replicaof".into(), format!("{} {}", link.ip(), link.port())));
-        supervisor.lock().await.start_redis(replica, opts).await?;
-    }
+    let sentinels: Vec<String> = (1..=SENTINELS).map(|i| format!("s{i}")).collect();
+    let nodes = start_redis_replicas(supervisor, proxies, names, &sentinels, &base).await?;
+    let direct_master = nodes.members[0].addr;
+    let routed_master = nodes
+        .net
+        .peer_addr(&names[0], "")
+        .expect("a router per node");
+    let mut endpoints = Endpoints {
+        nodes: names.iter().cloned().zip(nodes.client_addrs).collect(),
+        sentinels: Vec::new(),
+    };
     let replicas = names.len() - 1;
     let deadline = Instant::now() + SETTLE;
     wait_for(deadline, "the replicas to sync with the master", || {
-        replicas_synced(master.addr, replicas)
+        replicas_synced(direct_master, replicas)
     })
     .await?;
 
-    for i in 1..=SENTINELS {
+    for name in &sentinels {
         let info = supervisor
             .lock()
             .await
             .start(
-                &format!("s{i}"),
-                crate::db::NodeKind::new(SentinelOptions::new(master.addr)),
+                name,
+                crate::db::NodeKind::new(SentinelOptions::new(routed_master)),
             )
             .await?;
         endpoints.sentinels.push(info.addr);
@@ -114,7 +117,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
     }
     Ok(Started {
         endpoints,
-        cluster: None,
+        cluster: Some(Arc::new(nodes.net)),
     })
 }
 
