@@ -76,6 +76,8 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
         // Without this the first full sync waits 5 s for more replicas to join.
         extra_config: vec![("repl-diskless-sync-delay".into(), "0".into())],
         faketime: ctx.faketime,
+        // The nodes start together with their routers; on a loaded machine 5 s is short.
+        ready_timeout: SETTLE,
         ..RedisOptions::default()
     };
     let sentinels: Vec<String> = (1..=SENTINELS).map(|i| format!("s{i}")).collect();
