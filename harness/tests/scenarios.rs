@@ -470,41 +470,12 @@ fn redis_failover_lost_lock_shows_double_holder_on_the_promoted_replica() {
     );
 }
 
-#[test]
-fn redis_sentinel_split_brain_grants_the_lock_on_both_masters_while_n1_is_isolated() {
-    use lockpick_checker::history::{EventKind, Process};
-    let (report, dir) = expecting(
-        run_min_ops("redis-sentinel-split-brain", 2),
-        Verdict::Invalid,
-    );
-    let events = history(&dir);
-    // The network split alone: n1 cut off from the replica and the three sentinels, nothing
-    // crashed or paused.
-    let cut = events
-        .iter()
-        .find(|e| e.process == Process::Nemesis && e.f == F::Partition)
-        .unwrap_or_else(|| panic!("the isolation is recorded: {report}"));
-    assert_eq!(cut.value.nodes, ["n1"]);
-    let note = cut.value.note.as_deref().unwrap_or_default();
-    assert!(note.ends_with("n1 and n2,s1,s2,s3"), "{note}");
-    assert!(
-        events
-            .iter()
-            .all(|e| e.process != Process::Nemesis || matches!(e.f, F::Partition | F::Heal)),
-        "no fault but the isolation"
-    );
-    let double = double_holder(&report);
-    assert_caused_by(double, F::Partition);
-    // The two holders were granted by two masters: the isolated n1, then the promoted n2.
-    let masters: std::collections::BTreeSet<String> = double
-        .indices
-        .iter()
-        .filter_map(|i| events.iter().find(|e| e.index == *i))
-        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
-        .filter_map(|e| e.value.note.clone())
-        .collect();
-    assert_eq!(masters.len(), 2, "holders on two masters: {double:?}");
-    // Those two are the sentinels' old and new master: `+switch-master lockpick <old> <new>`.
+/// The sentinels' promotion in a redis-sentinel run, from their logs: `master <old>` and
+/// `master <new>` as the clients' grants note them (`+switch-master lockpick <old> <new>`).
+fn switched_masters(
+    dir: &std::path::Path,
+    report: &LockReport,
+) -> std::collections::BTreeSet<String> {
     let switch = ["s1", "s2", "s3"]
         .iter()
         .filter_map(|s| std::fs::read_to_string(dir.join("nodes").join(s).join("server.log")).ok())
@@ -516,12 +487,73 @@ fn redis_sentinel_split_brain_grants_the_lock_on_both_masters_while_n1_is_isolat
         })
         .unwrap_or_else(|| panic!("a sentinel promoted the replica: {report}"));
     let addrs: Vec<&str> = switch.split_whitespace().collect();
-    let expected: std::collections::BTreeSet<String> = [
+    [
         format!("master {}:{}", addrs[0], addrs[1]),
         format!("master {}:{}", addrs[2], addrs[3]),
     ]
-    .into();
-    assert_eq!(masters, expected, "granted by the old and the new master");
+    .into()
+}
+
+/// Asserts a double holder caused by a fault `f`, the two holders granted by the sentinels' old
+/// and new master, and no nemesis act but `f` and its heal.
+fn assert_holders_on_both_masters(report: &LockReport, dir: &std::path::Path, f: F) {
+    use lockpick_checker::history::{EventKind, Process};
+    let events = history(dir);
+    assert!(
+        events
+            .iter()
+            .all(|e| e.process != Process::Nemesis || e.f == f || e.f == F::Heal),
+        "no fault but the {f}"
+    );
+    let double = double_holder(report);
+    assert_caused_by(double, f);
+    let masters: std::collections::BTreeSet<String> = double
+        .indices
+        .iter()
+        .filter_map(|i| events.iter().find(|e| e.index == *i))
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .filter_map(|e| e.value.note.clone())
+        .collect();
+    assert_eq!(
+        masters,
+        switched_masters(dir, report),
+        "the two holders were granted by the old and the new master: {double:?}"
+    );
+}
+
+#[test]
+fn redis_sentinel_split_brain_grants_the_lock_on_both_masters_while_n1_is_isolated() {
+    let (report, dir) = expecting(
+        run_min_ops("redis-sentinel-split-brain", 2),
+        Verdict::Invalid,
+    );
+    // The network split alone: n1 cut off from the replica and the three sentinels.
+    let cut = history(&dir)
+        .into_iter()
+        .find(|e| e.f == F::Partition)
+        .unwrap_or_else(|| panic!("the isolation is recorded: {report}"));
+    assert_eq!(cut.value.nodes, ["n1"]);
+    let note = cut.value.note.unwrap_or_default();
+    assert!(note.ends_with("n1 and n2,s1,s2,s3"), "{note}");
+    assert_holders_on_both_masters(&report, &dir, F::Partition);
+}
+
+#[test]
+fn redis_sentinel_slow_master_fails_over_a_live_master_and_grants_the_lock_twice() {
+    let (report, dir) = expecting(
+        run_min_ops("redis-sentinel-slow-master", 2),
+        Verdict::Invalid,
+    );
+    // Latency alone, on the sentinels' and the replica's links to n1, not the clients'.
+    let slow = history(&dir)
+        .into_iter()
+        .find(|e| e.f == F::Slow)
+        .unwrap_or_else(|| panic!("the latency is recorded: {report}"));
+    assert_eq!(
+        slow.value.nodes,
+        ["s1-to-n1", "s2-to-n1", "s3-to-n1", "n2-to-n1"]
+    );
+    assert_holders_on_both_masters(&report, &dir, F::Slow);
 }
 
 #[test]

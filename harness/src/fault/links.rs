@@ -65,7 +65,8 @@ pub(crate) const TARGETS: TargetRule = TargetRule {
 pub(crate) enum Reach {
     /// The links from clients to these nodes (`nodes`): their client proxies.
     Clients(Targets),
-    /// These directed peer links (`links`), by proxy name: `n2-to-n1`, `n1-to-n2-quorum`.
+    /// These directed peer links (`links`), by proxy name: `n2-to-n1`, `n1-to-n2-quorum`,
+    /// `s1-to-n1` (from a sentinel).
     Peers(Vec<String>),
 }
 
@@ -91,12 +92,16 @@ impl Reach {
             if links[..i].contains(link) {
                 return Err(e.at("links", format!("link {link:?} is listed twice")));
             }
-            if !is_peer_link(link, e.node_names) {
+            if !is_peer_link(link, e.node_names, e.server.dialers()) {
+                let dialers = match e.server.dialers() {
+                    [] => String::new(),
+                    some => format!(", or from one of {} to a node", some.join(", ")),
+                };
                 return Err(e.at(
                     "links",
                     format!(
                         "unknown link {link:?}; allowed: \"<from>-to-<to>\" (with a port label \
-                         \"-<label>\" where the server has several) for two nodes of {}",
+                         \"-<label>\" where the server has several) between two nodes of {}{dialers}",
                         e.node_names.join(", ")
                     ),
                 ));
@@ -129,13 +134,15 @@ impl Reach {
     }
 }
 
-/// Whether `link` reads `<from>-to-<to>` or `<from>-to-<to>-<label>` for two different nodes.
-fn is_peer_link(link: &str, nodes: &[String]) -> bool {
+/// Whether `link` reads `<from>-to-<to>` or `<from>-to-<to>-<label>` for two different nodes,
+/// or from one of `dialers` to a node.
+fn is_peer_link(link: &str, nodes: &[String], dialers: &[&str]) -> bool {
     let Some((from, rest)) = link.split_once("-to-") else {
         return false;
     };
     let to = rest.split_once('-').map_or(rest, |(to, _label)| to);
-    from != to && [from, to].iter().all(|n| nodes.iter().any(|k| k == n))
+    let node = |n: &str| nodes.iter().any(|k| k == n);
+    from != to && node(to) && (node(from) || dialers.contains(&from))
 }
 
 /// One network fault on `reach` for `duration`: the step `open` makes from the proxy names
@@ -163,11 +170,13 @@ mod tests {
     #[test]
     fn a_peer_link_names_two_different_nodes_and_maybe_a_port_label() {
         let nodes = ["n1".to_owned(), "n2".to_owned()];
-        assert!(is_peer_link("n2-to-n1", &nodes));
-        assert!(is_peer_link("n1-to-n2-quorum", &nodes));
-        assert!(!is_peer_link("n1-to-n1", &nodes));
-        assert!(!is_peer_link("n3-to-n1", &nodes));
-        assert!(!is_peer_link("s1-to-n1", &nodes));
-        assert!(!is_peer_link("n2", &nodes));
+        assert!(is_peer_link("n2-to-n1", &nodes, &[]));
+        assert!(is_peer_link("n1-to-n2-quorum", &nodes, &[]));
+        assert!(!is_peer_link("n1-to-n1", &nodes, &[]));
+        assert!(!is_peer_link("n3-to-n1", &nodes, &[]));
+        assert!(!is_peer_link("s1-to-n1", &nodes, &[]));
+        assert!(is_peer_link("s1-to-n1", &nodes, &["s1"]));
+        assert!(!is_peer_link("n1-to-s1", &nodes, &["s1"]));
+        assert!(!is_peer_link("n2", &nodes, &[]));
     }
 }

@@ -181,6 +181,13 @@ pub trait ServerKind: Sync + 'static {
     /// (`persistence = "aof-always"`).
     fn persistence(&self) -> Support;
 
+    /// Processes besides the nodes that reach the nodes through link proxies of their own, by
+    /// name (redis-sentinel: its sentinels `s1`…): a fault may name their links
+    /// (`links = ["s1-to-n1"]`).
+    fn dialers(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Rejects lock parameters this server cannot honour (etcd: leases in whole seconds).
     fn check_lock(&self, lock: &LockSpec) -> Result<(), FieldError> {
         let _ = lock;

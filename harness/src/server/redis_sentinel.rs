@@ -17,11 +17,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How many sentinels watch the master; two must agree it is down.
-const SENTINELS: usize = 3;
+/// The sentinels that watch the master; two must agree it is down.
+const SENTINELS: &[&str] = &["s1", "s2", "s3"];
 /// Time for the replicas to sync and the sentinels to find the replicas and each other
 /// (sentinels announce themselves every 2 s).
 const SETTLE: Duration = Duration::from_secs(20);
+/// How often each sentinel reads every node's INFO (Redis: 10 s unless a failover runs).
+const INFO_PERIOD_MS: u64 = 1000;
 /// The name under which the sentinels know the master.
 pub const SENTINEL_MASTER: &str = "lockpick";
 const MASTER_NAME: &str = SENTINEL_MASTER;
@@ -64,6 +66,10 @@ impl ServerKind for RedisSentinel {
         Ok(())
     }
 
+    fn dialers(&self) -> &'static [&'static str] {
+        SENTINELS
+    }
+
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
         Box::pin(start(ctx))
     }
@@ -80,7 +86,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
         ready_timeout: SETTLE,
         ..RedisOptions::default()
     };
-    let sentinels: Vec<String> = (1..=SENTINELS).map(|i| format!("s{i}")).collect();
+    let sentinels: Vec<String> = SENTINELS.iter().map(|s| s.to_string()).collect();
     let nodes = start_redis_replicas(supervisor, proxies, names, &sentinels, &base).await?;
     let direct_master = nodes.members[0].addr;
     let routed_master = nodes
@@ -104,10 +110,25 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
             .await
             .start(
                 name,
-                crate::db::NodeKind::new(SentinelOptions::new(routed_master)),
+                crate::db::NodeKind::new(SentinelOptions {
+                    ready_timeout: SETTLE,
+                    ..SentinelOptions::new(routed_master)
+                }),
             )
             .await?;
         endpoints.sentinels.push(info.addr);
+    }
+    for s in &endpoints.sentinels {
+        // A failover takes only a replica whose INFO the sentinel read in the last 5 s, and
+        // sentinels ask every 10 s: a master that fails 5-10 s after the last ask would find
+        // "no good slave" and no failover for 20 s. Asking every second takes the luck out.
+        let mut cmd = redis::cmd("SENTINEL");
+        cmd.arg("DEBUG").arg("info-period").arg(INFO_PERIOD_MS);
+        if ask::<String>(*s, cmd).await.is_none() {
+            return Err(RunError::Sentinel(format!(
+                "set the INFO period of sentinel {s} (SENTINEL DEBUG, Redis 7.0 or later)"
+            )));
+        }
     }
     for s in &endpoints.sentinels {
         wait_for(
@@ -173,5 +194,5 @@ async fn sentinel_ready(sentinel: SocketAddr, replicas: usize) -> bool {
     };
     let known_replicas = count("replicas").await.map_or(0, |v| v.len());
     let other_sentinels = count("sentinels").await.map_or(0, |v| v.len());
-    known_replicas >= replicas && other_sentinels >= SENTINELS - 1
+    known_replicas >= replicas && other_sentinels >= SENTINELS.len() - 1
 }
