@@ -139,7 +139,10 @@ duration_ms = 100
         );
         assert_eq!(s.nemesis.faults[0].line, 13, "the [[nemesis]] header line");
         let latency = format!("{:?}", s.nemesis.faults[1].spec);
-        assert!(latency.contains(r#"targets: Nodes(["n1"])"#), "{latency}");
+        assert!(
+            latency.contains(r#"reach: Clients(Nodes(["n1"]))"#),
+            "{latency}"
+        );
     }
 
     #[test]
@@ -227,12 +230,49 @@ duration_ms = 100
 
     #[test]
     fn clock_faults_on_a_backend_that_cannot_take_them_are_rejected_with_the_reason() {
-        let text = "name = \"t\"\n[backend]\nkind = \"redis-sentinel\"\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n[[nemesis]]\nfault = \"clock-jump\"\noffset_ms = 5000\nduration_ms = 50\n";
+        let text = "name = \"t\"\n[backend]\nkind = \"zookeeper\"\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n[[nemesis]]\nfault = \"clock-jump\"\noffset_ms = 5000\nduration_ms = 50\n";
         let err = parse(text).unwrap_err();
         assert!(
-            err.contains(":9: field `nemesis.fault`: clock-jump cannot run on server \"redis-sentinel\" (it moves clocks): its master, replicas and sentinels do not run under libfaketime"),
+            err.contains(":9: field `nemesis.fault`: clock-jump cannot run on server \"zookeeper\" (it moves clocks): its servers do not run under libfaketime"),
             "{err}"
         );
+        // The sentinel deployment's redis nodes run under libfaketime.
+        assert!(parse(&text.replace("zookeeper", "redis-sentinel")).is_ok());
+    }
+
+    #[test]
+    fn network_faults_name_nodes_or_peer_links_where_the_server_has_them() {
+        let base = "name = \"t\"\n[backend]\nkind = \"SERVER\"\n[workload]\nkind = \"counter\"\nclients = 2\nduration_ms = 100\n[[nemesis]]\nfault = \"latency\"\nlatency_ms = 50\nduration_ms = 50\nLINKS\n";
+        let sentinel = base.replace("SERVER", "redis-sentinel");
+        let ok = parse(&sentinel.replace("LINKS", "links = [\"n2-to-n1\", \"s1-to-n1\"]")).unwrap();
+        let slow = format!("{:?}", ok.nemesis.faults[0].spec);
+        assert!(
+            slow.contains(r#"reach: Peers(["n2-to-n1", "s1-to-n1"])"#),
+            "{slow}"
+        );
+        let err = parse(&sentinel.replace("LINKS", "links = [\"n1-to-s1\"]")).unwrap_err();
+        assert!(
+            err.contains(":12: field `nemesis.links`: unknown link \"n1-to-s1\"")
+                && err.contains("from one of s1, s2, s3 to a node"),
+            "{err}"
+        );
+        let err = parse(&sentinel.replace("LINKS", "nodes = [\"n1\"]\nlinks = [\"n2-to-n1\"]"))
+            .unwrap_err();
+        assert!(
+            err.contains("nodes (their client links) or links, not both"),
+            "{err}"
+        );
+        // A single redis has no peer links to name.
+        let err = parse(
+            &base
+                .replace(
+                    "[backend]\nkind = \"SERVER\"",
+                    "[server]\nkind = \"redis\"\nnodes = 2\n[client]\nkind = \"redlock\"",
+                )
+                .replace("LINKS", "links = [\"n2-to-n1\"]"),
+        )
+        .unwrap_err();
+        assert!(err.contains("it acts on peer links"), "{err}");
     }
 
     #[test]
