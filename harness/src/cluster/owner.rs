@@ -32,7 +32,14 @@ fn socket_inode(table: &str, from: u16, to: u16) -> Option<u64> {
             .rsplit_once(':')
             .and_then(|(_, hex)| u16::from_str_radix(hex, 16).ok())
     };
+    // The table can hold thousands of lines (TIME_WAIT sockets of every run on the machine)
+    // and is read for every routed connection: lines without the remote port are skipped
+    // before they are split.
+    let remote = format!(":{to:04X} ");
     table.lines().skip(1).find_map(|line| {
+        if !line.contains(&remote) {
+            return None;
+        }
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.len() < 10 {
             return None;
