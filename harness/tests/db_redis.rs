@@ -373,3 +373,22 @@ async fn a_restart_keeps_its_port_and_reports_when_it_is_taken() {
     let after = sup.restart("r").await.unwrap();
     assert_eq!(after.addr, node.addr);
 }
+
+#[tokio::test]
+async fn a_master_leads_and_its_replica_does_not() {
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let master = sup.start_redis("m", RedisOptions::default()).await.unwrap();
+    let follows = RedisOptions {
+        extra_config: vec![(
+            "replicaof".into(),
+            format!("{} {}", master.addr.ip(), master.addr.port()),
+        )],
+        ..RedisOptions::default()
+    };
+    sup.start_redis("r", follows).await.unwrap();
+    let names = ["r".to_owned(), "m".to_owned()];
+    assert_eq!(sup.leader(&names).await.as_deref(), Some("m"));
+    sup.kill("m").await.unwrap();
+    assert_eq!(sup.leader(&names).await, None, "a replica is no leader");
+}

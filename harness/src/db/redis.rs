@@ -137,47 +137,40 @@ pub(crate) fn address_in_use(output: &str) -> bool {
 /// Sends `PING` to the Redis server at `addr` and reports whether it answered `+PONG` within
 /// `timeout` (connect included). A server still loading its AOF answers `-LOADING`: false.
 pub async fn redis_ping(addr: SocketAddr, timeout: Duration) -> bool {
-    tokio::time::timeout(timeout, ping(addr))
+    let answer = exchange(addr, b"*1\r\n$4\r\nPING\r\n", 1);
+    tokio::time::timeout(timeout, answer)
         .await
-        .is_ok_and(|answer| answer.is_ok_and(|pong| pong))
-}
-
-async fn ping(addr: SocketAddr) -> io::Result<bool> {
-    let mut stream = TcpStream::connect(addr).await?;
-    stream.write_all(b"*1\r\n$4\r\nPING\r\n").await?;
-    let mut reply = Vec::with_capacity(16);
-    let mut buf = [0u8; 64];
-    while !reply.ends_with(b"\r\n") {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(false);
-        }
-        reply.extend_from_slice(&buf[..n]);
-    }
-    Ok(reply.starts_with(b"+PONG"))
+        .is_ok_and(|reply| reply.is_ok_and(|r| r.starts_with(b"+PONG")))
 }
 
 /// Whether the Redis server at `addr` answers `ROLE` as a master within `timeout`.
 pub async fn redis_is_master(addr: SocketAddr, timeout: Duration) -> bool {
-    tokio::time::timeout(timeout, role_is_master(addr))
+    // `*3\r\n$6\r\nmaster\r\n…`: the role is the third line.
+    let answer = exchange(addr, b"*1\r\n$4\r\nROLE\r\n", 3);
+    tokio::time::timeout(timeout, answer)
         .await
-        .is_ok_and(|answer| answer.is_ok_and(|master| master))
+        .is_ok_and(|reply| {
+            reply.is_ok_and(|r| {
+                r.starts_with(b"*") && r.split(|b| *b == b'\n').nth(2) == Some(b"master\r")
+            })
+        })
 }
 
-async fn role_is_master(addr: SocketAddr) -> io::Result<bool> {
+/// Sends one command as raw RESP and reads the reply until it holds `lines` CRLF-ended lines
+/// (less if the server closes first).
+async fn exchange(addr: SocketAddr, request: &[u8], lines: usize) -> io::Result<Vec<u8>> {
     let mut stream = TcpStream::connect(addr).await?;
-    stream.write_all(b"*1\r\n$4\r\nROLE\r\n").await?;
-    // `*3\r\n$6\r\nmaster\r\n…`: the role is the second line.
+    stream.write_all(request).await?;
     let mut reply = Vec::with_capacity(64);
     let mut buf = [0u8; 256];
-    while reply.windows(2).filter(|w| w == b"\r\n").count() < 3 {
+    while reply.windows(2).filter(|w| w == b"\r\n").count() < lines {
         let n = stream.read(&mut buf).await?;
         if n == 0 {
-            return Ok(false);
+            break;
         }
         reply.extend_from_slice(&buf[..n]);
     }
-    Ok(reply.starts_with(b"*") && reply.split(|b| *b == b'\n').nth(2) == Some(b"master\r"))
+    Ok(reply)
 }
 
 impl NodeRecipe for RedisOptions {
