@@ -24,6 +24,8 @@ const SENTINELS: &[&str] = &["s1", "s2", "s3"];
 const SETTLE: Duration = Duration::from_secs(20);
 /// How often each sentinel reads every node's INFO (Redis: 10 s unless a failover runs).
 const INFO_PERIOD_MS: u64 = 1000;
+/// How late a sentinel's timer may fire before it distrusts itself (TILT; Redis: 2 s).
+const TILT_TRIGGER_MS: u64 = 10_000;
 /// The name under which the sentinels know the master.
 pub const SENTINEL_MASTER: &str = "lockpick";
 const MASTER_NAME: &str = SENTINEL_MASTER;
@@ -122,11 +124,18 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
         // A failover takes only a replica whose INFO the sentinel read in the last 5 s, and
         // sentinels ask every 10 s: a master that fails 5-10 s after the last ask would find
         // "no good slave" and no failover for 20 s. Asking every second takes the luck out.
+        // A sentinel whose timer fires 2 s late (a stall of the process, on a loaded machine)
+        // enters TILT mode and does nothing for 30 s; lockpick's faults never stall sentinels,
+        // so only a stall as long as the run's own timeouts counts.
         let mut cmd = redis::cmd("SENTINEL");
-        cmd.arg("DEBUG").arg("info-period").arg(INFO_PERIOD_MS);
+        cmd.arg("DEBUG")
+            .arg("info-period")
+            .arg(INFO_PERIOD_MS)
+            .arg("tilt-trigger")
+            .arg(TILT_TRIGGER_MS);
         if ask::<String>(*s, cmd).await.is_none() {
             return Err(RunError::Sentinel(format!(
-                "set the INFO period of sentinel {s} (SENTINEL DEBUG, Redis 7.0 or later)"
+                "set the INFO period and TILT trigger of sentinel {s} (SENTINEL DEBUG, Redis 7.0 or later)"
             )));
         }
     }
