@@ -85,6 +85,7 @@ pub fn summarize_run(
         run: place.run,
         reproduce: place.reproduce,
         secs: place.secs,
+        library: None,
     }
 }
 
@@ -110,5 +111,6 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         run: place.run,
         reproduce: place.reproduce,
         secs: place.secs,
+        library: None,
     }
 }
