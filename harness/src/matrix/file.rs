@@ -84,6 +84,8 @@ struct RawRow {
     #[serde(default)]
     watchdog: bool,
     client: Option<Spanned<toml::Table>>,
+    /// Clients contending for this row's lock instead of `[workload] clients`.
+    clients: Option<Spanned<u64>>,
     /// `[lock]` settings of this row instead of the matrix's (a library's own limits).
     acquire_timeout_ms: Option<u64>,
     op_timeout_ms: Option<u64>,
@@ -154,6 +156,9 @@ pub struct Row {
     /// The `[client]` options besides `kind`, relative paths made absolute against the
     /// matrix file's folder.
     pub client: toml::Table,
+    /// The row's own number of clients, if it sets one (a library whose contention failure
+    /// would hide what every fault does; its own scenario shows that failure).
+    pub clients: Option<u64>,
     /// The row's own `[lock]` limits, if it sets them.
     pub acquire_timeout_ms: Option<u64>,
     pub op_timeout_ms: Option<u64>,
@@ -306,17 +311,22 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
             format!("{seeds} is out of range; allowed: 1 to {MAX_SEEDS}"),
         ));
     }
-    let clients = *raw.workload.clients.get_ref();
-    if !(2..=rules::MAX_CLIENTS as u64).contains(&clients) {
-        return Err(err(
-            raw.workload.clients.span(),
-            "workload.clients",
-            format!(
-                "{clients} is out of range; allowed: 2 to {} (one client cannot contend)",
-                rules::MAX_CLIENTS
-            ),
-        ));
-    }
+    let check_clients = |v: &Spanned<u64>, field: &str| {
+        let clients = *v.get_ref();
+        if (2..=rules::MAX_CLIENTS as u64).contains(&clients) {
+            Ok(clients)
+        } else {
+            Err(err(
+                v.span(),
+                field,
+                format!(
+                    "{clients} is out of range; allowed: 2 to {} (one client cannot contend)",
+                    rules::MAX_CLIENTS
+                ),
+            ))
+        }
+    };
+    let clients = check_clients(&raw.workload.clients, "workload.clients")?;
     let duration = size(&src, path, "workload.duration", &raw.workload.duration)?;
 
     let mut columns: Vec<Column> = Vec::new();
@@ -513,6 +523,11 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
             nodes: r.nodes,
             watchdog: r.watchdog,
             client: kinds.options,
+            clients: r
+                .clients
+                .as_ref()
+                .map(|c| check_clients(c, "row.clients"))
+                .transpose()?,
             acquire_timeout_ms: r.acquire_timeout_ms,
             op_timeout_ms: r.op_timeout_ms,
             about,
@@ -1009,6 +1024,15 @@ expect.pause = "invalid: Kleppmann"
             "row.about",
             "needs `about`: one sentence on how the lock works and what its token is",
         );
+        let one = LIBRARY.replace("nodes = 5", "nodes = 5\nclients = 1");
+        fails(
+            &one,
+            19,
+            "row.clients",
+            "1 is out of range; allowed: 2 to 1000",
+        );
+        let two = parse(&LIBRARY.replace("nodes = 5", "nodes = 5\nclients = 2")).unwrap();
+        assert_eq!(two.rows[0].clients, Some(2));
         let no_lock = LIBRARY.replace("server = \"redis\"\n", "");
         fails(
             &no_lock,

@@ -146,7 +146,7 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     let _ = writeln!(
         t,
         "\n[workload]\nkind = \"fenced-write\"\nclients = {}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
-        m.clients,
+        row.clients.unwrap_or(m.clients),
         range(m.hold_ms),
         range(m.think_ms)
     );
