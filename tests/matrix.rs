@@ -293,28 +293,26 @@ fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
     assert_eq!(pause["mismatch"], false);
     let library = format!("redis {}", pinned("redis"));
     assert_eq!(run["library"], library.as_str(), "{run:#}");
-    let row = json["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "python-redis-py")
-        .unwrap();
+    let row_named = |name: &str| {
+        json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no row {name}"))
+    };
+    let row = row_named("python-redis-py");
     assert_eq!(row["library"], library.as_str(), "{row:#}");
     assert_eq!(
         (row["server"].as_str(), row["client"].as_str()),
         (Some("redis"), Some("process"))
     );
     // A row that did not run says where its library will come from.
-    let other = json["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "python-kazoo")
-        .unwrap();
+    let other = row_named("python-kazoo");
     assert!(other["library"]
         .as_str()
         .unwrap()
-        .starts_with("not known until a run"));
+        .starts_with("not known before a run"));
 
     let html = std::fs::read_to_string(dir.join("matrix.html")).unwrap();
     assert!(

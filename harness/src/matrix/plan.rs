@@ -438,14 +438,8 @@ offset = "+1.5x lease"
         assert!(e.contains("lock.ttl_ms"), "{e}");
     }
 
-    const LIBRARY: &str = r#"
-name = "libs"
-seeds = 1
-[workload]
-clients = 2
-duration = "2x lease + 1000ms"
-
-[[row]]
+    /// Two library rows, under the header and the columns of `M`.
+    const LIBRARY_ROWS: &str = r#"[[row]]
 name = "python-redis-lock"
 server = "redis"
 ttl_ms = 2000
@@ -463,29 +457,20 @@ client = { kind = "process", command = ["python3", "./kazoo.py"] }
 about = "kazoo; token: the node's sequence number"
 expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore libfaketime" }
 
-[[column]]
-name = "pause"
-about = "a GC pause"
-fault = "client-pause"
-point = "before-write"
-duration = "2x lease"
-must_outlast_lease = true
-
-[[column]]
-name = "clock"
-about = "a clock jump"
-fault = "clock-jump"
-nodes = "random-one"
-duration = "0.5x lease"
-offset = "+1.5x lease"
 "#;
+
+    /// `M` with its rows replaced by [`LIBRARY_ROWS`]: the first row is on line 8.
+    fn library() -> String {
+        let (rows, columns) = (M.find("[[row]]").unwrap(), M.find("[[column]]").unwrap());
+        format!("{}{LIBRARY_ROWS}{}", &M[..rows], &M[columns..])
+    }
 
     #[test]
     fn a_library_row_plans_like_a_built_in_one_with_its_own_limits_and_an_absolute_command() {
         let m = parse_matrix_in(
             Path::new("m.toml"),
             Path::new("/repo/scenarios/matrix"),
-            LIBRARY,
+            &library(),
         )
         .unwrap();
         let cells = plan_matrix(&m).unwrap();
@@ -516,7 +501,7 @@ offset = "+1.5x lease"
 
     #[test]
     fn a_library_row_whose_client_options_do_not_load_names_the_row_and_its_client_field() {
-        let bad = LIBRARY.replace("command = [\"python3\", \"./adapter.py\"]", "comand = []");
+        let bad = library().replace("command = [\"python3\", \"./adapter.py\"]", "comand = []");
         let m = parse_matrix(Path::new("m.toml"), &bad).unwrap();
         let e = plan_matrix(&m).unwrap_err().to_string();
         assert!(
@@ -526,7 +511,7 @@ offset = "+1.5x lease"
             "{e}"
         );
         assert!(e.contains("unknown field"), "{e}");
-        let empty = LIBRARY.replace("command = [\"python3\", \"./adapter.py\"]", "command = []");
+        let empty = library().replace("command = [\"python3\", \"./adapter.py\"]", "command = []");
         let m = parse_matrix(Path::new("m.toml"), &empty).unwrap();
         let e = plan_matrix(&m).unwrap_err().to_string();
         assert!(

@@ -511,7 +511,7 @@ fn library_of(row: &str, done: &BTreeMap<RunKey, RunSummary>) -> String {
     seen.sort_unstable();
     seen.dedup();
     if seen.is_empty() {
-        "not known until a run (its adapter names it when it starts)".to_owned()
+        "not known before a run (its adapter names it)".to_owned()
     } else {
         seen.join(" / ")
     }
