@@ -59,6 +59,9 @@ pub struct PgOptions {
     /// Run under libfaketime like Redis, so the nemesis can move `now()` (see
     /// [`super::faketime`]).
     pub faketime: bool,
+    /// A streaming replica of the primary reached at this address (`pg_basebackup -R` from
+    /// it instead of `initdb`, see [`super::pg_replica`]), instead of a primary of its own.
+    pub replica_of: Option<SocketAddr>,
 }
 
 impl Default for PgOptions {
@@ -72,6 +75,7 @@ impl Default for PgOptions {
             extra_config: Vec::new(),
             ready_timeout: Duration::from_secs(15),
             faketime: false,
+            replica_of: None,
         }
     }
 }
@@ -133,6 +137,9 @@ impl PgOptions {
             for path in [&folder.root, &folder.data] {
                 run_as::give(path, account)?;
             }
+        }
+        if let Some(primary) = self.replica_of {
+            return super::pg_replica::base_backup(self, folder, primary, account);
         }
         let log = File::create(folder.root.join(INITDB_LOG))?;
         let mut command = Command::new(self.initdb());
@@ -276,7 +283,7 @@ fn shmem_id(data: &Path) -> Option<libc::c_int> {
         .ok()
 }
 
-fn as_account(command: &mut Command, account: Option<Account>) {
+pub(super) fn as_account(command: &mut Command, account: Option<Account>) {
     use std::os::unix::process::CommandExt;
     if let Some(account) = account {
         // std drops the supplementary groups itself when root sets a uid.
@@ -286,7 +293,7 @@ fn as_account(command: &mut Command, account: Option<Account>) {
 
 /// initdb runs from the calling thread, which waits for it: PDEATHSIG then ends it with
 /// lockpick. (Its own `postgres --boot` child ends when initdb's pipe to it closes.)
-fn die_with_parent(command: &mut Command) {
+pub(super) fn die_with_parent(command: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: prctl is async-signal-safe and allocates nothing.
     unsafe {
@@ -375,6 +382,10 @@ impl NodeRecipe for PgOptions {
 
     fn on_ready(&self, folder: &NodeFolder) {
         PgOptions::on_ready(self, folder)
+    }
+
+    fn promote(&self, addr: SocketAddr) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(super::pg_replica::promote(addr))
     }
 }
 
