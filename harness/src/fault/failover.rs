@@ -114,3 +114,42 @@ impl StepAction for FailOver {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::parse_scenario;
+    use std::path::Path;
+
+    fn scenario(server: &str, nemesis: &str) -> Result<crate::scenario::Scenario, String> {
+        let text = format!(
+            "name = \"t\"\n[server]\nkind = \"{server}\"\n[client]\nkind = \"pg-lease-row\"\n\
+             [workload]\nkind = \"fenced-write\"\nclients = 3\nduration_ms = 5000\n\
+             [[nemesis]]\nfault = \"failover\"\nat_ms = 1000\n{nemesis}"
+        );
+        parse_scenario(Path::new("t.toml"), &text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_server_without_a_replica_is_refused_with_why() {
+        let err = scenario("postgres", "").unwrap_err();
+        assert!(
+            err.contains("t.toml:11: field `nemesis.fault`: failover cannot run on server \"postgres\" (it promotes the replica of a primary): it is a single server without a replica (use server kind postgres-async-replica or postgres-sync-replica)"),
+            "{err}"
+        );
+        for server in ["postgres-async-replica", "postgres-sync-replica"] {
+            scenario(server, "").unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn a_recurring_failover_is_refused_at_its_field() {
+        let err = scenario("postgres-async-replica", "every_ms = 1000").unwrap_err();
+        assert!(
+            err.contains("t.toml:13: field `nemesis.every_ms`: a failover happens once"),
+            "{err}"
+        );
+        let err = scenario("postgres-async-replica", "count = 2").unwrap_err();
+        assert!(err.contains(":13: field `nemesis.count`"), "{err}");
+        scenario("postgres-async-replica", "count = 1").unwrap_or_else(|e| panic!("{e}"));
+    }
+}
