@@ -8,15 +8,14 @@
 //! PostgreSQL 15's defaults (`wal_level = replica`, `max_wal_senders = 10`, `hot_standby =
 //! on`) are what a streaming replica needs, so neither side needs settings of its own.
 
-use std::fs::File;
 use std::io;
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use super::folder::NodeFolder;
-use super::postgres::{as_account, die_with_parent, PgOptions, DATABASE, USER};
+use super::postgres::{run_setup, PgOptions, DATABASE, USER};
 use super::run_as::Account;
 
 /// pg_basebackup's output, in the node folder.
@@ -32,9 +31,7 @@ pub(super) fn base_backup(
     primary: SocketAddr,
     account: Option<Account>,
 ) -> io::Result<()> {
-    let binary = options.binary.with_file_name("pg_basebackup");
-    let log = File::create(folder.root.join(BASEBACKUP_LOG))?;
-    let mut command = Command::new(&binary);
+    let mut command = Command::new(options.binary.with_file_name("pg_basebackup"));
     command
         .arg("--pgdata")
         .arg(&folder.data)
@@ -44,23 +41,17 @@ pub(super) fn base_backup(
         // Streams the WAL written during the copy, so the copy is consistent on its own;
         // fast checkpoint: the copy starts at once instead of at the next checkpoint.
         .args(["--wal-method", "stream", "--checkpoint", "fast"])
-        .args(["--write-recovery-conf", "--no-sync"])
-        .current_dir(&folder.root)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log);
-    as_account(&mut command, account);
-    die_with_parent(&mut command);
-    let status = command
-        .status()
-        .map_err(|err| io::Error::new(err.kind(), format!("run {}: {err}", binary.display())))?;
-    if !status.success() {
-        let output = std::fs::read_to_string(folder.root.join(BASEBACKUP_LOG)).unwrap_or_default();
-        return Err(io::Error::other(format!(
-            "pg_basebackup from {primary} into {} failed ({status}):\n{output}",
+        .args(["--write-recovery-conf", "--no-sync"]);
+    run_setup(
+        command,
+        folder,
+        BASEBACKUP_LOG,
+        account,
+        &format!(
+            "pg_basebackup from {primary} into {}",
             folder.data.display()
-        )));
-    }
+        ),
+    )?;
     // postgres refuses a data folder others can read; pg_basebackup keeps the mode of a
     // folder that already existed.
     std::fs::set_permissions(&folder.data, std::fs::Permissions::from_mode(0o700))

@@ -122,9 +122,10 @@ impl PgOptions {
         Ok(())
     }
 
-    /// Creates the database cluster in `folder.data` unless it exists (a restart keeps it).
-    /// Run before every start, like the config writer; blocking, since it runs `initdb`
-    /// (0.3–1 s here), once per node.
+    /// Creates the database cluster in `folder.data` unless it exists (a restart keeps it):
+    /// `initdb`, or for a replica a copy of its primary (`pg_basebackup`). Run before every
+    /// start, like the config writer; blocking, since it runs `initdb` (0.3–1 s here), once
+    /// per node.
     pub(crate) fn init(&self, folder: &NodeFolder) -> io::Result<()> {
         let account = run_as::server_account().map_err(io::Error::other)?;
         if let Some(account) = account {
@@ -141,33 +142,19 @@ impl PgOptions {
         if let Some(primary) = self.replica_of {
             return super::pg_replica::base_backup(self, folder, primary, account);
         }
-        let log = File::create(folder.root.join(INITDB_LOG))?;
         let mut command = Command::new(self.initdb());
         command
             .arg("--pgdata")
             .arg(&folder.data)
             .args(["--username", USER, "--auth", "trust", "--encoding", "UTF8"])
-            .args(["--locale", "C", "--no-sync", "--no-instructions"])
-            .current_dir(&folder.root)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
-        as_account(&mut command, account);
-        die_with_parent(&mut command);
-        let status = command.status().map_err(|err| {
-            io::Error::new(
-                err.kind(),
-                format!("run {}: {err}", self.initdb().display()),
-            )
-        })?;
-        if !status.success() {
-            let output = std::fs::read_to_string(folder.root.join(INITDB_LOG)).unwrap_or_default();
-            return Err(io::Error::other(format!(
-                "initdb {} failed ({status}):\n{output}",
-                folder.data.display()
-            )));
-        }
-        Ok(())
+            .args(["--locale", "C", "--no-sync", "--no-instructions"]);
+        run_setup(
+            command,
+            folder,
+            INITDB_LOG,
+            account,
+            &format!("initdb {}", folder.data.display()),
+        )
     }
 
     /// Writes `postgresql.conf` into the node folder for `port`, after [`PgOptions::init`].
@@ -283,7 +270,42 @@ fn shmem_id(data: &Path) -> Option<libc::c_int> {
         .ok()
 }
 
-pub(super) fn as_account(command: &mut Command, account: Option<Account>) {
+/// Runs a blocking setup tool of the node (initdb, pg_basebackup) in the node folder, as the
+/// server's account, with its output in `log` there; `what` names it in the error, which
+/// carries that output.
+pub(super) fn run_setup(
+    mut command: Command,
+    folder: &NodeFolder,
+    log: &str,
+    account: Option<Account>,
+    what: &str,
+) -> io::Result<()> {
+    let log_path = folder.root.join(log);
+    let out = File::create(&log_path)?;
+    command
+        .current_dir(&folder.root)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out);
+    as_account(&mut command, account);
+    die_with_parent(&mut command);
+    let program = command.get_program().to_owned();
+    let status = command.status().map_err(|err| {
+        io::Error::new(
+            err.kind(),
+            format!("run {}: {err}", Path::new(&program).display()),
+        )
+    })?;
+    if !status.success() {
+        let output = std::fs::read_to_string(&log_path).unwrap_or_default();
+        return Err(io::Error::other(format!(
+            "{what} failed ({status}):\n{output}"
+        )));
+    }
+    Ok(())
+}
+
+fn as_account(command: &mut Command, account: Option<Account>) {
     use std::os::unix::process::CommandExt;
     if let Some(account) = account {
         // std drops the supplementary groups itself when root sets a uid.
@@ -293,7 +315,7 @@ pub(super) fn as_account(command: &mut Command, account: Option<Account>) {
 
 /// initdb runs from the calling thread, which waits for it: PDEATHSIG then ends it with
 /// lockpick. (Its own `postgres --boot` child ends when initdb's pipe to it closes.)
-pub(super) fn die_with_parent(command: &mut Command) {
+fn die_with_parent(command: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: prctl is async-signal-safe and allocates nothing.
     unsafe {
