@@ -153,30 +153,34 @@ fn assert_one_failover(dir: &std::path::Path) -> u64 {
     failovers[0].time_ns
 }
 
-/// The tokens granted before the failover began, and after it.
-fn tokens_around(dir: &std::path::Path, failover_ns: u64) -> (Vec<u64>, Vec<u64>) {
-    let grants: Vec<_> = history(dir)
+/// Runs failover scenario `name`, asserts it reached `want` with one failover and grants on
+/// both sides of it; returns the report and the tokens granted before the failover began and
+/// after it.
+fn failover_run(
+    name: &str,
+    want: Verdict,
+) -> (lockpick_checker::lock::LockReport, Vec<u64>, Vec<u64>) {
+    let (report, dir) = expecting(run_min_ops(name, 2), want);
+    let struck = assert_one_failover(&dir);
+    let grants: Vec<_> = history(&dir)
         .into_iter()
         .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
         .filter_map(|e| Some((e.time_ns, e.value.token?)))
         .collect();
-    let (before, after): (Vec<_>, Vec<_>) = grants.iter().partition(|(t, _)| *t < failover_ns);
-    (
-        before.into_iter().map(|(_, k)| k).collect(),
-        after.into_iter().map(|(_, k)| k).collect(),
-    )
+    let (before, after): (Vec<_>, Vec<_>) = grants.iter().partition(|(t, _)| *t < struck);
+    let tokens = |v: Vec<&(u64, u64)>| v.into_iter().map(|(_, k)| *k).collect::<Vec<_>>();
+    let (before, after) = (tokens(before), tokens(after));
+    assert!(
+        !before.is_empty() && !after.is_empty(),
+        "grants before the failover: {before:?}, after: {after:?}"
+    );
+    (report, before, after)
 }
 
 #[test]
 fn pg_lease_row_failover_to_an_async_replica_grants_a_lost_lease_again() {
-    let (report, dir) = expecting(run_min_ops("pg-lease-row-failover", 2), Verdict::Invalid);
+    let (report, before, after) = failover_run("pg-lease-row-failover", Verdict::Invalid);
     assert_caused_by(double_holder(&report), F::Failover);
-    let struck = assert_one_failover(&dir);
-    let (before, after) = tokens_around(&dir, struck);
-    assert!(
-        !before.is_empty() && !after.is_empty(),
-        "{before:?} {after:?}"
-    );
     // The promoted replica never saw the last grant: it hands out a token again.
     let last = before.iter().max().unwrap();
     assert!(after[0] <= *last, "before {before:?}, after {after:?}");
@@ -184,14 +188,8 @@ fn pg_lease_row_failover_to_an_async_replica_grants_a_lost_lease_again() {
 
 #[test]
 fn pg_lease_row_failover_to_a_sync_replica_keeps_the_acknowledged_lease() {
-    let (report, dir) = expecting(run_min_ops("pg-lease-row-failover-sync", 2), Verdict::Valid);
+    let (report, before, after) = failover_run("pg-lease-row-failover-sync", Verdict::Valid);
     assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
-    let struck = assert_one_failover(&dir);
-    let (before, after) = tokens_around(&dir, struck);
-    assert!(
-        !before.is_empty() && !after.is_empty(),
-        "{before:?} {after:?}"
-    );
     // The promoted replica had applied every acknowledged grant: tokens go on from there.
     let last = before.iter().max().unwrap();
     assert!(
