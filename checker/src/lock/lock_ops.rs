@@ -94,7 +94,8 @@ fn lock_f(f: F) -> Option<OpF> {
         | F::Crash
         | F::Restart
         | F::Clock
-        | F::ClockReset => None,
+        | F::ClockReset
+        | F::Failover => None,
     }
 }
 

@@ -50,6 +50,7 @@ impl ServerKind for RedisSentinel {
             ),
             peers: Err("its replicas follow the master; they are not a consensus cluster"),
             external: Err("it needs sentinels and replicas lockpick starts"),
+            failover: Err("its sentinels fail the master over by themselves (crash the master with node-crash)"),
         }
     }
 

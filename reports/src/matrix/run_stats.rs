@@ -89,6 +89,7 @@ pub fn summarize_run(
         run: place.run,
         reproduce: place.reproduce,
         secs: place.secs,
+        library: None,
     }
 }
 
@@ -114,6 +115,7 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         run: place.run,
         reproduce: place.reproduce,
         secs: place.secs,
+        library: None,
     }
 }
 
