@@ -219,3 +219,165 @@ fn a_bad_matrix_file_names_its_line_and_field() {
     );
     assert!(!store.exists(), "nothing is written for a bad file");
 }
+
+/// The pinned version of a Python package, from the adapters' lock file.
+fn pinned(package: &str) -> String {
+    let lock = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/python/requirements.lock"),
+    )
+    .unwrap();
+    let prefix = format!("{package}==");
+    lock.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.trim_end_matches(" \\").trim().to_owned())
+        .unwrap_or_else(|| panic!("{package} is not pinned"))
+}
+
+/// A library row of the shipped library matrix (redis-py's Lock through its adapter, installed
+/// by `bash scripts/setup`) under a pause of two leases, one seed: the pause is sized from the
+/// row's lease and tested, the verdict is the library's, the page and the markdown name the
+/// library and the version its adapter reported, the printed reproduce command repeats the
+/// run, and a resumed matrix still finds the adapter (its path is relative to the shipped file).
+#[test]
+fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let md = tmp.path().join("libraries.md");
+    let s = store.to_str().unwrap();
+    let args = [
+        "matrix",
+        "scenarios/matrix/libraries.toml",
+        "--rows",
+        "python-redis-py",
+        "--faults",
+        "client-pause",
+        "--seeds",
+        "1",
+        "--store",
+        s,
+        "--markdown",
+        md.to_str().unwrap(),
+    ];
+    let out = lockpick(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let dir = only_dir(&store.join("matrix"));
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap();
+    let pause = json["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["row"] == "python-redis-py" && c["column"] == "client-pause")
+        .unwrap();
+    assert!(
+        pause["sizes"][1]
+            .as_str()
+            .unwrap()
+            .starts_with("nemesis.duration_ms = 2x lease = 2000 ms"),
+        "{pause:#}"
+    );
+    let run = &pause["runs"][0];
+    assert!(run["error"].is_null(), "{run:#}");
+    // The lease is the one the adapter reported with the grant (what was left of the TTL).
+    let reached = run["reached"].as_str().unwrap_or_default();
+    let lease: u64 = reached
+        .split_once("outlasted the ")
+        .and_then(|(_, rest)| rest.strip_suffix(" ms lease"))
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("{run:#}"));
+    assert!(lease <= 1000, "{run:#}");
+    // redis-py's lock has no fencing token: the paused holder's late write lands.
+    assert_eq!(run["verdict"], "invalid", "{run:#}");
+    assert_eq!(pause["status"]["status"], "unsafe", "{pause:#}");
+    assert_eq!(pause["mismatch"], false);
+    let library = format!("redis {}", pinned("redis"));
+    assert_eq!(run["library"], library.as_str(), "{run:#}");
+    let row_named = |name: &str| {
+        json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no row {name}"))
+    };
+    let row = row_named("python-redis-py");
+    assert_eq!(row["library"], library.as_str(), "{row:#}");
+    assert_eq!(
+        (row["server"].as_str(), row["client"].as_str()),
+        (Some("redis"), Some("process"))
+    );
+    // A row that did not run says where its library will come from.
+    let other = row_named("python-kazoo");
+    assert!(other["library"]
+        .as_str()
+        .unwrap()
+        .starts_with("not known before a run"));
+
+    let html = std::fs::read_to_string(dir.join("matrix.html")).unwrap();
+    assert!(
+        html.contains(&format!("library: {library}")),
+        "the page names the library"
+    );
+    assert!(
+        html.contains("redis-py (PyPI) Lock on one redis-server"),
+        "the row's sentence"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains(&format!("| **python-redis-py** ({library}) |")),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "- **python-redis-py** (process running {library} on redis"
+        )),
+        "{md}"
+    );
+
+    // The reproduce command names the stored scenario, whose adapter path is absolute:
+    // running it repeats the run, wherever the store is.
+    let reproduce = run["reproduce"].as_str().unwrap();
+    let file = reproduce
+        .strip_prefix("cargo run -- scenario ")
+        .and_then(|r| r.strip_suffix(" --seed 1"))
+        .unwrap_or_else(|| panic!("{reproduce}"));
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.contains("/clients/python/redis_py/adapter.py\"]") && !text.contains("\"../"),
+        "{text}"
+    );
+    let again = tmp.path().join("again");
+    let out = lockpick(&[
+        "scenario",
+        file,
+        "--seed",
+        "1",
+        "--store",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+
+    // Resuming reads the copy of the file in the matrix folder; the adapter's relative path
+    // still resolves against the shipped file's folder, so the missing run is made.
+    std::fs::remove_file(dir.join("runs/python-redis-py--client-pause--seed1.json")).unwrap();
+    let out = lockpick(&[
+        "matrix",
+        "--resume",
+        dir.to_str().unwrap(),
+        "--rows",
+        "python-redis-py",
+        "--faults",
+        "client-pause",
+        "--store",
+        s,
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let record: Value = serde_json::from_slice(
+        &std::fs::read(dir.join("runs/python-redis-py--client-pause--seed1.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(record["error"].is_null(), "{record:#}");
+    assert_eq!(record["library"], library.as_str());
+}

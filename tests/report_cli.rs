@@ -137,4 +137,24 @@ fn compare_runs_sql_locks_and_the_scenarios_own_lock_keeps_its_client_options() 
         page.contains(r#"<tr class="row-valid" data-backend="mysql-get-lock">"#),
         "{page}"
     );
+    // Each run keeps the file as written; the run on another lock says so on top.
+    let runs = store.path().join("pg-advisory-gc-pause");
+    let mut seen = Vec::new();
+    for run in std::fs::read_dir(&runs).unwrap() {
+        let run = run.unwrap().path();
+        if run.symlink_metadata().unwrap().file_type().is_symlink() {
+            continue; // `latest`
+        }
+        let results: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("results.json")).unwrap())
+                .unwrap();
+        let stored = std::fs::read_to_string(run.join("scenario.toml")).unwrap();
+        let backend = results["backend"].as_str().unwrap().to_owned();
+        let noted = stored.starts_with("# lockpick ran this file with `--backend mysql-get-lock`");
+        assert_eq!(noted, backend == "mysql-get-lock", "{backend}:\n{stored}");
+        assert!(stored.contains("idle_session_timeout_ms"), "{stored}");
+        seen.push(backend);
+    }
+    seen.sort();
+    assert_eq!(seen, ["mysql-get-lock", "pg-advisory"]);
 }

@@ -127,7 +127,8 @@ impl FaultStream {
             return;
         }
         match e.f {
-            F::Partition | F::Slow | F::Pause | F::Crash | F::Clock => {
+            // A failover has no closer: its window runs to the end of the history.
+            F::Partition | F::Slow | F::Pause | F::Crash | F::Clock | F::Failover => {
                 let key = (e.f, e.value.nodes.clone(), e.value.client);
                 match e.kind {
                     EventKind::Invoke => self.invoked.push(key),

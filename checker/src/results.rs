@@ -53,6 +53,11 @@ pub struct LinSummary {
     pub explanation: Option<String>,
     /// Why the check could not decide.
     pub unknown_reason: Option<String>,
+    /// For a violation: the history time (`time_ns`) by which it is certain, the return of
+    /// the operation that ends the shortest failing prefix. Absent when it could not be
+    /// narrowed down, and in results written before it was recorded.
+    #[serde(default)]
+    pub violated_at_ns: Option<u64>,
 }
 
 impl RunResults {

@@ -65,6 +65,9 @@ fn takeover_before_the_lease_ran_out_is_not_linearizable_against_the_lease_model
     assert_eq!(lin.model, "lease");
     assert_eq!(lin.verdict, Verdict::Invalid);
     assert!(lin.explanation.is_some());
+    // Certain from the return of process 1's grant: the prefix that ends there has two
+    // holders of one lease.
+    assert_eq!(lin.violated_at_ns, Some(110 * MS));
     assert_eq!(checks.verdict(), Verdict::Invalid);
 }
 
@@ -83,6 +86,10 @@ fn takeover_after_the_lease_ran_out_is_linearizable() {
         checks.linearizability.as_ref().unwrap().verdict,
         Verdict::Valid,
         "{checks:?}"
+    );
+    assert_eq!(
+        checks.linearizability.as_ref().unwrap().violated_at_ns,
+        None
     );
     assert_eq!(checks.verdict(), Verdict::Valid, "{checks:?}");
 }

@@ -8,7 +8,6 @@
 //! `cargo bench -p lockpick-harness --bench many_locks [-- SECONDS [ROUNDS [CLIENTS [LOCKS]]]]`
 //! (defaults 3, 5, 64, 256).
 
-use lockpick_checker::history::{read_history, EventKind, Process, F};
 use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, RedisLock, StartGate};
 use lockpick_harness::db::{RedisOptions, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
@@ -17,7 +16,6 @@ use lockpick_harness::resource::Resource;
 use lockpick_harness::scenario::{
     lock_names_of, MsRange, ResourceMode, WorkloadKind, WorkloadSpec,
 };
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -40,32 +38,18 @@ struct Measured {
     history_bytes: u64,
 }
 
+/// Median and p99 of `v`.
 fn quantiles(mut v: Vec<f64>) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
-    (at(0.5), at(0.99))
+    (
+        lockpick_reports::quantile(&v, 0.5),
+        lockpick_reports::quantile(&v, 0.99),
+    )
 }
 
-/// Acquire latencies (ms) of a recorded history.
+/// p50 and p99 acquire latencies (ms) of a recorded history.
 fn acquire_latency(path: &Path) -> (f64, f64) {
-    let mut invoked: HashMap<u64, u64> = HashMap::new();
-    let mut lat = Vec::new();
-    for e in read_history(path).expect("the history reads back") {
-        let (Process::Client(p), F::Acquire) = (e.process, e.f) else {
-            continue;
-        };
-        match e.kind {
-            EventKind::Invoke => {
-                invoked.insert(p, e.time_ns);
-            }
-            _ => {
-                if let Some(t) = invoked.remove(&p) {
-                    lat.push((e.time_ns - t) as f64 / 1e6);
-                }
-            }
-        }
-    }
-    quantiles(lat)
+    quantiles(lockpick_reports::acquire_latencies(path).expect("the history reads back"))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -284,3 +284,67 @@ async fn a_missing_postgres_names_its_package() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_replica_copies_and_streams_the_primary_takes_writes_once_promoted_and_leaves_nothing() {
+    use lockpick_harness::db::replicas_streaming;
+    let run = tempfile::tempdir().unwrap();
+    let mut sup = Supervisor::new(run.path());
+    let primary = sup
+        .start("n1", NodeKind::from(PgOptions::default()))
+        .await
+        .unwrap();
+    let p = connect(primary.addr).await;
+    p.batch_execute("CREATE TABLE t (v int); INSERT INTO t VALUES (1)")
+        .await
+        .unwrap();
+    let options = PgOptions {
+        replica_of: Some(primary.addr),
+        ..PgOptions::default()
+    };
+    let replica = sup.start("n2", NodeKind::from(options)).await.unwrap();
+    assert!(replica.dir.join("data/standby.signal").is_file());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), async {
+            while replicas_streaming(primary.addr, false).await < 1 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .is_ok(),
+        "the replica never streamed"
+    );
+    // A commit after the copy reaches the replica over the stream.
+    p.batch_execute("INSERT INTO t VALUES (2)").await.unwrap();
+    let r = connect(replica.addr).await;
+    let count = || async {
+        let row = r.query_one("SELECT count(*) FROM t", &[]).await.unwrap();
+        row.get::<_, i64>(0)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while count().await < 2 {
+        assert!(std::time::Instant::now() < deadline, "row 2 never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let refused = r
+        .batch_execute("INSERT INTO t VALUES (3)")
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("read-only") || format!("{refused:?}").contains("read-only"),
+        "{refused:?}"
+    );
+
+    sup.kill("n1").await.unwrap();
+    assert_eq!(sup.promote("n2").await.unwrap(), replica.addr);
+    r.batch_execute("INSERT INTO t VALUES (3)").await.unwrap();
+    assert_eq!(count().await, 3);
+
+    let mut pids = workers(replica.pid);
+    pids.push(replica.pid);
+    sup.pause("n2").unwrap(); // a paused replica must not survive either
+    drop(sup);
+    for pid in pids {
+        assert!(wait_not_running(pid, LONG), "{pid} outlived the supervisor");
+    }
+}

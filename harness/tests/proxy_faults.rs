@@ -245,3 +245,55 @@ async fn heal_releases_data_held_by_latency() {
     );
     s.server.shutdown().await;
 }
+
+/// A server that greets every connection with `greeting` and keeps it open.
+async fn greeter(greeting: &'static [u8; 5]) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let _ = stream.write_all(greeting).await;
+            open.push(stream);
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repoint_sends_new_connections_to_the_new_upstream_on_the_same_address() {
+    let s = setup("n1").await;
+    let mut before = answering(s.listen, b"echo!").await;
+    let (other, task) = greeter(b"two!!").await;
+
+    s.proxies.repoint("n1", other).await.unwrap();
+
+    // The same listen address now reaches the other server.
+    let mut after = TcpStream::connect(s.listen).await.unwrap();
+    let mut buf = [0u8; 5];
+    tokio::time::timeout(Duration::from_secs(5), after.read_exact(&mut buf))
+        .await
+        .expect("greeting within 5 s")
+        .unwrap();
+    assert_eq!(&buf, b"two!!");
+    // The connection to the old upstream was closed with the old proxy.
+    assert!(closed_within(&mut before, Duration::from_secs(5)).await);
+    // Faults still apply to the re-pointed proxy.
+    s.proxies.partition("n1").await.unwrap();
+    s.proxies.heal("n1").await.unwrap();
+    task.abort();
+    s.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repoint_of_an_unknown_proxy_names_it() {
+    let s = setup("n1").await;
+    let err = s
+        .proxies
+        .repoint("nope", s.listen)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nope") && err.contains("re-point"), "{err}");
+    s.server.shutdown().await;
+}

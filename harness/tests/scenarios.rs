@@ -237,7 +237,7 @@ fn assert_latency_took_effect(dir: &std::path::Path) {
 #[test]
 fn redis_watchdog_renews_leases_past_their_ttl_and_stays_valid() {
     let (report, _) = expecting(run("redis-watchdog"), Verdict::Valid);
-    // Every hold outlives the 300 ms lease, so without renewals this could not be valid.
+    // Every hold (1-1.4 s) outlives the 900 ms lease, so without renewals this could not be valid.
     assert!(
         report.stats.renews_ok >= report.stats.acquires_ok,
         "{report}"

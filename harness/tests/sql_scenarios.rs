@@ -5,7 +5,7 @@ mod scenario_support;
 
 use scenario_support::{
     assert_baseline_stats, assert_caused_by, assert_fence_held, assert_grants_around, assert_kinds,
-    assert_pause_broke_the_lock, double_holder, expecting, history, run,
+    assert_pause_broke_the_lock, double_holder, expecting, history, run, run_min_ops,
 };
 
 use lockpick_checker::history::{EventKind, F};
@@ -134,4 +134,66 @@ fn mysql_restart_without_durable_commits_hands_out_old_ids_again() {
     // The auto-increment counter came back older than ids already granted.
     let tokens = tokens(&dir);
     assert!(tokens.windows(2).any(|w| w[1] < w[0]), "{tokens:?}");
+}
+
+/// The failover events of a run's history: asserts there is one, completed without error, on
+/// the primary n1 and the replica n2; returns when it began.
+fn assert_one_failover(dir: &std::path::Path) -> u64 {
+    use lockpick_checker::history::Process;
+    let events = history(dir);
+    let failovers: Vec<_> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Failover)
+        .collect();
+    assert_eq!(failovers.len(), 2, "one invoke and its info: {failovers:?}");
+    for e in &failovers {
+        assert_eq!(e.value.nodes, ["n1", "n2"]);
+        assert_eq!(e.error, None, "{e:?}");
+    }
+    failovers[0].time_ns
+}
+
+/// Runs failover scenario `name`, asserts it reached `want` with one failover and grants on
+/// both sides of it; returns the report and the tokens granted before the failover began and
+/// after it.
+fn failover_run(
+    name: &str,
+    want: Verdict,
+) -> (lockpick_checker::lock::LockReport, Vec<u64>, Vec<u64>) {
+    let (report, dir) = expecting(run_min_ops(name, 2), want);
+    let struck = assert_one_failover(&dir);
+    let grants: Vec<_> = history(&dir)
+        .into_iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .filter_map(|e| Some((e.time_ns, e.value.token?)))
+        .collect();
+    let (before, after): (Vec<_>, Vec<_>) = grants.iter().partition(|(t, _)| *t < struck);
+    let tokens = |v: Vec<&(u64, u64)>| v.into_iter().map(|(_, k)| *k).collect::<Vec<_>>();
+    let (before, after) = (tokens(before), tokens(after));
+    assert!(
+        !before.is_empty() && !after.is_empty(),
+        "grants before the failover: {before:?}, after: {after:?}"
+    );
+    (report, before, after)
+}
+
+#[test]
+fn pg_lease_row_failover_to_an_async_replica_grants_a_lost_lease_again() {
+    let (report, before, after) = failover_run("pg-lease-row-failover", Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Failover);
+    // The promoted replica never saw the last grant: it hands out a token again.
+    let last = before.iter().max().unwrap();
+    assert!(after[0] <= *last, "before {before:?}, after {after:?}");
+}
+
+#[test]
+fn pg_lease_row_failover_to_a_sync_replica_keeps_the_acknowledged_lease() {
+    let (report, before, after) = failover_run("pg-lease-row-failover-sync", Verdict::Valid);
+    assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
+    // The promoted replica had applied every acknowledged grant: tokens go on from there.
+    let last = before.iter().max().unwrap();
+    assert!(
+        after.iter().all(|t| t > last),
+        "before {before:?}, after {after:?}"
+    );
 }

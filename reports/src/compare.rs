@@ -5,10 +5,10 @@
 use crate::error::ReportError;
 use crate::quantiles::quantile;
 use crate::templates::render;
-use crate::view::{Outcome, RunView};
-use lockpick_checker::history::{read_history, F};
+use lockpick_checker::history::{EventKind, HistoryReader, Process, ReadError, F};
 use lockpick_checker::results::RunResults;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// One fault of the scenario: a column of the verdict matrix.
@@ -187,25 +187,46 @@ fn ran_row(
 /// p50 and p99 latency of the acquires that succeeded, from the run's history.
 fn acquire_latency(dir: &Path, r: &RunResults) -> Result<(String, String), ReportError> {
     let path = dir.join(&r.history);
-    let events = read_history(&path).map_err(|e| ReportError::Parse {
+    let v = acquire_latencies(&path).map_err(|e| ReportError::Parse {
         path: path.clone(),
         message: e.to_string(),
     })?;
-    let view = RunView::new(&events);
-    let mut v: Vec<f64> = view
-        .ops
-        .iter()
-        .filter(|o| o.f == F::Acquire && o.outcome == Outcome::Ok)
-        .map(|o| o.latency_ms())
-        .collect();
     if v.is_empty() {
         return Ok(("—".to_owned(), "—".to_owned()));
     }
-    v.sort_by(f64::total_cmp);
     Ok((
         format!("{:.2} ms", quantile(&v, 0.5)),
         format!("{:.2} ms", quantile(&v, 0.99)),
     ))
+}
+
+/// The latencies (ms, sorted) of the acquires that succeeded in the history at `path`, read
+/// line by line (a soak's history need not fit in memory): a client has one operation in
+/// flight at a time, so its acquire's invocation is all there is to keep.
+pub fn acquire_latencies(path: &Path) -> Result<Vec<f64>, ReadError> {
+    let mut reader = HistoryReader::open(path)?;
+    let mut invoked: HashMap<u64, u64> = HashMap::new();
+    let mut v: Vec<f64> = Vec::new();
+    while let Some(e) = reader.next_event()? {
+        let (Process::Client(p), F::Acquire) = (e.process, e.f) else {
+            continue;
+        };
+        match e.kind {
+            EventKind::Invoke => {
+                invoked.insert(p, e.time_ns);
+            }
+            EventKind::Ok => {
+                if let Some(t) = invoked.remove(&p) {
+                    v.push(e.time_ns.saturating_sub(t) as f64 / 1e6);
+                }
+            }
+            EventKind::Fail | EventKind::Info => {
+                invoked.remove(&p);
+            }
+        }
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v)
 }
 
 /// `to` as a path relative to the folder `from` when both lie under a common folder, else `to`

@@ -20,7 +20,8 @@ mod view;
 
 pub use atomic_write::write_atomic;
 pub use compare::{
-    render_comparison, write_comparison, ComparedBackend, ComparedRun, Comparison, FaultColumn,
+    acquire_latencies, render_comparison, write_comparison, ComparedBackend, ComparedRun,
+    Comparison, FaultColumn,
 };
 pub use error::ReportError;
 pub use junit::junit_xml;
@@ -36,4 +37,4 @@ pub use suite_record::{
     SUITE_DIR, SUITE_FILE, SUITE_VERSION,
 };
 pub use summary::{lin_text, text_summary};
-pub use view::{RunView, ViewBuilder};
+pub use view::{Outcome, RunView, ViewBuilder};

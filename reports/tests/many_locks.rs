@@ -133,3 +133,30 @@ fn the_report_drawn_in_one_streaming_pass_is_the_one_drawn_from_the_events() {
         );
     }
 }
+
+#[test]
+fn acquire_latencies_streamed_are_those_of_the_run_view() {
+    use lockpick_reports::Outcome;
+    for (name, events) in [
+        ("many", many_lock_history(300)),
+        ("gc-pause", support::gc_pause_history()),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        let lines: String = events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap() + "\n")
+            .collect();
+        std::fs::write(&path, lines).unwrap();
+        let streamed = lockpick_reports::acquire_latencies(&path).unwrap();
+        let mut whole: Vec<f64> = RunView::new(&events)
+            .ops
+            .iter()
+            .filter(|o| o.f == F::Acquire && o.outcome == Outcome::Ok)
+            .map(|o| o.latency_ms())
+            .collect();
+        whole.sort_by(f64::total_cmp);
+        assert!(!whole.is_empty(), "{name}");
+        assert_eq!(streamed, whole, "{name}");
+    }
+}

@@ -157,11 +157,14 @@ pub enum F {
     Clock,
     /// Nemesis: put the named nodes' clocks back to real time.
     ClockReset,
+    /// Nemesis: the primary (first of `nodes`) killed, the replica (second) promoted, and the
+    /// clients' address pointed at it. Not healed: the old primary stays down.
+    Failover,
 }
 
 impl F {
     /// Every verb, clients' first.
-    pub const ALL: [F; 15] = [
+    pub const ALL: [F; 16] = [
         F::Acquire,
         F::Release,
         F::Renew,
@@ -177,6 +180,7 @@ impl F {
         F::Restart,
         F::Clock,
         F::ClockReset,
+        F::Failover,
     ];
 
     /// The name as written in the history.
@@ -197,6 +201,7 @@ impl F {
             F::Restart => "restart",
             F::Clock => "clock",
             F::ClockReset => "clock-reset",
+            F::Failover => "failover",
         }
     }
 }

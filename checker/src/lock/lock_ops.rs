@@ -94,7 +94,8 @@ fn lock_f(f: F) -> Option<OpF> {
         | F::Crash
         | F::Restart
         | F::Clock
-        | F::ClockReset => None,
+        | F::ClockReset
+        | F::Failover => None,
     }
 }
 
@@ -196,6 +197,7 @@ impl LockOps {
             ops: 0,
             explanation: None,
             unknown_reason: None,
+            violated_at_ns: None,
         };
         for (lock, part) in self.locks {
             let history = part.into_history();
@@ -242,6 +244,13 @@ fn merge(summary: &mut LinSummary, report: &LinReport) -> bool {
             summary.verdict = Verdict::Invalid;
             summary.explanation = Some(report.to_string());
             summary.unknown_reason = None;
+            // The prefix that ends with the culprit's return is the shortest that cannot be
+            // linearized: from then on the violation is certain.
+            summary.violated_at_ns = report
+                .violation
+                .as_ref()
+                .and_then(|v| v.culprit.as_ref())
+                .map(|op| op.ret_ns.unwrap_or(op.call_ns));
             true
         }
         Verdict::Unknown => {

@@ -74,6 +74,11 @@ pub trait ClientKind: Sync + 'static {
     /// Reads and checks its options from the scenario's `[client]` table (the defaults when
     /// the scenario has none, as with the `[backend]` shorthand or a `--backend` lock).
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError>;
+
+    /// Makes the relative paths among its `[client]` options (as written in a file in
+    /// `folder`) absolute, so a scenario generated from them elsewhere (a matrix cell's, in the
+    /// store) runs the same program. Only kinds that take paths have any.
+    fn rebase_paths(&self, _options: &mut toml::Table, _folder: &Path) {}
 }
 
 impl fmt::Debug for dyn ClientKind {

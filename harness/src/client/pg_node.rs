@@ -27,7 +27,11 @@ pub struct Pg;
 
 impl Dialect for Pg {
     type Settings = PgSettings;
-    const SERVERS: &'static [&'static str] = &["postgres"];
+    const SERVERS: &'static [&'static str] = &[
+        "postgres",
+        "postgres-async-replica",
+        "postgres-sync-replica",
+    ];
 }
 
 /// A PostgreSQL server of one run, shared by every session of its locks.

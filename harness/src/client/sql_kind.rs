@@ -4,7 +4,7 @@
 //! holds. The [`SqlNode`] is made once per run from the lock, the server's address and those
 //! settings, and every session of the run shares it.
 
-use super::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs, SINGLE_NODE};
+use super::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
 use super::sql_lock::{SqlLock, SqlRecipe};
 use super::sql_node::{Dialect, SqlNode};
 use crate::scenario::{ClientTable, ScenarioError};
@@ -34,8 +34,10 @@ impl<R: SqlRecipe> ClientKind for SqlKind<R> {
         Runs::On(<R::Dialect as Dialect>::SERVERS)
     }
 
+    /// The server kind's rule: every SQL server kind gives its clients one address, the
+    /// primary's (`n1`), and its other nodes (a replica) carry no client traffic.
     fn nodes(&self) -> Option<NodeRule> {
-        Some(SINGLE_NODE)
+        None
     }
 
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {

@@ -19,6 +19,9 @@ pub enum DbError {
     /// The node's options cannot be turned into a valid config.
     #[error("configure node {node}: {reason}")]
     InvalidOptions { node: String, reason: String },
+    /// A replica could not be made a primary.
+    #[error("promote node {node}: {reason}")]
+    Promote { node: String, reason: String },
     /// A node of that name is already managed by this supervisor.
     #[error("start node {name}: a node of that name already exists in this run")]
     DuplicateNode { name: String },

@@ -60,6 +60,13 @@ pub(crate) trait NodeRecipe: fmt::Debug + Send + Sync + 'static {
         Box::pin(async { false })
     }
 
+    /// Makes the replica at client address `addr` a primary that takes writes (a failover);
+    /// `Err` says why it could not, in words that read after "promote …: ".
+    fn promote(&self, addr: SocketAddr) -> BoxFuture<'static, Result<(), String>> {
+        let _ = addr;
+        Box::pin(async { Err("this kind of node has no replica to promote".to_owned()) })
+    }
+
     /// Runs once the server answered its readiness probe (each start): housekeeping that
     /// needs the running server, e.g. PostgreSQL's shared-memory clean-up.
     fn on_ready(&self, folder: &NodeFolder) {
@@ -116,6 +123,10 @@ impl NodeKind {
 
     pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
         self.0.is_leader(addr).await
+    }
+
+    pub(crate) async fn promote(&self, addr: SocketAddr) -> Result<(), String> {
+        self.0.promote(addr).await
     }
 
     pub(crate) fn on_ready(&self, folder: &NodeFolder) {

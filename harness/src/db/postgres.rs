@@ -59,6 +59,9 @@ pub struct PgOptions {
     /// Run under libfaketime like Redis, so the nemesis can move `now()` (see
     /// [`super::faketime`]).
     pub faketime: bool,
+    /// A streaming replica of the primary reached at this address (`pg_basebackup -R` from
+    /// it instead of `initdb`, see [`super::pg_replica`]), instead of a primary of its own.
+    pub replica_of: Option<SocketAddr>,
 }
 
 impl Default for PgOptions {
@@ -72,6 +75,7 @@ impl Default for PgOptions {
             extra_config: Vec::new(),
             ready_timeout: Duration::from_secs(15),
             faketime: false,
+            replica_of: None,
         }
     }
 }
@@ -118,9 +122,10 @@ impl PgOptions {
         Ok(())
     }
 
-    /// Creates the database cluster in `folder.data` unless it exists (a restart keeps it).
-    /// Run before every start, like the config writer; blocking, since it runs `initdb`
-    /// (0.3–1 s here), once per node.
+    /// Creates the database cluster in `folder.data` unless it exists (a restart keeps it):
+    /// `initdb`, or for a replica a copy of its primary (`pg_basebackup`). Run before every
+    /// start, like the config writer; blocking, since it runs `initdb` (0.3–1 s here), once
+    /// per node.
     pub(crate) fn init(&self, folder: &NodeFolder) -> io::Result<()> {
         let account = run_as::server_account().map_err(io::Error::other)?;
         if let Some(account) = account {
@@ -134,33 +139,22 @@ impl PgOptions {
                 run_as::give(path, account)?;
             }
         }
-        let log = File::create(folder.root.join(INITDB_LOG))?;
+        if let Some(primary) = self.replica_of {
+            return super::pg_replica::base_backup(self, folder, primary, account);
+        }
         let mut command = Command::new(self.initdb());
         command
             .arg("--pgdata")
             .arg(&folder.data)
             .args(["--username", USER, "--auth", "trust", "--encoding", "UTF8"])
-            .args(["--locale", "C", "--no-sync", "--no-instructions"])
-            .current_dir(&folder.root)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
-        as_account(&mut command, account);
-        die_with_parent(&mut command);
-        let status = command.status().map_err(|err| {
-            io::Error::new(
-                err.kind(),
-                format!("run {}: {err}", self.initdb().display()),
-            )
-        })?;
-        if !status.success() {
-            let output = std::fs::read_to_string(folder.root.join(INITDB_LOG)).unwrap_or_default();
-            return Err(io::Error::other(format!(
-                "initdb {} failed ({status}):\n{output}",
-                folder.data.display()
-            )));
-        }
-        Ok(())
+            .args(["--locale", "C", "--no-sync", "--no-instructions"]);
+        run_setup(
+            command,
+            folder,
+            INITDB_LOG,
+            account,
+            &format!("initdb {}", folder.data.display()),
+        )
     }
 
     /// Writes `postgresql.conf` into the node folder for `port`, after [`PgOptions::init`].
@@ -276,6 +270,41 @@ fn shmem_id(data: &Path) -> Option<libc::c_int> {
         .ok()
 }
 
+/// Runs a blocking setup tool of the node (initdb, pg_basebackup) in the node folder, as the
+/// server's account, with its output in `log` there; `what` names it in the error, which
+/// carries that output.
+pub(super) fn run_setup(
+    mut command: Command,
+    folder: &NodeFolder,
+    log: &str,
+    account: Option<Account>,
+    what: &str,
+) -> io::Result<()> {
+    let log_path = folder.root.join(log);
+    let out = File::create(&log_path)?;
+    command
+        .current_dir(&folder.root)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out);
+    as_account(&mut command, account);
+    die_with_parent(&mut command);
+    let program = command.get_program().to_owned();
+    let status = command.status().map_err(|err| {
+        io::Error::new(
+            err.kind(),
+            format!("run {}: {err}", Path::new(&program).display()),
+        )
+    })?;
+    if !status.success() {
+        let output = std::fs::read_to_string(&log_path).unwrap_or_default();
+        return Err(io::Error::other(format!(
+            "{what} failed ({status}):\n{output}"
+        )));
+    }
+    Ok(())
+}
+
 fn as_account(command: &mut Command, account: Option<Account>) {
     use std::os::unix::process::CommandExt;
     if let Some(account) = account {
@@ -375,6 +404,10 @@ impl NodeRecipe for PgOptions {
 
     fn on_ready(&self, folder: &NodeFolder) {
         PgOptions::on_ready(self, folder)
+    }
+
+    fn promote(&self, addr: SocketAddr) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(super::pg_replica::promote(addr))
     }
 }
 

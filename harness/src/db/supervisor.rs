@@ -378,6 +378,23 @@ impl Supervisor {
         Ok(())
     }
 
+    /// Promotes the replica `name` to a primary (a failover) and waits until it takes writes;
+    /// the node must be running. Returns its address.
+    pub async fn promote(&self, name: &str) -> Result<SocketAddr, DbError> {
+        let node = self.nodes.get(name).ok_or_else(|| DbError::Promote {
+            node: name.to_owned(),
+            reason: "no such node".to_owned(),
+        })?;
+        let (kind, addr) = (node.kind.clone(), node.addr);
+        kind.promote(addr)
+            .await
+            .map_err(|reason| DbError::Promote {
+                node: name.to_owned(),
+                reason,
+            })?;
+        Ok(addr)
+    }
+
     /// Starts the node again on the same port with the same folder, config and data (so an
     /// AOF written before a crash is replayed), and waits until it is ready. A node still
     /// running is killed first.

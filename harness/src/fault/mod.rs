@@ -18,6 +18,7 @@ mod client_pause;
 mod clock_jump;
 mod clock_rate;
 mod clock_strobe;
+mod failover;
 mod isolate;
 mod latency;
 mod node_crash;
@@ -50,6 +51,7 @@ pub static FAULTS: &[&dyn FaultKind] = &[
     &clock_jump::ClockJump,
     &clock_rate::ClockRate,
     &clock_strobe::ClockStrobe,
+    &failover::Failover,
 ];
 
 /// The fault named `name`, if there is one.
@@ -169,8 +171,14 @@ mod tests {
                 "redlock",
                 "nodes = [\"n3\"]\noffset_ms = 500\nperiod_ms = 40\nduration_ms = 300",
             ),
+            "failover" => ("postgres-async-replica/pg-lease-row", ""),
             other => panic!("no sample for fault {other:?}: add one here"),
         }
+    }
+
+    /// Faults that happen once and refuse `every_ms`.
+    fn once(fault: &str) -> bool {
+        fault == "failover"
     }
 
     fn scenario(
@@ -178,8 +186,22 @@ mod tests {
         fault: &str,
         body: &str,
     ) -> Result<crate::scenario::Scenario, String> {
+        // `server/client`, or a lock preset for the `[backend]` shorthand; both take 2 lines.
+        let backend = match server.split_once('/') {
+            Some((server, client)) => {
+                format!("server = {{ kind = \"{server}\" }}\nclient = {{ kind = \"{client}\" }}")
+            }
+            None => format!("[backend]\nkind = \"{server}\""),
+        };
+        // A fault that happens once (failover) refuses every_ms; the line stays, for the
+        // line numbers below.
+        let every = if once(fault) {
+            "count = 1"
+        } else {
+            "every_ms = [400, 900]"
+        };
         let text = format!(
-            "name = \"t\"\n[backend]\nkind = \"{server}\"\n[workload]\nkind = \"fenced-write\"\nclients = 3\nduration_ms = 5000\n[[nemesis]]\nfault = \"{fault}\"\nat_ms = [0, 200]\nevery_ms = [400, 900]\n{body}\n"
+            "name = \"t\"\n{backend}\n[workload]\nkind = \"fenced-write\"\nclients = 3\nduration_ms = 5000\n[[nemesis]]\nfault = \"{fault}\"\nat_ms = [0, 200]\n{every}\n{body}\n"
         );
         parse_scenario(Path::new("t.toml"), &text).map_err(|e| e.to_string())
     }
@@ -252,15 +274,21 @@ mod tests {
             let err = scenario(server, f.name(), &format!("{body}\n{other} = 1")).unwrap_err();
             assert!(
                 err.contains(&format!(
-                    "field `nemesis.{other}`: not allowed for fault {:?}; allowed here: at_ms, every_ms, count, {}",
+                    "field `nemesis.{other}`: not allowed for fault {:?}; allowed here: {}",
                     f.name(),
-                    f.fields().join(", ")
+                    ["at_ms", "every_ms", "count"]
+                        .iter()
+                        .chain(f.fields())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
                 "{err}"
             );
             let err = scenario(server, f.name(), &format!("{body}\nbogus = 1")).unwrap_err();
-            // The key's own line: 11 lines before the body, then the body.
-            let line = 12 + body.lines().count();
+            // The key's own line: 11 lines before the body, then the body (an empty body
+            // still takes its line).
+            let line = 12 + body.split('\n').count();
             assert!(
                 err.contains(&format!(
                     ":{line}: field `nemesis.bogus`: unknown field `bogus`"

@@ -4,9 +4,11 @@
 //! field, like the scenario loader's.
 
 use super::size::Size;
+use crate::client::{client_names, find_client, ClientKind};
 use crate::fault::{fault_names, find_fault};
-use crate::locks::{find_lock, lock_names, LockPreset};
+use crate::locks::{find_lock, lock_label, lock_names, LockPreset};
 use crate::scenario::{rules, MsRange, PausePoint, Source};
+use crate::server::{find_server, server_names, ServerKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -70,7 +72,10 @@ struct RawLock {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRow {
-    lock: Spanned<String>,
+    /// A named lock (a server kind and a client kind with its defaults)…
+    lock: Option<Spanned<String>>,
+    /// … or a server kind, with the client kind in `client.kind` (a library's adapter).
+    server: Option<Spanned<String>>,
     name: Option<Spanned<String>>,
     ttl_ms: Spanned<u64>,
     lease_ms: Option<Spanned<u64>>,
@@ -78,7 +83,12 @@ struct RawRow {
     nodes: Option<u64>,
     #[serde(default)]
     watchdog: bool,
-    client: Option<toml::Table>,
+    client: Option<Spanned<toml::Table>>,
+    /// Clients contending for this row's lock instead of `[workload] clients`.
+    clients: Option<Spanned<u64>>,
+    /// `[lock]` settings of this row instead of the matrix's (a library's own limits).
+    acquire_timeout_ms: Option<u64>,
+    op_timeout_ms: Option<u64>,
     about: Option<String>,
     expect: BTreeMap<String, Spanned<String>>,
     /// What the runs of a cell showed that its expectation did not foresee, per column.
@@ -127,11 +137,15 @@ pub struct Matrix {
     pub columns: Vec<Column>,
 }
 
-/// A lock under test.
+/// A lock under test: a server kind and a client kind on it.
 #[derive(Debug, Clone)]
 pub struct Row {
     pub name: String,
-    pub lock: &'static LockPreset,
+    /// The named lock the row is (`lock = "redis"`); `None` for a row that names its server
+    /// and client kinds (`server = "redis"`, `client = { kind = "process", … }`).
+    pub preset: Option<&'static LockPreset>,
+    pub server: &'static dyn ServerKind,
+    pub client_kind: &'static dyn ClientKind,
     pub ttl_ms: u64,
     /// What frees the lock under a silent holder, when it is not the TTL (a SQL server's idle
     /// timeout for a lease-less lock); the basis of `x lease` sizes.
@@ -139,8 +153,15 @@ pub struct Row {
     pub fenced: bool,
     pub nodes: Option<u64>,
     pub watchdog: bool,
-    /// Extra `[client]` options, as written.
+    /// The `[client]` options besides `kind`, relative paths made absolute against the
+    /// matrix file's folder.
     pub client: toml::Table,
+    /// The row's own number of clients, if it sets one (a library whose contention failure
+    /// would hide what every fault does; its own scenario shows that failure).
+    pub clients: Option<u64>,
+    /// The row's own `[lock]` limits, if it sets them.
+    pub acquire_timeout_ms: Option<u64>,
+    pub op_timeout_ms: Option<u64>,
     /// How the lock works and what its token is.
     pub about: String,
     /// Expected outcome per column name.
@@ -150,6 +171,21 @@ pub struct Row {
     /// Cells that cannot be tested with this row's setup, per column name, and why.
     pub not_tested: BTreeMap<String, String>,
     pub line: usize,
+}
+
+impl Row {
+    /// The lock's name: the preset's, or `<client kind>@<server kind>`.
+    pub fn lock_name(&self) -> String {
+        self.preset.map_or_else(
+            || lock_label(self.server, self.client_kind),
+            |l| l.name.to_owned(),
+        )
+    }
+
+    /// Whether its client is a program speaking the client protocol (a library's adapter).
+    pub fn is_adapter(&self) -> bool {
+        self.client_kind.name() == crate::client::process::KIND.name()
+    }
 }
 
 /// A fault (or none) with its sizes.
@@ -215,15 +251,36 @@ pub const MAX_SEEDS: u64 = 1000;
 
 /// Reads and checks the matrix file at `path`.
 pub fn load_matrix(path: &Path) -> Result<Matrix, MatrixError> {
+    load_matrix_in(path, &folder_of(path))
+}
+
+/// Reads and checks the matrix file at `path`, a copy of one that was in `folder`: relative
+/// paths in it (an adapter's command) resolve against `folder`.
+pub fn load_matrix_in(path: &Path, folder: &Path) -> Result<Matrix, MatrixError> {
     let text = std::fs::read_to_string(path).map_err(|source| MatrixError::Io {
         path: path.to_owned(),
         source,
     })?;
-    parse_matrix(path, &text)
+    parse_matrix_in(path, folder, &text)
 }
 
-/// Parses matrix text; `path` is used in messages.
+/// The absolute folder of the file at `path`, against which its relative paths resolve.
+pub fn folder_of(path: &Path) -> PathBuf {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned())
+}
+
+/// Parses matrix text; `path` is used in messages, and relative paths resolve against its
+/// folder.
 pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
+    parse_matrix_in(path, &folder_of(path), text)
+}
+
+/// Parses matrix text; `path` is used in messages, relative paths resolve against `folder`.
+pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix, MatrixError> {
     let src = Source::new(path, text);
     let err = |span: std::ops::Range<usize>, field: &str, message: String| MatrixError::Invalid {
         path: path.to_owned(),
@@ -254,17 +311,22 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
             format!("{seeds} is out of range; allowed: 1 to {MAX_SEEDS}"),
         ));
     }
-    let clients = *raw.workload.clients.get_ref();
-    if !(2..=rules::MAX_CLIENTS as u64).contains(&clients) {
-        return Err(err(
-            raw.workload.clients.span(),
-            "workload.clients",
-            format!(
-                "{clients} is out of range; allowed: 2 to {} (one client cannot contend)",
-                rules::MAX_CLIENTS
-            ),
-        ));
-    }
+    let check_clients = |v: &Spanned<u64>, field: &str| {
+        let clients = *v.get_ref();
+        if (2..=rules::MAX_CLIENTS as u64).contains(&clients) {
+            Ok(clients)
+        } else {
+            Err(err(
+                v.span(),
+                field,
+                format!(
+                    "{clients} is out of range; allowed: 2 to {} (one client cannot contend)",
+                    rules::MAX_CLIENTS
+                ),
+            ))
+        }
+    };
+    let clients = check_clients(&raw.workload.clients, "workload.clients")?;
     let duration = size(&src, path, "workload.duration", &raw.workload.duration)?;
 
     let mut columns: Vec<Column> = Vec::new();
@@ -350,31 +412,41 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
         let line = src.line_of(r.span().start);
         let row_span = r.span();
         let r = r.get_ref();
-        let lock = find_lock(r.lock.get_ref()).ok_or_else(|| {
-            err(
-                r.lock.span(),
-                "row.lock",
-                format!(
-                    "unknown lock {:?}; allowed: {}",
-                    r.lock.get_ref(),
-                    lock_names().join(", ")
-                ),
-            )
-        })?;
-        let name = match &r.name {
-            Some(n) => {
+        let kinds = row_kinds(r, row_span.clone(), folder)
+            .map_err(|(span, field, m)| err(span, &field, m))?;
+        let name = match (&r.name, kinds.preset) {
+            (Some(n), _) => {
                 rules::check_name(n.get_ref()).map_err(|why| err(n.span(), "row.name", why))?;
                 n.get_ref().clone()
             }
-            None => lock.name.to_owned(),
+            (None, Some(lock)) => lock.name.to_owned(),
+            (None, None) => {
+                return Err(err(
+                    row_span,
+                    "row.name",
+                    "missing; a row given by `server` and `client.kind` needs a name (e.g. the library's, \"node-redlock-v5\")".into(),
+                ))
+            }
         };
         if rows.iter().any(|k| k.name == name) {
+            let span = r.name.as_ref().map_or(row_span.clone(), Spanned::span);
             return Err(err(
-                r.lock.span(),
+                span,
                 "row.name",
                 format!("row {name:?} is named twice; give one a `name`"),
             ));
         }
+        let about = match (&r.about, kinds.preset) {
+            (Some(about), _) => about.clone(),
+            (None, Some(lock)) => lock.client_kind().about().to_owned(),
+            (None, None) => {
+                return Err(err(
+                    row_span,
+                    "row.about",
+                    format!("row {name:?} names its client kind, so it needs `about`: one sentence on how the lock works and what its token is"),
+                ))
+            }
+        };
         let fenced = match &r.resource {
             Some(m) if m.get_ref() == "fenced" => true,
             Some(m) if m.get_ref() == "naive" => false,
@@ -442,17 +514,23 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
             notes,
             not_tested,
             name,
-            lock,
+            preset: kinds.preset,
+            server: kinds.server,
+            client_kind: kinds.client,
             ttl_ms: *r.ttl_ms.get_ref(),
             lease_ms: r.lease_ms.as_ref().map(|l| *l.get_ref()),
             fenced,
             nodes: r.nodes,
             watchdog: r.watchdog,
-            client: r.client.clone().unwrap_or_default(),
-            about: r
-                .about
-                .clone()
-                .unwrap_or_else(|| lock.client_kind().about().to_owned()),
+            client: kinds.options,
+            clients: r
+                .clients
+                .as_ref()
+                .map(|c| check_clients(c, "row.clients"))
+                .transpose()?,
+            acquire_timeout_ms: r.acquire_timeout_ms,
+            op_timeout_ms: r.op_timeout_ms,
+            about,
             expect,
             line,
         });
@@ -474,6 +552,132 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
         op_timeout_ms: raw.lock.op_timeout_ms.unwrap_or(300),
         rows,
         columns,
+    })
+}
+
+/// A row's server kind, client kind and client options, from `lock` or from `server` and
+/// `client.kind`.
+struct RowKinds {
+    preset: Option<&'static LockPreset>,
+    server: &'static dyn ServerKind,
+    client: &'static dyn ClientKind,
+    options: toml::Table,
+}
+
+type FieldError = (std::ops::Range<usize>, String, String);
+
+fn row_kinds(
+    r: &RawRow,
+    row_span: std::ops::Range<usize>,
+    folder: &Path,
+) -> Result<RowKinds, FieldError> {
+    let fail = |span: std::ops::Range<usize>, field: &str, m: String| (span, field.to_owned(), m);
+    let client_span = r.client.as_ref().map_or(row_span.clone(), Spanned::span);
+    let mut options = r
+        .client
+        .as_ref()
+        .map(|c| c.get_ref().clone())
+        .unwrap_or_default();
+    let kind = options.remove("kind");
+    let (preset, server, client) = match (&r.lock, &r.server) {
+        (Some(lock), None) => {
+            let preset = find_lock(lock.get_ref()).ok_or_else(|| {
+                fail(
+                    lock.span(),
+                    "row.lock",
+                    format!(
+                        "unknown lock {:?}; allowed: {}",
+                        lock.get_ref(),
+                        lock_names().join(", ")
+                    ),
+                )
+            })?;
+            if kind.is_some() {
+                return Err(fail(
+                    client_span,
+                    "row.client.kind",
+                    format!(
+                        "lock {:?} already names its client kind ({}); to name one, give `server` instead of `lock`",
+                        preset.name, preset.client
+                    ),
+                ));
+            }
+            (Some(preset), preset.server_kind(), preset.client_kind())
+        }
+        (None, Some(server)) => {
+            let server_kind = find_server(server.get_ref()).ok_or_else(|| {
+                fail(
+                    server.span(),
+                    "row.server",
+                    format!(
+                        "unknown server kind {:?}; allowed: {}",
+                        server.get_ref(),
+                        server_names().join(", ")
+                    ),
+                )
+            })?;
+            let allowed = client_names().join(", ");
+            let client = match &kind {
+                Some(toml::Value::String(k)) => find_client(k).ok_or_else(|| {
+                    fail(
+                        client_span.clone(),
+                        "row.client.kind",
+                        format!("unknown client kind {k:?}; allowed: {allowed}"),
+                    )
+                })?,
+                Some(other) => {
+                    return Err(fail(
+                        client_span,
+                        "row.client.kind",
+                        format!("a {} is not a client kind; allowed: {allowed}", other.type_str()),
+                    ))
+                }
+                None => {
+                    return Err(fail(
+                        client_span,
+                        "row.client.kind",
+                        format!("missing; a row given by `server` names its client kind, e.g. client = {{ kind = \"process\", command = [\"node\", \"../../clients/node/redlock-v5/adapter.js\"] }}; allowed: {allowed}"),
+                    ))
+                }
+            };
+            if !client.runs_on().allows(server_kind) {
+                return Err(fail(
+                    server.span(),
+                    "row.server",
+                    format!(
+                        "client kind {:?} does not run on server kind {:?}; allowed: {}",
+                        client.name(),
+                        server_kind.name(),
+                        client.runs_on().describe()
+                    ),
+                ));
+            }
+            (None, server_kind, client)
+        }
+        (Some(lock), Some(_)) => {
+            return Err(fail(
+                lock.span(),
+                "row.lock",
+                "give either `lock` (a named lock) or `server` with `client.kind`, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err(fail(
+                row_span,
+                "row.lock",
+                format!(
+                    "missing; allowed: `lock` = a named lock ({}), or `server` = a server kind with `client.kind`",
+                    lock_names().join(", ")
+                ),
+            ))
+        }
+    };
+    client.rebase_paths(&mut options, folder);
+    Ok(RowKinds {
+        preset,
+        server,
+        client,
+        options,
     })
 }
 
@@ -665,6 +869,176 @@ must_outlast_lease = true
             18,
             "row.resource",
             "allowed: naive, fenced",
+        );
+    }
+
+    /// A matrix with one library row (an adapter on five redis masters) and one column.
+    const LIBRARY: &str = r#"
+name = "libs"
+seeds = 1
+
+[workload]
+clients = 2
+duration = "2x lease + 1000ms"
+
+[[column]]
+name = "pause"
+about = "a GC pause"
+fault = "client-pause"
+duration = "2x lease"
+
+[[row]]
+name = "node-redlock-v5"
+server = "redis"
+nodes = 5
+ttl_ms = 1000
+op_timeout_ms = 2500
+client = { kind = "process", command = ["node", "../clients/node/redlock-v5/adapter.js", "--x"], init = { auto_extend = true } }
+about = "redlock v5 over five masters; token: none"
+expect.pause = "invalid: Kleppmann"
+"#;
+
+    #[test]
+    fn a_library_row_names_its_server_and_client_kinds_and_its_paths_resolve_against_the_file() {
+        let m = parse_matrix_in(
+            Path::new("m/libs.toml"),
+            Path::new("/repo/scenarios"),
+            LIBRARY,
+        )
+        .unwrap();
+        let row = &m.rows[0];
+        assert_eq!(row.name, "node-redlock-v5");
+        assert!(row.preset.is_none());
+        assert_eq!(row.server.name(), "redis");
+        assert_eq!(row.client_kind.name(), "process");
+        assert!(row.is_adapter());
+        assert_eq!(row.lock_name(), "process@redis");
+        assert_eq!(
+            (row.nodes, row.op_timeout_ms, row.acquire_timeout_ms),
+            (Some(5), Some(2500), None)
+        );
+        assert_eq!(row.line, 15);
+        // `kind` is the row's client kind, not an option; the command's relative path is
+        // absolute now, its other parts as written; `init` passes through.
+        assert!(!row.client.contains_key("kind"));
+        let command: Vec<&str> = row.client["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            command,
+            [
+                "node",
+                "/repo/scenarios/../clients/node/redlock-v5/adapter.js",
+                "--x"
+            ]
+        );
+        assert_eq!(row.client["init"]["auto_extend"].as_bool(), Some(true));
+        // Without a folder given, the file's own.
+        let here = parse_matrix(Path::new("/elsewhere/libs.toml"), LIBRARY).unwrap();
+        assert_eq!(
+            here.rows[0].client["command"][1].as_str(),
+            Some("/elsewhere/../clients/node/redlock-v5/adapter.js")
+        );
+        // A built-in lock keeps its preset.
+        let built_in = parse(SMALL).unwrap();
+        assert_eq!(built_in.rows[0].lock_name(), "redis");
+        assert!(!built_in.rows[0].is_adapter());
+    }
+
+    #[track_caller]
+    fn library_fails(text: &str, line: usize, field: &str, needle: &str) {
+        let text = LIBRARY.replace(
+            "[[row]]\nname = \"node-redlock-v5\"\nserver = \"redis\"",
+            text,
+        );
+        assert_ne!(text, LIBRARY, "the replacement must change the row");
+        fails(&text, line, field, needle);
+    }
+
+    #[test]
+    fn a_library_row_with_a_wrong_or_missing_kind_names_its_line_and_field() {
+        let row = "[[row]]\nname = \"node-redlock-v5\"\nserver = \"redis\"";
+        library_fails(
+            &row.replace("\"redis\"", "\"redys\""),
+            17,
+            "row.server",
+            "unknown server kind \"redys\"; allowed: redis, ",
+        );
+        let wrong_server = LIBRARY
+            .replace("server = \"redis\"", "server = \"etcd\"")
+            .replace("kind = \"process\"", "kind = \"redis-lock\"");
+        fails(
+            &wrong_server,
+            17,
+            "row.server",
+            "client kind \"redis-lock\" does not run on server kind \"etcd\"; allowed: redis",
+        );
+        library_fails(
+            &row.replace("name = \"node-redlock-v5\"\n", ""),
+            15,
+            "row.name",
+            "a row given by `server` and `client.kind` needs a name",
+        );
+        library_fails(
+            &row.replace("server = \"redis\"", "server = \"redis\"\nlock = \"redis\""),
+            18,
+            "row.lock",
+            "give either `lock` (a named lock) or `server` with `client.kind`, not both",
+        );
+        library_fails(
+            &row.replace("server = \"redis\"", "lock = \"redlock\""),
+            21,
+            "row.client.kind",
+            "lock \"redlock\" already names its client kind (redlock); to name one, give `server`",
+        );
+        library_fails(
+            &row.replace("server = \"redis\"", "nodes_ = 1"),
+            17,
+            "row.nodes_",
+            "unknown field",
+        );
+        let no_kind = LIBRARY.replace("kind = \"process\", ", "");
+        fails(
+            &no_kind,
+            21,
+            "row.client.kind",
+            "missing; a row given by `server` names its client kind",
+        );
+        let bad_kind = LIBRARY.replace("kind = \"process\"", "kind = \"proces\"");
+        fails(
+            &bad_kind,
+            21,
+            "row.client.kind",
+            "unknown client kind \"proces\"; allowed: redis-lock,",
+        );
+        let no_about = LIBRARY.replace(
+            "about = \"redlock v5 over five masters; token: none\"\n",
+            "",
+        );
+        fails(
+            &no_about,
+            15,
+            "row.about",
+            "needs `about`: one sentence on how the lock works and what its token is",
+        );
+        let one = LIBRARY.replace("nodes = 5", "nodes = 5\nclients = 1");
+        fails(
+            &one,
+            19,
+            "row.clients",
+            "1 is out of range; allowed: 2 to 1000",
+        );
+        let two = parse(&LIBRARY.replace("nodes = 5", "nodes = 5\nclients = 2")).unwrap();
+        assert_eq!(two.rows[0].clients, Some(2));
+        let no_lock = LIBRARY.replace("server = \"redis\"\n", "");
+        fails(
+            &no_lock,
+            15,
+            "row.lock",
+            "missing; allowed: `lock` = a named lock (redis, ",
         );
     }
 }

@@ -122,18 +122,21 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         super::file::Expected::NotApplicable => {}
     }
     let _ = writeln!(t, "seed = {}", m.first_seed);
-    let _ = writeln!(t, "\n[server]\nkind = {}", quote(row.lock.server));
+    let _ = writeln!(t, "\n[server]\nkind = {}", quote(row.server.name()));
     if let Some(n) = row.nodes {
         let _ = writeln!(t, "nodes = {n}");
     }
-    let _ = writeln!(t, "\n[client]\nkind = {}", quote(row.lock.client));
+    let _ = writeln!(t, "\n[client]\nkind = {}", quote(row.client_kind.name()));
     for (k, v) in &row.client {
         let _ = writeln!(t, "{} = {}", quote(k), inline(v));
     }
     let _ = writeln!(
         t,
         "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {}\nop_timeout_ms = {}\nwatchdog = {}",
-        row.ttl_ms, m.acquire_timeout_ms, m.op_timeout_ms, row.watchdog
+        row.ttl_ms,
+        row.acquire_timeout_ms.unwrap_or(m.acquire_timeout_ms),
+        row.op_timeout_ms.unwrap_or(m.op_timeout_ms),
+        row.watchdog
     );
     let duration = resolve(
         "workload.duration_ms",
@@ -143,7 +146,7 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     let _ = writeln!(
         t,
         "\n[workload]\nkind = \"fenced-write\"\nclients = {}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
-        m.clients,
+        row.clients.unwrap_or(m.clients),
         range(m.hold_ms),
         range(m.think_ms)
     );
@@ -197,6 +200,15 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
             if l.field == "nemesis.fault" && l.message.contains("cannot run on server") =>
         {
             Some(l.message)
+        }
+        // The row's client options are the row's fields: name them as the matrix writes them.
+        Err(ScenarioError::Invalid(l)) if l.field.starts_with("client.") => {
+            return Err(MatrixError::Invalid {
+                path: m.path.clone(),
+                line: row.line,
+                field: format!("row.{}", l.field),
+                message: format!("row {:?}: {}", row.name, l.message),
+            })
         }
         Err(e) => {
             return Err(err(format!(
@@ -266,7 +278,7 @@ fn inline(v: &toml::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::file::parse_matrix;
+    use crate::matrix::file::{parse_matrix, parse_matrix_in};
 
     const M: &str = r#"
 name = "t"
@@ -370,7 +382,7 @@ offset = "+1.5x lease"
         // Every built-in lock is a row, plus the fenced etcd.
         for lock in crate::locks::LOCKS {
             assert!(
-                m.rows.iter().any(|r| r.lock.name == lock.name),
+                m.rows.iter().any(|r| r.preset == Some(lock)),
                 "{}",
                 lock.name
             );
@@ -398,6 +410,25 @@ offset = "+1.5x lease"
     }
 
     #[test]
+    fn the_shipped_library_matrix_plans_every_cell_with_absolute_adapter_paths() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/matrix/libraries.toml");
+        let m = crate::matrix::load_matrix(&path).unwrap();
+        assert!(m.rows.iter().all(|r| r.is_adapter()));
+        let cells = plan_matrix(&m).unwrap();
+        assert_eq!(cells.len(), m.rows.len() * m.columns.len());
+        for c in &cells {
+            let na = c.expect.verdict == crate::matrix::Expected::NotApplicable;
+            assert_eq!(na, c.not_applicable.is_some(), "{} × {}", c.row, c.column);
+            // The generated scenario lives in the store: no path in it may be relative.
+            assert!(
+                !c.text.contains("\"./") && !c.text.contains("\"../"),
+                "{}",
+                c.text
+            );
+        }
+    }
+
+    #[test]
     fn a_cell_that_cannot_load_is_a_matrix_error_at_the_row() {
         // etcd leases are whole seconds: 1500 ms is refused by the server's rule.
         let bad = M.replace("ttl_ms = 1000\nwatchdog", "ttl_ms = 1500\nwatchdog");
@@ -405,5 +436,87 @@ offset = "+1.5x lease"
         let e = plan_matrix(&m).unwrap_err().to_string();
         assert!(e.starts_with("load matrix m.toml:13: field `row.etcd`: column \"pause\" makes a scenario that cannot load"), "{e}");
         assert!(e.contains("lock.ttl_ms"), "{e}");
+    }
+
+    /// Two library rows, under the header and the columns of `M`.
+    const LIBRARY_ROWS: &str = r#"[[row]]
+name = "python-redis-lock"
+server = "redis"
+ttl_ms = 2000
+acquire_timeout_ms = 2000
+client = { kind = "process", command = ["python3", "./adapter.py"] }
+about = "python-redis-lock; token: none"
+expect = { pause = "invalid: Kleppmann", clock = "invalid: Redis expires keys by its clock" }
+
+[[row]]
+name = "kazoo"
+server = "zookeeper"
+nodes = 3
+ttl_ms = 1000
+client = { kind = "process", command = ["python3", "./kazoo.py"] }
+about = "kazoo; token: the node's sequence number"
+expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore libfaketime" }
+
+"#;
+
+    /// `M` with its rows replaced by [`LIBRARY_ROWS`]: the first row is on line 8.
+    fn library() -> String {
+        let (rows, columns) = (M.find("[[row]]").unwrap(), M.find("[[column]]").unwrap());
+        format!("{}{LIBRARY_ROWS}{}", &M[..rows], &M[columns..])
+    }
+
+    #[test]
+    fn a_library_row_plans_like_a_built_in_one_with_its_own_limits_and_an_absolute_command() {
+        let m = parse_matrix_in(
+            Path::new("m.toml"),
+            Path::new("/repo/scenarios/matrix"),
+            &library(),
+        )
+        .unwrap();
+        let cells = plan_matrix(&m).unwrap();
+        let s = parse_scenario(
+            Path::new("/store/matrix/t/scenarios/x.toml"),
+            &cells[0].text,
+        )
+        .unwrap();
+        // Sized from the row's own lease, with the row's own acquire timeout.
+        assert_eq!(s.nemesis.faults[0].spec.max_client_pause_ms(), Some(4000));
+        assert_eq!(s.lock.acquire_timeout_ms, 2000);
+        assert_eq!(s.server.name(), "redis");
+        assert!(
+            cells[0]
+                .text
+                .contains("\"command\" = [\"python3\", \"/repo/scenarios/matrix/./adapter.py\"]"),
+            "{}",
+            cells[0].text
+        );
+        // The same server rule makes a fault n/a on a library row as on a built-in one.
+        assert_eq!(cells[1].not_applicable, None);
+        let why = cells[3].not_applicable.as_deref().unwrap();
+        assert!(
+            why.contains("clock-jump cannot run on server \"zookeeper\""),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_library_row_whose_client_options_do_not_load_names_the_row_and_its_client_field() {
+        let bad = library().replace("command = [\"python3\", \"./adapter.py\"]", "comand = []");
+        let m = parse_matrix(Path::new("m.toml"), &bad).unwrap();
+        let e = plan_matrix(&m).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "load matrix m.toml:8: field `row.client.comand`: row \"python-redis-lock\": "
+            ),
+            "{e}"
+        );
+        assert!(e.contains("unknown field"), "{e}");
+        let empty = library().replace("command = [\"python3\", \"./adapter.py\"]", "command = []");
+        let m = parse_matrix(Path::new("m.toml"), &empty).unwrap();
+        let e = plan_matrix(&m).unwrap_err().to_string();
+        assert!(
+            e.starts_with("load matrix m.toml:8: field `row.client.command`: row \"python-redis-lock\": missing; allowed: the adapter's program and arguments"),
+            "{e}"
+        );
     }
 }

@@ -159,6 +159,32 @@ impl FaultProxies {
         .await
     }
 
+    /// Points proxy `name` at a new `upstream`, on the same listen address (a failover: the
+    /// clients' address now reaches another server). The client library has no call for
+    /// `POST /proxies/{name}` with an upstream, so this populates the proxy again with the new
+    /// upstream: Toxiproxy (and the embedded proxy) then replace it on the same address,
+    /// closing its open connections and dropping its toxics. The answer is read back.
+    pub async fn repoint(&self, name: &str, upstream: SocketAddr) -> Result<(), ProxyError> {
+        let name = &self.full_name(name);
+        let name_owned = name.to_string();
+        self.run(name, "re-point", move |client| {
+            let before = find(client, &name_owned)?;
+            let listen = before.proxy_pack.listen.clone();
+            let pack = ProxyPack::new(name_owned.clone(), listen.clone(), upstream.to_string());
+            client.populate(vec![pack])?;
+            let after = find(client, &name_owned)?;
+            let upstream_now: Option<SocketAddr> = after.proxy_pack.upstream.parse().ok();
+            if after.proxy_pack.listen != listen
+                || upstream_now != Some(upstream)
+                || !after.proxy_pack.enabled
+            {
+                return Err(Failure::Unexpected(describe(&after.proxy_pack)));
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// Cuts the link both ways (timeout toxics, timeout 0, both streams): open connections
     /// and new ones (still accepted) get no answer for as long as the partition lasts. As in
     /// Toxiproxy 2.x, the bytes sent meanwhile are dropped, not queued, and removing the

@@ -37,6 +37,8 @@ pub enum RunError {
     },
     #[error("start the sentinel backend: {0}")]
     Sentinel(String),
+    #[error("start the PostgreSQL replica: {0}")]
+    Replica(String),
     #[error("build the {client} clients: {message}")]
     Client {
         client: &'static str,

@@ -9,11 +9,12 @@ use super::store::{
 };
 use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
 use crate::db::{RedisOptions, Supervisor};
+use crate::locks::LockPreset;
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
 use crate::recorder::Recorder;
 use crate::resource::Resource;
-use crate::scenario::{Scenario, WorkloadKind};
+use crate::scenario::{Scenario, SkippedFault, WorkloadKind};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
@@ -48,8 +49,9 @@ pub async fn run_scenario(
     opts: &RunOptions,
     interrupt: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
-    let overridden = opts.backend.map(|b| scenario.with_lock(b).0);
-    let scenario = overridden.as_ref().unwrap_or(scenario);
+    let overridden = opts.backend.map(|b| (b, scenario.with_lock(b)));
+    let original = scenario;
+    let scenario = overridden.as_ref().map_or(scenario, |(_, (s, _))| s);
     if !opts.external.is_empty() {
         scenario
             .check_external(&opts.external)
@@ -65,7 +67,10 @@ pub async fn run_scenario(
     // libfaketime files of nodes an earlier, killed run left behind.
     crate::db::faketime::clean_stale_shm();
     let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
-    let text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
+    let mut text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
+    if let Some((lock, (ran, skipped))) = &overridden {
+        text.insert_str(0, &backend_note(original, lock, ran, skipped));
+    }
     write_store_file(&dir.join("scenario.toml"), text.as_bytes())?;
     write_store_file(
         &dir.join("schedule.json"),
@@ -385,4 +390,40 @@ fn run_namespace() -> String {
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("lockpick-{}-{n}-", std::process::id())
+}
+
+/// The comment a run's stored `scenario.toml` starts with when `--backend` (or `compare`)
+/// ran it on another lock than the file names: the file is kept as written, so a reader must
+/// learn from it what actually ran.
+fn backend_note(
+    original: &Scenario,
+    lock: &LockPreset,
+    ran: &Scenario,
+    skipped: &[SkippedFault],
+) -> String {
+    if lock.name == original.lock_name() && skipped.is_empty() && ran.nodes == original.nodes {
+        return String::new();
+    }
+    let mut note = format!(
+        "# lockpick ran this file with `--backend {}`, not as written: [server] kind = {:?}, \
+         nodes = {}; [client] kind = {:?}",
+        lock.name,
+        ran.server.name(),
+        ran.nodes,
+        ran.client.kind.name()
+    );
+    if lock.name == original.lock_name() {
+        note.push_str(" with the options below.\n");
+    } else {
+        note.push_str(" with its default options; no expected verdict.\n");
+    }
+    for f in skipped {
+        note.push_str(&format!(
+            "# [[nemesis]] entry {} was left out: {}\n",
+            f.index + 1,
+            f.reason
+        ));
+    }
+    note.push_str("# Repeat the run with the command in results.json.\n");
+    note
 }

@@ -522,6 +522,13 @@ fn fault(
         server,
     };
     let allowed = kind.fields();
+    // The fields every fault has, then the fault's own.
+    let allowed_here = ["at_ms", "every_ms", "count"]
+        .iter()
+        .chain(allowed)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
     for (key, value) in table {
         if COMMON_FIELDS.contains(&key.as_str()) || allowed.contains(&key.as_str()) {
             continue;
@@ -531,9 +538,8 @@ fn fault(
             entry.here(
                 &format!("nemesis.{key}"),
                 format!(
-                    "not allowed for fault {:?}; allowed here: at_ms, every_ms, count, {}",
+                    "not allowed for fault {:?}; allowed here: {allowed_here}",
                     kind.name(),
-                    allowed.join(", ")
                 ),
             )
         } else {
@@ -547,9 +553,8 @@ fn fault(
                 value.span(),
                 &format!("nemesis.{key}"),
                 format!(
-                    "unknown field `{key}`; allowed for fault {:?}: at_ms, every_ms, count, {}; fields of any fault: {}",
+                    "unknown field `{key}`; allowed for fault {:?}: {allowed_here}; fields of any fault: {}",
                     kind.name(),
-                    allowed.join(", "),
                     all.join(", ")
                 ),
             )

@@ -33,6 +33,7 @@ impl ServerKind for Etcd {
             ),
             peers: Ok(()),
             external: Ok(()),
+            failover: Err("its members are a consensus cluster: it elects a new leader by itself"),
         }
     }
 

@@ -27,6 +27,7 @@ impl ServerKind for MariaDb {
             clock: Ok(()),
             peers: Err("it is a single server, not members of a cluster"),
             external: Ok(()),
+            failover: Err("it is a single server without a replica"),
         }
     }
 

@@ -24,6 +24,7 @@
 mod etcd;
 mod mariadb;
 mod postgres;
+mod postgres_replica;
 mod redis;
 mod redis_sentinel;
 mod zookeeper;
@@ -49,6 +50,8 @@ pub static SERVERS: &[&dyn ServerKind] = &[
     &etcd::Etcd,
     &zookeeper::ZooKeeper,
     &postgres::Postgres,
+    &postgres_replica::ASYNC,
+    &postgres_replica::SYNC,
     &mariadb::MariaDb,
 ];
 
@@ -79,6 +82,9 @@ pub struct Capabilities {
     /// It can be tested on servers lockpick did not start (`--external`), given only the
     /// client address of each node.
     pub external: Support,
+    /// It runs a primary `n1` and a replica `n2` that can be promoted, clients reaching the
+    /// primary through the proxy `n1` (which a failover points at the promoted replica).
+    pub failover: Support,
 }
 
 /// How many nodes a server kind (or a client kind on it) allows, and how many it runs when the

@@ -35,6 +35,7 @@ impl ServerKind for Postgres {
             clock: Ok(()),
             peers: Err("it is a single server, not members of a cluster"),
             external: Ok(()),
+            failover: Err("it is a single server without a replica (use server kind postgres-async-replica or postgres-sync-replica)"),
         }
     }
 

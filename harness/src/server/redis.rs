@@ -32,6 +32,9 @@ impl ServerKind for Redis {
             clock: Ok(()),
             peers: Err("its nodes are independent servers, not members of a cluster"),
             external: Ok(()),
+            failover: Err(
+                "it is a single server without a replica (redis-sentinel fails over by itself)",
+            ),
         }
     }
 

@@ -61,6 +61,7 @@ impl ServerKind for RedisSentinel {
             // through a proxy of its own, so a node can be isolated; its leader is the master.
             peers: Ok(()),
             external: Err("it needs sentinels and replicas lockpick starts"),
+            failover: Err("its sentinels fail the master over by themselves (crash the master with node-crash)"),
         }
     }
 

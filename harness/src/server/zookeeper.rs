@@ -44,6 +44,7 @@ impl ServerKind for ZooKeeper {
             clock: Err("its servers do not run under libfaketime"),
             peers: Ok(()),
             external: Ok(()),
+            failover: Err("its members are a consensus cluster: it elects a new leader by itself"),
         }
     }
 

@@ -38,6 +38,7 @@ pub fn fault_color(f: F) -> RGBAColor {
         F::Partition => RGBColor(142, 36, 170).mix(0.16),
         F::Slow => RGBColor(253, 216, 53).mix(0.30),
         F::Crash => RGBColor(97, 97, 97).mix(0.20),
+        F::Failover => RGBColor(198, 40, 40).mix(0.14),
         _ => RGBColor(120, 144, 156).mix(0.20),
     }
 }

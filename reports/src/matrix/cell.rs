@@ -137,6 +137,7 @@ mod tests {
             run: None,
             reproduce: String::new(),
             secs: 1.0,
+            library: None,
         }
     }
 

@@ -60,7 +60,14 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     }
     md.push('\n');
     for r in &record.rows {
-        let _ = write!(md, "| **{}** |", r.name);
+        match &r.library {
+            Some(library) => {
+                let _ = write!(md, "| **{}** ({library}) |", r.name);
+            }
+            None => {
+                let _ = write!(md, "| **{}** |", r.name);
+            }
+        }
         for c in &record.columns {
             let text = record
                 .cell(&r.name, &c.name)
@@ -77,9 +84,12 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     for r in &record.rows {
         let _ = writeln!(
             md,
-            "- **{}** ({} on {}, lease {} ms, {} resource): {}",
+            "- **{}** ({}{} on {}, lease {} ms, {} resource): {}",
             r.name,
             r.client,
+            r.library
+                .as_ref()
+                .map_or(String::new(), |l| format!(" running {l}")),
             r.server,
             r.ttl_ms,
             if r.fenced { "fenced" } else { "naive" },

@@ -57,6 +57,7 @@ struct HeatCell {
 struct HeatRow {
     name: String,
     about: String,
+    library: Option<String>,
     cells: Vec<HeatCell>,
 }
 
@@ -217,6 +218,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
         heat.push(HeatRow {
             name: r.name.clone(),
             about: r.about.clone(),
+            library: r.library.clone(),
             cells,
         });
     }

@@ -40,6 +40,10 @@ pub struct RunSummary {
     pub run: Option<String>,
     pub reproduce: String,
     pub secs: f64,
+    /// The library and version the run's adapter said it runs (`redlock 5.0.0-beta.2`), for
+    /// a row whose client is a library's adapter.
+    #[serde(default)]
+    pub library: Option<String>,
 }
 
 /// What a cell shows.
@@ -120,6 +124,10 @@ pub struct RowInfo {
     pub fenced: bool,
     pub ttl_ms: u64,
     pub about: String,
+    /// For a library's adapter: the library and version its runs reported (several, joined,
+    /// if runs disagree), or why there is none yet.
+    #[serde(default)]
+    pub library: Option<String>,
 }
 
 /// A column as the page shows it.
@@ -143,6 +151,10 @@ pub struct MatrixRecord {
     pub server_versions: Vec<(String, String)>,
     /// The command that made (or resumes) this matrix.
     pub command: String,
+    /// The folder of the matrix file as given, against which its relative paths (an
+    /// adapter's command) resolve when the copy in the matrix folder is read again.
+    #[serde(default)]
+    pub file_folder: Option<String>,
     pub seeds: u64,
     pub interrupted: bool,
     pub rows: Vec<RowInfo>,

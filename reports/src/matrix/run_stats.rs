@@ -33,11 +33,15 @@ pub fn summarize_run(
         .iter()
         .find(|e| matches!(e.process, Process::Client(_)))
         .map_or(0, |e| e.time_ns);
+    // The earliest of the lock checks' findings and the moment the linearizability check
+    // found the history could no longer be linearized (a violation it alone sees, such as a
+    // grant that contradicts an earlier one without two holders overlapping in time).
     let first_violation_ms = r
         .lock
         .violations
         .iter()
         .filter_map(|v| v.window.as_ref().map(|w| w.start_ns))
+        .chain(r.linearizability.as_ref().and_then(|l| l.violated_at_ns))
         .min()
         .map(|ns| ns.saturating_sub(start_ns) as f64 / 1e6);
     let view = RunView::new(events);
@@ -63,7 +67,7 @@ pub fn summarize_run(
         error: None,
         reached: reach.as_ref().ok().cloned(),
         not_tested: reach.err(),
-        // A non-linearizable lock history is a violation too, though it has no time window.
+        // A non-linearizable lock history is a violation too.
         violations: r.lock.violations.len() as u64
             + r.lock.omitted_violations
             + u64::from(
@@ -85,6 +89,7 @@ pub fn summarize_run(
         run: place.run,
         reproduce: place.reproduce,
         secs: place.secs,
+        library: None,
     }
 }
 
@@ -110,5 +115,89 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         run: place.run,
         reproduce: place.reproduce,
         secs: place.secs,
+        library: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockpick_checker::history::{Value, FORMAT_VERSION};
+    use lockpick_checker::lock::{check_locks, LockCheckParams, Property};
+    use lockpick_checker::results::{LinSummary, RESULTS_VERSION};
+    use lockpick_checker::verdict::Verdict;
+
+    const MS: u64 = 1_000_000;
+
+    fn event(index: u64, ms: u64, kind: EventKind, f: F, token: Option<u64>) -> Event {
+        Event {
+            v: FORMAT_VERSION,
+            index,
+            time_ns: ms * MS,
+            process: Process::Client(0),
+            kind,
+            f,
+            lock: Some("l".into()),
+            value: Value {
+                token,
+                lease_ms: Some(1000),
+                ..Value::default()
+            },
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_violation_only_the_linearizability_check_found_has_its_time() {
+        // One clean hold, starting 100 ms into the history: the lock checks find nothing.
+        let events = vec![
+            event(0, 100, EventKind::Invoke, F::Acquire, None),
+            event(1, 105, EventKind::Ok, F::Acquire, Some(1)),
+            event(2, 150, EventKind::Invoke, F::Release, None),
+            event(3, 155, EventKind::Ok, F::Release, None),
+        ];
+        let params = LockCheckParams {
+            property: Property::Exclusive,
+            deadlock_ms: 0,
+        };
+        let lock = check_locks(&events, &params);
+        assert!(lock.violations.is_empty());
+        let mut results = RunResults {
+            v: RESULTS_VERSION,
+            scenario: "s".to_owned(),
+            backend: "redis".to_owned(),
+            seed: 1,
+            verdict: Verdict::Invalid,
+            expected: None,
+            interrupted: false,
+            workload_ms: 155,
+            ops: 2,
+            history: "history.jsonl".to_owned(),
+            reproduce: String::new(),
+            lock,
+            linearizability: Some(LinSummary {
+                model: "lease".to_owned(),
+                verdict: Verdict::Invalid,
+                elapsed_ms: 0.1,
+                ops: 2,
+                explanation: Some("…".to_owned()),
+                unknown_reason: None,
+                violated_at_ns: Some(150 * MS),
+            }),
+        };
+        let needs = Needs {
+            verb: None,
+            outlast_lease: false,
+            planned_lease_ms: 1000,
+        };
+        let run = summarize_run(RunPlace::default(), &results, &events, needs);
+        assert_eq!(run.violations, 1);
+        // Counted from the workload's first operation, like the lock checks' findings.
+        assert_eq!(run.first_violation_ms, Some(50.0));
+
+        // A violation that could not be narrowed down to an operation has no time.
+        results.linearizability.as_mut().unwrap().violated_at_ns = None;
+        let run = summarize_run(RunPlace::default(), &results, &events, needs);
+        assert_eq!((run.violations, run.first_violation_ms), (1, None));
     }
 }

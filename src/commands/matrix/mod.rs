@@ -14,7 +14,10 @@ use crate::outcome::{Exit, Failure, Outcome};
 use crate::reproduce::Reproduce;
 use crate::run_args::{runtime, write_report};
 use lockpick_checker::history::read_history;
-use lockpick_harness::matrix::{load_matrix, plan_matrix, CellPlan, Matrix, MAX_SEEDS};
+use lockpick_harness::client::process::read_hello;
+use lockpick_harness::matrix::{
+    folder_of, load_matrix_in, plan_matrix, CellPlan, Matrix, MAX_SEEDS,
+};
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
 use lockpick_harness::scenario::load_scenario;
 use lockpick_reports::matrix::{
@@ -39,6 +42,8 @@ pub fn matrix(args: MatrixArgs) -> Outcome {
 struct Place {
     dir: PathBuf,
     file: PathBuf,
+    /// The folder the matrix file was given in: its relative paths resolve against it.
+    folder: PathBuf,
     started: String,
     fresh: bool,
     /// Copy `file` into the folder as its `matrix.toml`.
@@ -71,13 +76,17 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
             .unwrap_or_default();
         // A file given with --resume replaces the copy (new expectations or notes); the runs
         // already made are kept, so a changed fault size needs --redo.
-        let (file, copy_file) = match &args.file {
-            Some(f) => (f.clone(), true),
-            None => (copy, false),
+        let (file, copy_file, folder) = match &args.file {
+            Some(f) => (f.clone(), true, folder_of(f)),
+            None => {
+                let folder = recorded_folder(&dir).unwrap_or_else(|| dir.clone());
+                (copy, false, folder)
+            }
         };
         return Ok(Place {
             dir,
             file,
+            folder,
             started,
             fresh: false,
             copy_file,
@@ -109,11 +118,19 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
         .unwrap_or(started);
     Ok(Place {
         dir,
+        folder: folder_of(&file),
         file,
         started,
         fresh: true,
         copy_file: true,
     })
+}
+
+/// The folder the matrix in `dir` was first given in, as its `matrix.json` records it.
+fn recorded_folder(dir: &Path) -> Option<PathBuf> {
+    let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
+    let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
+    record.file_folder.map(PathBuf::from)
 }
 
 /// The newest matrix folder (names are UTC stamps, so the greatest name).
@@ -163,7 +180,7 @@ fn run(args: &MatrixArgs) -> Outcome {
     let usage = Failure::Usage;
     let harness = Failure::Harness;
     let place = place(args)?;
-    let mut full = load_matrix(&place.file).map_err(|e| usage(e.to_string()))?;
+    let mut full = load_matrix_in(&place.file, &place.folder).map_err(|e| usage(e.to_string()))?;
     if let Some(s) = args.seeds {
         if !(1..=MAX_SEEDS).contains(&s) {
             return Err(usage(format!(
@@ -304,10 +321,14 @@ fn run(args: &MatrixArgs) -> Outcome {
                             break 'seeds;
                         }
                         at.run = relative_run(&args.store, &outcome.dir);
-                        match read_history(&outcome.dir.join(&outcome.results.history)) {
-                            Ok(events) => summarize_run(at, &outcome.results, &events, needs),
-                            Err(e) => failed_run(at, format!("read the history: {e}")),
-                        }
+                        let mut summary =
+                            match read_history(&outcome.dir.join(&outcome.results.history)) {
+                                Ok(events) => summarize_run(at, &outcome.results, &events, needs),
+                                Err(e) => failed_run(at, format!("read the history: {e}")),
+                            };
+                        summary.library = read_hello(&outcome.dir)
+                            .map(|h| format!("{} {}", h.library, h.version));
+                        summary
                     }
                     Err(e) => {
                         at.secs = run_started.elapsed().as_secs_f64();
@@ -451,6 +472,7 @@ fn build_record(
         lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
         server_versions: versions.to_vec(),
         command: command.to_owned(),
+        file_folder: Some(place.folder.display().to_string()),
         seeds: m.seeds,
         interrupted: false,
         rows: m
@@ -458,12 +480,13 @@ fn build_record(
             .iter()
             .map(|r| RowInfo {
                 name: r.name.clone(),
-                lock: r.lock.name.to_owned(),
-                server: r.lock.server.to_owned(),
-                client: r.lock.client.to_owned(),
+                lock: r.lock_name(),
+                server: r.server.name().to_owned(),
+                client: r.client_kind.name().to_owned(),
                 fenced: r.fenced,
                 ttl_ms: r.lease_ms.unwrap_or(r.ttl_ms),
                 about: r.about.clone(),
+                library: r.is_adapter().then(|| library_of(&r.name, done)),
             })
             .collect(),
         columns: m
@@ -475,6 +498,22 @@ fn build_record(
             })
             .collect(),
         cells,
+    }
+}
+
+/// The library (and version) a library row's runs reported, every one if they differ.
+fn library_of(row: &str, done: &BTreeMap<RunKey, RunSummary>) -> String {
+    let mut seen: Vec<&str> = done
+        .values()
+        .filter(|r| r.row == row)
+        .filter_map(|r| r.library.as_deref())
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.is_empty() {
+        "not known before a run (its adapter names it)".to_owned()
+    } else {
+        seen.join(" / ")
     }
 }
 

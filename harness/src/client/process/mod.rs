@@ -8,7 +8,7 @@ mod options;
 mod session;
 mod spawn;
 
-pub use codec::PROTOCOL_VERSION;
+pub use codec::{Hello, PROTOCOL_VERSION};
 pub use errors::AdapterError;
 pub use options::ProcessOptions;
 pub(crate) use options::KIND;
@@ -21,6 +21,16 @@ use serde_json::{Map, Value as Json};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The hello the first adapter of the run in `run_dir` answered with (the library and
+/// version it runs), if any adapter started there.
+pub fn read_hello(run_dir: &std::path::Path) -> Option<Hello> {
+    let text = std::fs::read_to_string(spawn::hello_path(run_dir)).ok()?;
+    match codec::parse_line(text.trim_end()) {
+        Ok(codec::Parsed::Hello(hello)) => Some(hello),
+        _ => None,
+    }
+}
 
 /// How to start an adapter.
 #[derive(Debug, Clone, PartialEq)]

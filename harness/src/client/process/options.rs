@@ -50,17 +50,10 @@ impl ProcessOptions {
         }
         // Absolute, so that the adapter's paths hold whatever lockpick's working folder is
         // and a missing one is named before anything starts.
-        let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned());
         let command = self
             .command
             .iter()
-            .map(|part| {
-                if part.starts_with("./") || part.starts_with("../") {
-                    folder.join(part).display().to_string()
-                } else {
-                    part.clone()
-                }
-            })
+            .map(|part| rebase(part, folder))
             .collect();
         let extra = match serde_json::to_value(&self.init) {
             Ok(Json::Object(map)) => map,
@@ -71,6 +64,18 @@ impl ProcessOptions {
             env: self.env.clone().into_iter().collect(),
             extra,
         })
+    }
+}
+
+/// `part` of a command, made absolute against `folder` when it starts with `./` or `../`.
+fn rebase(part: &str, folder: &Path) -> String {
+    if part.starts_with("./") || part.starts_with("../") {
+        // Absolute, so that the adapter's paths hold whatever lockpick's working folder is
+        // and a missing one is named before anything starts.
+        let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned());
+        folder.join(part).display().to_string()
+    } else {
+        part.to_owned()
     }
 }
 
@@ -99,6 +104,16 @@ impl ClientKind for ProcessKind {
             table.error(span, "client.command", message)
         })?;
         Ok(Arc::new(ProcessClients(spec)))
+    }
+
+    fn rebase_paths(&self, options: &mut toml::Table, folder: &Path) {
+        if let Some(toml::Value::Array(parts)) = options.get_mut("command") {
+            for part in parts {
+                if let toml::Value::String(s) = part {
+                    *s = rebase(s, folder);
+                }
+            }
+        }
     }
 }
 

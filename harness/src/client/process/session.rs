@@ -5,7 +5,7 @@
 
 use super::codec::{self, Init, Op, Parsed, Reply, PROTOCOL_VERSION};
 use super::errors::{tail, AdapterError};
-use super::spawn::{spawn_adapter, stderr_path};
+use super::spawn::{hello_path, spawn_adapter, stderr_path};
 use super::Config;
 use crate::client::lock::{Connecting, Grant, LockSession, Outcome};
 use crate::client::pause::{PauseHook, PausePoints};
@@ -277,7 +277,10 @@ impl Shared {
         };
         match problem {
             Some(what) => Err(self.broke(&what, Some(line))),
-            None => Ok(hello),
+            None => {
+                record_hello(&self.who.run_dir, &line);
+                Ok(hello)
+            }
         }
     }
 
@@ -436,5 +439,20 @@ impl LockSession for ProcessSession {
 
     fn last_detail(&mut self) -> Value {
         std::mem::take(&mut *self.detail.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// Keeps the first hello of a run (`clients/hello.json`: which library and version ran, as the
+/// adapter read them from what is installed) for the run's readers. Every process of a run
+/// runs the same adapter, so the first one is the run's; a failure to write loses only that.
+fn record_hello(run_dir: &std::path::Path, line: &str) {
+    use std::io::Write as _;
+    let path = hello_path(run_dir);
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
+        let _ = writeln!(file, "{}", line.trim_end());
     }
 }

@@ -20,6 +20,11 @@ pub(super) fn stderr_path(run_dir: &Path, process: u64) -> PathBuf {
     run_dir.join("clients").join(format!("p{process}.stderr"))
 }
 
+/// Where the first hello of a run is kept in the run folder `run_dir`.
+pub(super) fn hello_path(run_dir: &Path) -> PathBuf {
+    run_dir.join("clients").join("hello.json")
+}
+
 /// Spawns the adapter for `client`/`process`.
 pub(super) async fn spawn_adapter(
     config: &Config,
