@@ -15,3 +15,5 @@ pub mod resource;
 pub mod run;
 pub mod scenario;
 pub mod server;
+pub mod vocab;
+pub mod wire;

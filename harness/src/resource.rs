@@ -3,8 +3,8 @@
 //! a stale token. With many locks each lock protects its own pair of keys, as Jepsen's
 //! independent keys do.
 
-use crate::client::Outcome;
-use crate::scenario::ResourceMode;
+use crate::vocab::Outcome;
+use crate::vocab::ResourceMode;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,7 +73,7 @@ impl Resource {
                 cmd.arg(max).arg(value);
             }
             let deleted =
-                crate::client::redis_request(self.timeout, cmd.query_async::<u64>(&mut con)).await;
+                crate::wire::redis::request(self.timeout, cmd.query_async::<u64>(&mut con)).await;
             if let Outcome::Fail(e) | Outcome::Info(e) = deleted {
                 return Err(format!("clear the resource: {e}"));
             }
@@ -94,7 +94,7 @@ impl Resource {
         mode: ResourceMode,
         timeout: Duration,
     ) -> Result<Resource, String> {
-        let con = crate::client::connect_redis(addr, timeout).await?;
+        let con = crate::wire::redis::connect(addr, timeout).await?;
         Ok(Resource {
             con,
             mode,
@@ -124,7 +124,7 @@ impl Resource {
             .arg(mode)
             .arg(int.map(|i| i.to_string()).unwrap_or_default());
         let mut con = self.con.clone();
-        crate::client::redis_request::<(i64, i64)>(self.timeout, inv.invoke_async(&mut con))
+        crate::wire::redis::request::<(i64, i64)>(self.timeout, inv.invoke_async(&mut con))
             .await
             .map(|(accepted, max)| WriteAck {
                 accepted: accepted == 1,
@@ -137,7 +137,7 @@ impl Resource {
         let mut con = self.con.clone();
         let mut get = redis::cmd("GET");
         get.arg(&self.keys[lock].1);
-        crate::client::redis_request(self.timeout, get.query_async::<Option<i64>>(&mut con))
+        crate::wire::redis::request(self.timeout, get.query_async::<Option<i64>>(&mut con))
             .await
             .map(|v| v.unwrap_or(0))
     }

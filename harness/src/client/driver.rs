@@ -10,7 +10,7 @@ use super::start_gate::StartGate;
 use super::watchdog::Watchdog;
 use crate::recorder::Recorder;
 use crate::resource::Resource;
-use crate::scenario::{PausePoint, WorkloadKind, WorkloadSpec};
+use crate::vocab::{PausePoint, WorkloadKind, WorkloadSpec};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -25,7 +25,7 @@ pub struct ClientCtx {
     /// The logical client (0-based); its first process id is the same number.
     pub index: usize,
     pub recorder: Arc<Recorder>,
-    /// The run's lock names ([`LockSpec::names`](crate::scenario::LockSpec::names)); every
+    /// The run's lock names ([`LockSpec::names`](crate::vocab::LockSpec::names)); every
     /// recorded operation names the one its round picked.
     pub locks: Arc<[String]>,
     pub workload: WorkloadSpec,

@@ -7,8 +7,8 @@
 
 use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use crate::scenario::MsRange;
-use crate::scenario::{ClientTable, ScenarioError};
+use crate::vocab::MsRange;
+use crate::vocab::{ClientTable, ScenarioError};
 use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, SortOrder, SortTarget, Txn,
     TxnOp, TxnOpResponse, WatchOptions,

@@ -18,7 +18,7 @@
 use super::etcd_lock::{describe, grant_lease, keep_alive, request, Config};
 use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
+use crate::vocab::{ClientTable, MsRange, ScenarioError};
 use etcd_client::{Client, LockOptions};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

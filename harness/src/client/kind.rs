@@ -11,8 +11,8 @@
 
 use super::driver::{run_client, ClientCtx};
 use super::lock::LockClient;
-use crate::scenario::{ClientTable, LockSpec, ScenarioError};
 use crate::server::{Endpoints, NodeRule, ServerKind};
+use crate::vocab::{ClientTable, LockSpec, ScenarioError};
 use serde::Deserialize;
 use std::fmt;
 use std::path::Path;

@@ -1,23 +1,13 @@
-//! What a lock implementation provides to the client loop, and Jepsen's three-valued outcome.
+//! What a lock implementation provides to the client loop.
 
 use super::pause::PausePoints;
 use super::process::AdapterError;
+pub use crate::vocab::Outcome;
 use lockpick_checker::history::Value;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Outcome of one operation against a backend.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome<T> {
-    /// It happened.
-    Ok(T),
-    /// It definitely did not happen; the reason in a few words.
-    Fail(String),
-    /// Unknown (timeout, broken connection); the reason in a few words.
-    Info(String),
-}
 
 /// What a successful acquire hands the holder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +88,7 @@ pub trait LockSession: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Outcome<Grant>> + Send;
 
     /// Points the operations that follow (this acquire, its writes, renewals and release) at
-    /// lock `index` of the run's [`LockSpec::names`](crate::scenario::LockSpec::names). Only
+    /// lock `index` of the run's [`LockSpec::names`](crate::vocab::LockSpec::names). Only
     /// called with `index > 0` on kinds whose
     /// [`ClientKind::many_locks`](super::kind::ClientKind::many_locks) is `Ok`; the others
     /// have the one lock they were built for.

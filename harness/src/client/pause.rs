@@ -1,6 +1,6 @@
 //! Pauses and crashes the nemesis arms on a client, taken when the client reaches the point.
 
-use crate::scenario::PausePoint;
+use crate::vocab::PausePoint;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 

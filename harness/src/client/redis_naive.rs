@@ -3,11 +3,11 @@
 
 use super::kind::{ClientKind, ClientOptions, Plain, Runs, SINGLE_NODE};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::redis_error::request;
 use super::redis_node::{Node, NodeSession};
-use crate::scenario::MsRange;
-use crate::scenario::{ClientTable, ScenarioError};
 use crate::server::NodeRule;
+use crate::vocab::MsRange;
+use crate::vocab::{ClientTable, ScenarioError};
+use crate::wire::redis::request;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;

@@ -2,9 +2,9 @@
 //! one multiplexed connection per session, and the polling acquire over that connection.
 
 use super::lock::Outcome;
-use super::redis_error::connect;
 use super::retry::try_until;
-use crate::scenario::MsRange;
+use crate::vocab::MsRange;
+use crate::wire::redis::connect;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::future::Future;
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub(super) struct Node {
     pub(super) addr: SocketAddr,
-    /// `lockpick:lock:<name>` of each lock, in [`LockSpec::names`](crate::scenario::LockSpec::names) order.
+    /// `lockpick:lock:<name>` of each lock, in [`LockSpec::names`](crate::vocab::LockSpec::names) order.
     pub(super) keys: Vec<String>,
     pub(super) op_timeout: Duration,
     pub(super) retry_delay: MsRange,

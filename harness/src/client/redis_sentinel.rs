@@ -12,10 +12,10 @@
 
 use super::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::redis_error::{connect, request};
 use super::redis_lock::{RedisLock, RedisSession};
-use crate::scenario::{ClientTable, MsRange, ScenarioError};
 use crate::server::SENTINEL_MASTER;
+use crate::vocab::{ClientTable, MsRange, ScenarioError};
+use crate::wire::redis::{connect, request};
 use lockpick_checker::history::Value;
 use serde::Deserialize;
 use std::net::SocketAddr;

@@ -6,13 +6,13 @@
 
 use super::kind::{ClientKind, ClientOptions, Plain, Runs};
 use super::lock::{Grant, LockClient, LockSession, Outcome};
-use super::redis_error::{connect, request};
 use super::redis_scripts::{EXTEND, RELEASE};
 use super::redlock_validity::{lease_from_start, quorum, validity};
 use super::retry::try_until;
-use crate::scenario::MsRange;
-use crate::scenario::{ClientTable, ScenarioError};
 use crate::server::NodeRule;
+use crate::vocab::MsRange;
+use crate::vocab::{ClientTable, ScenarioError};
+use crate::wire::redis::{connect, request};
 use lockpick_checker::history::Value;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

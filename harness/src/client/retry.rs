@@ -2,7 +2,7 @@
 //! deadline.
 
 use super::lock::Outcome;
-use crate::scenario::MsRange;
+use crate::vocab::MsRange;
 use rand_chacha::ChaCha8Rng;
 use std::future::Future;
 use std::time::Instant;

@@ -7,8 +7,8 @@
 use super::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
 use super::sql_lock::{SqlLock, SqlRecipe};
 use super::sql_node::{Dialect, SqlNode};
-use crate::scenario::{ClientTable, ScenarioError};
 use crate::server::NodeRule;
+use crate::vocab::{ClientTable, ScenarioError};
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! table. Made once per run and shared by every session of the run; the database's own
 //! part (connecting, the schema, error mapping) is in `pg_node.rs` and `mysql_node.rs`.
 
-use crate::scenario::{LockSpec, MsRange};
+use crate::vocab::{LockSpec, MsRange};
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::net::SocketAddr;

@@ -1,6 +1,6 @@
 //! Recording a nemesis act in the history around carrying it out.
 
-use crate::nemesis::{NemesisCtx, NemesisError};
+use super::{NemesisCtx, NemesisError};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 
 /// Records the invocation of fault verb `f`, carries it out, and records its completion: the

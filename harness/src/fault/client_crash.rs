@@ -3,13 +3,13 @@
 
 use super::entry::Entry;
 use super::plan::Plan;
-use super::point::PausePoint;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
+use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
 use crate::client::{Interrupt, PausePlan};
-use crate::nemesis::NemesisCtx;
-use crate::scenario::ScenarioError;
 use crate::server::ServerKind;
+use crate::vocab::PausePoint;
+use crate::vocab::ScenarioError;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 

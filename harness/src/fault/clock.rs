@@ -5,10 +5,10 @@ use super::act::{nodes_value, perform};
 use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
+use super::{NemesisCtx, NemesisError};
 use crate::db::faketime::{control_file, set_clock, ClockSetting};
-use crate::nemesis::{NemesisCtx, NemesisError};
-use crate::scenario::MsRange;
 use crate::server::ServerKind;
+use crate::vocab::MsRange;
 use lockpick_checker::history::{Value, F};
 
 /// Sets the wall clock of `nodes`: `offset_ms` from real time, running at `rate_milli / 1000`

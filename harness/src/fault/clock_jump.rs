@@ -6,8 +6,8 @@ use super::entry::Entry;
 use super::plan::Plan;
 use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
-use crate::scenario::{MsRange, ScenarioError};
 use crate::server::ServerKind;
+use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::F;
 use std::sync::Arc;
 

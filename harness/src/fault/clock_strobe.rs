@@ -6,9 +6,9 @@ use super::entry::Entry;
 use super::plan::Plan;
 use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
-use crate::scenario::rules::{MAX_FAULT_MS, MIN_STROBE_PERIOD_MS};
-use crate::scenario::{MsRange, ScenarioError};
 use crate::server::ServerKind;
+use crate::vocab::rules::{MAX_FAULT_MS, MIN_STROBE_PERIOD_MS};
+use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::F;
 use std::sync::Arc;
 

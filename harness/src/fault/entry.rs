@@ -1,12 +1,12 @@
 //! One `[[nemesis]]` entry as the file holds it, and typed reads of its fields with errors
 //! that name the file, the line and the field.
 
-use super::point::PausePoint;
 use super::targets::{TargetRule, Targets};
 use super::FaultKind;
-use crate::scenario::rules::{MAX_CLOCK_OFFSET_MS, MAX_FAULT_MS};
-use crate::scenario::{MsRange, ScenarioError, Source};
 use crate::server::ServerKind;
+use crate::vocab::rules::{MAX_CLOCK_OFFSET_MS, MAX_FAULT_MS};
+use crate::vocab::PausePoint;
+use crate::vocab::{MsRange, ScenarioError, Source};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::ops::Range;

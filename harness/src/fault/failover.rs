@@ -8,10 +8,10 @@ use super::act::{nodes_value, perform};
 use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
+use super::NemesisCtx;
 use super::{unsupported, FaultKind, FaultSpec};
-use crate::nemesis::NemesisCtx;
-use crate::scenario::ScenarioError;
 use crate::server::ServerKind;
+use crate::vocab::ScenarioError;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 

@@ -8,9 +8,9 @@ use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
 use super::{unsupported, FaultKind, FaultSpec};
-use crate::nemesis::{NemesisCtx, NemesisError};
-use crate::scenario::{MsRange, ScenarioError};
+use super::{NemesisCtx, NemesisError};
 use crate::server::ServerKind;
+use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::F;
 use std::sync::Arc;
 

@@ -6,11 +6,11 @@ use super::entry::Entry;
 use super::links::{self, LinksHeal, Reach};
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
+use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
-use crate::nemesis::NemesisCtx;
-use crate::scenario::rules::MAX_LATENCY_MS;
-use crate::scenario::{MsRange, ScenarioError};
 use crate::server::ServerKind;
+use crate::vocab::rules::MAX_LATENCY_MS;
+use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::{Value, F};
 use std::sync::Arc;
 

@@ -10,9 +10,9 @@ use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
 use super::unsupported;
-use crate::nemesis::NemesisCtx;
-use crate::scenario::{MsRange, ScenarioError};
+use super::NemesisCtx;
 use crate::server::ServerKind;
+use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::F;
 
 /// Removes the network faults of `nodes`; `id` is the fault it ends (not in the schedule

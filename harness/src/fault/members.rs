@@ -6,9 +6,9 @@ use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
 use super::unsupported;
-use crate::nemesis::NemesisCtx;
-use crate::scenario::{MsRange, ScenarioError};
+use super::NemesisCtx;
 use crate::server::ServerKind;
+use crate::vocab::{MsRange, ScenarioError};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

@@ -4,12 +4,14 @@
 //! module plus one line in [`FAULTS`].
 
 mod act;
+mod budget;
 mod clock;
+mod ctx;
 mod entry;
+mod error;
 mod links;
 mod members;
 mod plan;
-mod point;
 mod step;
 mod targets;
 
@@ -25,16 +27,19 @@ mod node_crash;
 mod node_pause;
 mod partition;
 
+pub use crate::vocab::PausePoint;
+pub use budget::{check_schedule_size, max_steps};
+pub use ctx::NemesisCtx;
 pub use entry::{Entry, RawEntry};
+pub use error::NemesisError;
 pub use members::Members;
 pub use plan::Plan;
-pub use point::PausePoint;
 pub use step::{Heal, OpenFaults, Step, StepAction, StepFuture};
 pub use targets::Targets;
 
-use crate::scenario::MsRange;
-use crate::scenario::ScenarioError;
 use crate::server::{ServerKind, Support};
+use crate::vocab::MsRange;
+use crate::vocab::ScenarioError;
 use lockpick_checker::history::F;
 use std::fmt;
 use std::sync::Arc;
@@ -142,7 +147,8 @@ pub(crate) fn unsupported(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nemesis::{build_schedule, max_steps};
+    use crate::fault::max_steps;
+    use crate::nemesis::build_schedule;
     use crate::scenario::parse_scenario;
     use std::path::Path;
 

@@ -8,10 +8,10 @@ use super::members::{self, Members};
 use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::Targets;
+use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
-use crate::nemesis::NemesisCtx;
-use crate::scenario::{MsRange, ScenarioError};
 use crate::server::ServerKind;
+use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::F;
 use std::sync::Arc;
 

@@ -6,10 +6,10 @@ use super::entry::Entry;
 use super::links::{self, LinksHeal, Reach};
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
+use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
-use crate::nemesis::NemesisCtx;
-use crate::scenario::{MsRange, ScenarioError};
 use crate::server::ServerKind;
+use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::F;
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 use super::members::Members;
 use super::step::{Step, StepAction};
 use super::targets::Targets;
-use crate::scenario::MsRange;
+use crate::vocab::MsRange;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;

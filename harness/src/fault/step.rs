@@ -2,7 +2,7 @@
 //! carries out. A step that opens a fault leaves a [`Heal`] in [`OpenFaults`]; the step that
 //! closes it, or the nemesis at the end of the run, takes it and heals.
 
-use crate::nemesis::{NemesisCtx, NemesisError};
+use super::{NemesisCtx, NemesisError};
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;

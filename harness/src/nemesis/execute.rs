@@ -3,32 +3,9 @@
 //! effect (or with an error if it failed), as Jepsen records its nemesis; every fault still in
 //! force is healed at the end.
 
-use super::error::NemesisError;
-use crate::client::PausePoints;
-use crate::cluster::ClusterNet;
-use crate::fault::{OpenFaults, Step};
-use crate::proxy::FaultProxies;
-use crate::recorder::Recorder;
+use crate::fault::{NemesisCtx, NemesisError, OpenFaults, Step};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
-
-/// What the nemesis acts on.
-pub struct NemesisCtx {
-    pub proxies: FaultProxies,
-    pub recorder: Arc<Recorder>,
-    /// One per logical client, by index.
-    pub points: Vec<Arc<PausePoints>>,
-    /// Time 0 of the schedule.
-    pub start: Instant,
-    /// Cancelled when the workload ends: no new fault starts.
-    pub stop: CancellationToken,
-    /// The run's nodes, for faults on server processes.
-    pub supervisor: Arc<tokio::sync::Mutex<crate::db::Supervisor>>,
-    /// The peer network, when the backend is a cluster.
-    pub cluster: Option<Arc<ClusterNet>>,
-}
 
 /// Runs `steps` until they are done or `ctx.stop` is cancelled, then heals every fault still
 /// in force, in the order they started (peer links restored, paused nodes resumed, crashed

@@ -35,10 +35,9 @@ pub enum RunError {
         addr: std::net::SocketAddr,
         reason: String,
     },
-    #[error("start the sentinel backend: {0}")]
-    Sentinel(String),
-    #[error("start the PostgreSQL replica: {0}")]
-    Replica(String),
+    /// A server kind could not start its nodes.
+    #[error(transparent)]
+    Server(#[from] crate::server::StartError),
     #[error("build the {client} clients: {message}")]
     Client {
         client: &'static str,

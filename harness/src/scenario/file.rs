@@ -1,14 +1,15 @@
 //! The TOML layout of a scenario file and its conversion into a checked [`Scenario`].
 
-use super::client_table::ClientTable;
-use super::error::{ScenarioError, Source};
 use super::model::*;
-use super::ms::MsRange;
-use super::rules::{self, *};
 use crate::client::{client_names, find_client, ClientKind};
 use crate::fault::{fault_names, find_fault, Entry, RawEntry, FAULTS};
 use crate::locks::{find_lock, lock_names};
 use crate::server::{find_server, server_names, ServerKind};
+use crate::vocab::rules::{self, *};
+use crate::vocab::{
+    in_range, lock_names_of, ClientTable, LockSpec, MsRange, Persistence, ResourceMode,
+    ScenarioError, Source, WorkloadKind, WorkloadSpec,
+};
 use lockpick_checker::verdict::Verdict;
 use serde::Deserialize;
 use toml::Spanned;
@@ -136,26 +137,6 @@ fn one_of<T: Copy>(
                 ),
             )
         })
-}
-
-/// Checks `lo <= value <= hi`.
-pub(super) fn in_range(
-    src: &Source,
-    field: &str,
-    value: &Spanned<u64>,
-    lo: u64,
-    hi: u64,
-) -> Result<u64, ScenarioError> {
-    let v = *value.get_ref();
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        Err(src.error(
-            value.span(),
-            field,
-            format!("{v} is out of range; allowed: {lo} to {hi}"),
-        ))
-    }
 }
 
 /// Checks that both ends of a millisecond range are within `lo..=hi`.
@@ -423,7 +404,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     // The schedule is drawn whole before the run: a fault that recurs or flips too often
     // would fill memory before anything starts.
     if let Err((index, field, why)) =
-        crate::nemesis::check_schedule_size(&scenario, scenario.workload.duration_ms)
+        crate::fault::check_schedule_size(&scenario.nemesis.faults, scenario.workload.duration_ms)
     {
         let entry = raw.nemesis[index].get_ref();
         let key = field.strip_prefix("nemesis.").unwrap_or(field);
@@ -463,9 +444,7 @@ fn lock_count(
             "{count} locks: the counter workload has one counter, checked against one lock; allowed with counter: 1 (use fenced-write for many locks)"
         ));
     }
-    let longest = super::model::lock_names_of(stem, count)
-        .pop()
-        .unwrap_or_default();
+    let longest = lock_names_of(stem, count).pop().unwrap_or_default();
     if let Err(why) = rules::check_name(&longest) {
         return refuse(format!(
             "{count} locks named after lock.name {stem:?}: {why}"

@@ -1,8 +1,8 @@
 //! Finding scenario files by name or path, and loading them.
 
-use super::error::{ScenarioError, Source};
 use super::file;
 use super::model::Scenario;
+use crate::vocab::{ScenarioError, Source};
 use std::path::{Path, PathBuf};
 
 /// The folders searched for `<name>.toml`: `./scenarios`, then the one shipped in the source tree.

@@ -1,11 +1,10 @@
 //! The validated scenario a run is built from.
 
-use super::client_table::ClientTable;
-use super::ms::MsRange;
 use crate::client::{ClientKind, ClientOptions};
-pub use crate::fault::{Fault, PausePoint, Targets};
+pub use crate::fault::{Fault, Targets};
 use crate::locks::{lock_label, LockPreset};
 use crate::server::{NodeRule, ServerKind};
+use crate::vocab::{ClientTable, LockSpec, Persistence, ResourceMode, WorkloadSpec};
 pub use lockpick_checker::lock::Property;
 use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
@@ -87,30 +86,11 @@ impl Scenario {
     }
 }
 
-/// The tick of the ZooKeeper servers lockpick runs: session timeouts (the lock's TTL) may be
-/// 2 to 20 ticks.
-pub const ZK_TICK_MS: u64 = 250;
-
 /// The client of a scenario: its kind and its options as read from `[client]`.
 #[derive(Debug, Clone)]
 pub struct ClientSpec {
     pub kind: &'static dyn ClientKind,
     pub options: Arc<dyn ClientOptions>,
-}
-
-/// What a Redis lock node keeps across a crash (`[backend] persistence`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Persistence {
-    /// Nothing: a restarted node comes back empty.
-    #[default]
-    None,
-    /// Append-only file with `appendfsync always`: every acknowledged write survives.
-    AofAlways,
-}
-
-impl Persistence {
-    pub const NAMES: &'static [&'static str] = &["none", "aof-always"];
 }
 
 /// A fault left out when a scenario runs on a server that cannot take it.
@@ -169,74 +149,6 @@ impl Scenario {
 pub fn node_rule(server: &dyn ServerKind, client: &dyn ClientKind) -> NodeRule {
     let rule = server.nodes();
     client.nodes().map_or(rule, |c| rule.narrowed_by(c))
-}
-
-/// Lock parameters.
-#[derive(Debug, Clone, Serialize)]
-pub struct LockSpec {
-    /// The lock's name; with [`LockSpec::count`] > 1, the stem of every lock's name.
-    pub name: String,
-    /// How many independent locks the clients share (`[workload] locks`); each operation
-    /// picks one. Named by [`LockSpec::names`].
-    pub count: usize,
-    /// Lease length; ignored by locks without one (`redis-naive`).
-    pub ttl_ms: u64,
-    /// How long one acquire keeps retrying before it definitely fails.
-    pub acquire_timeout_ms: u64,
-    /// Pause between tries of one acquire.
-    pub retry_delay_ms: MsRange,
-    /// Time limit of one request to a node; past it the outcome is unknown.
-    pub op_timeout_ms: u64,
-    /// Renew the lease every ttl/3 while holding.
-    pub watchdog: bool,
-}
-
-impl LockSpec {
-    /// The names of the run's locks: the one `name`, or `name-0` … `name-(K-1)` for K locks
-    /// (each is checked on its own, as Jepsen's independent keys are).
-    pub fn names(&self) -> Vec<String> {
-        lock_names_of(&self.name, self.count)
-    }
-}
-
-/// The names [`LockSpec::names`] gives `count` locks named after `stem`.
-pub fn lock_names_of(stem: &str, count: usize) -> Vec<String> {
-    if count <= 1 {
-        return vec![stem.to_owned()];
-    }
-    (0..count).map(|i| format!("{stem}-{i}")).collect()
-}
-
-/// What clients do while they hold the lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkloadKind {
-    /// acquire → write(token) → release.
-    FencedWrite,
-    /// acquire → read → write(read + 1) → release; broken exclusion shows as lost increments.
-    Counter,
-}
-
-/// The client workload.
-#[derive(Debug, Clone, Serialize)]
-pub struct WorkloadSpec {
-    pub kind: WorkloadKind,
-    pub clients: usize,
-    pub duration_ms: u64,
-    /// Time spent holding the lock between the write and the release.
-    pub hold_ms: MsRange,
-    /// Time between a release and the next acquire.
-    pub think_ms: MsRange,
-}
-
-/// How the protected resource treats writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ResourceMode {
-    /// Accepts every write.
-    Naive,
-    /// Rejects a write whose token is lower than the highest it accepted.
-    Fenced,
 }
 
 /// The fault schedule.

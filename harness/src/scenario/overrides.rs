@@ -3,7 +3,7 @@
 //! swapped in with `--backend` against the scenario's `[workload] locks`.
 
 use super::model::Scenario;
-use super::rules::{MAX_CLIENTS, MAX_RUN_MS};
+use crate::vocab::rules::{MAX_CLIENTS, MAX_RUN_MS};
 
 /// Checks that `scenario` can run with `clients` clients for `duration_ms` (each `None`: the
 /// scenario's own). The error reads after "failed to".
@@ -49,7 +49,7 @@ pub fn check_overrides(
                 MAX_RUN_MS / 1000
             ));
         }
-        crate::nemesis::check_schedule_size(scenario, ms)
+        crate::fault::check_schedule_size(&scenario.nemesis.faults, ms)
             .map_err(|(_, _, why)| format!("read --time-limit: {why}"))?;
     }
     Ok(())

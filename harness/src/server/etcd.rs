@@ -1,12 +1,12 @@
 //! `etcd`: an etcd cluster (3 members by default) whose peer links run through lockpick's
 //! proxies, so members can be isolated and the leader targeted.
 
+use super::StartError;
 use super::{
     BoxFuture, Capabilities, FieldError, NodeRule, ServerKind, StartCtx, Started, Support,
 };
 use crate::cluster::start_etcd_cluster;
-use crate::run::RunError;
-use crate::scenario::LockSpec;
+use crate::vocab::LockSpec;
 
 pub(super) struct Etcd;
 
@@ -54,7 +54,7 @@ impl ServerKind for Etcd {
         Ok(())
     }
 
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(async move {
             let cluster = start_etcd_cluster(ctx.supervisor, ctx.proxies, &ctx.nodes).await?;
             Ok(super::zookeeper::started_cluster(&ctx.nodes, cluster))

@@ -1,10 +1,10 @@
 //! `mariadb`: one MariaDB server (Debian's MySQL) behind its proxy, started on an empty data
 //! folder, under libfaketime when clocks move so `NOW()` moves.
 
+use super::StartError;
 use super::{BoxFuture, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::db::{MariaDbOptions, NodeKind};
-use crate::run::RunError;
-use crate::scenario::Persistence;
+use crate::vocab::Persistence;
 
 pub(super) struct MariaDb;
 
@@ -37,7 +37,7 @@ impl ServerKind for MariaDb {
         Ok(())
     }
 
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(async move {
             let kind = NodeKind::from(MariaDbOptions {
                 durable: ctx.persistence == Persistence::AofAlways,

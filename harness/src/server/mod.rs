@@ -21,6 +21,7 @@
 //! [`SERVERS`]. Nothing matches on server kinds: a capability a new kind lacks is a field of
 //! [`Capabilities`] it must fill, so the compiler points at every decision.
 
+mod error;
 mod etcd;
 mod mariadb;
 mod postgres;
@@ -32,8 +33,8 @@ mod zookeeper;
 use crate::cluster::ClusterNet;
 use crate::db::Supervisor;
 use crate::proxy::FaultProxies;
-use crate::run::RunError;
-use crate::scenario::{LockSpec, Persistence};
+
+use crate::vocab::{LockSpec, Persistence};
 use std::fmt;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -41,7 +42,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
+pub use error::StartError;
 pub use redis_sentinel::SENTINEL_MASTER;
+pub use zookeeper::ZK_TICK_MS;
 
 /// Every server kind lockpick can start, by name. One line per kind.
 pub static SERVERS: &[&dyn ServerKind] = &[
@@ -202,7 +205,7 @@ pub trait ServerKind: Sync + 'static {
 
     /// Starts the nodes under the supervisor, each behind a proxy named after it, and returns
     /// what clients reach. Precondition: none of these nodes or proxies exists yet.
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>>;
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>>;
 }
 
 impl fmt::Debug for dyn ServerKind {
@@ -223,7 +226,7 @@ pub async fn external(
     proxies: &FaultProxies,
     nodes: &[String],
     addrs: &[SocketAddr],
-) -> Result<Started, RunError> {
+) -> Result<Started, StartError> {
     let mut endpoints = Endpoints::default();
     for (node, addr) in nodes.iter().zip(addrs) {
         endpoints

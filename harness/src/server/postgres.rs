@@ -1,10 +1,10 @@
 //! `postgres`: one PostgreSQL server behind its proxy (initdb'd into the node folder, run as
 //! `lockpick-db` when lockpick is root), under libfaketime when clocks move so `now()` moves.
 
+use super::StartError;
 use super::{BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::db::{NodeKind, PgOptions};
-use crate::run::RunError;
-use crate::scenario::Persistence;
+use crate::vocab::Persistence;
 
 pub(super) struct Postgres;
 
@@ -46,7 +46,7 @@ impl ServerKind for Postgres {
         Ok(())
     }
 
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(async move {
             let durable = ctx.persistence == Persistence::AofAlways;
             let kind = NodeKind::from(PgOptions {
@@ -61,7 +61,7 @@ impl ServerKind for Postgres {
 }
 
 /// Starts every node of `ctx` as `kind`, each behind a proxy named after it.
-pub(super) async fn start_all(ctx: StartCtx<'_>, kind: NodeKind) -> Result<Started, RunError> {
+pub(super) async fn start_all(ctx: StartCtx<'_>, kind: NodeKind) -> Result<Started, StartError> {
     let mut endpoints = Endpoints::default();
     for node in &ctx.nodes {
         let info = ctx

@@ -12,10 +12,10 @@
 //! (`synchronous_standby_names = '*'`, `synchronous_commit = remote_apply`) acknowledges a
 //! commit only once the replica has applied it.
 
+use super::StartError;
 use super::{BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::db::{replicas_streaming, NodeKind, PgOptions};
-use crate::run::RunError;
-use crate::scenario::Persistence;
+use crate::vocab::Persistence;
 use std::time::{Duration, Instant};
 
 /// How long the replica may take to copy the primary and stream from it.
@@ -75,13 +75,13 @@ impl ServerKind for PostgresReplica {
         Ok(())
     }
 
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(self.start_pair(ctx))
     }
 }
 
 impl PostgresReplica {
-    async fn start_pair(&self, ctx: StartCtx<'_>) -> Result<Started, RunError> {
+    async fn start_pair(&self, ctx: StartCtx<'_>) -> Result<Started, StartError> {
         let (primary, replica) = (&ctx.nodes[0], &ctx.nodes[1]);
         let durable = ctx.persistence == Persistence::AofAlways;
         let base = PgOptions {
@@ -123,7 +123,7 @@ impl PostgresReplica {
         let deadline = Instant::now() + SETTLE;
         while replicas_streaming(info.addr, self.sync).await < 1 {
             if Instant::now() >= deadline {
-                return Err(RunError::Replica(format!(
+                return Err(StartError::Replica(format!(
                     "{replica} was not streaming from {primary} after {} s (see nodes/{replica}/server.log)",
                     SETTLE.as_secs()
                 )));

@@ -1,10 +1,10 @@
 //! `redis`: N independent redis-server nodes (`n1` …), each behind its proxy; a single-instance
 //! lock uses `n1`, Redlock uses them all as its masters.
 
+use super::StartError;
 use super::{BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::db::RedisOptions;
-use crate::run::RunError;
-use crate::scenario::Persistence;
+use crate::vocab::Persistence;
 
 pub(super) struct Redis;
 
@@ -42,7 +42,7 @@ impl ServerKind for Redis {
         Ok(())
     }
 
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(async move {
             let options = RedisOptions {
                 aof: ctx.persistence == Persistence::AofAlways,

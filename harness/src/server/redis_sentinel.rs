@@ -7,12 +7,13 @@
 //! link names it (`links = ["n2-to-n1"]`). Clients find the master through the sentinels
 //! ([`Endpoints::sentinels`]), which they reach directly, and which answer routed addresses.
 
+use super::StartError;
 use super::{BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support};
-use crate::client::{connect_redis, redis_request, Outcome};
 use crate::cluster::start_redis_replicas;
 use crate::db::{RedisOptions, SentinelOptions};
-use crate::run::RunError;
-use crate::scenario::Persistence;
+use crate::vocab::Outcome;
+use crate::vocab::Persistence;
+use crate::wire::redis::{connect as connect_redis, request as redis_request};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -73,12 +74,12 @@ impl ServerKind for RedisSentinel {
         SENTINELS
     }
 
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(start(ctx))
     }
 }
 
-async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
+async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
     let (supervisor, proxies, names) = (ctx.supervisor, ctx.proxies, &ctx.nodes);
     let base = RedisOptions {
         aof: ctx.persistence == Persistence::AofAlways,
@@ -135,7 +136,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
             .arg("tilt-trigger")
             .arg(TILT_TRIGGER_MS);
         if ask::<String>(*s, cmd).await.is_none() {
-            return Err(RunError::Sentinel(format!(
+            return Err(StartError::Sentinel(format!(
                 "set the INFO period and TILT trigger of sentinel {s} (SENTINEL DEBUG, Redis 7.0 or later)"
             )));
         }
@@ -154,7 +155,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, RunError> {
     })
 }
 
-async fn wait_for<F, Fut>(deadline: Instant, what: &str, mut check: F) -> Result<(), RunError>
+async fn wait_for<F, Fut>(deadline: Instant, what: &str, mut check: F) -> Result<(), StartError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -164,7 +165,7 @@ where
             return Ok(());
         }
         if Instant::now() >= deadline {
-            return Err(RunError::Sentinel(format!(
+            return Err(StartError::Sentinel(format!(
                 "wait {} s for {what}",
                 SETTLE.as_secs()
             )));

@@ -2,13 +2,13 @@
 //! links run through lockpick's proxies. The lock's TTL is its session timeout, which the
 //! servers allow between 2 and 20 ticks.
 
+use super::StartError;
 use super::{
     BoxFuture, Capabilities, Endpoints, FieldError, NodeRule, ServerKind, StartCtx, Started,
     Support,
 };
 use crate::cluster::{start_zk_cluster, Cluster};
-use crate::run::RunError;
-use crate::scenario::{LockSpec, ZK_TICK_MS};
+use crate::vocab::LockSpec;
 use std::sync::Arc;
 
 pub(super) struct ZooKeeper;
@@ -22,6 +22,10 @@ pub(super) const CLUSTER_NODES: NodeRule = NodeRule {
 };
 
 /// The session timeouts ZooKeeper servers with lockpick's tick allow.
+/// The tick of the ZooKeeper servers lockpick runs: session timeouts (the lock's TTL) may be
+/// 2 to 20 ticks.
+pub const ZK_TICK_MS: u64 = 250;
+
 const MIN_SESSION_MS: u64 = 2 * ZK_TICK_MS;
 const MAX_SESSION_MS: u64 = 20 * ZK_TICK_MS;
 
@@ -65,7 +69,7 @@ impl ServerKind for ZooKeeper {
         Ok(())
     }
 
-    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, RunError>> {
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(async move {
             let cluster =
                 start_zk_cluster(ctx.supervisor, ctx.proxies, &ctx.nodes, ZK_TICK_MS).await?;

@@ -16,7 +16,7 @@ pub use session::ProcessSession;
 
 use super::lock::{Connecting, LockClient};
 use super::pause::PausePoints;
-use crate::scenario::MsRange;
+use crate::vocab::MsRange;
 use serde_json::{Map, Value as Json};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -12,7 +12,7 @@
 
 use super::{ProcessLock, ProcessParams, ProcessSpec};
 use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
-use crate::scenario::{ClientTable, ScenarioError};
+use crate::vocab::{ClientTable, ScenarioError};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;

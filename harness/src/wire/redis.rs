@@ -1,6 +1,6 @@
-//! Maps Redis client errors to Jepsen outcomes.
+//! Redis requests with a time limit, their errors mapped to Jepsen outcomes.
 
-use super::lock::Outcome;
+use crate::vocab::Outcome;
 use std::future::Future;
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use toml::Spanned;
 
 /// A scenario that cannot be used, located as precisely as the file allows.
 #[derive(Debug, thiserror::Error)]
@@ -163,5 +164,25 @@ impl<'a> Source<'a> {
                 (!name.is_empty()).then(|| name.trim_matches('"').to_owned())
             })
             .last()
+    }
+}
+
+/// Checks `lo <= value <= hi`.
+pub(crate) fn in_range(
+    src: &Source,
+    field: &str,
+    value: &Spanned<u64>,
+    lo: u64,
+    hi: u64,
+) -> Result<u64, ScenarioError> {
+    let v = *value.get_ref();
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(src.error(
+            value.span(),
+            field,
+            format!("{v} is out of range; allowed: {lo} to {hi}"),
+        ))
     }
 }

@@ -21,7 +21,7 @@ struct Wrap<T> {
 }
 
 impl<'a> ClientTable<'a> {
-    pub(super) fn new(src: Source<'a>, present: bool) -> ClientTable<'a> {
+    pub(crate) fn new(src: Source<'a>, present: bool) -> ClientTable<'a> {
         ClientTable { src, present }
     }
 
@@ -70,6 +70,6 @@ impl<'a> ClientTable<'a> {
         lo: u64,
         hi: u64,
     ) -> Result<u64, ScenarioError> {
-        super::file::in_range(&self.src, field, value, lo, hi)
+        super::error::in_range(&self.src, field, value, lo, hi)
     }
 }

@@ -1,0 +1,17 @@
+//! Why a server kind could not start its nodes: the process, its proxy, its peer network, or
+//! the kind's own readiness checks.
+
+/// A server that did not come up. Messages read after "failed to …", as the run's errors do.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
+    #[error(transparent)]
+    Proxy(#[from] crate::proxy::ProxyError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error("start the sentinel backend: {0}")]
+    Sentinel(String),
+    #[error("start the PostgreSQL replica: {0}")]
+    Replica(String),
+}
