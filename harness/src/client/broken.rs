@@ -1,7 +1,7 @@
 //! The first client that broke the harness (an adapter that broke the client protocol or
 //! cannot start): the run stops with its error instead of reaching a verdict.
 
-use super::process::AdapterError;
+use super::adapter_error::AdapterError;
 use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 

@@ -1,7 +1,7 @@
 //! What a lock implementation provides to the client loop.
 
+use super::adapter_error::AdapterError;
 use super::pause::PausePoints;
-use super::process::AdapterError;
 pub use crate::vocab::Outcome;
 use lockpick_checker::history::Value;
 use std::future::Future;

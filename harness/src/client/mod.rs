@@ -1,6 +1,7 @@
 //! Lock clients: the lock implementations under test (built in, or an adapter process that
 //! speaks the client protocol) and the loop every client process runs.
 
+mod adapter_error;
 mod broken;
 mod driver;
 mod etcd_lock;

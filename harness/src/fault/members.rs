@@ -123,7 +123,13 @@ pub(crate) fn window<S: StepAction + 'static>(
     open: impl FnOnce(Members, usize) -> S,
 ) {
     let id = plan.id();
-    let members = plan.members(targets);
+    // The members `targets` names; the leader is looked up when the fault starts.
+    let members = match targets {
+        Targets::Leader => Members::Leader,
+        Targets::All | Targets::RandomOne | Targets::Nodes(_) => {
+            Members::Named(plan.nodes(targets))
+        }
+    };
     let ms = plan.draw(duration);
     let end = EndMemberFault { tag: end_tag, id };
     plan.window(at, ms, open(members, id), end);

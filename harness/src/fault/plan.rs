@@ -1,7 +1,6 @@
 //! What a fault draws its schedule steps with: the nemesis's seeded random stream, the run's
 //! nodes and clients, and the list the steps go into.
 
-use super::members::Members;
 use super::step::{Step, StepAction};
 use super::targets::Targets;
 use crate::vocab::MsRange;
@@ -46,24 +45,19 @@ impl<'a> Plan<'a> {
         fixed.unwrap_or_else(|| self.rng.random_range(0..self.clients))
     }
 
-    /// The members `targets` names; the leader is looked up when the fault starts.
-    pub fn members(&mut self, targets: &Targets) -> Members {
-        match targets {
-            Targets::All => Members::Named(self.nodes.to_vec()),
-            Targets::RandomOne => Members::Named(vec![self.nodes
-                [self.rng.random_range(0..self.nodes.len())]
-            .clone()]),
-            Targets::Nodes(n) => Members::Named(n.clone()),
-            Targets::Leader => Members::Leader,
-        }
+    /// One of the run's nodes, drawn with the seed.
+    pub fn random_node(&mut self) -> String {
+        self.nodes[self.rng.random_range(0..self.nodes.len())].clone()
     }
 
     /// The nodes `targets` names, for faults that cannot aim at the leader.
     pub fn nodes(&mut self, targets: &Targets) -> Vec<String> {
-        match self.members(targets) {
-            Members::Named(n) => n,
+        match targets {
+            Targets::All => self.nodes.to_vec(),
+            Targets::RandomOne => vec![self.random_node()],
+            Targets::Nodes(n) => n.clone(),
             // Refused when the scenario is read: only member faults may name the leader.
-            Members::Leader => self.nodes.to_vec(),
+            Targets::Leader => self.nodes.to_vec(),
         }
     }
 

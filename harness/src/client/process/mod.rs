@@ -3,13 +3,13 @@
 //! GC pause is a real SIGSTOP of the library's process and a crash a real SIGKILL.
 
 mod codec;
-mod errors;
+
 mod options;
 mod session;
 mod spawn;
 
+pub use super::adapter_error::AdapterError;
 pub use codec::{Hello, PROTOCOL_VERSION};
-pub use errors::AdapterError;
 pub use options::ProcessOptions;
 pub(crate) use options::KIND;
 pub use session::ProcessSession;

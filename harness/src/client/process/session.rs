@@ -4,9 +4,9 @@
 //! was retired or crashed, or the run ended).
 
 use super::codec::{self, Init, Op, Parsed, Reply, PROTOCOL_VERSION};
-use super::errors::{tail, AdapterError};
 use super::spawn::{hello_path, spawn_adapter, stderr_path};
 use super::Config;
+use crate::client::adapter_error::{tail, AdapterError};
 use crate::client::lock::{Connecting, Grant, LockSession, Outcome};
 use crate::client::pause::{PauseHook, PausePoints};
 use crate::db::Child;

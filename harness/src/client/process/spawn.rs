@@ -2,8 +2,8 @@
 //! SIGKILL of lockpick included, and the emergency stop kills it), its stdin and stdout piped,
 //! its stderr to `clients/p<process>.stderr` in the run folder.
 
-use super::errors::AdapterError;
 use super::Config;
+use crate::client::adapter_error::AdapterError;
 use crate::client::lock::Connecting;
 use crate::db::{spawn_piped, SpawnFailure, Spawned};
 use std::fs::File;

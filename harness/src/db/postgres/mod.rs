@@ -19,10 +19,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+mod replica;
+
 use super::folder::NodeFolder;
 use super::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
 use super::pid_namespace;
 use super::run_as::{self, Account};
+pub use replica::replicas_streaming;
 
 /// Debian package that provides `postgres` and `initdb` (PostgreSQL 15 on Debian 12).
 pub(crate) const PACKAGE: &str = "postgresql";
@@ -60,7 +63,7 @@ pub struct PgOptions {
     /// [`super::faketime`]).
     pub faketime: bool,
     /// A streaming replica of the primary reached at this address (`pg_basebackup -R` from
-    /// it instead of `initdb`, see [`super::pg_replica`]), instead of a primary of its own.
+    /// it instead of `initdb`, see [`replica`]), instead of a primary of its own.
     pub replica_of: Option<SocketAddr>,
 }
 
@@ -140,7 +143,7 @@ impl PgOptions {
             }
         }
         if let Some(primary) = self.replica_of {
-            return super::pg_replica::base_backup(self, folder, primary, account);
+            return replica::base_backup(self, folder, primary, account);
         }
         let mut command = Command::new(self.initdb());
         command
@@ -407,7 +410,7 @@ impl NodeRecipe for PgOptions {
     }
 
     fn promote(&self, addr: SocketAddr) -> BoxFuture<'static, Result<(), String>> {
-        Box::pin(super::pg_replica::promote(addr))
+        Box::pin(replica::promote(addr))
     }
 }
 

@@ -14,9 +14,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::Duration;
 
-use super::folder::NodeFolder;
-use super::postgres::{run_setup, PgOptions, DATABASE, USER};
-use super::run_as::Account;
+use super::super::folder::NodeFolder;
+use super::super::run_as::Account;
+use super::{run_setup, PgOptions, DATABASE, USER};
 
 /// pg_basebackup's output, in the node folder.
 const BASEBACKUP_LOG: &str = "basebackup.log";
