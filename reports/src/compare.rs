@@ -107,7 +107,7 @@ pub fn write_comparison(c: &Comparison, out_dir: &Path) -> Result<PathBuf, Repor
     })?;
     let html = render_comparison(c, out_dir)?;
     let path = out_dir.join("compare.html");
-    crate::store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
+    lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
         path: path.clone(),
         source,
     })?;

@@ -10,7 +10,6 @@ mod junit;
 pub mod matrix;
 mod quantiles;
 mod run_report;
-pub mod store;
 mod store_index;
 mod suite_page;
 mod suite_record;

@@ -342,7 +342,7 @@ pub fn write_run_report(
     let html = render_run_report(results, events)?;
     let path = dir.join("report.html");
     // Whole or not at all, and never through a link planted at the name.
-    crate::store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
+    lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
         path: path.clone(),
         source,
     })?;
@@ -382,7 +382,7 @@ pub fn write_run_report_streaming(
     }
     let html = render_view(results, &builder.finish(), &evidence, n_events)?;
     let path = dir.join("report.html");
-    crate::store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
+    lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
         path: path.clone(),
         source,
     })?;

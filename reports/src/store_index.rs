@@ -3,8 +3,8 @@
 
 use crate::error::ReportError;
 use crate::run_report::read_results;
-use crate::store::{RunState, RunStatus};
 use crate::templates::render;
+use lockpick_store::{seed_of, RunState, RunStatus, LATEST};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -57,7 +57,7 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
         for run in sorted_dirs(&scenario) {
             let Some(id) = file_name(&run) else { continue };
             // `latest` is a link to a run listed under its own name.
-            if id == "latest" {
+            if id == LATEST {
                 continue;
             }
             let path = format!("{scenario_name}/{id}");
@@ -157,13 +157,6 @@ fn file_name(p: &Path) -> Option<String> {
     p.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
-/// The seed in a run id `…-seed<N>[-n]`, 0 if it names none.
-fn seed_of(id: &str) -> u64 {
-    id.rsplit_once("-seed")
-        .and_then(|(_, rest)| rest.split('-').next()?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// `20261121T233700Z-seed1` → `2026-11-21 23:37:00 UTC`; other names are shown as they are.
 fn stamp_time(id: &str) -> String {
     let b = id.as_bytes();
@@ -194,13 +187,12 @@ mod tests {
             "2026-11-21 23:37:00 UTC"
         );
         assert_eq!(stamp_time("odd"), "odd");
-        assert_eq!(seed_of("20261121T233700Z-seed17-2"), 17);
     }
 
     #[test]
     fn interrupted_runs_are_listed_with_what_happened_not_as_unreadable() {
         let store = tempfile::tempdir().unwrap();
-        let killed = |id: &str, phase: crate::store::Phase| {
+        let killed = |id: &str, phase: lockpick_store::Phase| {
             let dir = store.path().join("redis-baseline").join(id);
             std::fs::create_dir_all(&dir).unwrap();
             let mut state = RunState::new("t".into(), "0");
@@ -209,10 +201,10 @@ mod tests {
             state.phase = phase;
             state.write(&dir).unwrap();
         };
-        killed("20261121T233700Z-seed3", crate::store::Phase::Workload);
+        killed("20261121T233700Z-seed3", lockpick_store::Phase::Workload);
         killed(
             "20261121T233800Z-seed4",
-            crate::store::Phase::ServersStarting,
+            lockpick_store::Phase::ServersStarting,
         );
         let (runs, unreadable) = list_runs(store.path());
         assert!(unreadable.is_empty(), "{unreadable:?}");

@@ -11,7 +11,7 @@ pub(super) fn gc(store: &Path) -> Outcome {
             store.display()
         )));
     }
-    let report = lockpick_reports::store::gc::collect(store);
+    let report = lockpick_store::gc::collect(store);
     for (path, bytes) in &report.removed {
         println!("removed {} ({})", path.display(), mib(*bytes));
     }

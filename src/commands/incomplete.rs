@@ -5,7 +5,7 @@ use crate::outcome::{Exit, Failure};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::run_checks::check_run_file;
 use lockpick_checker::verdict::Verdict;
-use lockpick_reports::store::{RunState, RunStatus};
+use lockpick_store::{RunState, RunStatus};
 use std::path::Path;
 
 /// A run folder's record that says the run did not finish.

@@ -19,7 +19,7 @@ use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
 use lockpick_checker::run_checks::check_run_file;
-use lockpick_reports::store::{Ended, Phase};
+use lockpick_store::{Ended, Phase};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;

@@ -1,40 +1,17 @@
-//! The store layout: `store/<scenario>/<run-id>/` per run, with a `latest` link beside, and
-//! the run's state record (`run.json`) kept current as the run moves through its phases.
+//! A run's place in the store: its folder made under the store's layout (see
+//! [`lockpick_store`]), and its state record (`run.json`) kept current as the run moves through
+//! its phases.
 
 use super::error::RunError;
-use lockpick_reports::store::{link_atomic, write_atomic, Ended, Phase, RunState};
+pub use lockpick_store::utc_stamp;
+use lockpick_store::{link_atomic, run_id, write_atomic, Ended, Phase, RunState, LATEST};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// Test hook: with `LOCKPICK_TEST_STOP_AT=<phase>` a run stops itself (SIGSTOP) right after
 /// recording that it reached `<phase>`, so a test can kill it there without guessing times.
 pub const STOP_AT_ENV: &str = "LOCKPICK_TEST_STOP_AT";
-
-/// UTC time as `YYYYMMDDTHHMMSSZ`.
-pub fn utc_stamp(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
 
 /// Creates a fresh run folder under `root/<scenario>/` and points `latest` at it.
 pub fn create_run_dir(root: &Path, scenario: &str, seed: u64) -> Result<PathBuf, RunError> {
@@ -42,11 +19,7 @@ pub fn create_run_dir(root: &Path, scenario: &str, seed: u64) -> Result<PathBuf,
     let stamp = utc_stamp(SystemTime::now());
     let mut n = 0;
     let dir = loop {
-        let id = match n {
-            0 => format!("{stamp}-seed{seed}"),
-            _ => format!("{stamp}-seed{seed}-{n}"),
-        };
-        let dir = parent.join(id);
+        let dir = parent.join(run_id(&stamp, seed, n));
         std::fs::create_dir_all(&parent).map_err(|e| RunError::store(&parent, e))?;
         match std::fs::create_dir(&dir) {
             Ok(()) => break dir,
@@ -57,12 +30,12 @@ pub fn create_run_dir(root: &Path, scenario: &str, seed: u64) -> Result<PathBuf,
     // Best effort: a store on a file system without symlinks still works, just without it.
     let _ = link_atomic(
         Path::new(dir.file_name().unwrap_or_default()),
-        &parent.join("latest"),
+        &parent.join(LATEST),
     );
     Ok(dir)
 }
 
-/// Writes a file of the run folder whole or not at all (see [`lockpick_reports::store::atomic`]).
+/// Writes a file of the run folder whole or not at all (see [`lockpick_store::write_atomic`]).
 pub(crate) fn write_store_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     write_atomic(path, bytes).map_err(|e| RunError::store(path, e))
 }
@@ -123,12 +96,9 @@ impl RunRecord {
     fn update(&self, change: impl FnOnce(&mut RunState)) -> Result<(), RunError> {
         let mut state = lock(&self.state);
         change(&mut state);
-        state.write(&self.dir).map_err(|e| {
-            RunError::store(
-                &self.dir.join(lockpick_reports::store::RUN_STATE_FILE),
-                io(e),
-            )
-        })
+        state
+            .write(&self.dir)
+            .map_err(|e| RunError::store(&self.dir.join(lockpick_store::RUN_STATE_FILE), io(e)))
     }
 
     fn stop_if_asked(&self, phase: Phase) {
@@ -139,7 +109,7 @@ impl RunRecord {
     }
 }
 
-fn io(e: lockpick_reports::ReportError) -> std::io::Error {
+fn io(e: lockpick_store::StoreError) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 
@@ -187,23 +157,4 @@ pub fn note_interrupt(signal: &str) {
 
 pub(crate) fn interrupt_signal() -> Option<String> {
     lock(&INTERRUPT_SIGNAL).clone()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn utc_stamp_formats_known_instants() {
-        assert_eq!(utc_stamp(UNIX_EPOCH), "19700101T000000Z");
-        assert_eq!(
-            utc_stamp(UNIX_EPOCH + Duration::from_secs(1_795_303_614)),
-            "20261121T232654Z"
-        );
-        assert_eq!(
-            utc_stamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
-            "20000229T000000Z"
-        );
-    }
 }

@@ -116,7 +116,7 @@ fn tree_size(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::run_state::{Ended, Phase};
+    use crate::run_state::{Ended, Phase};
     use lockpick_checker::verdict::Verdict;
 
     fn run_folder(store: &Path, id: &str, state: Option<RunState>) -> PathBuf {

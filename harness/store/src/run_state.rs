@@ -5,7 +5,7 @@
 //! versioned here and nowhere else.
 
 use super::atomic::write_atomic;
-use crate::error::ReportError;
+use crate::error::StoreError;
 use lockpick_checker::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -139,27 +139,27 @@ impl RunState {
     }
 
     /// Writes the record into run folder `dir`, whole or not at all.
-    pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
+    pub fn write(&self, dir: &Path) -> Result<(), StoreError> {
         let path = dir.join(RUN_STATE_FILE);
         let bytes = serde_json::to_vec_pretty(self).expect("run state serializes");
-        write_atomic(&path, &bytes).map_err(|source| ReportError::Write { path, source })
+        write_atomic(&path, &bytes).map_err(|source| StoreError::Write { path, source })
     }
 
     /// Reads the record of run folder `dir`; `None` for a folder without one (runs stored
     /// before run.json existed).
-    pub fn read(dir: &Path) -> Result<Option<RunState>, ReportError> {
+    pub fn read(dir: &Path) -> Result<Option<RunState>, StoreError> {
         let path = dir.join(RUN_STATE_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(ReportError::Read { path, source }),
+            Err(source) => return Err(StoreError::Read { path, source }),
         };
-        let state: RunState = serde_json::from_str(&text).map_err(|e| ReportError::Parse {
+        let state: RunState = serde_json::from_str(&text).map_err(|e| StoreError::Parse {
             path: path.clone(),
             message: e.to_string(),
         })?;
         if state.v > RUN_STATE_VERSION {
-            return Err(ReportError::Parse {
+            return Err(StoreError::Parse {
                 path,
                 message: format!(
                     "format version {} is newer than this lockpick reads ({RUN_STATE_VERSION})",
