@@ -8,8 +8,10 @@
 //! `cargo bench -p lockpick-harness --bench many_locks [-- SECONDS [ROUNDS [CLIENTS [LOCKS]]]]`
 //! (defaults 3, 5, 64, 256).
 
-use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, RedisLock, StartGate};
-use lockpick_harness::db::{RedisOptions, Supervisor};
+use lockpick_harness::backends::redis::RedisLock;
+use lockpick_harness::backends::redis::RedisOptions;
+use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, StartGate};
+use lockpick_harness::db::Supervisor;
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
 use lockpick_harness::resource::Resource;

@@ -5,7 +5,8 @@
 //! goes through the replication-link proxy. Run with
 //! `cargo bench --profile dev -p lockpick-harness --bench pg_replica_start`.
 
-use lockpick_harness::db::{replicas_streaming, NodeKind, PgOptions, Supervisor};
+use lockpick_harness::backends::postgres::{replicas_streaming, PgOptions};
+use lockpick_harness::db::{NodeKind, Supervisor};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 10;

@@ -4,8 +4,10 @@
 //! workers, and PSS (shared pages split between them). Run with
 //! `cargo bench -p lockpick-harness --bench pg_start`.
 
-use lockpick_harness::client::{LockClient, PgLeaseRowLock, PgNode, PgSettings};
-use lockpick_harness::db::{NodeKind, PgOptions, Supervisor};
+use lockpick_harness::backends::postgres::PgOptions;
+use lockpick_harness::backends::postgres::{PgLeaseRowLock, PgNode, PgSettings};
+use lockpick_harness::client::LockClient;
+use lockpick_harness::db::{NodeKind, Supervisor};
 use lockpick_harness::scenario::MsRange;
 use std::time::Instant;
 

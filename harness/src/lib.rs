@@ -2,6 +2,7 @@
 //! the history.
 
 pub mod addr;
+pub mod backends;
 pub mod client;
 pub mod cluster;
 pub mod db;

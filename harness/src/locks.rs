@@ -2,8 +2,10 @@
 //! are what `--backend`, `compare --backends` and a scenario's `[backend] kind = …`
 //! shorthand name, and the rows a comparison of locks is made of.
 
-use crate::client::{find_client, ClientKind};
-use crate::server::{find_server, ServerKind};
+use crate::backends::find_client;
+use crate::backends::find_server;
+use crate::client::ClientKind;
+use crate::server::ServerKind;
 
 /// One named lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

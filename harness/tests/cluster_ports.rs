@@ -2,7 +2,8 @@
 //! reports it as retryable, stops every member, moves that attempt's folders aside, counts a
 //! bind retry, and a new attempt with new ports in the same names starts.
 
-use lockpick_harness::db::{reserve_port, DbError, EtcdOptions, MemberSpec, NodeKind, Supervisor};
+use lockpick_harness::backends::etcd::EtcdOptions;
+use lockpick_harness::db::{reserve_port, DbError, MemberSpec, NodeKind, Supervisor};
 use std::net::{SocketAddr, TcpListener};
 
 fn member(name: &str) -> MemberSpec {

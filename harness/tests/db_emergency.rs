@@ -4,7 +4,8 @@
 mod db_support;
 
 use db_support::proc_state;
-use lockpick_harness::db::{kill_all_children, DbError, NodeState, RedisOptions, Supervisor};
+use lockpick_harness::backends::redis::RedisOptions;
+use lockpick_harness::db::{kill_all_children, DbError, NodeState, Supervisor};
 
 #[tokio::test]
 async fn kill_all_children_kills_nodes_of_every_supervisor_and_refuses_new_ones() {

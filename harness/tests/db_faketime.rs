@@ -4,8 +4,9 @@
 mod db_support;
 
 use db_support::command;
+use lockpick_harness::backends::redis::RedisOptions;
 use lockpick_harness::db::faketime::{control_file, set_clock, ClockSetting};
-use lockpick_harness::db::{RedisOptions, Supervisor};
+use lockpick_harness::db::Supervisor;
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(2);

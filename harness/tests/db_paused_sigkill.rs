@@ -11,7 +11,9 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use db_support::{kill_helper_and_list_survivors, proc_state, processes_in, spawn_helper};
-use lockpick_harness::db::{descendants, MariaDbOptions, NodeKind, PgOptions, Supervisor};
+use lockpick_harness::backends::mariadb::MariaDbOptions;
+use lockpick_harness::backends::postgres::PgOptions;
+use lockpick_harness::db::{descendants, NodeKind, Supervisor};
 
 const HELPER_DIR: &str = "LOCKPICK_DB_PAUSED_HELPER_DIR";
 const HELPER_KIND: &str = "LOCKPICK_DB_PAUSED_HELPER_KIND";

@@ -7,7 +7,8 @@ mod db_support;
 use std::time::Duration;
 
 use db_support::{is_running, kill_helper_and_list_survivors, pings, spawn_helper};
-use lockpick_harness::db::{RedisOptions, Supervisor};
+use lockpick_harness::backends::redis::RedisOptions;
+use lockpick_harness::db::Supervisor;
 
 const HELPER_ENV: &str = "LOCKPICK_DB_PDEATHSIG_HELPER_DIR";
 

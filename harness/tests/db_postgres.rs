@@ -10,9 +10,8 @@ use std::time::Duration;
 use db_support::{
     is_running, kill_helper_and_list_survivors, proc_state, spawn_helper, wait_not_running,
 };
-use lockpick_harness::db::{
-    faketime, pg_ready, NodeKind, NodeState, PgOptions, Supervisor, PG_DATABASE, PG_USER,
-};
+use lockpick_harness::backends::postgres::{pg_ready, PgOptions, PG_DATABASE, PG_USER};
+use lockpick_harness::db::{faketime, NodeKind, NodeState, Supervisor};
 
 const LONG: Duration = Duration::from_secs(5);
 const HELPER_ENV: &str = "LOCKPICK_DB_POSTGRES_HELPER_DIR";
@@ -290,7 +289,7 @@ async fn a_missing_postgres_names_its_package() {
 
 #[tokio::test]
 async fn a_replica_copies_and_streams_the_primary_takes_writes_once_promoted_and_leaves_nothing() {
-    use lockpick_harness::db::replicas_streaming;
+    use lockpick_harness::backends::postgres::replicas_streaming;
     let run = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::new(run.path());
     let primary = sup

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use db_support::{command, pings, proc_state, wait_not_running};
-use lockpick_harness::db::{DbError, NodeState, RedisOptions, Supervisor};
+use lockpick_harness::backends::redis::RedisOptions;
+use lockpick_harness::db::{DbError, NodeState, Supervisor};
 
 const SHORT: Duration = Duration::from_millis(300);
 const LONG: Duration = Duration::from_secs(2);

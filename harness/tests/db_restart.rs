@@ -4,7 +4,8 @@
 mod db_support;
 
 use db_support::pings;
-use lockpick_harness::db::{RedisOptions, Supervisor};
+use lockpick_harness::backends::redis::RedisOptions;
+use lockpick_harness::db::Supervisor;
 use std::path::Path;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@ mod cluster_support;
 
 use cluster_support::{one_at_a_time, Kind, Queue, Rig};
 use etcd_client::{Client, GetOptions};
-use lockpick_harness::client::EtcdLock;
+use lockpick_harness::backends::etcd::EtcdLock;
 use lockpick_harness::scenario::MsRange;
 use std::time::{Duration, Instant};
 
@@ -39,7 +39,11 @@ fn cluster_has_one_leader_and_members_dial_each_other_through_the_routers() {
         let leader = rig.leader().await;
         let mut leaders = 0;
         for name in &rig.names {
-            if lockpick_harness::db::etcd_is_leader(rig.direct(name), Duration::from_secs(1)).await
+            if lockpick_harness::backends::etcd::etcd_is_leader(
+                rig.direct(name),
+                Duration::from_secs(1),
+            )
+            .await
             {
                 leaders += 1;
                 assert_eq!(*name, leader);

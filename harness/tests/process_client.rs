@@ -8,6 +8,8 @@ use lockpick_checker::history::{read_history, EventKind, Process, F};
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::run_checks::check_run;
 use lockpick_checker::verdict::Verdict;
+use lockpick_harness::backends::redis::RedisOptions;
+use lockpick_harness::backends::zookeeper::start_zk_cluster;
 use lockpick_harness::client::process::{
     AdapterError, ProcessLock, ProcessParams, ProcessSession, ProcessSpec,
 };
@@ -15,8 +17,7 @@ use lockpick_harness::client::{
     run_client, Broken, ClientCtx, Connecting, Interrupt, LockClient, LockSession, Outcome,
     PausePlan, PausePoints, StartGate,
 };
-use lockpick_harness::cluster::start_zk_cluster;
-use lockpick_harness::db::{live_children, RedisOptions, Supervisor};
+use lockpick_harness::db::{live_children, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
 use lockpick_harness::resource::Resource;

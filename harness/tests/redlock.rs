@@ -4,8 +4,10 @@
 mod db_support;
 
 use db_support::command;
-use lockpick_harness::client::{LockClient, LockSession, Outcome, Redlock};
-use lockpick_harness::db::{RedisOptions, Supervisor};
+use lockpick_harness::backends::redis::RedisOptions;
+use lockpick_harness::backends::redis::Redlock;
+use lockpick_harness::client::{LockClient, LockSession, Outcome};
+use lockpick_harness::db::Supervisor;
 use lockpick_harness::scenario::MsRange;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

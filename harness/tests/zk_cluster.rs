@@ -5,8 +5,8 @@
 mod cluster_support;
 
 use cluster_support::{one_at_a_time, Kind, Queue, Rig};
-use lockpick_harness::client::ZkLock;
-use lockpick_harness::db::zk_mode;
+use lockpick_harness::backends::zookeeper::zk_mode;
+use lockpick_harness::backends::zookeeper::ZkLock;
 use lockpick_harness::scenario::MsRange;
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@
 //! started server's [`Endpoints`]. [`LockClient`] is not object-safe (`impl Future`, an
 //! associated session type), so the registry holds the small object-safe [`Clients`], which
 //! every `Arc<L: LockClient>` is. Adding a client kind is one module implementing
-//! [`ClientKind`] and one line in [`super::kinds::CLIENTS`].
+//! [`ClientKind`] and one line in its backend's entry in [`crate::backends::BACKENDS`].
 
 use super::driver::{run_client, ClientCtx};
 use super::lock::LockClient;

@@ -10,7 +10,7 @@ use std::time::Instant;
 /// Calls `attempt` until it takes the lock (`Ok(Some)`), its outcome becomes unknown (`Info`,
 /// returned at once: the lock may be ours), or `deadline` passes (`Fail`). `Ok(None)` (held by
 /// someone else) and `Fail` (definitely not taken) are retried after a delay from `delay`.
-pub(super) async fn try_until<T, Fut>(
+pub(crate) async fn try_until<T, Fut>(
     deadline: Instant,
     delay: MsRange,
     rng: &mut ChaCha8Rng,

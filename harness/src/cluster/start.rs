@@ -19,12 +19,12 @@ pub struct Cluster {
 }
 
 /// One member, as its kind's config sees it before it starts.
-pub(super) struct Member<'a> {
+pub(crate) struct Member<'a> {
     /// Its place in `names`, from 0.
-    pub(super) index: usize,
-    pub(super) name: &'a str,
+    pub(crate) index: usize,
+    pub(crate) name: &'a str,
     /// Its peer ports, in the order of the labels.
-    pub(super) peer_ports: Vec<u16>,
+    pub(crate) peer_ports: Vec<u16>,
 }
 
 /// How many times a cluster start is tried with new ports after one was taken.
@@ -36,7 +36,7 @@ const START_ATTEMPTS: usize = 5;
 /// network exists, since the configs name its addresses. Returns once the members are up, as
 /// [`Supervisor::start_cluster`] sees it. Precondition: no node or proxy of these names
 /// exists yet.
-pub(super) async fn start_members(
+pub(crate) async fn start_members(
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
     names: &[String],

@@ -14,7 +14,6 @@ use super::launch::{launch, LaunchFailure};
 use super::node::{NodeInfo, NodeState};
 use super::ports::{lease_free_port, PortLease, ReservedPort};
 use super::preflight::{find_binary, validate_name};
-use super::redis::RedisOptions;
 use super::registry::{self, SignalFailure};
 
 /// Starts on a fresh port after "address in use", at most this many times.
@@ -113,17 +112,7 @@ impl Supervisor {
         }
     }
 
-    /// Starts a `redis-server` named `name` on a free loopback port and waits until it
-    /// answers PING. `name` must be new to this supervisor and its folder must not exist.
-    pub async fn start_redis(
-        &mut self,
-        name: &str,
-        opts: RedisOptions,
-    ) -> Result<NodeInfo, DbError> {
-        self.start(name, NodeKind::new(opts)).await
-    }
-
-    /// Starts a node of any kind; see [`Supervisor::start_redis`].
+    /// Starts a node of any kind (`start_redis` in the Redis backend is this for Redis).
     pub async fn start(&mut self, name: &str, kind: NodeKind) -> Result<NodeInfo, DbError> {
         validate_name(name)?;
         if self.nodes.contains_key(name) {

@@ -4,11 +4,13 @@
 //! field, like the scenario loader's.
 
 use super::size::Size;
-use crate::client::{client_names, find_client, ClientKind};
+use crate::backends::{client_names, find_client};
+use crate::backends::{find_server, server_names};
+use crate::client::ClientKind;
 use crate::fault::{fault_names, find_fault};
 use crate::locks::{find_lock, lock_label, lock_names, LockPreset};
 use crate::scenario::{rules, MsRange, PausePoint, Source};
-use crate::server::{find_server, server_names, ServerKind};
+use crate::server::ServerKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;

@@ -7,8 +7,9 @@ use super::options::RunOptions;
 use super::store::{
     create_run_dir, discard_node_data, interrupt_signal, write_store_file, RunRecord,
 };
+use crate::backends::redis::RedisOptions;
 use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
-use crate::db::{RedisOptions, Supervisor};
+use crate::db::Supervisor;
 use crate::locks::LockPreset;
 use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};

@@ -1,10 +1,12 @@
 //! The TOML layout of a scenario file and its conversion into a checked [`Scenario`].
 
 use super::model::*;
-use crate::client::{client_names, find_client, ClientKind};
+use crate::backends::{client_names, find_client};
+use crate::backends::{find_server, server_names};
+use crate::client::ClientKind;
 use crate::fault::{fault_names, find_fault, Entry, RawEntry, FAULTS};
 use crate::locks::{find_lock, lock_names};
-use crate::server::{find_server, server_names, ServerKind};
+use crate::server::ServerKind;
 use crate::vocab::rules::{self, *};
 use crate::vocab::{
     in_range, lock_names_of, ClientTable, LockSpec, MsRange, Persistence, ResourceMode,

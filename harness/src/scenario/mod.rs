@@ -7,7 +7,7 @@ mod model;
 mod overrides;
 
 // The shared words, where users of this crate have always found them.
-pub use crate::server::ZK_TICK_MS;
+pub use crate::backends::zookeeper::ZK_TICK_MS;
 pub(crate) use crate::vocab::Source;
 pub use crate::vocab::{
     lock_names_of, rules, ClientTable, LockSpec, MsRange, PausePoint, Persistence, ResourceMode,

@@ -17,18 +17,12 @@
 //!   (`redis`, `redlock`, `etcd`, …): what `--backend`, `compare --backends` and the old
 //!   `[backend] kind = …` shorthand name.
 //!
-//! Adding a server kind is one module here implementing [`ServerKind`] and one line in
-//! [`SERVERS`]. Nothing matches on server kinds: a capability a new kind lacks is a field of
+//! Adding a server kind is one module in its backend's folder (`crate::backends::<name>/`)
+//! implementing [`ServerKind`], listed in that backend's entry of the registry. Nothing matches on server kinds: a capability a new kind lacks is a field of
 //! [`Capabilities`] it must fill, so the compiler points at every decision.
 
 mod error;
-mod etcd;
-mod mariadb;
-mod postgres;
-mod postgres_replica;
-mod redis;
-mod redis_sentinel;
-mod zookeeper;
+mod shapes;
 
 use crate::cluster::ClusterNet;
 use crate::db::Supervisor;
@@ -43,30 +37,7 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 
 pub use error::StartError;
-pub use redis_sentinel::SENTINEL_MASTER;
-pub use zookeeper::ZK_TICK_MS;
-
-/// Every server kind lockpick can start, by name. One line per kind.
-pub static SERVERS: &[&dyn ServerKind] = &[
-    &redis::Redis,
-    &redis_sentinel::RedisSentinel,
-    &etcd::Etcd,
-    &zookeeper::ZooKeeper,
-    &postgres::Postgres,
-    &postgres_replica::ASYNC,
-    &postgres_replica::SYNC,
-    &mariadb::MariaDb,
-];
-
-/// The server kind of that name, as a scenario file writes it.
-pub fn find_server(name: &str) -> Option<&'static dyn ServerKind> {
-    SERVERS.iter().copied().find(|s| s.name() == name)
-}
-
-/// The names of every server kind, for "allowed:" lists.
-pub fn server_names() -> Vec<&'static str> {
-    SERVERS.iter().map(|s| s.name()).collect()
-}
+pub use shapes::{start_all, started_cluster, CLUSTER_NODES, SINGLE_SERVER};
 
 /// Whether a server kind supports something; `Err` says why not, in words that read after
 /// "cannot …: ".
@@ -242,14 +213,6 @@ pub async fn external(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_unique() {
-        let mut names = server_names();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), SERVERS.len());
-    }
 
     #[test]
     fn a_client_rule_narrows_the_server_rule_and_picks_its_default() {

@@ -4,8 +4,10 @@
 // Each test binary that includes this module uses only part of it.
 #![allow(dead_code)]
 
+use lockpick_harness::backends::etcd::start_etcd_cluster;
+use lockpick_harness::backends::zookeeper::start_zk_cluster;
 use lockpick_harness::client::{Grant, LockClient, LockSession, Outcome};
-use lockpick_harness::cluster::{start_etcd_cluster, start_zk_cluster, Cluster};
+use lockpick_harness::cluster::Cluster;
 use lockpick_harness::db::Supervisor;
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use std::future::Future;

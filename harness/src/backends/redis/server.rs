@@ -1,0 +1,71 @@
+//! `redis`: N independent redis-server nodes (`n1` …), each behind its proxy; a single-instance
+//! lock uses `n1`, Redlock uses them all as its masters.
+
+use crate::backends::redis::RedisOptions;
+use crate::server::StartError;
+use crate::server::{
+    BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,
+};
+use crate::vocab::Persistence;
+
+pub(super) struct Redis;
+
+impl ServerKind for Redis {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    fn about(&self) -> &'static str {
+        "independent redis-server nodes (no replication), under libfaketime when clocks move"
+    }
+
+    fn nodes(&self) -> NodeRule {
+        NodeRule {
+            default: 1,
+            min: 1,
+            max: 15,
+            odd: false,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            signals: Ok(()),
+            clock: Ok(()),
+            peers: Err("its nodes are independent servers, not members of a cluster"),
+            external: Ok(()),
+            failover: Err(
+                "it is a single server without a replica (redis-sentinel fails over by itself)",
+            ),
+        }
+    }
+
+    fn persistence(&self) -> Support {
+        Ok(())
+    }
+
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
+        Box::pin(async move {
+            let options = RedisOptions {
+                aof: ctx.persistence == Persistence::AofAlways,
+                faketime: ctx.faketime,
+                ..RedisOptions::default()
+            };
+            let mut endpoints = Endpoints::default();
+            for node in &ctx.nodes {
+                let info = ctx
+                    .supervisor
+                    .lock()
+                    .await
+                    .start_redis(node, options.clone())
+                    .await?;
+                let addr = ctx.proxies.create(node, info.addr).await?;
+                endpoints.nodes.push((node.clone(), addr));
+            }
+            Ok(Started {
+                endpoints,
+                cluster: None,
+            })
+        })
+    }
+}

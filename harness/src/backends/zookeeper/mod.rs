@@ -1,0 +1,18 @@
+//! ZooKeeper: an ensemble (3 servers by default) whose quorum and election links run through
+//! lockpick's proxies, and the lock recipe on it (sequential ephemeral nodes).
+
+mod cluster;
+mod lock;
+mod process;
+mod server;
+
+pub use cluster::{start_zk_cluster, ZkCluster};
+pub use lock::ZkLock;
+pub use process::{zk_is_leader, zk_mode, ZkOptions, ZkPeer};
+pub use server::ZK_TICK_MS;
+
+/// The ZooKeeper backend's entry in the registry.
+pub static BACKEND: super::Backend = super::Backend {
+    servers: &[&server::ZooKeeper],
+    clients: &[&lock::KIND],
+};
