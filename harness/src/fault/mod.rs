@@ -177,6 +177,9 @@ pub(crate) fn unsupported(
 }
 
 #[cfg(test)]
+mod recorded_verbs;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::nemesis::{build_schedule, max_steps};
@@ -184,7 +187,7 @@ mod tests {
     use std::path::Path;
 
     /// A valid `[[nemesis]]` body of each fault, and the server kind that can take it.
-    fn sample(name: &str) -> (&'static str, &'static str) {
+    pub(super) fn sample(name: &str) -> (&'static str, &'static str) {
         match name {
             "client-pause" => (
                 "redlock",
@@ -218,7 +221,7 @@ mod tests {
         fault == "failover"
     }
 
-    fn scenario(
+    pub(super) fn scenario(
         server: &str,
         fault: &str,
         body: &str,
