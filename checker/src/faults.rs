@@ -1,6 +1,7 @@
 //! Fault windows: the nemesis events of a history turned into time intervals during which a
 //! fault was in force, and the query "which faults were active during [a, b]".
 
+use crate::fault_verbs::{self, opener, role, Ends, Role, Target};
 use crate::history::{Event, EventKind, Process, F};
 use serde::{Deserialize, Serialize};
 
@@ -11,8 +12,8 @@ use serde::{Deserialize, Serialize};
 /// (see [`FaultWindow::is_instant`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultWindow {
-    /// The nemesis verb that opened the window (`partition`, `slow`, `pause`, `crash`,
-    /// `clock`).
+    /// The nemesis verb that opened the window, one the table ([`fault_verbs::role`]) says
+    /// opens.
     pub f: F,
     pub start_ns: u64,
     pub end_ns: u64,
@@ -29,10 +30,16 @@ pub struct FaultWindow {
 }
 
 impl FaultWindow {
-    /// True for a client crash: a point in time, not a stretch during which the system was
-    /// degraded, so it does not excuse a later lack of progress.
+    /// True for a client crash (an [`Ends::Instant`] in the table): a point in time, not a
+    /// stretch during which the system was degraded, so it does not excuse a later lack of
+    /// progress.
     pub fn is_instant(&self) -> bool {
-        self.f == F::Crash && self.client.is_some()
+        opener(self.f).is_some_and(|o| o.ends(self.target()) == Ends::Instant)
+    }
+
+    /// Whether the fault was aimed at a client or at nodes.
+    pub fn target(&self) -> Target {
+        Target::of(self.client)
     }
 
     /// True when the window shares at least one instant with `[start_ns, end_ns]`.
@@ -77,19 +84,10 @@ struct Open {
     pending: Vec<String>,
 }
 
-/// Which nemesis verb closes a window opened by `opener`, and whether it is about nodes
-/// (`true`) or a client (`false`).
-fn closes(closer: F, opener: F, opener_is_client: bool) -> bool {
-    match closer {
-        F::Heal => matches!(opener, F::Partition | F::Slow) && !opener_is_client,
-        F::Restart => opener == F::Crash && !opener_is_client,
-        F::Resume => opener == F::Pause,
-        F::ClockReset => opener == F::Clock,
-        _ => false,
-    }
-}
-
 /// Turns the nemesis events of a history into fault windows, ordered by start.
+///
+/// Which verb opens a window, which closes it and which windows never close is the table's,
+/// [`fault_verbs::role`]; how they pair with events is here.
 ///
 /// `heal {nodes}` ends every network fault (partition, slow) on those nodes, `restart {nodes}`
 /// ends node crashes, `clock-reset {nodes}` ends clock faults, `resume {client}` or
@@ -126,9 +124,9 @@ impl FaultStream {
         if e.process != Process::Nemesis {
             return;
         }
-        match e.f {
-            // A failover has no closer: its window runs to the end of the history.
-            F::Partition | F::Slow | F::Pause | F::Crash | F::Clock | F::Failover => {
+        match role(e.f) {
+            // A window no closer heals (a failover) runs to the end of the history.
+            Role::Opens(_) => {
                 let key = (e.f, e.value.nodes.clone(), e.value.client);
                 match e.kind {
                     EventKind::Invoke => self.invoked.push(key),
@@ -155,14 +153,14 @@ impl FaultStream {
                     self.open.push(Open { window, pending });
                 }
             }
-            F::Heal | F::Restart | F::Resume | F::ClockReset => {
+            Role::Closes => {
                 if e.kind == EventKind::Invoke || e.error.is_some() {
                     return;
                 }
                 let everything = e.value.nodes.is_empty() && e.value.client.is_none();
                 for o in self.open.iter_mut() {
                     let w = &o.window;
-                    if !closes(e.f, w.f, w.client.is_some()) {
+                    if !fault_verbs::closes(e.f, w.f, w.target()) {
                         continue;
                     }
                     match w.client {
@@ -199,7 +197,7 @@ impl FaultStream {
                     o.window
                 }));
             }
-            F::Acquire | F::Release | F::Renew | F::Write | F::Read | F::Cas => {}
+            Role::Client => {}
         }
     }
 
@@ -363,5 +361,72 @@ mod tests {
         ];
         let w = fault_windows(&events);
         assert_eq!((w[0].end_ns, w[0].end_index), (900_000_000, None));
+    }
+
+    #[test]
+    fn a_failover_is_closed_by_nothing_and_runs_to_the_end_of_the_history() {
+        let mut events = vec![nem(0, 100, F::Failover, &["n1", "n2"], None)];
+        for (i, closer) in [F::Heal, F::Restart, F::Resume, F::ClockReset]
+            .into_iter()
+            .enumerate()
+        {
+            let i = i as u64;
+            events.push(nem(1 + 2 * i, 200 + i, closer, &["n1", "n2"], None));
+            events.push(nem(2 + 2 * i, 300 + i, closer, &[], None));
+        }
+        let w = fault_windows(&events);
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].f, w[0].end_index), (F::Failover, None));
+        assert_eq!(w[0].end_ns, 303_000_000);
+        assert!(!w[0].is_instant());
+        assert_eq!(
+            w[0].describe(),
+            "failover of n1,n2 for 0.203 s from 0.100 s (never healed)"
+        );
+    }
+
+    /// Each opener on n1 (or on client 1), then one closer on n1 (or client 1): which window
+    /// it ended, if any.
+    fn closed_by(closer: F, client: Option<u64>) -> Vec<F> {
+        let nodes: &[&str] = if client.is_some() { &[] } else { &["n1"] };
+        let openers = [F::Partition, F::Slow, F::Pause, F::Crash, F::Clock];
+        let mut events: Vec<Event> = openers
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| nem(i as u64, 100 + i as u64, f, nodes, client))
+            .collect();
+        events.push(nem(5, 200, closer, nodes, client));
+        fault_windows(&events)
+            .iter()
+            .filter(|w| w.end_index == Some(5))
+            .map(|w| w.f)
+            .collect()
+    }
+
+    #[test]
+    fn each_closer_ends_the_windows_of_its_own_openers_only() {
+        assert_eq!(closed_by(F::Heal, None), [F::Partition, F::Slow]);
+        assert_eq!(closed_by(F::Resume, None), [F::Pause]);
+        assert_eq!(closed_by(F::Restart, None), [F::Crash]);
+        assert_eq!(closed_by(F::ClockReset, None), [F::Clock]);
+        // Aimed at a client: nothing heals a network fault, and a crash was an instant.
+        assert_eq!(closed_by(F::Heal, Some(1)), []);
+        assert_eq!(closed_by(F::Resume, Some(1)), [F::Pause]);
+        assert_eq!(closed_by(F::Restart, Some(1)), []);
+        assert_eq!(closed_by(F::ClockReset, Some(1)), [F::Clock]);
+    }
+
+    #[test]
+    fn a_closer_naming_nothing_ends_client_windows_of_its_openers_only() {
+        let events = vec![
+            nem(0, 100, F::Pause, &[], Some(1)),
+            nem(1, 110, F::Pause, &[], Some(2)),
+            nem(2, 120, F::Heal, &[], None),
+            nem(3, 130, F::Restart, &[], None),
+            nem(4, 140, F::Resume, &[], None),
+        ];
+        let w = fault_windows(&events);
+        let ends: Vec<Option<u64>> = w.iter().map(|w| w.end_index).collect();
+        assert_eq!(ends, [Some(4), Some(4)]);
     }
 }

@@ -163,3 +163,17 @@ impl ClusterNet {
         }
     }
 }
+
+#[cfg(test)]
+impl ClusterNet {
+    /// A cluster of `members` with no peer link proxies: isolating or healing a group acts on
+    /// nothing. For tests of what the nemesis records, which need a cluster but no servers.
+    pub(crate) fn without_links(members: &[&str], proxies: &FaultProxies) -> ClusterNet {
+        ClusterNet {
+            members: members.iter().map(|m| m.to_string()).collect(),
+            proxies: proxies.clone(),
+            routers: BTreeMap::new(),
+            links: BTreeMap::new(),
+        }
+    }
+}

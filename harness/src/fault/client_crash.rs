@@ -22,6 +22,9 @@ impl FaultKind for ClientCrash {
     fn fields(&self) -> &'static [&'static str] {
         &["point", "client"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::client(F::Crash, None)
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             point: e.point()?,
@@ -43,9 +46,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         format!("{} {}", self.name(), self.point.name())
-    }
-    fn verb(&self) -> F {
-        F::Crash
     }
     fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
         None

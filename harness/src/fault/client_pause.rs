@@ -22,6 +22,9 @@ impl FaultKind for ClientPause {
     fn fields(&self) -> &'static [&'static str] {
         &["duration_ms", "point", "client"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::client(F::Pause, Some(F::Resume))
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             point: e.point()?,
@@ -46,9 +49,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         format!("{} {}", self.name(), self.point.name())
-    }
-    fn verb(&self) -> F {
-        F::Pause
     }
     fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
         None

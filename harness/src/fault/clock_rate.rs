@@ -20,6 +20,9 @@ impl FaultKind for ClockRate {
     fn fields(&self) -> &'static [&'static str] {
         &["duration_ms", "nodes", "rate"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::nodes(F::Clock, Some(F::ClockReset))
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let targets = e.targets(clock::TARGETS)?;
         let rate: f64 = e.need("rate", " (times real speed, e.g. 10 or 0.5)")?;
@@ -51,9 +54,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         format!("{} x{}", self.name(), self.rate_milli as f64 / 1000.0)
-    }
-    fn verb(&self) -> F {
-        F::Clock
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
         clock::cannot_move_clocks(self.name(), server)

@@ -21,6 +21,9 @@ impl FaultKind for ClockStrobe {
     fn fields(&self) -> &'static [&'static str] {
         &["duration_ms", "nodes", "offset_ms", "period_ms"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::nodes(F::Clock, Some(F::ClockReset))
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let targets = e.targets(clock::TARGETS)?;
         let offset_ms = e.offset()?;
@@ -48,9 +51,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         format!("{} {:+} ms", self.name(), self.offset_ms)
-    }
-    fn verb(&self) -> F {
-        F::Clock
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
         clock::cannot_move_clocks(self.name(), server)

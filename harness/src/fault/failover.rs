@@ -24,6 +24,9 @@ impl FaultKind for Failover {
     fn fields(&self) -> &'static [&'static str] {
         &[]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::nodes(F::Failover, None)
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let once = "a failover happens once: the old primary stays down and there is no \
                     second replica to promote; allowed: at_ms alone";
@@ -46,9 +49,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         self.name().to_owned()
-    }
-    fn verb(&self) -> F {
-        F::Failover
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
         unsupported(

@@ -23,6 +23,9 @@ impl FaultKind for Isolate {
     fn fields(&self) -> &'static [&'static str] {
         &["duration_ms", "nodes"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::nodes(F::Partition, Some(F::Heal))
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             targets: e.targets(TargetRule {
@@ -46,9 +49,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         self.name().to_owned()
-    }
-    fn verb(&self) -> F {
-        F::Partition
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
         let peers = server.capabilities().peers;

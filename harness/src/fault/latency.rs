@@ -23,6 +23,9 @@ impl FaultKind for Latency {
     fn fields(&self) -> &'static [&'static str] {
         &["duration_ms", "nodes", "links", "latency_ms", "jitter_ms"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::nodes(F::Slow, Some(F::Heal))
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let reach = Reach::read(e)?;
         let latency_ms = e.need("latency_ms", "")?;
@@ -54,9 +57,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         format!("latency {} ms", self.latency_ms)
-    }
-    fn verb(&self) -> F {
-        F::Slow
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
         self.reach.cannot_run_on(self.name(), server)

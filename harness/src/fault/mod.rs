@@ -77,6 +77,41 @@ pub trait FaultKind: Sync {
     fn fields(&self) -> &'static [&'static str];
     /// Reads its fields from a `[[nemesis]]` entry, with errors naming file, line and field.
     fn parse(&self, entry: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError>;
+    /// The history verbs it records, whatever its fields.
+    fn verbs(&self) -> Verbs;
+}
+
+/// The history verbs a fault records and what it aims them at, declared once per fault: the
+/// checker's fault table ([`lockpick_checker::fault_verbs`]) says how the windows they open
+/// end, and the tests check that the two agree and that a fault records no other verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verbs {
+    /// Recorded when the fault starts.
+    pub opens: F,
+    /// Recorded when it is healed; `None` for a fault nothing heals.
+    pub heals: Option<F>,
+    /// Whether it is aimed at nodes or at a client.
+    pub target: lockpick_checker::fault_verbs::Target,
+}
+
+impl Verbs {
+    /// A fault on nodes, opened by `opens` and healed by `heals`.
+    pub const fn nodes(opens: F, heals: Option<F>) -> Verbs {
+        Verbs {
+            opens,
+            heals,
+            target: lockpick_checker::fault_verbs::Target::Nodes,
+        }
+    }
+
+    /// A fault on a client, opened by `opens` and healed by `heals`.
+    pub const fn client(opens: F, heals: Option<F>) -> Verbs {
+        Verbs {
+            opens,
+            heals,
+            target: lockpick_checker::fault_verbs::Target::Client,
+        }
+    }
 }
 
 /// One fault as a scenario configured it.
@@ -85,7 +120,9 @@ pub trait FaultSpec: fmt::Debug + Send + Sync {
     /// The fault's label in comparisons and reports: its name with what distinguishes it.
     fn label(&self) -> String;
     /// The nemesis verb under which the history records its start.
-    fn verb(&self) -> F;
+    fn verb(&self) -> F {
+        self.kind().verbs().opens
+    }
     /// Why a server of kind `server` cannot take it (from the server's capabilities), or
     /// `None` when it can.
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String>;
@@ -145,6 +182,9 @@ pub(crate) fn unsupported(
 }
 
 #[cfg(test)]
+mod recorded_verbs;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fault::max_steps;
@@ -153,7 +193,7 @@ mod tests {
     use std::path::Path;
 
     /// A valid `[[nemesis]]` body of each fault, and the server kind that can take it.
-    fn sample(name: &str) -> (&'static str, &'static str) {
+    pub(super) fn sample(name: &str) -> (&'static str, &'static str) {
         match name {
             "client-pause" => (
                 "redlock",
@@ -187,7 +227,7 @@ mod tests {
         fault == "failover"
     }
 
-    fn scenario(
+    pub(super) fn scenario(
         server: &str,
         fault: &str,
         body: &str,
@@ -264,6 +304,36 @@ mod tests {
                     }
                 }
                 assert!(open.is_empty(), "{}: never closed: {open:?}", f.name());
+            }
+        }
+    }
+
+    #[test]
+    fn every_fault_declares_verbs_the_checker_table_pairs_as_opener_and_healer() {
+        use lockpick_checker::fault_verbs::{opener, role, Ends, Role};
+        for f in FAULTS {
+            let v = f.verbs();
+            let o = opener(v.opens)
+                .unwrap_or_else(|| panic!("{}: {} opens no window", f.name(), v.opens));
+            match (o.ends(v.target), v.heals) {
+                (Ends::HealedBy(closer), Some(heal)) => assert_eq!(
+                    closer,
+                    heal,
+                    "{}: the table heals {} on {:?} with {closer}",
+                    f.name(),
+                    v.opens,
+                    v.target
+                ),
+                (Ends::Instant | Ends::Never, None) => {}
+                (ends, heals) => panic!(
+                    "{}: declares healer {heals:?}, the table says {} on {:?} ends {ends:?}",
+                    f.name(),
+                    v.opens,
+                    v.target
+                ),
+            }
+            if let Some(heal) = v.heals {
+                assert_eq!(role(heal), Role::Closes, "{}: {heal}", f.name());
             }
         }
     }

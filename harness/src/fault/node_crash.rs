@@ -24,6 +24,9 @@ impl FaultKind for NodeCrash {
     fn fields(&self) -> &'static [&'static str] {
         &["duration_ms", "nodes"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::nodes(F::Crash, Some(F::Restart))
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             targets: members::process_targets(e)?,
@@ -44,9 +47,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         self.name().to_owned()
-    }
-    fn verb(&self) -> F {
-        F::Crash
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
         members::cannot_signal(self.name(), &self.targets, server)

@@ -22,6 +22,9 @@ impl FaultKind for Partition {
     fn fields(&self) -> &'static [&'static str] {
         &["duration_ms", "nodes", "links"]
     }
+    fn verbs(&self) -> super::Verbs {
+        super::Verbs::nodes(F::Partition, Some(F::Heal))
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             reach: Reach::read(e)?,
@@ -42,9 +45,6 @@ impl FaultSpec for Spec {
     }
     fn label(&self) -> String {
         self.name().to_owned()
-    }
-    fn verb(&self) -> F {
-        F::Partition
     }
     fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
         self.reach.cannot_run_on(self.name(), server)

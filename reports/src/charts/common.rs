@@ -1,6 +1,7 @@
 //! What every chart shares: size, colours, fault bands, and thinning of dense point clouds.
 
 use crate::error::ReportError;
+use lockpick_checker::fault_verbs::{role, Role};
 use lockpick_checker::faults::FaultWindow;
 use lockpick_checker::history::F;
 use plotters::coord::types::RangedCoordf64;
@@ -31,15 +32,13 @@ pub fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
-/// Colour of a fault band, by the verb that opened it.
+/// Colour of a fault band, by the verb that opened it: the band the checker's fault table
+/// gives it.
 pub fn fault_color(f: F) -> RGBAColor {
-    match f {
-        F::Pause => RGBColor(255, 152, 0).mix(0.20),
-        F::Partition => RGBColor(142, 36, 170).mix(0.16),
-        F::Slow => RGBColor(253, 216, 53).mix(0.30),
-        F::Crash => RGBColor(97, 97, 97).mix(0.20),
-        F::Failover => RGBColor(198, 40, 40).mix(0.14),
-        _ => RGBColor(120, 144, 156).mix(0.20),
+    match role(f) {
+        Role::Opens(o) => RGBColor(o.band.r, o.band.g, o.band.b).mix(o.band.alpha),
+        // No window opens at these (windows come from the table's openers): a neutral grey.
+        Role::Client | Role::Closes => RGBColor(120, 144, 156).mix(0.20),
     }
 }
 
@@ -94,5 +93,34 @@ impl<K: std::hash::Hash + Eq> Thinner<K> {
     pub fn keep(&mut self, key: K, (x, y): (i32, i32)) -> bool {
         self.seen
             .insert((key, x.div_euclid(self.cell), y.div_euclid(self.cell)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_fault_band_keeps_its_colour_and_opacity() {
+        // The charts' SVG carries these numbers: a change here changes every report.
+        let bands = [
+            (F::Partition, (142, 36, 170), 0.16),
+            (F::Slow, (253, 216, 53), 0.30),
+            (F::Pause, (255, 152, 0), 0.20),
+            (F::Crash, (97, 97, 97), 0.20),
+            (F::Clock, (120, 144, 156), 0.20),
+            (F::Failover, (198, 40, 40), 0.14),
+        ];
+        for (f, (r, g, b), alpha) in bands {
+            assert_eq!(fault_color(f), RGBAColor(r, g, b, alpha), "{f}");
+        }
+        let openers = F::ALL
+            .iter()
+            .filter(|f| matches!(role(**f), Role::Opens(_)));
+        assert_eq!(
+            openers.count(),
+            bands.len(),
+            "an opener without its colour here"
+        );
     }
 }
