@@ -4,6 +4,7 @@
 use super::*;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// A server on a free loopback port, on a thread that lives as long as the test binary.
@@ -47,6 +48,24 @@ fn get(addr: SocketAddr, path: &str) -> String {
     )
 }
 
+/// An answer's status code, its header lines (lower-cased) and its body.
+fn parts(answer: &str) -> (u16, Vec<String>, &str) {
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((answer, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {answer:?}"));
+    (status, lines.map(str::to_ascii_lowercase).collect(), body)
+}
+
+fn header<'a>(headers: &'a [String], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find_map(|h| h.strip_prefix(name)?.strip_prefix(": "))
+}
+
 #[test]
 fn symlinks_out_of_the_store_are_not_followed() {
     let outside = tempfile::tempdir().unwrap();
@@ -79,6 +98,170 @@ fn symlinks_out_of_the_store_are_not_followed() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.ends_with("{}\n"), "{answer}");
     assert!(get(addr, "/run/missing").starts_with("HTTP/1.1 404"));
+}
+
+#[test]
+fn paths_out_of_the_store_are_not_served() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "top secret").unwrap();
+    let store = outside.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    let addr = start(&store, Limits::default());
+    let absolute = secret.display().to_string();
+    let encoded = absolute.replace('/', "%2f");
+    for target in [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/..%2fsecret.txt",
+        "/store/../../secret.txt",
+        "http://x/../secret.txt",
+        &format!("/{absolute}"),
+        &format!("/{encoded}"),
+        &encoded,
+    ] {
+        let answer = get(addr, target);
+        let (status, _, body) = parts(&answer);
+        assert!(status == 404 || status == 400, "{target}: {answer}");
+        assert!(!body.contains("top secret"), "{target}: {answer}");
+    }
+}
+
+#[test]
+fn files_are_served_with_their_content_type() {
+    let store = tempfile::tempdir().unwrap();
+    let files = [
+        ("report.html", "text/html; charset=utf-8"),
+        ("results.json", "application/json"),
+        ("chart.svg", "image/svg+xml"),
+        ("shot.png", "image/png"),
+        ("history.jsonl", "text/plain; charset=utf-8"),
+        ("scenario.toml", "text/plain; charset=utf-8"),
+    ];
+    for (name, _) in files {
+        std::fs::write(store.path().join(name), format!("content of {name}")).unwrap();
+    }
+    let addr = start(store.path(), Limits::default());
+    for (name, ctype) in files {
+        let answer = get(addr, &format!("/{name}"));
+        let (status, headers, body) = parts(&answer);
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(header(&headers, "content-type"), Some(ctype), "{answer}");
+        assert_eq!(body, format!("content of {name}"));
+        let length = body.len().to_string();
+        assert_eq!(
+            header(&headers, "content-length"),
+            Some(&*length),
+            "{answer}"
+        );
+        assert_eq!(header(&headers, "connection"), Some("close"), "{answer}");
+        assert!(answer.contains("\r\nContent-Type: "), "{answer}");
+    }
+    // HEAD: the same head, no body.
+    let answer = exchange(addr, b"HEAD /history.jsonl HTTP/1.1\r\n\r\n");
+    let (status, headers, body) = parts(&answer);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(header(&headers, "content-length"), Some("24"), "{answer}");
+    assert_eq!(body, "", "{answer}");
+    // A folder is not a file.
+    std::fs::create_dir(store.path().join("run")).unwrap();
+    assert_eq!(parts(&get(addr, "/run")).0, 404);
+    assert_eq!(parts(&get(addr, "/run/")).0, 404);
+}
+
+#[test]
+fn only_get_and_head_are_answered() {
+    let store = tempfile::tempdir().unwrap();
+    std::fs::write(store.path().join("results.json"), "{}").unwrap();
+    let addr = start(store.path(), Limits::default());
+    for method in ["POST", "PUT", "DELETE", "OPTIONS"] {
+        let request = format!("{method} /results.json HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+        let answer = exchange(addr, request.as_bytes());
+        let (status, headers, body) = parts(&answer);
+        assert_eq!(status, 405, "{method}: {answer}");
+        assert_eq!(body, "only GET\n");
+        assert_eq!(header(&headers, "allow"), Some("get, head"), "{answer}");
+    }
+    assert!(std::fs::read_to_string(store.path().join("results.json")).unwrap() == "{}");
+}
+
+/// A stored run without its report: `<store>/scen/<id>/` with a history and results.
+fn stored_run(store: &Path) -> PathBuf {
+    use lockpick_checker::history::Event;
+    use lockpick_checker::lock::{check_locks, LockCheckParams, Property};
+    use lockpick_checker::results::{RunResults, RESULTS_VERSION};
+    let run = store.join("scen/20260101T000000Z-seed7");
+    std::fs::create_dir_all(&run).unwrap();
+    let history = concat!(
+        r#"{"v":1,"index":0,"time_ns":1000000,"process":0,"type":"invoke","f":"acquire","lock":"l"}"#,
+        "\n",
+        r#"{"v":1,"index":1,"time_ns":2000000,"process":0,"type":"ok","f":"acquire","lock":"l","value":{"token":1}}"#,
+        "\n",
+    );
+    std::fs::write(run.join("history.jsonl"), history).unwrap();
+    let events: Vec<Event> = history
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let lock = check_locks(
+        &events,
+        &LockCheckParams {
+            property: Property::Exclusive,
+            deadlock_ms: 0,
+        },
+    );
+    let results = RunResults {
+        v: RESULTS_VERSION,
+        scenario: "scen".to_owned(),
+        backend: "redis".to_owned(),
+        seed: 7,
+        verdict: lock.verdict,
+        expected: None,
+        interrupted: false,
+        workload_ms: 2,
+        ops: 1,
+        history: "history.jsonl".to_owned(),
+        reproduce: "cargo run -- scenario scen --seed 7".to_owned(),
+        lock,
+        linearizability: None,
+    };
+    std::fs::write(
+        run.join("results.json"),
+        serde_json::to_string(&results).unwrap(),
+    )
+    .unwrap();
+    run
+}
+
+#[test]
+fn the_index_lists_runs_and_a_missing_report_is_made_on_first_view() {
+    let store = tempfile::tempdir().unwrap();
+    let run = stored_run(store.path());
+    let addr = start(store.path(), Limits::default());
+    for path in ["/", "/index.html", "/?sort=time"] {
+        let answer = get(addr, path);
+        let (status, headers, body) = parts(&answer);
+        assert_eq!(status, 200, "{path}: {answer}");
+        let ctype = header(&headers, "content-type");
+        assert_eq!(ctype, Some("text/html; charset=utf-8"), "{answer}");
+        // The links as a browser follows them (the template escapes `/` in a run's path).
+        let body = body.replace("&#x2f;", "/");
+        assert!(
+            body.contains(r#"href="/scen/20260101T000000Z-seed7/history.jsonl""#),
+            "{body}"
+        );
+        // No report yet: no link to one.
+        assert!(!body.contains(r#"class="report""#), "{body}");
+    }
+    assert!(!run.join("report.html").exists());
+    let answer = get(addr, "/scen/20260101T000000Z-seed7/report.html");
+    let (status, _, body) = parts(&answer);
+    assert_eq!(status, 200, "{answer}");
+    assert!(body.contains(r#"id="verdict""#), "{body}");
+    assert!(run.join("report.html").is_file());
+    let index = get(addr, "/").replace("&#x2f;", "/");
+    let link = r#"<a class="report" href="/scen/20260101T000000Z-seed7/report.html">"#;
+    assert!(parts(&index).2.contains(link), "{index}");
 }
 
 #[test]
@@ -148,4 +331,52 @@ fn until_served(addr: SocketAddr) {
         assert!(Instant::now() < deadline, "places never freed: {answer}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn a_client_that_stops_reading_is_dropped() {
+    let store = tempfile::tempdir().unwrap();
+    // Sparse: far more than the socket buffers hold, without the disk space.
+    let len = 64 << 20;
+    let big = std::fs::File::create(store.path().join("big.jsonl")).unwrap();
+    big.set_len(len).unwrap();
+    let limits = Limits {
+        connections: 1,
+        write_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let addr = start(store.path(), limits);
+    let mut stalled = connect(addr);
+    stalled
+        .write_all(b"GET /big.jsonl HTTP/1.1\r\n\r\n")
+        .unwrap();
+    // It holds the only place until the server gives up on it.
+    until_served(addr);
+    let got = std::io::copy(&mut stalled, &mut std::io::sink()).unwrap_or(0);
+    assert!(got < len, "{got} bytes: the whole file");
+}
+
+#[test]
+fn a_request_whose_body_never_comes_is_answered_and_closed() {
+    let store = tempfile::tempdir().unwrap();
+    // Longer than `exchange` waits: the connection must end because the answer is complete,
+    // not because a timeout ran out.
+    let limits = Limits {
+        head_timeout: Duration::from_secs(600),
+        ..Limits::default()
+    };
+    let addr = start(store.path(), limits);
+    for announced in ["Content-Length: 100000", "Transfer-Encoding: chunked"] {
+        let request = format!("GET / HTTP/1.1\r\n{announced}\r\n\r\n");
+        let answer = exchange(addr, request.as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 200"), "{announced}: {answer}");
+    }
+}
+
+#[test]
+fn empty_lines_before_the_request_line_are_skipped() {
+    let store = tempfile::tempdir().unwrap();
+    let addr = start(store.path(), Limits::default());
+    let answer = exchange(addr, b"\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
