@@ -1,8 +1,12 @@
 //! The report commands without a browser: every run writes report.html, `report` renders it
-//! again, `check` writes one for a bare history, `serve` refuses non-loopback addresses.
+//! again, `check` writes one for a bare history, `serve` refuses non-loopback addresses and
+//! prints where it serves.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 fn lockpick() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockpick"));
@@ -94,6 +98,53 @@ fn serve_refuses_a_non_loopback_address() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a loopback address"));
+}
+
+/// Kills the server when the test ends, passed or not.
+struct Reaper(Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_prints_its_address_and_serves_the_store_there() {
+    let store = tempfile::tempdir().unwrap();
+    let mut server = Reaper(
+        lockpick()
+            .args(["serve", "--listen", "127.0.0.1:0", "--store"])
+            .arg(store.path())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches("/\n").parse::<u16>().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    let expected = format!(
+        "lockpick: serving {} on http://127.0.0.1:{port}/\n",
+        store.path().display()
+    );
+    assert_eq!(line, expected);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(answer.contains("<html"), "{answer}");
+    drop(server);
 }
 
 #[test]
