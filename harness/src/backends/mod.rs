@@ -16,11 +16,13 @@ pub mod zookeeper;
 use crate::client::ClientKind;
 use crate::server::ServerKind;
 
-/// What one backend folder adds: its server kinds and the built-in client kinds that take a
-/// lock on them.
+/// What one backend folder adds: its server kinds, the built-in client kinds that take a lock
+/// on them, and the Debian packages its servers come from (what `scripts/setup` installs and
+/// a matrix records the versions of).
 pub struct Backend {
     pub servers: &'static [&'static dyn ServerKind],
     pub clients: &'static [&'static dyn ClientKind],
+    pub packages: &'static [&'static str],
 }
 
 /// Every backend, one line each, in the order listings show them.
@@ -35,6 +37,17 @@ pub static BACKENDS: &[&Backend] = &[
 /// Client kinds that belong to no backend: a lock implemented by any program that speaks the
 /// client protocol, on whatever servers its scenario names.
 static ANY_BACKEND: &[&dyn ClientKind] = &[&crate::client::process::KIND];
+
+/// The Debian packages every backend's servers come from, in listing order, then the one
+/// clock faults need on any backend (libfaketime).
+pub fn packages() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = BACKENDS
+        .iter()
+        .flat_map(|b| b.packages.iter().copied())
+        .collect();
+    out.push(crate::db::faketime::LIBFAKETIME_PACKAGE);
+    out
+}
 
 /// Every server kind, in listing order.
 pub fn servers() -> impl Iterator<Item = &'static dyn ServerKind> {
@@ -94,6 +107,22 @@ mod tests {
                     assert!(find_server(s).is_some(), "{}: {s}", c.name());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn scripts_setup_installs_every_backend_package() {
+        let setup = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/setup");
+        let text = std::fs::read_to_string(&setup).expect("scripts/setup");
+        let listed: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split('#').next()?.split_whitespace().next())
+            .collect();
+        for package in packages() {
+            assert!(
+                listed.contains(&package),
+                "{package} is a backend's package but scripts/setup does not install it"
+            );
         }
     }
 }

@@ -3,20 +3,9 @@
 
 use std::process::Command;
 
-/// The Debian packages of lockpick's servers (see `scripts/setup`).
-const PACKAGES: &[&str] = &[
-    "redis-server",
-    "redis-sentinel",
-    "etcd-server",
-    "zookeeper",
-    "postgresql",
-    "mariadb-server",
-    "faketime",
-];
-
 /// `(package, version)` of each installed one; an absent one is "not installed".
 pub fn server_versions() -> Vec<(String, String)> {
-    PACKAGES
+    lockpick_harness::backends::packages()
         .iter()
         .map(|p| {
             let v = Command::new("dpkg-query")

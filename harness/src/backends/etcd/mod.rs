@@ -16,4 +16,5 @@ pub use process::{etcd_health, etcd_is_leader, EtcdOptions};
 pub static BACKEND: super::Backend = super::Backend {
     servers: &[&server::Etcd],
     clients: &[&lock::KIND, &lock_service::KIND],
+    packages: &[process::PACKAGE],
 };

@@ -18,4 +18,5 @@ pub use process::{mariadb_ready, MariaDbOptions};
 pub static BACKEND: super::Backend = super::Backend {
     servers: &[&server::MariaDb],
     clients: &[&lease_row::KIND, &get_lock::KIND, &for_update::KIND],
+    packages: &[process::PACKAGE],
 };

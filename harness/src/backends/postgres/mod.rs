@@ -25,4 +25,5 @@ pub static BACKEND: super::Backend = super::Backend {
         &replica_server::SYNC,
     ],
     clients: &[&lease_row::KIND, &advisory::KIND, &for_update::KIND],
+    packages: &[process::PACKAGE],
 };

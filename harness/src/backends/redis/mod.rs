@@ -33,4 +33,5 @@ pub static BACKEND: super::Backend = super::Backend {
         &redlock::KIND,
         &sentinel_lock::KIND,
     ],
+    packages: &[process::PACKAGE, sentinel_process::PACKAGE],
 };

@@ -15,4 +15,5 @@ pub use server::ZK_TICK_MS;
 pub static BACKEND: super::Backend = super::Backend {
     servers: &[&server::ZooKeeper],
     clients: &[&lock::KIND],
+    packages: &[process::PACKAGE],
 };
