@@ -7,6 +7,7 @@
 
 use lockpick_harness::matrix::{load_matrix, plan_matrix};
 use lockpick_harness::nemesis::build_schedule;
+use lockpick_harness::run::{RunOptions, RunPlan};
 use lockpick_harness::scenario::{list_scenarios, load_scenario, parse_scenario, Scenario};
 use std::fmt::Write;
 use std::path::Path;
@@ -27,6 +28,19 @@ fn digest_seeds(out: &mut String, name: &str, scenario: &Scenario) {
             seed,
             scenario.workload.duration_ms,
             scenario.workload.clients,
+        );
+        // The runner carries out a plan: its schedule must be the same one.
+        let plan = RunPlan::new(
+            scenario,
+            &RunOptions {
+                seed: Some(seed),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            plan.schedule, steps,
+            "{name} seed {seed}: the plan's schedule"
         );
         let bytes = serde_json::to_vec_pretty(&steps).expect("schedule serializes");
         writeln!(out, "{name} {seed} {:016x} {}", fnv1a(&bytes), steps.len()).unwrap();

@@ -5,11 +5,13 @@ mod backend;
 mod error;
 mod external;
 mod options;
+mod plan;
 mod progress;
 mod runner;
 mod store;
 
 pub use error::RunError;
 pub use options::RunOptions;
-pub use runner::{run_scenario, RunOutcome};
+pub use plan::{RunPlan, Swapped};
+pub use runner::{run_plan, run_scenario, RunOutcome};
 pub use store::{create_run_dir, mark_runs_killed, note_interrupt, utc_stamp, STOP_AT_ENV};

@@ -4,18 +4,18 @@
 use super::backend::start_backend;
 use super::error::RunError;
 use super::options::RunOptions;
+use super::plan::{RunPlan, Swapped};
 use super::store::{
     create_run_dir, discard_node_data, interrupt_signal, write_store_file, RunRecord,
 };
 use crate::backends::redis::RedisOptions;
 use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
 use crate::db::Supervisor;
-use crate::locks::LockPreset;
-use crate::nemesis::{build_schedule, run_nemesis, NemesisCtx};
+use crate::nemesis::{run_nemesis, NemesisCtx};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
 use crate::recorder::Recorder;
 use crate::resource::Resource;
-use crate::scenario::{Scenario, SkippedFault, WorkloadKind};
+use crate::scenario::{Scenario, WorkloadKind};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
@@ -39,47 +39,47 @@ pub struct RunOutcome {
     pub results: RunResults,
 }
 
-/// Runs `scenario` with `opts`. `interrupt` is cancelled on SIGINT/SIGTERM: the workload stops,
-/// the teardown and the check of what was recorded still happen.
-///
-/// The run folder is born whole before any server starts (scenario, schedule, an empty
-/// history and `run.json`), and `run.json` follows the run through its phases, so a run
-/// killed at any point leaves a folder that says how far it got.
+/// Runs `scenario` with `opts`: [`RunPlan::new`], then [`run_plan`]. `interrupt` is
+/// cancelled on SIGINT/SIGTERM: the workload stops, the teardown and the check of what was
+/// recorded still happen.
 pub async fn run_scenario(
     scenario: &Scenario,
     opts: &RunOptions,
     interrupt: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
-    let overridden = opts.backend.map(|b| (b, scenario.with_lock(b)));
-    let original = scenario;
-    let scenario = overridden.as_ref().map_or(scenario, |(_, (s, _))| s);
+    let plan = RunPlan::new(scenario, opts)?;
+    run_plan(&plan, interrupt).await
+}
+
+/// Carries out `plan`.
+///
+/// The run folder is born whole before any server starts (scenario, schedule, an empty
+/// history and `run.json`), and `run.json` follows the run through its phases, so a run
+/// killed at any point leaves a folder that says how far it got.
+pub async fn run_plan(
+    plan: &RunPlan,
+    interrupt: CancellationToken,
+) -> Result<RunOutcome, RunError> {
+    let scenario = &plan.scenario;
+    let opts = &plan.options;
     if !opts.external.is_empty() {
-        scenario
-            .check_external(&opts.external)
-            .map_err(RunError::External)?;
         super::external::check_reachable(&scenario.node_names(), &opts.external).await?;
     }
-    crate::scenario::check_overrides(scenario, opts.clients, opts.duration_ms)
-        .map_err(RunError::Options)?;
-    let seed = opts.seed.unwrap_or(scenario.seed);
-    let clients = opts.clients.unwrap_or(scenario.workload.clients);
-    let duration_ms = opts.duration_ms.unwrap_or(scenario.workload.duration_ms);
-    let steps = build_schedule(scenario, seed, duration_ms, clients);
     // libfaketime files of nodes an earlier, killed run left behind.
     crate::db::faketime::clean_stale_shm();
-    let dir = create_run_dir(&opts.store, &scenario.name, seed)?;
+    let dir = create_run_dir(&opts.store, &scenario.name, plan.seed)?;
     let mut text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
-    if let Some((lock, (ran, skipped))) = &overridden {
-        text.insert_str(0, &backend_note(original, lock, ran, skipped));
+    if let Some(swapped) = &plan.swapped {
+        text.insert_str(0, &backend_note(swapped, scenario));
     }
     write_store_file(&dir.join("scenario.toml"), text.as_bytes())?;
     write_store_file(
         &dir.join("schedule.json"),
-        &serde_json::to_vec_pretty(&steps).expect("schedule serializes"),
+        &serde_json::to_vec_pretty(&plan.schedule).expect("schedule serializes"),
     )?;
     write_store_file(&dir.join("history.jsonl"), b"")?;
     let record = RunRecord::create(&dir, opts.keep_data)?;
-    let result = run_recorded(scenario, opts, seed, steps, &dir, &record, interrupt).await;
+    let result = run_recorded(plan, &dir, &record, interrupt).await;
     let (phase, ended) = match &result {
         Ok(outcome) => (
             Phase::Done,
@@ -107,14 +107,12 @@ pub async fn run_scenario(
 
 /// The run after its folder exists: servers up, workload, teardown, check.
 async fn run_recorded(
-    scenario: &Scenario,
-    opts: &RunOptions,
-    seed: u64,
-    steps: Vec<crate::nemesis::Step>,
+    plan: &RunPlan,
     dir: &Path,
     record: &RunRecord,
     interrupt: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
+    let (scenario, opts) = (&plan.scenario, &plan.options);
     record.advance(Phase::ServersStarting)?;
     // Nodes die with the supervisor on every path out of this function (Drop kills them when
     // the last holder, this function or the nemesis, lets go).
@@ -128,17 +126,7 @@ async fn run_recorded(
         .or(embedded.as_ref().map(|e| e.api_addr()))
         .expect("an external or an embedded toxiproxy");
     let proxies = FaultProxies::new(api)?.in_namespace(run_namespace());
-    let recorded = run_with(
-        scenario,
-        opts,
-        steps,
-        &supervisor,
-        &proxies,
-        dir,
-        record,
-        interrupt.clone(),
-    )
-    .await;
+    let recorded = run_with(plan, &supervisor, &proxies, dir, record, interrupt.clone()).await;
     // Proxies of this run are removed even on an external server, which outlives us.
     for node in scenario.node_names() {
         let _ = proxies.delete(&node).await;
@@ -171,7 +159,7 @@ async fn run_recorded(
         v: RESULTS_VERSION,
         scenario: scenario.name.clone(),
         backend: scenario.lock_name(),
-        seed,
+        seed: plan.seed,
         verdict: checks.verdict(),
         expected: scenario.expected,
         interrupted: interrupt.is_cancelled(),
@@ -198,20 +186,16 @@ struct Recorded {
     ops: u64,
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run_with(
-    scenario: &Scenario,
-    opts: &RunOptions,
-    steps: Vec<crate::nemesis::Step>,
+    plan: &RunPlan,
     supervisor: &Arc<Mutex<Supervisor>>,
     proxies: &FaultProxies,
     dir: &Path,
     record: &RunRecord,
     interrupt: CancellationToken,
 ) -> Result<Recorded, RunError> {
-    let seed = opts.seed.unwrap_or(scenario.seed);
-    let clients = opts.clients.unwrap_or(scenario.workload.clients);
-    let duration_ms = opts.duration_ms.unwrap_or(scenario.workload.duration_ms);
+    let (scenario, opts) = (&plan.scenario, &plan.options);
+    let (seed, clients, duration_ms) = (plan.seed, plan.clients, plan.duration_ms);
 
     let backend = start_backend(scenario, supervisor, proxies, &opts.external, dir).await?;
     let resource_addr = match opts.resource {
@@ -274,7 +258,7 @@ async fn run_with(
     let started = recorder.restart_clock();
     start_gate.open();
     let nemesis = tokio::spawn(run_nemesis(
-        steps,
+        plan.schedule.clone(),
         NemesisCtx {
             proxies: proxies.clone(),
             recorder: recorder.clone(),
@@ -396,12 +380,8 @@ fn run_namespace() -> String {
 /// The comment a run's stored `scenario.toml` starts with when `--backend` (or `compare`)
 /// ran it on another lock than the file names: the file is kept as written, so a reader must
 /// learn from it what actually ran.
-fn backend_note(
-    original: &Scenario,
-    lock: &LockPreset,
-    ran: &Scenario,
-    skipped: &[SkippedFault],
-) -> String {
+fn backend_note(swapped: &Swapped, ran: &Scenario) -> String {
+    let (original, lock, skipped) = (&swapped.original, swapped.lock, &swapped.skipped);
     if lock.name == original.lock_name() && skipped.is_empty() && ran.nodes == original.nodes {
         return String::new();
     }
