@@ -316,3 +316,16 @@ fn toxiproxy_listening_off_loopback_is_bad_input() {
         stderr(&out)
     );
 }
+
+#[test]
+fn model_help_and_its_error_list_every_registered_model() {
+    let help = String::from_utf8_lossy(&lockpick(&["check", "--help"]).stdout).into_owned();
+    let out = lockpick(&["check", "h.jsonl", "--model", "no-such-model"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let listed = format!(
+        "[possible values: {}]",
+        lockpick_checker::models::model_names().join(", ")
+    );
+    assert!(help.contains(&listed), "{listed} not in:\n{help}");
+    assert!(stderr(&out).contains(&listed), "{}", stderr(&out));
+}

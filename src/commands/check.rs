@@ -9,7 +9,7 @@ use crate::printable::printable;
 use crate::run_args::write_report;
 use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::lock::{LockCheckParams, Property};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::Model;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
 use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
 use lockpick_harness::scenario::{parse_scenario, Scenario};
@@ -104,7 +104,7 @@ fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Sc
 }
 
 /// `check --model`: linearizability of any supported history file.
-fn check_model(args: &CheckArgs, model: ModelName) -> Outcome {
+fn check_model(args: &CheckArgs, model: &dyn Model) -> Outcome {
     let path = if args.history.is_dir() {
         args.history.join("history.jsonl")
     } else {
