@@ -90,6 +90,18 @@ impl From<RunError> for Failure {
 }
 
 impl Failure {
+    /// [`Failure::Usage`] from a message the binary composes. It takes text, not an error: a
+    /// typed error gets a variant of its own, so its code is decided in [`Failure::code`].
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure::Usage(message.into())
+    }
+
+    /// [`Failure::Harness`] from a message the binary composes; text only, as for
+    /// [`Failure::usage`].
+    pub fn harness(message: impl Into<String>) -> Self {
+        Failure::Harness(message.into())
+    }
+
     /// [`USAGE`] (3) for bad input, [`HARNESS`] (4) for a harness that failed. Every variant,
     /// and every variant of a source that holds both kinds, is named: a new one does not
     /// compile until it is placed.

@@ -22,8 +22,8 @@ pub(crate) fn run_size_args(
     time_limit: Option<f64>,
 ) -> Result<(Option<usize>, Option<u64>), Failure> {
     if clients == Some(0) {
-        return Err(Failure::Usage(
-            "read --clients: 0 clients would test nothing; allowed: 1 to 1000".to_owned(),
+        return Err(Failure::usage(
+            "read --clients: 0 clients would test nothing; allowed: 1 to 1000",
         ));
     }
     let max_secs = (rules::MAX_RUN_MS / 1000) as f64;

@@ -7,9 +7,7 @@ use lockpick_harness::scenario::{list_scenarios, parse_scenario};
 pub(super) fn list() -> Outcome {
     let entries = list_scenarios();
     if entries.is_empty() {
-        return Err(Failure::Usage(
-            "find scenarios: none in ./scenarios".to_owned(),
-        ));
+        return Err(Failure::usage("find scenarios: none in ./scenarios"));
     }
     let mut broken = 0;
     for entry in entries {

@@ -173,7 +173,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
     } else if record.count(CaseStatus::Mismatch) > 0 {
         Ok(Exit::SuiteMismatch)
     } else if record.count(CaseStatus::Error) > 0 {
-        Err(Failure::Harness(format!(
+        Err(Failure::harness(format!(
             "run {} of the suite's runs (each ERROR above names why and how to reproduce it)",
             record.count(CaseStatus::Error)
         )))
@@ -205,8 +205,8 @@ fn scenarios(filter: Option<&str>) -> Result<Vec<Scenario>, Failure> {
         }
     }
     if scenarios.is_empty() {
-        return Err(Failure::Usage(
-            "find scenarios: no scenario with an expected verdict matches".to_owned(),
+        return Err(Failure::usage(
+            "find scenarios: no scenario with an expected verdict matches",
         ));
     }
     Ok(scenarios)

@@ -386,7 +386,7 @@ fn run(args: &MatrixArgs) -> Outcome {
     } else if record.mismatches() > 0 {
         Ok(Exit::SuiteMismatch)
     } else if errors > 0 {
-        Err(Failure::Harness(format!(
+        Err(Failure::harness(format!(
             "make {errors} run(s) of the matrix (see the ERROR lines above); run them again with: {resume_cmd}"
         )))
     } else {
