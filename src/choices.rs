@@ -1,13 +1,14 @@
 //! The closed choices of the command line (`--property`, `--model`, `--format`, `--backend`)
 //! as clap `ValueEnum`s, each listing its values from the one table that defines them (the
-//! checker's, or the registry of named locks), so `--help` and clap's errors name every
-//! allowed value and a new model, format or lock appears without touching this file.
+//! checker's, its registry of models, or the registry of named locks), so `--help` and clap's
+//! errors name every allowed value and a new model, format or lock appears without touching
+//! this file.
 
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 use lockpick_checker::import::Format;
 use lockpick_checker::lock::Property;
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::{Model, MODELS};
 use lockpick_harness::locks::{LockPreset, LOCKS};
 use std::sync::LazyLock;
 
@@ -40,9 +41,9 @@ choice!(
 
 choice!(
     /// `--model`: the sequential specification a history is checked against.
-    ModelArg(ModelName),
-    all: ModelName::ALL.into_iter(),
-    name: ModelName::name
+    ModelArg(&'static dyn Model),
+    all: MODELS.iter().copied(),
+    name: |m: &'static dyn Model| m.name()
 );
 
 choice!(
@@ -79,10 +80,7 @@ mod tests {
     #[test]
     fn every_choice_lists_its_whole_table() {
         assert_eq!(names::<PropertyArg>(), ["exclusive", "fenced"]);
-        assert_eq!(
-            names::<ModelArg>(),
-            ModelName::ALL.map(|m| m.name()).to_vec()
-        );
+        assert_eq!(names::<ModelArg>(), lockpick_checker::models::model_names());
         assert_eq!(names::<FormatArg>(), ["jepsen-log", "edn", "lockpick"]);
         assert_eq!(names::<LockArg>().len(), LOCKS.len());
         let parsed = LockArg::from_str("etcd", false).unwrap();

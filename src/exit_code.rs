@@ -6,10 +6,12 @@ pub const VALID: u8 = 0;
 pub const INVALID: u8 = 1;
 /// The check could not decide (nothing was tested, or a budget ran out).
 pub const UNKNOWN: u8 = 2;
-/// Bad input: command line, scenario file, or a history that cannot be read.
+/// Bad input: the command line (including an option or a lock the scenario cannot take, or a
+/// listen address off loopback), a scenario or matrix file, or a history or run folder that
+/// cannot be read. Which failures these are is decided in [`crate::failure::Failure::code`].
 pub const USAGE: u8 = 3;
-/// The harness failed: a backend did not start, a binary is missing, the proxy broke, the
-/// store could not be written.
+/// The harness failed: a backend did not start, an `--external` node did not answer, a binary
+/// is missing, the proxy broke, the store (or a page in it) could not be written.
 pub const HARNESS: u8 = 4;
 /// `lockpick suite`: some scenario did not reach its expected verdict.
 pub const SUITE_MISMATCH: u8 = 5;

@@ -5,6 +5,7 @@ mod choices;
 mod cli;
 mod commands;
 mod exit_code;
+mod failure;
 mod outcome;
 mod printable;
 mod ranges;

@@ -3,6 +3,7 @@
 //! either into one. The codes themselves are listed once, in [`crate::exit_code`].
 
 use crate::exit_code;
+pub use crate::failure::Failure;
 use lockpick_checker::verdict::Verdict;
 
 /// A command that did its work, and what it reports.
@@ -30,38 +31,6 @@ impl Exit {
             Exit::IncompleteRun => exit_code::INCOMPLETE_RUN,
             Exit::Interrupted => exit_code::INTERRUPTED,
         }
-    }
-}
-
-/// Why a command could not do its work. The message reads after "failed to …".
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum Failure {
-    /// Bad input: the command line, a scenario or matrix file, a history that cannot be
-    /// read: 3.
-    #[error("{0}")]
-    Usage(String),
-    /// The harness failed: a server did not start, a binary is missing, the proxy broke,
-    /// the store could not be written: 4.
-    #[error("{0}")]
-    Harness(String),
-}
-
-impl Failure {
-    pub fn code(&self) -> u8 {
-        match self {
-            Failure::Usage(_) => exit_code::USAGE,
-            Failure::Harness(_) => exit_code::HARNESS,
-        }
-    }
-
-    /// Bad input, from anything that says what was wrong.
-    pub fn usage(e: impl std::fmt::Display) -> Self {
-        Failure::Usage(e.to_string())
-    }
-
-    /// A harness failure, from anything that says what broke.
-    pub fn harness(e: impl std::fmt::Display) -> Self {
-        Failure::Harness(e.to_string())
     }
 }
 

@@ -1,6 +1,7 @@
 //! What the commands that run scenarios (`scenario`, `suite`, `compare`) share: the async
 //! runtime, the reading of `--clients`/`--time-limit`, and writing a run's report.
 
+use crate::outcome::Failure;
 use lockpick_checker::results::RunResults;
 use lockpick_harness::scenario::{check_overrides, rules, Scenario};
 use std::path::Path;
@@ -19,21 +20,23 @@ pub(crate) fn run_size_args(
     scenario: &Scenario,
     clients: Option<usize>,
     time_limit: Option<f64>,
-) -> Result<(Option<usize>, Option<u64>), String> {
+) -> Result<(Option<usize>, Option<u64>), Failure> {
     if clients == Some(0) {
-        return Err("read --clients: 0 clients would test nothing; allowed: 1 to 1000".to_owned());
+        return Err(Failure::usage(
+            "read --clients: 0 clients would test nothing; allowed: 1 to 1000",
+        ));
     }
     let max_secs = (rules::MAX_RUN_MS / 1000) as f64;
     let duration_ms = match time_limit {
         Some(t) if !(t > 0.0 && t <= max_secs) => {
-            return Err(format!(
+            return Err(Failure::Usage(format!(
                 "read --time-limit: {t:?} is out of range; allowed: 0.001 to {max_secs} seconds"
-            ))
+            )))
         }
         Some(t) => Some(((t * 1000.0).round() as u64).max(1)),
         None => None,
     };
-    check_overrides(scenario, clients, duration_ms)?;
+    check_overrides(scenario, clients, duration_ms).map_err(Failure::Usage)?;
     Ok((clients, duration_ms))
 }
 

@@ -2,15 +2,16 @@
 //! the second kills every backend process at once and exits.
 
 use crate::exit_code;
+use crate::outcome::Failure;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
 /// Cancels the returned token on the first SIGINT or SIGTERM; on the second, kills every child
 /// process and exits with [`exit_code::INTERRUPTED`]. Must be called inside the runtime.
-pub fn install() -> std::io::Result<CancellationToken> {
+pub fn install() -> Result<CancellationToken, Failure> {
     let token = CancellationToken::new();
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt()).map_err(Failure::Signals)?;
+    let mut term = signal(SignalKind::terminate()).map_err(Failure::Signals)?;
     let cancel = token.clone();
     tokio::spawn(async move {
         let mut seen = 0;

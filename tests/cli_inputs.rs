@@ -266,3 +266,66 @@ fn closed_choices_are_refused_with_every_allowed_value_before_anything_runs() {
         "only h.jsonl"
     );
 }
+
+#[test]
+fn a_lock_that_cannot_take_the_scenarios_locks_is_bad_input_for_scenario_and_compare() {
+    // Refused by the run itself, before any server starts; it exited 4 (harness) before.
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let file = scenario_file(tmp.path(), r#""many""#, "locks = 2\n");
+    for args in [
+        ["scenario", file.as_str(), "--backend", "etcd"],
+        ["compare", file.as_str(), "--backends", "etcd"],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--store", store.to_str().unwrap()]);
+        let out = lockpick(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(
+                "failed to run many with client \"etcd\": the scenario spreads its operations \
+                 over 2 locks"
+            ),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(
+        stderr(&lockpick(&[
+            "scenario",
+            &file,
+            "--backend",
+            "etcd",
+            "--store",
+            store.to_str().unwrap()
+        ]))
+        .contains("\n  reproduce: cargo run -- scenario "),
+        "scenario still says how to repeat it"
+    );
+    assert!(!store.exists(), "nothing written for a refused run");
+}
+
+#[test]
+fn toxiproxy_listening_off_loopback_is_bad_input() {
+    // It exited 4 (harness) before, unlike `serve --listen` off loopback.
+    let out = lockpick(&["toxiproxy", "--listen", "192.0.2.1:8474"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("failed to listen on 192.0.2.1:8474: only loopback addresses"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn model_help_and_its_error_list_every_registered_model() {
+    let help = String::from_utf8_lossy(&lockpick(&["check", "--help"]).stdout).into_owned();
+    let out = lockpick(&["check", "h.jsonl", "--model", "no-such-model"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let listed = format!(
+        "[possible values: {}]",
+        lockpick_checker::models::model_names().join(", ")
+    );
+    assert!(help.contains(&listed), "{listed} not in:\n{help}");
+    assert!(stderr(&out).contains(&listed), "{}", stderr(&out));
+}

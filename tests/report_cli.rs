@@ -78,6 +78,58 @@ fn check_of_a_bare_history_writes_a_report_beside_it() {
 }
 
 #[test]
+fn report_that_cannot_write_its_page_is_a_harness_error() {
+    // The run folder reads; the store is what fails. It exited 3 (bad input) before.
+    use lockpick_checker::lock::{LockCheckParams, Property};
+    use lockpick_checker::results::{RunResults, RESULTS_VERSION};
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history.jsonl");
+    std::fs::write(&history, STALE_HISTORY).unwrap();
+    let params = LockCheckParams {
+        property: Property::Exclusive,
+        deadlock_ms: 3000,
+    };
+    let found = lockpick_checker::run_checks::check_run_file(&history, &params).unwrap();
+    let results = RunResults {
+        v: RESULTS_VERSION,
+        scenario: "stale".to_owned(),
+        backend: "redis-naive".to_owned(),
+        seed: 1,
+        verdict: found.checks.verdict(),
+        expected: None,
+        interrupted: false,
+        workload_ms: found.end_ns / 1_000_000,
+        ops: found.completions,
+        history: "history.jsonl".to_owned(),
+        reproduce: "cargo run -- scenario stale --seed 1".to_owned(),
+        lock: found.checks.lock,
+        linearizability: found.checks.linearizability,
+    };
+    let json = serde_json::to_vec(&results).unwrap();
+    std::fs::write(dir.path().join("results.json"), json).unwrap();
+    // A folder holds the page's name: no rename replaces it, even for root.
+    let page = dir.path().join("report.html");
+    std::fs::create_dir_all(page.join("in-the-way")).unwrap();
+    let out = lockpick().arg("report").arg(dir.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!("failed to write {}: ", page.display())),
+        "{err}"
+    );
+    // The same folder with the way clear renders.
+    std::fs::remove_dir_all(&page).unwrap();
+    let out = lockpick().arg("report").arg(dir.path()).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(page.is_file());
+}
+
+#[test]
 fn report_of_a_folder_without_results_exits_3_and_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = lockpick().arg("report").arg(dir.path()).output().unwrap();

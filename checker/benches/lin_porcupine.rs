@@ -6,7 +6,7 @@
 
 use lockpick_checker::import::read_file;
 use lockpick_checker::lin::{check_history, Budget, Datum, History, Op, OpF};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::{find_model, mutex, register, Model};
 use lockpick_checker::verdict::Verdict;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ const RUNS: usize = 5;
 
 struct Case {
     name: String,
-    model: ModelName,
+    model: &'static dyn Model,
     want: Verdict,
     history: History,
 }
@@ -68,7 +68,7 @@ fn main() {
         let history = read_file(&dir.join(cols[0]), None).expect("import");
         cases.push(Case {
             name: cols[0].to_string(),
-            model: cols[1].parse().expect("model"),
+            model: find_model(cols[1]).expect("model"),
             want: if cols[2] == "linearizable" {
                 Verdict::Valid
             } else {
@@ -281,10 +281,10 @@ fn synthetic() {
     for (name, model, history) in [
         (
             "register 20000 ops",
-            ModelName::CasRegister,
+            &register::CAS_REGISTER as &dyn Model,
             long_register(20_000),
         ),
-        ("mutex 20000 ops", ModelName::Mutex, long_mutex(10_000)),
+        ("mutex 20000 ops", &mutex::MUTEX, long_mutex(10_000)),
     ] {
         let runs = (0..RUNS)
             .map(|_| {

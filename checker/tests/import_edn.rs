@@ -6,10 +6,10 @@
 use lockpick_checker::import::edn::MAX_DEPTH;
 use lockpick_checker::import::{parse_text, parse_text_lines, Format, ImportError};
 use lockpick_checker::lin::{check_history, Budget, Datum, History, OpF};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::{kv, lease, mutex, register, Model};
 use lockpick_checker::verdict::Verdict;
 
-fn check(h: &History, model: ModelName) -> Verdict {
+fn check(h: &History, model: &'static dyn Model) -> Verdict {
     check_history(h, model, &Budget::default())
         .unwrap_or_else(|e| panic!("{e}"))
         .verdict
@@ -38,14 +38,14 @@ fn modern_jepsen_history_edn_reads_index_and_time() {
     assert_eq!((h.ops[0].call_ns, h.ops[0].ret_ns), (1000, Some(3000)));
     assert!(h.ops[2].is_open(), "the timed-out cas may have happened");
     assert_eq!(imported.lines, [1, 2, 6, 8]);
-    assert_eq!(check(h, ModelName::CasRegister), Verdict::Valid);
+    assert_eq!(check(h, &register::CAS_REGISTER), Verdict::Valid);
     // Reading 3, which nobody wrote, is not linearizable.
     let bad = JEPSEN_HISTORY.replace(
         ":process 2, :f :read, :value 2",
         ":process 2, :f :read, :value 3",
     );
     assert_eq!(
-        check(&parse_text(&bad, None).unwrap(), ModelName::CasRegister),
+        check(&parse_text(&bad, None).unwrap(), &register::CAS_REGISTER),
         Verdict::Invalid
     );
 }
@@ -89,10 +89,10 @@ fn knossos_vector_of_multi_line_maps_after_a_comment_imports() {
     );
     // Reading 0 after 3 was written and read: invalid, and the discarded write of 99 does
     // not count.
-    assert_eq!(check(h, ModelName::Register), Verdict::Invalid);
+    assert_eq!(check(h, &register::REGISTER), Verdict::Invalid);
     let ok = KNOSSOS_VECTOR.replace(":ok, :f :read, :value 0", ":ok, :f :read, :value 3");
     assert_eq!(
-        check(&parse_text(&ok, None).unwrap(), ModelName::Register),
+        check(&parse_text(&ok, None).unwrap(), &register::REGISTER),
         Verdict::Valid
     );
 }
@@ -109,7 +109,7 @@ fn jepsen_history_op_records_import_on_one_or_many_lines() {
     assert_eq!(imported.lines, [1, 3]);
     assert_eq!(imported.history.ops[0].out, Some(Datum::Int(4)));
     // Two holders, nobody released: not a mutex.
-    assert_eq!(check(&imported.history, ModelName::Mutex), Verdict::Invalid);
+    assert_eq!(check(&imported.history, &mutex::MUTEX), Verdict::Invalid);
     // In a vector as well.
     let vector = format!("[{text}]");
     assert_eq!(parse_text(&vector, None).unwrap().ops.len(), 2);
@@ -127,7 +127,7 @@ fn every_edn_form_in_an_op_map_is_read_or_refused_by_name() {
     let h = parse_text(text, None).expect("parse");
     assert_eq!(h.ops[0].key.as_deref(), Some("ké"));
     assert_eq!(h.ops[1].out, Some(Datum::Str("a\tb".into())));
-    assert_eq!(check(&h, ModelName::Kv), Verdict::Valid);
+    assert_eq!(check(&h, &kv::KV), Verdict::Valid);
     // A value the models cannot take is an error naming its line.
     let big = text.replace(
         "{:process 1, :type :ok, :f :get, :key \"k\\u00e9\", :value \"a\\tb\"}",
@@ -165,7 +165,7 @@ fn independent_tuples_split_per_key() {
         [Some("1"), Some("2"), Some("1"), Some("2"), Some("1")]
     );
     assert_eq!(h.ops[2].arg, Datum::Pair(10, 11));
-    let r = check_history(&h, ModelName::CasRegister, &Budget::default()).unwrap();
+    let r = check_history(&h, &register::CAS_REGISTER, &Budget::default()).unwrap();
     assert_eq!((r.verdict, r.parts), (Verdict::Valid, 2));
     // Key 2 reads a value only key 1 ever held: invalid in key 2's part alone.
     let bad = INDEPENDENT.replace(
@@ -174,7 +174,7 @@ fn independent_tuples_split_per_key() {
     );
     let r = check_history(
         &parse_text(&bad, None).unwrap(),
-        ModelName::CasRegister,
+        &register::CAS_REGISTER,
         &Budget::default(),
     )
     .unwrap();
@@ -196,7 +196,7 @@ fn independent_tuples_in_a_jepsen_log_split_per_key() {
     let h = parse_text(log, None).expect("parse");
     assert_eq!(h.ops[1].key.as_deref(), Some("y"));
     // y was never written: reading 1 there is invalid although x holds 1.
-    assert_eq!(check(&h, ModelName::Register), Verdict::Invalid);
+    assert_eq!(check(&h, &register::REGISTER), Verdict::Invalid);
 }
 
 #[test]
@@ -244,8 +244,12 @@ fn a_lock_model_refuses_a_register_history_instead_of_passing_it() {
     // issue 12 item 9: an illegal register history (reads 2, nobody wrote 2) was "valid" under
     // every lock model, which ignored all of its operations.
     let h = parse_text(REGISTER_LOG, None).unwrap();
-    assert_eq!(check(&h, ModelName::Register), Verdict::Invalid);
-    for model in [ModelName::Mutex, ModelName::FencedMutex, ModelName::Lease] {
+    assert_eq!(check(&h, &register::REGISTER), Verdict::Invalid);
+    for model in [
+        &mutex::MUTEX as &dyn Model,
+        &mutex::FENCED_MUTEX,
+        &lease::LEASE,
+    ] {
         let e = check_history(&h, model, &Budget::default()).expect_err("refused");
         let text = e.to_string();
         assert!(text.contains("acquire, release, renew"), "{text}");
@@ -254,7 +258,7 @@ fn a_lock_model_refuses_a_register_history_instead_of_passing_it() {
     // A cas is outside even what the lock models pass over: named with its line.
     let kv = "{:process 0, :type :invoke, :f :acquire, :value nil}\n{:process 0, :type :ok, :f :acquire, :value 1}\n{:process 1, :type :invoke, :f :cas, :value [1 2]}\n";
     let imported = parse_text_lines(kv, None).unwrap();
-    let e = check_history(&imported.history, ModelName::Mutex, &Budget::default()).unwrap_err();
+    let e = check_history(&imported.history, &mutex::MUTEX, &Budget::default()).unwrap_err();
     assert_eq!(imported.lines[e.index], 3);
     assert!(
         e.reason.contains("cas is not an operation of this model"),
@@ -265,11 +269,11 @@ fn a_lock_model_refuses_a_register_history_instead_of_passing_it() {
 #[test]
 fn register_and_kv_models_refuse_a_lock_history() {
     let h = parse_text(LOCK_EDN, None).unwrap();
-    assert_eq!(check(&h, ModelName::Mutex), Verdict::Invalid);
+    assert_eq!(check(&h, &mutex::MUTEX), Verdict::Invalid);
     for (model, takes) in [
-        (ModelName::Register, "read, write"),
-        (ModelName::CasRegister, "read, write, cas"),
-        (ModelName::Kv, "get, put, append"),
+        (&register::REGISTER as &dyn Model, "read, write"),
+        (&register::CAS_REGISTER, "read, write, cas"),
+        (&kv::KV, "get, put, append"),
     ] {
         let e = check_history(&h, model, &Budget::default()).expect_err("refused");
         assert_eq!(e.index, 0);
@@ -281,7 +285,7 @@ fn register_and_kv_models_refuse_a_lock_history() {
 #[test]
 fn an_empty_history_is_unknown_not_valid() {
     let h = parse_text("; nothing yet\n[]\n", None).unwrap();
-    let r = check_history(&h, ModelName::Register, &Budget::default()).unwrap();
+    let r = check_history(&h, &register::REGISTER, &Budget::default()).unwrap();
     assert_eq!(r.verdict, Verdict::Unknown);
     assert!(r.unknown_reason.unwrap().contains("nothing was tested"));
 }

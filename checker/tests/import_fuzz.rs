@@ -6,7 +6,7 @@
 
 use lockpick_checker::import::{parse_text, Format, ImportError};
 use lockpick_checker::lin::{check_history, Budget};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::MODELS;
 use proptest::prelude::*;
 use std::time::Duration;
 
@@ -124,7 +124,7 @@ fn answers_cleanly(text: &str) {
     for format in FORMATS {
         match parse_text(text, format) {
             Ok(history) => {
-                for model in ModelName::ALL {
+                for &model in MODELS {
                     // A verdict, or an error naming the operation it cannot take.
                     if let Err(e) = check_history(&history, model, &budget) {
                         assert!(!e.to_string().is_empty());

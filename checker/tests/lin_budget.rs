@@ -1,7 +1,7 @@
 //! A check that runs out of its time or memory budget says `unknown`, never a guess.
 
 use lockpick_checker::lin::{check_history, Budget, Datum, History, Op, OpF};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::kv;
 use lockpick_checker::verdict::Verdict;
 use std::time::{Duration, Instant};
 
@@ -43,7 +43,7 @@ fn running_out_of_time_gives_unknown() {
         threads: 1,
     };
     let start = Instant::now();
-    let r = check_history(&hard_history(), ModelName::Kv, &budget).unwrap();
+    let r = check_history(&hard_history(), &kv::KV, &budget).unwrap();
     assert_eq!(r.verdict, Verdict::Unknown, "{r}");
     assert!(r.violation.is_none());
     let why = r.unknown_reason.expect("reason given");
@@ -62,7 +62,7 @@ fn running_out_of_memory_gives_unknown() {
         memory_bytes: Some(4 << 20),
         threads: 1,
     };
-    let r = check_history(&hard_history(), ModelName::Kv, &budget).unwrap();
+    let r = check_history(&hard_history(), &kv::KV, &budget).unwrap();
     assert_eq!(r.verdict, Verdict::Unknown, "{r}");
     let why = r.unknown_reason.expect("reason given");
     assert!(why.contains("memory budget"), "{why}");

@@ -3,7 +3,7 @@
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::import::{from_events, parse_text, to_jepsen_edn, Format, ImportError};
 use lockpick_checker::lin::{check_events, check_history, Budget, Datum, OpF};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::{kv, lease, mutex, register};
 use lockpick_checker::verdict::Verdict;
 
 const LOG: &str = "\
@@ -32,7 +32,7 @@ fn jepsen_log_follows_jepsen_meaning_of_fail_and_info() {
     assert!(h.ops[1].is_open() && h.ops[2].is_open());
     assert_eq!(h.ops[3].out, Some(Datum::Int(3)));
     // Reading 3 needs the timed-out write to have happened: still linearizable.
-    let r = check_history(&h, ModelName::CasRegister, &Budget::default()).unwrap();
+    let r = check_history(&h, &register::CAS_REGISTER, &Budget::default()).unwrap();
     assert_eq!(r.verdict, Verdict::Valid);
 }
 
@@ -73,7 +73,7 @@ fn edn_lines_and_history_vector_read_the_same() {
     let bad = lines.replace(r#":value "a"}"#, r#":value "b"}"#);
     let r = check_history(
         &parse_text(&bad, None).unwrap(),
-        ModelName::Kv,
+        &kv::KV,
         &Budget::default(),
     );
     assert_eq!(
@@ -87,7 +87,7 @@ fn edn_lines_and_history_vector_read_the_same() {
     );
     let r = check_history(
         &parse_text(&wrong, None).unwrap(),
-        ModelName::Kv,
+        &kv::KV,
         &Budget::default(),
     );
     assert_eq!(r.unwrap().verdict, Verdict::Invalid);
@@ -168,7 +168,7 @@ fn lockpick_jsonl_is_detected_and_read() {
     assert_eq!(h.ops.len(), 3, "nemesis left out");
     assert_eq!(h.ops[0].arg, Datum::Int(500));
     assert_eq!(h.ops[0].out, Some(Datum::Int(7)));
-    let r = check_history(&h, ModelName::FencedMutex, &Budget::default()).unwrap();
+    let r = check_history(&h, &mutex::FENCED_MUTEX, &Budget::default()).unwrap();
     assert_eq!(r.verdict, Verdict::Valid);
 }
 
@@ -206,7 +206,7 @@ fn a_lockpick_completion_without_invoke_is_an_error_not_dropped() {
     granted.index = 2;
     events.truncate(2);
     events.push(granted);
-    let err = check_events(&events, ModelName::Mutex, &Budget::default()).unwrap_err();
+    let err = check_events(&events, &mutex::MUTEX, &Budget::default()).unwrap_err();
     assert!(
         err.to_string()
             .contains("line 3: process 2 completed acquire (ok) without invoking it"),
@@ -248,7 +248,7 @@ fn a_lockpick_renewal_may_be_in_flight_beside_a_write_of_its_process() {
     let fs: Vec<OpF> = h.ops.iter().map(|o| o.f).collect();
     assert_eq!(fs, [OpF::Acquire, OpF::Write, OpF::Renew]);
     assert!(h.ops.iter().all(|o| !o.is_open()), "{h:?}");
-    let r = check_events(&events, ModelName::Lease, &Budget::default()).unwrap();
+    let r = check_events(&events, &lease::LEASE, &Budget::default()).unwrap();
     assert_eq!((r.verdict, r.passed_over), (Verdict::Valid, 1));
     // Two writes in flight at once are still refused.
     events.insert(3, event(3, c(1), EventKind::Invoke, F::Write, token));

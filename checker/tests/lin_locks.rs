@@ -4,7 +4,7 @@
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::lin::{check_events, Budget};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::{lease, mutex, Model};
 use lockpick_checker::verdict::Verdict;
 
 /// One client operation: process, verb, invocation and completion times in ms, completion
@@ -74,7 +74,7 @@ fn events(steps: &[Step]) -> Vec<Event> {
         .collect()
 }
 
-fn verdict(model: ModelName, steps: &[Step]) -> Verdict {
+fn verdict(model: &'static dyn Model, steps: &[Step]) -> Verdict {
     let report = check_events(&events(steps), model, &Budget::default()).expect("check");
     if report.verdict == Verdict::Invalid {
         let v = report.violation.as_ref().expect("violation explained");
@@ -86,29 +86,29 @@ fn verdict(model: ModelName, steps: &[Step]) -> Verdict {
 #[test]
 fn mutex_rejects_two_owners_and_accepts_handover() {
     let two_owners = [op(1, F::Acquire, 0, 1), op(2, F::Acquire, 2, 3)];
-    assert_eq!(verdict(ModelName::Mutex, &two_owners), Verdict::Invalid);
+    assert_eq!(verdict(&mutex::MUTEX, &two_owners), Verdict::Invalid);
     let handover = [
         op(1, F::Acquire, 0, 1),
         op(1, F::Release, 2, 3),
         op(2, F::Acquire, 4, 5),
         op(2, F::Release, 6, 7),
     ];
-    assert_eq!(verdict(ModelName::Mutex, &handover), Verdict::Valid);
+    assert_eq!(verdict(&mutex::MUTEX, &handover), Verdict::Valid);
     // 2's acquire overlaps 1's release, so it may have taken effect after it.
     let overlapping = [
         op(1, F::Acquire, 0, 1),
         op(2, F::Acquire, 2, 9),
         op(1, F::Release, 3, 4),
     ];
-    assert_eq!(verdict(ModelName::Mutex, &overlapping), Verdict::Valid);
+    assert_eq!(verdict(&mutex::MUTEX, &overlapping), Verdict::Valid);
 }
 
 #[test]
 fn mutex_rejects_release_by_a_non_owner() {
     let steps = [op(1, F::Acquire, 0, 1), op(2, F::Release, 2, 3)];
-    assert_eq!(verdict(ModelName::Mutex, &steps), Verdict::Invalid);
+    assert_eq!(verdict(&mutex::MUTEX, &steps), Verdict::Invalid);
     let renew_by_other = [op(1, F::Acquire, 0, 1), op(2, F::Renew, 2, 3)];
-    assert_eq!(verdict(ModelName::Mutex, &renew_by_other), Verdict::Invalid);
+    assert_eq!(verdict(&mutex::MUTEX, &renew_by_other), Verdict::Invalid);
 }
 
 #[test]
@@ -118,13 +118,13 @@ fn acquire_of_unknown_outcome_may_never_have_happened() {
         op(2, F::Acquire, 2, 3),
         op(2, F::Release, 4, 5),
     ];
-    assert_eq!(verdict(ModelName::Mutex, &steps), Verdict::Valid);
+    assert_eq!(verdict(&mutex::MUTEX, &steps), Verdict::Valid);
     // A failed acquire did not happen at all.
     let failed = [
         op(1, F::Acquire, 0, 1).kind(EventKind::Fail),
         op(2, F::Acquire, 2, 3),
     ];
-    assert_eq!(verdict(ModelName::Mutex, &failed), Verdict::Valid);
+    assert_eq!(verdict(&mutex::MUTEX, &failed), Verdict::Valid);
 }
 
 #[test]
@@ -134,17 +134,14 @@ fn fenced_mutex_rejects_a_token_that_goes_backwards() {
         op(1, F::Release, 2, 3),
         op(2, F::Acquire, 4, 5).token(3),
     ];
-    assert_eq!(
-        verdict(ModelName::FencedMutex, &backwards),
-        Verdict::Invalid
-    );
-    assert_eq!(verdict(ModelName::Mutex, &backwards), Verdict::Valid);
+    assert_eq!(verdict(&mutex::FENCED_MUTEX, &backwards), Verdict::Invalid);
+    assert_eq!(verdict(&mutex::MUTEX, &backwards), Verdict::Valid);
     let forwards = [
         op(1, F::Acquire, 0, 1).token(5),
         op(1, F::Release, 2, 3),
         op(2, F::Acquire, 4, 5).token(6),
     ];
-    assert_eq!(verdict(ModelName::FencedMutex, &forwards), Verdict::Valid);
+    assert_eq!(verdict(&mutex::FENCED_MUTEX, &forwards), Verdict::Valid);
 }
 
 #[test]
@@ -153,19 +150,19 @@ fn lease_rejects_expiry_before_the_lease_ran_out() {
         op(1, F::Acquire, 0, 10).lease(1000),
         op(2, F::Acquire, 500, 510).lease(1000),
     ];
-    assert_eq!(verdict(ModelName::Lease, &early), Verdict::Invalid);
+    assert_eq!(verdict(&lease::LEASE, &early), Verdict::Invalid);
     let after = [
         op(1, F::Acquire, 0, 10).lease(1000),
         op(2, F::Acquire, 1500, 1510).lease(1000),
     ];
-    assert_eq!(verdict(ModelName::Lease, &after), Verdict::Valid);
+    assert_eq!(verdict(&lease::LEASE, &after), Verdict::Valid);
     // The old holder's release after losing the lease is a second owner's release.
     let stale_release = [
         op(1, F::Acquire, 0, 10).lease(1000),
         op(2, F::Acquire, 1500, 1510).lease(1000),
         op(1, F::Release, 1600, 1610),
     ];
-    assert_eq!(verdict(ModelName::Lease, &stale_release), Verdict::Invalid);
+    assert_eq!(verdict(&lease::LEASE, &stale_release), Verdict::Invalid);
 }
 
 #[test]
@@ -175,11 +172,11 @@ fn lease_renewal_pushes_expiry_out() {
         op(1, F::Renew, 800, 810).lease(1000),
         op(2, F::Acquire, 1500, 1510).lease(1000),
     ];
-    assert_eq!(verdict(ModelName::Lease, &renewed), Verdict::Invalid);
+    assert_eq!(verdict(&lease::LEASE, &renewed), Verdict::Invalid);
     let after_renewal = [
         op(1, F::Acquire, 0, 10).lease(1000),
         op(1, F::Renew, 800, 810).lease(1000),
         op(2, F::Acquire, 1900, 1910).lease(1000),
     ];
-    assert_eq!(verdict(ModelName::Lease, &after_renewal), Verdict::Valid);
+    assert_eq!(verdict(&lease::LEASE, &after_renewal), Verdict::Valid);
 }

@@ -2,7 +2,7 @@
 //! suite asserts, single-threaded and with parallel parts.
 
 use lockpick_checker::lin::{check_file, Budget};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::{find_model, Model};
 use lockpick_checker::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +15,7 @@ fn data_dir() -> Option<PathBuf> {
     dir.join("expected.tsv").is_file().then_some(dir)
 }
 
-fn expected(dir: &Path) -> Vec<(PathBuf, ModelName, Verdict)> {
+fn expected(dir: &Path) -> Vec<(PathBuf, &'static dyn Model, Verdict)> {
     let tsv = std::fs::read_to_string(dir.join("expected.tsv")).expect("read expected.tsv");
     tsv.lines()
         .skip(1)
@@ -29,7 +29,7 @@ fn expected(dir: &Path) -> Vec<(PathBuf, ModelName, Verdict)> {
             };
             (
                 dir.join(cols[0]),
-                cols[1].parse().expect("model name"),
+                find_model(cols[1]).expect("model name"),
                 verdict,
             )
         })

@@ -3,7 +3,7 @@
 //! with one read result changed to a value nobody wrote never is.
 
 use lockpick_checker::lin::{check_history, Budget, Datum, History, Op, OpF};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::{kv, register, Model};
 use lockpick_checker::verdict::Verdict;
 
 /// splitmix64: small, deterministic, good enough to spread cases.
@@ -196,7 +196,7 @@ fn budget() -> Budget {
 
 /// `cases` histories of `min..min + spread` operations each.
 fn run_sized(
-    model: ModelName,
+    model: &'static dyn Model,
     gen: fn(&mut Rng, usize) -> History,
     impossible: Datum,
     cases: usize,
@@ -233,14 +233,14 @@ fn run_sized(
     );
 }
 
-fn run(model: ModelName, gen: fn(&mut Rng, usize) -> History, impossible: Datum) {
+fn run(model: &'static dyn Model, gen: fn(&mut Rng, usize) -> History, impossible: Datum) {
     run_sized(model, gen, impossible, 300, (10, 50));
 }
 
 #[test]
 fn sequential_register_histories_are_linearizable_and_an_impossible_read_is_not() {
     run(
-        ModelName::CasRegister,
+        &register::CAS_REGISTER,
         register_history,
         Datum::Int(1_000_000),
     );
@@ -248,18 +248,14 @@ fn sequential_register_histories_are_linearizable_and_an_impossible_read_is_not(
 
 #[test]
 fn sequential_kv_histories_are_linearizable_and_an_impossible_get_is_not() {
-    run(
-        ModelName::Kv,
-        kv_history,
-        Datum::Str("never written".into()),
-    );
+    run(&kv::KV, kv_history, Datum::Str("never written".into()));
 }
 
 #[test]
 fn long_register_histories_keep_their_verdicts() {
     // Past 512 operations the memo keys are cut to the frontier of the linearized set.
     run_sized(
-        ModelName::CasRegister,
+        &register::CAS_REGISTER,
         long_register_history,
         Datum::Int(1_000_000),
         12,

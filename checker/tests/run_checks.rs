@@ -3,7 +3,6 @@
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::lock::{lock_model_for, LockCheckParams, Property};
-use lockpick_checker::models::ModelName;
 use lockpick_checker::run_checks::check_run;
 use lockpick_checker::verdict::Verdict;
 
@@ -57,8 +56,8 @@ fn takeover_before_the_lease_ran_out_is_not_linearizable_against_the_lease_model
         (125, 1, Ok, Release, None, None),
     ]);
     assert_eq!(
-        lock_model_for(&events, Property::Exclusive),
-        Some(ModelName::Lease)
+        lock_model_for(&events, Property::Exclusive).map(|m| m.name()),
+        Some("lease")
     );
     let checks = check_run(&events, &params(Property::Exclusive));
     let lin = checks.linearizability.as_ref().unwrap();
@@ -108,8 +107,8 @@ fn a_lease_expiry_takeover_under_fenced_is_linearizable_against_the_lease_model(
         (905, 0, EventKind::Fail, Release, None, None),
     ]);
     assert_eq!(
-        lock_model_for(&events, Property::Fenced),
-        Some(ModelName::Lease)
+        lock_model_for(&events, Property::Fenced).map(|m| m.name()),
+        Some("lease")
     );
     let checks = check_run(&events, &params(Property::Fenced));
     assert_eq!(
@@ -139,8 +138,8 @@ fn no_lease_under_exclusive_is_checked_as_a_plain_mutex() {
         (15, 0, Ok, Release, None, None),
     ]);
     assert_eq!(
-        lock_model_for(&events, Property::Exclusive),
-        Some(ModelName::Mutex)
+        lock_model_for(&events, Property::Exclusive).map(|m| m.name()),
+        Some("mutex")
     );
     assert_eq!(
         check_run(&events, &params(Property::Exclusive)).verdict(),

@@ -3,12 +3,13 @@
 
 use super::incomplete::{check_incomplete, incomplete_run};
 use crate::cli::CheckArgs;
+use crate::failure::StoredScenarioError;
 use crate::outcome::{Exit, Failure, Outcome};
 use crate::printable::printable;
 use crate::run_args::write_report;
 use lockpick_checker::lin::{check_file, Budget};
 use lockpick_checker::lock::{LockCheckParams, Property};
-use lockpick_checker::models::ModelName;
+use lockpick_checker::models::Model;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
 use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
 use lockpick_harness::scenario::{parse_scenario, Scenario};
@@ -33,7 +34,7 @@ fn check_locks(args: CheckArgs) -> Outcome {
             args.history.parent().map(PathBuf::from),
         )
     };
-    let stored = stored_scenario(run_dir.as_deref(), &args).map_err(Failure::Usage)?;
+    let stored = stored_scenario(run_dir.as_deref(), &args)?;
     let property = args
         .property
         .map(|p| p.0)
@@ -56,7 +57,7 @@ fn check_locks(args: CheckArgs) -> Outcome {
             return Ok(check_incomplete(dir, &run, &params));
         }
     }
-    let found = check_run_file(&history, &params).map_err(Failure::usage)?;
+    let found = check_run_file(&history, &params)?;
     let checks = found.checks.clone();
     println!("{}: {} events", history.display(), found.events);
     if let Some(torn) = found.torn {
@@ -79,7 +80,7 @@ fn check_locks(args: CheckArgs) -> Outcome {
 /// threshold). One that is there but cannot be read is an error, never a silent fallback to
 /// `exclusive` (which would flip a valid fenced run to invalid), unless the options it would
 /// give are all on the command line.
-fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Scenario>, String> {
+fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Scenario>, Failure> {
     let Some(path) = run_dir.map(|d| d.join("scenario.toml")) else {
         return Ok(None);
     };
@@ -87,22 +88,23 @@ fn stored_scenario(run_dir: Option<&Path>, args: &CheckArgs) -> Result<Option<Sc
         return Ok(None);
     }
     let parsed = std::fs::read_to_string(&path)
-        .map_err(|e| format!("read {}: {e}", path.display()))
-        .and_then(|text| parse_scenario(&path, &text).map_err(|e| e.to_string()));
+        .map_err(|source| StoredScenarioError::Read {
+            path: path.clone(),
+            source,
+        })
+        .and_then(|text| Ok(parse_scenario(&path, &text)?));
     match parsed {
         Ok(s) => Ok(Some(s)),
         Err(e) if args.property.is_some() && args.deadlock_ms.is_some() => {
             eprintln!("lockpick: note: the run's scenario.toml is not used ({e}); checking with the given --property and --deadlock-ms");
             Ok(None)
         }
-        Err(e) => Err(format!(
-            "{e}\n  the run's scenario.toml tells which property and deadlock threshold to check; fix it, or give both --property and --deadlock-ms"
-        )),
+        Err(e) => Err(Failure::RunScenario(e)),
     }
 }
 
 /// `check --model`: linearizability of any supported history file.
-fn check_model(args: &CheckArgs, model: ModelName) -> Outcome {
+fn check_model(args: &CheckArgs, model: &dyn Model) -> Outcome {
     let path = if args.history.is_dir() {
         args.history.join("history.jsonl")
     } else {
@@ -112,8 +114,12 @@ fn check_model(args: &CheckArgs, model: ModelName) -> Outcome {
         time: Some(std::time::Duration::from_secs_f64(args.budget)),
         ..Budget::default()
     };
-    let report = check_file(&path, model, args.format.map(|f| f.0), &budget)
-        .map_err(|e| Failure::Usage(format!("check {}: {e}", path.display())))?;
+    let report = check_file(&path, model, args.format.map(|f| f.0), &budget).map_err(|source| {
+        Failure::CheckModel {
+            path: path.clone(),
+            source: Box::new(source),
+        }
+    })?;
     println!("{}", path.display());
     print!("{}", printable(&report.to_string()));
     Ok(Exit::Verdict(report.verdict))

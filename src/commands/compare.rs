@@ -14,9 +14,8 @@ use lockpick_reports::{
 use std::time::SystemTime;
 
 pub(super) fn compare(args: CompareArgs) -> Outcome {
-    let scenario = load_scenario(&args.scenario).map_err(Failure::usage)?;
-    let (clients, duration_ms) =
-        run_size_args(&scenario, args.clients, args.time_limit).map_err(Failure::Usage)?;
+    let scenario = load_scenario(&args.scenario)?;
+    let (clients, duration_ms) = run_size_args(&scenario, args.clients, args.time_limit)?;
     let names: Vec<&str> = args.backends.iter().map(|b| b.name()).collect();
     let seed = args.seed.unwrap_or(scenario.seed);
     let mut extra = String::new();
@@ -92,10 +91,10 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
                 },
             });
         }
-        Ok::<_, anyhow::Error>(())
+        Ok::<_, Failure>(())
     });
     drop(rt);
-    result.map_err(|e| Failure::Harness(format!("{e:#}")))?;
+    result?;
     let comparison = Comparison {
         scenario: scenario.name.clone(),
         seed,
@@ -112,7 +111,7 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
         scenario.name,
         utc_stamp(SystemTime::now())
     ));
-    let path = write_comparison(&comparison, &out_dir).map_err(Failure::harness)?;
+    let path = write_comparison(&comparison, &out_dir).map_err(Failure::WriteOutput)?;
     println!("compare: {}", path.display());
     if interrupted {
         return Ok(Exit::Interrupted);

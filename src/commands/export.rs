@@ -1,6 +1,6 @@
 //! `lockpick export`: a lockpick history as Jepsen EDN op maps, for Knossos or Elle.
 
-use crate::outcome::{Exit, Failure, Outcome};
+use crate::outcome::{Exit, Outcome};
 use lockpick_checker::history::read_history;
 use lockpick_checker::import::to_jepsen_edn;
 use std::path::Path;
@@ -11,7 +11,7 @@ pub(super) fn export(history: &Path) -> Outcome {
     } else {
         history.to_owned()
     };
-    let events = read_history(&path).map_err(Failure::usage)?;
+    let events = read_history(&path)?;
     print!("{}", to_jepsen_edn(&events));
     Ok(Exit::Done)
 }

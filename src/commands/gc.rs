@@ -33,7 +33,7 @@ pub(super) fn gc(store: &Path) -> Outcome {
     if report.errors.is_empty() {
         Ok(Exit::Done)
     } else {
-        Err(Failure::Harness(format!(
+        Err(Failure::harness(format!(
             "clean {} of the store's files (listed above)",
             report.errors.len()
         )))

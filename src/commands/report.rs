@@ -13,7 +13,7 @@ pub(super) fn report(dir: &Path) -> Outcome {
         );
         return Ok(Exit::IncompleteRun);
     }
-    let path = lockpick_reports::report_run_dir(dir).map_err(Failure::usage)?;
+    let path = lockpick_reports::report_run_dir(dir).map_err(Failure::RunFolder)?;
     println!("{}", path.display());
     Ok(Exit::Done)
 }

@@ -4,7 +4,6 @@ use crate::cli::ScenarioArgs;
 use crate::outcome::{Exit, Failure, Outcome};
 use crate::printable::printable;
 use crate::run_args::{run_size_args, runtime, write_report};
-use anyhow::Context;
 use lockpick_harness::run::{run_scenario, RunOptions};
 use lockpick_harness::scenario::load_scenario;
 use std::io::IsTerminal;
@@ -25,10 +24,9 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
 }
 
 pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
-    let scenario = load_scenario(&args.scenario).map_err(Failure::usage)?;
+    let scenario = load_scenario(&args.scenario)?;
     let backend = args.backend.map(|b| b.0);
-    let (_, duration_ms) =
-        run_size_args(&scenario, args.clients, args.time_limit).map_err(Failure::Usage)?;
+    let (_, duration_ms) = run_size_args(&scenario, args.clients, args.time_limit)?;
     if !args.external.is_empty() {
         let moved = backend.map(|b| scenario.with_lock(b).0);
         moved
@@ -55,15 +53,17 @@ pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
     };
     let rt = runtime();
     let outcome = rt.block_on(async {
-        let interrupt = crate::signals::install().context("install signal handlers")?;
+        let interrupt = crate::signals::install()?;
+        // A server's log tail may be in the message; the reproduce line follows it.
         run_scenario(&scenario, &opts, interrupt)
             .await
-            .map_err(anyhow::Error::from)
+            .map_err(|source| Failure::Run {
+                source: Box::new(source),
+                reproduce: Some(command.clone()),
+            })
     });
     drop(rt);
-    // A server's log tail may be in the message; the reproduce line follows it.
-    let outcome =
-        outcome.map_err(|e| Failure::Harness(format!("{e:#}\n  reproduce: {command}")))?;
+    let outcome = outcome?;
     print!(
         "{}",
         printable(&lockpick_reports::text_summary(

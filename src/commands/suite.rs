@@ -156,11 +156,11 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
                 scenario.name, args.seeds
             );
         }
-        Ok::<_, anyhow::Error>(())
+        Ok::<_, Failure>(())
     });
     drop(rt);
     // Only the signal handler's installation can fail here: runs report their own errors.
-    result.map_err(|e| Failure::Harness(format!("{e:#}")))?;
+    result?;
     record.secs = started.elapsed().as_secs_f64();
     print_table(&record);
     let ran = record.cases.len() - record.count(CaseStatus::Skipped);
@@ -173,7 +173,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
     } else if record.count(CaseStatus::Mismatch) > 0 {
         Ok(Exit::SuiteMismatch)
     } else if record.count(CaseStatus::Error) > 0 {
-        Err(Failure::Harness(format!(
+        Err(Failure::harness(format!(
             "run {} of the suite's runs (each ERROR above names why and how to reproduce it)",
             record.count(CaseStatus::Error)
         )))
@@ -182,7 +182,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
     };
     // A record that cannot be written fails a suite that passed; a worse ending stays.
     match write_outputs(&args, &record) {
-        Err(e) if ended == Ok(Exit::Done) => Err(Failure::Harness(e)),
+        Err(e) if matches!(ended, Ok(Exit::Done)) => Err(e),
         Err(e) => {
             eprintln!("lockpick: failed to {e}");
             ended
@@ -201,7 +201,7 @@ fn scenarios(filter: Option<&str>) -> Result<Vec<Scenario>, Failure> {
         match load_scenario(&entry.path.to_string_lossy()) {
             Ok(s) if s.expected.is_some() => scenarios.push(s),
             Ok(_) => {}
-            Err(e) => return Err(Failure::usage(e)),
+            Err(e) => return Err(e.into()),
         }
     }
     if scenarios.is_empty() {
@@ -312,15 +312,19 @@ fn print_table(record: &SuiteRecord) {
 }
 
 /// Writes `suite.json` and the trend page under `store/suite/<time>/`, and the JUnit file.
-fn write_outputs(args: &SuiteArgs, record: &SuiteRecord) -> Result<(), String> {
+fn write_outputs(args: &SuiteArgs, record: &SuiteRecord) -> Result<(), Failure> {
     let dir = args.store.join(SUITE_DIR).join(&record.started);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-    lockpick_reports::write_suite_record(&dir, record).map_err(|e| e.to_string())?;
-    let page = lockpick_reports::write_suite_page(&args.store, &dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir).map_err(|source| Failure::CreateDir {
+        path: dir.clone(),
+        source,
+    })?;
+    lockpick_reports::write_suite_record(&dir, record).map_err(Failure::WriteOutput)?;
+    let page =
+        lockpick_reports::write_suite_page(&args.store, &dir).map_err(Failure::WriteOutput)?;
     println!("suite: {}", page.display());
     if let Some(path) = &args.junit {
         lockpick_reports::write_atomic(path, lockpick_reports::junit_xml(record).as_bytes())
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::WriteOutput)?;
         println!("junit: {}", path.display());
     }
     Ok(())

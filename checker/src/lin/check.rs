@@ -3,10 +3,9 @@
 use super::budget::Budget;
 use super::op::History;
 use super::report::LinReport;
-use super::run::check_parts;
 use crate::history::Event;
 use crate::import::{self, Format, ImportError};
-use crate::models::{coverage, kv, lease, mutex, register, ModelError, ModelName};
+use crate::models::{coverage, Model, ModelError};
 use crate::verdict::Verdict;
 use std::path::Path;
 use std::time::Instant;
@@ -26,22 +25,12 @@ pub enum CheckError {
 /// nothing was tested.
 pub fn check_history(
     history: &History,
-    model: ModelName,
+    model: &dyn Model,
     budget: &Budget,
 ) -> Result<LinReport, ModelError> {
     let start = Instant::now();
     let covered = coverage(model, history)?;
-    let name = model.name();
-    let mut report = match model {
-        ModelName::Register => check_parts(name, history, register::parts(history, false)?, budget),
-        ModelName::CasRegister => {
-            check_parts(name, history, register::parts(history, true)?, budget)
-        }
-        ModelName::Kv => check_parts(name, history, kv::parts(history)?, budget),
-        ModelName::Mutex => check_parts(name, history, mutex::parts(history, false)?, budget),
-        ModelName::FencedMutex => check_parts(name, history, mutex::parts(history, true)?, budget),
-        ModelName::Lease => check_parts(name, history, lease::parts(history)?, budget),
-    };
+    let mut report = model.check(history, budget)?;
     report.elapsed = start.elapsed() - report.explain_elapsed;
     report.passed_over = covered.passed_over;
     if history.ops.is_empty() {
@@ -56,7 +45,7 @@ pub fn check_history(
 /// and operations that are not lock, register or kv operations are ignored.
 pub fn check_events(
     events: &[Event],
-    model: ModelName,
+    model: &dyn Model,
     budget: &Budget,
 ) -> Result<LinReport, CheckError> {
     Ok(check_history(&import::from_events(events)?, model, budget)?)
@@ -65,7 +54,7 @@ pub fn check_events(
 /// Reads a history file in `format` (detected from its content when `None`) and checks it.
 pub fn check_file(
     path: &Path,
-    model: ModelName,
+    model: &dyn Model,
     format: Option<Format>,
     budget: &Budget,
 ) -> Result<LinReport, CheckError> {

@@ -20,7 +20,7 @@ pub struct LinReport {
     /// Independent parts the model split the history into.
     pub parts: usize,
     /// Operations the model passed over: the protected resource's reads and writes beside a
-    /// lock's operations (see [`crate::models::ModelName::passes_over`]).
+    /// lock's operations (see [`crate::models::Model::passes_over`]).
     pub passed_over: usize,
     /// Present when the verdict is invalid.
     pub violation: Option<Violation>,

@@ -8,17 +8,17 @@ use super::lock_ops::LockOps;
 use super::params::Property;
 use crate::history::{Event, EventKind, F};
 use crate::lin::Budget;
-use crate::models::ModelName;
+use crate::models::{lease, mutex, Model};
 use crate::results::LinSummary;
 
 /// The model a lock history is checked against under `property`, if one fits.
-pub fn lock_model_for(events: &[Event], property: Property) -> Option<ModelName> {
+pub fn lock_model_for(events: &[Event], property: Property) -> Option<&'static dyn Model> {
     let leases = events
         .iter()
         .any(|e| e.f == F::Acquire && e.kind == EventKind::Ok && e.value.lease_ms.is_some());
     match property {
-        _ if leases => Some(ModelName::Lease),
-        Property::Exclusive => Some(ModelName::Mutex),
+        _ if leases => Some(&lease::LEASE),
+        Property::Exclusive => Some(&mutex::MUTEX),
         Property::Fenced => None,
     }
 }

@@ -7,7 +7,7 @@
 use super::params::Property;
 use crate::history::{EventKind, EventRef, Process, F};
 use crate::lin::{check_history, Budget, Datum, History, LinReport, Op, OpF};
-use crate::models::ModelName;
+use crate::models::{lease, mutex, Model};
 use crate::results::LinSummary;
 use crate::verdict::Verdict;
 use std::collections::{BTreeMap, HashMap};
@@ -176,10 +176,10 @@ impl LockOps {
 
     /// The model the lock operations are checked against under `property`, if one fits:
     /// `lease` when holders had leases, `mutex` for an exclusive lock without them.
-    pub fn model(&self, property: Property) -> Option<ModelName> {
+    pub fn model(&self, property: Property) -> Option<&'static dyn Model> {
         match property {
-            _ if self.leases => Some(ModelName::Lease),
-            Property::Exclusive => Some(ModelName::Mutex),
+            _ if self.leases => Some(&lease::LEASE),
+            Property::Exclusive => Some(&mutex::MUTEX),
             Property::Fenced => None,
         }
     }

@@ -3,10 +3,36 @@
 //! lookup after its first evaluation, instead of an allocation on every search step.
 
 use super::error::ModelError;
+use super::model::Model;
 use super::split::by_key;
 use crate::lin::hash::{hash_one, FastBuild};
-use crate::lin::{Datum, History, OpF, Part, Spec};
+use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
 use std::collections::HashMap;
+
+/// `kv`: independent string keys with get, put and append.
+pub static KV: KvModel = KvModel;
+
+/// The kv model.
+pub struct KvModel;
+
+impl Model for KvModel {
+    fn name(&self) -> &'static str {
+        "kv"
+    }
+
+    fn takes(&self) -> &'static [OpF] {
+        &[OpF::Get, OpF::Put, OpF::Append]
+    }
+
+    fn passes_over(&self) -> &'static [OpF] {
+        &[]
+    }
+
+    fn check(&self, history: &History, budget: &Budget) -> Result<LinReport, ModelError> {
+        let parts = parts(self.name(), history)?;
+        Ok(check_parts(self.name(), history, parts, budget))
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 enum KvOp {
@@ -218,7 +244,7 @@ fn text(d: &Datum) -> Option<&str> {
 }
 
 /// Prepares one part per key. Gets with an unknown result are dropped.
-pub fn parts(history: &History) -> Result<Vec<Part<KvSpec>>, ModelError> {
+fn parts(model: &'static str, history: &History) -> Result<Vec<Part<KvSpec>>, ModelError> {
     let split = by_key(history, |i| {
         let op = &history.ops[i];
         !(op.f == OpF::Get && op.out.is_none())
@@ -228,7 +254,7 @@ pub fn parts(history: &History) -> Result<Vec<Part<KvSpec>>, ModelError> {
         let mut spec = KvSpec::new();
         for &i in &idx {
             let op = &history.ops[i];
-            let bad = |why: &str| ModelError::new("kv", i, op, why);
+            let bad = |why: &str| ModelError::new(model, i, op, why);
             if op.key.is_none() {
                 return Err(bad("kv operations need a key"));
             }

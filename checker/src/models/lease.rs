@@ -9,9 +9,36 @@
 //! the lock until released.
 
 use super::error::ModelError;
+use super::model::Model;
 use super::mutex::{owner_of, Owner};
 use super::split::{by_key, is_lock_op};
-use crate::lin::{Datum, History, OpF, Part, Spec};
+use super::vocabulary::{LOCK, RESOURCE};
+use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
+
+/// `lease`: a mutex whose holder may lose it once its lease has run out.
+pub static LEASE: LeaseModel = LeaseModel;
+
+/// The lease model.
+pub struct LeaseModel;
+
+impl Model for LeaseModel {
+    fn name(&self) -> &'static str {
+        "lease"
+    }
+
+    fn takes(&self) -> &'static [OpF] {
+        LOCK
+    }
+
+    fn passes_over(&self) -> &'static [OpF] {
+        RESOURCE
+    }
+
+    fn check(&self, history: &History, budget: &Budget) -> Result<LinReport, ModelError> {
+        let parts = parts(self.name(), history)?;
+        Ok(check_parts(self.name(), history, parts, budget))
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 enum LeaseOp {
@@ -98,13 +125,13 @@ fn lease_end(start_ns: u64, arg: &Datum) -> u64 {
 }
 
 /// Prepares one part per lock. The acquire's argument is its lease length in ms.
-pub fn parts(history: &History) -> Result<Vec<Part<LeaseSpec>>, ModelError> {
+fn parts(model: &'static str, history: &History) -> Result<Vec<Part<LeaseSpec>>, ModelError> {
     let mut parts = Vec::new();
     for (key, idx) in by_key(history, |i| is_lock_op(history.ops[i].f)) {
         let mut ops = Vec::with_capacity(idx.len());
         for &i in &idx {
             let op = &history.ops[i];
-            let p = owner_of("lease", i, op)?;
+            let p = owner_of(model, i, op)?;
             ops.push(match op.f {
                 OpF::Acquire => LeaseOp::Acquire {
                     p,
@@ -122,7 +149,7 @@ pub fn parts(history: &History) -> Result<Vec<Part<LeaseSpec>>, ModelError> {
                 },
                 _ => {
                     return Err(ModelError::new(
-                        "lease",
+                        model,
                         i,
                         op,
                         "the model has no such operation",

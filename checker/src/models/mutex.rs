@@ -3,8 +3,47 @@
 //! fencing token to exceed the previous holder's. Split per lock.
 
 use super::error::ModelError;
+use super::model::Model;
 use super::split::{by_key, is_lock_op};
-use crate::lin::{Datum, History, OpF, Part, Spec};
+use super::vocabulary::{LOCK, RESOURCE};
+use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
+
+/// `mutex`: only the holder may release or renew.
+pub static MUTEX: MutexModel = MutexModel {
+    name: "mutex",
+    fenced: false,
+};
+
+/// `fenced-mutex`: a mutex whose every new holder's fencing token exceeds the previous one's.
+pub static FENCED_MUTEX: MutexModel = MutexModel {
+    name: "fenced-mutex",
+    fenced: true,
+};
+
+/// The mutex models, with or without fencing tokens.
+pub struct MutexModel {
+    name: &'static str,
+    fenced: bool,
+}
+
+impl Model for MutexModel {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn takes(&self) -> &'static [OpF] {
+        LOCK
+    }
+
+    fn passes_over(&self) -> &'static [OpF] {
+        RESOURCE
+    }
+
+    fn check(&self, history: &History, budget: &Budget) -> Result<LinReport, ModelError> {
+        let parts = parts(self.name, history, self.fenced)?;
+        Ok(check_parts(self.name, history, parts, budget))
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 enum LockOp {
@@ -142,8 +181,11 @@ pub(super) fn token(out: &Option<Datum>) -> Option<u64> {
 }
 
 /// Prepares one part per lock (the operation's key).
-pub fn parts(history: &History, fenced: bool) -> Result<Vec<Part<MutexSpec>>, ModelError> {
-    let model = if fenced { "fenced-mutex" } else { "mutex" };
+fn parts(
+    model: &'static str,
+    history: &History,
+    fenced: bool,
+) -> Result<Vec<Part<MutexSpec>>, ModelError> {
     let mut parts = Vec::new();
     for (key, idx) in by_key(history, |i| is_lock_op(history.ops[i].f)) {
         let mut ops = Vec::with_capacity(idx.len());

@@ -2,9 +2,51 @@
 //! write and (for cas-register) compare-and-set.
 
 use super::error::ModelError;
+use super::model::Model;
 use super::split::by_key;
 use crate::lin::hash::hash_one;
-use crate::lin::{Datum, History, OpF, Part, Spec};
+use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
+
+/// `register`: read and write.
+pub static REGISTER: RegisterModel = RegisterModel {
+    name: "register",
+    cas: false,
+};
+
+/// `cas-register`: read, write and compare-and-set.
+pub static CAS_REGISTER: RegisterModel = RegisterModel {
+    name: "cas-register",
+    cas: true,
+};
+
+/// The register models, with or without compare-and-set.
+pub struct RegisterModel {
+    name: &'static str,
+    cas: bool,
+}
+
+impl Model for RegisterModel {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn takes(&self) -> &'static [OpF] {
+        if self.cas {
+            &[OpF::Read, OpF::Write, OpF::Cas]
+        } else {
+            &[OpF::Read, OpF::Write]
+        }
+    }
+
+    fn passes_over(&self) -> &'static [OpF] {
+        &[]
+    }
+
+    fn check(&self, history: &History, budget: &Budget) -> Result<LinReport, ModelError> {
+        let parts = parts(self.name, history, self.cas)?;
+        Ok(check_parts(self.name, history, parts, budget))
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 enum RegOp {
@@ -61,8 +103,11 @@ impl Spec for RegisterSpec {
 /// Prepares one part per key (Jepsen's independent registers; a history without keys is one
 /// part). Reads with an unknown result are dropped: they neither constrain nor change the
 /// register.
-pub fn parts(history: &History, cas: bool) -> Result<Vec<Part<RegisterSpec>>, ModelError> {
-    let model = if cas { "cas-register" } else { "register" };
+fn parts(
+    model: &'static str,
+    history: &History,
+    cas: bool,
+) -> Result<Vec<Part<RegisterSpec>>, ModelError> {
     let known = |i: usize| !(history.ops[i].f == OpF::Read && history.ops[i].out.is_none());
     let mut parts = Vec::new();
     for (key, idx) in by_key(history, known) {

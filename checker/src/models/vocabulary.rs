@@ -3,45 +3,25 @@
 //! names it, and so is a history in which it finds nothing to check.
 
 use super::error::ModelError;
-use super::name::ModelName;
+use super::model::Model;
 use crate::lin::{History, OpF};
 
-const LOCK: &[OpF] = &[OpF::Acquire, OpF::Release, OpF::Renew];
-const RESOURCE: &[OpF] = &[OpF::Read, OpF::Write];
+/// What the lock models take.
+pub(super) const LOCK: &[OpF] = &[OpF::Acquire, OpF::Release, OpF::Renew];
+/// What the lock models pass over: the protected resource's operations.
+pub(super) const RESOURCE: &[OpF] = &[OpF::Read, OpF::Write];
 
-impl ModelName {
-    /// The operations the model checks.
-    pub fn takes(self) -> &'static [OpF] {
-        match self {
-            ModelName::Register => &[OpF::Read, OpF::Write],
-            ModelName::CasRegister => &[OpF::Read, OpF::Write, OpF::Cas],
-            ModelName::Kv => &[OpF::Get, OpF::Put, OpF::Append],
-            ModelName::Mutex | ModelName::FencedMutex | ModelName::Lease => LOCK,
-        }
+/// The model's vocabulary as a sentence, for errors.
+fn vocabulary(model: &dyn Model) -> String {
+    let names = |fs: &[OpF]| fs.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ");
+    let mut s = format!("the {model} model takes {}", names(model.takes()));
+    if !model.passes_over().is_empty() {
+        s.push_str(&format!(
+            " (and passes over {} beside them)",
+            names(model.passes_over())
+        ));
     }
-
-    /// Operations the model leaves alone when they come beside some it takes: a lockpick
-    /// history records the protected resource's reads and writes among the lock's
-    /// operations, and those are the lock checks' (stale writes), not the lock model's.
-    pub fn passes_over(self) -> &'static [OpF] {
-        match self {
-            ModelName::Register | ModelName::CasRegister | ModelName::Kv => &[],
-            ModelName::Mutex | ModelName::FencedMutex | ModelName::Lease => RESOURCE,
-        }
-    }
-
-    /// The vocabulary as a sentence, for errors.
-    fn vocabulary(self) -> String {
-        let names = |fs: &[OpF]| fs.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ");
-        let mut s = format!("the {self} model takes {}", names(self.takes()));
-        if !self.passes_over().is_empty() {
-            s.push_str(&format!(
-                " (and passes over {} beside them)",
-                names(self.passes_over())
-            ));
-        }
-        s
-    }
+    s
 }
 
 /// How a history's operations fall for a model.
@@ -49,14 +29,14 @@ impl ModelName {
 pub struct Coverage {
     /// Operations the model checks.
     pub checked: usize,
-    /// Operations it passes over ([`ModelName::passes_over`]).
+    /// Operations it passes over ([`Model::passes_over`]).
     pub passed_over: usize,
 }
 
 /// Sorts the history's operations for `model`: the first one outside its vocabulary is an
 /// error, and so is a history with operations of which the model takes none (a register
 /// history under a lock model would otherwise check nothing and pass).
-pub fn coverage(model: ModelName, history: &History) -> Result<Coverage, ModelError> {
+pub fn coverage(model: &dyn Model, history: &History) -> Result<Coverage, ModelError> {
     let mut c = Coverage::default();
     for (i, op) in history.ops.iter().enumerate() {
         if model.takes().contains(&op.f) {
@@ -71,7 +51,7 @@ pub fn coverage(model: ModelName, history: &History) -> Result<Coverage, ModelEr
                 format!(
                     "{} is not an operation of this model; {}",
                     op.f,
-                    model.vocabulary()
+                    vocabulary(model)
                 ),
             ));
         }
@@ -84,7 +64,7 @@ pub fn coverage(model: ModelName, history: &History) -> Result<Coverage, ModelEr
             format!(
                 "none of the history's {} operations is one the model checks, so it would test nothing; {}",
                 history.ops.len(),
-                model.vocabulary()
+                vocabulary(model)
             ),
         ));
     }

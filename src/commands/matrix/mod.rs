@@ -51,11 +51,10 @@ struct Place {
 }
 
 fn place(args: &MatrixArgs) -> Result<Place, Failure> {
-    let usage = Failure::Usage;
     if let Some(resume) = &args.resume {
         let dir = if resume.as_os_str().is_empty() {
             newest_matrix(&args.store.join(MATRIX_DIR)).ok_or_else(|| {
-                usage(format!(
+                Failure::Usage(format!(
                     "resume: no matrix under {}",
                     args.store.join(MATRIX_DIR).display()
                 ))
@@ -65,7 +64,7 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
         };
         let copy = dir.join("matrix.toml");
         if !copy.is_file() {
-            return Err(usage(format!(
+            return Err(Failure::Usage(format!(
                 "resume {}: it holds no matrix.toml (is it a folder `lockpick matrix` made?)",
                 dir.display()
             )));
@@ -177,30 +176,33 @@ fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, Failure> {
 }
 
 fn run(args: &MatrixArgs) -> Outcome {
-    let usage = Failure::Usage;
-    let harness = Failure::Harness;
     let place = place(args)?;
-    let mut full = load_matrix_in(&place.file, &place.folder).map_err(|e| usage(e.to_string()))?;
+    let mut full = load_matrix_in(&place.file, &place.folder)?;
     if let Some(s) = args.seeds {
         if !(1..=MAX_SEEDS).contains(&s) {
-            return Err(usage(format!(
+            return Err(Failure::Usage(format!(
                 "read --seeds: {s} is out of range; allowed: 1 to {MAX_SEEDS}"
             )));
         }
         full.seeds = s;
     }
     let selected = select(&full, args)?;
-    let plans = plan_matrix(&full).map_err(|e| usage(e.to_string()))?;
+    let plans = plan_matrix(&full)?;
     let dir = &place.dir;
     let scenarios_dir = dir.join("scenarios");
     std::fs::create_dir_all(&scenarios_dir)
         .and_then(|()| std::fs::create_dir_all(dir.join("runs")))
-        .map_err(|e| harness(format!("create {}: {e}", dir.display())))?;
+        .map_err(|source| Failure::CreateDir {
+            path: dir.clone(),
+            source,
+        })?;
     if place.copy_file {
-        let text = std::fs::read(&place.file)
-            .map_err(|e| usage(format!("read {}: {e}", place.file.display())))?;
+        let text = std::fs::read(&place.file).map_err(|source| Failure::ReadInput {
+            path: place.file.clone(),
+            source,
+        })?;
         lockpick_reports::write_atomic(&dir.join("matrix.toml"), &text)
-            .map_err(|e| harness(e.to_string()))?;
+            .map_err(Failure::WriteOutput)?;
     }
     let mut heads: BTreeMap<(String, String), CellHead> = BTreeMap::new();
     for plan in &plans {
@@ -208,9 +210,9 @@ fn run(args: &MatrixArgs) -> Outcome {
         let mut not_applicable = plan.not_applicable.clone();
         if not_applicable.is_none() {
             lockpick_reports::write_atomic(&file, plan.text.as_bytes())
-                .map_err(|e| harness(e.to_string()))?;
+                .map_err(Failure::WriteOutput)?;
             if !args.external.is_empty() {
-                let s = load_scenario(&file.to_string_lossy()).map_err(|e| usage(e.to_string()))?;
+                let s = load_scenario(&file.to_string_lossy())?;
                 if let Err(why) = s.check_external(&args.external) {
                     not_applicable = Some(format!("with --external: {why}"));
                 }
@@ -229,7 +231,7 @@ fn run(args: &MatrixArgs) -> Outcome {
     if args.store != Path::new("store") {
         resume_cmd.push_str(&format!(" --store {}", args.store.display()));
     }
-    write_matrix(&record, dir, &resume_cmd).map_err(|e| harness(e.to_string()))?;
+    write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
     eprintln!(
         "lockpick: matrix {} ({} row(s) × {} fault(s) × {} seed(s)) in {}",
         full.name,
@@ -338,19 +340,20 @@ fn run(args: &MatrixArgs) -> Outcome {
                 eprintln!("{}", progress_line(&summary));
                 let name = format!("{}--{}--seed{seed}.json", plan.row, plan.column);
                 let json = serde_json::to_vec_pretty(&summary).expect("summaries serialize");
-                lockpick_reports::write_atomic(&dir.join("runs").join(name), &json)?;
+                lockpick_reports::write_atomic(&dir.join("runs").join(name), &json)
+                    .map_err(Failure::WriteOutput)?;
                 done.insert(key, summary);
                 record = build_record(&full, &place, &command, &versions, &heads, &done);
-                write_matrix(&record, dir, &resume_cmd)?;
+                write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
             }
         }
-        Ok::<_, anyhow::Error>(())
+        Ok::<_, Failure>(())
     });
     drop(rt);
-    outcome.map_err(|e| harness(format!("{e:#}")))?;
+    outcome?;
     record = build_record(&full, &place, &command, &versions, &heads, &done);
     record.interrupted = interrupted;
-    let page = write_matrix(&record, dir, &resume_cmd).map_err(|e| harness(e.to_string()))?;
+    let page = write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
     print_table(&record);
     println!(
         "matrix: {} ({:.0} s)",
@@ -368,7 +371,7 @@ fn run(args: &MatrixArgs) -> Outcome {
             md.display()
         ));
         lockpick_reports::write_atomic(md, matrix_markdown(&record, &again).as_bytes())
-            .map_err(|e| harness(e.to_string()))?;
+            .map_err(Failure::WriteOutput)?;
         println!("markdown: {}", md.display());
     }
     let errors = record
@@ -383,7 +386,7 @@ fn run(args: &MatrixArgs) -> Outcome {
     } else if record.mismatches() > 0 {
         Ok(Exit::SuiteMismatch)
     } else if errors > 0 {
-        Err(Failure::Harness(format!(
+        Err(Failure::harness(format!(
             "make {errors} run(s) of the matrix (see the ERROR lines above); run them again with: {resume_cmd}"
         )))
     } else {
