@@ -11,6 +11,7 @@ use lockpick_harness::proxy::ProxyError;
 use lockpick_harness::run::RunError;
 use lockpick_harness::scenario::ScenarioError;
 use lockpick_reports::ReportError;
+use lockpick_store::StoreError;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -55,6 +56,9 @@ pub enum Failure {
     /// its `report.html` cannot be written (the harness).
     #[error(transparent)]
     RunFolder(ReportError),
+    /// A run folder's `run.json` (`check`, `report`) that cannot be read.
+    #[error(transparent)]
+    RunRecord(StoreError),
     /// A run that could not be carried out, with the command that repeats it when the
     /// command prints one.
     #[error("{}{}", Chain(&**source), ReproduceLine(reproduce.as_deref()))]
@@ -124,6 +128,10 @@ impl Failure {
                 | ReportError::Chart(_)
                 | ReportError::Template { .. } => HARNESS,
             },
+            Failure::RunRecord(e) => match e {
+                StoreError::Read { .. } | StoreError::Parse { .. } => USAGE,
+                StoreError::Write { .. } => HARNESS,
+            },
             Failure::Run { source, .. } => match &**source {
                 // What the command line asked of the scenario, refused before anything starts.
                 RunError::Options(_) | RunError::External(_) => USAGE,
@@ -137,8 +145,7 @@ impl Failure {
                 | RunError::Nemesis(_)
                 | RunError::Cluster(_)
                 | RunError::Record(_)
-                | RunError::Sentinel(_)
-                | RunError::Replica(_)
+                | RunError::Server(_)
                 | RunError::Client { .. }
                 | RunError::Resource(_)
                 | RunError::Adapter(_)

@@ -18,7 +18,7 @@ pub(crate) struct Incomplete {
 /// The run folder `dir`'s record if it tells of a run that did not end with a check; `None`
 /// for a finished run or a folder without `run.json`.
 pub(crate) fn incomplete_run(dir: &Path) -> Result<Option<Incomplete>, Failure> {
-    let state = RunState::read(dir).map_err(Failure::RunFolder)?;
+    let state = RunState::read(dir).map_err(Failure::RunRecord)?;
     Ok(state.and_then(|state| {
         let sentence = state.incomplete_sentence()?;
         Some(Incomplete { state, sentence })
