@@ -5,7 +5,7 @@
 
 use crate::exit_code::{HARNESS, USAGE};
 use lockpick_checker::history::ReadError;
-use lockpick_checker::lin::CheckError;
+use lockpick_checker::linearizability::CheckError;
 use lockpick_harness::matrix::MatrixError;
 use lockpick_harness::proxy::ProxyError;
 use lockpick_harness::run::RunError;

@@ -5,7 +5,8 @@
 //! histories).
 
 use lockpick_checker::import::read_file;
-use lockpick_checker::lin::{check_history, Budget, Datum, History, Op, OpF};
+use lockpick_checker::lin::{Budget, Datum, History, Op, OpF};
+use lockpick_checker::linearizability::check_history;
 use lockpick_checker::models::{find_model, mutex, register, Model};
 use lockpick_checker::verdict::Verdict;
 use std::path::PathBuf;

@@ -6,6 +6,7 @@ pub mod faults;
 pub mod history;
 pub mod import;
 pub mod lin;
+pub mod linearizability;
 pub mod lock;
 pub mod models;
 pub mod results;

@@ -5,7 +5,8 @@
 //! a named error) or an error that names a line of the input.
 
 use lockpick_checker::import::{parse_text, Format, ImportError};
-use lockpick_checker::lin::{check_history, Budget};
+use lockpick_checker::lin::Budget;
+use lockpick_checker::linearizability::check_history;
 use lockpick_checker::models::MODELS;
 use proptest::prelude::*;
 use std::time::Duration;

@@ -2,7 +2,8 @@
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::import::{from_events, parse_text, to_jepsen_edn, Format, ImportError};
-use lockpick_checker::lin::{check_events, check_history, Budget, Datum, OpF};
+use lockpick_checker::lin::{Budget, Datum, OpF};
+use lockpick_checker::linearizability::{check_events, check_history};
 use lockpick_checker::models::{kv, lease, mutex, register};
 use lockpick_checker::verdict::Verdict;
 

@@ -3,7 +3,8 @@
 //! correct variants are accepted.
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
-use lockpick_checker::lin::{check_events, Budget};
+use lockpick_checker::lin::Budget;
+use lockpick_checker::linearizability::check_events;
 use lockpick_checker::models::{lease, mutex, Model};
 use lockpick_checker::verdict::Verdict;
 

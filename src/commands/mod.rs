@@ -16,7 +16,6 @@ mod toxiproxy;
 
 use crate::cli::{Cli, Command};
 use crate::outcome::Outcome;
-pub(crate) use matrix::MatrixArgs;
 
 /// Runs the command.
 pub fn dispatch(cli: Cli) -> Outcome {

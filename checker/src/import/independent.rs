@@ -3,7 +3,7 @@
 //! (P-compositionality).
 
 use super::edn::Edn;
-use super::jepsen_op::JepsenEvent;
+use super::jepsen_event::JepsenEvent;
 use super::pair::Kind;
 use crate::lin::OpF;
 

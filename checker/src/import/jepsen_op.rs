@@ -1,29 +1,13 @@
 //! A Jepsen operation event as both Jepsen formats (log lines, EDN op maps) give it, and how a
 //! list of them becomes a history.
 
-use super::edn::Edn;
 use super::error::ImportError;
 use super::independent;
+pub use super::jepsen_event::JepsenEvent;
 use super::pair::{Kind, Pairer, RawEvent};
 use super::value::datum;
 use super::Imported;
 use crate::lin::{Datum, OpF};
-
-/// One client event with its value still in EDN: whether the history is independent is known
-/// only once every event has been read.
-pub struct JepsenEvent {
-    pub process: u64,
-    pub kind: Kind,
-    pub f: OpF,
-    pub key: Option<String>,
-    pub value: Edn,
-    /// The lease asked for, which lockpick's export writes beside Jepsen's usual keys.
-    pub lease_ms: Option<i64>,
-    /// Position in the history; orders events.
-    pub pos: u64,
-    pub time_ns: u64,
-    pub line: usize,
-}
 
 /// Pairs the events into operations, splitting an independent history's `[key value]` tuples
 /// into keys. `fail` and `info` values are not read: Jepsen gives them no meaning.

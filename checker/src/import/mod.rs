@@ -7,6 +7,7 @@ mod export_edn;
 mod format;
 mod independent;
 mod jepsen_edn;
+mod jepsen_event;
 mod jepsen_log;
 mod jepsen_op;
 mod lockpick;

@@ -3,7 +3,6 @@
 
 mod budget;
 mod cache;
-mod check;
 pub(crate) mod hash;
 mod linset;
 mod op;
@@ -14,7 +13,6 @@ mod shrink;
 mod spec;
 
 pub use budget::Budget;
-pub use check::{check_events, check_file, check_history, CheckError};
 pub use op::{Datum, History, Op, OpF};
 pub use report::{LinReport, Violation};
 pub use run::check_parts;

@@ -6,10 +6,10 @@
 
 use super::lock_ops::LockOps;
 use super::params::Property;
+use super::LinSummary;
 use crate::history::{Event, EventKind, F};
 use crate::lin::Budget;
 use crate::models::{lease, mutex, Model};
-use crate::results::LinSummary;
 
 /// The model a lock history is checked against under `property`, if one fits.
 pub fn lock_model_for(events: &[Event], property: Property) -> Option<&'static dyn Model> {

@@ -5,10 +5,11 @@
 //! turn.
 
 use super::params::Property;
+use super::LinSummary;
 use crate::history::{EventKind, EventRef, Process, F};
-use crate::lin::{check_history, Budget, Datum, History, LinReport, Op, OpF};
+use crate::lin::{Budget, Datum, History, LinReport, Op, OpF};
+use crate::linearizability::check_history;
 use crate::models::{lease, mutex, Model};
-use crate::results::LinSummary;
 use crate::verdict::Verdict;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //! [`LockReport`]; and linearizability of the lock operations against a lock model.
 
 mod check;
+mod lin_summary;
 mod linearizable;
 mod lock_ops;
 #[cfg(test)]
@@ -12,6 +13,7 @@ mod report;
 mod stream;
 
 pub use check::check_locks;
+pub use lin_summary::LinSummary;
 pub use linearizable::{check_lock_linearizability, lock_model_for};
 pub use lock_ops::LockOps;
 pub use params::{LockCheckParams, Property};

@@ -4,10 +4,9 @@
 //! of each cell, one record per finished run (what `--resume` skips), `matrix.json` and
 //! `matrix.html`, rewritten after every run.
 
-mod args;
 mod versions;
 
-pub use args::MatrixArgs;
+use crate::cli::MatrixArgs;
 
 use super::suite::relative_run;
 use crate::outcome::{Exit, Failure, Outcome};

@@ -37,7 +37,7 @@ pub struct MatrixArgs {
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::cli::host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = super::host_port)]
     pub toxiproxy: Option<SocketAddr>,
     /// Run on servers lockpick does not start (see `scenario --external`); cells whose fault
     /// needs lockpick's own servers are shown as n/a.

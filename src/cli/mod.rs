@@ -1,5 +1,9 @@
 //! Command-line arguments.
 
+mod matrix;
+
+pub use matrix::MatrixArgs;
+
 use crate::choices::{FormatArg, LockArg, ModelArg, PropertyArg};
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
@@ -41,7 +45,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// Run every lock (row) under every fault (column) of a matrix file over several seeds,
     /// fault sizes relative to each lock's lease, and write matrix.html.
-    Matrix(crate::commands::MatrixArgs),
+    Matrix(MatrixArgs),
     /// Serve the store's runs and reports on 127.0.0.1, until Ctrl-C.
     Serve(ServeArgs),
     /// Free the disk of finished and abandoned runs: delete their nodes' data folders

@@ -1,10 +1,10 @@
-//! Entry points: check a history, lockpick events or a file against a named model.
+//! Linearizability's entry points: a history, lockpick events or a file in any importable
+//! format, checked against a model of the registry. Above the search (`lin`), the models and
+//! the importers, which all stay below it.
 
-use super::budget::Budget;
-use super::op::History;
-use super::report::LinReport;
 use crate::history::Event;
 use crate::import::{self, Format, ImportError};
+use crate::lin::{Budget, History, LinReport};
 use crate::models::{coverage, Model, ModelError};
 use crate::verdict::Verdict;
 use std::path::Path;
