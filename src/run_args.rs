@@ -3,7 +3,7 @@
 
 use crate::outcome::Failure;
 use lockpick_checker::results::RunResults;
-use lockpick_harness::scenario::{check_overrides, rules, Scenario};
+use lockpick_harness::scenario::rules;
 use std::path::Path;
 
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
@@ -13,11 +13,9 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime starts")
 }
 
-/// Reads `--clients` and `--time-limit` for `scenario`: within the ranges `--help` gives, and
-/// fitting its faults (a fault aimed at client 3 needs 4 clients; a longer run must keep the
-/// fault schedule within its bound). Returns the clients and the time limit in milliseconds.
+/// `--clients` and `--time-limit` as the run takes them; what they are checked against (the
+/// scenario's faults, its locks) is [`RunPlan::new`](lockpick_harness::run::RunPlan::new)'s.
 pub(crate) fn run_size_args(
-    scenario: &Scenario,
     clients: Option<usize>,
     time_limit: Option<f64>,
 ) -> Result<(Option<usize>, Option<u64>), Failure> {
@@ -36,7 +34,6 @@ pub(crate) fn run_size_args(
         Some(t) => Some(((t * 1000.0).round() as u64).max(1)),
         None => None,
     };
-    check_overrides(scenario, clients, duration_ms).map_err(Failure::Usage)?;
     Ok((clients, duration_ms))
 }
 

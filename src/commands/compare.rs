@@ -6,7 +6,7 @@ use crate::outcome::{Exit, Failure, Outcome};
 use crate::reproduce::Reproduce;
 use crate::run_args::{run_size_args, runtime, write_report};
 use lockpick_checker::verdict::Verdict;
-use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
+use lockpick_harness::run::{run_plan, utc_stamp, RunOptions, RunPlan};
 use lockpick_harness::scenario::load_scenario;
 use lockpick_reports::{
     write_comparison, ComparedBackend, ComparedRun, Comparison, FaultColumn, COMPARE_DIR,
@@ -15,9 +15,33 @@ use std::time::SystemTime;
 
 pub(super) fn compare(args: CompareArgs) -> Outcome {
     let scenario = load_scenario(&args.scenario)?;
-    let (clients, duration_ms) = run_size_args(&scenario, args.clients, args.time_limit)?;
+    let (clients, duration_ms) = run_size_args(args.clients, args.time_limit)?;
     let names: Vec<&str> = args.backends.iter().map(|b| b.name()).collect();
-    let seed = args.seed.unwrap_or(scenario.seed);
+    // One plan per lock, all resolved (and every override checked against every lock) before
+    // the first run starts.
+    let mut plans = Vec::new();
+    for lock in &args.backends {
+        let options = RunOptions {
+            seed: args.seed,
+            duration_ms,
+            clients,
+            store: args.store.clone(),
+            backend: Some(lock.0),
+            ..RunOptions::default()
+        };
+        let plan = RunPlan::new(&scenario, &options)?;
+        let command = Reproduce {
+            scenario: args.scenario.clone(),
+            seed: plan.seed,
+            time_limit: args.time_limit,
+            clients: args.clients,
+            backend: Some(lock.name().to_owned()),
+            ..Reproduce::default()
+        }
+        .command();
+        plans.push((lock.name(), plan.reproducing(command)));
+    }
+    let seed = plans.first().map_or(scenario.seed, |(_, p)| p.seed);
     let mut extra = String::new();
     if let Some(t) = args.time_limit {
         extra.push_str(&format!(" --time-limit {t}"));
@@ -44,38 +68,23 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
     let mut interrupted = false;
     let result = rt.block_on(async {
         let interrupt = crate::signals::install()?;
-        for lock in &args.backends {
+        for (name, plan) in &plans {
             if interrupt.is_cancelled() {
                 interrupted = true;
                 break;
             }
-            let (kind, name) = (lock.0, lock.name());
-            let (_, skipped) = scenario.with_lock(kind);
+            let skipped = plan
+                .swapped
+                .as_ref()
+                .map_or_else(Vec::new, |s| s.skipped.clone());
             for s in &skipped {
                 eprintln!(
                     "lockpick: {name}: fault {} skipped: {}",
                     faults[s.index].label, s.reason
                 );
             }
-            let opts = RunOptions {
-                seed: Some(seed),
-                duration_ms,
-                clients,
-                store: args.store.clone(),
-                reproduce: Reproduce {
-                    scenario: args.scenario.clone(),
-                    seed,
-                    time_limit: args.time_limit,
-                    clients: args.clients,
-                    backend: Some(name.to_owned()),
-                    ..Reproduce::default()
-                }
-                .command(),
-                backend: Some(kind),
-                ..RunOptions::default()
-            };
             eprintln!("lockpick: running {} on {name}", scenario.name);
-            let outcome = run_scenario(&scenario, &opts, interrupt.clone()).await?;
+            let outcome = run_plan(plan, interrupt.clone()).await?;
             print!(
                 "{}",
                 lockpick_reports::text_summary(&outcome.results, &outcome.dir)
@@ -83,7 +92,7 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
             write_report(&outcome.dir, &outcome.results);
             interrupted |= outcome.results.interrupted;
             backends.push(ComparedBackend {
-                backend: name.to_owned(),
+                backend: (*name).to_owned(),
                 run: ComparedRun {
                     dir: outcome.dir,
                     results: outcome.results,

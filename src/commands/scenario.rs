@@ -4,7 +4,7 @@ use crate::cli::ScenarioArgs;
 use crate::outcome::{Exit, Failure, Outcome};
 use crate::printable::printable;
 use crate::run_args::{run_size_args, runtime, write_report};
-use lockpick_harness::run::{run_scenario, RunOptions};
+use lockpick_harness::run::{run_plan, RunOptions, RunPlan};
 use lockpick_harness::scenario::load_scenario;
 use std::io::IsTerminal;
 
@@ -25,37 +25,36 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
 
 pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
     let scenario = load_scenario(&args.scenario)?;
-    let backend = args.backend.map(|b| b.0);
-    let (_, duration_ms) = run_size_args(&scenario, args.clients, args.time_limit)?;
-    if !args.external.is_empty() {
-        let moved = backend.map(|b| scenario.with_lock(b).0);
-        moved
-            .as_ref()
-            .unwrap_or(&scenario)
-            .check_external(&args.external)
-            .map_err(Failure::Usage)?;
-    }
-    let seed = args.seed.unwrap_or(scenario.seed);
-    let command = reproduce(&args, seed);
-    eprintln!("lockpick: scenario {} with seed {seed}", scenario.name);
-    let opts = RunOptions {
-        seed: Some(seed),
+    let (clients, duration_ms) = run_size_args(args.clients, args.time_limit)?;
+    let options = RunOptions {
+        seed: args.seed,
         duration_ms,
-        clients: args.clients,
+        clients,
         toxiproxy: args.toxiproxy,
         store: args.store.clone(),
         progress: std::io::stderr().is_terminal(),
-        reproduce: command.clone(),
-        backend,
+        backend: args.backend.map(|b| b.0),
         keep_data: args.keep_data,
         external: args.external.clone(),
         resource: args.resource,
+        ..RunOptions::default()
     };
+    // Every override is resolved and checked here, once; the seed printed is the plan's.
+    let plan = RunPlan::new(&scenario, &options).map_err(|source| Failure::Run {
+        source: Box::new(source),
+        reproduce: Some(reproduce(&args, RunPlan::seed_for(&scenario, &options))),
+    })?;
+    let command = reproduce(&args, plan.seed);
+    let plan = plan.reproducing(command.clone());
+    eprintln!(
+        "lockpick: scenario {} with seed {}",
+        scenario.name, plan.seed
+    );
     let rt = runtime();
     let outcome = rt.block_on(async {
         let interrupt = crate::signals::install()?;
         // A server's log tail may be in the message; the reproduce line follows it.
-        run_scenario(&scenario, &opts, interrupt)
+        run_plan(&plan, interrupt)
             .await
             .map_err(|source| Failure::Run {
                 source: Box::new(source),

@@ -68,7 +68,7 @@ impl RunPlan {
         }
         check_overrides(&scenario, options.clients, options.duration_ms)
             .map_err(RunError::Options)?;
-        let seed = options.seed.unwrap_or(scenario.seed);
+        let seed = Self::seed_for(&scenario, options);
         let clients = options.clients.unwrap_or(scenario.workload.clients);
         let duration_ms = options.duration_ms.unwrap_or(scenario.workload.duration_ms);
         let schedule = build_schedule(&scenario, seed, duration_ms, clients);
@@ -81,5 +81,18 @@ impl RunPlan {
             schedule,
             options: options.clone(),
         })
+    }
+
+    /// The seed a plan of `scenario` with `options` runs with: `--seed`, else the file's. For
+    /// the command that repeats a run that could not even be planned.
+    pub fn seed_for(scenario: &Scenario, options: &RunOptions) -> u64 {
+        options.seed.unwrap_or(scenario.seed)
+    }
+
+    /// The plan with `command` as the command line that repeats it (stored in
+    /// `results.json`); a command learns the seed it prints from the plan it built.
+    pub fn reproducing(mut self, command: String) -> RunPlan {
+        self.options.reproduce = command;
+        self
     }
 }
