@@ -3,9 +3,7 @@
 
 use crate::backends::redis::RedisOptions;
 use crate::server::StartError;
-use crate::server::{
-    BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,
-};
+use crate::server::{BoxFuture, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::vocab::Persistence;
 
 pub(super) struct Redis;
@@ -51,21 +49,7 @@ impl ServerKind for Redis {
                 faketime: ctx.faketime,
                 ..RedisOptions::default()
             };
-            let mut endpoints = Endpoints::default();
-            for node in &ctx.nodes {
-                let info = ctx
-                    .supervisor
-                    .lock()
-                    .await
-                    .start_redis(node, options.clone())
-                    .await?;
-                let addr = ctx.proxies.create(node, info.addr).await?;
-                endpoints.nodes.push((node.clone(), addr));
-            }
-            Ok(Started {
-                endpoints,
-                cluster: None,
-            })
+            crate::server::start_all(ctx, crate::db::NodeKind::new(options)).await
         })
     }
 }
