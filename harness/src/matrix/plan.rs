@@ -1,20 +1,37 @@
 //! One cell of a matrix as an ordinary scenario: the row's lock and the column's fault, every
-//! relative size resolved against the row's lease into concrete milliseconds. The scenario is
-//! written out as a file, so each run of the cell can be repeated with `lockpick scenario
-//! FILE --seed N`, and loaded with the scenario loader, so a fault the row's servers cannot
-//! take is refused by the same rule (`FaultSpec::cannot_run_on`) as anywhere else.
+//! relative size resolved against the row's lease into concrete milliseconds.
+//!
+//! The cell's [`Scenario`] is built as a value, through the scenario loader's own rules rather
+//! than a copy of them: the cell fills in the loader's layout of a scenario file
+//! ([`RawScenario`]) with the row's settings, and the column's fault table, its sizes resolved,
+//! is a `[[nemesis]]` entry the fault reads with its own parser. Every span in them points
+//! into the matrix file, so what the loader refuses names the matrix file's line: a column's
+//! field at its own line, a row's setting at the row. The layout, not typed values, because
+//! the loader's checks are written against it (with the spans their errors need), and one set
+//! of checks is the point; a fault the row's servers cannot take is found by the same
+//! [`crate::fault::FaultSpec::cannot_run_on`] the loader asks, and makes the cell n/a.
+//!
+//! The scenario is also written out as a file from the same resolved values, so each run of
+//! the cell can be repeated with `lockpick scenario FILE --seed N`; a test checks that every
+//! shipped cell's file loads back into the scenario built here.
 
-use super::file::{Column, Expectation, Matrix, MatrixError, Row};
-use super::size::{Promise, Size};
-use crate::scenario::{parse_scenario, ScenarioError};
+use super::file::DEFAULT_AT_MS;
+use super::file::{column_error, Column, Expectation, Expected, Matrix, MatrixError, Row, Sized};
+use super::size::Promise;
+use crate::fault::RawEntry;
+use crate::scenario::{
+    check, read_fault, ClientTable, RawCheck, RawClientKind, RawLock, RawResource, RawScenario,
+    RawServer, RawWorkload, Scenario, ScenarioError, Source,
+};
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
+use toml::Spanned;
 
 /// One size as resolved for a row: what was asked and what it became.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resolved {
-    /// The scenario field it became (`nemesis.duration_ms`).
+    /// The scenario field it became (`nemesis.duration_ms`; `nemesis.at_ms[0]` for an end of
+    /// a range).
     pub field: String,
     /// As the matrix wrote it (`2x lease`).
     pub asked: String,
@@ -32,7 +49,12 @@ pub struct CellPlan {
     pub resolved: Vec<Resolved>,
     /// The scenario's name (its runs are stored under `store/<name>/`).
     pub scenario: String,
-    /// The scenario file's text.
+    /// The scenario the cell runs; `None` when the row cannot take the fault. Its `path` is
+    /// the matrix file's until the cell's file ([`CellPlan::text`]) is written: point it there
+    /// (the run stores a copy of the file it names).
+    #[serde(skip)]
+    pub built: Option<Scenario>,
+    /// The scenario file's text, from the same resolved values.
     pub text: String,
     /// Why the row cannot take the fault at all; the cell then has no run.
     pub not_applicable: Option<String>,
@@ -68,8 +90,80 @@ pub fn promise(row: &Row) -> (Promise, String) {
     }
 }
 
+/// The column's fault entry for `row`: every size resolved into milliseconds (each recorded in
+/// `resolved`), at the spans the column wrote them, and the timing a matrix gives by default
+/// (`at_ms`, once).
+fn resolve_entry(
+    m: &Matrix,
+    row: &Row,
+    col: &Column,
+    promise: Promise,
+    resolved: &mut Vec<Resolved>,
+) -> Result<RawEntry, MatrixError> {
+    let mut table = col.entry.get_ref().clone();
+    for (key, sized) in &col.sizes {
+        let span = table[key].span();
+        let at = |size: &super::Size, field: &str| {
+            size.resolve(promise).ok_or_else(|| MatrixError::Invalid {
+                path: m.path.clone(),
+                line: col.line,
+                field: format!("column.{}", col.written(key)),
+                message: format!(
+                    "{field} = {size} is beyond a day for row {:?} (lease {} ms)",
+                    row.name, promise.lease_ms
+                ),
+            })
+        };
+        let value = match sized {
+            Sized::One(size) => {
+                let field = format!("nemesis.{key}");
+                let ms = at(size, &field)?;
+                resolved.push(Resolved {
+                    field,
+                    asked: size.to_string(),
+                    ms,
+                });
+                toml::Value::Integer(ms)
+            }
+            Sized::Range(sizes) => {
+                // A range of plain milliseconds is as the column wrote it: not a resolution.
+                let relative = sizes.iter().any(|s| s.is_relative());
+                let mut items = Vec::new();
+                for (i, size) in sizes.iter().enumerate() {
+                    let field = format!("nemesis.{key}[{i}]");
+                    let ms = at(size, &field)?;
+                    if relative {
+                        resolved.push(Resolved {
+                            field,
+                            asked: size.to_string(),
+                            ms,
+                        });
+                    }
+                    items.push(toml::Value::Integer(ms));
+                }
+                toml::Value::Array(items)
+            }
+        };
+        table.insert(key.clone(), Spanned::new(span, value));
+    }
+    let here = col.entry.span();
+    if !table.contains_key("at_ms") {
+        let at = DEFAULT_AT_MS.iter().map(|&ms| toml::Value::Integer(ms));
+        table.insert(
+            "at_ms".into(),
+            Spanned::new(here.clone(), toml::Value::Array(at.collect())),
+        );
+    }
+    // Once, unless the column makes it recur.
+    if !table.contains_key("count") && !table.contains_key("every_ms") {
+        table.insert("count".into(), Spanned::new(here.clone(), 1.into()));
+    }
+    Ok(Spanned::new(here, table))
+}
+
 /// Plans the cell of `row` × `column`. A scenario that cannot load for another reason than
-/// the fault being impossible on the row is an error of the matrix, at the row's line.
+/// the fault being impossible on the row is an error of the matrix: at the column's field for
+/// what the fault refuses, else at the row's line.
 pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, MatrixError> {
     let (promise, lease_from) = promise(row);
     let mut resolved = Vec::new();
@@ -79,24 +173,105 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         field: format!("row.{}", row.name),
         message,
     };
-    let mut resolve = |field: &str, size: &Size, min: i64| -> Result<i64, MatrixError> {
-        let ms = size
-            .resolve(promise)
-            .ok_or_else(|| err(format!("{field} = {size} is beyond a day for this row")))?;
-        if ms < min {
-            return Err(err(format!(
-                "column {:?}: {field} = {size} resolves to {ms} ms for row {:?} (lease {} ms); allowed: at least {min}",
-                col.name, row.name, promise.lease_ms
-            )));
-        }
-        resolved.push(Resolved {
-            field: field.to_owned(),
-            asked: size.to_string(),
-            ms,
-        });
-        Ok(ms)
+    let run = col.run.as_ref().unwrap_or(&m.duration);
+    let duration = run.resolve(promise).ok_or_else(|| {
+        err(format!(
+            "workload.duration_ms = {run} is beyond a day for this row"
+        ))
+    })?;
+    if duration < 1 {
+        return Err(err(format!(
+            "column {:?}: workload.duration_ms = {run} resolves to {duration} ms for row {:?} (lease {} ms); allowed: at least 1",
+            col.name, row.name, promise.lease_ms
+        )));
+    }
+    resolved.push(Resolved {
+        field: "workload.duration_ms".into(),
+        asked: run.to_string(),
+        ms: duration,
+    });
+    let entry = col
+        .fault
+        .is_some()
+        .then(|| resolve_entry(m, row, col, promise, &mut resolved))
+        .transpose()?;
+
+    let scenario_name = format!("{}-{}-{}", m.name, row.name, col.name);
+    let description = format!("{} under {}: {}", row.name, col.name, col.about);
+    let expected = match row.expect[&col.name].verdict {
+        Expected::Valid => Some("valid"),
+        Expected::Invalid => Some("invalid"),
+        Expected::NotApplicable => None,
     };
-    let scenario = format!("{}-{}-{}", m.name, row.name, col.name);
+    let clients = row.clients.unwrap_or(m.clients);
+    let acquire_timeout_ms = row.acquire_timeout_ms.unwrap_or(m.acquire_timeout_ms);
+    let op_timeout_ms = row.op_timeout_ms.unwrap_or(m.op_timeout_ms);
+    let (mode, property) = if row.fenced {
+        ("fenced", "fenced")
+    } else {
+        ("naive", "exclusive")
+    };
+
+    // The row's part, as the loader's layout; every setting at the row's span.
+    let at = |v| Spanned::new(row.span.clone(), v);
+    let text_at = |v: &str| at(v.to_owned());
+    let raw = RawScenario {
+        name: text_at(&scenario_name),
+        description: Some(text_at(&description)),
+        expected: expected.map(text_at),
+        seed: m.first_seed,
+        backend: None,
+        server: Some(Spanned::new(
+            row.span.clone(),
+            RawServer {
+                kind: text_at(row.server.name()),
+                nodes: row.nodes.map(|n| Spanned::new(row.span.clone(), n)),
+                persistence: None,
+            },
+        )),
+        client: Some(Spanned::new(
+            row.span.clone(),
+            RawClientKind {
+                kind: Some(text_at(row.client_kind.name())),
+            },
+        )),
+        lock: RawLock {
+            name: None,
+            ttl_ms: Some(Spanned::new(row.span.clone(), row.ttl_ms)),
+            acquire_timeout_ms: Some(Spanned::new(row.span.clone(), acquire_timeout_ms)),
+            retry_delay_ms: None,
+            op_timeout_ms: Some(Spanned::new(row.span.clone(), op_timeout_ms)),
+            watchdog: row.watchdog,
+        },
+        workload: RawWorkload {
+            kind: text_at("fenced-write"),
+            clients: Spanned::new(row.span.clone(), clients),
+            duration_ms: Spanned::new(row.span.clone(), duration as u64),
+            hold_ms: Some(Spanned::new(row.span.clone(), m.hold_ms)),
+            think_ms: Some(Spanned::new(row.span.clone(), m.think_ms)),
+            locks: None,
+        },
+        resource: RawResource {
+            mode: Some(text_at(mode)),
+        },
+        check: RawCheck {
+            property: Some(text_at(property)),
+            deadlock_ms: None,
+        },
+        nemesis: Vec::new(),
+    };
+    // The row's `[client]` options, for the client kind to read as it reads a scenario's.
+    let mut client = row.client.clone();
+    client.insert("kind".into(), row.client_kind.name().into());
+    let client_text = toml::to_string(&toml::Table::from_iter([(
+        "client".to_owned(),
+        toml::Value::Table(client),
+    )]))
+    .expect("a TOML table prints");
+    let client_src = Source::new(&m.path, &client_text);
+    let src = Source::new(&m.path, &m.text);
+
+    // The file, from the same values; the fault's line in it is the scenario's fault line.
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -110,16 +285,10 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         "# Sizes relative to the row's lease ({} ms, from {lease_from}).",
         promise.lease_ms
     );
-    let _ = writeln!(t, "name = {}", quote(&scenario));
-    let _ = writeln!(
-        t,
-        "description = {}",
-        quote(&format!("{} under {}: {}", row.name, col.name, col.about))
-    );
-    match row.expect[&col.name].verdict {
-        super::file::Expected::Valid => t.push_str("expected = \"valid\"\n"),
-        super::file::Expected::Invalid => t.push_str("expected = \"invalid\"\n"),
-        super::file::Expected::NotApplicable => {}
+    let _ = writeln!(t, "name = {}", quote(&scenario_name));
+    let _ = writeln!(t, "description = {}", quote(&description));
+    if let Some(v) = expected {
+        let _ = writeln!(t, "expected = {}", quote(v));
     }
     let _ = writeln!(t, "seed = {}", m.first_seed);
     let _ = writeln!(t, "\n[server]\nkind = {}", quote(row.server.name()));
@@ -132,75 +301,37 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     }
     let _ = writeln!(
         t,
-        "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {}\nop_timeout_ms = {}\nwatchdog = {}",
-        row.ttl_ms,
-        row.acquire_timeout_ms.unwrap_or(m.acquire_timeout_ms),
-        row.op_timeout_ms.unwrap_or(m.op_timeout_ms),
-        row.watchdog
+        "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {acquire_timeout_ms}\nop_timeout_ms = {op_timeout_ms}\nwatchdog = {}",
+        row.ttl_ms, row.watchdog
     );
-    let duration = resolve(
-        "workload.duration_ms",
-        col.run.as_ref().unwrap_or(&m.duration),
-        1,
-    )?;
     let _ = writeln!(
         t,
-        "\n[workload]\nkind = \"fenced-write\"\nclients = {}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
-        row.clients.unwrap_or(m.clients),
+        "\n[workload]\nkind = \"fenced-write\"\nclients = {clients}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
         range(m.hold_ms),
         range(m.think_ms)
     );
-    let mode = if row.fenced { "fenced" } else { "naive" };
-    let property = if row.fenced { "fenced" } else { "exclusive" };
     let _ = writeln!(
         t,
         "\n[resource]\nmode = \"{mode}\"\n\n[check]\nproperty = \"{property}\""
     );
-    if let Some(fault) = &col.fault {
-        let _ = writeln!(
-            t,
-            "\n[[nemesis]]\nfault = {}\nat_ms = {}\ncount = 1",
-            quote(fault),
-            range(col.at_ms)
-        );
-        if let Some(p) = col.point {
-            let _ = writeln!(t, "point = {}", quote(p.name()));
-        }
-        if let Some(n) = &col.nodes {
-            let _ = writeln!(t, "nodes = {}", inline(n));
-        }
-        if let Some(s) = &col.duration {
-            let ms = resolve("nemesis.duration_ms", s, 0)?;
-            let _ = writeln!(t, "duration_ms = {ms}");
-        }
-        if let Some(s) = &col.latency {
-            let ms = resolve("nemesis.latency_ms", s, 0)?;
-            let _ = writeln!(t, "latency_ms = {ms}");
-        }
-        if let Some(s) = &col.jitter {
-            let ms = resolve("nemesis.jitter_ms", s, 0)?;
-            let _ = writeln!(t, "jitter_ms = {ms}");
-        }
-        if let Some(s) = &col.offset {
-            let ms = resolve("nemesis.offset_ms", s, i64::MIN)?;
-            let _ = writeln!(t, "offset_ms = {ms}");
+    let mut fault_line = 0;
+    if let Some(entry) = &entry {
+        t.push('\n');
+        fault_line = t.lines().count() + 1;
+        t.push_str("[[nemesis]]\n");
+        let table = entry.get_ref();
+        // `fault` first, for the reader.
+        for (k, v) in table
+            .iter()
+            .filter(|(k, _)| *k == "fault")
+            .chain(table.iter().filter(|(k, _)| *k != "fault"))
+        {
+            let _ = writeln!(t, "{k} = {}", inline(v.get_ref()));
         }
     }
-    let label = format!(
-        "{} (row {:?}, column {:?})",
-        m.path.display(),
-        row.name,
-        col.name
-    );
-    let not_applicable = match parse_scenario(Path::new(&label), &t) {
-        Ok(_) => None,
-        // The loader refuses a fault the servers cannot take at the fault's line; that is the
-        // one refusal that makes the cell n/a rather than the matrix wrong.
-        Err(ScenarioError::Invalid(l))
-            if l.field == "nemesis.fault" && l.message.contains("cannot run on server") =>
-        {
-            Some(l.message)
-        }
+
+    let mut scenario = match check(&src, &raw, &ClientTable::new(client_src, true)) {
+        Ok(s) => s,
         // The row's client options are the row's fields: name them as the matrix writes them.
         Err(ScenarioError::Invalid(l)) if l.field.starts_with("client.") => {
             return Err(MatrixError::Invalid {
@@ -217,13 +348,42 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
             )))
         }
     };
+    let mut not_applicable = None;
+    if let Some(entry) = &entry {
+        let refused = |e: ScenarioError| {
+            column_error(&m.path, col, e, |message| {
+                format!("column {:?} on row {:?}: {message}", col.name, row.name)
+            })
+        };
+        let mut fault = read_fault(
+            &src,
+            entry,
+            &scenario.node_names(),
+            scenario.workload.clients,
+            scenario.server,
+        )
+        .map_err(refused)?;
+        fault.line = fault_line;
+        // The one refusal that makes the cell n/a rather than the matrix wrong, by the rule
+        // the loader applies to any scenario.
+        not_applicable = fault.spec.cannot_run_on(scenario.server);
+        if not_applicable.is_none() {
+            scenario.nemesis.faults.push(fault);
+            crate::fault::check_schedule_size(
+                &scenario.nemesis.faults,
+                scenario.workload.duration_ms,
+            )
+            .map_err(|(_, field, why)| refused(src.error(entry.span(), field, why)))?;
+        }
+    }
     Ok(CellPlan {
         row: row.name.clone(),
         column: col.name.clone(),
         promise,
         lease_from,
         resolved,
-        scenario,
+        scenario: scenario_name,
+        built: not_applicable.is_none().then_some(scenario),
         text: t,
         not_applicable,
         expect: row.expect[&col.name].clone(),
@@ -279,6 +439,9 @@ fn inline(v: &toml::Value) -> String {
 mod tests {
     use super::*;
     use crate::matrix::file::{parse_matrix, parse_matrix_in};
+    use crate::nemesis::build_schedule;
+    use crate::scenario::parse_scenario;
+    use std::path::Path;
 
     const M: &str = r#"
 name = "t"
