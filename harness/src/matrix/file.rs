@@ -648,7 +648,7 @@ fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
         return Ok(column);
     };
     crate::scenario::check_fields(src, &column.entry, kind).map_err(|e| {
-        column_error(src.path, &column, e, |m| {
+        column_error(src.path, &column, e, |_, m| {
             format!(
                 "{m}; a column also has: {}, and the shorthands {}",
                 COLUMN_KEYS.join(", "),
@@ -699,12 +699,13 @@ fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
 }
 
 /// A fault's error about a column's entry as a matrix error: at the same line, the field named
-/// as the column wrote it, the message as `message` makes it.
+/// as the column wrote it, the message as `message` makes it from the entry's key and the
+/// fault's message.
 pub(super) fn column_error(
     path: &Path,
     col: &Column,
     e: ScenarioError,
-    message: impl FnOnce(&str) -> String,
+    message: impl FnOnce(&str, &str) -> String,
 ) -> MatrixError {
     match e {
         ScenarioError::Invalid(l) => {
@@ -713,14 +714,14 @@ pub(super) fn column_error(
                 path: l.path,
                 line: l.line,
                 field: format!("column.{}", col.written(key)),
-                message: message(&l.message),
+                message: message(key, &l.message),
             }
         }
         other => MatrixError::Invalid {
             path: path.to_owned(),
             line: col.line,
             field: format!("column.{}", col.name),
-            message: message(&other.to_string()),
+            message: message("", &other.to_string()),
         },
     }
 }

@@ -350,9 +350,33 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     };
     let mut not_applicable = None;
     if let Some(entry) = &entry {
+        // The fault's own message, with what a resolved size became for this row.
         let refused = |e: ScenarioError| {
-            column_error(&m.path, col, e, |message| {
-                format!("column {:?} on row {:?}: {message}", col.name, row.name)
+            column_error(&m.path, col, e, |key, message| {
+                let of_key = |r: &&Resolved| {
+                    r.field
+                        .strip_prefix("nemesis.")
+                        .and_then(|f| f.strip_prefix(key))
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('['))
+                };
+                let sizes: Vec<String> = resolved
+                    .iter()
+                    .filter(of_key)
+                    .map(|r| format!("{} = {} = {} ms", r.field, r.asked, r.ms))
+                    .collect();
+                let sizes = if sizes.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({} for its lease of {} ms)",
+                        sizes.join(", "),
+                        promise.lease_ms
+                    )
+                };
+                format!(
+                    "column {:?} on row {:?}{sizes}: {message}",
+                    col.name, row.name
+                )
             })
         };
         let mut fault = read_fault(
@@ -486,12 +510,12 @@ offset = "+1.5x lease"
 "#;
 
     #[test]
-    fn sizes_resolve_per_row_into_a_loadable_scenario() {
+    fn sizes_resolve_per_row_into_the_scenario_each_cell_runs() {
         let m = parse_matrix(Path::new("m.toml"), M).unwrap();
         let cells = plan_matrix(&m).unwrap();
         assert_eq!(cells.len(), 6);
         let pause_ms = |c: &CellPlan| {
-            let s = parse_scenario(Path::new("x"), &c.text).unwrap();
+            let s = c.built.as_ref().unwrap();
             s.nemesis.faults[0].spec.max_client_pause_ms().unwrap()
         };
         // Each row's pause is twice its own lease.
@@ -500,7 +524,7 @@ offset = "+1.5x lease"
         assert_eq!(pause_ms(&cells[4]), 1600);
         assert_eq!(cells[4].promise.lease_ms, 800);
         assert!(cells[4].text.contains("\"idle_session_timeout_ms\" = 800"));
-        let redis_run = parse_scenario(Path::new("x"), &cells[0].text).unwrap();
+        let redis_run = cells[0].built.as_ref().unwrap();
         assert_eq!(redis_run.workload.duration_ms, 1600);
         assert_eq!(
             cells[2].resolved,
@@ -518,7 +542,7 @@ offset = "+1.5x lease"
             ]
         );
         // The clock jump is 1.5 leases ahead on redis.
-        let clock = parse_scenario(Path::new("x"), &cells[1].text).unwrap();
+        let clock = cells[1].built.as_ref().unwrap();
         assert_eq!(clock.nemesis.faults[0].spec.label(), "clock-jump +450 ms");
         assert_eq!(cells[1].not_applicable, None);
     }
@@ -528,6 +552,7 @@ offset = "+1.5x lease"
         let m = parse_matrix(Path::new("m.toml"), M).unwrap();
         let cells = plan_matrix(&m).unwrap();
         let etcd_clock = &cells[3];
+        assert!(etcd_clock.built.is_none(), "an n/a cell has nothing to run");
         let why = etcd_clock.not_applicable.as_deref().unwrap();
         assert!(
             why.contains("clock-jump cannot run on server \"etcd\""),
@@ -568,7 +593,7 @@ offset = "+1.5x lease"
             .iter()
             .find(|c| c.row == "etcd" && c.column == "client-pause")
             .unwrap();
-        let s = parse_scenario(Path::new("x"), &etcd_pause.text).unwrap();
+        let s = etcd_pause.built.as_ref().unwrap();
         assert_eq!(s.nemesis.faults[0].spec.max_client_pause_ms(), Some(2000));
     }
 
@@ -680,6 +705,237 @@ expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore
         assert!(
             e.starts_with("load matrix m.toml:8: field `row.client.command`: row \"python-redis-lock\": missing; allowed: the adapter's program and arguments"),
             "{e}"
+        );
+    }
+
+    /// The shipped matrices' folder, and every matrix file in it.
+    fn shipped_matrices() -> Vec<std::path::PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/matrix");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 2, "{files:?}");
+        files
+    }
+
+    #[test]
+    fn every_shipped_cell_file_loads_back_into_the_scenario_the_matrix_built() {
+        for path in shipped_matrices() {
+            let m = crate::matrix::load_matrix(&path).unwrap();
+            for cell in plan_matrix(&m).unwrap() {
+                let at = format!("{} {} × {}", path.display(), cell.row, cell.column);
+                let file = Path::new("/store/matrix/t/scenarios/x.toml");
+                match (&cell.built, &cell.not_applicable) {
+                    (Some(built), None) => {
+                        let mut loaded = parse_scenario(file, &cell.text)
+                            .unwrap_or_else(|e| panic!("{at}: {e}\n{}", cell.text));
+                        for seed in 1..=3 {
+                            let schedule = |s: &Scenario| {
+                                build_schedule(s, seed, s.workload.duration_ms, s.workload.clients)
+                            };
+                            assert_eq!(schedule(built), schedule(&loaded), "{at} seed {seed}");
+                        }
+                        // Equal in every field but the file it names, the fault's line too.
+                        loaded.path = built.path.clone();
+                        assert_eq!(format!("{built:?}"), format!("{loaded:?}"), "{at}");
+                    }
+                    // The file of an n/a cell is refused by the loader for the same reason.
+                    (None, Some(why)) => {
+                        let e = parse_scenario(file, &cell.text).unwrap_err().to_string();
+                        assert!(e.contains("field `nemesis.fault`: "), "{at}: {e}");
+                        assert!(e.ends_with(why.as_str()), "{at}: {e}\n  wanted {why}");
+                    }
+                    (built, why) => panic!("{at}: built {}, n/a {why:?}", built.is_some()),
+                }
+            }
+        }
+    }
+
+    /// A clock strobe sized entirely from the lease: its period, offset and length, when it
+    /// starts and how often it comes back.
+    const STROBE: &str = r#"
+name = "t"
+seeds = 1
+[workload]
+clients = 2
+duration = "4x lease"
+
+[[row]]
+name = "short"
+lock = "redis"
+ttl_ms = 500
+expect = { strobe = "invalid: expires early" }
+
+[[row]]
+name = "long"
+lock = "redis"
+ttl_ms = 1000
+expect = { strobe = "invalid: expires early" }
+
+[[column]]
+name = "strobe"
+about = "a strobing clock"
+fault = "clock-strobe"
+nodes = "all"
+at_ms = ["0.2x lease", "0.5x lease + 10ms"]
+every_ms = "2x lease"
+count = 2
+duration_ms = "1x lease"
+offset_ms = "-1.5x lease"
+period_ms = "0.1x lease"
+"#;
+
+    #[test]
+    fn any_ms_field_of_the_fault_and_at_ms_may_be_relative_to_the_rows_lease() {
+        let m = parse_matrix(Path::new("m.toml"), STROBE).unwrap();
+        let cells = plan_matrix(&m).unwrap();
+        let short = &cells[0];
+        let ms = |c: &CellPlan, field: &str| {
+            c.resolved
+                .iter()
+                .find(|r| r.field == field)
+                .unwrap_or_else(|| panic!("{field}: {:?}", c.resolved))
+                .ms
+        };
+        // In the fault's own field order, then the timing every fault has.
+        let fields: Vec<&str> = short.resolved.iter().map(|r| r.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "workload.duration_ms",
+                "nemesis.duration_ms",
+                "nemesis.offset_ms",
+                "nemesis.period_ms",
+                "nemesis.at_ms[0]",
+                "nemesis.at_ms[1]",
+                "nemesis.every_ms"
+            ]
+        );
+        for (cell, lease) in [(short, 500), (&cells[1], 1000)] {
+            assert_eq!(ms(cell, "nemesis.period_ms"), lease / 10);
+            assert_eq!(ms(cell, "nemesis.offset_ms"), -3 * lease / 2);
+            assert_eq!(ms(cell, "nemesis.at_ms[1]"), lease / 2 + 10);
+            let s = cell.built.as_ref().unwrap();
+            let fault = &s.nemesis.faults[0];
+            assert_eq!(
+                fault.at_ms,
+                crate::scenario::MsRange {
+                    min: lease as u64 / 5,
+                    max: lease as u64 / 2 + 10
+                }
+            );
+            assert_eq!(
+                fault.every_ms,
+                Some(crate::scenario::MsRange::fixed(2 * lease as u64))
+            );
+            assert_eq!(fault.count, Some(2));
+            assert_eq!(
+                fault.spec.label(),
+                format!("clock-strobe {} ms", -3 * lease / 2)
+            );
+            assert!(cell.text.contains(&format!("period_ms = {}\n", lease / 10)));
+        }
+        let asked = short
+            .resolved
+            .iter()
+            .find(|r| r.field == "nemesis.at_ms[1]")
+            .unwrap();
+        assert_eq!(asked.asked, "0.5x lease + 10 ms");
+        // Half a second flipping every 50 ms: ten flips and a reset, twice.
+        let steps = build_schedule(short.built.as_ref().unwrap(), 1, 2000, 2);
+        assert_eq!(steps.len(), 2 * (10 + 1), "{steps:?}");
+    }
+
+    #[track_caller]
+    fn refused_at(e: MatrixError, line: usize, field: &str, needles: &[&str]) {
+        let e = e.to_string();
+        let head = format!("load matrix m.toml:{line}: field `{field}`: ");
+        assert!(e.starts_with(&head), "{e}\n  wanted {head}");
+        for needle in needles {
+            assert!(e.contains(needle), "{e}\n  wanted {needle}");
+        }
+    }
+
+    #[test]
+    fn a_columns_fault_fields_are_refused_by_the_faults_own_rules_at_the_columns_line() {
+        // Lines of STROBE: the column starts at 20, period_ms is on 30.
+        let with = |from: &str, to: &str| {
+            let text = STROBE.replace(from, to);
+            assert_ne!(text, STROBE, "{from}");
+            parse_matrix(Path::new("m.toml"), &text)
+        };
+        // Keys: the fault's field list, when the file is read.
+        let e = with("period_ms =", "period =").unwrap_err();
+        refused_at(
+            e,
+            30,
+            "column.period",
+            &[
+                "unknown field `period`; allowed for fault \"clock-strobe\": at_ms, every_ms, count, duration_ms, nodes, offset_ms, period_ms",
+                "a column also has: name, about, must_outlast_lease, run, and the shorthands duration (for duration_ms)",
+            ],
+        );
+        let e = with("nodes = \"all\"", "point = \"before-write\"").unwrap_err();
+        refused_at(
+            e,
+            20,
+            "column.point",
+            &["not allowed for fault \"clock-strobe\""],
+        );
+        let e = with(
+            "duration_ms = \"1x lease\"",
+            "duration_ms = 1\nduration = 2",
+        )
+        .unwrap_err();
+        refused_at(
+            e,
+            29,
+            "column.duration",
+            &["duration is the shorthand for duration_ms; give one of them"],
+        );
+        let e = with("fault = \"clock-strobe\"\n", "").unwrap_err();
+        // The fault's first key, on line 24 now.
+        refused_at(
+            e,
+            24,
+            "column.at_ms",
+            &["column \"strobe\" has no `fault`, so it takes no fault fields"],
+        );
+        let e = with("\"0.1x lease\"", "\"0.1x leese\"").unwrap_err();
+        refused_at(e, 30, "column.period_ms", &["unknown basis \"leese\""]);
+        // Values: the fault's rules, for each row once its sizes are resolved.
+        let m = with("\"0.1x lease\"", "\"0.01x lease\"").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            30,
+            "column.period_ms",
+            &[
+                "column \"strobe\" on row \"short\" (nemesis.period_ms = 0.01x lease = 5 ms for its lease of 500 ms): 5 is out of range; allowed: 10 to",
+            ],
+        );
+        let m = with("\"1x lease\"", "\"-1x lease\"").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            28,
+            "column.duration_ms",
+            &["= -500 ms for its lease of 500 ms): milliseconds must not be negative"],
+        );
+        let m = with("nodes = \"all\"", "nodes = [\"n2\"]").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            24,
+            "column.nodes",
+            &["column \"strobe\" on row \"short\": unknown node \"n2\""],
+        );
+        let m = with("offset_ms = \"-1.5x lease\"\n", "").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            20,
+            "column.offset_ms",
+            &["fault \"clock-strobe\" needs offset_ms"],
         );
     }
 }

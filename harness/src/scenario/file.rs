@@ -209,7 +209,7 @@ pub(crate) fn check(
         ));
     }
 
-    let (server, client_kind, section) = server_and_client(src, &raw)?;
+    let (server, client_kind, section) = server_and_client(src, raw)?;
     let table = raw
         .backend
         .as_ref()
