@@ -1,7 +1,9 @@
 //! The matrix file (`scenarios/matrix/default.toml`): rows (locks), columns (faults with sizes
 //! relative to each row's lease), seeds per cell, the workload every cell shares, and the
 //! expected verdict of every cell with its reason. Errors name the file, the line and the
-//! field, like the scenario loader's.
+//! field, like the scenario loader's. A column's table, beside the column's own keys, is the
+//! fault's `[[nemesis]]` entry: its keys are checked against the fault's field list here,
+//! its values are the fault's to read for each row (see `plan`).
 
 use super::size::Size;
 use crate::backends::{client_names, find_client};
@@ -194,7 +196,7 @@ pub struct Column {
     pub entry: RawEntry,
     /// The entry's size fields (`*_ms`), in the fault's field order, then `at_ms`, `every_ms`:
     /// each resolved against a row's lease into the milliseconds the fault reads.
-    pub sizes: Vec<(String, Sized)>,
+    pub sizes: Vec<(String, ColumnSize)>,
     /// The key as the column wrote it, where that is a shorthand (`duration` for
     /// `duration_ms`), for messages.
     pub written: BTreeMap<String, String>,
@@ -218,7 +220,7 @@ impl Column {
 
 /// A size field of a column: one size, or a `[min, max]` range of them.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Sized {
+pub enum ColumnSize {
     One(Size),
     Range(Vec<Size>),
 }
@@ -682,13 +684,15 @@ fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
             )
         };
         let sized = match value.get_ref() {
-            toml::Value::Integer(_) | toml::Value::String(_) => Sized::One(one(value.get_ref())?),
+            toml::Value::Integer(_) | toml::Value::String(_) => {
+                ColumnSize::One(one(value.get_ref())?)
+            }
             toml::Value::Array(items)
                 if items
                     .iter()
                     .all(|i| matches!(i, toml::Value::Integer(_) | toml::Value::String(_))) =>
             {
-                Sized::Range(items.iter().map(one).collect::<Result<_, _>>()?)
+                ColumnSize::Range(items.iter().map(one).collect::<Result<_, _>>()?)
             }
             // Not a size: the fault says what it wants there.
             _ => continue,

@@ -16,7 +16,9 @@
 //! shipped cell's file loads back into the scenario built here.
 
 use super::file::DEFAULT_AT_MS;
-use super::file::{column_error, Column, Expectation, Expected, Matrix, MatrixError, Row, Sized};
+use super::file::{
+    column_error, Column, ColumnSize, Expectation, Expected, Matrix, MatrixError, Row,
+};
 use super::size::Promise;
 use crate::fault::RawEntry;
 use crate::scenario::{
@@ -115,7 +117,7 @@ fn resolve_entry(
             })
         };
         let value = match sized {
-            Sized::One(size) => {
+            ColumnSize::One(size) => {
                 let field = format!("nemesis.{key}");
                 let ms = at(size, &field)?;
                 resolved.push(Resolved {
@@ -125,7 +127,7 @@ fn resolve_entry(
                 });
                 toml::Value::Integer(ms)
             }
-            Sized::Range(sizes) => {
+            ColumnSize::Range(sizes) => {
                 // A range of plain milliseconds is as the column wrote it: not a resolution.
                 let relative = sizes.iter().any(|s| s.is_relative());
                 let mut items = Vec::new();
