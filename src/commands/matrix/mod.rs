@@ -1,9 +1,9 @@
 //! `lockpick matrix`: every lock (row) under every fault (column) of a matrix file, each cell
 //! an ordinary scenario with the fault sized against the row's lease, run over several seeds.
-//! Each cell runs the scenario the matrix planned for it (`CellPlan::built`); everything lands
+//! Each cell runs the scenario the matrix planned for it (`CellPlan::built`). Everything lands
 //! in `STORE/matrix/<time>/`: the matrix file as run, the scenario file of each cell (what
-//! `lockpick scenario FILE --seed N` repeats), one record per finished run (what `--resume` skips), `matrix.json` and
-//! `matrix.html`, rewritten after every run.
+//! `lockpick scenario FILE --seed N` repeats), one record per finished run (what `--resume`
+//! skips), `matrix.json` and `matrix.html`, rewritten after every run.
 
 mod versions;
 
