@@ -8,7 +8,7 @@
 use lockpick_harness::matrix::{load_matrix, plan_matrix};
 use lockpick_harness::nemesis::build_schedule;
 use lockpick_harness::run::{RunOptions, RunPlan};
-use lockpick_harness::scenario::{list_scenarios, load_scenario, parse_scenario, Scenario};
+use lockpick_harness::scenario::{list_scenarios, load_scenario, Scenario};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -69,14 +69,11 @@ fn digests() -> String {
     matrices.sort();
     for path in matrices {
         let matrix = load_matrix(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // Each cell's scenario as the matrix builds it and runs it.
         for cell in plan_matrix(&matrix).expect("the matrix plans") {
-            if cell.not_applicable.is_some() {
-                continue;
+            if let Some(scenario) = &cell.built {
+                digest_seeds(&mut out, &format!("matrix:{}", cell.scenario), scenario);
             }
-            let file = path.with_file_name(format!("{}.toml", cell.scenario));
-            let scenario = parse_scenario(&file, &cell.text)
-                .unwrap_or_else(|e| panic!("{}: {e}", cell.scenario));
-            digest_seeds(&mut out, &format!("matrix:{}", cell.scenario), &scenario);
         }
     }
     out

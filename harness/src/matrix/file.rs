@@ -1,19 +1,23 @@
 //! The matrix file (`scenarios/matrix/default.toml`): rows (locks), columns (faults with sizes
 //! relative to each row's lease), seeds per cell, the workload every cell shares, and the
 //! expected verdict of every cell with its reason. Errors name the file, the line and the
-//! field, like the scenario loader's.
+//! field, like the scenario loader's. A column's table, beside the column's own keys, is the
+//! fault's `[[nemesis]]` entry: its keys are checked against the fault's field list here,
+//! its values are the fault's to read for each row (see `plan`).
 
 use super::size::Size;
 use crate::backends::{client_names, find_client};
 use crate::backends::{find_server, server_names};
 use crate::client::ClientKind;
+use crate::fault::RawEntry;
 use crate::fault::{fault_names, find_fault};
 use crate::locks::{find_lock, lock_label, lock_names, LockPreset};
-use crate::scenario::{rules, MsRange, PausePoint, Source};
+use crate::scenario::{rules, MsRange, ScenarioError, Source};
 use crate::server::ServerKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -47,8 +51,10 @@ struct RawMatrix {
     lock: RawLock,
     #[serde(rename = "row")]
     rows: Vec<Spanned<RawRow>>,
+    /// Read key by key: besides the column's own keys, the table is the fault's
+    /// `[[nemesis]]` entry, for the fault to read.
     #[serde(rename = "column")]
-    columns: Vec<Spanned<RawColumn>>,
+    columns: Vec<RawEntry>,
 }
 
 fn one() -> u64 {
@@ -102,25 +108,6 @@ struct RawRow {
     not_tested: BTreeMap<String, Spanned<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawColumn {
-    name: Spanned<String>,
-    about: Spanned<String>,
-    fault: Option<Spanned<String>>,
-    at_ms: Option<MsRange>,
-    point: Option<Spanned<String>>,
-    nodes: Option<toml::Value>,
-    duration: Option<Spanned<toml::Value>>,
-    latency: Option<Spanned<toml::Value>>,
-    jitter: Option<Spanned<toml::Value>>,
-    offset: Option<Spanned<toml::Value>>,
-    #[serde(default)]
-    must_outlast_lease: bool,
-    /// The workload's length for this column instead of `[workload] duration`.
-    run: Option<Spanned<toml::Value>>,
-}
-
 /// A checked matrix.
 #[derive(Debug, Clone)]
 pub struct Matrix {
@@ -137,6 +124,9 @@ pub struct Matrix {
     pub op_timeout_ms: u64,
     pub rows: Vec<Row>,
     pub columns: Vec<Column>,
+    /// The file's text: the spans of its rows and columns are in it, so a cell's scenario
+    /// names the matrix file's own lines in its errors.
+    pub text: String,
 }
 
 /// A lock under test: a server kind and a client kind on it.
@@ -173,6 +163,8 @@ pub struct Row {
     /// Cells that cannot be tested with this row's setup, per column name, and why.
     pub not_tested: BTreeMap<String, String>,
     pub line: usize,
+    /// Where the row's table is in [`Matrix::text`].
+    pub span: Range<usize>,
 }
 
 impl Row {
@@ -198,13 +190,16 @@ pub struct Column {
     pub about: String,
     /// The scenario fault name; `None` for the baseline column.
     pub fault: Option<String>,
-    pub at_ms: MsRange,
-    pub point: Option<PausePoint>,
-    pub nodes: Option<toml::Value>,
-    pub duration: Option<Size>,
-    pub latency: Option<Size>,
-    pub jitter: Option<Size>,
-    pub offset: Option<Size>,
+    /// The fault's `[[nemesis]]` entry as the column gives it (`fault` and the fault's own
+    /// keys, each shorthand renamed to its `_ms` key), spans in [`Matrix::text`]; the fault
+    /// reads it for each row once its sizes are resolved. Empty for the baseline.
+    pub entry: RawEntry,
+    /// The entry's size fields (`*_ms`), in the fault's field order, then `at_ms`, `every_ms`:
+    /// each resolved against a row's lease into the milliseconds the fault reads.
+    pub sizes: Vec<(String, ColumnSize)>,
+    /// The key as the column wrote it, where that is a shorthand (`duration` for
+    /// `duration_ms`), for messages.
+    pub written: BTreeMap<String, String>,
     /// The cell is "not tested" unless the history shows a pause longer than the lease.
     pub must_outlast_lease: bool,
     /// The workload's length for this column (e.g. long enough after a partition heals for a
@@ -212,6 +207,37 @@ pub struct Column {
     pub run: Option<Size>,
     pub line: usize,
 }
+
+impl Column {
+    /// `key` of the fault's entry as the column wrote it (`duration` for `duration_ms`).
+    pub fn written(&self, key: &str) -> String {
+        self.written
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| key.to_owned())
+    }
+}
+
+/// A size field of a column: one size, or a `[min, max]` range of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnSize {
+    One(Size),
+    Range(Vec<Size>),
+}
+
+/// The keys of a column that are the column's, not the fault's.
+const COLUMN_KEYS: &[&str] = &["name", "about", "must_outlast_lease", "run"];
+
+/// Shorthands a column may write for a fault's size field (the names the first matrices used).
+const SHORTHANDS: &[(&str, &str)] = &[
+    ("duration", "duration_ms"),
+    ("latency", "latency_ms"),
+    ("jitter", "jitter_ms"),
+    ("offset", "offset_ms"),
+];
+
+/// When a column does not say `at_ms`: early enough for every row's workload.
+pub(super) const DEFAULT_AT_MS: [i64; 2] = [300, 800];
 
 /// What a cell is expected to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -333,73 +359,16 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
 
     let mut columns: Vec<Column> = Vec::new();
     for c in &raw.columns {
-        let line = src.line_of(c.span().start);
-        let c = c.get_ref();
-        let name = c.name.get_ref();
-        rules::check_name(name).map_err(|why| err(c.name.span(), "column.name", why))?;
-        if columns.iter().any(|k| &k.name == name) {
+        let col = column(&src, c)?;
+        if columns.iter().any(|k| k.name == col.name) {
+            let span = c.get_ref().get("name").map_or(c.span(), Spanned::span);
             return Err(err(
-                c.name.span(),
+                span,
                 "column.name",
-                format!("column {name:?} is named twice; each column once"),
+                format!("column {:?} is named twice; each column once", col.name),
             ));
         }
-        let fault = match &c.fault {
-            Some(f) if find_fault(f.get_ref()).is_some() => Some(f.get_ref().clone()),
-            Some(f) => {
-                return Err(err(
-                    f.span(),
-                    "column.fault",
-                    format!(
-                        "unknown fault {:?}; allowed: {} (or no `fault` for the baseline)",
-                        f.get_ref(),
-                        fault_names().join(", ")
-                    ),
-                ))
-            }
-            None => None,
-        };
-        let point = match &c.point {
-            Some(p) => Some(
-                [
-                    PausePoint::AfterAcquire,
-                    PausePoint::BeforeWrite,
-                    PausePoint::BeforeRelease,
-                ]
-                .into_iter()
-                .find(|k| k.name() == p.get_ref())
-                .ok_or_else(|| {
-                    err(
-                        p.span(),
-                        "column.point",
-                        format!(
-                            "unknown point {:?}; allowed: {}",
-                            p.get_ref(),
-                            PausePoint::NAMES.join(", ")
-                        ),
-                    )
-                })?,
-            ),
-            None => None,
-        };
-        let opt = |v: &Option<Spanned<toml::Value>>, field: &str| {
-            v.as_ref().map(|v| size(&src, path, field, v)).transpose()
-        };
-        columns.push(Column {
-            name: name.clone(),
-            about: c.about.get_ref().clone(),
-            fault,
-            at_ms: c.at_ms.unwrap_or(MsRange { min: 300, max: 800 }),
-            point,
-            nodes: c.nodes.clone(),
-            duration: opt(&c.duration, "column.duration")?,
-            latency: opt(&c.latency, "column.latency")?,
-            jitter: opt(&c.jitter, "column.jitter")?,
-            offset: opt(&c.offset, "column.offset")?,
-            must_outlast_lease: c.must_outlast_lease,
-            run: opt(&c.run, "column.run")?,
-            line,
-        });
+        columns.push(col);
     }
     if columns.is_empty() {
         return Err(err(
@@ -535,6 +504,7 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
             about,
             expect,
             line,
+            span: row_span,
         });
     }
     if rows.is_empty() {
@@ -554,7 +524,210 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
         op_timeout_ms: raw.lock.op_timeout_ms.unwrap_or(300),
         rows,
         columns,
+        text: text.to_owned(),
     })
+}
+
+/// Reads one `[[column]]`: its own keys, then the rest as the fault's `[[nemesis]]` entry,
+/// whose keys the fault's own field list checks now (they are the same for every row) and
+/// whose values the fault reads for each row.
+fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
+    let err = |span: Range<usize>, field: &str, message: String| MatrixError::Invalid {
+        path: src.path.to_owned(),
+        line: src.line_of(span.start),
+        field: field.to_owned(),
+        message,
+    };
+    let table = raw.get_ref();
+    let text = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(v) => match v.get_ref() {
+                toml::Value::String(s) => Ok(Some(Spanned::new(v.span(), s.clone()))),
+                other => Err(err(
+                    v.span(),
+                    &format!("column.{key}"),
+                    format!("a {} is not text; allowed: a string", other.type_str()),
+                )),
+            },
+        }
+    };
+    let name = text("name")?.ok_or_else(|| {
+        err(
+            raw.span(),
+            "column.name",
+            "missing; every column needs a name (what its row's `expect` entries name)".into(),
+        )
+    })?;
+    rules::check_name(name.get_ref()).map_err(|why| err(name.span(), "column.name", why))?;
+    let about = text("about")?.ok_or_else(|| {
+        err(
+            raw.span(),
+            "column.about",
+            "missing; allowed: one sentence on what the fault does".into(),
+        )
+    })?;
+    let fault = match text("fault")? {
+        Some(f) => Some(find_fault(f.get_ref()).ok_or_else(|| {
+            err(
+                f.span(),
+                "column.fault",
+                format!(
+                    "unknown fault {:?}; allowed: {} (or no `fault` for the baseline)",
+                    f.get_ref(),
+                    fault_names().join(", ")
+                ),
+            )
+        })?),
+        None => None,
+    };
+    let must_outlast_lease = match table.get("must_outlast_lease") {
+        None => false,
+        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
+            err(
+                v.span(),
+                "column.must_outlast_lease",
+                format!(
+                    "a {} is not a boolean; allowed: true, false",
+                    v.get_ref().type_str()
+                ),
+            )
+        })?,
+    };
+    let run = table
+        .get("run")
+        .map(|v| size(src, src.path, "column.run", v))
+        .transpose()?;
+    // The rest is the fault's entry.
+    let mut entry = BTreeMap::new();
+    let mut written = BTreeMap::new();
+    for (key, value) in table {
+        if COLUMN_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let full = match SHORTHANDS.iter().find(|(short, _)| short == key) {
+            Some((short, full)) => {
+                if table.contains_key(*full) {
+                    return Err(err(
+                        value.span(),
+                        &format!("column.{short}"),
+                        format!("{short} is the shorthand for {full}; give one of them"),
+                    ));
+                }
+                written.insert((*full).to_owned(), (*short).to_owned());
+                (*full).to_owned()
+            }
+            None => key.clone(),
+        };
+        entry.insert(full, value.clone());
+    }
+    let entry: RawEntry = Spanned::new(raw.span(), entry);
+    let line = src.line_of(raw.span().start);
+    let mut column = Column {
+        name: name.into_inner(),
+        about: about.into_inner(),
+        fault: fault.map(|f| f.name().to_owned()),
+        entry,
+        sizes: Vec::new(),
+        written,
+        must_outlast_lease,
+        run,
+        line,
+    };
+    let Some(kind) = fault else {
+        // The baseline: a fault field here would be ignored, so it is refused.
+        if let Some((key, value)) = column.entry.get_ref().iter().next() {
+            return Err(err(
+                value.span(),
+                &format!("column.{}", column.written(key)),
+                format!(
+                    "column {:?} has no `fault`, so it takes no fault fields; allowed: {}",
+                    column.name,
+                    COLUMN_KEYS.join(", ")
+                ),
+            ));
+        }
+        return Ok(column);
+    };
+    crate::scenario::check_fields(src, &column.entry, kind).map_err(|e| {
+        column_error(src.path, &column, e, |_, m| {
+            format!(
+                "{m}; a column also has: {}, and the shorthands {}",
+                COLUMN_KEYS.join(", "),
+                SHORTHANDS
+                    .iter()
+                    .map(|(s, f)| format!("{s} (for {f})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    })?;
+    // Every size field the fault takes, in its field order, then the timing every fault has.
+    let order: Vec<&str> = kind
+        .fields()
+        .iter()
+        .copied()
+        .chain(["at_ms", "every_ms"])
+        .filter(|k| k.ends_with("_ms"))
+        .collect();
+    for key in order {
+        let Some(value) = column.entry.get_ref().get(key) else {
+            continue;
+        };
+        let field = format!("column.{}", column.written(key));
+        let one = |v: &toml::Value| {
+            size(
+                src,
+                src.path,
+                &field,
+                &Spanned::new(value.span(), v.clone()),
+            )
+        };
+        let sized = match value.get_ref() {
+            toml::Value::Integer(_) | toml::Value::String(_) => {
+                ColumnSize::One(one(value.get_ref())?)
+            }
+            toml::Value::Array(items)
+                if items
+                    .iter()
+                    .all(|i| matches!(i, toml::Value::Integer(_) | toml::Value::String(_))) =>
+            {
+                ColumnSize::Range(items.iter().map(one).collect::<Result<_, _>>()?)
+            }
+            // Not a size: the fault says what it wants there.
+            _ => continue,
+        };
+        column.sizes.push((key.to_owned(), sized));
+    }
+    Ok(column)
+}
+
+/// A fault's error about a column's entry as a matrix error: at the same line, the field named
+/// as the column wrote it, the message as `message` makes it from the entry's key and the
+/// fault's message.
+pub(super) fn column_error(
+    path: &Path,
+    col: &Column,
+    e: ScenarioError,
+    message: impl FnOnce(&str, &str) -> String,
+) -> MatrixError {
+    match e {
+        ScenarioError::Invalid(l) => {
+            let key = l.field.strip_prefix("nemesis.").unwrap_or(&l.field);
+            MatrixError::Invalid {
+                path: l.path,
+                line: l.line,
+                field: format!("column.{}", col.written(key)),
+                message: message(key, &l.message),
+            }
+        }
+        other => MatrixError::Invalid {
+            path: path.to_owned(),
+            line: col.line,
+            field: format!("column.{}", col.name),
+            message: message("", &other.to_string()),
+        },
+    }
 }
 
 /// A row's server kind, client kind and client options, from `lock` or from `server` and
@@ -786,7 +959,8 @@ must_outlast_lease = true
         assert!(m.rows[1].fenced);
         assert_eq!(m.rows[0].line, 9);
         assert_eq!(m.columns[1].fault.as_deref(), Some("client-pause"));
-        assert_eq!(m.columns[1].point, Some(PausePoint::BeforeWrite));
+        let point = m.columns[1].entry.get_ref()["point"].get_ref().as_str();
+        assert_eq!(point, Some("before-write"));
         assert_eq!(m.rows[0].expect["pause"].verdict, Expected::Invalid);
         assert_eq!(m.rows[0].expect["pause"].why, "Kleppmann");
         let noted = SMALL.replace(

@@ -6,8 +6,8 @@ mod plan;
 mod size;
 
 pub use file::{
-    folder_of, load_matrix, load_matrix_in, parse_matrix, parse_matrix_in, Column, Expectation,
-    Expected, Matrix, MatrixError, Row, MAX_SEEDS,
+    folder_of, load_matrix, load_matrix_in, parse_matrix, parse_matrix_in, Column, ColumnSize,
+    Expectation, Expected, Matrix, MatrixError, Row, MAX_SEEDS,
 };
 pub use plan::{plan_cell, plan_matrix, promise, CellPlan, Resolved};
 pub use size::{Basis, Promise, Size};

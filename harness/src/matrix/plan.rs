@@ -1,20 +1,39 @@
 //! One cell of a matrix as an ordinary scenario: the row's lock and the column's fault, every
-//! relative size resolved against the row's lease into concrete milliseconds. The scenario is
-//! written out as a file, so each run of the cell can be repeated with `lockpick scenario
-//! FILE --seed N`, and loaded with the scenario loader, so a fault the row's servers cannot
-//! take is refused by the same rule (`FaultSpec::cannot_run_on`) as anywhere else.
+//! relative size resolved against the row's lease into concrete milliseconds.
+//!
+//! The cell's [`Scenario`] is built as a value, through the scenario loader's own rules rather
+//! than a copy of them: the cell fills in the loader's layout of a scenario file
+//! ([`RawScenario`]) with the row's settings, and the column's fault table, its sizes resolved,
+//! is a `[[nemesis]]` entry the fault reads with its own parser. Every span in them points
+//! into the matrix file, so what the loader refuses names the matrix file's line: a column's
+//! field at its own line, a row's setting at the row. The layout, not typed values, because
+//! the loader's checks are written against it (with the spans their errors need), and one set
+//! of checks is the point; a fault the row's servers cannot take is found by the same
+//! [`crate::fault::FaultSpec::cannot_run_on`] the loader asks, and makes the cell n/a.
+//!
+//! The scenario is also written out as a file from the same resolved values, so each run of
+//! the cell can be repeated with `lockpick scenario FILE --seed N`; a test checks that every
+//! shipped cell's file loads back into the scenario built here.
 
-use super::file::{Column, Expectation, Matrix, MatrixError, Row};
-use super::size::{Promise, Size};
-use crate::scenario::{parse_scenario, ScenarioError};
+use super::file::DEFAULT_AT_MS;
+use super::file::{
+    column_error, Column, ColumnSize, Expectation, Expected, Matrix, MatrixError, Row,
+};
+use super::size::Promise;
+use crate::fault::RawEntry;
+use crate::scenario::{
+    check, read_fault, ClientTable, RawCheck, RawClientKind, RawLock, RawResource, RawScenario,
+    RawServer, RawWorkload, Scenario, ScenarioError, Source,
+};
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
+use toml::Spanned;
 
 /// One size as resolved for a row: what was asked and what it became.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resolved {
-    /// The scenario field it became (`nemesis.duration_ms`).
+    /// The scenario field it became (`nemesis.duration_ms`; `nemesis.at_ms[0]` for an end of
+    /// a range).
     pub field: String,
     /// As the matrix wrote it (`2x lease`).
     pub asked: String,
@@ -32,7 +51,12 @@ pub struct CellPlan {
     pub resolved: Vec<Resolved>,
     /// The scenario's name (its runs are stored under `store/<name>/`).
     pub scenario: String,
-    /// The scenario file's text.
+    /// The scenario the cell runs; `None` when the row cannot take the fault. Its `path` is
+    /// the matrix file's until the cell's file ([`CellPlan::text`]) is written: point it there
+    /// (the run stores a copy of the file it names).
+    #[serde(skip)]
+    pub built: Option<Scenario>,
+    /// The scenario file's text, from the same resolved values.
     pub text: String,
     /// Why the row cannot take the fault at all; the cell then has no run.
     pub not_applicable: Option<String>,
@@ -68,8 +92,80 @@ pub fn promise(row: &Row) -> (Promise, String) {
     }
 }
 
+/// The column's fault entry for `row`: every size resolved into milliseconds (each recorded in
+/// `resolved`), at the spans the column wrote them, and the timing a matrix gives by default
+/// (`at_ms`, once).
+fn resolve_entry(
+    m: &Matrix,
+    row: &Row,
+    col: &Column,
+    promise: Promise,
+    resolved: &mut Vec<Resolved>,
+) -> Result<RawEntry, MatrixError> {
+    let mut table = col.entry.get_ref().clone();
+    for (key, sized) in &col.sizes {
+        let span = table[key].span();
+        let at = |size: &super::Size, field: &str| {
+            size.resolve(promise).ok_or_else(|| MatrixError::Invalid {
+                path: m.path.clone(),
+                line: col.line,
+                field: format!("column.{}", col.written(key)),
+                message: format!(
+                    "{field} = {size} is beyond a day for row {:?} (lease {} ms)",
+                    row.name, promise.lease_ms
+                ),
+            })
+        };
+        let value = match sized {
+            ColumnSize::One(size) => {
+                let field = format!("nemesis.{key}");
+                let ms = at(size, &field)?;
+                resolved.push(Resolved {
+                    field,
+                    asked: size.to_string(),
+                    ms,
+                });
+                toml::Value::Integer(ms)
+            }
+            ColumnSize::Range(sizes) => {
+                // A range of plain milliseconds is as the column wrote it: not a resolution.
+                let relative = sizes.iter().any(|s| s.is_relative());
+                let mut items = Vec::new();
+                for (i, size) in sizes.iter().enumerate() {
+                    let field = format!("nemesis.{key}[{i}]");
+                    let ms = at(size, &field)?;
+                    if relative {
+                        resolved.push(Resolved {
+                            field,
+                            asked: size.to_string(),
+                            ms,
+                        });
+                    }
+                    items.push(toml::Value::Integer(ms));
+                }
+                toml::Value::Array(items)
+            }
+        };
+        table.insert(key.clone(), Spanned::new(span, value));
+    }
+    let here = col.entry.span();
+    if !table.contains_key("at_ms") {
+        let at = DEFAULT_AT_MS.iter().map(|&ms| toml::Value::Integer(ms));
+        table.insert(
+            "at_ms".into(),
+            Spanned::new(here.clone(), toml::Value::Array(at.collect())),
+        );
+    }
+    // Once, unless the column makes it recur.
+    if !table.contains_key("count") && !table.contains_key("every_ms") {
+        table.insert("count".into(), Spanned::new(here.clone(), 1.into()));
+    }
+    Ok(Spanned::new(here, table))
+}
+
 /// Plans the cell of `row` × `column`. A scenario that cannot load for another reason than
-/// the fault being impossible on the row is an error of the matrix, at the row's line.
+/// the fault being impossible on the row is an error of the matrix: at the column's field for
+/// what the fault refuses, else at the row's line.
 pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, MatrixError> {
     let (promise, lease_from) = promise(row);
     let mut resolved = Vec::new();
@@ -79,24 +175,105 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         field: format!("row.{}", row.name),
         message,
     };
-    let mut resolve = |field: &str, size: &Size, min: i64| -> Result<i64, MatrixError> {
-        let ms = size
-            .resolve(promise)
-            .ok_or_else(|| err(format!("{field} = {size} is beyond a day for this row")))?;
-        if ms < min {
-            return Err(err(format!(
-                "column {:?}: {field} = {size} resolves to {ms} ms for row {:?} (lease {} ms); allowed: at least {min}",
-                col.name, row.name, promise.lease_ms
-            )));
-        }
-        resolved.push(Resolved {
-            field: field.to_owned(),
-            asked: size.to_string(),
-            ms,
-        });
-        Ok(ms)
+    let run = col.run.as_ref().unwrap_or(&m.duration);
+    let duration = run.resolve(promise).ok_or_else(|| {
+        err(format!(
+            "workload.duration_ms = {run} is beyond a day for this row"
+        ))
+    })?;
+    if duration < 1 {
+        return Err(err(format!(
+            "column {:?}: workload.duration_ms = {run} resolves to {duration} ms for row {:?} (lease {} ms); allowed: at least 1",
+            col.name, row.name, promise.lease_ms
+        )));
+    }
+    resolved.push(Resolved {
+        field: "workload.duration_ms".into(),
+        asked: run.to_string(),
+        ms: duration,
+    });
+    let entry = col
+        .fault
+        .is_some()
+        .then(|| resolve_entry(m, row, col, promise, &mut resolved))
+        .transpose()?;
+
+    let scenario_name = format!("{}-{}-{}", m.name, row.name, col.name);
+    let description = format!("{} under {}: {}", row.name, col.name, col.about);
+    let expected = match row.expect[&col.name].verdict {
+        Expected::Valid => Some("valid"),
+        Expected::Invalid => Some("invalid"),
+        Expected::NotApplicable => None,
     };
-    let scenario = format!("{}-{}-{}", m.name, row.name, col.name);
+    let clients = row.clients.unwrap_or(m.clients);
+    let acquire_timeout_ms = row.acquire_timeout_ms.unwrap_or(m.acquire_timeout_ms);
+    let op_timeout_ms = row.op_timeout_ms.unwrap_or(m.op_timeout_ms);
+    let (mode, property) = if row.fenced {
+        ("fenced", "fenced")
+    } else {
+        ("naive", "exclusive")
+    };
+
+    // The row's part, as the loader's layout; every setting at the row's span.
+    let at = |v| Spanned::new(row.span.clone(), v);
+    let text_at = |v: &str| at(v.to_owned());
+    let raw = RawScenario {
+        name: text_at(&scenario_name),
+        description: Some(text_at(&description)),
+        expected: expected.map(text_at),
+        seed: m.first_seed,
+        backend: None,
+        server: Some(Spanned::new(
+            row.span.clone(),
+            RawServer {
+                kind: text_at(row.server.name()),
+                nodes: row.nodes.map(|n| Spanned::new(row.span.clone(), n)),
+                persistence: None,
+            },
+        )),
+        client: Some(Spanned::new(
+            row.span.clone(),
+            RawClientKind {
+                kind: Some(text_at(row.client_kind.name())),
+            },
+        )),
+        lock: RawLock {
+            name: None,
+            ttl_ms: Some(Spanned::new(row.span.clone(), row.ttl_ms)),
+            acquire_timeout_ms: Some(Spanned::new(row.span.clone(), acquire_timeout_ms)),
+            retry_delay_ms: None,
+            op_timeout_ms: Some(Spanned::new(row.span.clone(), op_timeout_ms)),
+            watchdog: row.watchdog,
+        },
+        workload: RawWorkload {
+            kind: text_at("fenced-write"),
+            clients: Spanned::new(row.span.clone(), clients),
+            duration_ms: Spanned::new(row.span.clone(), duration as u64),
+            hold_ms: Some(Spanned::new(row.span.clone(), m.hold_ms)),
+            think_ms: Some(Spanned::new(row.span.clone(), m.think_ms)),
+            locks: None,
+        },
+        resource: RawResource {
+            mode: Some(text_at(mode)),
+        },
+        check: RawCheck {
+            property: Some(text_at(property)),
+            deadlock_ms: None,
+        },
+        nemesis: Vec::new(),
+    };
+    // The row's `[client]` options, for the client kind to read as it reads a scenario's.
+    let mut client = row.client.clone();
+    client.insert("kind".into(), row.client_kind.name().into());
+    let client_text = toml::to_string(&toml::Table::from_iter([(
+        "client".to_owned(),
+        toml::Value::Table(client),
+    )]))
+    .expect("a TOML table prints");
+    let client_src = Source::new(&m.path, &client_text);
+    let src = Source::new(&m.path, &m.text);
+
+    // The file, from the same values; the fault's line in it is the scenario's fault line.
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -110,16 +287,10 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         "# Sizes relative to the row's lease ({} ms, from {lease_from}).",
         promise.lease_ms
     );
-    let _ = writeln!(t, "name = {}", quote(&scenario));
-    let _ = writeln!(
-        t,
-        "description = {}",
-        quote(&format!("{} under {}: {}", row.name, col.name, col.about))
-    );
-    match row.expect[&col.name].verdict {
-        super::file::Expected::Valid => t.push_str("expected = \"valid\"\n"),
-        super::file::Expected::Invalid => t.push_str("expected = \"invalid\"\n"),
-        super::file::Expected::NotApplicable => {}
+    let _ = writeln!(t, "name = {}", quote(&scenario_name));
+    let _ = writeln!(t, "description = {}", quote(&description));
+    if let Some(v) = expected {
+        let _ = writeln!(t, "expected = {}", quote(v));
     }
     let _ = writeln!(t, "seed = {}", m.first_seed);
     let _ = writeln!(t, "\n[server]\nkind = {}", quote(row.server.name()));
@@ -132,75 +303,37 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     }
     let _ = writeln!(
         t,
-        "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {}\nop_timeout_ms = {}\nwatchdog = {}",
-        row.ttl_ms,
-        row.acquire_timeout_ms.unwrap_or(m.acquire_timeout_ms),
-        row.op_timeout_ms.unwrap_or(m.op_timeout_ms),
-        row.watchdog
+        "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {acquire_timeout_ms}\nop_timeout_ms = {op_timeout_ms}\nwatchdog = {}",
+        row.ttl_ms, row.watchdog
     );
-    let duration = resolve(
-        "workload.duration_ms",
-        col.run.as_ref().unwrap_or(&m.duration),
-        1,
-    )?;
     let _ = writeln!(
         t,
-        "\n[workload]\nkind = \"fenced-write\"\nclients = {}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
-        row.clients.unwrap_or(m.clients),
+        "\n[workload]\nkind = \"fenced-write\"\nclients = {clients}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
         range(m.hold_ms),
         range(m.think_ms)
     );
-    let mode = if row.fenced { "fenced" } else { "naive" };
-    let property = if row.fenced { "fenced" } else { "exclusive" };
     let _ = writeln!(
         t,
         "\n[resource]\nmode = \"{mode}\"\n\n[check]\nproperty = \"{property}\""
     );
-    if let Some(fault) = &col.fault {
-        let _ = writeln!(
-            t,
-            "\n[[nemesis]]\nfault = {}\nat_ms = {}\ncount = 1",
-            quote(fault),
-            range(col.at_ms)
-        );
-        if let Some(p) = col.point {
-            let _ = writeln!(t, "point = {}", quote(p.name()));
-        }
-        if let Some(n) = &col.nodes {
-            let _ = writeln!(t, "nodes = {}", inline(n));
-        }
-        if let Some(s) = &col.duration {
-            let ms = resolve("nemesis.duration_ms", s, 0)?;
-            let _ = writeln!(t, "duration_ms = {ms}");
-        }
-        if let Some(s) = &col.latency {
-            let ms = resolve("nemesis.latency_ms", s, 0)?;
-            let _ = writeln!(t, "latency_ms = {ms}");
-        }
-        if let Some(s) = &col.jitter {
-            let ms = resolve("nemesis.jitter_ms", s, 0)?;
-            let _ = writeln!(t, "jitter_ms = {ms}");
-        }
-        if let Some(s) = &col.offset {
-            let ms = resolve("nemesis.offset_ms", s, i64::MIN)?;
-            let _ = writeln!(t, "offset_ms = {ms}");
+    let mut fault_line = 0;
+    if let Some(entry) = &entry {
+        t.push('\n');
+        fault_line = t.lines().count() + 1;
+        t.push_str("[[nemesis]]\n");
+        let table = entry.get_ref();
+        // `fault` first, for the reader.
+        for (k, v) in table
+            .iter()
+            .filter(|(k, _)| *k == "fault")
+            .chain(table.iter().filter(|(k, _)| *k != "fault"))
+        {
+            let _ = writeln!(t, "{k} = {}", inline(v.get_ref()));
         }
     }
-    let label = format!(
-        "{} (row {:?}, column {:?})",
-        m.path.display(),
-        row.name,
-        col.name
-    );
-    let not_applicable = match parse_scenario(Path::new(&label), &t) {
-        Ok(_) => None,
-        // The loader refuses a fault the servers cannot take at the fault's line; that is the
-        // one refusal that makes the cell n/a rather than the matrix wrong.
-        Err(ScenarioError::Invalid(l))
-            if l.field == "nemesis.fault" && l.message.contains("cannot run on server") =>
-        {
-            Some(l.message)
-        }
+
+    let mut scenario = match check(&src, &raw, &ClientTable::new(client_src, true)) {
+        Ok(s) => s,
         // The row's client options are the row's fields: name them as the matrix writes them.
         Err(ScenarioError::Invalid(l)) if l.field.starts_with("client.") => {
             return Err(MatrixError::Invalid {
@@ -217,13 +350,66 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
             )))
         }
     };
+    let mut not_applicable = None;
+    if let Some(entry) = &entry {
+        // The fault's own message, with what a resolved size became for this row.
+        let refused = |e: ScenarioError| {
+            column_error(&m.path, col, e, |key, message| {
+                let of_key = |r: &&Resolved| {
+                    r.field
+                        .strip_prefix("nemesis.")
+                        .and_then(|f| f.strip_prefix(key))
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('['))
+                };
+                let sizes: Vec<String> = resolved
+                    .iter()
+                    .filter(of_key)
+                    .map(|r| format!("{} = {} = {} ms", r.field, r.asked, r.ms))
+                    .collect();
+                let sizes = if sizes.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({} for its lease of {} ms)",
+                        sizes.join(", "),
+                        promise.lease_ms
+                    )
+                };
+                format!(
+                    "column {:?} on row {:?}{sizes}: {message}",
+                    col.name, row.name
+                )
+            })
+        };
+        let mut fault = read_fault(
+            &src,
+            entry,
+            &scenario.node_names(),
+            scenario.workload.clients,
+            scenario.server,
+        )
+        .map_err(refused)?;
+        fault.line = fault_line;
+        // The one refusal that makes the cell n/a rather than the matrix wrong, by the rule
+        // the loader applies to any scenario.
+        not_applicable = fault.spec.cannot_run_on(scenario.server);
+        if not_applicable.is_none() {
+            scenario.nemesis.faults.push(fault);
+            crate::fault::check_schedule_size(
+                &scenario.nemesis.faults,
+                scenario.workload.duration_ms,
+            )
+            .map_err(|(_, field, why)| refused(src.error(entry.span(), field, why)))?;
+        }
+    }
     Ok(CellPlan {
         row: row.name.clone(),
         column: col.name.clone(),
         promise,
         lease_from,
         resolved,
-        scenario,
+        scenario: scenario_name,
+        built: not_applicable.is_none().then_some(scenario),
         text: t,
         not_applicable,
         expect: row.expect[&col.name].clone(),
@@ -279,6 +465,9 @@ fn inline(v: &toml::Value) -> String {
 mod tests {
     use super::*;
     use crate::matrix::file::{parse_matrix, parse_matrix_in};
+    use crate::nemesis::build_schedule;
+    use crate::scenario::parse_scenario;
+    use std::path::Path;
 
     const M: &str = r#"
 name = "t"
@@ -323,12 +512,12 @@ offset = "+1.5x lease"
 "#;
 
     #[test]
-    fn sizes_resolve_per_row_into_a_loadable_scenario() {
+    fn sizes_resolve_per_row_into_the_scenario_each_cell_runs() {
         let m = parse_matrix(Path::new("m.toml"), M).unwrap();
         let cells = plan_matrix(&m).unwrap();
         assert_eq!(cells.len(), 6);
         let pause_ms = |c: &CellPlan| {
-            let s = parse_scenario(Path::new("x"), &c.text).unwrap();
+            let s = c.built.as_ref().unwrap();
             s.nemesis.faults[0].spec.max_client_pause_ms().unwrap()
         };
         // Each row's pause is twice its own lease.
@@ -337,7 +526,7 @@ offset = "+1.5x lease"
         assert_eq!(pause_ms(&cells[4]), 1600);
         assert_eq!(cells[4].promise.lease_ms, 800);
         assert!(cells[4].text.contains("\"idle_session_timeout_ms\" = 800"));
-        let redis_run = parse_scenario(Path::new("x"), &cells[0].text).unwrap();
+        let redis_run = cells[0].built.as_ref().unwrap();
         assert_eq!(redis_run.workload.duration_ms, 1600);
         assert_eq!(
             cells[2].resolved,
@@ -355,7 +544,7 @@ offset = "+1.5x lease"
             ]
         );
         // The clock jump is 1.5 leases ahead on redis.
-        let clock = parse_scenario(Path::new("x"), &cells[1].text).unwrap();
+        let clock = cells[1].built.as_ref().unwrap();
         assert_eq!(clock.nemesis.faults[0].spec.label(), "clock-jump +450 ms");
         assert_eq!(cells[1].not_applicable, None);
     }
@@ -365,6 +554,7 @@ offset = "+1.5x lease"
         let m = parse_matrix(Path::new("m.toml"), M).unwrap();
         let cells = plan_matrix(&m).unwrap();
         let etcd_clock = &cells[3];
+        assert!(etcd_clock.built.is_none(), "an n/a cell has nothing to run");
         let why = etcd_clock.not_applicable.as_deref().unwrap();
         assert!(
             why.contains("clock-jump cannot run on server \"etcd\""),
@@ -405,7 +595,7 @@ offset = "+1.5x lease"
             .iter()
             .find(|c| c.row == "etcd" && c.column == "client-pause")
             .unwrap();
-        let s = parse_scenario(Path::new("x"), &etcd_pause.text).unwrap();
+        let s = etcd_pause.built.as_ref().unwrap();
         assert_eq!(s.nemesis.faults[0].spec.max_client_pause_ms(), Some(2000));
     }
 
@@ -517,6 +707,237 @@ expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore
         assert!(
             e.starts_with("load matrix m.toml:8: field `row.client.command`: row \"python-redis-lock\": missing; allowed: the adapter's program and arguments"),
             "{e}"
+        );
+    }
+
+    /// The shipped matrices' folder, and every matrix file in it.
+    fn shipped_matrices() -> Vec<std::path::PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/matrix");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 2, "{files:?}");
+        files
+    }
+
+    #[test]
+    fn every_shipped_cell_file_loads_back_into_the_scenario_the_matrix_built() {
+        for path in shipped_matrices() {
+            let m = crate::matrix::load_matrix(&path).unwrap();
+            for cell in plan_matrix(&m).unwrap() {
+                let at = format!("{} {} × {}", path.display(), cell.row, cell.column);
+                let file = Path::new("/store/matrix/t/scenarios/x.toml");
+                match (&cell.built, &cell.not_applicable) {
+                    (Some(built), None) => {
+                        let mut loaded = parse_scenario(file, &cell.text)
+                            .unwrap_or_else(|e| panic!("{at}: {e}\n{}", cell.text));
+                        for seed in 1..=3 {
+                            let schedule = |s: &Scenario| {
+                                build_schedule(s, seed, s.workload.duration_ms, s.workload.clients)
+                            };
+                            assert_eq!(schedule(built), schedule(&loaded), "{at} seed {seed}");
+                        }
+                        // Equal in every field but the file it names, the fault's line too.
+                        loaded.path = built.path.clone();
+                        assert_eq!(format!("{built:?}"), format!("{loaded:?}"), "{at}");
+                    }
+                    // The file of an n/a cell is refused by the loader for the same reason.
+                    (None, Some(why)) => {
+                        let e = parse_scenario(file, &cell.text).unwrap_err().to_string();
+                        assert!(e.contains("field `nemesis.fault`: "), "{at}: {e}");
+                        assert!(e.ends_with(why.as_str()), "{at}: {e}\n  wanted {why}");
+                    }
+                    (built, why) => panic!("{at}: built {}, n/a {why:?}", built.is_some()),
+                }
+            }
+        }
+    }
+
+    /// A clock strobe sized entirely from the lease: its period, offset and length, when it
+    /// starts and how often it comes back.
+    const STROBE: &str = r#"
+name = "t"
+seeds = 1
+[workload]
+clients = 2
+duration = "4x lease"
+
+[[row]]
+name = "short"
+lock = "redis"
+ttl_ms = 500
+expect = { strobe = "invalid: expires early" }
+
+[[row]]
+name = "long"
+lock = "redis"
+ttl_ms = 1000
+expect = { strobe = "invalid: expires early" }
+
+[[column]]
+name = "strobe"
+about = "a strobing clock"
+fault = "clock-strobe"
+nodes = "all"
+at_ms = ["0.2x lease", "0.5x lease + 10ms"]
+every_ms = "2x lease"
+count = 2
+duration_ms = "1x lease"
+offset_ms = "-1.5x lease"
+period_ms = "0.1x lease"
+"#;
+
+    #[test]
+    fn any_ms_field_of_the_fault_and_at_ms_may_be_relative_to_the_rows_lease() {
+        let m = parse_matrix(Path::new("m.toml"), STROBE).unwrap();
+        let cells = plan_matrix(&m).unwrap();
+        let short = &cells[0];
+        let ms = |c: &CellPlan, field: &str| {
+            c.resolved
+                .iter()
+                .find(|r| r.field == field)
+                .unwrap_or_else(|| panic!("{field}: {:?}", c.resolved))
+                .ms
+        };
+        // In the fault's own field order, then the timing every fault has.
+        let fields: Vec<&str> = short.resolved.iter().map(|r| r.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "workload.duration_ms",
+                "nemesis.duration_ms",
+                "nemesis.offset_ms",
+                "nemesis.period_ms",
+                "nemesis.at_ms[0]",
+                "nemesis.at_ms[1]",
+                "nemesis.every_ms"
+            ]
+        );
+        for (cell, lease) in [(short, 500), (&cells[1], 1000)] {
+            assert_eq!(ms(cell, "nemesis.period_ms"), lease / 10);
+            assert_eq!(ms(cell, "nemesis.offset_ms"), -3 * lease / 2);
+            assert_eq!(ms(cell, "nemesis.at_ms[1]"), lease / 2 + 10);
+            let s = cell.built.as_ref().unwrap();
+            let fault = &s.nemesis.faults[0];
+            assert_eq!(
+                fault.at_ms,
+                crate::scenario::MsRange {
+                    min: lease as u64 / 5,
+                    max: lease as u64 / 2 + 10
+                }
+            );
+            assert_eq!(
+                fault.every_ms,
+                Some(crate::scenario::MsRange::fixed(2 * lease as u64))
+            );
+            assert_eq!(fault.count, Some(2));
+            assert_eq!(
+                fault.spec.label(),
+                format!("clock-strobe {} ms", -3 * lease / 2)
+            );
+            assert!(cell.text.contains(&format!("period_ms = {}\n", lease / 10)));
+        }
+        let asked = short
+            .resolved
+            .iter()
+            .find(|r| r.field == "nemesis.at_ms[1]")
+            .unwrap();
+        assert_eq!(asked.asked, "0.5x lease + 10 ms");
+        // Half a second flipping every 50 ms: ten flips and a reset, twice.
+        let steps = build_schedule(short.built.as_ref().unwrap(), 1, 2000, 2);
+        assert_eq!(steps.len(), 2 * (10 + 1), "{steps:?}");
+    }
+
+    #[track_caller]
+    fn refused_at(e: MatrixError, line: usize, field: &str, needles: &[&str]) {
+        let e = e.to_string();
+        let head = format!("load matrix m.toml:{line}: field `{field}`: ");
+        assert!(e.starts_with(&head), "{e}\n  wanted {head}");
+        for needle in needles {
+            assert!(e.contains(needle), "{e}\n  wanted {needle}");
+        }
+    }
+
+    #[test]
+    fn a_columns_fault_fields_are_refused_by_the_faults_own_rules_at_the_columns_line() {
+        // Lines of STROBE: the column starts at 20, period_ms is on 30.
+        let with = |from: &str, to: &str| {
+            let text = STROBE.replace(from, to);
+            assert_ne!(text, STROBE, "{from}");
+            parse_matrix(Path::new("m.toml"), &text)
+        };
+        // Keys: the fault's field list, when the file is read.
+        let e = with("period_ms =", "period =").unwrap_err();
+        refused_at(
+            e,
+            30,
+            "column.period",
+            &[
+                "unknown field `period`; allowed for fault \"clock-strobe\": at_ms, every_ms, count, duration_ms, nodes, offset_ms, period_ms",
+                "a column also has: name, about, must_outlast_lease, run, and the shorthands duration (for duration_ms)",
+            ],
+        );
+        let e = with("nodes = \"all\"", "point = \"before-write\"").unwrap_err();
+        refused_at(
+            e,
+            20,
+            "column.point",
+            &["not allowed for fault \"clock-strobe\""],
+        );
+        let e = with(
+            "duration_ms = \"1x lease\"",
+            "duration_ms = 1\nduration = 2",
+        )
+        .unwrap_err();
+        refused_at(
+            e,
+            29,
+            "column.duration",
+            &["duration is the shorthand for duration_ms; give one of them"],
+        );
+        let e = with("fault = \"clock-strobe\"\n", "").unwrap_err();
+        // The fault's first key, on line 24 now.
+        refused_at(
+            e,
+            24,
+            "column.at_ms",
+            &["column \"strobe\" has no `fault`, so it takes no fault fields"],
+        );
+        let e = with("\"0.1x lease\"", "\"0.1x leese\"").unwrap_err();
+        refused_at(e, 30, "column.period_ms", &["unknown basis \"leese\""]);
+        // Values: the fault's rules, for each row once its sizes are resolved.
+        let m = with("\"0.1x lease\"", "\"0.01x lease\"").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            30,
+            "column.period_ms",
+            &[
+                "column \"strobe\" on row \"short\" (nemesis.period_ms = 0.01x lease = 5 ms for its lease of 500 ms): 5 is out of range; allowed: 10 to",
+            ],
+        );
+        let m = with("\"1x lease\"", "\"-1x lease\"").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            28,
+            "column.duration_ms",
+            &["= -500 ms for its lease of 500 ms): milliseconds must not be negative"],
+        );
+        let m = with("nodes = \"all\"", "nodes = [\"n2\"]").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            24,
+            "column.nodes",
+            &["column \"strobe\" on row \"short\": unknown node \"n2\""],
+        );
+        let m = with("offset_ms = \"-1.5x lease\"\n", "").unwrap();
+        refused_at(
+            plan_matrix(&m).unwrap_err(),
+            20,
+            "column.offset_ms",
+            &["fault \"clock-strobe\" needs offset_ms"],
         );
     }
 }

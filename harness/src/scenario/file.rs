@@ -18,78 +18,78 @@ use toml::Spanned;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawScenario {
-    name: Spanned<String>,
-    description: Option<Spanned<String>>,
-    expected: Option<Spanned<String>>,
+pub(crate) struct RawScenario {
+    pub(crate) name: Spanned<String>,
+    pub(crate) description: Option<Spanned<String>>,
+    pub(crate) expected: Option<Spanned<String>>,
     #[serde(default)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Shorthand for `[server]` + `[client]`: a named lock.
-    backend: Option<Spanned<RawServer>>,
-    server: Option<Spanned<RawServer>>,
+    pub(crate) backend: Option<Spanned<RawServer>>,
+    pub(crate) server: Option<Spanned<RawServer>>,
     /// Read by the client kind named in it (see [`ClientTable`]); only its `kind` here.
-    client: Option<Spanned<RawClientKind>>,
+    pub(crate) client: Option<Spanned<RawClientKind>>,
     #[serde(default)]
-    lock: RawLock,
-    workload: RawWorkload,
+    pub(crate) lock: RawLock,
+    pub(crate) workload: RawWorkload,
     #[serde(default)]
-    resource: RawResource,
+    pub(crate) resource: RawResource,
     #[serde(default)]
-    check: RawCheck,
+    pub(crate) check: RawCheck,
     #[serde(default)]
-    nemesis: Vec<RawEntry>,
+    pub(crate) nemesis: Vec<RawEntry>,
 }
 
 /// `[server]`, or the `[backend]` shorthand, whose `kind` names a lock instead.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawServer {
-    kind: Spanned<String>,
-    nodes: Option<Spanned<u64>>,
-    persistence: Option<Spanned<String>>,
+pub(crate) struct RawServer {
+    pub(crate) kind: Spanned<String>,
+    pub(crate) nodes: Option<Spanned<u64>>,
+    pub(crate) persistence: Option<Spanned<String>>,
 }
 
 /// The `kind` of `[client]`; the other keys are the client kind's to read.
 #[derive(Deserialize)]
-struct RawClientKind {
-    kind: Option<Spanned<String>>,
+pub(crate) struct RawClientKind {
+    pub(crate) kind: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawLock {
-    name: Option<Spanned<String>>,
-    ttl_ms: Option<Spanned<u64>>,
-    acquire_timeout_ms: Option<Spanned<u64>>,
-    retry_delay_ms: Option<Spanned<MsRange>>,
-    op_timeout_ms: Option<Spanned<u64>>,
+pub(crate) struct RawLock {
+    pub(crate) name: Option<Spanned<String>>,
+    pub(crate) ttl_ms: Option<Spanned<u64>>,
+    pub(crate) acquire_timeout_ms: Option<Spanned<u64>>,
+    pub(crate) retry_delay_ms: Option<Spanned<MsRange>>,
+    pub(crate) op_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
-    watchdog: bool,
+    pub(crate) watchdog: bool,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawWorkload {
-    kind: Spanned<String>,
-    clients: Spanned<u64>,
-    duration_ms: Spanned<u64>,
-    hold_ms: Option<Spanned<MsRange>>,
-    think_ms: Option<Spanned<MsRange>>,
+pub(crate) struct RawWorkload {
+    pub(crate) kind: Spanned<String>,
+    pub(crate) clients: Spanned<u64>,
+    pub(crate) duration_ms: Spanned<u64>,
+    pub(crate) hold_ms: Option<Spanned<MsRange>>,
+    pub(crate) think_ms: Option<Spanned<MsRange>>,
     /// Independent locks the clients share; each operation picks one from the seed.
-    locks: Option<Spanned<u64>>,
+    pub(crate) locks: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawResource {
-    mode: Option<Spanned<String>>,
+pub(crate) struct RawResource {
+    pub(crate) mode: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawCheck {
-    property: Option<Spanned<String>>,
-    deadlock_ms: Option<Spanned<u64>>,
+pub(crate) struct RawCheck {
+    pub(crate) property: Option<Spanned<String>>,
+    pub(crate) deadlock_ms: Option<Spanned<u64>>,
 }
 
 /// Fields that moved out of a table, and where to: a scenario written for an older lockpick
@@ -170,6 +170,22 @@ fn name_value(src: &Source, field: &str, value: &Spanned<String>) -> Result<Stri
 
 pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario = toml::from_str(src.text).map_err(|e| moved(src.toml_error(&e)))?;
+    check(
+        src,
+        &raw,
+        &ClientTable::new(src.clone(), raw.client.is_some()),
+    )
+}
+
+/// Turns the file's layout into a checked [`Scenario`]: every rule a scenario obeys is here,
+/// once. `raw` may come from a file or be filled in as values by another reader (a matrix
+/// cell), its spans in `src`, which errors then name; `client` holds the `[client]` options,
+/// which the client kind reads itself.
+pub(crate) fn check(
+    src: &Source,
+    raw: &RawScenario,
+    client: &ClientTable,
+) -> Result<Scenario, ScenarioError> {
     // The name becomes the run's folder under the store and is printed: it must be a plain
     // file name that cannot climb out of the store, nest, or forge output.
     let name = name_value(src, "name", &raw.name)?;
@@ -193,7 +209,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
         ));
     }
 
-    let (server, client_kind, section) = server_and_client(src, &raw)?;
+    let (server, client_kind, section) = server_and_client(src, raw)?;
     let table = raw
         .backend
         .as_ref()
@@ -314,7 +330,7 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     }
     let client = ClientSpec {
         kind: client_kind,
-        options: client_kind.options(&ClientTable::new(src.clone(), raw.client.is_some()))?,
+        options: client_kind.options(client)?,
     };
 
     let workload = WorkloadSpec {
@@ -383,7 +399,16 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
     let node_names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
     let mut faults = Vec::new();
     for f in &raw.nemesis {
-        faults.push(fault(src, f, &node_names, workload.clients, server)?);
+        let fault = read_fault(src, f, &node_names, workload.clients, server)?;
+        // What the server can take is the fault's to say, from the server's capabilities.
+        if let Some(why) = fault.spec.cannot_run_on(server) {
+            let at = f
+                .get_ref()
+                .get("fault")
+                .map_or_else(|| f.span(), Spanned::span);
+            return Err(src.error(at, "nemesis.fault", why));
+        }
+        faults.push(fault);
     }
 
     let scenario = Scenario {
@@ -459,8 +484,10 @@ fn lock_count(
 const COMMON_FIELDS: &[&str] = &["fault", "at_ms", "every_ms", "count"];
 
 /// Reads one `[[nemesis]]` entry: the fault it names reads its own fields, then the timing
-/// every fault has.
-fn fault(
+/// every fault has. Whether `server` can take it is the caller's to ask
+/// ([`crate::fault::FaultSpec::cannot_run_on`]): a matrix makes its cell n/a where a scenario
+/// file is refused.
+pub(crate) fn read_fault(
     src: &Source,
     raw: &RawEntry,
     node_names: &[String],
@@ -468,32 +495,8 @@ fn fault(
     server: &dyn ServerKind,
 ) -> Result<Fault, ScenarioError> {
     let line = src.line_of(raw.span().start);
-    let table = raw.get_ref();
-    let Some(name) = table.get("fault") else {
-        return Err(src.error(
-            raw.span(),
-            "nemesis.fault",
-            format!(
-                "missing field `fault`; allowed: {}",
-                fault_names().join(", ")
-            ),
-        ));
-    };
-    let kind = name
-        .get_ref()
-        .as_str()
-        .and_then(find_fault)
-        .ok_or_else(|| {
-            src.error(
-                name.span(),
-                "nemesis.fault",
-                format!(
-                    "unknown fault {}; allowed: {}",
-                    name.get_ref(),
-                    fault_names().join(", ")
-                ),
-            )
-        })?;
+    let kind = fault_kind(src, raw)?;
+    check_fields(src, raw, kind)?;
     let entry = Entry {
         src,
         raw,
@@ -502,50 +505,7 @@ fn fault(
         clients,
         server,
     };
-    let allowed = kind.fields();
-    // The fields every fault has, then the fault's own.
-    let allowed_here = ["at_ms", "every_ms", "count"]
-        .iter()
-        .chain(allowed)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    for (key, value) in table {
-        if COMMON_FIELDS.contains(&key.as_str()) || allowed.contains(&key.as_str()) {
-            continue;
-        }
-        let known = FAULTS.iter().any(|f| f.fields().contains(&key.as_str()));
-        return Err(if known {
-            entry.here(
-                &format!("nemesis.{key}"),
-                format!(
-                    "not allowed for fault {:?}; allowed here: {allowed_here}",
-                    kind.name(),
-                ),
-            )
-        } else {
-            let mut all: Vec<&str> = COMMON_FIELDS.to_vec();
-            for name in FAULTS.iter().flat_map(|f| f.fields()) {
-                if !all.contains(name) {
-                    all.push(name);
-                }
-            }
-            src.error(
-                value.span(),
-                &format!("nemesis.{key}"),
-                format!(
-                    "unknown field `{key}`; allowed for fault {:?}: {allowed_here}; fields of any fault: {}",
-                    kind.name(),
-                    all.join(", ")
-                ),
-            )
-        });
-    }
     let spec = kind.parse(&entry)?;
-    // What the server can take is the fault's to say, from the server's capabilities.
-    if let Some(why) = spec.cannot_run_on(server) {
-        return Err(src.error(name.span(), "nemesis.fault", why));
-    }
     let count = match entry.get::<u32>("count")? {
         Some(c) if (1..=MAX_FAULT_COUNT).contains(&c) => Some(c),
         Some(c) => {
@@ -571,6 +531,85 @@ fn fault(
         count,
         line,
     })
+}
+
+/// The fault an entry names in `fault`.
+fn fault_kind(
+    src: &Source,
+    raw: &RawEntry,
+) -> Result<&'static dyn crate::fault::FaultKind, ScenarioError> {
+    let table = raw.get_ref();
+    let Some(name) = table.get("fault") else {
+        return Err(src.error(
+            raw.span(),
+            "nemesis.fault",
+            format!(
+                "missing field `fault`; allowed: {}",
+                fault_names().join(", ")
+            ),
+        ));
+    };
+    name.get_ref().as_str().and_then(find_fault).ok_or_else(|| {
+        src.error(
+            name.span(),
+            "nemesis.fault",
+            format!(
+                "unknown fault {}; allowed: {}",
+                name.get_ref(),
+                fault_names().join(", ")
+            ),
+        )
+    })
+}
+
+/// Refuses a key of `raw` that is neither common to every fault nor one of `kind`'s own,
+/// saying which are allowed.
+pub(crate) fn check_fields(
+    src: &Source,
+    raw: &RawEntry,
+    kind: &'static dyn crate::fault::FaultKind,
+) -> Result<(), ScenarioError> {
+    let allowed = kind.fields();
+    // The fields every fault has, then the fault's own.
+    let allowed_here = ["at_ms", "every_ms", "count"]
+        .iter()
+        .chain(allowed)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    for (key, value) in raw.get_ref() {
+        if COMMON_FIELDS.contains(&key.as_str()) || allowed.contains(&key.as_str()) {
+            continue;
+        }
+        let known = FAULTS.iter().any(|f| f.fields().contains(&key.as_str()));
+        return Err(if known {
+            src.error(
+                raw.span(),
+                &format!("nemesis.{key}"),
+                format!(
+                    "not allowed for fault {:?}; allowed here: {allowed_here}",
+                    kind.name(),
+                ),
+            )
+        } else {
+            let mut all: Vec<&str> = COMMON_FIELDS.to_vec();
+            for name in FAULTS.iter().flat_map(|f| f.fields()) {
+                if !all.contains(name) {
+                    all.push(name);
+                }
+            }
+            src.error(
+                value.span(),
+                &format!("nemesis.{key}"),
+                format!(
+                    "unknown field `{key}`; allowed for fault {:?}: {allowed_here}; fields of any fault: {}",
+                    kind.name(),
+                    all.join(", ")
+                ),
+            )
+        });
+    }
+    Ok(())
 }
 
 /// The server and client kinds a scenario names, and the table its server settings are in

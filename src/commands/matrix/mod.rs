@@ -1,8 +1,9 @@
 //! `lockpick matrix`: every lock (row) under every fault (column) of a matrix file, each cell
 //! an ordinary scenario with the fault sized against the row's lease, run over several seeds.
-//! Everything lands in `STORE/matrix/<time>/`: the matrix file as run, the generated scenario
-//! of each cell, one record per finished run (what `--resume` skips), `matrix.json` and
-//! `matrix.html`, rewritten after every run.
+//! Each cell runs the scenario the matrix planned for it (`CellPlan::built`). Everything lands
+//! in `STORE/matrix/<time>/`: the matrix file as run, the scenario file of each cell (what
+//! `lockpick scenario FILE --seed N` repeats), one record per finished run (what `--resume`
+//! skips), `matrix.json` and `matrix.html`, rewritten after every run.
 
 mod versions;
 
@@ -18,7 +19,7 @@ use lockpick_harness::matrix::{
     folder_of, load_matrix_in, plan_matrix, CellPlan, Matrix, MAX_SEEDS,
 };
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
-use lockpick_harness::scenario::load_scenario;
+use lockpick_harness::scenario::Scenario;
 use lockpick_reports::matrix::{
     aggregate, cell_label, failed_run, matrix_markdown, summarize_run, write_matrix, CellHead,
     CellStatus, ColumnInfo, MatrixRecord, Needs, RowInfo, RunPlace, RunSummary, MATRIX_DIR,
@@ -211,7 +212,7 @@ fn run(args: &MatrixArgs) -> Outcome {
             lockpick_reports::write_atomic(&file, plan.text.as_bytes())
                 .map_err(Failure::WriteOutput)?;
             if !args.external.is_empty() {
-                let s = load_scenario(&file.to_string_lossy())?;
+                let s = cell_scenario(plan, &file);
                 if let Err(why) = s.check_external(&args.external) {
                     not_applicable = Some(format!("with --external: {why}"));
                 }
@@ -262,7 +263,7 @@ fn run(args: &MatrixArgs) -> Outcome {
                 .as_ref()
                 .map(|f| dir.join(f))
                 .expect("runnable cells have a file");
-            let scenario = load_scenario(&file.to_string_lossy())?;
+            let scenario = cell_scenario(plan, &file);
             let needs = Needs {
                 verb: scenario.nemesis.faults.first().map(|f| f.spec.verb()),
                 outlast_lease: plan.must_outlast_lease,
@@ -391,6 +392,17 @@ fn run(args: &MatrixArgs) -> Outcome {
     } else {
         Ok(Exit::Done)
     }
+}
+
+/// The scenario a runnable cell runs, as the matrix built it, naming the cell's file it was
+/// written to (which the run copies into its folder and `--seed N` reproduces).
+fn cell_scenario(plan: &CellPlan, file: &Path) -> Scenario {
+    let mut scenario = plan
+        .built
+        .clone()
+        .expect("a cell the row can take has its scenario");
+    scenario.path = file.to_owned();
+    scenario
 }
 
 fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path) -> CellHead {
