@@ -381,3 +381,180 @@ fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
     assert!(record["error"].is_null(), "{record:#}");
     assert_eq!(record["library"], library.as_str());
 }
+
+/// The run keys `(row, column, seed)` and verdict of every run a matrix.json holds.
+fn runs_of(json: &Value) -> Vec<(String, String, u64, String)> {
+    let mut out: Vec<(String, String, u64, String)> = json["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["runs"].as_array().unwrap().iter())
+        .map(|r| {
+            (
+                r["row"].as_str().unwrap().to_owned(),
+                r["column"].as_str().unwrap().to_owned(),
+                r["seed"].as_u64().unwrap(),
+                r["verdict"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn matrix_json(dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_matrix_run_in_three_shards_merges_into_the_whole_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.toml");
+    std::fs::write(&file, TINY.replace("seeds = 1", "seeds = 2")).unwrap();
+    let f = file.to_str().unwrap();
+    let whole_store = tmp.path().join("whole");
+    let out = lockpick(&["matrix", f, "--store", whole_store.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let whole = matrix_json(&only_dir(&whole_store.join("matrix")));
+
+    // Three processes, three stores, as three CI jobs would.
+    let shard_stores: Vec<PathBuf> = (1..=3).map(|k| tmp.path().join(format!("s{k}"))).collect();
+    let mut shard_runs = Vec::new();
+    for (k, store) in (1..=3).zip(&shard_stores) {
+        let shard = format!("{k}/3");
+        let out = lockpick(&[
+            "matrix",
+            f,
+            "--shard",
+            &shard,
+            "--store",
+            store.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "shard {shard}: {}",
+            stderr(&out)
+        );
+        let json = matrix_json(&only_dir(&store.join("matrix")));
+        assert_eq!(json["shard"], shard.as_str());
+        shard_runs.extend(runs_of(&json));
+    }
+    // Every run of the matrix was made by exactly one shard.
+    let mut keys: Vec<_> = shard_runs.iter().map(|(r, c, s, _)| (r, c, s)).collect();
+    keys.sort();
+    let whole_runs = runs_of(&whole);
+    let whole_keys: Vec<_> = whole_runs.iter().map(|(r, c, s, _)| (r, c, s)).collect();
+    assert_eq!(
+        keys, whole_keys,
+        "the shards made the whole matrix's runs, each once"
+    );
+
+    let merged_store = tmp.path().join("merged");
+    let mut args = vec!["merge".to_owned()];
+    args.extend(shard_stores.iter().map(|s| s.display().to_string()));
+    args.extend(["--store".to_owned(), merged_store.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = lockpick(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let merged_dir = only_dir(&merged_store.join("matrix"));
+    let merged = matrix_json(&merged_dir);
+    assert_eq!(merged["shard"], Value::Null);
+    assert_eq!(merged["missing_shards"].as_array().unwrap().len(), 0);
+    // The same cells and the same runs, with the verdicts the shards recorded.
+    let cells = |j: &Value| -> Vec<(String, String)> {
+        j["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["row"].to_string(), c["column"].to_string()))
+            .collect()
+    };
+    assert_eq!(cells(&merged), cells(&whole));
+    shard_runs.sort();
+    assert_eq!(runs_of(&merged), shard_runs);
+    // The cells whose verdict does not depend on timing agree with the whole matrix's.
+    for column in ["none", "pause"] {
+        assert_eq!(
+            cell(&merged, column)["status"],
+            cell(&whole, column)["status"],
+            "{column}"
+        );
+    }
+    // Each run's folder came along, at the place its record names.
+    for c in merged["cells"].as_array().unwrap() {
+        for r in c["runs"].as_array().unwrap() {
+            let run = r["run"].as_str().unwrap();
+            assert!(
+                merged_store.join(run).join("results.json").is_file(),
+                "{run}"
+            );
+        }
+    }
+    assert!(merged_dir.join("matrix.html").is_file());
+
+    // A missing shard is reported, and its runs count as not made.
+    let partial = tmp.path().join("partial");
+    let out = lockpick(&[
+        "merge",
+        shard_stores[0].to_str().unwrap(),
+        shard_stores[2].to_str().unwrap(),
+        "--store",
+        partial.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("shard 2/3 was not given"),
+        "{}",
+        stderr(&out)
+    );
+    let json = matrix_json(&only_dir(&partial.join("matrix")));
+    assert_eq!(json["missing_shards"], serde_json::json!(["2/3"]));
+    let made = runs_of(&json).len();
+    assert!(made < whole_runs.len(), "{made} runs without shard 2");
+    for c in json["cells"].as_array().unwrap() {
+        if c["runs"].as_array().unwrap().is_empty() {
+            assert_eq!(c["status"]["status"], "not-run", "{c:#}");
+        }
+    }
+
+    // Shards of another matrix file are refused, naming the shard.
+    let other = tmp.path().join("other.toml");
+    std::fs::write(
+        &other,
+        TINY.replace("seeds = 1", "seeds = 2")
+            .replace("tiny", "other"),
+    )
+    .unwrap();
+    let other_store = tmp.path().join("other-store");
+    let out = lockpick(&[
+        "matrix",
+        other.to_str().unwrap(),
+        "--shard",
+        "2/3",
+        "--rows",
+        "redis",
+        "--faults",
+        "none",
+        "--store",
+        other_store.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = lockpick(&[
+        "merge",
+        shard_stores[0].to_str().unwrap(),
+        other_store.to_str().unwrap(),
+        "--store",
+        tmp.path().join("refused").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("shard 2/3") && stderr(&out).contains("another matrix file"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !tmp.path().join("refused").exists(),
+        "nothing written for a refused merge"
+    );
+}

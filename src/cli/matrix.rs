@@ -43,7 +43,27 @@ pub struct MatrixArgs {
     /// needs lockpick's own servers are shown as n/a.
     #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',')]
     pub external: Vec<SocketAddr>,
+    /// Run only shard K of N of the matrix's runs (1 <= K <= N), e.g. one CI job of N: every
+    /// (cell, seed) run belongs to one shard, the same on every machine, and shards are about
+    /// equally long. `lockpick merge` joins the shards' stores into one matrix.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<lockpick_harness::matrix::Shard>,
     /// Use the redis-server at HOST:PORT as the protected resource.
     #[arg(long, value_name = "HOST:PORT")]
     pub resource: Option<SocketAddr>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards: each a store a `matrix --shard K/N` run wrote into (its newest matrix), or
+    /// that matrix's folder (STORE/matrix/<time>/).
+    #[arg(required = true, value_name = "SHARD")]
+    pub shards: Vec<PathBuf>,
+    /// Where the merged matrix goes (STORE/matrix/<time>-merged/), with the runs' folders
+    /// copied from the shards' stores.
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+    /// Also write the merged matrix as markdown here.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }

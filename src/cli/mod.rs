@@ -2,7 +2,7 @@
 
 mod matrix;
 
-pub use matrix::MatrixArgs;
+pub use matrix::{MatrixArgs, MergeArgs};
 
 use crate::choices::{FormatArg, LockArg, ModelArg, PropertyArg};
 use clap::{Args, Parser, Subcommand};
@@ -46,6 +46,9 @@ pub enum Command {
     /// Run every lock (row) under every fault (column) of a matrix file over several seeds,
     /// fault sizes relative to each lock's lease, and write matrix.html.
     Matrix(MatrixArgs),
+    /// Join the stores of a matrix's shards (`matrix --shard K/N`, one per machine) into one
+    /// matrix folder with its matrix.json, matrix.html (and --markdown).
+    Merge(MergeArgs),
     /// Serve the store's runs and reports on 127.0.0.1, until Ctrl-C.
     Serve(ServeArgs),
     /// Free the disk of finished and abandoned runs: delete their nodes' data folders

@@ -28,6 +28,7 @@ pub fn dispatch(cli: Cli) -> Outcome {
         Command::Report { run_dir } => report::report(&run_dir),
         Command::Compare(args) => compare::compare(args),
         Command::Matrix(args) => matrix::matrix(args),
+        Command::Merge(args) => matrix::merge(args),
         Command::Serve(args) => serve::serve(args),
         Command::Gc { store } => gc::gc(&store),
         Command::Toxiproxy { listen } => toxiproxy::toxiproxy(listen),

@@ -3,6 +3,7 @@
 
 mod file;
 mod plan;
+mod shard;
 mod size;
 
 pub use file::{
@@ -10,4 +11,5 @@ pub use file::{
     Expectation, Expected, Matrix, MatrixError, Row, MAX_SEEDS,
 };
 pub use plan::{plan_cell, plan_matrix, promise, CellPlan, Resolved};
+pub use shard::{assign, RunCost, Shard, MAX_SHARDS};
 pub use size::{Basis, Promise, Size};

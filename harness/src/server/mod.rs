@@ -155,6 +155,11 @@ pub trait ServerKind: Sync + 'static {
 
     fn nodes(&self) -> NodeRule;
 
+    /// About how long starting and stopping its nodes takes on top of a run's workload, in
+    /// milliseconds: what a matrix shard's run is expected to cost beyond its workload
+    /// ([`crate::matrix::assign`]). An estimate, measured on the project's machines.
+    fn start_cost_ms(&self) -> u64;
+
     fn capabilities(&self) -> Capabilities;
 
     /// Whether its nodes can keep what they acknowledged across a crash

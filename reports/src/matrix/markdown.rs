@@ -38,6 +38,19 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
         made.iter().min().copied().unwrap_or(0),
         made.iter().max().copied().unwrap_or(0),
     );
+    if let Some(shard) = &record.shard {
+        let _ = writeln!(
+            md,
+            "\n**Shard {shard}:** only this shard's runs; `lockpick merge` joins the shards' stores."
+        );
+    }
+    if !record.missing_shards.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n**Shards missing:** {} (their runs are not counted).",
+            record.missing_shards.join(", ")
+        );
+    }
     if lo < record.seeds {
         let _ = writeln!(
             md,

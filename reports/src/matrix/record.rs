@@ -157,6 +157,14 @@ pub struct MatrixRecord {
     pub file_folder: Option<String>,
     pub seeds: u64,
     pub interrupted: bool,
+    /// `K/N` when this folder holds shard K of N of the matrix's runs (`--shard`): its other
+    /// runs are in the other shards' stores, and `lockpick merge` joins them.
+    #[serde(default)]
+    pub shard: Option<String>,
+    /// For a merged matrix: the shards (`K/N`) whose stores were not given, so their runs are
+    /// missing here (never counted as safe).
+    #[serde(default)]
+    pub missing_shards: Vec<String>,
     pub rows: Vec<RowInfo>,
     pub columns: Vec<ColumnInfo>,
     pub cells: Vec<CellSummary>,

@@ -5,7 +5,10 @@
 //! `lockpick scenario FILE --seed N` repeats), one record per finished run (what `--resume`
 //! skips), `matrix.json` and `matrix.html`, rewritten after every run.
 
+mod merge;
 mod versions;
+
+pub use merge::merge;
 
 use crate::cli::MatrixArgs;
 
@@ -16,7 +19,7 @@ use crate::run_args::{runtime, write_report};
 use lockpick_checker::history::read_history;
 use lockpick_harness::client::process::read_hello;
 use lockpick_harness::matrix::{
-    folder_of, load_matrix_in, plan_matrix, CellPlan, Matrix, MAX_SEEDS,
+    assign, folder_of, load_matrix_in, plan_matrix, CellPlan, Matrix, RunCost, Shard, MAX_SEEDS,
 };
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
 use lockpick_harness::scenario::Scenario;
@@ -48,6 +51,10 @@ struct Place {
     fresh: bool,
     /// Copy `file` into the folder as its `matrix.toml`.
     copy_file: bool,
+    /// The shard of the runs this folder holds (`--shard`, or the one it was started with).
+    shard: Option<Shard>,
+    /// For a merged matrix: the shards whose runs are missing.
+    missing_shards: Vec<String>,
 }
 
 fn place(args: &MatrixArgs) -> Result<Place, Failure> {
@@ -82,6 +89,16 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
                 (copy, false, folder)
             }
         };
+        let (recorded, missing_shards) = recorded_shard(&dir)?;
+        let shard = match (args.shard, recorded) {
+            (Some(asked), Some(was)) if asked != was => {
+                return Err(Failure::Usage(format!(
+                    "resume {} with --shard {asked}: it holds shard {was}; allowed: --shard {was}, or no --shard",
+                    dir.display()
+                )))
+            }
+            (asked, was) => asked.or(was),
+        };
         return Ok(Place {
             dir,
             file,
@@ -89,6 +106,8 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
             started,
             fresh: false,
             copy_file,
+            shard,
+            missing_shards,
         });
     }
     let file = match &args.file {
@@ -122,7 +141,37 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
         started,
         fresh: true,
         copy_file: true,
+        shard: args.shard,
+        missing_shards: Vec::new(),
     })
+}
+
+/// The server versions the matrix in `dir` recorded, if it has a record.
+fn recorded_versions(dir: &Path) -> Option<Vec<(String, String)>> {
+    let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
+    let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
+    Some(record.server_versions).filter(|v| !v.is_empty())
+}
+
+/// The shard a matrix folder was started as, and the shards a merged one lacks, as its
+/// `matrix.json` records them.
+fn recorded_shard(dir: &Path) -> Result<(Option<Shard>, Vec<String>), Failure> {
+    let Ok(bytes) = std::fs::read(dir.join("matrix.json")) else {
+        return Ok((None, Vec::new()));
+    };
+    let Ok(record) = serde_json::from_slice::<MatrixRecord>(&bytes) else {
+        return Ok((None, Vec::new()));
+    };
+    let shard = match &record.shard {
+        Some(s) => Some(s.parse::<Shard>().map_err(|e| {
+            Failure::Usage(format!(
+                "read {}: shard {e}",
+                dir.join("matrix.json").display()
+            ))
+        })?),
+        None => None,
+    };
+    Ok((shard, record.missing_shards))
 }
 
 /// The folder the matrix in `dir` was first given in, as its `matrix.json` records it.
@@ -133,7 +182,7 @@ fn recorded_folder(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The newest matrix folder (names are UTC stamps, so the greatest name).
-fn newest_matrix(root: &Path) -> Option<PathBuf> {
+pub(super) fn newest_matrix(root: &Path) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .ok()?
         .flatten()
@@ -225,7 +274,11 @@ fn run(args: &MatrixArgs) -> Outcome {
     }
     let mut done = read_runs(&dir.join("runs"));
     let command = command(args, &place);
-    let versions = versions::server_versions();
+    // A page rebuilt from recorded runs names the servers they ran on, not this machine's.
+    let versions = match (args.report_only, recorded_versions(dir)) {
+        (true, Some(v)) => v,
+        _ => versions::server_versions(),
+    };
     let mut record = build_record(&full, &place, &command, &versions, &heads, &done);
     let mut resume_cmd = format!("cargo run -- matrix --resume {}", dir.display());
     if args.store != Path::new("store") {
@@ -271,6 +324,27 @@ fn run(args: &MatrixArgs) -> Outcome {
             };
             cells.push((plan, file, scenario, needs));
         }
+        // With --shard, the runs of this shard: every run of the selection is placed, here as on
+        // every other machine, and only this shard's are made.
+        let mine = place.shard.map(|shard| {
+            let runs: Vec<RunCost> = (0..full.seeds)
+                .flat_map(|k| {
+                    let seed = full.first_seed.wrapping_add(k);
+                    cells.iter().map(move |(plan, _, scenario, _)| RunCost {
+                        row: plan.row.clone(),
+                        column: plan.column.clone(),
+                        seed,
+                        cost_ms: scenario.workload.duration_ms + scenario.server.start_cost_ms(),
+                    })
+                })
+                .collect();
+            let owner = assign(&runs, shard.n);
+            runs.into_iter()
+                .zip(owner)
+                .filter(|(_, s)| *s == shard.k)
+                .map(|(r, _)| (r.row, r.column, r.seed))
+                .collect::<std::collections::BTreeSet<RunKey>>()
+        });
         // Seed by seed across the whole matrix, so a matrix cut short has about as many
         // runs in every cell.
         'seeds: for k in 0..full.seeds {
@@ -278,6 +352,9 @@ fn run(args: &MatrixArgs) -> Outcome {
             for (plan, file, scenario, needs) in &cells {
                 let needs = *needs;
                 let key: RunKey = (plan.row.clone(), plan.column.clone(), seed);
+                if mine.as_ref().is_some_and(|m| !m.contains(&key)) {
+                    continue;
+                }
                 let finished = done.get(&key).is_some_and(|r| r.error.is_none());
                 if finished && !args.redo {
                     continue;
@@ -489,6 +566,8 @@ fn build_record(
         file_folder: Some(place.folder.display().to_string()),
         seeds: m.seeds,
         interrupted: false,
+        shard: place.shard.map(|s| s.to_string()),
+        missing_shards: place.missing_shards.clone(),
         rows: m
             .rows
             .iter()
@@ -552,6 +631,9 @@ fn command(args: &MatrixArgs, place: &Place) -> String {
     }
     if !args.faults.is_empty() {
         cmd.push_str(&format!(" --faults {}", args.faults.join(",")));
+    }
+    if let (true, Some(shard)) = (place.fresh, place.shard) {
+        cmd.push_str(&format!(" --shard {shard}"));
     }
     cmd.push_str(&crate::reproduce::server_flags(
         args.toxiproxy,

@@ -23,6 +23,10 @@ impl ServerKind for Etcd {
         crate::server::CLUSTER_NODES
     }
 
+    fn start_cost_ms(&self) -> u64 {
+        3500
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),

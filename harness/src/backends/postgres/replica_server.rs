@@ -62,6 +62,10 @@ impl ServerKind for PostgresReplica {
         }
     }
 
+    fn start_cost_ms(&self) -> u64 {
+        5000
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),

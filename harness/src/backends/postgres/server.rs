@@ -22,6 +22,10 @@ impl ServerKind for Postgres {
         crate::server::SINGLE_SERVER
     }
 
+    fn start_cost_ms(&self) -> u64 {
+        3000
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),

@@ -54,6 +54,10 @@ impl ServerKind for RedisSentinel {
         }
     }
 
+    fn start_cost_ms(&self) -> u64 {
+        4000
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),

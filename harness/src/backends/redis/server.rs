@@ -26,6 +26,10 @@ impl ServerKind for Redis {
         }
     }
 
+    fn start_cost_ms(&self) -> u64 {
+        300
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),

@@ -32,6 +32,10 @@ impl ServerKind for ZooKeeper {
         crate::server::CLUSTER_NODES
     }
 
+    fn start_cost_ms(&self) -> u64 {
+        2700
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),
