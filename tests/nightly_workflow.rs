@@ -89,3 +89,80 @@ fn nightly_script_runs_the_suite_and_validates_its_junit() {
         "{junit}"
     );
 }
+
+#[test]
+fn matrix_workflow_lints_clean() {
+    let workflow = root().join(".github/workflows/matrix.yml");
+    let Some(out) = lint(&[&workflow]) else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn matrix_shards_script_runs_two_shards_and_merges_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "tiny"
+seeds = 2
+[workload]
+clients = 3
+duration = "2x lease + 500ms"
+[lock]
+acquire_timeout_ms = 1000
+op_timeout_ms = 250
+
+[[column]]
+name = "none"
+about = "no fault"
+
+[[row]]
+lock = "redis"
+ttl_ms = 300
+expect.none = "valid: no fault"
+"#,
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let out = Command::new("bash")
+        .arg(root().join("scripts/matrix-shards"))
+        .args(["2", file.to_str().unwrap()])
+        .env("LOCKPICK", env!("CARGO_BIN_EXE_lockpick"))
+        .env("OUT", &out_dir)
+        .env("MARKDOWN", tmp.path().join("m.md"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for k in 1..=2 {
+        assert!(
+            out_dir.join(format!("shard-{k}/matrix")).is_dir(),
+            "shard {k}"
+        );
+    }
+    let merged: Vec<_> = std::fs::read_dir(out_dir.join("merged/matrix"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(merged.len(), 1);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(merged[0].path().join("matrix.json")).unwrap())
+            .unwrap();
+    let runs = json["cells"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "both seeds, one from each shard: {json:#}");
+    assert_eq!(json["missing_shards"].as_array().unwrap().len(), 0);
+    let md = std::fs::read_to_string(tmp.path().join("m.md")).unwrap();
+    assert!(md.contains("redis"), "{md}");
+}
