@@ -33,6 +33,14 @@ pub struct SuiteRecord {
     pub seeds: u64,
     /// True when SIGINT/SIGTERM stopped the suite before every run was made.
     pub interrupted: bool,
+    /// `K/N` when this record holds shard K of N of the suite's runs (`--shard`); `lockpick
+    /// merge` joins the shards' records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// For a merged record: the shards (`K/N`) whose stores were not given, so their runs are
+    /// missing here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_shards: Vec<String>,
     pub cases: Vec<SuiteCase>,
 }
 

@@ -43,6 +43,8 @@ fn record(started: &str, cases: Vec<SuiteCase>) -> SuiteRecord {
         command: "cargo run -- suite --seeds 2".to_owned(),
         seeds: 2,
         interrupted: false,
+        shard: None,
+        missing_shards: Vec::new(),
         cases,
     }
 }

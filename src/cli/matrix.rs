@@ -55,15 +55,18 @@ pub struct MatrixArgs {
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The shards: each a store a `matrix --shard K/N` run wrote into (its newest matrix), or
-    /// that matrix's folder (STORE/matrix/<time>/).
+    /// The shards: each a store a `matrix --shard K/N` or `suite --shard K/N` run wrote into
+    /// (its newest matrix and suite record), or that matrix's or suite record's folder.
     #[arg(required = true, value_name = "SHARD")]
     pub shards: Vec<PathBuf>,
-    /// Where the merged matrix goes (STORE/matrix/<time>-merged/), with the runs' folders
-    /// copied from the shards' stores.
+    /// Where the merged matrix (STORE/matrix/<time>-merged/) and suite record
+    /// (STORE/suite/<time>-merged/) go, with the runs' folders copied from the shards' stores.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
     /// Also write the merged matrix as markdown here.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Also write the merged suite's results as a JUnit file here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }

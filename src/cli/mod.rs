@@ -157,6 +157,10 @@ pub struct SuiteArgs {
     /// left out are reported as skipped.
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub time_budget: Option<f64>,
+    /// Run only shard K of N of the suite's (scenario, seed) runs (1 <= K <= N), e.g. one CI
+    /// job of N; `lockpick merge` joins the shards' stores into one record and JUnit file.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<lockpick_harness::matrix::Shard>,
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
     #[arg(long, value_name = "HOST:PORT")]
     pub toxiproxy: Option<SocketAddr>,

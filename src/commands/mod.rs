@@ -8,10 +8,11 @@ mod gc;
 mod incomplete;
 mod list;
 mod matrix;
+mod merge;
 mod report;
 mod scenario;
 mod serve;
-mod suite;
+pub(crate) mod suite;
 mod toxiproxy;
 
 use crate::cli::{Cli, Command};
@@ -28,7 +29,7 @@ pub fn dispatch(cli: Cli) -> Outcome {
         Command::Report { run_dir } => report::report(&run_dir),
         Command::Compare(args) => compare::compare(args),
         Command::Matrix(args) => matrix::matrix(args),
-        Command::Merge(args) => matrix::merge(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Serve(args) => serve::serve(args),
         Command::Gc { store } => gc::gc(&store),
         Command::Toxiproxy { listen } => toxiproxy::toxiproxy(listen),

@@ -9,9 +9,11 @@ use crate::reproduce::Reproduce;
 use crate::run_args::{runtime, write_report};
 use lockpick_checker::results::RunResults;
 use lockpick_checker::verdict::Verdict;
+use lockpick_harness::matrix::{assign, RunCost, Shard};
 use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
 use lockpick_harness::scenario::{list_scenarios, load_scenario, Scenario};
 use lockpick_reports::{CaseStatus, SuiteCase, SuiteRecord, SUITE_DIR, SUITE_VERSION};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -51,16 +53,29 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
         command: suite_command(&args),
         seeds: args.seeds,
         interrupted: false,
+        shard: args.shard.map(|s| s.to_string()),
+        missing_shards: Vec::new(),
         cases: Vec::new(),
     };
+    let mine = args
+        .shard
+        .map(|shard| shard_runs(&scenarios, args.seeds, shard));
     let rt = runtime();
     let result = rt.block_on(async {
         let interrupt = crate::signals::install()?;
         for scenario in &scenarios {
             let expected = scenario.expected.expect("filtered on expected");
             let mut matched = 0;
+            let mut planned = 0;
             for k in 0..args.seeds {
                 let seed = scenario.seed.wrapping_add(k);
+                if mine
+                    .as_ref()
+                    .is_some_and(|m| !m.contains(&(scenario.name.clone(), seed)))
+                {
+                    continue;
+                }
+                planned += 1;
                 let reproduce = Reproduce {
                     scenario: scenario.name.clone(),
                     seed,
@@ -151,10 +166,9 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
                 }
                 record.cases.push(case);
             }
-            eprintln!(
-                "{}: {matched}/{} as expected",
-                scenario.name, args.seeds
-            );
+            if planned > 0 {
+                eprintln!("{}: {matched}/{planned} as expected", scenario.name);
+            }
         }
         Ok::<_, Failure>(())
     });
@@ -163,8 +177,23 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
     result?;
     record.secs = started.elapsed().as_secs_f64();
     print_table(&record);
+    let ended = ending(&record);
+    // A record that cannot be written fails a suite that passed; a worse ending stays.
+    match write_outputs(&args.store, args.junit.as_deref(), &record) {
+        Err(e) if matches!(ended, Ok(Exit::Done)) => Err(e),
+        Err(e) => {
+            eprintln!("lockpick: failed to {e}");
+            ended
+        }
+        Ok(()) => ended,
+    }
+}
+
+/// How a suite with `record` ends: interrupted, nothing ran, a mismatch (5), an error (4), or
+/// all as expected.
+pub(super) fn ending(record: &SuiteRecord) -> Outcome {
     let ran = record.cases.len() - record.count(CaseStatus::Skipped);
-    let ended = if record.interrupted {
+    if record.interrupted {
         Ok(Exit::Interrupted)
     } else if ran == 0 {
         // A nightly that ran nothing has not shown that anything is still safe.
@@ -179,16 +208,29 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
         )))
     } else {
         Ok(Exit::Done)
-    };
-    // A record that cannot be written fails a suite that passed; a worse ending stays.
-    match write_outputs(&args, &record) {
-        Err(e) if matches!(ended, Ok(Exit::Done)) => Err(e),
-        Err(e) => {
-            eprintln!("lockpick: failed to {e}");
-            ended
-        }
-        Ok(()) => ended,
     }
+}
+
+/// The (scenario, seed) runs of `shard`: every run of the suite is placed, the same on every
+/// machine, by its expected cost (workload plus the server's start and stop).
+fn shard_runs(scenarios: &[Scenario], seeds: u64, shard: Shard) -> BTreeSet<(String, u64)> {
+    let runs: Vec<RunCost> = scenarios
+        .iter()
+        .flat_map(|s| {
+            (0..seeds).map(move |k| RunCost {
+                row: s.name.clone(),
+                column: String::new(),
+                seed: s.seed.wrapping_add(k),
+                cost_ms: s.workload.duration_ms + s.server.start_cost_ms(),
+            })
+        })
+        .collect();
+    let owner = assign(&runs, shard.n);
+    runs.into_iter()
+        .zip(owner)
+        .filter(|(_, k)| *k == shard.k)
+        .map(|(r, _)| (r.row, r.seed))
+        .collect()
 }
 
 /// The shipped scenarios with an expected verdict whose name contains `filter`.
@@ -262,6 +304,9 @@ fn suite_command(args: &SuiteArgs) -> String {
     if let Some(t) = args.time_budget {
         cmd.push_str(&format!(" --time-budget {t}"));
     }
+    if let Some(shard) = args.shard {
+        cmd.push_str(&format!(" --shard {shard}"));
+    }
     cmd.push_str(&crate::reproduce::server_flags(
         args.toxiproxy,
         &args.external,
@@ -271,7 +316,7 @@ fn suite_command(args: &SuiteArgs) -> String {
 }
 
 /// The per-scenario table on standard output.
-fn print_table(record: &SuiteRecord) {
+pub(super) fn print_table(record: &SuiteRecord) {
     println!(
         "{:<34} {:<9} {:>7} {:>9} {:>8}  verdicts",
         "scenario", "expected", "matched", "s/run", "ops"
@@ -312,17 +357,20 @@ fn print_table(record: &SuiteRecord) {
 }
 
 /// Writes `suite.json` and the trend page under `store/suite/<time>/`, and the JUnit file.
-fn write_outputs(args: &SuiteArgs, record: &SuiteRecord) -> Result<(), Failure> {
-    let dir = args.store.join(SUITE_DIR).join(&record.started);
+pub(super) fn write_outputs(
+    store: &Path,
+    junit: Option<&Path>,
+    record: &SuiteRecord,
+) -> Result<(), Failure> {
+    let dir = store.join(SUITE_DIR).join(&record.started);
     std::fs::create_dir_all(&dir).map_err(|source| Failure::CreateDir {
         path: dir.clone(),
         source,
     })?;
     lockpick_reports::write_suite_record(&dir, record).map_err(Failure::WriteOutput)?;
-    let page =
-        lockpick_reports::write_suite_page(&args.store, &dir).map_err(Failure::WriteOutput)?;
+    let page = lockpick_reports::write_suite_page(store, &dir).map_err(Failure::WriteOutput)?;
     println!("suite: {}", page.display());
-    if let Some(path) = &args.junit {
+    if let Some(path) = junit {
         lockpick_reports::write_atomic(path, lockpick_reports::junit_xml(record).as_bytes())
             .map_err(Failure::WriteOutput)?;
         println!("junit: {}", path.display());

@@ -5,10 +5,7 @@
 //! `lockpick scenario FILE --seed N` repeats), one record per finished run (what `--resume`
 //! skips), `matrix.json` and `matrix.html`, rewritten after every run.
 
-mod merge;
 mod versions;
-
-pub use merge::merge;
 
 use crate::cli::MatrixArgs;
 
@@ -182,7 +179,7 @@ fn recorded_folder(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The newest matrix folder (names are UTC stamps, so the greatest name).
-pub(super) fn newest_matrix(root: &Path) -> Option<PathBuf> {
+pub(in crate::commands) fn newest_matrix(root: &Path) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .ok()?
         .flatten()
@@ -224,7 +221,7 @@ fn select(m: &Matrix, args: &MatrixArgs) -> Result<Matrix, Failure> {
     Ok(out)
 }
 
-fn run(args: &MatrixArgs) -> Outcome {
+pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
     let place = place(args)?;
     let mut full = load_matrix_in(&place.file, &place.folder)?;
     if let Some(s) = args.seeds {

@@ -1,18 +1,17 @@
-//! `lockpick merge`: the shards of one matrix (`matrix --shard K/N`, each run on its own
+//! The shards of one matrix (`matrix --shard K/N`, each run on its own
 //! machine into its own store) joined into one matrix folder, whose matrix.json, matrix.html
 //! and markdown are built as `--report-only` builds them. Shards of another matrix file,
 //! another lockpick or another seed count are refused, naming the shard; a shard not given
 //! is reported as missing, and its runs count as not made, never as safe.
 
-use super::{newest_matrix, run};
+use super::{copy_run, copy_tree, create_dir, fresh_folder, write};
 use crate::cli::{MatrixArgs, MergeArgs};
+use crate::commands::matrix::{newest_matrix, run};
 use crate::outcome::{Failure, Outcome};
 use lockpick_harness::matrix::Shard;
-use lockpick_harness::run::utc_stamp;
 use lockpick_reports::matrix::{MatrixRecord, RunSummary, MATRIX_DIR};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 /// One shard as given.
 struct ShardStore {
@@ -25,9 +24,10 @@ struct ShardStore {
     matrix_file: Vec<u8>,
 }
 
-pub fn merge(args: MergeArgs) -> Outcome {
+/// Merges the matrix shards in `given` (each a shard store or its matrix folder).
+pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
     let mut shards: Vec<ShardStore> = Vec::new();
-    for given in &args.shards {
+    for given in given {
         let shard = read_shard(given)?;
         if let Some(first) = shards.first() {
             check_same(first, &shard)?;
@@ -53,7 +53,7 @@ pub fn merge(args: MergeArgs) -> Outcome {
     for m in &missing {
         eprintln!("lockpick: merge: shard {m} was not given: its runs are missing (not safe)");
     }
-    let out = fresh_folder(&args.store.join(MATRIX_DIR))?;
+    let out = fresh_folder(&args.store.join(MATRIX_DIR), "merged")?;
     create_dir(&out.join("runs"))?;
     create_dir(&out.join("scenarios"))?;
     write(&out.join("matrix.toml"), &first.matrix_file)?;
@@ -208,66 +208,10 @@ fn copy_runs(s: &ShardStore, out: &Path, store: &Path) -> Result<(), Failure> {
         })?;
         if let Ok(summary) = serde_json::from_slice::<RunSummary>(&bytes) {
             if let Some(rel) = &summary.run {
-                let (from, to) = (s.store.join(rel), store.join(rel));
-                if from.is_dir() && !to.exists() {
-                    copy_tree(&from, &to)?;
-                }
+                copy_run(&s.store, store, rel)?;
             }
         }
         write(&out.join("runs").join(name), &bytes)?;
-    }
-    Ok(())
-}
-
-/// A new folder under `root` named for now.
-fn fresh_folder(root: &Path) -> Result<PathBuf, Failure> {
-    let stamp = format!("{}-merged", utc_stamp(SystemTime::now()));
-    let mut dir = root.join(&stamp);
-    let mut n = 2;
-    while dir.exists() {
-        dir = root.join(format!("{stamp}-{n}"));
-        n += 1;
-    }
-    create_dir(&dir)?;
-    Ok(dir)
-}
-
-fn create_dir(path: &Path) -> Result<(), Failure> {
-    std::fs::create_dir_all(path).map_err(|source| Failure::CreateDir {
-        path: path.to_owned(),
-        source,
-    })
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    lockpick_reports::write_atomic(path, bytes).map_err(Failure::WriteOutput)
-}
-
-/// Copies the folder `from` to `to`: files, folders and symbolic links as links.
-fn copy_tree(from: &Path, to: &Path) -> Result<(), Failure> {
-    create_dir(to)?;
-    let entries = std::fs::read_dir(from).map_err(|source| Failure::ReadInput {
-        path: from.to_owned(),
-        source,
-    })?;
-    for e in entries.flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        let kind = e.file_type().map_err(|source| Failure::ReadInput {
-            path: src.clone(),
-            source,
-        })?;
-        let copied = if kind.is_symlink() {
-            std::fs::read_link(&src).and_then(|target| std::os::unix::fs::symlink(target, &dst))
-        } else if kind.is_dir() {
-            copy_tree(&src, &dst)?;
-            Ok(())
-        } else {
-            std::fs::copy(&src, &dst).map(|_| ())
-        };
-        copied.map_err(|source| Failure::CreateDir {
-            path: dst.clone(),
-            source,
-        })?;
     }
     Ok(())
 }
