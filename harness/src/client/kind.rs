@@ -63,6 +63,13 @@ pub trait ClientKind: Sync + 'static {
         None
     }
 
+    /// About how long starting its clients adds to a run, in milliseconds, beyond the
+    /// servers' start ([`crate::server::ServerKind::start_cost_ms`]): what a matrix or suite
+    /// shard expects a run of it to cost. Built-in clients start in no time that counts.
+    fn start_cost_ms(&self) -> u64 {
+        0
+    }
+
     /// Whether its sessions can act on any of a run's `[workload] locks`, picked per
     /// operation ([`LockSession::select_lock`](super::lock::LockSession::select_lock)); `Err`
     /// says why not, and a scenario with `locks > 1` on this kind is refused with it. Most
