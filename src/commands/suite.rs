@@ -221,9 +221,7 @@ fn shard_runs(scenarios: &[Scenario], seeds: u64, shard: Shard) -> BTreeSet<(Str
                 row: s.name.clone(),
                 column: String::new(),
                 seed: s.seed.wrapping_add(k),
-                cost_ms: s.workload.duration_ms
-                    + s.server.start_cost_ms()
-                    + s.client.kind.start_cost_ms(),
+                cost_ms: s.expected_run_ms(),
             })
         })
         .collect();

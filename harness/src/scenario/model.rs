@@ -138,6 +138,12 @@ impl Scenario {
         (s, skipped)
     }
 
+    /// About how long a run of this scenario takes: its workload, its servers' start and stop
+    /// and its clients' start. What shards are balanced by.
+    pub fn expected_run_ms(&self) -> u64 {
+        self.workload.duration_ms + self.server.start_cost_ms() + self.client.kind.start_cost_ms()
+    }
+
     /// The name of this scenario's lock: a preset's (`redis`, `redlock`, …) or
     /// `<client>@<server>`.
     pub fn lock_name(&self) -> String {

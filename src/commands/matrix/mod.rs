@@ -331,9 +331,7 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
                         row: plan.row.clone(),
                         column: plan.column.clone(),
                         seed,
-                        cost_ms: scenario.workload.duration_ms
-                            + scenario.server.start_cost_ms()
-                            + scenario.client.kind.start_cost_ms(),
+                        cost_ms: scenario.expected_run_ms(),
                     })
                 })
                 .collect();

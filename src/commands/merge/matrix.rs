@@ -4,7 +4,7 @@
 //! another lockpick or another seed count are refused, naming the shard; a shard not given
 //! is reported as missing, and its runs count as not made, never as safe.
 
-use super::{copy_run, copy_tree, create_dir, fresh_folder, write};
+use super::{collect, copy_run, copy_tree, create_dir, fresh_folder, store_of, write, ShardOf};
 use crate::cli::{MatrixArgs, MergeArgs};
 use crate::commands::matrix::{newest_matrix, run};
 use crate::outcome::{Failure, Outcome};
@@ -24,32 +24,21 @@ struct ShardStore {
     matrix_file: Vec<u8>,
 }
 
+impl ShardOf for ShardStore {
+    fn shard(&self) -> Shard {
+        self.shard
+    }
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
 /// Merges the matrix shards in `given` (each a shard store or its matrix folder).
 pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
-    let mut shards: Vec<ShardStore> = Vec::new();
-    for given in given {
-        let shard = read_shard(given)?;
-        if let Some(first) = shards.first() {
-            check_same(first, &shard)?;
-        }
-        if let Some(twin) = shards.iter().find(|s| s.shard == shard.shard) {
-            return Err(Failure::Usage(format!(
-                "merge: shard {} is given twice ({} and {}); allowed: each shard once",
-                shard.shard,
-                twin.dir.display(),
-                shard.dir.display()
-            )));
-        }
-        shards.push(shard);
-    }
-    let first = shards.first().ok_or_else(|| {
-        Failure::Usage("merge: no shard given; allowed: one or more shard stores".to_owned())
-    })?;
+    let (shards, missing) = collect(given, read_shard, check_same)?;
+    let first = &shards[0];
     let n = first.shard.n;
-    let missing: Vec<String> = (1..=n)
-        .filter(|k| !shards.iter().any(|s| s.shard.k == *k))
-        .map(|k| Shard { k, n }.to_string())
-        .collect();
+    let missing: Vec<String> = missing.iter().map(Shard::to_string).collect();
     for m in &missing {
         eprintln!("lockpick: merge: shard {m} was not given: its runs are missing (not safe)");
     }
@@ -128,18 +117,7 @@ fn read_shard(given: &Path) -> Result<ShardStore, Failure> {
         path: file.clone(),
         source,
     })?;
-    // `STORE/matrix/<time>/`: the runs' folders are relative to STORE.
-    let store = dir
-        .parent()
-        .filter(|p| p.file_name().is_some_and(|n| n == MATRIX_DIR))
-        .and_then(Path::parent)
-        .map(Path::to_owned)
-        .ok_or_else(|| {
-            Failure::Usage(format!(
-                "merge {}: a shard's matrix folder must stand in its store's `{MATRIX_DIR}/` folder, beside its runs",
-                dir.display()
-            ))
-        })?;
+    let store = store_of(&dir, MATRIX_DIR)?;
     Ok(ShardStore {
         dir,
         store,

@@ -9,6 +9,7 @@ mod suite;
 
 use crate::cli::MergeArgs;
 use crate::outcome::{Exit, Failure, Outcome};
+use lockpick_harness::matrix::Shard;
 use lockpick_harness::run::utc_stamp;
 use lockpick_reports::matrix::MATRIX_DIR;
 use lockpick_reports::{SUITE_DIR, SUITE_FILE};
@@ -46,6 +47,60 @@ pub fn merge(args: MergeArgs) -> Outcome {
         (Some(one), None) | (None, Some(one)) => one,
         (None, None) => unreachable!("every given store holds one or the other (checked)"),
     }
+}
+
+/// What every kind of shard tells the merge: which shard it is, and where it was found.
+trait ShardOf {
+    fn shard(&self) -> Shard;
+    fn dir(&self) -> &Path;
+}
+
+/// Reads every shard of `given` with `read`, refusing (with `same`'s sentence) one of another
+/// run than the first and one given twice; then the shards of `1..=N` not given, named.
+fn collect<T: ShardOf>(
+    given: &[PathBuf],
+    read: impl Fn(&Path) -> Result<T, Failure>,
+    same: impl Fn(&T, &T) -> Result<(), Failure>,
+) -> Result<(Vec<T>, Vec<Shard>), Failure> {
+    let mut shards: Vec<T> = Vec::new();
+    for g in given {
+        let s = read(g)?;
+        if let Some(first) = shards.first() {
+            same(first, &s)?;
+        }
+        if let Some(twin) = shards.iter().find(|t| t.shard() == s.shard()) {
+            return Err(Failure::Usage(format!(
+                "merge: shard {} is given twice ({} and {}); allowed: each shard once",
+                s.shard(),
+                twin.dir().display(),
+                s.dir().display()
+            )));
+        }
+        shards.push(s);
+    }
+    let n = shards.first().map(|s| s.shard().n).ok_or_else(|| {
+        Failure::usage("merge: no shard given; allowed: one or more shard stores")
+    })?;
+    let missing = (1..=n)
+        .filter(|k| !shards.iter().any(|s| s.shard().k == *k))
+        .map(|k| Shard { k, n })
+        .collect();
+    Ok((shards, missing))
+}
+
+/// The store a shard's folder (`STORE/<kind_dir>/<time>/`) stands in: its runs' folders are
+/// relative to it.
+fn store_of(dir: &Path, kind_dir: &str) -> Result<PathBuf, Failure> {
+    dir.parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == kind_dir))
+        .and_then(Path::parent)
+        .map(Path::to_owned)
+        .ok_or_else(|| {
+            Failure::Usage(format!(
+                "merge {}: a shard's folder must stand in its store's `{kind_dir}/` folder, beside its runs",
+                dir.display()
+            ))
+        })
 }
 
 /// The worse of two endings: a failure over an exit, a mismatch over success.

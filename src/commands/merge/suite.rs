@@ -2,7 +2,7 @@
 //! its runs' folders, the trend page and the JUnit file, as one suite run would have written
 //! them. A shard not given becomes one error case naming it, so CI cannot pass without it.
 
-use super::{copy_run, fresh_folder};
+use super::{collect, copy_run, fresh_folder, store_of, ShardOf};
 use crate::cli::MergeArgs;
 use crate::commands::suite::{ending, print_table, write_outputs};
 use crate::outcome::{Failure, Outcome};
@@ -24,24 +24,18 @@ struct ShardRecord {
     record: SuiteRecord,
 }
 
+impl ShardOf for ShardRecord {
+    fn shard(&self) -> Shard {
+        self.shard
+    }
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
 /// Merges the suite shards in `given` (each a shard store, or its suite folder).
 pub(super) fn merge_suite(given: &[PathBuf], args: &MergeArgs) -> Outcome {
-    let mut shards: Vec<ShardRecord> = Vec::new();
-    for g in given {
-        let s = read_shard(g)?;
-        if let Some(first) = shards.first() {
-            check_same(first, &s)?;
-        }
-        if let Some(twin) = shards.iter().find(|t| t.shard == s.shard) {
-            return Err(Failure::Usage(format!(
-                "merge: suite shard {} is given twice ({} and {}); allowed: each shard once",
-                s.shard,
-                twin.dir.display(),
-                s.dir.display()
-            )));
-        }
-        shards.push(s);
-    }
+    let (shards, missing) = collect(given, read_shard, check_same)?;
     let first = &shards[0];
     let n = first.shard.n;
     let mut record = SuiteRecord {
@@ -66,8 +60,7 @@ pub(super) fn merge_suite(given: &[PathBuf], args: &MergeArgs) -> Outcome {
     record
         .cases
         .sort_by(|a, b| (&a.scenario, a.seed).cmp(&(&b.scenario, b.seed)));
-    for k in (1..=n).filter(|k| !shards.iter().any(|s| s.shard.k == *k)) {
-        let missing = Shard { k, n };
+    for missing in missing {
         eprintln!("lockpick: merge: suite shard {missing} was not given: its runs are missing");
         record.missing_shards.push(missing.to_string());
         record.cases.push(SuiteCase {
@@ -127,17 +120,7 @@ fn read_shard(given: &Path) -> Result<ShardRecord, Failure> {
         })?
         .parse::<Shard>()
         .map_err(|e| Failure::Usage(format!("merge: read {}: shard {e}", path.display())))?;
-    let store = dir
-        .parent()
-        .filter(|p| p.file_name().is_some_and(|n| n == SUITE_DIR))
-        .and_then(Path::parent)
-        .map(Path::to_owned)
-        .ok_or_else(|| {
-            Failure::Usage(format!(
-                "merge {}: a shard's suite folder must stand in its store's `{SUITE_DIR}/` folder, beside its runs",
-                dir.display()
-            ))
-        })?;
+    let store = store_of(&dir, SUITE_DIR)?;
     Ok(ShardRecord {
         dir,
         store,
