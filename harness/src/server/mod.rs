@@ -157,7 +157,9 @@ pub trait ServerKind: Sync + 'static {
 
     /// About how long starting and stopping its nodes takes on top of a run's workload, in
     /// milliseconds: what a matrix shard's run is expected to cost beyond its workload
-    /// ([`crate::matrix::assign`]). An estimate, measured on the project's machines.
+    /// ([`crate::matrix::assign`]). An estimate: the median of wall time minus workload over a
+    /// `lockpick suite --seeds 3` on the project's 2 cores (shared with other builds, so high;
+    /// what matters for balancing shards is how the kinds compare).
     fn start_cost_ms(&self) -> u64;
 
     fn capabilities(&self) -> Capabilities;

@@ -24,7 +24,7 @@ impl ServerKind for Etcd {
     }
 
     fn start_cost_ms(&self) -> u64 {
-        3500
+        3200
     }
 
     fn capabilities(&self) -> Capabilities {

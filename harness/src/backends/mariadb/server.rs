@@ -23,7 +23,7 @@ impl ServerKind for MariaDb {
     }
 
     fn start_cost_ms(&self) -> u64 {
-        3000
+        1500
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -63,7 +63,7 @@ impl ServerKind for PostgresReplica {
     }
 
     fn start_cost_ms(&self) -> u64 {
-        5000
+        9500
     }
 
     fn capabilities(&self) -> Capabilities {

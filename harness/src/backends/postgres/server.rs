@@ -23,7 +23,7 @@ impl ServerKind for Postgres {
     }
 
     fn start_cost_ms(&self) -> u64 {
-        3000
+        5700
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -55,7 +55,7 @@ impl ServerKind for RedisSentinel {
     }
 
     fn start_cost_ms(&self) -> u64 {
-        4000
+        5000
     }
 
     fn capabilities(&self) -> Capabilities {

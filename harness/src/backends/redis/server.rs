@@ -27,7 +27,7 @@ impl ServerKind for Redis {
     }
 
     fn start_cost_ms(&self) -> u64 {
-        300
+        1000
     }
 
     fn capabilities(&self) -> Capabilities {

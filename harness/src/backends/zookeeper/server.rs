@@ -33,7 +33,7 @@ impl ServerKind for ZooKeeper {
     }
 
     fn start_cost_ms(&self) -> u64 {
-        2700
+        4600
     }
 
     fn capabilities(&self) -> Capabilities {
