@@ -60,13 +60,13 @@ fn check_locks(args: CheckArgs) -> Outcome {
     }
     let found = check_run_file(&history, &params)?;
     let checks = found.checks.clone();
-    println!("{}: {} events", history.display(), found.events);
+    outln!("{}: {} events", history.display(), found.events);
     if let Some(torn) = found.torn {
-        println!("  note: {}: {torn}", history.display());
+        outln!("  note: {}: {torn}", history.display());
     }
-    print!("{}", printable(&checks.lock.to_string()));
+    out!("{}", printable(&checks.lock.to_string()));
     if let Some(lin) = &checks.linearizability {
-        print!("{}", printable(&lockpick_reports::lin_text(lin)));
+        out!("{}", printable(&lockpick_reports::lin_text(lin)));
     }
     let verdict = checks.verdict();
     if let Some(dir) = run_dir {
@@ -121,8 +121,8 @@ fn check_model(args: &CheckArgs, model: &dyn Model) -> Outcome {
             source: Box::new(source),
         }
     })?;
-    println!("{}", path.display());
-    print!("{}", printable(&report.to_string()));
+    outln!("{}", path.display());
+    out!("{}", printable(&report.to_string()));
     Ok(Exit::Verdict(report.verdict))
 }
 

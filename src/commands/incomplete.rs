@@ -30,33 +30,33 @@ pub(crate) fn incomplete_run(dir: &Path) -> Result<Option<Incomplete>, Failure> 
 /// [`Exit::IncompleteRun`] (or an invalid verdict when what was recorded already proves a
 /// violation).
 pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete, params: &LockCheckParams) -> Exit {
-    println!("{}: {}", dir.display(), run.sentence);
+    outln!("{}: {}", dir.display(), run.sentence);
     if matches!(run.state.status(), RunStatus::Running(_)) {
-        println!("  check it once it has ended");
+        outln!("  check it once it has ended");
         return Exit::IncompleteRun;
     }
     if !run.state.phase.workload_ran() {
-        println!("  no client operation ran: there is nothing to check");
+        outln!("  no client operation ran: there is nothing to check");
         return Exit::IncompleteRun;
     }
     let history = dir.join("history.jsonl");
     let found = match check_run_file(&history, params) {
         Ok(f) => f,
         Err(e) => {
-            println!("  what was recorded cannot be checked: {e}");
+            outln!("  what was recorded cannot be checked: {e}");
             return Exit::IncompleteRun;
         }
     };
-    println!(
+    outln!(
         "  what was recorded before it stopped ({} events):",
         found.events
     );
     // A kill can cut the last line short; everything before it is checked.
     if let Some(torn) = &found.torn {
-        println!("  note: {}: {torn}", history.display());
+        outln!("  note: {}: {torn}", history.display());
     }
     let checks = found.checks;
-    print!("{}", checks.lock);
+    out!("{}", checks.lock);
     if checks.verdict() == Verdict::Invalid {
         Exit::Verdict(Verdict::Invalid)
     } else {

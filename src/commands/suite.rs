@@ -272,9 +272,13 @@ fn suite_command(args: &SuiteArgs) -> String {
 
 /// The per-scenario table on standard output.
 fn print_table(record: &SuiteRecord) {
-    println!(
+    outln!(
         "{:<34} {:<9} {:>7} {:>9} {:>8}  verdicts",
-        "scenario", "expected", "matched", "s/run", "ops"
+        "scenario",
+        "expected",
+        "matched",
+        "s/run",
+        "ops"
     );
     let mut names: Vec<&str> = Vec::new();
     for c in &record.cases {
@@ -298,7 +302,7 @@ fn print_table(record: &SuiteRecord) {
             .iter()
             .map(|c| c.verdict.as_deref().unwrap_or(c.status.name()))
             .collect();
-        println!(
+        outln!(
             "{:<34} {:<9} {:>3}/{:<3} {:>9.1} {:>8.0}  {}",
             name,
             cases[0].expected,
@@ -321,11 +325,11 @@ fn write_outputs(args: &SuiteArgs, record: &SuiteRecord) -> Result<(), Failure> 
     lockpick_reports::write_suite_record(&dir, record).map_err(Failure::WriteOutput)?;
     let page =
         lockpick_reports::write_suite_page(&args.store, &dir).map_err(Failure::WriteOutput)?;
-    println!("suite: {}", page.display());
+    outln!("suite: {}", page.display());
     if let Some(path) = &args.junit {
         lockpick_reports::write_atomic(path, lockpick_reports::junit_xml(record).as_bytes())
             .map_err(Failure::WriteOutput)?;
-        println!("junit: {}", path.display());
+        outln!("junit: {}", path.display());
     }
     Ok(())
 }
