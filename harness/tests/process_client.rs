@@ -578,6 +578,78 @@ fn python_adapter(library: &str) -> ProcessSpec {
     }
 }
 
+/// Every shipped adapter (the folder of its `lockpick-adapter.json`, and how it is started).
+fn shipped_adapters() -> Vec<(PathBuf, ProcessSpec)> {
+    let rust = repo().join("clients/rust/redlock");
+    let binary = rust.join("target/release/lockpick-adapter-redlock-rs");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `bash scripts/setup`",
+        binary.display()
+    );
+    let mut all = vec![(
+        rust,
+        ProcessSpec {
+            command: vec![binary.display().to_string()],
+            env: Vec::new(),
+            extra: Map::new(),
+        },
+    )];
+    for library in ["redlock-v4", "redlock-v5", "redis-semaphore"] {
+        all.push((
+            repo().join("clients/node").join(library),
+            node_adapter(library),
+        ));
+    }
+    for library in ["redis_py", "kazoo", "pottery", "redis_lock"] {
+        all.push((
+            repo().join("clients/python").join(library),
+            python_adapter(library),
+        ));
+    }
+    all
+}
+
+/// The reason `spec` with init `extra` is refused with, or a panic if it is not refused.
+async fn refusal(mut spec: ProcessSpec, extra: Map<String, Json>) -> String {
+    let run = tempfile::tempdir().unwrap();
+    let command = spec.command.join(" ");
+    spec.extra = extra;
+    let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+    let lock = ProcessLock::new(spec, &nodes, params(1000, 2000));
+    let started = lock.connect_as(who(0, run.path()), Arc::default()).await;
+    assert!(
+        started.is_err(),
+        "{command} took options it does not declare"
+    );
+    match lock.broken() {
+        Some(AdapterError::RefusedInit { reason, .. }) => reason,
+        other => panic!("{command}: not refused with a fail reply: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_shipped_adapter_answers_an_undeclared_or_mistyped_option_with_a_fail() {
+    for (folder, spec) in shipped_adapters() {
+        let manifest = lockpick_harness::client::process::manifest::read(
+            &folder.join(lockpick_harness::client::process::manifest::MANIFEST),
+        )
+        .unwrap_or_else(|e| panic!("every shipped adapter declares its options: {e}"));
+        let mut unknown = Map::new();
+        unknown.insert("lockpick_no_such_option".to_owned(), Json::Bool(true));
+        let why = refusal(spec.clone(), unknown).await;
+        assert!(why.starts_with("init.lockpick_no_such_option: "), "{why}");
+        for key in manifest.init.keys() {
+            // A table where a boolean (or any other declared type) belongs.
+            let mut mistyped = Map::new();
+            mistyped.insert(key.clone(), serde_json::json!({"on": true}));
+            let why = refusal(spec.clone(), mistyped).await;
+            assert!(why.starts_with(&format!("init.{key}: ")), "{why}");
+            assert!(why.contains("is not allowed; allowed: a boolean"), "{why}");
+        }
+    }
+}
+
 /// The scheduler state of `pid` from /proc (R, S, T, …).
 fn state(pid: u32) -> char {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
