@@ -8,7 +8,7 @@ pub(super) fn report(dir: &Path) -> Outcome {
     if let Some(run) = incomplete_run(dir)? {
         outln!("{}: {}", dir.display(), run.sentence);
         outln!(
-            "  no results to report; `lockpick check {}` checks what was recorded",
+            "  no results to report; `lockpick check {}` checks what was recorded and writes its report.html",
             dir.display()
         );
         return Ok(Exit::IncompleteRun);
