@@ -326,7 +326,10 @@ fn the_readme_first_adapter_is_the_file_in_the_repo_and_its_scenario_loads() {
     let example = repo().join("docs/examples/first-adapter");
     let python = std::fs::read_to_string(example.join("adapter.py")).unwrap();
     let node = std::fs::read_to_string(example.join("node/adapter.js")).unwrap();
-    assert_eq!(first_adapter_blocks("python"), [python.clone()]);
+    assert_eq!(
+        first_adapter_blocks("python"),
+        std::slice::from_ref(&python)
+    );
     assert_eq!(first_adapter_blocks("js"), [node]);
     // The README's scenario, as a user would save it beside the adapter, loads as it is.
     let [toml] = first_adapter_blocks("toml").try_into().unwrap();
