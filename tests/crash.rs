@@ -365,6 +365,13 @@ fn check_on_a_run_that_ended_in_a_harness_error_writes_its_report() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(4), "{out:?}");
+    // The fixture declares no options: its `init` is passed on, with a warning.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("lockpick: warning: ")
+            && err.contains("[client] init (break) is passed to it unchecked"),
+        "{err}"
+    );
     let dir = run_dir(store.path(), "broken");
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();

@@ -511,3 +511,32 @@ fn record_hello(run_dir: &std::path::Path, line: &str) {
         let _ = writeln!(file, "{}", line.trim_end());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::missing_package;
+
+    #[test]
+    fn only_a_missing_module_or_package_in_the_stderr_gets_install_advice() {
+        let python = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'redis.asyncio'\n";
+        let hint = missing_package(python, "python3").unwrap();
+        assert!(
+            hint.starts_with("the Python module `redis` is not installed for python3"),
+            "{hint}"
+        );
+        let node = "Error: Cannot find module 'ioredis'\nRequire stack:\n";
+        assert!(missing_package(node, "node")
+            .unwrap()
+            .contains("`ioredis` is not installed: run `npm ci`"));
+        let script = "Error: Cannot find module '/tmp/x/adapter.js'\n";
+        assert_eq!(
+            missing_package(script, "node").unwrap(),
+            "the file /tmp/x/adapter.js does not exist"
+        );
+        // An adapter that worked and then failed says nothing about installing.
+        assert_eq!(
+            missing_package("adapter: release raised ConnectionError\n", "python3"),
+            None
+        );
+    }
+}

@@ -102,3 +102,19 @@ pub(super) async fn spawn_adapter(
         Err(SpawnFailure::Io(e)) => Err(spawn_error(e, "")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_runtime_names_its_package_and_an_unknown_program_names_none() {
+        let node = runtime_hint("node");
+        assert!(
+            node.contains("`node` is not installed") && node.contains("nodejs"),
+            "{node}"
+        );
+        assert!(runtime_hint("python3").contains("python3-venv"));
+        assert_eq!(runtime_hint("my-adapter"), "");
+    }
+}
