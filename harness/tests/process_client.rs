@@ -971,6 +971,44 @@ fn survivors_of_a_sigkilled_lockpick(shape: &str, at_least: usize) -> Vec<u32> {
     survivors
 }
 
+#[tokio::test]
+async fn a_retired_adapters_whole_tree_is_killed_with_it() {
+    // The ordinary path: the session ends (a retired or crashed process, the run's end).
+    let run = tempfile::tempdir().unwrap();
+    let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+    for shape in ["fork", "shell-fork"] {
+        let (spec, below) = lingering_adapter(shape);
+        let lock = ProcessLock::new(spec, &nodes, params(1000, 200));
+        let session = lock
+            .connect_as(who(0, run.path()), Arc::default())
+            .await
+            .unwrap();
+        let pid = session.pid();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut tree = lockpick_harness::db::descendants(pid);
+        while tree.len() < below && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            tree = lockpick_harness::db::descendants(pid);
+        }
+        assert!(tree.len() >= below, "{shape}: {tree:?}");
+        drop(session);
+        let gone = |p: &u32| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).map_or(true, |s| s.contains(") Z"))
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !tree.iter().all(gone) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let left: Vec<u32> = tree.iter().copied().filter(|p| !gone(p)).collect();
+        for p in &left {
+            // SAFETY: plain kill(2) of a process this test found alive in the adapter's tree.
+            unsafe { libc::kill(*p as libc::pid_t, libc::SIGKILL) };
+        }
+        assert_eq!(left, Vec::<u32>::new(), "{shape}: outlived its session");
+        assert_gone(pid).await;
+    }
+}
+
 #[test]
 fn adapters_die_when_lockpick_is_sigkilled() {
     let survivors = survivors_of_a_sigkilled_lockpick("plain", 0);
