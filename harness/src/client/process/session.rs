@@ -390,14 +390,23 @@ impl Shared {
     }
 }
 
-/// What an adapter's stderr `text` says is not installed, and how to install it, if it says
-/// so; `program` is the interpreter it ran under.
+/// What an adapter's stderr `text` says is missing (a module, a package, the right to make its
+/// PID namespace), and how to get it, if it says so; `program` is the interpreter it ran under.
 fn missing_package(text: &str, program: &str) -> Option<String> {
     let quoted = |after: &str| {
         let rest = &text[text.find(after)? + after.len()..];
         let name = rest.split(['\'', '"']).next()?;
         (!name.is_empty()).then(|| name.to_owned())
     };
+    if text.contains("unshare failed") {
+        return Some(
+            "this system does not let lockpick make the PID namespace each adapter runs in (so \
+             that nothing it starts outlives lockpick): in a container, allow `unshare` (e.g. \
+             `docker run --cap-add SYS_ADMIN`, or a seccomp profile that permits it); not as \
+             root, enable unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`)"
+                .to_owned(),
+        );
+    }
     if let Some(module) = quoted("No module named '") {
         let top = module.split('.').next().unwrap_or(&module).to_owned();
         return Some(format!(
@@ -533,6 +542,10 @@ mod tests {
             missing_package(script, "node").unwrap(),
             "the file /tmp/x/adapter.js does not exist"
         );
+        let denied = "unshare: unshare failed: Operation not permitted\n";
+        assert!(missing_package(denied, "node")
+            .unwrap()
+            .contains("PID namespace"));
         // An adapter that worked and then failed says nothing about installing.
         assert_eq!(
             missing_package("adapter: release raised ConnectionError\n", "python3"),
