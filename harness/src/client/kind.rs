@@ -113,6 +113,13 @@ pub trait ClientOptions: fmt::Debug + Send + Sync {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Checks against this machine (an adapter's program, files and declared options) made
+    /// when a scenario is loaded to run, not when a stored copy is read back by `check`,
+    /// whose relative paths no longer lead anywhere.
+    fn preflight(&self) -> Result<(), ScenarioError> {
+        Ok(())
+    }
 }
 
 /// Starts client loops: the object-safe face of a [`LockClient`].

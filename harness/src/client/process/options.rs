@@ -13,7 +13,7 @@
 
 use super::{manifest, ProcessLock, ProcessParams, ProcessSpec};
 use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
-use crate::vocab::{ClientTable, ScenarioError};
+use crate::vocab::{ClientTable, Located, ScenarioError};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -124,29 +124,46 @@ impl ClientKind for ProcessKind {
             .iter()
             .flat_map(|c| c.get_ref().iter().map(|p| is_relative(p)))
             .collect();
-        manifest::check_command(&spec.command, &rebased).map_err(command_error)?;
-        // What the adapter takes is checked here, before any server starts: a misspelt or
-        // mistyped option must not quietly run the library's other variant.
-        let declared = manifest::find(&spec.command).map_err(command_error)?;
         let mut warnings = Vec::new();
-        match &declared {
-            Some(manifest) => {
-                for (key, value) in &options.init {
-                    if let Some(why) = manifest.refuse(key, value.get_ref()) {
-                        return Err(table.error(value.span(), &format!("client.init.{key}"), why));
+        // What the adapter is and takes is checked against the file system here, but refused
+        // only by `preflight` (when a scenario is loaded to run): a run's stored copy of the
+        // scenario, read again by `check` from the run folder, keeps its relative paths.
+        let preflight = (|| {
+            manifest::check_command(&spec.command, &rebased).map_err(command_error)?;
+            // A misspelt or mistyped option must not quietly run the library's other variant.
+            match manifest::find(&spec.command).map_err(command_error)? {
+                Some(manifest) => {
+                    for (key, value) in &options.init {
+                        if let Some(why) = manifest.refuse(key, value.get_ref()) {
+                            let field = format!("client.init.{key}");
+                            return Err(table.error(value.span(), &field, why));
+                        }
                     }
                 }
+                None if !options.init.is_empty() => warnings.push(format!(
+                    "the adapter `{}` declares no options (no {} beside it, \
+                     docs/client-protocol.md): [client] init ({}) is passed to it unchecked",
+                    spec.command_line(),
+                    manifest::MANIFEST,
+                    options.init.keys().cloned().collect::<Vec<_>>().join(", ")
+                )),
+                None => {}
             }
-            None if !options.init.is_empty() => warnings.push(format!(
-                "the adapter `{}` declares no options (no {} beside it, docs/client-protocol.md): \
-                 [client] init ({}) is passed to it unchecked",
-                spec.command_line(),
-                manifest::MANIFEST,
-                options.init.keys().cloned().collect::<Vec<_>>().join(", ")
-            )),
-            None => {}
-        }
-        Ok(Arc::new(ProcessClients { spec, warnings }))
+            Ok(())
+        })();
+        let preflight = match preflight {
+            Ok(()) => None,
+            Err(ScenarioError::Invalid(located)) => Some(located),
+            // `table.error` only makes located errors; anything else is returned as it is.
+            Err(other @ (ScenarioError::Io { .. } | ScenarioError::UnknownName { .. })) => {
+                return Err(other)
+            }
+        };
+        Ok(Arc::new(ProcessClients {
+            spec,
+            warnings,
+            preflight,
+        }))
     }
 
     fn rebase_paths(&self, options: &mut toml::Table, folder: &Path) {
@@ -160,16 +177,25 @@ impl ClientKind for ProcessKind {
     }
 }
 
-/// The adapter command of a scenario, read, and what the reader could not check.
+/// The adapter command of a scenario, read; what the reader could not check; and what is
+/// wrong with the command or its options on this machine, if anything.
 #[derive(Debug)]
 struct ProcessClients {
     spec: ProcessSpec,
     warnings: Vec<String>,
+    preflight: Option<Located>,
 }
 
 impl ClientOptions for ProcessClients {
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+
+    fn preflight(&self) -> Result<(), ScenarioError> {
+        match &self.preflight {
+            Some(located) => Err(ScenarioError::Invalid(located.clone())),
+            None => Ok(()),
+        }
     }
 
     fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String> {
