@@ -19,5 +19,10 @@ pub const SUITE_MISMATCH: u8 = 5;
 /// is still running); its `run.json` tells the phase it reached. A violation found in what it
 /// recorded is still reported as [`INVALID`].
 pub const INCOMPLETE_RUN: u8 = 6;
+/// Standard output was closed before everything was printed (`lockpick list | head -1`): the
+/// command finished its work (a run is stored whole) and stopped printing. 141 is what a
+/// shell reports for a program ended by SIGPIPE, so a pipeline reads it the usual way. A
+/// failure (3, 4) or an interrupt (130) keeps its own code.
+pub const STDOUT_CLOSED: u8 = 141;
 /// Stopped by SIGINT or SIGTERM; what was recorded is kept and checked.
 pub const INTERRUPTED: u8 = 130;

@@ -6,6 +6,7 @@
 use crate::exit_code::{HARNESS, USAGE};
 use lockpick_checker::history::ReadError;
 use lockpick_checker::linearizability::CheckError;
+use lockpick_harness::client::process::AdapterError;
 use lockpick_harness::matrix::MatrixError;
 use lockpick_harness::proxy::ProxyError;
 use lockpick_harness::run::RunError;
@@ -148,8 +149,13 @@ impl Failure {
                 | RunError::Server(_)
                 | RunError::Client { .. }
                 | RunError::Resource(_)
-                | RunError::Adapter(_)
                 | RunError::ReadHistory(_) => HARNESS,
+                RunError::Adapter(e) => match &**e {
+                    // The scenario's `[client] init`, refused by an adapter that declares no
+                    // options to check at load: bad input, as it would have been at load.
+                    AdapterError::RefusedInit { .. } => USAGE,
+                    AdapterError::Spawn { .. } | AdapterError::Broke { .. } => HARNESS,
+                },
             },
             Failure::Toxiproxy(e) => match e {
                 // `toxiproxy --listen` off the loopback interface.

@@ -1,6 +1,9 @@
 //! The `lockpick` command line: run scenarios, list them, re-check histories, render
 //! reports, compare backends, serve the store and the embedded Toxiproxy.
 
+#[macro_use]
+mod stdout;
+
 mod choices;
 mod cli;
 mod commands;
@@ -30,5 +33,16 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    ExitCode::from(outcome::exit_code_of(commands::dispatch(cli)))
+    let code = outcome::exit_code_of(commands::dispatch(cli));
+    ExitCode::from(stdout_closed(code, stdout::closed()))
+}
+
+/// The exit code once the command is done: [`exit_code::STDOUT_CLOSED`] when its output could
+/// not all be written, unless the command failed (3, 4) or was interrupted (130), which say more.
+fn stdout_closed(code: u8, closed: bool) -> u8 {
+    match code {
+        exit_code::USAGE | exit_code::HARNESS | exit_code::INTERRUPTED => code,
+        _ if closed => exit_code::STDOUT_CLOSED,
+        _ => code,
+    }
 }

@@ -42,7 +42,7 @@ pub(crate) fn run_size_args(
 /// pass, never whole.
 pub(crate) fn write_report(dir: &Path, results: &RunResults) {
     match lockpick_reports::write_run_report_streaming(dir, results) {
-        Ok(path) => println!("  report: {}", path.display()),
+        Ok(path) => outln!("  report: {}", path.display()),
         Err(e) => eprintln!("lockpick: failed to {e}"),
     }
 }

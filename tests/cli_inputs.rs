@@ -329,3 +329,137 @@ fn model_help_and_its_error_list_every_registered_model() {
     assert!(help.contains(&listed), "{listed} not in:\n{help}");
     assert!(stderr(&out).contains(&listed), "{}", stderr(&out));
 }
+
+/// The repository's root (shipped scenarios and adapters).
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A process-client scenario in `dir/p.toml` whose `[client]` table is `client` (TOML lines).
+fn process_scenario(dir: &Path, client: &str) -> String {
+    let path = dir.join("p.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"p\"\n[server]\nkind = \"redis\"\n[client]\nkind = \"process\"\n{client}\n\
+             [workload]\nkind = \"fenced-write\"\nclients = 1\nduration_ms = 200\n"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn an_init_option_the_adapter_does_not_declare_or_of_another_type_is_refused_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let adapter = repo().join("clients/python/redis_lock/adapter.py");
+    let command = format!("command = [\"python3\", \"{}\"]", adapter.display());
+    for (init, field, allowed) in [
+        // The issue's case: a table where a boolean belongs, which ran the other variant.
+        (
+            "init = { auto_renewal = { on = true } }",
+            "field `client.init.auto_renewal`: a table is not allowed; allowed: a boolean",
+            "",
+        ),
+        (
+            "init = { auto_renwal = true }",
+            "field `client.init.auto_renwal`: the adapter takes no option `auto_renwal`",
+            "allowed: auto_renewal (a boolean (true or false))",
+        ),
+    ] {
+        let file = process_scenario(tmp.path(), &format!("{command}\n{init}"));
+        let out = lockpick(&["scenario", &file, "--store", store.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains("p.toml:7: "), "file and line: {err}");
+        assert!(err.contains(field), "{err}");
+        assert!(err.contains(allowed), "{err}");
+        assert!(
+            err.contains("lockpick-adapter.json"),
+            "names the declaration: {err}"
+        );
+    }
+    assert!(
+        !store.exists(),
+        "refused before anything was written or started"
+    );
+}
+
+#[test]
+fn a_wrong_adapter_command_is_a_usage_error_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("adapter.py"), "").unwrap();
+    for (command, says) in [
+        (
+            r#"command = ["pyhton3", "./adapter.py"]"#.to_owned(),
+            "program `pyhton3` is not on PATH",
+        ),
+        (
+            r#"command = ["python3", "./adaptr.py"]"#.to_owned(),
+            "adaptr.py does not exist",
+        ),
+        (
+            r#"command = ["sh", "/bin/sh", "./adapter.py"]"#.to_owned(),
+            "an interpreter named twice",
+        ),
+    ] {
+        let file = process_scenario(tmp.path(), &command);
+        let out = lockpick(&["scenario", &file, "--store", store.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{command}: {err}");
+        assert!(err.contains("p.toml:6: field `client.command`: "), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+    assert!(!store.exists());
+}
+
+#[test]
+fn a_scenario_reached_through_a_symlinked_folder_resolves_its_paths_against_the_real_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    // s -> the repo's scenarios/: `../clients/python/.venv/bin/python` must lead to the repo's
+    // venv, not to tmp/clients (which does not exist), or the adapter cannot start.
+    std::os::unix::fs::symlink(repo().join("scenarios"), tmp.path().join("s")).unwrap();
+    let file = tmp.path().join("s/python-redis-py-baseline.toml");
+    let out = lockpick(&[
+        "scenario",
+        file.to_str().unwrap(),
+        "--time-limit",
+        "0.5",
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict, not an error: {err}"
+    );
+    let hello = store.join("python-redis-py-baseline/latest/clients/hello.json");
+    assert!(hello.is_file(), "the adapter started and said hello: {err}");
+    // The run's stored scenario keeps its relative adapter paths, which lead nowhere from the
+    // run folder: `check` still reads it for the property it promised.
+    let run = store.join("python-redis-py-baseline/latest");
+    let out = lockpick(&["check", run.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(matches!(out.status.code(), Some(0..=2)), "{err}");
+    assert!(!err.contains("scenario.toml"), "{err}");
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_its_documented_code() {
+    // A pipe whose reading end is closed before lockpick writes: every write is EPIPE.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lockpick"))
+        .arg("list")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.is_empty(), "quietly: {err}");
+}

@@ -337,6 +337,62 @@ fn a_harness_error_is_recorded_in_run_json() {
     );
 }
 
+/// A run that stopped with a harness error mid-workload (an adapter that broke the protocol):
+/// `check` checks what was recorded, says the run is incomplete (exit 6) and, as on every run
+/// folder, writes report.html, marked as a partial history.
+#[test]
+fn check_on_a_run_that_ended_in_a_harness_error_writes_its_report() {
+    let store = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("harness/tests/fixtures/broken_adapter.py");
+    let scenario = store.path().join("broken.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "name = \"broken\"\n[server]\nkind = \"redis\"\n[client]\nkind = \"process\"\n\
+             command = [\"python3\", \"{}\"]\ninit = {{ break = \"garbage\" }}\n\
+             [lock]\nttl_ms = 1000\nacquire_timeout_ms = 1000\nop_timeout_ms = 500\n\
+             [workload]\nkind = \"fenced-write\"\nclients = 1\nduration_ms = 30000\n",
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    let out = lockpick()
+        .arg("scenario")
+        .arg(&scenario)
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    // The fixture declares no options: its `init` is passed on, with a warning.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("lockpick: warning: ")
+            && err.contains("[client] init (break) is passed to it unchecked"),
+        "{err}"
+    );
+    let dir = run_dir(store.path(), "broken");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(record["ended"]["how"], "harness-error", "{record}");
+    assert!(!dir.join("report.html").exists());
+    let out = lockpick().arg("check").arg(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(INCOMPLETE_RUN), "{stdout}");
+    assert!(
+        stdout.contains("what was recorded before it stopped"),
+        "{stdout}"
+    );
+    let report = dir.join("report.html");
+    assert!(
+        stdout.contains(&format!("report: {}", report.display())),
+        "{stdout}"
+    );
+    let page = std::fs::read_to_string(&report).expect("check wrote report.html");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+}
+
 /// Every spawn path forks from the one long-lived spawner thread, so every server dies with
 /// lockpick: sentinels and replicas, and nodes the nemesis restarted mid-run.
 #[test]

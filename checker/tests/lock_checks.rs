@@ -3,7 +3,7 @@
 use lockpick_checker::faults::fault_windows;
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::lock::{
-    check_locks, FindingKind, LockCheckParams, LockReport, Property, MAX_LISTED,
+    check_locks, FindingKind, LockCheckParams, LockReport, Property, MAX_LISTED, PRINTED_PER_KIND,
 };
 use lockpick_checker::verdict::Verdict;
 
@@ -728,7 +728,31 @@ fn a_lock_granting_everyone_lists_at_most_max_listed_and_counts_the_rest() {
         "{r}"
     );
     assert_eq!(r.stats.max_concurrent_holders, n);
-    assert!(r.to_string().contains("more violation(s)"));
+    // Counted by kind, listed or not; printed: the first few of each kind and the counts.
+    let counts: Vec<(FindingKind, u64)> = r
+        .violation_counts
+        .iter()
+        .map(|c| (c.kind, c.count))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            (FindingKind::DoubleHolder, pairs),
+            (FindingKind::StaleWrite, stale)
+        ]
+    );
+    let text = r.to_string();
+    assert_eq!(
+        text.matches("VIOLATION double-holder").count(),
+        PRINTED_PER_KIND
+    );
+    assert!(
+        text.contains(&format!(
+            "… and {} more double-holder ({pairs} in all)",
+            pairs - PRINTED_PER_KIND as u64
+        )),
+        "{text}"
+    );
 }
 
 #[test]

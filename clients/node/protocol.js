@@ -8,6 +8,46 @@ const path = require('path');
 const readline = require('readline');
 
 const PROTOCOL = 1;
+const MANIFEST = 'lockpick-adapter.json';
+const TYPES = {
+  bool: ['a boolean', (v) => typeof v === 'boolean'],
+  integer: ['an integer', (v) => Number.isInteger(v)],
+  number: ['a number', (v) => typeof v === 'number'],
+  string: ['a string', (v) => typeof v === 'string'],
+};
+
+// The adapter's lockpick-adapter.json (the init options it takes), found as lockpick finds it:
+// beside the adapter script or up to two folders above; null if it has none.
+function declaration() {
+  let folder = path.dirname(fs.realpathSync(require.main.filename));
+  for (let i = 0; i < 3; i++) {
+    const file = path.join(folder, MANIFEST);
+    if (fs.existsSync(file)) {
+      return { file, types: JSON.parse(fs.readFileSync(file, 'utf8')).init || {} };
+    }
+    folder = path.dirname(folder);
+  }
+  return null;
+}
+
+// Why the init options `extra` are not what this adapter declares, or null. An adapter
+// without a declaration takes its extra as it is.
+function refused(extra) {
+  const declared = declaration();
+  if (!declared) return null;
+  const { file, types } = declared;
+  const allowed = Object.keys(types).sort().map((k) => `${k} (${types[k]})`).join(', ') || 'none';
+  for (const [key, value] of Object.entries(extra || {})) {
+    if (!(key in types)) {
+      return `init.${key}: the adapter takes no such option; allowed: ${allowed} (${file})`;
+    }
+    const [name, fits] = TYPES[types[key]];
+    if (!fits(value)) {
+      return `init.${key}: ${JSON.stringify(value)} is not allowed; allowed: ${name} (${file})`;
+    }
+  }
+  return null;
+}
 
 function write(message) {
   process.stdout.write(JSON.stringify(message) + '\n');
@@ -16,7 +56,9 @@ function write(message) {
 // `start(init)` builds the lock from the init message and returns
 // { adapter, library, version, ops: { acquire, release, renew? } }; each op takes the request
 // and resolves to { type: 'ok' | 'fail' | 'info', token?, lease_ms?, reason?, note? }.
-// A thrown error becomes `info` (the outcome is unknown) with its message as reason.
+// A thrown error becomes `info` (the outcome is unknown) with its message as reason. Init
+// options (`extra`) that the adapter's lockpick-adapter.json does not declare, or of another
+// type, are answered with a `fail` before `start` is called: never a silent default.
 function serve(start) {
   const input = readline.createInterface({ input: process.stdin });
   let adapter = null;
@@ -33,6 +75,11 @@ function serve(start) {
   async function handle(line) {
     const request = JSON.parse(line);
     if (request.type === 'init') {
+      const why = refused(request.extra);
+      if (why !== null) {
+        write({ type: 'fail', id: request.id, reason: why });
+        return;
+      }
       adapter = await start(request);
       write({
         type: 'hello',
@@ -70,4 +117,4 @@ function hostPort(address) {
   return { host: address.slice(0, i), port: Number(address.slice(i + 1)) };
 }
 
-module.exports = { serve, versionOf, hostPort, PROTOCOL };
+module.exports = { serve, refused, versionOf, hostPort, PROTOCOL };

@@ -2,10 +2,48 @@
 reads JSON lines from stdin and answers one request at a time on stdout. Diagnostics go to
 stderr; stdout carries protocol lines only."""
 import json
+import os
 import sys
 from importlib.metadata import version as installed_version
 
 PROTOCOL = 1
+MANIFEST = "lockpick-adapter.json"
+_TYPES = {
+    "bool": ("a boolean", lambda v: isinstance(v, bool)),
+    "integer": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "number": ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
+    "string": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def _declaration():
+    """The adapter's lockpick-adapter.json (the init options it takes), found as lockpick finds
+    it: beside the adapter script or up to two folders above; None if it has none."""
+    folder = os.path.dirname(os.path.realpath(sys.argv[0]))
+    for _ in range(3):
+        path = os.path.join(folder, MANIFEST)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                return path, json.load(f).get("init", {})
+        folder = os.path.dirname(folder)
+    return None
+
+
+def refused(extra):
+    """Why the init options `extra` are not what this adapter declares, or None. An adapter
+    without a declaration takes its extra as it is."""
+    declared = _declaration()
+    if declared is None:
+        return None
+    path, types = declared
+    allowed = ", ".join(f"{k} ({t})" for k, t in sorted(types.items())) or "none"
+    for key, value in extra.items():
+        if key not in types:
+            return f"init.{key}: the adapter takes no such option; allowed: {allowed} ({path})"
+        name, fits = _TYPES[types[key]]
+        if not fits(value):
+            return f"init.{key}: {json.dumps(value)} is not allowed; allowed: {name} ({path})"
+    return None
 
 
 def _write(message):
@@ -32,11 +70,17 @@ def serve(start):
     """`start(init)` builds the lock from the init message and returns a dict with adapter,
     library (its distribution name, whose installed version is reported) and ops: a dict of
     "acquire", "release" and optionally "renew", each a function of the request returning
-    ok(...), fail(reason) or info(reason). An exception from an op is `info`."""
+    ok(...), fail(reason) or info(reason). An exception from an op is `info`. Init options
+    (`extra`) that the adapter's lockpick-adapter.json does not declare, or of another type,
+    are answered with a `fail` before `start` is called: never a silent default."""
     adapter = None
     for line in sys.stdin:
         request = json.loads(line)
         if request["type"] == "init":
+            why = refused(request.get("extra", {}))
+            if why is not None:
+                _write({"type": "fail", "id": request["id"], "reason": why})
+                continue
             adapter = start(request)
             _write({
                 "type": "hello",

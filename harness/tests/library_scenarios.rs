@@ -295,3 +295,64 @@ fn kazoo_under_latency_near_the_session_timeout_keeps_one_holder() {
         "{report}"
     );
 }
+
+/// The repository's root.
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// The fenced code blocks of `lang` in the README's "Your first adapter" section, in order.
+fn first_adapter_blocks(lang: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme
+        .find("### Your first adapter")
+        .expect("the README has the walk-through");
+    let section = &readme[start..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let fence = format!("```{lang}\n");
+    let mut blocks = Vec::new();
+    let mut rest = section;
+    while let Some(at) = rest.find(&fence) {
+        let body = &rest[at + fence.len()..];
+        let end = body.find("```").expect("closed fence");
+        blocks.push(body[..end].to_owned());
+        rest = &body[end..];
+    }
+    blocks
+}
+
+#[test]
+fn the_readme_first_adapter_is_the_file_in_the_repo_and_its_scenario_loads() {
+    let example = repo().join("docs/examples/first-adapter");
+    let python = std::fs::read_to_string(example.join("adapter.py")).unwrap();
+    let node = std::fs::read_to_string(example.join("node/adapter.js")).unwrap();
+    assert_eq!(
+        first_adapter_blocks("python"),
+        std::slice::from_ref(&python)
+    );
+    assert_eq!(first_adapter_blocks("js"), [node]);
+    // The README's scenario, as a user would save it beside the adapter, loads as it is.
+    let [toml] = first_adapter_blocks("toml").try_into().unwrap();
+    let mine = tempfile::tempdir().unwrap();
+    std::fs::write(mine.path().join("adapter.py"), &python).unwrap();
+    std::fs::write(
+        mine.path().join("lockpick-adapter.json"),
+        "{\"init\": {}}\n",
+    )
+    .unwrap();
+    let path = mine.path().join("scenario.toml");
+    std::fs::write(&path, &toml).unwrap();
+    let scenario = parse_scenario(&path, &toml).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.name, "my-first-adapter");
+    // And the Node one in the repo.
+    let node_scenario = example.join("node/scenario.toml");
+    lockpick_harness::scenario::load_scenario(node_scenario.to_str().unwrap())
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn the_readme_first_adapter_runs_and_its_gc_pause_makes_a_double_holder() {
+    let path = repo().join("docs/examples/first-adapter/scenario.toml");
+    let (report, _) = expecting(run(path.to_str().unwrap()), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
+}

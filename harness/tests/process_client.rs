@@ -133,6 +133,78 @@ async fn early_exit_is_a_harness_error_with_exit_status_and_stderr_tail() {
     assert!(message.contains("closed its stdout"), "{message}");
     assert!(message.contains("exit code 3"), "{message}");
     assert!(message.contains("exiting on purpose"), "{message}");
+    // It worked, then exited: nothing is missing, so nothing is said about installing.
+    assert!(!message.contains("scripts/setup"), "{message}");
+    assert!(!message.contains("not installed"), "{message}");
+}
+
+/// Starts the adapter `command` and returns the error it ends with before its hello.
+async fn start_fails(command: Vec<String>) -> String {
+    let run = tempfile::tempdir().unwrap();
+    let spec = ProcessSpec {
+        command,
+        env: Vec::new(),
+        extra: Map::new(),
+    };
+    let lock = ProcessLock::new(spec, &[], params(1000, 200));
+    assert!(lock
+        .connect_as(who(0, run.path()), Arc::default())
+        .await
+        .is_err());
+    lock.broken().expect("a failed start is kept").to_string()
+}
+
+#[tokio::test]
+async fn an_adapter_that_dies_before_its_hello_says_so_and_names_the_missing_python_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("adapter.py");
+    std::fs::write(&script, "import lockpick_no_such_module\n").unwrap();
+    let message = start_fails(vec!["python3".to_owned(), script.display().to_string()]).await;
+    assert!(
+        message.contains("waited for its hello (the answer to init; no other request was sent)"),
+        "{message}"
+    );
+    assert!(!message.contains("reply to acquire"), "{message}");
+    assert!(
+        message
+            .contains("the Python module `lockpick_no_such_module` is not installed for python3"),
+        "{message}"
+    );
+    assert!(
+        message.contains("clients/python/.venv/bin/python"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_adapter_missing_its_npm_package_is_told_to_run_npm_ci() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("adapter.js");
+    std::fs::write(&script, "require('lockpick-no-such-package');\n").unwrap();
+    let message = start_fails(vec!["node".to_owned(), script.display().to_string()]).await;
+    assert!(message.contains("waited for its hello"), "{message}");
+    assert!(
+        message
+            .contains("the Node module `lockpick-no-such-package` is not installed: run `npm ci`"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_adapter_that_refuses_its_init_is_a_usage_error_with_its_reason() {
+    let run = tempfile::tempdir().unwrap();
+    let lock = ProcessLock::new(broken_adapter("refuse"), &[], params(1000, 200));
+    assert!(lock
+        .connect_as(who(0, run.path()), Arc::default())
+        .await
+        .is_err());
+    let error = lock.broken().expect("a refused init is kept");
+    assert!(matches!(error, AdapterError::RefusedInit { .. }), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("it refused the scenario's options ([client] init): init.break"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -506,6 +578,78 @@ fn python_adapter(library: &str) -> ProcessSpec {
     }
 }
 
+/// Every shipped adapter (the folder of its `lockpick-adapter.json`, and how it is started).
+fn shipped_adapters() -> Vec<(PathBuf, ProcessSpec)> {
+    let rust = repo().join("clients/rust/redlock");
+    let binary = rust.join("target/release/lockpick-adapter-redlock-rs");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `bash scripts/setup`",
+        binary.display()
+    );
+    let mut all = vec![(
+        rust,
+        ProcessSpec {
+            command: vec![binary.display().to_string()],
+            env: Vec::new(),
+            extra: Map::new(),
+        },
+    )];
+    for library in ["redlock-v4", "redlock-v5", "redis-semaphore"] {
+        all.push((
+            repo().join("clients/node").join(library),
+            node_adapter(library),
+        ));
+    }
+    for library in ["redis_py", "kazoo", "pottery", "redis_lock"] {
+        all.push((
+            repo().join("clients/python").join(library),
+            python_adapter(library),
+        ));
+    }
+    all
+}
+
+/// The reason `spec` with init `extra` is refused with, or a panic if it is not refused.
+async fn refusal(mut spec: ProcessSpec, extra: Map<String, Json>) -> String {
+    let run = tempfile::tempdir().unwrap();
+    let command = spec.command.join(" ");
+    spec.extra = extra;
+    let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+    let lock = ProcessLock::new(spec, &nodes, params(1000, 2000));
+    let started = lock.connect_as(who(0, run.path()), Arc::default()).await;
+    assert!(
+        started.is_err(),
+        "{command} took options it does not declare"
+    );
+    match lock.broken() {
+        Some(AdapterError::RefusedInit { reason, .. }) => reason,
+        other => panic!("{command}: not refused with a fail reply: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_shipped_adapter_answers_an_undeclared_or_mistyped_option_with_a_fail() {
+    for (folder, spec) in shipped_adapters() {
+        let manifest = lockpick_harness::client::process::manifest::read(
+            &folder.join(lockpick_harness::client::process::manifest::MANIFEST),
+        )
+        .unwrap_or_else(|e| panic!("every shipped adapter declares its options: {e}"));
+        let mut unknown = Map::new();
+        unknown.insert("lockpick_no_such_option".to_owned(), Json::Bool(true));
+        let why = refusal(spec.clone(), unknown).await;
+        assert!(why.starts_with("init.lockpick_no_such_option: "), "{why}");
+        for key in manifest.init.keys() {
+            // A table where a boolean (or any other declared type) belongs.
+            let mut mistyped = Map::new();
+            mistyped.insert(key.clone(), serde_json::json!({"on": true}));
+            let why = refusal(spec.clone(), mistyped).await;
+            assert!(why.starts_with(&format!("init.{key}: ")), "{why}");
+            assert!(why.contains("is not allowed; allowed: a boolean"), "{why}");
+        }
+    }
+}
+
 /// The scheduler state of `pid` from /proc (R, S, T, …).
 fn state(pid: u32) -> char {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
@@ -709,33 +853,74 @@ async fn a_gc_pause_freezes_the_library_auto_extension_so_another_client_gets_th
 }
 
 const PDEATHSIG_HELPER_ENV: &str = "LOCKPICK_ADAPTER_PDEATHSIG_HELPER_DIR";
+/// How the helper starts its adapter: `plain`, `fork` (the adapter forks a helper that leaves
+/// its session and ignores SIGTERM) or `shell-fork` (the same, started through `sh -c`).
+const PDEATHSIG_HELPER_SHAPE: &str = "LOCKPICK_ADAPTER_PDEATHSIG_HELPER_SHAPE";
 
-/// Not a test by itself: the child process of `adapters_die_when_lockpick_is_sigkilled`. It
-/// starts an adapter from a runtime on a thread that then ends, reports the adapter's pid on
-/// stdout and waits to be SIGKILLed.
+/// The lingering broken adapter, started as `shape` says.
+fn lingering_adapter(shape: &str) -> (ProcessSpec, usize) {
+    let mut spec = broken_adapter("linger");
+    match shape {
+        "plain" => (spec, 0),
+        "fork" => {
+            spec.extra.insert("fork".to_owned(), Json::Bool(true));
+            // At least the helper it forked below the spawned process.
+            (spec, 1)
+        }
+        "shell-fork" => {
+            spec.extra.insert("fork".to_owned(), Json::Bool(true));
+            // `; exit $?` keeps the shell from exec'ing python: a wrapper that stays.
+            let inner = format!("{} {}; exit $?", spec.command[0], spec.command[1]);
+            spec.command = vec!["sh".to_owned(), "-c".to_owned(), inner];
+            // At least the adapter and its helper below the shell.
+            (spec, 2)
+        }
+        other => panic!("unknown helper shape {other}"),
+    }
+}
+
+/// Not a test by itself: the child process of the `adapters_…_die_when_lockpick_is_sigkilled`
+/// tests. It starts an adapter from a runtime on a thread that then ends, waits until the
+/// adapter's process tree has the processes its shape makes, reports them on stdout and waits
+/// to be SIGKILLed.
 #[test]
 #[ignore = "helper process, run by adapters_die_when_lockpick_is_sigkilled"]
 fn helper_holds_an_adapter_until_killed() {
     let Some(dir) = std::env::var_os(PDEATHSIG_HELPER_ENV) else {
         return;
     };
+    let shape = std::env::var(PDEATHSIG_HELPER_SHAPE).unwrap_or_else(|_| "plain".to_owned());
+    let (spec, below) = lingering_adapter(&shape);
     let dir = PathBuf::from(dir);
     let session = std::thread::spawn(move || {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
-        let lock = ProcessLock::new(broken_adapter("linger"), &nodes, params(1000, 200));
+        let lock = ProcessLock::new(spec, &nodes, params(1000, 200));
         runtime
             .block_on(lock.connect_as(who(0, &dir), Arc::default()))
             .unwrap()
     })
     .join()
     .unwrap();
-    println!("ADAPTER_PID {}", session.pid());
+    let pid = session.pid();
+    // The hello came after the fork, so the tree is complete; /proc may show it a moment later.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut tree = lockpick_harness::db::descendants(pid);
+    while tree.len() < below && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        tree = lockpick_harness::db::descendants(pid);
+    }
+    let listed: Vec<String> = std::iter::once(pid)
+        .chain(tree)
+        .map(|p| p.to_string())
+        .collect();
+    println!("ADAPTER_TREE {}", listed.join(" "));
     std::thread::sleep(Duration::from_secs(30));
 }
 
-#[test]
-fn adapters_die_when_lockpick_is_sigkilled() {
+/// Runs the helper with `shape`, SIGKILLs it once its adapter runs, and returns the adapter's
+/// processes still alive 2 s later (polled, so a loaded machine gets the whole 2 s).
+fn survivors_of_a_sigkilled_lockpick(shape: &str, at_least: usize) -> Vec<u32> {
     use std::io::{BufRead, BufReader};
     let run = tempfile::tempdir().unwrap();
     let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
@@ -747,30 +932,109 @@ fn adapters_die_when_lockpick_is_sigkilled() {
             "--test-threads=1",
         ])
         .env(PDEATHSIG_HELPER_ENV, run.path())
+        .env(PDEATHSIG_HELPER_SHAPE, shape)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let stdout = BufReader::new(helper.stdout.take().unwrap());
-    let pid: u32 = stdout
+    let tree: Vec<u32> = stdout
         .lines()
         .map_while(Result::ok)
-        .find_map(|line| line.split("ADAPTER_PID ").nth(1)?.trim().parse().ok())
+        .find_map(|line| {
+            let pids = line.split("ADAPTER_TREE ").nth(1)?;
+            Some(
+                pids.split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect(),
+            )
+        })
         .expect("helper did not report its adapter");
     // SAFETY: kill with signal 0 only checks whether the pid exists.
-    let alive = |pid: u32| unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+    let alive = |pid: &u32| unsafe { libc::kill(*pid as libc::pid_t, 0) } == 0
         && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"));
-    assert!(alive(pid), "the adapter runs while its lockpick does");
+    assert!(
+        tree.len() > at_least && tree.iter().all(alive),
+        "the adapter's whole tree runs while its lockpick does: {tree:?}"
+    );
     helper.kill().unwrap(); // SIGKILL: no Drop runs in the helper
     helper.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while alive(pid) && Instant::now() < deadline {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while tree.iter().any(alive) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let survived = alive(pid);
-    if survived {
-        // SAFETY: plain kill(2) of the process this test found alive.
-        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    let survivors: Vec<u32> = tree.iter().copied().filter(alive).collect();
+    for pid in &survivors {
+        // SAFETY: plain kill(2) of a process this test found alive in the adapter's tree.
+        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
     }
-    assert!(!survived, "adapter {pid} outlived its SIGKILLed lockpick");
+    survivors
+}
+
+#[tokio::test]
+async fn a_retired_adapters_whole_tree_is_killed_with_it() {
+    // The ordinary path: the session ends (a retired or crashed process, the run's end).
+    let run = tempfile::tempdir().unwrap();
+    let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+    for shape in ["fork", "shell-fork"] {
+        let (spec, below) = lingering_adapter(shape);
+        let lock = ProcessLock::new(spec, &nodes, params(1000, 200));
+        let session = lock
+            .connect_as(who(0, run.path()), Arc::default())
+            .await
+            .unwrap();
+        let pid = session.pid();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut tree = lockpick_harness::db::descendants(pid);
+        while tree.len() < below && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            tree = lockpick_harness::db::descendants(pid);
+        }
+        assert!(tree.len() >= below, "{shape}: {tree:?}");
+        drop(session);
+        let gone = |p: &u32| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).map_or(true, |s| s.contains(") Z"))
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !tree.iter().all(gone) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let left: Vec<u32> = tree.iter().copied().filter(|p| !gone(p)).collect();
+        for p in &left {
+            // SAFETY: plain kill(2) of a process this test found alive in the adapter's tree.
+            unsafe { libc::kill(*p as libc::pid_t, libc::SIGKILL) };
+        }
+        assert_eq!(left, Vec::<u32>::new(), "{shape}: outlived its session");
+        assert_gone(pid).await;
+    }
+}
+
+#[test]
+fn adapters_die_when_lockpick_is_sigkilled() {
+    let survivors = survivors_of_a_sigkilled_lockpick("plain", 0);
+    assert_eq!(
+        survivors,
+        Vec::<u32>::new(),
+        "the adapter outlived its SIGKILLed lockpick"
+    );
+}
+
+#[test]
+fn an_adapters_forked_helper_that_ignores_sigterm_dies_when_lockpick_is_sigkilled() {
+    let survivors = survivors_of_a_sigkilled_lockpick("fork", 1);
+    assert_eq!(
+        survivors,
+        Vec::<u32>::new(),
+        "part of the adapter's tree outlived its SIGKILLed lockpick"
+    );
+}
+
+#[test]
+fn an_adapter_started_through_a_shell_dies_whole_when_lockpick_is_sigkilled() {
+    let survivors = survivors_of_a_sigkilled_lockpick("shell-fork", 2);
+    assert_eq!(
+        survivors,
+        Vec::<u32>::new(),
+        "part of the wrapped adapter's tree outlived its SIGKILLed lockpick"
+    );
 }

@@ -1,6 +1,6 @@
 //! The terminal summary printed at the end of a run and by `lockpick check`.
 
-use lockpick_checker::lock::LockReport;
+use lockpick_checker::lock::{FindingKind, LockReport};
 use lockpick_checker::results::{LinSummary, RunResults};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,7 +35,17 @@ pub fn text_summary(results: &RunResults, dir: &Path) -> String {
         results.ops,
         results.ops_per_sec()
     );
-    out.push_str(&findings(&results.lock));
+    let (violations, cut) = findings(&results.lock);
+    out.push_str(&violations);
+    if cut {
+        let _ = writeln!(
+            out,
+            "  (the first {} of each kind; every one is in {} and {})",
+            lockpick_checker::lock::PRINTED_PER_KIND,
+            dir.join("report.html").display(),
+            dir.join("results.json").display()
+        );
+    }
     if let Some(lin) = &results.linearizability {
         for line in lin_text(lin).lines() {
             let _ = writeln!(out, "  {line}");
@@ -64,31 +74,37 @@ pub fn lin_text(lin: &LinSummary) -> String {
     text
 }
 
-/// Violations, then observations, one line each.
-fn findings(report: &LockReport) -> String {
+/// The first violations of each kind with the count of the rest, then observations, one
+/// line each; and whether violations were left out.
+fn findings(report: &LockReport) -> (String, bool) {
     let mut out = String::new();
-    for v in &report.violations {
-        let _ = writeln!(out, "  VIOLATION {}: {}", v.kind, v.summary);
+    let (lines, cut) = report.violation_lines(lockpick_checker::lock::PRINTED_PER_KIND);
+    for line in lines {
+        let _ = writeln!(out, "  {line}");
     }
-    if report.omitted_violations > 0 {
-        let _ = writeln!(
-            out,
-            "  … and {} more violation(s)",
-            report.omitted_violations
-        );
-    }
+    // Observations too: the first few of each kind, then how many more.
+    let mut printed: Vec<(FindingKind, usize)> = Vec::new();
+    let mut unprinted = report.omitted_observations;
     for o in &report.observations {
-        let _ = writeln!(out, "  observed {}: {}", o.kind, o.summary);
+        let n = match printed.iter_mut().find(|(k, _)| *k == o.kind) {
+            Some((_, n)) => n,
+            None => {
+                printed.push((o.kind, 0));
+                &mut printed.last_mut().expect("just pushed").1
+            }
+        };
+        if *n < lockpick_checker::lock::PRINTED_PER_KIND {
+            *n += 1;
+            let _ = writeln!(out, "  observed {}: {}", o.kind, o.summary);
+        } else {
+            unprinted += 1;
+        }
     }
-    if report.omitted_observations > 0 {
-        let _ = writeln!(
-            out,
-            "  … and {} more observation(s)",
-            report.omitted_observations
-        );
+    if unprinted > 0 {
+        let _ = writeln!(out, "  … and {unprinted} more observation(s)");
     }
     for u in &report.unknowns {
         let _ = writeln!(out, "  UNKNOWN: {u}");
     }
-    out
+    (out, cut)
 }

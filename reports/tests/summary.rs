@@ -72,3 +72,59 @@ fn report_is_written_into_the_run_folder() {
         std::fs::copy(&path, out).unwrap();
     }
 }
+
+#[test]
+fn thousands_of_violations_print_the_first_few_per_kind_with_counts_and_point_at_the_report() {
+    use lockpick_checker::lock::{FindingKind, KindCount, PRINTED_PER_KIND};
+    let events = gc_pause_history();
+    let mut results = results_for(&events, "hand-built-gc-pause");
+    // The gc-pause story's two violations, as a broken lock gives them by the thousand: the
+    // checker lists 100 of a kind and counts the rest.
+    let double = results.lock.violations[0].clone();
+    let stale = results.lock.violations[1].clone();
+    assert_eq!(
+        (double.kind, stale.kind),
+        (FindingKind::DoubleHolder, FindingKind::StaleWrite)
+    );
+    results.lock.violations = std::iter::repeat_n(double, 100)
+        .chain(std::iter::repeat_n(stale, 5))
+        .collect();
+    results.lock.omitted_violations = 2400;
+    results.lock.violation_counts = vec![
+        KindCount {
+            kind: FindingKind::DoubleHolder,
+            count: 2500,
+        },
+        KindCount {
+            kind: FindingKind::StaleWrite,
+            count: 5,
+        },
+    ];
+    let dir = std::path::Path::new("store/x/run");
+    let text = lockpick_reports::text_summary(&results, dir);
+    let lines: Vec<&str> = text.lines().collect();
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(
+        count("  VIOLATION double-holder: "),
+        PRINTED_PER_KIND,
+        "{text}"
+    );
+    assert_eq!(
+        count("  VIOLATION stale-write: "),
+        PRINTED_PER_KIND,
+        "{text}"
+    );
+    assert!(
+        text.contains("  … and 2497 more double-holder (2500 in all)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  … and 2 more stale-write (5 in all)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("every one is in store/x/run/report.html and store/x/run/results.json"),
+        "{text}"
+    );
+    assert!(lines.len() < 20, "a screenful, not a hundred lines: {text}");
+}

@@ -55,18 +55,28 @@ fn check_locks(args: CheckArgs) -> Outcome {
     // A run that did not end with a check says so first (from its run.json).
     if let Some(dir) = &run_dir {
         if let Some(run) = incomplete_run(dir)? {
-            return Ok(check_incomplete(dir, &run, &params));
+            let (exit, found) = check_incomplete(dir, &run, &params);
+            // What was recorded gets its report too, as every run folder `check` reads does:
+            // the timeline up to a broken adapter or a failed server is the evidence a user
+            // needs. It is marked partial (`interrupted`), and the exit code still says 6.
+            if let Some(found) = found {
+                let mut results =
+                    checked_results(dir, stored.as_ref(), &found, found.checks.clone());
+                results.interrupted = true;
+                write_report(dir, &results);
+            }
+            return Ok(exit);
         }
     }
     let found = check_run_file(&history, &params)?;
     let checks = found.checks.clone();
-    println!("{}: {} events", history.display(), found.events);
+    outln!("{}: {} events", history.display(), found.events);
     if let Some(torn) = found.torn {
-        println!("  note: {}: {torn}", history.display());
+        outln!("  note: {}: {torn}", history.display());
     }
-    print!("{}", printable(&checks.lock.to_string()));
+    out!("{}", printable(&checks.lock.to_string()));
     if let Some(lin) = &checks.linearizability {
-        print!("{}", printable(&lockpick_reports::lin_text(lin)));
+        out!("{}", printable(&lockpick_reports::lin_text(lin)));
     }
     let verdict = checks.verdict();
     if let Some(dir) = run_dir {
@@ -121,8 +131,8 @@ fn check_model(args: &CheckArgs, model: &dyn Model) -> Outcome {
             source: Box::new(source),
         }
     })?;
-    println!("{}", path.display());
-    print!("{}", printable(&report.to_string()));
+    outln!("{}", path.display());
+    out!("{}", printable(&report.to_string()));
     Ok(Exit::Verdict(report.verdict))
 }
 

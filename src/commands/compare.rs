@@ -85,7 +85,7 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
             }
             eprintln!("lockpick: running {} on {name}", scenario.name);
             let outcome = run_plan(plan, interrupt.clone()).await?;
-            print!(
+            out!(
                 "{}",
                 lockpick_reports::text_summary(&outcome.results, &outcome.dir)
             );
@@ -121,7 +121,7 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
         utc_stamp(SystemTime::now())
     ));
     let path = write_comparison(&comparison, &out_dir).map_err(Failure::WriteOutput)?;
-    println!("compare: {}", path.display());
+    outln!("compare: {}", path.display());
     if interrupted {
         return Ok(Exit::Interrupted);
     }

@@ -12,6 +12,6 @@ pub(super) fn export(history: &Path) -> Outcome {
         history.to_owned()
     };
     let events = read_history(&path)?;
-    print!("{}", to_jepsen_edn(&events));
+    out!("{}", to_jepsen_edn(&events));
     Ok(Exit::Done)
 }

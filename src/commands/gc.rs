@@ -13,16 +13,16 @@ pub(super) fn gc(store: &Path) -> Outcome {
     }
     let report = lockpick_store::gc::collect(store);
     for (path, bytes) in &report.removed {
-        println!("removed {} ({})", path.display(), mib(*bytes));
+        outln!("removed {} ({})", path.display(), mib(*bytes));
     }
     for path in &report.temp_files {
-        println!("removed {} (left by an interrupted write)", path.display());
+        outln!("removed {} (left by an interrupted write)", path.display());
     }
     for path in &report.running {
-        println!("kept {} (its lockpick is still running)", path.display());
+        outln!("kept {} (its lockpick is still running)", path.display());
     }
     let shm = lockpick_harness::db::faketime::clean_stale_shm();
-    println!(
+    outln!(
         "freed {} in {} node data folders; removed {shm} stale libfaketime files from /dev/shm",
         mib(report.freed_bytes()),
         report.removed.len()

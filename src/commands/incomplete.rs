@@ -3,7 +3,7 @@
 
 use crate::outcome::{Exit, Failure};
 use lockpick_checker::lock::LockCheckParams;
-use lockpick_checker::run_checks::check_run_file;
+use lockpick_checker::run_checks::{check_run_file, FileChecks};
 use lockpick_checker::verdict::Verdict;
 use lockpick_store::{RunState, RunStatus};
 use std::path::Path;
@@ -28,38 +28,42 @@ pub(crate) fn incomplete_run(dir: &Path) -> Result<Option<Incomplete>, Failure> 
 /// `check` on an incomplete run: says what happened, checks what was recorded (with `params`,
 /// from the run's scenario or the options) if the workload ran, and ends with
 /// [`Exit::IncompleteRun`] (or an invalid verdict when what was recorded already proves a
-/// violation).
-pub(crate) fn check_incomplete(dir: &Path, run: &Incomplete, params: &LockCheckParams) -> Exit {
-    println!("{}: {}", dir.display(), run.sentence);
+/// violation); with what it checked, for the report, if it checked anything.
+pub(crate) fn check_incomplete(
+    dir: &Path,
+    run: &Incomplete,
+    params: &LockCheckParams,
+) -> (Exit, Option<FileChecks>) {
+    outln!("{}: {}", dir.display(), run.sentence);
     if matches!(run.state.status(), RunStatus::Running(_)) {
-        println!("  check it once it has ended");
-        return Exit::IncompleteRun;
+        outln!("  check it once it has ended");
+        return (Exit::IncompleteRun, None);
     }
     if !run.state.phase.workload_ran() {
-        println!("  no client operation ran: there is nothing to check");
-        return Exit::IncompleteRun;
+        outln!("  no client operation ran: there is nothing to check");
+        return (Exit::IncompleteRun, None);
     }
     let history = dir.join("history.jsonl");
     let found = match check_run_file(&history, params) {
         Ok(f) => f,
         Err(e) => {
-            println!("  what was recorded cannot be checked: {e}");
-            return Exit::IncompleteRun;
+            outln!("  what was recorded cannot be checked: {e}");
+            return (Exit::IncompleteRun, None);
         }
     };
-    println!(
+    outln!(
         "  what was recorded before it stopped ({} events):",
         found.events
     );
     // A kill can cut the last line short; everything before it is checked.
     if let Some(torn) = &found.torn {
-        println!("  note: {}: {torn}", history.display());
+        outln!("  note: {}: {torn}", history.display());
     }
-    let checks = found.checks;
-    print!("{}", checks.lock);
-    if checks.verdict() == Verdict::Invalid {
+    out!("{}", found.checks.lock);
+    let exit = if found.checks.verdict() == Verdict::Invalid {
         Exit::Verdict(Verdict::Invalid)
     } else {
         Exit::IncompleteRun
-    }
+    };
+    (exit, Some(found))
 }

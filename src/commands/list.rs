@@ -15,7 +15,7 @@ pub(super) fn list() -> Outcome {
             .map_err(|e| e.to_string())
             .and_then(|t| parse_scenario(&entry.path, &t).map_err(|e| e.to_string()));
         match parsed {
-            Ok(s) => println!(
+            Ok(s) => outln!(
                 "{:<28} {:<16} expected {:<8} {}",
                 printable(&entry.name),
                 s.lock_name(),
@@ -23,7 +23,7 @@ pub(super) fn list() -> Outcome {
                 s.description
             ),
             Err(e) => {
-                println!("{:<28} BROKEN: {e}", printable(&entry.name));
+                outln!("{:<28} BROKEN: {e}", printable(&entry.name));
                 broken += 1;
             }
         }

@@ -6,14 +6,14 @@ use std::path::Path;
 
 pub(super) fn report(dir: &Path) -> Outcome {
     if let Some(run) = incomplete_run(dir)? {
-        println!("{}: {}", dir.display(), run.sentence);
-        println!(
-            "  no results to report; `lockpick check {}` checks what was recorded",
+        outln!("{}: {}", dir.display(), run.sentence);
+        outln!(
+            "  no results to report; `lockpick check {}` checks what was recorded and writes its report.html",
             dir.display()
         );
         return Ok(Exit::IncompleteRun);
     }
     let path = lockpick_reports::report_run_dir(dir).map_err(Failure::RunFolder)?;
-    println!("{}", path.display());
+    outln!("{}", path.display());
     Ok(Exit::Done)
 }

@@ -25,6 +25,13 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
 
 pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
     let scenario = load_scenario(&args.scenario)?;
+    for warning in scenario.client.options.warnings() {
+        eprintln!(
+            "lockpick: warning: {}: {}",
+            args.scenario,
+            printable(&warning)
+        );
+    }
     let (clients, duration_ms) = run_size_args(args.clients, args.time_limit)?;
     let options = RunOptions {
         seed: args.seed,
@@ -63,7 +70,7 @@ pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
     });
     drop(rt);
     let outcome = outcome?;
-    print!(
+    out!(
         "{}",
         printable(&lockpick_reports::text_summary(
             &outcome.results,
@@ -72,7 +79,7 @@ pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
     );
     // What the scenario claims, e.g. that Redlock grants no fencing token.
     if !scenario.description.is_empty() {
-        println!("  scenario: {}", scenario.description);
+        outln!("  scenario: {}", scenario.description);
     }
     write_report(&outcome.dir, &outcome.results);
     Ok(if outcome.results.interrupted {

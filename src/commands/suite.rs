@@ -317,9 +317,13 @@ fn suite_command(args: &SuiteArgs) -> String {
 
 /// The per-scenario table on standard output.
 pub(super) fn print_table(record: &SuiteRecord) {
-    println!(
+    outln!(
         "{:<34} {:<9} {:>7} {:>9} {:>8}  verdicts",
-        "scenario", "expected", "matched", "s/run", "ops"
+        "scenario",
+        "expected",
+        "matched",
+        "s/run",
+        "ops"
     );
     let mut names: Vec<&str> = Vec::new();
     for c in &record.cases {
@@ -343,7 +347,7 @@ pub(super) fn print_table(record: &SuiteRecord) {
             .iter()
             .map(|c| c.verdict.as_deref().unwrap_or(c.status.name()))
             .collect();
-        println!(
+        outln!(
             "{:<34} {:<9} {:>3}/{:<3} {:>9.1} {:>8.0}  {}",
             name,
             cases[0].expected,
@@ -369,11 +373,11 @@ pub(super) fn write_outputs(
     })?;
     lockpick_reports::write_suite_record(&dir, record).map_err(Failure::WriteOutput)?;
     let page = lockpick_reports::write_suite_page(store, &dir).map_err(Failure::WriteOutput)?;
-    println!("suite: {}", page.display());
+    outln!("suite: {}", page.display());
     if let Some(path) = junit {
         lockpick_reports::write_atomic(path, lockpick_reports::junit_xml(record).as_bytes())
             .map_err(Failure::WriteOutput)?;
-        println!("junit: {}", path.display());
+        outln!("junit: {}", path.display());
     }
     Ok(())
 }

@@ -17,5 +17,8 @@ pub use lin_summary::LinSummary;
 pub use linearizable::{check_lock_linearizability, lock_model_for};
 pub use lock_ops::LockOps;
 pub use params::{LockCheckParams, Property};
-pub use report::{Finding, FindingKind, LockCounts, LockReport, LockStats, TimeWindow, MAX_LISTED};
+pub use report::{
+    Finding, FindingKind, KindCount, LockCounts, LockReport, LockStats, TimeWindow, MAX_LISTED,
+    PRINTED_PER_KIND,
+};
 pub use stream::LockStream;

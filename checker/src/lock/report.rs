@@ -167,6 +167,27 @@ pub(crate) struct Found {
 /// exclusive lock and observations of a fenced one; accepted stale writes, lost updates and
 /// deadlocks are violations; a history where no acquire succeeded tested nothing.
 pub(crate) fn judge(property: Property, found: Found) -> LockReport {
+    let mut counts: Vec<KindCount> = Vec::new();
+    let mut count = |c: &Capped| {
+        // Every finding of one Capped has one kind; an empty one adds nothing.
+        if let Some(first) = c.listed.first() {
+            match counts.iter_mut().find(|k| k.kind == first.kind) {
+                Some(k) => k.count += c.total(),
+                None => counts.push(KindCount {
+                    kind: first.kind,
+                    count: c.total(),
+                }),
+            }
+        }
+    };
+    if property == Property::Exclusive {
+        count(&found.doubles);
+    }
+    count(&found.accepted);
+    for c in &found.others {
+        count(c);
+    }
+    let violation_counts = counts;
     let mut violations = Capped::default();
     let mut observations = Capped::default();
     let mut unknowns = found.unknowns;
@@ -222,6 +243,7 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
         observations: observations.listed,
         omitted_violations: violations.omitted,
         omitted_observations: observations.omitted,
+        violation_counts,
         unknowns,
         stats: found.stats,
         per_lock,
@@ -330,6 +352,10 @@ pub struct LockReport {
     /// Findings beyond [`MAX_LISTED`] per kind that were counted but not listed.
     pub omitted_violations: u64,
     pub omitted_observations: u64,
+    /// How many violations of each kind there were, listed or not, in the order of the list
+    /// (empty in results written before they were counted by kind).
+    #[serde(default)]
+    pub violation_counts: Vec<KindCount>,
     /// Why part of the check could not decide (makes the verdict at least unknown).
     pub unknowns: Vec<String>,
     pub stats: LockStats,
@@ -337,6 +363,60 @@ pub struct LockReport {
     /// checker's; empty in results written before it counted per lock).
     #[serde(default)]
     pub per_lock: Vec<LockCounts>,
+}
+
+/// How many findings of one kind there were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindCount {
+    pub kind: FindingKind,
+    pub count: u64,
+}
+
+/// How many violations of each kind a terminal summary prints; the others are counted, and
+/// results.json and report.html list them.
+pub const PRINTED_PER_KIND: usize = 3;
+
+impl LockReport {
+    /// The violations as a terminal prints them: the first `per_kind` of each kind, then how
+    /// many more of that kind there were; and whether any was left out.
+    pub fn violation_lines(&self, per_kind: usize) -> (Vec<String>, bool) {
+        let mut lines = Vec::new();
+        let mut cut = false;
+        let mut kinds: Vec<FindingKind> = Vec::new();
+        for v in &self.violations {
+            if !kinds.contains(&v.kind) {
+                kinds.push(v.kind);
+            }
+        }
+        for kind in kinds {
+            let listed: Vec<&Finding> = self.violations.iter().filter(|v| v.kind == kind).collect();
+            for v in listed.iter().take(per_kind) {
+                lines.push(format!("VIOLATION {}: {}", v.kind, v.summary));
+            }
+            let total = self
+                .violation_counts
+                .iter()
+                .find(|c| c.kind == kind)
+                .map_or(listed.len() as u64, |c| c.count);
+            let shown = listed.len().min(per_kind) as u64;
+            if total > shown {
+                cut = true;
+                lines.push(format!(
+                    "… and {} more {kind} ({total} in all)",
+                    total - shown
+                ));
+            }
+        }
+        // Results written before violations were counted by kind.
+        if self.violation_counts.is_empty() && self.omitted_violations > 0 {
+            cut = true;
+            lines.push(format!(
+                "… and {} more violation(s)",
+                self.omitted_violations
+            ));
+        }
+        (lines, cut)
+    }
 }
 
 /// How many findings of one kind a report lists; a broken lock can produce thousands and the
@@ -362,11 +442,15 @@ impl fmt::Display for LockReport {
             s.max_concurrent_holders,
             s.processes,
         )?;
-        for v in &self.violations {
-            writeln!(f, "  VIOLATION {}: {}", v.kind, v.summary)?;
+        let (lines, cut) = self.violation_lines(PRINTED_PER_KIND);
+        for line in lines {
+            writeln!(f, "  {line}")?;
         }
-        if self.omitted_violations > 0 {
-            writeln!(f, "  … and {} more violation(s)", self.omitted_violations)?;
+        if cut {
+            writeln!(
+                f,
+                "  (the first {PRINTED_PER_KIND} of each kind; the results and the report list more)"
+            )?;
         }
         let mut by_kind: Vec<(FindingKind, usize)> = Vec::new();
         for o in &self.observations {

@@ -21,7 +21,8 @@ import redis_lock  # noqa: E402
 def start(init):
     ttl_ms = init["ttl_ms"]
     timeout_ms = init["acquire_timeout_ms"]
-    auto_renewal = bool(init.get("extra", {}).get("auto_renewal", False))
+    # A boolean: lockpick and the helper refuse anything else (lockpick-adapter.json).
+    auto_renewal = init["extra"].get("auto_renewal", False)
     if ttl_ms % 1000 != 0 or ttl_ms < 1000:
         raise SystemExit(
             f"python-redis-lock adapter: lock.ttl_ms = {ttl_ms} is not allowed: the library's "

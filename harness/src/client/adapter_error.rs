@@ -15,6 +15,17 @@ pub enum AdapterError {
         /// How to install what is missing, when that is known.
         hint: String,
     },
+    /// The adapter answered `init` with `fail`: it cannot take the scenario's options (an
+    /// `[client] init` value it refuses), a usage error, not a break.
+    #[error(
+        "run client {client}'s adapter `{command}`: it refused the scenario's options ([client] \
+         init): {reason}"
+    )]
+    RefusedInit {
+        client: usize,
+        command: String,
+        reason: String,
+    },
     /// The adapter broke the client protocol (docs/client-protocol.md).
     #[error(
         "run client {client} (process {process}, adapter `{command}`): it broke the client \

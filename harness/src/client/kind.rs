@@ -114,6 +114,19 @@ pub struct BuildCtx<'a> {
 pub trait ClientOptions: fmt::Debug + Send + Sync {
     /// The clients of one run. The error reads after "failed to build the <kind> clients: ".
     fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String>;
+
+    /// What the reader could not check and the user should know before the run (e.g. an
+    /// adapter's options passed unchecked), one sentence each.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Checks against this machine (an adapter's program, files and declared options) made
+    /// when a scenario is loaded to run, not when a stored copy is read back by `check`,
+    /// whose relative paths no longer lead anywhere.
+    fn preflight(&self) -> Result<(), ScenarioError> {
+        Ok(())
+    }
 }
 
 /// Starts client loops: the object-safe face of a [`LockClient`].

@@ -21,7 +21,7 @@ use std::process::Command;
 
 /// The Debian package of `unshare` and `setpriv` (essential: on every Debian system).
 pub(crate) const PACKAGE: &str = "util-linux";
-const UNSHARE: &str = "unshare";
+pub(crate) const UNSHARE: &str = "unshare";
 const SETPRIV: &str = "setpriv";
 
 /// Checks that the wrappers are installed.

@@ -292,8 +292,15 @@ pub fn load_matrix_in(path: &Path, folder: &Path) -> Result<Matrix, MatrixError>
     parse_matrix_in(path, folder, &text)
 }
 
-/// The absolute folder of the file at `path`, against which its relative paths resolve.
+/// The absolute folder of the file at `path`, against which its relative paths resolve: its
+/// real folder (symlinks resolved, as a scenario's), or, for a file not on disk, its folder.
 pub fn folder_of(path: &Path) -> PathBuf {
+    if let Some(real) = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    {
+        return real;
+    }
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -1216,5 +1223,16 @@ expect.pause = "invalid: Kleppmann"
             "row.lock",
             "missing; allowed: `lock` = a named lock (redis, ",
         );
+    }
+
+    #[test]
+    fn a_matrix_file_reached_through_a_symlink_resolves_paths_against_its_real_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::write(real.join("m.toml"), "").unwrap();
+        std::os::unix::fs::symlink(&real, tmp.path().join("link")).unwrap();
+        let folder = folder_of(&tmp.path().join("link/m.toml"));
+        assert_eq!(folder, std::fs::canonicalize(&real).unwrap());
     }
 }

@@ -86,7 +86,10 @@ pub fn load_scenario(name_or_path: &str) -> Result<Scenario, ScenarioError> {
         path: path.clone(),
         source,
     })?;
-    parse_scenario(&path, &text)
+    let scenario = parse_scenario(&path, &text)?;
+    // A scenario loaded to run: its client must work here (see `ClientOptions::preflight`).
+    scenario.client.options.preflight()?;
+    Ok(scenario)
 }
 
 /// Parses scenario text; `path` is used in messages.

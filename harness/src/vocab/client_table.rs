@@ -4,7 +4,7 @@
 use super::error::{ScenarioError, Source};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// The `[client]` table of one scenario file, or none (a `[backend]` shorthand, a `--backend`
@@ -44,11 +44,20 @@ impl<'a> ClientTable<'a> {
             .map_err(|e| self.src.toml_error(&e))
     }
 
-    /// The folder of the scenario file, against which a client resolves relative paths.
-    pub fn folder(&self) -> &Path {
+    /// The real folder of the scenario file (symlinks to it or its folders resolved), against
+    /// which a client resolves relative paths: a scenario reached through a link to
+    /// `scenarios/` must start the same adapter, with the same venv, as the file itself.
+    /// A file that cannot be resolved (not on disk, as in a test) keeps its folder as given.
+    pub fn folder(&self) -> PathBuf {
+        if let Some(real) = std::fs::canonicalize(self.src.path)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+        {
+            return real;
+        }
         match self.src.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
         }
     }
 

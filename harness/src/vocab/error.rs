@@ -19,7 +19,7 @@ pub enum ScenarioError {
 }
 
 /// An error at a place in a scenario file.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Located {
     pub path: PathBuf,
     pub line: usize,

@@ -429,7 +429,7 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
     record.interrupted = interrupted;
     let page = write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
     print_table(&record);
-    println!(
+    outln!(
         "matrix: {} ({:.0} s)",
         page.display(),
         started.elapsed().as_secs_f64()
@@ -446,7 +446,7 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         ));
         lockpick_reports::write_atomic(md, matrix_markdown(&record, &again).as_bytes())
             .map_err(Failure::WriteOutput)?;
-        println!("markdown: {}", md.display());
+        outln!("markdown: {}", md.display());
     }
     let errors = record
         .cells
@@ -675,23 +675,23 @@ fn print_table(record: &MatrixRecord) {
         .max()
         .unwrap_or(8)
         .max(14);
-    print!("{:<w$}", "lock");
+    out!("{:<w$}", "lock");
     for c in &record.columns {
-        print!(" {:<cw$}", c.name);
+        out!(" {:<cw$}", c.name);
     }
-    println!();
+    outln!();
     for r in &record.rows {
-        print!("{:<w$}", r.name);
+        out!("{:<w$}", r.name);
         for c in &record.columns {
             let text = record
                 .cell(&r.name, &c.name)
                 .map_or("—".to_owned(), cell_label);
-            print!(" {text:<cw$}");
+            out!(" {text:<cw$}");
         }
-        println!();
+        outln!();
     }
     for c in record.cells.iter().filter(|c| c.mismatch) {
-        println!(
+        outln!(
             "MISMATCH {} × {}: {} (expected {}: {})",
             c.row,
             c.column,
@@ -702,7 +702,7 @@ fn print_table(record: &MatrixRecord) {
     }
     for c in &record.cells {
         if let CellStatus::NotTested(why) = &c.status {
-            println!("not tested {} × {}: {why}", c.row, c.column);
+            outln!("not tested {} × {}: {why}", c.row, c.column);
         }
     }
 }

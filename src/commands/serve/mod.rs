@@ -55,7 +55,7 @@ pub(super) fn serve(args: ServeArgs) -> Outcome {
     crate::run_args::runtime()
         .block_on(async {
             let listener = TcpListener::from_std(listener)?;
-            println!(
+            outln!(
                 "lockpick: serving {} on http://{addr}/",
                 args.store.display()
             );

@@ -17,6 +17,23 @@ fn main() {
         let request: Value = serde_json::from_str(&line).expect("lockpick sends JSON");
         let id = request["id"].clone();
         let reply = match request["type"].as_str().unwrap_or_default() {
+            // It takes no options (lockpick-adapter.json): any is refused, never ignored.
+            "init"
+                if request["extra"]
+                    .as_object()
+                    .is_some_and(|extra| !extra.is_empty()) =>
+            {
+                let keys: Vec<&String> = request["extra"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k)
+                    .collect();
+                json!({"type": "fail", "reason": format!(
+                    "init.{}: the adapter takes no such option; allowed: none (lockpick-adapter.json)",
+                    keys[0]
+                )})
+            }
             "init" => {
                 let uris: Vec<String> = request["nodes"]
                     .as_array()
@@ -29,7 +46,10 @@ fn main() {
                 let acquire_ms = request["acquire_timeout_ms"].as_u64().unwrap_or(2000);
                 // Tries spread over the acquire timeout (the delay is drawn from 0..delay).
                 rl.set_retry((2 * acquire_ms / delay).max(1) as u32, delay as u32);
-                let resource = format!("lockpick:lock:{}", request["lock"].as_str().unwrap_or("lock"));
+                let resource = format!(
+                    "lockpick:lock:{}",
+                    request["lock"].as_str().unwrap_or("lock")
+                );
                 let ttl = request["ttl_ms"].as_u64().unwrap_or(1000) as usize;
                 state = Some((Box::leak(Box::new(rl)), resource.into_bytes(), ttl));
                 json!({"type": "hello", "protocol": 1, "adapter": "rust-redlock",
@@ -65,6 +85,8 @@ fn main() {
         };
         let mut reply = reply;
         reply["id"] = id;
-        writeln!(out, "{reply}").and_then(|_| out.flush()).expect("stdout");
+        writeln!(out, "{reply}")
+            .and_then(|_| out.flush())
+            .expect("stdout");
     }
 }

@@ -4,9 +4,11 @@
 
 mod codec;
 
+pub mod manifest;
 mod options;
 mod session;
 mod spawn;
+mod tree;
 
 pub use super::adapter_error::AdapterError;
 pub use codec::{Hello, PROTOCOL_VERSION};
@@ -44,7 +46,7 @@ pub struct ProcessSpec {
 }
 
 impl ProcessSpec {
-    fn command_line(&self) -> String {
+    pub(crate) fn command_line(&self) -> String {
         self.command.join(" ")
     }
 }

@@ -1,6 +1,7 @@
 //! The `[client]` table of `kind = "process"`: the adapter's command (paths starting with
-//! `./` or `../` resolved against the scenario file's folder), extra environment variables,
-//! and extra `init` fields passed to the adapter as they are.
+//! `./` or `../` resolved against the scenario file's real folder, symlinks resolved), extra
+//! environment variables, and extra `init` fields, checked against what the adapter declares
+//! it takes ([`super::manifest`]) and passed to it in `init`'s `extra`.
 //!
 //! ```toml
 //! [client]
@@ -10,9 +11,9 @@
 //! init = { auto_extend = true }
 //! ```
 
-use super::{ProcessLock, ProcessParams, ProcessSpec};
+use super::{manifest, ProcessLock, ProcessParams, ProcessSpec};
 use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
-use crate::vocab::{ClientTable, ScenarioError};
+use crate::vocab::{ClientTable, Located, ScenarioError};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -29,19 +30,24 @@ pub struct ProcessOptions {
     pub kind: Option<Spanned<String>>,
     /// Program and arguments.
     #[serde(default)]
-    pub command: Vec<String>,
+    pub command: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Extra fields of the adapter's `init` (its `extra` object).
+    /// Extra fields of the adapter's `init` (its `extra` object), each where the file says it.
     #[serde(default)]
-    pub init: toml::Table,
+    pub init: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 impl ProcessOptions {
     /// The spec to start adapters with, relative paths resolved against `folder` (the
     /// scenario file's). The error reads after "client.command: ".
     pub fn spec(&self, folder: &Path) -> Result<ProcessSpec, String> {
-        if self.command.is_empty() {
+        let command = self
+            .command
+            .as_ref()
+            .map(|c| c.get_ref().as_slice())
+            .unwrap_or_default();
+        if command.is_empty() {
             return Err(
                 "missing; allowed: the adapter's program and arguments, e.g. \
                  [\"node\", \"../clients/node/redlock-v4/adapter.js\"]"
@@ -50,12 +56,13 @@ impl ProcessOptions {
         }
         // Absolute, so that the adapter's paths hold whatever lockpick's working folder is
         // and a missing one is named before anything starts.
-        let command = self
-            .command
+        let command = command.iter().map(|part| rebase(part, folder)).collect();
+        let init: toml::Table = self
+            .init
             .iter()
-            .map(|part| rebase(part, folder))
+            .map(|(k, v)| (k.clone(), v.get_ref().clone()))
             .collect();
-        let extra = match serde_json::to_value(&self.init) {
+        let extra = match serde_json::to_value(&init) {
             Ok(Json::Object(map)) => map,
             _ => Map::new(),
         };
@@ -67,9 +74,14 @@ impl ProcessOptions {
     }
 }
 
+/// Whether `part` of a command is a path relative to the scenario's folder.
+fn is_relative(part: &str) -> bool {
+    part.starts_with("./") || part.starts_with("../")
+}
+
 /// `part` of a command, made absolute against `folder` when it starts with `./` or `../`.
 fn rebase(part: &str, folder: &Path) -> String {
-    if part.starts_with("./") || part.starts_with("../") {
+    if is_relative(part) {
         // Absolute, so that the adapter's paths hold whatever lockpick's working folder is
         // and a missing one is named before anything starts.
         let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned());
@@ -105,11 +117,59 @@ impl ClientKind for ProcessKind {
 
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError> {
         let options: ProcessOptions = table.read()?;
-        let spec = options.spec(table.folder()).map_err(|message| {
-            let span = options.kind.as_ref().map(Spanned::span).unwrap_or(0..0);
-            table.error(span, "client.command", message)
-        })?;
-        Ok(Arc::new(ProcessClients(spec)))
+        let command_span = options
+            .command
+            .as_ref()
+            .map(Spanned::span)
+            .or_else(|| options.kind.as_ref().map(Spanned::span))
+            .unwrap_or(0..0);
+        let command_error = |message| table.error(command_span.clone(), "client.command", message);
+        let spec = options.spec(&table.folder()).map_err(command_error)?;
+        let rebased: Vec<bool> = options
+            .command
+            .iter()
+            .flat_map(|c| c.get_ref().iter().map(|p| is_relative(p)))
+            .collect();
+        let mut warnings = Vec::new();
+        // What the adapter is and takes is checked against the file system here, but refused
+        // only by `preflight` (when a scenario is loaded to run): a run's stored copy of the
+        // scenario, read again by `check` from the run folder, keeps its relative paths.
+        let preflight = (|| {
+            manifest::check_command(&spec.command, &rebased).map_err(command_error)?;
+            // A misspelt or mistyped option must not quietly run the library's other variant.
+            match manifest::find(&spec.command).map_err(command_error)? {
+                Some(manifest) => {
+                    for (key, value) in &options.init {
+                        if let Some(why) = manifest.refuse(key, value.get_ref()) {
+                            let field = format!("client.init.{key}");
+                            return Err(table.error(value.span(), &field, why));
+                        }
+                    }
+                }
+                None if !options.init.is_empty() => warnings.push(format!(
+                    "the adapter `{}` declares no options (no {} beside it, \
+                     docs/client-protocol.md): [client] init ({}) is passed to it unchecked",
+                    spec.command_line(),
+                    manifest::MANIFEST,
+                    options.init.keys().cloned().collect::<Vec<_>>().join(", ")
+                )),
+                None => {}
+            }
+            Ok(())
+        })();
+        let preflight = match preflight {
+            Ok(()) => None,
+            Err(ScenarioError::Invalid(located)) => Some(located),
+            // `table.error` only makes located errors; anything else is returned as it is.
+            Err(other @ (ScenarioError::Io { .. } | ScenarioError::UnknownName { .. })) => {
+                return Err(other)
+            }
+        };
+        Ok(Arc::new(ProcessClients {
+            spec,
+            warnings,
+            preflight,
+        }))
     }
 
     fn rebase_paths(&self, options: &mut toml::Table, folder: &Path) {
@@ -123,11 +183,27 @@ impl ClientKind for ProcessKind {
     }
 }
 
-/// The adapter command of a scenario, read.
+/// The adapter command of a scenario, read; what the reader could not check; and what is
+/// wrong with the command or its options on this machine, if anything.
 #[derive(Debug)]
-struct ProcessClients(ProcessSpec);
+struct ProcessClients {
+    spec: ProcessSpec,
+    warnings: Vec<String>,
+    preflight: Option<Located>,
+}
 
 impl ClientOptions for ProcessClients {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    fn preflight(&self) -> Result<(), ScenarioError> {
+        match &self.preflight {
+            Some(located) => Err(ScenarioError::Invalid(located.clone())),
+            None => Ok(()),
+        }
+    }
+
     fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String> {
         let lock = ctx.lock;
         let params = ProcessParams {
@@ -139,7 +215,7 @@ impl ClientOptions for ProcessClients {
             watchdog: lock.watchdog,
         };
         Ok(Box::new(Arc::new(ProcessLock::new(
-            self.0.clone(),
+            self.spec.clone(),
             &ctx.endpoints.addrs(),
             params,
         ))))
@@ -166,7 +242,7 @@ mod tests {
         )
         .unwrap();
         let spec = options.spec(Path::new("/repo/scenarios")).unwrap();
-        assert_eq!(options.kind.unwrap().into_inner(), "process");
+        assert_eq!(options.kind.clone().unwrap().into_inner(), "process");
         assert_eq!(
             spec.command,
             [
@@ -185,6 +261,8 @@ mod tests {
     fn a_missing_command_and_unknown_keys_are_errors() {
         let none = read(r#"kind = "process""#).unwrap();
         assert!(none.spec(Path::new(".")).unwrap_err().contains("missing"));
+        let empty = read(r#"command = []"#).unwrap();
+        assert!(empty.spec(Path::new(".")).unwrap_err().contains("missing"));
         let misspelt = read(r#"comand = ["node"]"#).unwrap_err().to_string();
         assert!(misspelt.contains("comand"), "{misspelt}");
     }

@@ -167,7 +167,12 @@ impl ProcessSession {
                 .await;
             return self.shared.keep(broke);
         }
-        let line = match self.shared.read_line(&mut pipes.stdout, limit, op).await {
+        let waiting = format!("its reply to {}", op.name());
+        let line = match self
+            .shared
+            .read_line(&mut pipes.stdout, limit, &waiting)
+            .await
+        {
             Ok(line) => line,
             Err(NoLine::Timeout) => return Outcome::Info("timeout".to_owned()),
             Err(NoLine::Broke(e)) => return self.shared.keep(e),
@@ -225,7 +230,11 @@ impl Shared {
                 .await);
         }
         let line = match self
-            .read_line(&mut pipes.stdout, config.start_timeout, Op::Acquire)
+            .read_line(
+                &mut pipes.stdout,
+                config.start_timeout,
+                "its hello (the answer to init; no other request was sent)",
+            )
             .await
         {
             Ok(line) => line,
@@ -240,8 +249,18 @@ impl Shared {
         };
         let hello = match codec::parse_line(&line) {
             Ok(Parsed::Hello(hello)) => hello,
+            Ok(Parsed::Reply(Reply::Fail { id: 0, reason })) => {
+                return Err(AdapterError::RefusedInit {
+                    client: self.who.client,
+                    command: self.config.spec.command_line(),
+                    reason,
+                })
+            }
             Ok(Parsed::Reply(_)) => {
-                return Err(self.broke("it answered init with a reply, not a hello", Some(line)))
+                return Err(self.broke(
+                    "it answered init with a reply, not a hello (or a `fail` with id 0)",
+                    Some(line),
+                ))
             }
             Err(what) => return Err(self.broke(&what, Some(line))),
         };
@@ -289,7 +308,7 @@ impl Shared {
         &self,
         stdout: &mut BufReader<ChildStdout>,
         limit: Duration,
-        op: Op,
+        waiting: &str,
     ) -> Result<String, NoLine> {
         let mut line = String::new();
         let read = stdout.read_line(&mut line);
@@ -317,8 +336,7 @@ impl Shared {
         match read {
             Ok(0) => Err(NoLine::Broke(
                 self.broke_after_exit(&format!(
-                    "it closed its stdout while lockpick waited for its reply to {}",
-                    op.name()
+                    "it closed its stdout while lockpick waited for {waiting}"
                 ))
                 .await,
             )),
@@ -343,12 +361,19 @@ impl Shared {
         }
     }
 
-    /// A break by an adapter that probably exited: says how, once it is reaped.
+    /// A break by an adapter that probably exited: says how, once it is reaped, and what to
+    /// install only when its stderr shows that something is missing.
     async fn broke_after_exit(&self, what: &str) -> AdapterError {
         let exit = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
         let what = match exit {
             Ok(how) => {
-                format!("{what} (it exited: {how}; is the adapter installed? `bash scripts/setup`)")
+                let stderr = stderr_path(&self.who.run_dir, self.who.process);
+                let text = std::fs::read_to_string(stderr).unwrap_or_default();
+                let program = self.config.spec.command.first().map_or("", String::as_str);
+                match missing_package(&text, program) {
+                    Some(hint) => format!("{what} (it exited: {how}; {hint})"),
+                    None => format!("{what} (it exited: {how})"),
+                }
             }
             Err(_) => what.to_owned(),
         };
@@ -363,6 +388,45 @@ impl Shared {
             .get_or_insert(error);
         Outcome::Info("protocol-error".to_owned())
     }
+}
+
+/// What an adapter's stderr `text` says is missing (a module, a package, the right to make its
+/// PID namespace), and how to get it, if it says so; `program` is the interpreter it ran under.
+fn missing_package(text: &str, program: &str) -> Option<String> {
+    let quoted = |after: &str| {
+        let rest = &text[text.find(after)? + after.len()..];
+        let name = rest.split(['\'', '"']).next()?;
+        (!name.is_empty()).then(|| name.to_owned())
+    };
+    if text.contains("unshare failed") {
+        return Some(
+            "this system does not let lockpick make the PID namespace each adapter runs in (so \
+             that nothing it starts outlives lockpick): in a container, allow `unshare` (e.g. \
+             `docker run --cap-add SYS_ADMIN`, or a seccomp profile that permits it); not as \
+             root, enable unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`)"
+                .to_owned(),
+        );
+    }
+    if let Some(module) = quoted("No module named '") {
+        let top = module.split('.').next().unwrap_or(&module).to_owned();
+        return Some(format!(
+            "the Python module `{top}` is not installed for {program}: the shipped adapters run \
+             clients/python/.venv/bin/python, which `bash scripts/setup` makes; for your own \
+             adapter, install it into the interpreter you run (`{program} -m pip install ...`) \
+             or run that venv's python"
+        ));
+    }
+    if let Some(module) = quoted("Cannot find module '") {
+        if module.starts_with(['/', '.']) {
+            return Some(format!("the file {module} does not exist"));
+        }
+        return Some(format!(
+            "the Node module `{module}` is not installed: run `npm ci` (or `npm install`) in \
+             the adapter's folder, beside its package.json; `bash scripts/setup` does it for \
+             the shipped adapters"
+        ));
+    }
+    None
 }
 
 async fn write_line(stdin: &mut ChildStdin, line: &str) -> std::io::Result<()> {
@@ -454,5 +518,38 @@ fn record_hello(run_dir: &std::path::Path, line: &str) {
         .open(&path)
     {
         let _ = writeln!(file, "{}", line.trim_end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::missing_package;
+
+    #[test]
+    fn only_a_missing_module_or_package_in_the_stderr_gets_install_advice() {
+        let python = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'redis.asyncio'\n";
+        let hint = missing_package(python, "python3").unwrap();
+        assert!(
+            hint.starts_with("the Python module `redis` is not installed for python3"),
+            "{hint}"
+        );
+        let node = "Error: Cannot find module 'ioredis'\nRequire stack:\n";
+        assert!(missing_package(node, "node")
+            .unwrap()
+            .contains("`ioredis` is not installed: run `npm ci`"));
+        let script = "Error: Cannot find module '/tmp/x/adapter.js'\n";
+        assert_eq!(
+            missing_package(script, "node").unwrap(),
+            "the file /tmp/x/adapter.js does not exist"
+        );
+        let denied = "unshare: unshare failed: Operation not permitted\n";
+        assert!(missing_package(denied, "node")
+            .unwrap()
+            .contains("PID namespace"));
+        // An adapter that worked and then failed says nothing about installing.
+        assert_eq!(
+            missing_package("adapter: release raised ConnectionError\n", "python3"),
+            None
+        );
     }
 }

@@ -1,19 +1,31 @@
-//! Starting one adapter process: through the supervisor's spawner (so it dies with lockpick,
-//! SIGKILL of lockpick included, and the emergency stop kills it), its stdin and stdout piped,
-//! its stderr to `clients/p<process>.stderr` in the run folder.
+//! Starting one adapter process: through the supervisor's spawner, as PID 1 of a PID namespace
+//! of its own ([`super::tree`]: it and everything it starts die with lockpick, SIGKILL of
+//! lockpick included, and the emergency stop kills them), its stdin and stdout piped, its
+//! stderr to `clients/p<process>.stderr` in the run folder.
 
 use super::Config;
 use crate::client::adapter_error::AdapterError;
 use crate::client::lock::Connecting;
-use crate::db::{spawn_piped, SpawnFailure, Spawned};
+use crate::db::{find_binary, spawn_piped, SpawnFailure, Spawned};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-/// How to install what an adapter needs, said with every failure to start one.
-pub(super) const INSTALL_HINT: &str =
-    "; install the adapters' runtimes and packages with `bash scripts/setup`";
+/// How to install a shipped adapter's packages (a venv, `node_modules`, a release build).
+const SETUP_HINT: &str =
+    "; the shipped adapters' packages are installed by `bash scripts/setup` (from the repo)";
+
+/// How to install the runtime `program` (a bare name that is not on PATH), if it is one.
+fn runtime_hint(program: &str) -> String {
+    match super::manifest::RUNTIMES
+        .iter()
+        .find(|(name, _)| *name == program)
+    {
+        Some((name, how)) => format!("; `{name}` is not installed: install {how}"),
+        None => String::new(),
+    }
+}
 
 /// Where process `process`'s stderr goes in the run folder `run_dir`.
 pub(super) fn stderr_path(run_dir: &Path, process: u64) -> PathBuf {
@@ -43,21 +55,40 @@ pub(super) async fn spawn_adapter(
     for part in &config.spec.command {
         if Path::new(part).is_absolute() && !Path::new(part).exists() {
             let e = io::Error::new(io::ErrorKind::NotFound, format!("{part} does not exist"));
-            return Err(spawn_error(e, INSTALL_HINT));
+            let hint = if super::manifest::is_installed_path(part) {
+                SETUP_HINT
+            } else {
+                ""
+            };
+            return Err(spawn_error(e, hint));
         }
     }
     let Some((program, args)) = config.spec.command.split_first() else {
         let e = io::Error::new(io::ErrorKind::InvalidInput, "the command is empty");
         return Err(spawn_error(e, ""));
     };
+    // Resolved here, not by the namespace wrapper: a missing runtime is then named as such,
+    // with its package, instead of as the wrapper's exit status.
+    let Some(program) = find_binary(Path::new(program)) else {
+        let e = io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("program `{program}` is not on PATH or not executable"),
+        );
+        return Err(spawn_error(e, &runtime_hint(program)));
+    };
+    if let Err(why) = super::tree::check_installed() {
+        return Err(spawn_error(
+            io::Error::new(io::ErrorKind::NotFound, why),
+            "",
+        ));
+    }
     let stderr_path = stderr_path(&who.run_dir, who.process);
     if let Some(dir) = stderr_path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| spawn_error(e, ""))?;
     }
     let stderr = File::create(&stderr_path).map_err(|e| spawn_error(e, ""))?;
-    let mut command = Command::new(program);
+    let mut command = super::tree::command(&program, args);
     command
-        .args(args)
         .envs(config.spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -68,9 +99,22 @@ pub(super) async fn spawn_adapter(
             io::Error::other("lockpick is shutting down"),
             "",
         )),
-        Err(SpawnFailure::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
-            Err(spawn_error(e, INSTALL_HINT))
-        }
         Err(SpawnFailure::Io(e)) => Err(spawn_error(e, "")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_runtime_names_its_package_and_an_unknown_program_names_none() {
+        let node = runtime_hint("node");
+        assert!(
+            node.contains("`node` is not installed") && node.contains("nodejs"),
+            "{node}"
+        );
+        assert!(runtime_hint("python3").contains("python3-venv"));
+        assert_eq!(runtime_hint("my-adapter"), "");
     }
 }

@@ -1,0 +1,1 @@
+../../../../clients/node/protocol.js
