@@ -222,6 +222,9 @@ func Serve(module string, start func(*Init) (*Adapter, error)) {
 			if err != nil {
 				err = fmt.Errorf("not an init this helper reads (%w): %s", err, bytes.TrimSpace(line))
 			}
+			if err == nil && init.Protocol != Version {
+				err = fmt.Errorf("init asks for protocol %d; this helper speaks %d", init.Protocol, Version)
+			}
 			var version string
 			if err == nil {
 				version, err = ModuleVersion(module)
