@@ -85,9 +85,11 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			// Mutex on it can never be granted again, so do as a user would, a new session.
 			fresh, err := newSession(ctx)
 			if err != nil {
-				// NewSession is one lease grant: if it timed out, a lease may exist that
-				// nobody keeps alive; it holds no key, so the lock is not ours.
-				return protocol.Fail("timeout-waiting: new session: " + err.Error())
+				// NewSession is a lease grant (on the session's own context, which has no
+				// deadline: one that hangs is cut by lockpick's limit, as info). If it failed,
+				// a lease may exist that nobody keeps alive, but no key was put under the
+				// prefix, so the lock is surely not ours.
+				return protocol.Fail("no-session: " + err.Error())
 			}
 			current = fresh
 			note = "new session: the previous one's lease ended"
