@@ -1,0 +1,159 @@
+// Command etcdmutex is the lockpick adapter for etcd's own lock, go.etcd.io/etcd/client/v3's
+// concurrency.Mutex (docs/client-protocol.md), used as its documentation shows: clientv3.New
+// on every node, concurrency.NewSession(client, concurrency.WithTTL(seconds)),
+// concurrency.NewMutex(session, prefix), Lock(ctx), Unlock(ctx). The session's lease, kept
+// alive by the client library in the background, is the lock's lease: its TTL is ttl_ms
+// rounded up to whole seconds (etcd leases are whole seconds). No renew: there is nothing to
+// extend by hand.
+//
+// The fencing token is the create revision of the mutex's key, the number the library itself
+// compares to prove ownership (Mutex.IsOwner: CreateRevision(Key()) == myRev), read from that
+// comparison, with no extra request. Mutex.Header().Revision is not it: after a wait it is the
+// revision of the Get that saw the lock free, later than the create revision.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"lockpick/clients/go/protocol"
+)
+
+// library is the module under test, whose version the hello reports.
+const library = "go.etcd.io/etcd/client/v3"
+
+// extra is every `[client] init` key this adapter accepts (none); any other is an error.
+type extra struct{}
+
+func main() { protocol.Serve(library, start) }
+
+// session is a concurrency.Session, its mutex and the TTL etcd granted its lease.
+type session struct {
+	s     *concurrency.Session
+	mutex *concurrency.Mutex
+	ttl   time.Duration
+}
+
+func start(init *protocol.Init) (*protocol.Adapter, error) {
+	var x extra
+	if err := protocol.DecodeExtra(init, &x); err != nil {
+		return nil, err
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   init.Nodes,
+		DialTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client on %v: %w", init.Nodes, err)
+	}
+	ttlSeconds := int(protocol.Seconds(init.TTL()))
+	prefix := "/lockpick/lock/" + init.Lock
+	newSession := func(ctx context.Context) (*session, error) {
+		s, err := concurrency.NewSession(client, concurrency.WithTTL(ttlSeconds), concurrency.WithContext(context.Background()))
+		if err != nil {
+			return nil, err
+		}
+		// etcd may grant more than asked (its minimum TTL): the lease is what it granted.
+		ttl := time.Duration(ttlSeconds) * time.Second
+		if live, err := client.TimeToLive(ctx, s.Lease()); err == nil && live.GrantedTTL > 0 {
+			ttl = time.Duration(live.GrantedTTL) * time.Second
+		}
+		return &session{s: s, mutex: concurrency.NewMutex(s, prefix), ttl: ttl}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	current, err := newSession(ctx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("etcd session on %v: %w", init.Nodes, err)
+	}
+	var held *session
+
+	acquire := func(protocol.Request) protocol.Reply {
+		ctx, cancel := context.WithTimeout(context.Background(), init.AcquireTimeout())
+		defer cancel()
+		note := ""
+		select {
+		case <-current.s.Done():
+			// The lease is gone (expired while this process was stopped, or revoked): a
+			// Mutex on it can never be granted again, so do as a user would, a new session.
+			fresh, err := newSession(ctx)
+			if err != nil {
+				// NewSession is a lease grant (on the session's own context, which has no
+				// deadline: one that hangs is cut by lockpick's limit, as info). If it failed,
+				// a lease may exist that nobody keeps alive, but no key was put under the
+				// prefix, so the lock is surely not ours.
+				return protocol.Fail("no-session: " + err.Error())
+			}
+			current = fresh
+			note = "new session: the previous one's lease ended"
+		default:
+		}
+		m := current.mutex
+		err := m.Lock(ctx)
+		switch {
+		case err == nil:
+			held = current
+			revision := createRevision(m)
+			if note == "" {
+				note = fmt.Sprintf("key %s, header revision %d", m.Key(), m.Header().Revision)
+			}
+			// The library renews the lease TTL/3 after each keep-alive answer, so while it runs
+			// the lease has at least 2/3 of its TTL left: a lower bound of what it keeps.
+			return protocol.OK(protocol.Token(uint64(revision)), protocol.Lease(current.ttl*2/3), note)
+		case errors.Is(err, concurrency.ErrSessionExpired):
+			// Lock saw its own key gone after the wait: the session's lease ended.
+			return protocol.Fail("session-expired")
+		case m.Key() == "\x00":
+			// Lock gave up waiting (the deadline) and its Unlock deleted our key: the
+			// library does not hold the lock.
+			return protocol.Fail("timeout-waiting")
+		default:
+			// The Txn that puts our key, or the delete after a failed wait, did not answer:
+			// our key may be there.
+			fmt.Fprintf(os.Stderr, "adapter: Lock: %v (key %q)\n", err, m.Key())
+			return protocol.Info(err.Error())
+		}
+	}
+
+	release := func(protocol.Request) protocol.Reply {
+		s := held
+		held = nil
+		if s == nil {
+			return protocol.Fail("not-owner")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), init.OpTimeout())
+		defer cancel()
+		// Unlock is a plain Delete of our key: it succeeds whether or not the key was still
+		// there (a lease that expired took it already), so ok says only that the key is gone.
+		switch err := s.mutex.Unlock(ctx); {
+		case err == nil:
+			return protocol.OK(nil, nil, "")
+		case errors.Is(err, concurrency.ErrLockReleased):
+			return protocol.Fail("not-owner")
+		default:
+			return protocol.Info(err.Error())
+		}
+	}
+
+	return &protocol.Adapter{
+		Name:    "go-etcd-concurrency-mutex",
+		Acquire: acquire,
+		Release: release,
+	}, nil
+}
+
+// createRevision is the create revision of m's key, as the library compares it in IsOwner.
+func createRevision(m *concurrency.Mutex) int64 {
+	cmp := m.IsOwner()
+	if rev, ok := cmp.TargetUnion.(*etcdserverpb.Compare_CreateRevision); ok {
+		return rev.CreateRevision
+	}
+	panic(fmt.Sprintf("Mutex.IsOwner compares %v, not the create revision", cmp.Target))
+}

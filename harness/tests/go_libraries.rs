@@ -1,0 +1,210 @@
+//! The Go lock libraries (clients/go, built by `bash scripts/setup` into clients/go/<adapter>/bin/), one
+//! scenario each through the real proxies against real servers, as `lockpick scenario` runs
+//! them: what the history shows each library doing when its holder is stopped past its lease.
+//! A test whose adapter binary is absent says so on stderr and passes without running.
+
+mod scenario_support;
+
+use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::lock::Finding;
+use lockpick_checker::verdict::Verdict;
+use scenario_support::{assert_caused_by, double_holder, expecting, history, run};
+use std::path::{Path, PathBuf};
+
+/// The adapter binary `name` if scripts/setup built it; None (said loudly) if not.
+fn adapter(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../clients/go")
+        .join(name)
+        .join("bin")
+        .join(name);
+    if path.is_file() {
+        Some(path)
+    } else {
+        eprintln!(
+            "SKIPPED: the Go adapter {} is not built; run `bash scripts/setup` (needs Go 1.26+)",
+            path.display()
+        );
+        None
+    }
+}
+
+/// Asserts the run's hello names `library` at a version `version_prefix…` (read by the adapter
+/// from its build info).
+fn assert_hello(dir: &Path, library: &str, version_prefix: &str) {
+    let text = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
+    let hello: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(hello["library"], library, "{text}");
+    assert!(
+        hello["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with(version_prefix)),
+        "{text}"
+    );
+}
+
+/// The first release the holder that held first in `finding` answered after it woke.
+fn stale_release<'a>(events: &'a [Event], finding: &Finding) -> &'a Event {
+    let stale = Process::Client(finding.processes[0]);
+    let woke = finding.window.expect("a double holder has a window").end_ns;
+    events
+        .iter()
+        .find(|e| {
+            e.process == stale
+                && e.f == F::Release
+                && e.kind != EventKind::Invoke
+                && e.time_ns >= woke
+        })
+        .expect("the stopped holder's release completes after it woke")
+}
+
+fn is_not_owner(e: &Event) -> bool {
+    e.kind == EventKind::Fail
+        && e.error
+            .as_deref()
+            .is_some_and(|r| r.starts_with("not-owner"))
+}
+
+#[test]
+fn redsync_redlock_over_five_masters_cannot_save_a_stopped_process() {
+    if adapter("redsync").is_none() {
+        return;
+    }
+    let (report, dir) = expecting(run("go-redsync-redlock-gc-pause"), Verdict::Invalid);
+    assert_hello(&dir, "github.com/go-redsync/redsync/v4", "v4.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // Woken, its Unlock found no majority holding its value (expired or another's): the
+    // library knew, after the write.
+    let events = history(&dir);
+    let release = stale_release(&events, finding);
+    assert!(is_not_owner(release), "{release:?}\n{report}");
+}
+
+#[test]
+fn redislock_cannot_save_a_stopped_process() {
+    if adapter("redislock").is_none() {
+        return;
+    }
+    let (report, dir) = expecting(run("go-redislock-gc-pause"), Verdict::Invalid);
+    assert_hello(&dir, "github.com/bsm/redislock", "v0.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    let events = history(&dir);
+    let release = stale_release(&events, finding);
+    assert!(is_not_owner(release), "{release:?}\n{report}");
+}
+
+#[test]
+fn etcd_mutex_session_expiry_gives_a_double_holder_its_token_would_fence() {
+    if adapter("etcdmutex").is_none() {
+        return;
+    }
+    let (report, dir) = expecting(run("go-etcd-mutex-session-expiry"), Verdict::Invalid);
+    assert_hello(&dir, "go.etcd.io/etcd/client/v3", "v3.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    let events = history(&dir);
+    // The token is the key's create revision: every grant's is above the one before, the
+    // stopped holder's among them, so a fenced resource would refuse its late write.
+    let tokens: Vec<u64> = events
+        .iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .map(|e| e.value.token.expect("every etcd grant has a token"))
+        .collect();
+    assert!(tokens.len() > 20, "{tokens:?}");
+    assert!(
+        tokens.windows(2).all(|w| w[0] < w[1]),
+        "tokens grow with every grant: {tokens:?}"
+    );
+    // Unlock is a plain Delete of the key, which etcd deleted with the lease: it answers ok for
+    // a lock the session lost.
+    let release = stale_release(&events, finding);
+    assert_eq!(release.kind, EventKind::Ok, "{release:?}\n{report}");
+}
+
+#[test]
+fn zk_lock_session_expiry_gives_a_double_holder() {
+    if adapter("zklock").is_none() {
+        return;
+    }
+    let (report, dir) = expecting(run("go-zk-lock-session-expiry"), Verdict::Invalid);
+    assert_hello(&dir, "github.com/go-zookeeper/zk", "v1.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    let events = history(&dir);
+    // The library has no token to give: no grant carries one.
+    assert!(events
+        .iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .all(|e| e.value.token.is_none()));
+    // Woken, the Conn found its session expired and opened a new one by itself; Unlock's
+    // Delete on it finds no node (ErrNoNode): the library knew, after the write.
+    let release = stale_release(&events, finding);
+    assert!(is_not_owner(release), "{release:?}\n{report}");
+    let stderr =
+        std::fs::read_to_string(dir.join(format!("clients/p{}.stderr", finding.processes[0])))
+            .unwrap_or_default();
+    assert!(stderr.contains("StateExpired"), "{stderr}");
+}
+
+#[test]
+fn an_init_key_the_adapter_does_not_know_stops_the_run_naming_it() {
+    let Some(binary) = adapter("redislock") else {
+        return;
+    };
+    let _guard = scenario_support::SERIAL
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("unknown-key.toml");
+    // redislock has no auto-extension: a scenario asking for one must not run the plain lock.
+    let text = format!(
+        r#"
+name = "go-unknown-init-key"
+seed = 1
+
+[server]
+kind = "redis"
+
+[client]
+kind = "process"
+command = [{binary:?}]
+init = {{ auto_extend = true }}
+
+[workload]
+kind = "fenced-write"
+clients = 1
+duration_ms = 60000
+"#
+    );
+    std::fs::write(&path, &text).unwrap();
+    // The adapter declares that it takes no option (lockpick-adapter.json beside its source):
+    // the scenario is refused when it loads, naming the field.
+    let err = lockpick_harness::scenario::load_scenario(path.to_str().unwrap())
+        .expect_err("an undeclared init key is refused when the scenario is loaded to run")
+        .to_string();
+    assert!(err.contains("client.init.auto_extend"), "{err}");
+    // Without the declaration (the binary copied elsewhere) the adapter itself refuses it.
+    let copy = folder.path().join("redislock");
+    std::fs::copy(&binary, &copy).unwrap();
+    let text = text.replace(&format!("{binary:?}"), &format!("{copy:?}"));
+    std::fs::write(&path, &text).unwrap();
+    let scenario = lockpick_harness::scenario::parse_scenario(&path, &text).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let opts = lockpick_harness::run::RunOptions {
+        store: store.path().to_owned(),
+        ..Default::default()
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let result = rt.block_on(lockpick_harness::run::run_scenario(
+        &scenario,
+        &opts,
+        tokio_util::sync::CancellationToken::new(),
+    ));
+    let Err(lockpick_harness::run::RunError::Adapter(error)) = result else {
+        panic!("an unknown init key is an error, not a verdict: {result:?}");
+    };
+    let message = error.to_string();
+    assert!(message.contains("auto_extend"), "{message}");
+}
