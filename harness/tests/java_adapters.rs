@@ -53,7 +53,7 @@ fn redisson_watchdog_cannot_save_a_stopped_jvm() {
         return;
     }
     let (report, dir) = expecting(run("java-redisson-watchdog-gc-pause"), Verdict::Invalid);
-    assert_pause_broke_the_lock(&report);
+    // RLock has no token, so the late write cannot be told stale; the two holders can.
     let finding = double_holder(&report);
     assert_caused_by(finding, F::Pause);
     let hello = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
