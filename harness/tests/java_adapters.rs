@@ -1,4 +1,4 @@
-//! The Java adapters (clients/java: Redisson, Apache Curator) run through the real proxy
+//! The Java adapters (clients/java: Redisson, Apache Curator, ShedLock) run through the real proxy
 //! against real servers, as `lockpick scenario` runs them. Each test skips, saying so on
 //! stderr, only when the adapters' jar is not built (`bash scripts/setup` builds it; it needs a
 //! JDK 17 and Maven).
@@ -118,6 +118,27 @@ fn curator_mutex_learns_of_its_lost_session_only_after_the_stale_write() {
     assert!(
         stderr.contains("curator: connection state LOST"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn shedlock_jdbc_unlocks_ok_a_lock_it_had_lost() {
+    if !java_adapters_built("shedlock_jdbc_unlocks_ok_a_lock_it_had_lost") {
+        return;
+    }
+    let (report, dir) = expecting(
+        run("java-shedlock-jdbc-postgres-gc-pause"),
+        Verdict::Invalid,
+    );
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // lock_until passed while the JVM was stopped and another client's UPDATE took the row;
+    // the woken holder's unlock matches no row of its own and says nothing.
+    let events = history(&dir);
+    let releases = stale_releases(&events, finding);
+    assert!(
+        releases.iter().any(|e| e.kind == EventKind::Ok),
+        "the woken holder's unlock is ok: {releases:?}\n{report}"
     );
 }
 
