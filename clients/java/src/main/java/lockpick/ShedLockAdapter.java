@@ -61,8 +61,11 @@ public final class ShedLockAdapter {
         pool.setJdbcUrl("jdbc:postgresql://" + node[0] + ":" + node[1] + "/" + DATABASE);
         pool.setUsername(USER);
         pool.setMaximumPoolSize(2);
+        // Start without a connection: a process that replaces a retired one may start while
+        // the server is cut off, and its first request, not its hello, should meet that.
+        pool.setInitializationFailTimeout(-1);
         DataSource dataSource = new HikariDataSource(pool);
-        createTable(dataSource);
+        boolean[] tableMade = {false};
 
         // ShedLock names a holder by its host name (locked_by), and its unlock matches on the
         // name and locked_by only. lockpick's clients share one host; each stands for a service
@@ -81,6 +84,10 @@ public final class ShedLockAdapter {
 
         return new Adapter("java-shedlock-jdbc-postgres" + (dbTime ? "-db-time" : ""), JdbcTemplateLockProvider.class)
                 .op("acquire", request -> {
+                    if (!tableMade[0]) {
+                        createTable(dataSource);
+                        tableMade[0] = true;
+                    }
                     long started = System.nanoTime();
                     long deadline = started + TimeUnit.MILLISECONDS.toNanos(init.acquireTimeoutMs);
                     while (true) {
@@ -113,14 +120,21 @@ public final class ShedLockAdapter {
                 });
     }
 
-    /** ShedLock's DDL; four clients start at once, so a concurrent creator's win is fine. */
+    /**
+     * ShedLock's DDL. Four clients start at once, and PostgreSQL's CREATE TABLE IF NOT EXISTS
+     * can fail for the one that loses the race on its catalog (duplicate type or key): then the
+     * table exists, which a second try sees.
+     */
     private static void createTable(DataSource dataSource) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute(DDL);
-        } catch (SQLException e) {
-            // CREATE TABLE IF NOT EXISTS races on PostgreSQL's catalog (23505); then it exists.
-            if (!"23505".equals(e.getSQLState())) {
-                throw e;
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+                s.execute(DDL);
+                return;
+            } catch (SQLException e) {
+                if (attempt == 2) {
+                    throw e;
+                }
+                System.err.println("shedlock: creating the table: " + e.getMessage() + "; once more");
             }
         }
     }
