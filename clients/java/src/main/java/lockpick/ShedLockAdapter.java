@@ -1,0 +1,141 @@
+package lockpick;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import lockpick.Protocol.Adapter;
+import lockpick.Protocol.Init;
+import lockpick.Protocol.Keys;
+import lockpick.Protocol.Reply;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * lockpick adapter for ShedLock's JDBC provider on PostgreSQL (the first node, through its
+ * proxy), used as ShedLock's README shows: the {@code shedlock} table from its DDL, a {@code
+ * JdbcTemplateLockProvider} over a {@code JdbcTemplate} on a pooled DataSource, and {@code
+ * lockProvider.lock(new LockConfiguration(now, name, lockAtMostFor, lockAtLeastFor))}, whose
+ * {@code SimpleLock} is unlocked after the work. {@code lockAtMostFor} is the scenario's {@code
+ * ttl_ms}; {@code lockAtLeastFor} is zero.
+ *
+ * <p>ShedLock does not wait for a lock: {@code lock()} answers at once, empty when another
+ * holds it (it is made for scheduled tasks that skip a run). The adapter tries again after
+ * {@code retry_delay_ms} until {@code acquire_timeout_ms}, as a caller that wants the lock must.
+ */
+public final class ShedLockAdapter {
+    /** The {@code [client] init} keys this adapter takes. */
+    static final Keys KEYS = new Keys()
+            .bool("db_time", false, "true: usingDbTime(), lock_until computed by the database's"
+                    + " clock; false: by this client's clock");
+
+    // lockpick's PostgreSQL nodes: initdb's superuser, no password over loopback, the default
+    // database (harness/src/backends/postgres/process/mod.rs, USER and DATABASE).
+    private static final String USER = "lockpick";
+    private static final String DATABASE = "postgres";
+
+    // ShedLock's README: "CREATE TABLE shedlock(...)" for PostgreSQL.
+    private static final String DDL = "CREATE TABLE IF NOT EXISTS shedlock(name VARCHAR(64) NOT NULL,"
+            + " lock_until TIMESTAMP NOT NULL, locked_at TIMESTAMP NOT NULL,"
+            + " locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
+
+    public static void main(String[] args) {
+        Protocol.serve(ShedLockAdapter::start);
+    }
+
+    static Adapter start(Init init) throws Exception {
+        boolean dbTime = KEYS.read(init.extra).bool("db_time");
+        String[] node = Protocol.hostPort(init.nodes.get(0));
+        // A pool, as a Spring Boot DataSource is (HikariCP); two connections, since this client
+        // makes one request at a time.
+        HikariConfig pool = new HikariConfig();
+        pool.setJdbcUrl("jdbc:postgresql://" + node[0] + ":" + node[1] + "/" + DATABASE);
+        pool.setUsername(USER);
+        pool.setMaximumPoolSize(2);
+        // Start without a connection: a process that replaces a retired one may start while
+        // the server is cut off, and its first request, not its hello, should meet that.
+        pool.setInitializationFailTimeout(-1);
+        DataSource dataSource = new HikariDataSource(pool);
+        boolean[] tableMade = {false};
+
+        // ShedLock names a holder by its host name (locked_by), and its unlock matches on the
+        // name and locked_by only. lockpick's clients share one host; each stands for a service
+        // instance on a host of its own, so each gets its own locked_by.
+        JdbcTemplateLockProvider.Configuration.Builder config = JdbcTemplateLockProvider.Configuration.builder()
+                .withJdbcTemplate(new JdbcTemplate(dataSource))
+                .withLockedByValue("lockpick-process-" + init.process);
+        if (dbTime) {
+            config.usingDbTime();
+        }
+        JdbcTemplateLockProvider provider = new JdbcTemplateLockProvider(config.build());
+        String name = "lockpick:lock:" + init.lock;
+        Duration atMost = Duration.ofMillis(init.ttlMs);
+        Random random = new Random(init.seed);
+        SimpleLock[] held = {null};
+
+        return new Adapter("java-shedlock-jdbc-postgres" + (dbTime ? "-db-time" : ""), JdbcTemplateLockProvider.class)
+                .op("acquire", request -> {
+                    if (!tableMade[0]) {
+                        createTable(dataSource);
+                        tableMade[0] = true;
+                    }
+                    long started = System.nanoTime();
+                    long deadline = started + TimeUnit.MILLISECONDS.toNanos(init.acquireTimeoutMs);
+                    while (true) {
+                        Optional<SimpleLock> lock =
+                                provider.lock(new LockConfiguration(Instant.now(), name, atMost, Duration.ZERO));
+                        if (lock.isPresent()) {
+                            held[0] = lock.get();
+                            long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                            return Reply.ok(null, Math.max(0, init.ttlMs - elapsed), null);
+                        }
+                        // Empty: the row says another holds it until lock_until; nothing was
+                        // written (ShedLock's insert or update matched no row).
+                        if (System.nanoTime() >= deadline) {
+                            return Reply.fail("timeout-waiting");
+                        }
+                        long span = init.retryDelayMaxMs - init.retryDelayMinMs;
+                        Thread.sleep(init.retryDelayMinMs + (span > 0 ? random.nextInt((int) span + 1) : 0));
+                    }
+                })
+                .op("release", request -> {
+                    SimpleLock lock = held[0];
+                    held[0] = null;
+                    if (lock == null) {
+                        return Reply.fail("not-owner");
+                    }
+                    // ShedLock's unlock sets lock_until = now WHERE name and locked_by match; it
+                    // does not say whether a row matched, so a lost lock unlocks "fine".
+                    lock.unlock();
+                    return Reply.ok();
+                });
+    }
+
+    /**
+     * ShedLock's DDL. Four clients start at once, and PostgreSQL's CREATE TABLE IF NOT EXISTS
+     * can fail for the one that loses the race on its catalog (duplicate type or key): then the
+     * table exists, which a second try sees.
+     */
+    private static void createTable(DataSource dataSource) throws SQLException {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+                s.execute(DDL);
+                return;
+            } catch (SQLException e) {
+                if (attempt == 2) {
+                    throw e;
+                }
+                System.err.println("shedlock: creating the table: " + e.getMessage() + "; once more");
+            }
+        }
+    }
+}
