@@ -5,7 +5,7 @@
 use crate::error::ReportError;
 use crate::quantiles::quantile;
 use crate::templates::render;
-use lockpick_checker::history::{EventKind, HistoryReader, Process, ReadError, F};
+use lockpick_checker::history::{EventKind, HistoryReader, Process, ReadError, F, RUN_ENDED};
 use lockpick_checker::results::RunResults;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -201,12 +201,28 @@ fn acquire_latency(dir: &Path, r: &RunResults) -> Result<(String, String), Repor
 }
 
 /// The latencies (ms, sorted) of the acquires that succeeded in the history at `path`, read
-/// line by line (a soak's history need not fit in memory): a client has one operation in
-/// flight at a time, so its acquire's invocation is all there is to keep.
+/// line by line (a soak's history need not fit in memory).
 pub fn acquire_latencies(path: &Path) -> Result<Vec<f64>, ReadError> {
+    Ok(acquire_outcomes(path)?.ok_ms)
+}
+
+/// How the acquires of one history ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AcquireOutcomes {
+    /// Latencies (ms, sorted) of the acquires that succeeded.
+    pub ok_ms: Vec<f64>,
+    /// Acquires that definitely did not get the lock (`fail`).
+    pub failed: u64,
+    /// Acquires whose outcome is unknown (`info`).
+    pub unknown: u64,
+}
+
+/// The acquires of the history at `path`, read line by line: a client has one operation in
+/// flight at a time, so its acquire's invocation is all there is to keep.
+pub fn acquire_outcomes(path: &Path) -> Result<AcquireOutcomes, ReadError> {
     let mut reader = HistoryReader::open(path)?;
     let mut invoked: HashMap<u64, u64> = HashMap::new();
-    let mut v: Vec<f64> = Vec::new();
+    let mut out = AcquireOutcomes::default();
     while let Some(e) = reader.next_event()? {
         let (Process::Client(p), F::Acquire) = (e.process, e.f) else {
             continue;
@@ -217,16 +233,24 @@ pub fn acquire_latencies(path: &Path) -> Result<Vec<f64>, ReadError> {
             }
             EventKind::Ok => {
                 if let Some(t) = invoked.remove(&p) {
-                    v.push(e.time_ns.saturating_sub(t) as f64 / 1e6);
+                    out.ok_ms.push(e.time_ns.saturating_sub(t) as f64 / 1e6);
                 }
             }
-            EventKind::Fail | EventKind::Info => {
+            EventKind::Fail => {
                 invoked.remove(&p);
+                out.failed += 1;
+            }
+            EventKind::Info => {
+                invoked.remove(&p);
+                // An acquire the workload's end cut short is lockpick's doing, not the lock's.
+                if e.error.as_deref() != Some(RUN_ENDED) {
+                    out.unknown += 1;
+                }
             }
         }
     }
-    v.sort_by(f64::total_cmp);
-    Ok(v)
+    out.ok_ms.sort_by(f64::total_cmp);
+    Ok(out)
 }
 
 /// `to` as a path relative to the folder `from` when both lie under a common folder, else `to`

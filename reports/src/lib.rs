@@ -3,6 +3,7 @@
 //! trend page.
 
 mod atomic_write;
+pub mod bench;
 mod charts;
 mod compare;
 mod error;
@@ -19,8 +20,8 @@ mod view;
 
 pub use atomic_write::write_atomic;
 pub use compare::{
-    acquire_latencies, render_comparison, write_comparison, ComparedBackend, ComparedRun,
-    Comparison, FaultColumn,
+    acquire_latencies, acquire_outcomes, render_comparison, write_comparison, AcquireOutcomes,
+    ComparedBackend, ComparedRun, Comparison, FaultColumn,
 };
 pub use error::ReportError;
 pub use junit::junit_xml;

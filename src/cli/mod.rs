@@ -1,7 +1,9 @@
 //! Command-line arguments.
 
+mod bench;
 mod matrix;
 
+pub use bench::BenchArgs;
 pub use matrix::{MatrixArgs, MergeArgs};
 
 use crate::choices::{FormatArg, LockArg, ModelArg, PropertyArg};
@@ -46,6 +48,10 @@ pub enum Command {
     /// Run every lock (row) under every fault (column) of a matrix file over several seeds,
     /// fault sizes relative to each lock's lease, and write matrix.html.
     Matrix(MatrixArgs),
+    /// Measure what each lock of a matrix file costs: grants per second, acquire latency
+    /// p50/p99 and the servers' CPU per grant at several client counts, with no fault, hold
+    /// or think time; writes STORE/bench/<time>/bench.md with charts.
+    Bench(BenchArgs),
     /// Join the stores of a matrix's shards (`matrix --shard K/N`, one per machine) into one
     /// matrix folder with its matrix.json, matrix.html (and --markdown).
     Merge(MergeArgs),

@@ -1,6 +1,7 @@
 //! One file per subcommand; this one only dispatches. Every command returns an
 //! [`Outcome`](crate::outcome::Outcome), which alone decides the exit code.
 
+mod bench;
 mod check;
 mod compare;
 mod export;
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli) -> Outcome {
         Command::Report { run_dir } => report::report(&run_dir),
         Command::Compare(args) => compare::compare(args),
         Command::Matrix(args) => matrix::matrix(args),
+        Command::Bench(args) => bench::bench(args),
         Command::Merge(args) => merge::merge(args),
         Command::Serve(args) => serve::serve(args),
         Command::Gc { store } => gc::gc(&store),

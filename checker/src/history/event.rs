@@ -11,6 +11,10 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The error of an acquire that was still waiting when the workload ended: lockpick cut it,
+/// so it says nothing about the lock.
+pub const RUN_ENDED: &str = "run-ended";
+
 /// Version of the history format written by this build. Readers reject newer versions.
 pub const FORMAT_VERSION: u32 = 1;
 

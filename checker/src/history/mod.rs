@@ -8,5 +8,7 @@ mod read;
 mod rules;
 
 pub use error::{LineProblem, ProcessRule, ReadError};
-pub use event::{Event, EventKind, EventRef, Process, Value, ValueRef, F, FORMAT_VERSION};
+pub use event::{
+    Event, EventKind, EventRef, Process, Value, ValueRef, F, FORMAT_VERSION, RUN_ENDED,
+};
 pub use read::{parse_history, read_history, HistoryReader, TornLine};

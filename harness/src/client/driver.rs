@@ -208,7 +208,7 @@ impl<L: LockClient> Client<L> {
         let deadline = Instant::now() + self.ctx.acquire_timeout;
         let outcome = tokio::select! {
             o = session.acquire(&holder, deadline) => o,
-            _ = self.ctx.stop.cancelled() => Outcome::Info("run-ended".to_owned()),
+            _ = self.ctx.stop.cancelled() => Outcome::Info(lockpick_checker::history::RUN_ENDED.to_owned()),
         };
         let detail = session.last_detail();
         let grant = match outcome {

@@ -2,6 +2,7 @@
 //! resumes, kills and restarts them, and makes sure none outlives the run.
 
 mod child;
+pub mod cpu;
 mod error;
 pub mod faketime;
 pub(crate) mod folder;

@@ -204,7 +204,7 @@ async fn run_with(
             supervisor
                 .lock()
                 .await
-                .start_redis("resource", RedisOptions::default())
+                .start_redis(RESOURCE_NODE, RedisOptions::default())
                 .await?
                 .addr
         }
@@ -257,6 +257,7 @@ async fn run_with(
     }
     let started = recorder.restart_clock();
     start_gate.open();
+    let cpu_at_start = server_cpu(supervisor).await;
     let nemesis = tokio::spawn(run_nemesis(
         plan.schedule.clone(),
         NemesisCtx {
@@ -285,6 +286,17 @@ async fn run_with(
     }
     stop.cancel();
     let workload_time = started.elapsed();
+    let cpu_at_end = server_cpu(supervisor).await;
+    record.set_server_cpu(
+        cpu_at_end
+            .iter()
+            .filter_map(|(node, end)| {
+                // A node restarted during the workload started counting again: no figure.
+                let start = cpu_at_start.get(node)?;
+                Some((node.clone(), end.checked_sub(*start)?))
+            })
+            .collect(),
+    );
     record.advance(Phase::Teardown)?;
     progress.finish();
 
@@ -318,6 +330,22 @@ async fn run_with(
         workload_time,
         ops: recorder.completed_ops(),
     })
+}
+
+/// The node that holds the protected resource: not under test, so not counted as the lock's.
+const RESOURCE_NODE: &str = "resource";
+
+/// CPU milliseconds used so far by each lock server node this run started (none for
+/// external servers).
+async fn server_cpu(
+    supervisor: &Arc<Mutex<Supervisor>>,
+) -> std::collections::BTreeMap<String, u64> {
+    let nodes = supervisor.lock().await.nodes();
+    nodes
+        .into_iter()
+        .filter(|n| n.name != RESOURCE_NODE)
+        .filter_map(|n| Some((n.name, crate::db::cpu::tree_cpu_ms(n.pid)?)))
+        .collect()
 }
 
 /// How long the clients may take to open their first sessions before the workload starts

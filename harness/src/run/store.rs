@@ -84,6 +84,11 @@ impl RunRecord {
         let _ = self.update(|s| s.bind_retries = n);
     }
 
+    /// Records the lock servers' CPU time over the workload, node by node.
+    pub(crate) fn set_server_cpu(&self, ms: std::collections::BTreeMap<String, u64>) {
+        let _ = self.update(|s| s.server_cpu_ms = Some(ms));
+    }
+
     /// Records how the run ended; the run is no longer in progress.
     pub(crate) fn end(&self, phase: Phase, ended: Ended) -> Result<(), RunError> {
         lock(&ACTIVE).retain(|r| !Arc::ptr_eq(&r.state, &self.state));

@@ -109,6 +109,11 @@ pub struct RunState {
     /// How many times a server start was retried on a new port after "address in use".
     #[serde(default)]
     pub bind_retries: u64,
+    /// CPU milliseconds each lock server node (its whole process tree) used while the
+    /// workload ran, from /proc: what the lock cost its servers. Absent for external servers,
+    /// for runs that did not reach the workload's end, and in runs stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_ms: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 /// What a reader makes of a run folder's record.
@@ -135,6 +140,7 @@ impl RunState {
             phase: Phase::Created,
             ended: None,
             bind_retries: 0,
+            server_cpu_ms: None,
         }
     }
 

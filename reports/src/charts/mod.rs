@@ -7,6 +7,7 @@ mod throughput;
 mod timeline;
 mod tokens;
 
+pub(crate) use common::{drawn, CHART_WIDTH};
 pub use latency::latency_svg;
 pub use matrix::{availability_svg, first_violation_strip_svg, latency_bars_svg};
 pub use throughput::throughput_svg;
