@@ -1,6 +1,7 @@
 //! The nightly workflow as CI would run it: `.github/workflows/nightly.yml` lints clean with
 //! actionlint (installed by scripts/setup), and the steps it runs — `scripts/nightly suite` and
-//! `validate` — work here on one scenario, with the binary under test.
+//! `validate` — work here on three scenarios (a built-in lock, a Go and a Java library), with
+//! the binary under test.
 
 use std::path::Path;
 use std::process::Command;
@@ -67,7 +68,12 @@ fn nightly_script_runs_the_suite_and_validates_its_junit() {
             .arg(step)
             .env("LOCKPICK", env!("CARGO_BIN_EXE_lockpick"))
             .env("SEEDS", "1")
-            .env("FILTER", "redis-baseline")
+            // The built-in Redis lock, a Go library and a Java library (JVM start included):
+            // the nightly runs every adapter the setup step built.
+            .env(
+                "FILTER",
+                "redis-baseline,go-redsync-baseline,java-redisson-watchdog-baseline",
+            )
             .env("STORE", store.path())
             .output()
             .unwrap();
@@ -85,7 +91,7 @@ fn nightly_script_runs_the_suite_and_validates_its_junit() {
     }
     let junit = std::fs::read_to_string(store.path().join("nightly-junit.xml")).unwrap();
     assert!(
-        junit.contains(r#"tests="1" failures="0" errors="0" skipped="0""#),
+        junit.contains(r#"tests="3" failures="0" errors="0" skipped="0""#),
         "{junit}"
     );
 }

@@ -35,7 +35,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
         }
         t => t.map(Duration::from_secs_f64),
     };
-    let scenarios = scenarios(args.filter.as_deref())?;
+    let scenarios = scenarios(&args.filter)?;
     for scenario in &scenarios {
         if !args.external.is_empty() {
             scenario.check_external(&args.external).map_err(|e| {
@@ -233,11 +233,12 @@ fn shard_runs(scenarios: &[Scenario], seeds: u64, shard: Shard) -> BTreeSet<(Str
         .collect()
 }
 
-/// The shipped scenarios with an expected verdict whose name contains `filter`.
-fn scenarios(filter: Option<&str>) -> Result<Vec<Scenario>, Failure> {
+/// The shipped scenarios with an expected verdict whose name contains one of `filter` (all of
+/// them when it is empty).
+fn scenarios(filter: &[String]) -> Result<Vec<Scenario>, Failure> {
     let mut scenarios = Vec::new();
     for entry in list_scenarios() {
-        if filter.is_some_and(|f| !entry.name.contains(f)) {
+        if !filter.is_empty() && !filter.iter().any(|f| entry.name.contains(f.as_str())) {
             continue;
         }
         match load_scenario(&entry.path.to_string_lossy()) {
@@ -298,8 +299,8 @@ pub(super) fn relative_run(store: &Path, dir: &Path) -> Option<String> {
 /// The command line that runs this suite again.
 fn suite_command(args: &SuiteArgs) -> String {
     let mut cmd = format!("cargo run -- suite --seeds {}", args.seeds);
-    if let Some(f) = &args.filter {
-        cmd.push_str(&format!(" --filter {f}"));
+    if !args.filter.is_empty() {
+        cmd.push_str(&format!(" --filter {}", args.filter.join(",")));
     }
     if let Some(t) = args.time_budget {
         cmd.push_str(&format!(" --time-budget {t}"));
