@@ -67,7 +67,7 @@ public final class RedissonAdapter {
             RedissonClient[] clients = new RedissonClient[init.nodes.size()];
             RLock[] locks = new RLock[clients.length];
             for (int i = 0; i < locks.length; i++) {
-                clients[i] = client(init, init.nodes.get(i));
+                clients[i] = client(init, init.nodes.get(i), true);
                 locks[i] = clients[i].getLock(name);
             }
             // "anyRedisson.getMultiLock(lock1, lock2, …)": any of the clients.
@@ -123,9 +123,23 @@ public final class RedissonAdapter {
 
     /** A Redisson client of one server, as Redisson's docs build it. */
     private static RedissonClient client(Init init, String node) {
+        return client(init, node, false);
+    }
+
+    /**
+     * {@code small}: one of several clients in this JVM (MultiLock). Each then opens 1 idle
+     * connection instead of Redisson's default 24 (connectionMinimumIdleSize, and 1 of its
+     * subscription connections): five default clients open 120+ connections and 5 x 32 Netty
+     * threads before the hello, which on a loaded 2-core machine took longer than lockpick's
+     * 15 s start limit. Pool sizes only; the lock's code paths are Redisson's defaults.
+     */
+    private static RedissonClient client(Init init, String node, boolean small) {
         Config config = new Config();
         config.setLockWatchdogTimeout(init.ttlMs);
-        config.useSingleServer().setAddress("redis://" + node);
+        var server = config.useSingleServer().setAddress("redis://" + node);
+        if (small) {
+            server.setConnectionMinimumIdleSize(1).setSubscriptionConnectionMinimumIdleSize(1);
+        }
         return Redisson.create(config);
     }
 }

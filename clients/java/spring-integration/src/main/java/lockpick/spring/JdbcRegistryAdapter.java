@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
+import javax.sql.DataSource;
 import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
@@ -22,8 +23,8 @@ import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
  * DefaultLockRepository} on PostgreSQL (the first node, through its proxy), used as the
  * reference ("JDBC Lock Registry") shows: the {@code INT_LOCK} table from the schema script
  * Spring Integration ships for PostgreSQL ({@code
- * org/springframework/integration/jdbc/schema-postgresql.sql}, run here at start as Spring
- * Boot's {@code spring.integration.jdbc.initialize-schema} would), {@code new
+ * org/springframework/integration/jdbc/schema-postgresql.sql}, run before the first acquire
+ * as Spring Boot's {@code spring.integration.jdbc.initialize-schema} would at start), {@code new
  * DefaultLockRepository(dataSource)} with a transaction manager, {@code new
  * JdbcLockRegistry(repository, expireAfter)}, {@code obtain(key)}, {@code tryLock(time, unit)}
  * and {@code unlock()}. The expiry is the scenario's {@code ttl_ms}.
@@ -55,33 +56,34 @@ public final class JdbcRegistryAdapter {
         pool.setJdbcUrl("jdbc:postgresql://" + node[0] + ":" + node[1] + "/" + DATABASE);
         pool.setUsername(USER);
         pool.setMaximumPoolSize(2);
+        // Start without a connection: a process that replaces a retired one may start while
+        // the server is cut off, and its first request, not its hello, should meet that.
+        pool.setInitializationFailTimeout(-1);
         HikariDataSource dataSource = new HikariDataSource(pool);
-
-        // Spring Integration's own DDL, from its jar. The clients start together and each runs
-        // it: CREATE TABLE of a table another client created fails, and Spring's populator
-        // goes on (continueOnError), as a schema initializer over a shared database must.
-        ResourceDatabasePopulator schema = new ResourceDatabasePopulator(
-                new ClassPathResource("org/springframework/integration/jdbc/schema-postgresql.sql"));
-        schema.setContinueOnError(true);
-        schema.execute(dataSource);
 
         DefaultLockRepository repository = new DefaultLockRepository(dataSource);
         repository.setTransactionManager(new DataSourceTransactionManager(dataSource));
-        // What the Spring container does with the bean: InitializingBean,
-        // SmartInitializingSingleton, then SmartLifecycle's start (which checks the table).
+        // What the Spring container does with the bean: InitializingBean and
+        // SmartInitializingSingleton here; SmartLifecycle's start (which checks the table) at
+        // the first acquire, after the schema, since both need the server.
         repository.afterPropertiesSet();
         repository.afterSingletonsInstantiated();
-        repository.start();
         JdbcLockRegistry registry = new JdbcLockRegistry(repository, Duration.ofMillis(init.ttlMs));
         Lock lock = registry.obtain("lockpick:lock:" + init.lock);
+        boolean[] started = {false};
 
         return new Adapter("java-spring-jdbc-lock-registry-postgres", JdbcLockRegistry.class)
                 .op("acquire", request -> {
-                    long started = System.nanoTime();
+                    if (!started[0]) {
+                        createSchema(dataSource);
+                        repository.start();
+                        started[0] = true;
+                    }
+                    long begun = System.nanoTime();
                     if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
                         return Reply.fail("timeout-waiting");
                     }
-                    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begun);
                     return Reply.ok(null, Math.max(0, init.ttlMs - elapsed), null);
                 })
                 .op("release", request -> {
@@ -95,5 +97,17 @@ public final class JdbcRegistryAdapter {
                         return Reply.fail("not-owner");
                     }
                 });
+    }
+
+    /**
+     * Spring Integration's own DDL, from its jar. The clients start together and each runs it:
+     * CREATE TABLE of a table another client created fails, and Spring's populator goes on
+     * (continueOnError), as a schema initializer over a shared database must.
+     */
+    private static void createSchema(DataSource dataSource) {
+        ResourceDatabasePopulator schema = new ResourceDatabasePopulator(
+                new ClassPathResource("org/springframework/integration/jdbc/schema-postgresql.sql"));
+        schema.setContinueOnError(true);
+        schema.execute(dataSource);
     }
 }
