@@ -1,7 +1,7 @@
-//! The Java adapters (clients/java: Redisson, Apache Curator, ShedLock) run through the real proxy
-//! against real servers, as `lockpick scenario` runs them. Each test skips, saying so on
-//! stderr, only when the adapters' jar is not built (`bash scripts/setup` builds it; it needs a
-//! JDK 17 and Maven).
+//! The Java adapters (clients/java: Redisson, Apache Curator, ShedLock; clients/java/spring-integration:
+//! Spring Integration's lock registries) run through the real proxy against real servers, as
+//! `lockpick scenario` runs them. Each test skips, saying so on stderr, only when its project's
+//! jar is not built (`bash scripts/setup` builds both; it needs a JDK 17 and Maven).
 
 mod scenario_support;
 
@@ -11,16 +11,29 @@ use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
 use scenario_support::{
-    assert_caused_by, assert_fence_held, assert_pause_broke_the_lock, double_holder, expecting,
-    history, run,
+    assert_caused_by, assert_fence_held, assert_grants_around, assert_pause_broke_the_lock,
+    double_holder, expecting, history, run,
 };
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 /// True when the Java adapters are built; otherwise says loudly why the test does nothing.
 fn java_adapters_built(test: &str) -> bool {
+    jar_built(test, "target/lockpick-java-adapters.jar")
+}
+
+/// True when the Spring Integration adapters are built; otherwise says loudly why not.
+fn spring_adapters_built(test: &str) -> bool {
+    jar_built(
+        test,
+        "spring-integration/target/lockpick-spring-adapters.jar",
+    )
+}
+
+fn jar_built(test: &str, jar: &str) -> bool {
     let jar = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../clients/java/target/lockpick-java-adapters.jar");
+        .join("../clients/java")
+        .join(jar);
     if jar.is_file() {
         return true;
     }
@@ -140,6 +153,131 @@ fn shedlock_jdbc_unlocks_ok_a_lock_it_had_lost() {
         releases.iter().any(|e| e.kind == EventKind::Ok),
         "the woken holder's unlock is ok: {releases:?}\n{report}"
     );
+}
+
+/// The hello of the run in `dir` names `library` at a version starting with `version`.
+fn assert_hello(dir: &Path, library: &str, version: &str) {
+    let text = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
+    let hello: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(hello["library"], library, "{text}");
+    assert!(
+        hello["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with(version)),
+        "{text}"
+    );
+}
+
+fn is_not_owner(e: &Event) -> bool {
+    e.kind == EventKind::Fail && e.error.as_deref() == Some("not-owner")
+}
+
+#[test]
+fn redisson_multilock_over_five_masters_cannot_save_a_stopped_jvm() {
+    if !java_adapters_built("redisson_multilock_over_five_masters_cannot_save_a_stopped_jvm") {
+        return;
+    }
+    let (report, dir) = expecting(run("java-redisson-multilock-gc-pause"), Verdict::Invalid);
+    assert_hello(&dir, "redisson", "3.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // Every master's key expired with the watchdogs stopped; woken, the MultiLock's unlock
+    // found none of its own (IllegalMonitorStateException).
+    let events = history(&dir);
+    let releases = stale_releases(&events, finding);
+    assert!(
+        releases.iter().any(|e| is_not_owner(e)),
+        "the woken holder's unlock fails not-owner: {releases:?}\n{report}"
+    );
+}
+
+#[test]
+fn spring_redis_registry_renewal_cannot_save_a_stopped_jvm() {
+    if !spring_adapters_built("spring_redis_registry_renewal_cannot_save_a_stopped_jvm") {
+        return;
+    }
+    let (report, dir) = expecting(run("java-spring-redis-renewal-gc-pause"), Verdict::Invalid);
+    assert_hello(&dir, "spring-integration-redis", "7.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // The renewal task runs on a scheduler thread of the stopped JVM; woken, the registry's
+    // compare-and-UNLINK finds another client's id and throws ConcurrentModificationException.
+    let events = history(&dir);
+    let releases = stale_releases(&events, finding);
+    assert!(
+        releases.iter().any(|e| is_not_owner(e)),
+        "the woken holder's unlock fails not-owner: {releases:?}\n{report}"
+    );
+}
+
+#[test]
+fn spring_jdbc_registry_on_postgres_cannot_save_a_stopped_jvm() {
+    if !spring_adapters_built("spring_jdbc_registry_on_postgres_cannot_save_a_stopped_jvm") {
+        return;
+    }
+    let (report, dir) = expecting(run("java-spring-jdbc-postgres-gc-pause"), Verdict::Invalid);
+    assert_hello(&dir, "spring-integration-jdbc", "7.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // Another client's UPDATE took the expired INT_LOCK row (CLIENT_ID theirs); woken, the
+    // registry's DELETE ... AND CLIENT_ID = ours matches no row: ConcurrentModificationException.
+    let events = history(&dir);
+    let releases = stale_releases(&events, finding);
+    assert!(
+        releases.iter().any(|e| is_not_owner(e)),
+        "the woken holder's unlock fails not-owner: {releases:?}\n{report}"
+    );
+}
+
+#[test]
+fn spring_zookeeper_registry_unlocks_ok_a_lock_its_expired_session_lost() {
+    if !spring_adapters_built(
+        "spring_zookeeper_registry_unlocks_ok_a_lock_its_expired_session_lost",
+    ) {
+        return;
+    }
+    let (report, dir) = expecting(
+        run("java-spring-zookeeper-session-expiry"),
+        Verdict::Invalid,
+    );
+    assert_hello(&dir, "spring-integration-zookeeper", "7.");
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // ZooKeeper deleted the stopped JVM's ephemeral node with its session; the registry's
+    // unlock is Curator's guaranteed delete, which takes a node already gone as released.
+    let events = history(&dir);
+    let releases = stale_releases(&events, finding);
+    assert!(
+        releases.iter().any(|e| e.kind == EventKind::Ok),
+        "the woken holder's unlock is ok: {releases:?}\n{report}"
+    );
+}
+
+#[test]
+fn shedlock_on_mariadb_with_db_time_follows_the_servers_clock_jump() {
+    if !java_adapters_built("shedlock_on_mariadb_with_db_time_follows_the_servers_clock_jump") {
+        return;
+    }
+    let (report, dir) = expecting(
+        run("java-shedlock-jdbc-mariadb-db-time-clock-jump"),
+        Verdict::Invalid,
+    );
+    assert_hello(&dir, "shedlock-provider-jdbc-template", "7.");
+    // usingDbTime(): lock_until <= UTC_TIMESTAMP(3) on the server, whose clock jumped past a
+    // live holder's lock_until.
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Clock);
+}
+
+#[test]
+fn shedlock_on_mariadb_with_client_time_ignores_the_servers_clock_jump() {
+    if !java_adapters_built("shedlock_on_mariadb_with_client_time_ignores_the_servers_clock_jump") {
+        return;
+    }
+    let (_report, dir) = expecting(run("java-shedlock-jdbc-mariadb-clock-jump"), Verdict::Valid);
+    // The same jumps, but lock_until is computed and compared by the clients' clocks: valid,
+    // with grants on both sides of the first jump (so the jump had a lock to break).
+    assert_grants_around(&dir, F::Clock);
 }
 
 #[test]

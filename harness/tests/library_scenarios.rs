@@ -192,6 +192,37 @@ fn python_redis_lock_cannot_save_a_stopped_process() {
 }
 
 #[test]
+fn rslock_redlock_over_five_masters_cannot_save_a_stopped_process() {
+    let binary = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../clients/rust/rslock/target/release/lockpick-adapter-rslock");
+    assert!(
+        binary.is_file(),
+        "{} is missing: run `bash scripts/setup`",
+        binary.display()
+    );
+    let (report, dir) = expecting(run("rust-rslock-gc-pause"), Verdict::Invalid);
+    let hello = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
+    // The version comes from the adapter's Cargo.lock (its build script), not its source.
+    assert!(
+        hello.contains("\"library\":\"rslock\"") && hello.contains("\"version\":\"0."),
+        "{hello}"
+    );
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    // rslock's release is best effort and returns nothing: the woken holder's release is ok,
+    // though every master's key had expired or held another client's value.
+    let stale = Process::Client(finding.processes[0]);
+    let woke = finding.window.expect("a double holder has a window").end_ns;
+    assert!(
+        history(&dir).iter().any(|e| e.process == stale
+            && e.f == F::Release
+            && e.kind == EventKind::Ok
+            && e.time_ns >= woke),
+        "the stopped holder's release is ok after it woke: {report}"
+    );
+}
+
+#[test]
 fn a_slow_starting_adapter_does_not_eat_the_workload_time() {
     // Client 1's adapter says hello 2.5 s after it starts, past the 1.5 s workload: the
     // workload's clock (and the history's time 0) must wait for it.

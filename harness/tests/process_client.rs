@@ -595,6 +595,21 @@ fn shipped_adapters() -> Vec<(PathBuf, ProcessSpec)> {
             extra: Map::new(),
         },
     )];
+    let rslock = repo().join("clients/rust/rslock");
+    let binary = rslock.join("target/release/lockpick-adapter-rslock");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `bash scripts/setup`",
+        binary.display()
+    );
+    all.push((
+        rslock,
+        ProcessSpec {
+            command: vec![binary.display().to_string()],
+            env: Vec::new(),
+            extra: Map::new(),
+        },
+    ));
     for library in ["redlock-v4", "redlock-v5", "redis-semaphore"] {
         all.push((
             repo().join("clients/node").join(library),

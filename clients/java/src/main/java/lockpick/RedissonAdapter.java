@@ -28,6 +28,13 @@ import org.redisson.config.Config;
  * <p>The watchdog's lease is Redisson's {@code lockWatchdogTimeout} (default 30 s), set here to
  * the scenario's {@code ttl_ms}: the key expires after it and the watchdog, a timer inside this
  * JVM, renews it every third of it while the lock is held.
+ *
+ * <p>With {@code multi = true}, Redisson's MultiLock over every node, as its docs show it
+ * ("MultiLock": RLock objects that may each belong to a different Redisson instance, grouped
+ * by {@code getMultiLock(lock1, lock2, …)} and handled as one lock): one Redisson client per
+ * node, {@code getLock(name)} on each, {@code getMultiLock(...)} of them. It holds only when
+ * every one of the locks is taken. Redisson's RedLock ({@code getRedLock}, a majority) is
+ * deprecated, its docs say, superseded by RLock and RFencedLock; MultiLock is not.
  */
 public final class RedissonAdapter {
     /** The {@code [client] init} keys this adapter takes. */
@@ -36,7 +43,9 @@ public final class RedissonAdapter {
                     + " (lockWatchdogTimeout = ttl_ms, renewed every third); false: tryLock(wait, ttl_ms),"
                     + " a fixed lease, no watchdog")
             .bool("fenced", false, "true: RFencedLock (getFencedLock), its token the fencing token;"
-                    + " false: RLock (getLock), no token");
+                    + " false: RLock (getLock), no token")
+            .bool("multi", false, "true: getMultiLock of one RLock per node, each on its own Redisson"
+                    + " client (all must be taken); false: one RLock on the first node");
 
     public static void main(String[] args) {
         Protocol.serve(RedissonAdapter::start);
@@ -46,17 +55,32 @@ public final class RedissonAdapter {
         Values keys = KEYS.read(init.extra);
         boolean watchdog = keys.bool("watchdog");
         boolean fenced = keys.bool("fenced");
+        boolean multi = keys.bool("multi");
 
-        Config config = new Config();
-        config.setLockWatchdogTimeout(init.ttlMs);
-        config.useSingleServer().setAddress("redis://" + init.nodes.get(0));
-        RedissonClient redisson = Redisson.create(config);
+        if (multi && fenced) {
+            throw new BadInit("init: multi and fenced cannot both be true: a MultiLock groups RLocks and"
+                    + " gives no token");
+        }
         String name = "lockpick:lock:" + init.lock;
-        RLock lock = fenced ? redisson.getFencedLock(name) : redisson.getLock(name);
+        RLock lock;
+        if (multi) {
+            RedissonClient[] clients = new RedissonClient[init.nodes.size()];
+            RLock[] locks = new RLock[clients.length];
+            for (int i = 0; i < locks.length; i++) {
+                clients[i] = client(init, init.nodes.get(i), true);
+                locks[i] = clients[i].getLock(name);
+            }
+            // "anyRedisson.getMultiLock(lock1, lock2, …)": any of the clients.
+            lock = clients[0].getMultiLock(locks);
+        } else {
+            RedissonClient redisson = client(init, init.nodes.get(0));
+            lock = fenced ? redisson.getFencedLock(name) : redisson.getLock(name);
+        }
         long wait = init.acquireTimeoutMs;
         long lease = init.ttlMs;
 
-        String adapter = "java-redisson-" + (fenced ? "fenced-lock" : "lock") + (watchdog ? "-watchdog" : "-lease");
+        String adapter = "java-redisson-" + (multi ? "multi-lock" : fenced ? "fenced-lock" : "lock")
+                + (watchdog ? "-watchdog" : "-lease");
         return new Adapter(adapter, Redisson.class)
                 .op("acquire", request -> {
                     long started = System.nanoTime();
@@ -95,5 +119,27 @@ public final class RedissonAdapter {
                         return Reply.fail("not-owner");
                     }
                 });
+    }
+
+    /** A Redisson client of one server, as Redisson's docs build it. */
+    private static RedissonClient client(Init init, String node) {
+        return client(init, node, false);
+    }
+
+    /**
+     * {@code small}: one of several clients in this JVM (MultiLock). Each then opens 1 idle
+     * connection instead of Redisson's default 24 (connectionMinimumIdleSize, and 1 of its
+     * subscription connections): five default clients open 120+ connections and 5 x 32 Netty
+     * threads before the hello, which on a loaded 2-core machine took longer than lockpick's
+     * 15 s start limit. Pool sizes only; the lock's code paths are Redisson's defaults.
+     */
+    private static RedissonClient client(Init init, String node, boolean small) {
+        Config config = new Config();
+        config.setLockWatchdogTimeout(init.ttlMs);
+        var server = config.useSingleServer().setAddress("redis://" + node);
+        if (small) {
+            server.setConnectionMinimumIdleSize(1).setSubscriptionConnectionMinimumIdleSize(1);
+        }
+        return Redisson.create(config);
     }
 }

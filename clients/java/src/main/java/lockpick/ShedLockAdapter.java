@@ -21,8 +21,9 @@ import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * lockpick adapter for ShedLock's JDBC provider on PostgreSQL (the first node, through its
- * proxy), used as ShedLock's README shows: the {@code shedlock} table from its DDL, a {@code
+ * lockpick adapter for ShedLock's JDBC provider on PostgreSQL or on MariaDB ({@link
+ * ShedLockMariaDbAdapter}) (the first node, through its proxy), used as ShedLock's README
+ * shows: the {@code shedlock} table from its DDL for that database, a {@code
  * JdbcTemplateLockProvider} over a {@code JdbcTemplate} on a pooled DataSource, and {@code
  * lockProvider.lock(new LockConfiguration(now, name, lockAtMostFor, lockAtLeastFor))}, whose
  * {@code SimpleLock} is unlocked after the work. {@code lockAtMostFor} is the scenario's {@code
@@ -38,28 +39,49 @@ public final class ShedLockAdapter {
             .bool("db_time", false, "true: usingDbTime(), lock_until computed by the database's"
                     + " clock; false: by this client's clock");
 
-    // lockpick's PostgreSQL nodes: initdb's superuser, no password over loopback, the default
-    // database (harness/src/backends/postgres/process/mod.rs, USER and DATABASE).
-    private static final String USER = "lockpick";
-    private static final String DATABASE = "postgres";
+    /** The databases this adapter knows: how to reach lockpick's nodes, and ShedLock's DDL. */
+    enum Database {
+        // lockpick's PostgreSQL nodes: initdb's superuser, no password over loopback, the
+        // default database (harness/src/backends/postgres/process/mod.rs, USER and DATABASE).
+        // ShedLock's README: "CREATE TABLE shedlock(...)" for PostgreSQL.
+        POSTGRES("postgres", "jdbc:postgresql://%s:%s/postgres", "lockpick",
+                "CREATE TABLE IF NOT EXISTS shedlock(name VARCHAR(64) NOT NULL,"
+                        + " lock_until TIMESTAMP NOT NULL, locked_at TIMESTAMP NOT NULL,"
+                        + " locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))"),
+        // lockpick's MariaDB nodes: root, no password over loopback
+        // (harness/src/backends/mariadb/node.rs); the database `lockpick`, which the driver
+        // creates if this is the first client. ShedLock's README, for MySQL and MariaDB.
+        MARIADB("mariadb", "jdbc:mariadb://%s:%s/lockpick?createDatabaseIfNotExist=true", "root",
+                "CREATE TABLE IF NOT EXISTS shedlock(name VARCHAR(64) NOT NULL,"
+                        + " lock_until TIMESTAMP(3) NOT NULL,"
+                        + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),"
+                        + " locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))");
 
-    // ShedLock's README: "CREATE TABLE shedlock(...)" for PostgreSQL.
-    private static final String DDL = "CREATE TABLE IF NOT EXISTS shedlock(name VARCHAR(64) NOT NULL,"
-            + " lock_until TIMESTAMP NOT NULL, locked_at TIMESTAMP NOT NULL,"
-            + " locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
+        final String label;
+        final String url;
+        final String user;
+        final String ddl;
 
-    public static void main(String[] args) {
-        Protocol.serve(ShedLockAdapter::start);
+        Database(String label, String url, String user, String ddl) {
+            this.label = label;
+            this.url = url;
+            this.user = user;
+            this.ddl = ddl;
+        }
     }
 
-    static Adapter start(Init init) throws Exception {
+    public static void main(String[] args) {
+        Protocol.serve(init -> start(init, Database.POSTGRES));
+    }
+
+    static Adapter start(Init init, Database database) throws Exception {
         boolean dbTime = KEYS.read(init.extra).bool("db_time");
         String[] node = Protocol.hostPort(init.nodes.get(0));
         // A pool, as a Spring Boot DataSource is (HikariCP); two connections, since this client
         // makes one request at a time.
         HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl("jdbc:postgresql://" + node[0] + ":" + node[1] + "/" + DATABASE);
-        pool.setUsername(USER);
+        pool.setJdbcUrl(String.format(database.url, node[0], node[1]));
+        pool.setUsername(database.user);
         pool.setMaximumPoolSize(2);
         // Start without a connection: a process that replaces a retired one may start while
         // the server is cut off, and its first request, not its hello, should meet that.
@@ -77,22 +99,23 @@ public final class ShedLockAdapter {
             config.usingDbTime();
         }
         JdbcTemplateLockProvider provider = new JdbcTemplateLockProvider(config.build());
-        String name = "lockpick:lock:" + init.lock;
+        String lockName = "lockpick:lock:" + init.lock;
         Duration atMost = Duration.ofMillis(init.ttlMs);
         Random random = new Random(init.seed);
         SimpleLock[] held = {null};
 
-        return new Adapter("java-shedlock-jdbc-postgres" + (dbTime ? "-db-time" : ""), JdbcTemplateLockProvider.class)
+        String name = "java-shedlock-jdbc-" + database.label + (dbTime ? "-db-time" : "");
+        return new Adapter(name, JdbcTemplateLockProvider.class)
                 .op("acquire", request -> {
                     if (!tableMade[0]) {
-                        createTable(dataSource);
+                        createTable(dataSource, database.ddl);
                         tableMade[0] = true;
                     }
                     long started = System.nanoTime();
                     long deadline = started + TimeUnit.MILLISECONDS.toNanos(init.acquireTimeoutMs);
                     while (true) {
                         Optional<SimpleLock> lock =
-                                provider.lock(new LockConfiguration(Instant.now(), name, atMost, Duration.ZERO));
+                                provider.lock(new LockConfiguration(Instant.now(), lockName, atMost, Duration.ZERO));
                         if (lock.isPresent()) {
                             held[0] = lock.get();
                             long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
@@ -125,10 +148,10 @@ public final class ShedLockAdapter {
      * can fail for the one that loses the race on its catalog (duplicate type or key): then the
      * table exists, which a second try sees.
      */
-    private static void createTable(DataSource dataSource) throws SQLException {
+    private static void createTable(DataSource dataSource, String ddl) throws SQLException {
         for (int attempt = 1; ; attempt++) {
             try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-                s.execute(DDL);
+                s.execute(ddl);
                 return;
             } catch (SQLException e) {
                 if (attempt == 2) {

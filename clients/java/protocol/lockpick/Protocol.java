@@ -301,7 +301,7 @@ public final class Protocol {
 
     /**
      * {artifactId, version} of the jar {@code c} was loaded from: the artifact from the jar's
-     * pom.properties, the version from its manifest's Implementation-Version (what
+     * pom.properties (else its manifest's Implementation-Title), the version from its manifest's Implementation-Version (what
      * {@link Package#getImplementationVersion} reads), falling back to pom.properties.
      */
     static String[] installed(Class<?> c) {
@@ -323,6 +323,11 @@ public final class Protocol {
                 }
             }
             String artifact = pom.getProperty("artifactId");
+            if (artifact == null) {
+                // Jars built by Gradle (Spring's) carry no pom.properties; their manifest names
+                // the artifact as Implementation-Title.
+                artifact = c.getPackage().getImplementationTitle();
+            }
             String version = c.getPackage().getImplementationVersion();
             if (version == null) {
                 version = pom.getProperty("version");

@@ -1,0 +1,98 @@
+package lockpick.spring;
+
+import java.time.Duration;
+import java.util.ConcurrentModificationException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import lockpick.Protocol;
+import lockpick.Protocol.Adapter;
+import lockpick.Protocol.Init;
+import lockpick.Protocol.Keys;
+import lockpick.Protocol.Reply;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
+
+/**
+ * lockpick adapter for Spring Integration's {@code RedisLockRegistry} on one Redis server (the
+ * first node, through its proxy), used as Spring Integration's reference ("Redis Lock
+ * Registry") shows: a Spring Data Redis {@code LettuceConnectionFactory}, {@code new
+ * RedisLockRegistry(connectionFactory, registryKey, expireAfter)}, {@code
+ * registry.obtain(key)}, then {@code lock.tryLock(time, unit)} and {@code lock.unlock()}. The
+ * expiry is the scenario's {@code ttl_ms}; the lock type is the default (SPIN_LOCK: a Lua
+ * SET PX with the registry's client id, tried again every 100 ms, the registry's
+ * idleBetweenTries, until the wait runs out).
+ *
+ * <p>With {@code renewal = true} the registry is given a {@code TaskScheduler}
+ * ({@code setRenewalTaskScheduler}, RenewableLockRegistry): every lock it grants is then
+ * renewed (PEXPIRE if the value is still ours) every expireAfter / 3 until it is unlocked, a
+ * watchdog in the JVM.
+ *
+ * <p>Spring's unlock is a Lua compare-and-UNLINK; when the key no longer holds this registry's
+ * id it throws {@code ConcurrentModificationException} ("Lock was released in the store due to
+ * expiration"), which is {@code fail not-owner}: the library knows it freed nothing.
+ */
+public final class RedisRegistryAdapter {
+    /** The {@code [client] init} keys this adapter takes. */
+    static final Keys KEYS = new Keys()
+            .bool("renewal", false, "true: setRenewalTaskScheduler(a ThreadPoolTaskScheduler), the"
+                    + " registry renews each held lock every expireAfter/3; false: the lock lives"
+                    + " expireAfter (= ttl_ms) from its grant");
+
+    public static void main(String[] args) {
+        Protocol.serve(RedisRegistryAdapter::start);
+    }
+
+    static Adapter start(Init init) throws Exception {
+        boolean renewal = KEYS.read(init.extra).bool("renewal");
+        String[] node = Protocol.hostPort(init.nodes.get(0));
+        LettuceConnectionFactory connections =
+                new LettuceConnectionFactory(new RedisStandaloneConfiguration(node[0], Integer.parseInt(node[1])));
+        // Connect at start (Spring Data Redis's eagerInitialization, off by default) rather than
+        // in the first acquire: four fresh JVMs at once on a loaded 2-core machine took over 3 s
+        // for that first acquire, which lockpick's deadlock check (3 s without a grant) then
+        // reports. The connection is the same shared one either way.
+        connections.setEagerInitialization(true);
+        // What the Spring container does with the bean: InitializingBean, then SmartLifecycle.
+        connections.afterPropertiesSet();
+        connections.start();
+        // "lockpick:lock" + ":" + the lock's name: the key is lockpick:lock:<lock>, as for the
+        // other Redis adapters.
+        RedisLockRegistry registry =
+                new RedisLockRegistry(connections, "lockpick:lock", Duration.ofMillis(init.ttlMs));
+        if (renewal) {
+            ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
+            scheduler.setThreadNamePrefix("lock-renewal-");
+            scheduler.initialize();
+            registry.setRenewalTaskScheduler(scheduler);
+        }
+        Lock lock = registry.obtain(init.lock);
+
+        String name = "java-spring-redis-lock-registry" + (renewal ? "-renewal" : "");
+        return new Adapter(name, RedisLockRegistry.class)
+                .op("acquire", request -> {
+                    long started = System.nanoTime();
+                    if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
+                        return Reply.fail("timeout-waiting");
+                    }
+                    // The key's PX was set by the last try, after this start: counting the lease
+                    // from here is on the safe side.
+                    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                    return Reply.ok(null, Math.max(0, init.ttlMs - elapsed), null);
+                })
+                .op("release", request -> {
+                    try {
+                        lock.unlock();
+                        return Reply.ok();
+                    } catch (ConcurrentModificationException e) {
+                        System.err.println("spring-redis: unlock: " + e.getMessage());
+                        return Reply.fail("not-owner");
+                    } catch (IllegalStateException e) {
+                        // "You do not own lock": this thread holds nothing (no grant to release).
+                        System.err.println("spring-redis: unlock: " + e.getMessage());
+                        return Reply.fail("not-owner");
+                    }
+                });
+    }
+}
