@@ -162,7 +162,10 @@ fn a_scenario_expected_stuck_passes_as_stuck_and_exits_7_as_a_scenario() {
         .collect();
     assert!(kinds.iter().all(|k| *k == "deadlock"), "{kinds:?}");
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains(r#"tests="1" failures="0" errors="0""#), "{xml}");
+    assert!(
+        xml.contains(r#"tests="1" failures="0" errors="0""#),
+        "{xml}"
+    );
 
     // The same run as a scenario: exit 7 (stuck), never 1 (a safety violation).
     let out = lockpick(&[
