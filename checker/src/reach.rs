@@ -158,6 +158,11 @@ impl ReachStream {
                 .unwrap_or(0);
             let end = p.end_ns.unwrap_or(self.end_ns).min(others_end);
             let paused_ms = end.saturating_sub(p.start_ns) / 1_000_000;
+            // Only a lease the server granted, as the history records it, is held to the
+            // takeover: a planned one stands in for grants that record none (a lock without a
+            // lease, such as redis-naive's, or an adapter that does not say), where nobody may
+            // ever be granted the lock while its holder is stopped, and rightly so.
+            let recorded = matches!(p.lease_ms, Some(Some(_)));
             let lease = match p.lease_ms {
                 Some(granted) => granted.or(self.needs.planned_lease_ms),
                 // A client paused before its first grant held nothing a lease could protect,
@@ -176,6 +181,11 @@ impl ReachStream {
                 Some(lease) if p.taken_over => {
                     return Ok(format!(
                         "a pause of {paused_ms} ms outlasted the {lease} ms lease, and another client took the lock meanwhile"
+                    ))
+                }
+                Some(lease) if !recorded => {
+                    return Ok(format!(
+                        "a pause of {paused_ms} ms outlasted the {lease} ms lease"
                     ))
                 }
                 Some(lease) => {
@@ -456,6 +466,36 @@ mod tests {
         for v in [Verdict::Invalid, Verdict::Stuck, Verdict::Unknown] {
             assert_eq!(with_reach(v, &short), v);
         }
+    }
+
+    #[test]
+    fn a_planned_lease_stands_in_without_the_takeover_rule() {
+        // redis-naive in the matrix: its grants record no lease, the row plans 1000 ms, and
+        // nobody can take the lock while the holder is stopped (it never expires): the pause
+        // of two leases tested it, and the others rightly waited.
+        let h = vec![
+            ev(
+                100,
+                Process::Client(0),
+                EventKind::Ok,
+                F::Acquire,
+                Value::default(),
+            ),
+            pause(200, 0, F::Pause),
+            ev(
+                300,
+                Process::Client(1),
+                EventKind::Invoke,
+                F::Acquire,
+                Value::default(),
+            ),
+            pause(2200, 0, F::Resume),
+            grant(2300, 1, 1000),
+        ];
+        assert_eq!(
+            fault_reach(&h, pause_needs()).unwrap(),
+            "a pause of 2000 ms outlasted the 1000 ms lease"
+        );
     }
 
     #[test]
