@@ -2,7 +2,8 @@
 
 /// The history satisfied every checked property.
 pub const VALID: u8 = 0;
-/// A property was violated; the results list the evidence.
+/// A safety property was violated (double holder, stale write, lost update, a history no
+/// lock could produce); the results list the evidence. Never a deadlock: that is [`STUCK`].
 pub const INVALID: u8 = 1;
 /// The check could not decide (nothing was tested, or a budget ran out).
 pub const UNKNOWN: u8 = 2;
@@ -19,6 +20,13 @@ pub const SUITE_MISMATCH: u8 = 5;
 /// is still running); its `run.json` tells the phase it reached. A violation found in what it
 /// recorded is still reported as [`INVALID`].
 pub const INCOMPLETE_RUN: u8 = 6;
+/// Liveness: no safety violation, but clients kept asking for a free lock and nobody got it
+/// for longer than the scenario's `deadlock_ms` (a deadlock). Printed `STUCK`.
+pub const STUCK: u8 = 7;
+/// No violation, but the run's fault could not have tested the property: it never took
+/// effect, or every client pause ended before the holder's lease could run out. Printed
+/// `NOT TESTED: <why>`; never reported as valid.
+pub const NOT_TESTED: u8 = 8;
 /// Standard output was closed before everything was printed (`lockpick list | head -1`): the
 /// command finished its work (a run is stored whole) and stopped printing. 141 is what a
 /// shell reports for a program ended by SIGPIPE, so a pipeline reads it the usual way. A

@@ -9,7 +9,8 @@ use lockpick_checker::verdict::Verdict;
 /// A command that did its work, and what it reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
-    /// It checked something: 0 valid, 1 invalid, 2 unknown.
+    /// It checked something: 0 valid, 1 invalid (safety), 2 unknown, 7 stuck (liveness),
+    /// 8 not tested.
     Verdict(Verdict),
     /// It did what it was asked (list, report, gc, serve, export): 0.
     Done,
@@ -27,6 +28,8 @@ impl Exit {
             Exit::Verdict(Verdict::Valid) | Exit::Done => exit_code::VALID,
             Exit::Verdict(Verdict::Invalid) => exit_code::INVALID,
             Exit::Verdict(Verdict::Unknown) => exit_code::UNKNOWN,
+            Exit::Verdict(Verdict::Stuck) => exit_code::STUCK,
+            Exit::Verdict(Verdict::NotTested) => exit_code::NOT_TESTED,
             Exit::SuiteMismatch => exit_code::SUITE_MISMATCH,
             Exit::IncompleteRun => exit_code::INCOMPLETE_RUN,
             Exit::Interrupted => exit_code::INTERRUPTED,
@@ -67,6 +70,8 @@ mod tests {
             (Failure::harness("x").code(), 4),
             (Exit::SuiteMismatch.code(), 5),
             (Exit::IncompleteRun.code(), 6),
+            (Exit::Verdict(Verdict::Stuck).code(), 7),
+            (Exit::Verdict(Verdict::NotTested).code(), 8),
             (Exit::Interrupted.code(), 130),
         ];
         for (got, want) in codes {

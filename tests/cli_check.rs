@@ -148,6 +148,27 @@ fn fenced_run_history() -> String {
         Value::default(),
         Some("not-owner"),
     );
+    // The scenario's GC pause: process 0 stopped from 20 ms to 290 ms, taken over meanwhile.
+    // Without it the fault never took effect and the run would be not tested.
+    let pause = |ms: u64, f: F| Event {
+        v: FORMAT_VERSION,
+        index: 0,
+        time_ns: ms * 1_000_000,
+        process: Process::Nemesis,
+        kind: EventKind::Info,
+        f,
+        lock: None,
+        value: Value {
+            client: Some(0),
+            ..Value::default()
+        },
+        error: None,
+    };
+    events.insert(2, pause(20, F::Pause));
+    events.insert(7, pause(290, F::Resume));
+    for (i, e) in events.iter_mut().enumerate() {
+        e.index = i as u64;
+    }
     events
         .iter()
         .map(|e| serde_json::to_string(e).unwrap() + "\n")

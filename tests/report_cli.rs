@@ -104,6 +104,8 @@ fn report_that_cannot_write_its_page_is_a_harness_error() {
         reproduce: "cargo run -- scenario stale --seed 1".to_owned(),
         lock: found.checks.lock,
         linearizability: found.checks.linearizability,
+        not_tested: None,
+        reached: None,
     };
     let json = serde_json::to_vec(&results).unwrap();
     std::fs::write(dir.path().join("results.json"), json).unwrap();
@@ -206,6 +208,92 @@ fn compare_with_an_unknown_scenario_exits_3() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn compare_of_a_pause_that_cannot_outlast_etcds_lease_is_not_tested_never_valid() {
+    // redis-gc-pause pauses a client 700-1100 ms; etcd grants at least a whole second (the
+    // 300 ms TTL is rounded up to 1000 ms). Seed 1's longest pause, 1097 ms, outlasts it by
+    // less than etcd's revoke lag: no other client is granted the lock while the holder is
+    // stopped, so the run could not have shown a violation. It must not say VALID (exit 0),
+    // as it used to.
+    let store = tempfile::tempdir().unwrap();
+    let out = lockpick()
+        .args([
+            "compare",
+            "redis-gc-pause",
+            "--backends",
+            "etcd",
+            "--seed",
+            "1",
+        ])
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let runs = store.path().join("redis-gc-pause");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|r| r.unwrap().path())
+        .find(|p| p.join("results.json").exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "no run in {}:
+{stdout}
+{stderr}",
+                runs.display()
+            )
+        });
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("results.json")).unwrap()).unwrap();
+    // What the history shows decides: a clean run whose pauses fell short is not tested; had
+    // a pause reached past the lease (or a violation shown up), the test says which.
+    let verdict = results["verdict"].as_str().unwrap();
+    assert_ne!(verdict, "valid", "{results}");
+    if verdict == "not-tested" {
+        assert_eq!(
+            out.status.code(),
+            Some(8),
+            "{stdout}
+{stderr}"
+        );
+        let why = results["not_tested"].as_str().unwrap();
+        // Either every pause ended before etcd's whole-second lease, or one outlasted it by
+        // less than etcd takes to revoke an expired lease, so nobody took the lock meanwhile.
+        assert!(
+            why.contains("not past the 1000 ms lease")
+                || why.contains("the server had not let the lease go yet"),
+            "{why}"
+        );
+        assert!(stdout.contains(&format!("NOT TESTED: {why}")), "{stdout}");
+        let compare = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("compare: "))
+            .unwrap_or_else(|| panic!("no compare page in:\n{stdout}"));
+        let page = std::fs::read_to_string(compare.trim()).unwrap();
+        assert!(
+            page.contains(r#"<tr class="row-not-tested" data-backend="etcd">"#),
+            "{page}"
+        );
+        assert!(page.contains("not-tested-cell\">not tested: "), "{page}");
+    } else {
+        // A pause did outlast the lease, and etcd's lock then broke: a safety violation.
+        assert_eq!(verdict, "invalid", "{results}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{stdout}
+{stderr}"
+        );
+    }
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "{stdout}
+{stderr}"
+    );
 }
 
 #[test]

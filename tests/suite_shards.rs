@@ -1,6 +1,7 @@
 //! `suite --shard K/N` and `lockpick merge` of the shards' stores: every (scenario, seed) run
 //! made by exactly one shard, and the merged record, trend page and JUnit file those of one
-//! suite; a shard not given is an error case, never a pass.
+//! suite; a shard not given is an error case, never a pass. And the suite's verdict classes:
+//! a scenario expected to deadlock passes as stuck, never as invalid.
 
 mod cli_support;
 
@@ -122,4 +123,56 @@ fn a_suite_in_two_shards_merges_into_one_record_and_a_missing_shard_is_an_error(
         xml.contains(r#"<testsuites name="lockpick suite" tests="3" failures="0" errors="1""#),
         "{xml}"
     );
+}
+
+#[test]
+fn a_scenario_expected_stuck_passes_as_stuck_and_exits_7_as_a_scenario() {
+    // redis-naive-crash: a holder crashes with a SETNX lock without TTL; nobody else ever
+    // holds it. A deadlock, liveness: the run is stuck (its own exit code), and the suite
+    // compares it with the scenario's `expected = "stuck"`.
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("s");
+    let junit = tmp.path().join("junit.xml");
+    let out = lockpick(&[
+        "suite",
+        "--filter",
+        "redis-naive-crash",
+        "--seeds",
+        "1",
+        "--store",
+        store.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = record(&store);
+    let case = &r["cases"][0];
+    assert_eq!(case["expected"], "stuck", "{r:#}");
+    assert_eq!(case["verdict"], "stuck", "{r:#}");
+    assert_eq!(case["status"], "passed", "{r:#}");
+    let run = store.join(case["run"].as_str().unwrap());
+    let results: Value =
+        serde_json::from_slice(&std::fs::read(run.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["verdict"], "stuck");
+    let kinds: Vec<&str> = results["lock"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.iter().all(|k| *k == "deadlock"), "{kinds:?}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(r#"tests="1" failures="0" errors="0""#),
+        "{xml}"
+    );
+
+    // The same run as a scenario: exit 7 (stuck), never 1 (a safety violation).
+    let out = lockpick(&[
+        "scenario",
+        "redis-naive-crash",
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
 }

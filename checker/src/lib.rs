@@ -9,6 +9,7 @@ pub mod lin;
 pub mod linearizability;
 pub mod lock;
 pub mod models;
+pub mod reach;
 pub mod results;
 pub mod run_checks;
 pub mod verdict;

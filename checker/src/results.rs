@@ -37,6 +37,14 @@ pub struct RunResults {
     /// written before it was checked.
     #[serde(default)]
     pub linearizability: Option<LinSummary>,
+    /// Why the run's fault tested nothing (the verdict is then not-tested, unless a violation
+    /// or a deadlock was found anyway); absent when it reached its size, and in results
+    /// written before the reach was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_tested: Option<String>,
+    /// What the run's fault reached, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reached: Option<String>,
 }
 
 impl RunResults {

@@ -4,6 +4,7 @@
 use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine};
 use crate::lin::Budget;
 use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream};
+use crate::reach::{with_reach, Needs, ReachStream};
 use crate::results::LinSummary;
 use crate::verdict::Verdict;
 use std::io::BufRead;
@@ -17,16 +18,39 @@ pub struct RunChecks {
     /// `None` when no lock model fits the history (see
     /// [`lock_model_for`](crate::lock::lock_model_for)).
     pub linearizability: Option<LinSummary>,
+    /// Whether the run's fault reached the size the property needed (`Err`: why it tested
+    /// nothing); `None` when the check was not told what the fault needed.
+    pub reach: Option<Result<String, String>>,
 }
 
 impl RunChecks {
-    /// Every check's verdict, merged.
+    /// Every check's verdict, merged; a valid run whose fault tested nothing is not tested.
     pub fn verdict(&self) -> Verdict {
         let lin = self
             .linearizability
             .as_ref()
             .map_or(Verdict::Valid, |l| l.verdict);
-        self.lock.verdict.merge(lin)
+        let merged = self.lock.verdict.merge(lin);
+        match &self.reach {
+            Some(reach) => with_reach(merged, reach),
+            None => merged,
+        }
+    }
+
+    /// Why the run tested nothing, if its fault fell short.
+    pub fn not_tested(&self) -> Option<&str> {
+        self.reach
+            .as_ref()
+            .and_then(|r| r.as_ref().err())
+            .map(String::as_str)
+    }
+
+    /// What the run's fault reached, when it did.
+    pub fn reached(&self) -> Option<&str> {
+        self.reach
+            .as_ref()
+            .and_then(|r| r.as_ref().ok())
+            .map(String::as_str)
     }
 }
 
@@ -45,6 +69,7 @@ pub struct RunStream {
     params: LockCheckParams,
     lock: LockStream,
     lin: LockOps,
+    reach: Option<ReachStream>,
     /// Events taken.
     pub events: u64,
     /// Client completions (`ok`, `fail`, `info`) taken.
@@ -59,9 +84,18 @@ impl RunStream {
             params: *params,
             lock: LockStream::new(params),
             lin: LockOps::default(),
+            reach: None,
             events: 0,
             completions: 0,
             end_ns: 0,
+        }
+    }
+
+    /// Every check, and whether the run's fault reached what `needs` says it must.
+    pub fn with_needs(params: &LockCheckParams, needs: Needs) -> Self {
+        RunStream {
+            reach: Some(ReachStream::new(needs)),
+            ..RunStream::new(params)
         }
     }
 
@@ -74,12 +108,16 @@ impl RunStream {
         }
         self.lock.push(e);
         self.lin.push(e);
+        if let Some(r) = &mut self.reach {
+            r.push(e);
+        }
     }
 
     pub fn finish(self) -> RunChecks {
         RunChecks {
             lock: self.lock.finish(),
             linearizability: self.lin.check(self.params.property, &run_budget()),
+            reach: self.reach.map(ReachStream::finish),
         }
     }
 }
@@ -112,12 +150,31 @@ pub fn check_run_file(path: &Path, params: &LockCheckParams) -> Result<FileCheck
     check_run_reader(HistoryReader::open(path)?, params)
 }
 
+/// [`check_run_file`], and whether the run's fault reached what `needs` says it must: the
+/// checks of a scenario run, whose verdict is not-tested when its fault tested nothing.
+pub fn check_run_file_reach(
+    path: &Path,
+    params: &LockCheckParams,
+    needs: Needs,
+) -> Result<FileChecks, ReadError> {
+    stream_reader(
+        HistoryReader::open(path)?,
+        RunStream::with_needs(params, needs),
+    )
+}
+
 /// [`check_run_file`] over any reader.
 pub fn check_run_reader<R: BufRead>(
-    mut reader: HistoryReader<R>,
+    reader: HistoryReader<R>,
     params: &LockCheckParams,
 ) -> Result<FileChecks, ReadError> {
-    let mut stream = RunStream::new(params);
+    stream_reader(reader, RunStream::new(params))
+}
+
+fn stream_reader<R: BufRead>(
+    mut reader: HistoryReader<R>,
+    mut stream: RunStream,
+) -> Result<FileChecks, ReadError> {
     while let Some(e) = reader.next_event()? {
         stream.push(&e);
     }

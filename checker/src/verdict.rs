@@ -1,21 +1,42 @@
-//! The three-valued verdict of a check, and how verdicts merge.
+//! The verdict of a check or a run, and how verdicts merge. Safety and liveness are apart:
+//! `invalid` is a safety violation only (double holder, stale write, lost update, a history
+//! no lock could produce); a deadlock is `stuck`; a run whose fault could not have tested the
+//! property is `not-tested`, never `valid`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Outcome of a check. Merging keeps the worst: invalid > unknown > valid.
+/// Outcome of a check or a run. Merging keeps the worst, in this order:
+/// invalid > stuck > unknown > not-tested > valid. A safety violation outranks everything; a
+/// deadlock is a finding with evidence, so it outranks a check that could not decide; and a
+/// fault that tested nothing only matters when nothing else was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// The history satisfies the property.
     Valid,
+    /// No violation, but the run's fault could not have tested the property (it never took
+    /// effect, or a pause ended before the holder's lease could run out).
+    NotTested,
     /// The check could not decide (budget ran out, too little evidence).
     Unknown,
-    /// The history violates the property; the violations prove it.
+    /// Liveness: clients kept asking for a free lock and nobody got it (a deadlock). No safety
+    /// violation was found.
+    Stuck,
+    /// A safety violation; the violations prove it.
     Invalid,
 }
 
 impl Verdict {
+    /// Every verdict, best first.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Valid,
+        Verdict::NotTested,
+        Verdict::Unknown,
+        Verdict::Stuck,
+        Verdict::Invalid,
+    ];
+
     /// The worse of two verdicts.
     pub fn merge(self, other: Verdict) -> Verdict {
         self.max(other)
@@ -26,12 +47,31 @@ impl Verdict {
         verdicts.into_iter().fold(Verdict::Valid, Verdict::merge)
     }
 
-    /// The name as written in results and printed.
+    /// The name as written in results, scenario files and printed.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Valid => "valid",
+            Verdict::NotTested => "not-tested",
             Verdict::Unknown => "unknown",
+            Verdict::Stuck => "stuck",
             Verdict::Invalid => "invalid",
+        }
+    }
+
+    /// The verdict of a name written by [`Verdict::name`].
+    pub fn from_name(name: &str) -> Option<Verdict> {
+        Verdict::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The headline a run's summary prints (the matrix's cells say `UNSAFE k/N` and
+    /// `STUCK k/N`).
+    pub fn headline(self) -> &'static str {
+        match self {
+            Verdict::Valid => "VALID",
+            Verdict::NotTested => "NOT TESTED",
+            Verdict::Unknown => "UNKNOWN",
+            Verdict::Stuck => "STUCK",
+            Verdict::Invalid => "INVALID",
         }
     }
 }
@@ -48,11 +88,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn invalid_beats_unknown_beats_valid() {
+    fn safety_beats_liveness_beats_unknown_beats_not_tested_beats_valid() {
         assert_eq!(Valid.merge(Unknown), Unknown);
         assert_eq!(Unknown.merge(Invalid), Invalid);
         assert_eq!(Invalid.merge(Valid), Invalid);
+        assert_eq!(
+            Stuck.merge(Invalid),
+            Invalid,
+            "a double holder outranks a deadlock"
+        );
+        assert_eq!(Unknown.merge(Stuck), Stuck);
+        assert_eq!(NotTested.merge(Unknown), Unknown);
+        assert_eq!(Valid.merge(NotTested), NotTested);
         assert_eq!(Verdict::merge_all([]), Valid);
         assert_eq!(Verdict::merge_all([Valid, Unknown, Valid]), Unknown);
+    }
+
+    #[test]
+    fn names_round_trip_and_match_serde() {
+        for v in Verdict::ALL {
+            assert_eq!(Verdict::from_name(v.name()), Some(v));
+            assert_eq!(
+                serde_json::to_string(&v).unwrap(),
+                format!("\"{}\"", v.name())
+            );
+        }
+        assert_eq!(Verdict::from_name("nottested"), None);
     }
 }

@@ -494,8 +494,11 @@ fn crashed_holder(h: &mut H) -> &mut H {
 fn lock_never_granted_again_after_a_client_crash_is_a_deadlock() {
     let events = crashed_holder(&mut H::new()).build();
     let r = check(&events, Property::Fenced);
-    assert_eq!(r.verdict, Verdict::Invalid, "{r}");
+    // Liveness, not safety: nobody else ever held the lock.
+    assert_eq!(r.verdict, Verdict::Stuck, "{r}");
     assert_eq!(kinds(&r.violations), vec![FindingKind::Deadlock], "{r}");
+    let (lines, _) = r.violation_lines(3);
+    assert!(lines[0].starts_with("STUCK deadlock: "), "{lines:?}");
     let d = &r.violations[0];
     let w = d.window.unwrap();
     assert_eq!((w.start_ns, w.end_ns), (200 * MS, 20_150 * MS));
@@ -512,6 +515,26 @@ fn lock_never_granted_again_after_a_client_crash_is_a_deadlock() {
     assert!(d
         .indices
         .contains(&index_of(&events, 1, EventKind::Fail, F::Acquire, 600)));
+}
+
+#[test]
+fn a_deadlock_with_a_double_holder_is_unsafe_and_alone_is_stuck() {
+    // Process 0 holds and crashes; process 3 also takes the lock meanwhile (a double holder),
+    // then nobody gets it for 20 s: both findings are listed, and safety decides the verdict.
+    let mut h = H::new();
+    crashed_holder(&mut h)
+        .acquire(3, (20, 30), 2)
+        .release(3, (60, 70));
+    let events = h.build();
+    let r = check(&events, Property::Exclusive);
+    let found = kinds(&r.violations);
+    assert!(found.contains(&FindingKind::DoubleHolder), "{r}");
+    assert!(found.contains(&FindingKind::Deadlock), "{r}");
+    assert_eq!(r.verdict, Verdict::Invalid, "{r}");
+    // Under the fenced property the double holder is an observation: only liveness is left.
+    let r = check(&events, Property::Fenced);
+    assert_eq!(kinds(&r.violations), vec![FindingKind::Deadlock], "{r}");
+    assert_eq!(r.verdict, Verdict::Stuck, "{r}");
 }
 
 #[test]

@@ -146,3 +146,87 @@ fn no_lease_under_exclusive_is_checked_as_a_plain_mutex() {
         Verdict::Valid
     );
 }
+
+/// A nemesis event pausing (`F::Pause`) or resuming (`F::Resume`) client `client`.
+fn pause_event(ms: u64, f: F, client: u64) -> Event {
+    Event {
+        v: FORMAT_VERSION,
+        index: 0,
+        time_ns: ms * MS,
+        process: Process::Nemesis,
+        kind: EventKind::Info,
+        f,
+        lock: None,
+        value: Value {
+            client: Some(client),
+            ..Value::default()
+        },
+        error: None,
+    }
+}
+
+/// Checks `events` as a run of a client-pause scenario, one event at a time.
+fn check_paused_run(events: &[Event]) -> lockpick_checker::run_checks::RunChecks {
+    use lockpick_checker::reach::Needs;
+    use lockpick_checker::run_checks::RunStream;
+    let mut stream = RunStream::with_needs(
+        &params(Property::Exclusive),
+        Needs {
+            verbs: vec![F::Pause],
+            outlast_lease: true,
+            planned_lease_ms: None,
+        },
+    );
+    for e in events {
+        stream.push(&e.as_ref());
+    }
+    stream.finish()
+}
+
+#[test]
+fn a_clean_run_whose_pause_could_not_outlast_the_lease_is_not_tested_never_valid() {
+    // etcd grants 1000 ms; process 0 is stopped for 900 ms while holding, and process 1 gets
+    // the lock only after the holder let go: no violation, and none was possible.
+    let mut events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (5, 0, Ok, Acquire, Some(1), Some(1000)),
+        (50, 1, Invoke, Acquire, None, Some(1000)),
+        (960, 0, Invoke, Release, None, None),
+        (965, 0, Ok, Release, None, None),
+        (970, 1, Ok, Acquire, Some(2), Some(1000)),
+        (980, 1, Invoke, Release, None, None),
+        (985, 1, Ok, Release, None, None),
+    ]);
+    events.insert(2, pause_event(10, F::Pause, 0));
+    events.insert(4, pause_event(910, F::Resume, 0));
+    let checks = check_paused_run(&events);
+    assert_eq!(checks.lock.verdict, Verdict::Valid);
+    assert_eq!(checks.verdict(), Verdict::NotTested);
+    assert_eq!(
+        checks.not_tested(),
+        Some("the longest client pause lasted 900 ms while other clients still asked for the lock, not past the 1000 ms lease: it could not run out")
+    );
+    // The same history checked without a fault to reach stays valid: the reach is the run's.
+    assert_eq!(
+        check_run(&events, &params(Property::Exclusive)).verdict(),
+        Verdict::Valid
+    );
+}
+
+#[test]
+fn a_violation_counts_even_when_the_pause_fell_short() {
+    // A takeover before the lease ran out is a violation, whatever the pause's size.
+    let mut events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (5, 0, Ok, Acquire, Some(1), Some(1000)),
+        (100, 1, Invoke, Acquire, None, Some(1000)),
+        (110, 1, Ok, Acquire, Some(2), Some(1000)),
+        (120, 1, Invoke, Release, None, None),
+        (125, 1, Ok, Release, None, None),
+    ]);
+    events.insert(2, pause_event(10, F::Pause, 0));
+    events.push(pause_event(200, F::Resume, 0));
+    let checks = check_paused_run(&events);
+    assert!(checks.not_tested().is_some());
+    assert_eq!(checks.verdict(), Verdict::Invalid);
+}

@@ -168,8 +168,13 @@ fn redis_gc_pause_fenced_is_valid_and_shows_the_fence_working() {
 }
 
 #[test]
-fn redis_naive_crash_deadlocks() {
-    let (report, _) = expecting(run("redis-naive-crash"), Verdict::Invalid);
+fn redis_naive_crash_deadlocks_and_is_stuck_not_unsafe() {
+    // A deadlock is liveness: the run is stuck, with no safety violation.
+    let (report, _) = expecting(run("redis-naive-crash"), Verdict::Stuck);
+    assert!(
+        report.violations.iter().all(|v| !v.kind.is_safety()),
+        "{report}"
+    );
     assert!(
         kinds(&report.violations).contains(&FindingKind::Deadlock),
         "{report}"

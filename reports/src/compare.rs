@@ -7,6 +7,7 @@ use crate::quantiles::quantile;
 use crate::templates::render;
 use lockpick_checker::history::{EventKind, HistoryReader, Process, ReadError, F, RUN_ENDED};
 use lockpick_checker::results::RunResults;
+use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -137,7 +138,16 @@ fn ran_row(
                 .iter()
                 .filter(|v| v.faults.iter().any(|w| w.f == col.verb))
                 .count();
-            if n == 0 {
+            if n == 0 && r.verdict == Verdict::NotTested {
+                // No violation, but the fault fell short: it says nothing either way.
+                Cell {
+                    class: "not-tested".to_owned(),
+                    text: format!(
+                        "not tested: {}",
+                        r.not_tested.as_deref().unwrap_or("the fault fell short")
+                    ),
+                }
+            } else if n == 0 {
                 Cell {
                     class: "valid".to_owned(),
                     text: "no violation during it".to_owned(),

@@ -5,6 +5,7 @@
 //! the Ant/Jenkins schema (`docs/junit.xsd`, which the tests validate against).
 
 use crate::suite_record::{CaseStatus, SuiteCase, SuiteRecord};
+use lockpick_checker::verdict::Verdict;
 use std::fmt::Write as _;
 
 /// The JUnit XML of `record`.
@@ -118,7 +119,8 @@ fn headline(case: &SuiteCase, verdict: &str) -> String {
             "{} seed {}: {} (expected {})",
             case.scenario,
             case.seed,
-            verdict.to_uppercase(),
+            Verdict::from_name(verdict)
+                .map_or_else(|| verdict.to_uppercase(), |v| v.headline().to_owned()),
             case.expected
         ),
         _ => case.message.lines().next().unwrap_or_default().to_owned(),

@@ -11,6 +11,7 @@ use lockpick_checker::faults::secs;
 use lockpick_checker::history::{Event, HistoryReader, F};
 use lockpick_checker::lock::{Finding, TimeWindow};
 use lockpick_checker::results::RunResults;
+use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,8 @@ const MAX_EVIDENCE: usize = 1500;
 struct FindingRow {
     id: String,
     kind: String,
+    /// `violation` for a safety violation, `liveness` for a deadlock (the run is stuck).
+    class: &'static str,
     summary: String,
     indices: Vec<u64>,
     /// Anchor of the zoomed timeline, if it has one.
@@ -91,6 +94,10 @@ struct RunSummary {
     backend: String,
     seed: u64,
     verdict: String,
+    /// The badge's text: `INVALID`, `STUCK`, `NOT TESTED`, …
+    headline: String,
+    /// Why the run's fault tested nothing, when the verdict says so.
+    not_tested: Option<String>,
     expected: Option<String>,
     as_expected: Option<bool>,
     interrupted: bool,
@@ -117,7 +124,15 @@ pub fn finding_sentences(results: &RunResults) -> Vec<String> {
     let mut out: Vec<String> = lock
         .violations
         .iter()
-        .map(|f| format!("VIOLATION {}: {} {}", f.kind, f.summary, cite(f)))
+        .map(|f| {
+            // A deadlock is liveness: the run is stuck, not unsafe.
+            let head = if f.kind.is_safety() {
+                "VIOLATION"
+            } else {
+                "STUCK"
+            };
+            format!("{head} {}: {} {}", f.kind, f.summary, cite(f))
+        })
         .collect();
     if lock.omitted_violations > 0 {
         out.push(format!(
@@ -263,6 +278,10 @@ fn render_view(
             backend: results.backend.clone(),
             seed: results.seed,
             verdict: results.verdict.name().to_owned(),
+            headline: results.verdict.headline().to_owned(),
+            not_tested: (results.verdict == Verdict::NotTested)
+                .then(|| results.not_tested.clone())
+                .flatten(),
             expected: results.expected.map(|e| e.name().to_owned()),
             as_expected: results.expected.map(|e| e == results.verdict),
             interrupted: results.interrupted,
@@ -406,6 +425,11 @@ fn finding_row(id: String, f: &Finding, zoom: Option<String>) -> FindingRow {
     FindingRow {
         id,
         kind: f.kind.name().to_owned(),
+        class: if f.kind.is_safety() {
+            "violation"
+        } else {
+            "liveness"
+        },
         summary: f.summary.clone(),
         indices: f.indices.clone(),
         zoom,

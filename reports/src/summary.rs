@@ -2,6 +2,7 @@
 
 use lockpick_checker::lock::{FindingKind, LockReport};
 use lockpick_checker::results::{LinSummary, RunResults};
+use lockpick_checker::verdict::Verdict;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -20,7 +21,7 @@ pub fn text_summary(results: &RunResults, dir: &Path) -> String {
         results.scenario,
         results.backend,
         results.seed,
-        results.verdict.name().to_uppercase(),
+        results.verdict.headline(),
         expected,
         if results.interrupted {
             " — interrupted, partial history"
@@ -35,6 +36,15 @@ pub fn text_summary(results: &RunResults, dir: &Path) -> String {
         results.ops,
         results.ops_per_sec()
     );
+    if let (Verdict::NotTested, Some(why)) = (results.verdict, &results.not_tested) {
+        let _ = writeln!(out, "  NOT TESTED: {why}");
+    }
+    if results.verdict == Verdict::Stuck {
+        let _ = writeln!(
+            out,
+            "  STUCK is liveness, not safety: no safety violation was found"
+        );
+    }
     let (violations, cut) = findings(&results.lock);
     out.push_str(&violations);
     if cut {

@@ -128,3 +128,88 @@ fn thousands_of_violations_print_the_first_few_per_kind_with_counts_and_point_at
     );
     assert!(lines.len() < 20, "a screenful, not a hundred lines: {text}");
 }
+
+/// Process 0 takes the lock and crashes holding it (no lease); process 1 asks every half
+/// second for 6 s and never gets it: a deadlock, with no second holder.
+fn crashed_holder_history() -> Vec<lockpick_checker::history::Event> {
+    use lockpick_checker::history::{EventKind::*, Process, Value, F};
+    let (p0, p1) = (Process::Client(0), Process::Client(1));
+    let mut h = support::History::default();
+    h.push(0.0, p0, Invoke, F::Acquire, Value::default());
+    h.push(5.0, p0, Ok, F::Acquire, support::token(1));
+    h.push(
+        100.0,
+        Process::Nemesis,
+        Info,
+        F::Crash,
+        Value {
+            client: Some(0),
+            ..Value::default()
+        },
+    );
+    for i in 0..12 {
+        let t = 200.0 + 500.0 * f64::from(i);
+        h.push(t, p1, Invoke, F::Acquire, Value::default());
+        h.push_err(
+            t + 400.0,
+            p1,
+            Fail,
+            F::Acquire,
+            Value::default(),
+            Some("timeout"),
+        );
+    }
+    h.events
+}
+
+#[test]
+fn a_deadlock_is_reported_stuck_never_invalid() {
+    use lockpick_checker::verdict::Verdict;
+    let events = crashed_holder_history();
+    let results = results_for(&events, "hand-built-crash");
+    assert_eq!(results.verdict, Verdict::Stuck);
+    let sentences = finding_sentences(&results);
+    assert!(
+        sentences[0].starts_with("STUCK deadlock: "),
+        "{sentences:?}"
+    );
+    let summary = lockpick_reports::text_summary(&results, std::path::Path::new("run"));
+    assert!(
+        summary.starts_with("hand-built-crash on redis, seed 7: STUCK\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("STUCK is liveness, not safety"),
+        "{summary}"
+    );
+    assert!(!summary.contains("VIOLATION"), "{summary}");
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(html.contains(r#"<span id="verdict" class="badge stuck">STUCK</span>"#));
+    assert!(html.contains("<h3>Liveness failures</h3>"), "{html}");
+    assert!(html.contains(r#"<li class="liveness" id="v-1"><span class="kind">deadlock</span>"#));
+}
+
+#[test]
+fn a_run_whose_fault_fell_short_is_reported_not_tested_never_valid() {
+    use lockpick_checker::verdict::Verdict;
+    let events = gc_pause_history();
+    let mut results = results_for(&events, "hand-built-short-pause");
+    // As the runner writes a clean run whose pause could not outlast the lease.
+    results.lock.violations.clear();
+    results.lock.violation_counts.clear();
+    results.verdict = Verdict::NotTested;
+    let why = "the longest client pause lasted 900 ms while other clients still asked for the lock, not past the 1000 ms lease: it could not run out";
+    results.not_tested = Some(why.to_owned());
+    let summary = lockpick_reports::text_summary(&results, std::path::Path::new("run"));
+    assert!(
+        summary.starts_with("hand-built-short-pause on redis, seed 7: NOT TESTED\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("  NOT TESTED: {why}\n")),
+        "{summary}"
+    );
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(html.contains(r#"<span id="verdict" class="badge not-tested">NOT TESTED</span>"#));
+    assert!(html.contains(r#"<p id="not-tested">"#), "{html}");
+}

@@ -14,8 +14,9 @@ use std::path::PathBuf;
 /// Jepsen-style fault injection for distributed locks: runs real backends behind fault proxies,
 /// records what clients saw, and checks whether mutual exclusion held.
 ///
-/// Exit codes: 0 valid, 1 invalid, 2 unknown, 3 bad input, 4 harness error,
-/// 5 suite mismatch, 6 incomplete run (check/report), 130 interrupted.
+/// Exit codes: 0 valid, 1 invalid (a safety violation), 2 unknown, 3 bad input, 4 harness
+/// error, 5 suite mismatch, 6 incomplete run (check/report), 7 stuck (a deadlock: liveness),
+/// 8 not tested (the fault could not test the property), 130 interrupted.
 #[derive(Debug, Parser)]
 #[command(name = "lockpick", version)]
 pub struct Cli {

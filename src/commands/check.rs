@@ -12,7 +12,8 @@ use lockpick_checker::linearizability::check_file;
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::Model;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::{check_run_file, FileChecks, RunChecks};
+use lockpick_checker::run_checks::{check_run_file, check_run_file_reach, FileChecks, RunChecks};
+use lockpick_checker::verdict::Verdict;
 use lockpick_harness::scenario::{parse_scenario, Scenario};
 use std::path::{Path, PathBuf};
 
@@ -68,7 +69,12 @@ fn check_locks(args: CheckArgs) -> Outcome {
             return Ok(exit);
         }
     }
-    let found = check_run_file(&history, &params)?;
+    // A run's own scenario says what its faults had to reach: a re-check says "not tested"
+    // where the run did.
+    let found = match (&stored, &run_dir) {
+        (Some(scenario), Some(_)) => check_run_file_reach(&history, &params, scenario.needs())?,
+        _ => check_run_file(&history, &params)?,
+    };
     let checks = found.checks.clone();
     outln!("{}: {} events", history.display(), found.events);
     if let Some(torn) = found.torn {
@@ -79,6 +85,9 @@ fn check_locks(args: CheckArgs) -> Outcome {
         out!("{}", printable(&lockpick_reports::lin_text(lin)));
     }
     let verdict = checks.verdict();
+    if let (Verdict::NotTested, Some(why)) = (verdict, checks.not_tested()) {
+        outln!("NOT TESTED: {}", printable(why));
+    }
     if let Some(dir) = run_dir {
         let results = checked_results(&dir, stored.as_ref(), &found, checks);
         // The report is a second streaming pass over the file: its charts follow every operation.
@@ -145,10 +154,14 @@ fn checked_results(
     checks: RunChecks,
 ) -> RunResults {
     let verdict = checks.verdict();
+    let not_tested = checks.not_tested().map(str::to_owned);
+    let reached = checks.reached().map(str::to_owned);
     let (lock, linearizability) = (checks.lock, checks.linearizability);
     match lockpick_reports::read_results(dir) {
         Ok(mut r) => {
             r.verdict = verdict;
+            r.not_tested = not_tested;
+            r.reached = reached;
             r.lock = lock;
             r.linearizability = linearizability;
             r
@@ -170,6 +183,8 @@ fn checked_results(
                 reproduce: format!("cargo run -- check {}", dir.display()),
                 lock,
                 linearizability,
+                not_tested,
+                reached,
             }
         }
     }

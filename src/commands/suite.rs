@@ -261,10 +261,19 @@ fn mismatch_message(r: &RunResults, expected: Verdict) -> String {
         "{} seed {}: {} (expected {expected})",
         r.scenario,
         r.seed,
-        r.verdict.name().to_uppercase()
+        r.verdict.headline()
     )];
+    if let (Verdict::NotTested, Some(why)) = (r.verdict, &r.not_tested) {
+        lines.push(format!("not tested: {why}"));
+    }
     for v in &r.lock.violations {
-        lines.push(format!("violation {}: {}", v.kind, v.summary));
+        // A deadlock is liveness (the run is stuck), not a safety violation.
+        let what = if v.kind.is_safety() {
+            "violation"
+        } else {
+            "stuck"
+        };
+        lines.push(format!("{what} {}: {}", v.kind, v.summary));
     }
     for u in &r.lock.unknowns {
         lines.push(format!("unknown: {u}"));

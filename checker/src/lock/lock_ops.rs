@@ -261,7 +261,9 @@ fn merge(summary: &mut LinSummary, report: &LinReport) -> bool {
             }
             false
         }
-        Verdict::Valid => false,
+        // The search decides valid, invalid or unknown only; liveness and a fault's reach
+        // are other checks'.
+        Verdict::Valid | Verdict::NotTested | Verdict::Stuck => false,
     }
 }
 

@@ -27,6 +27,19 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
+    /// Whether the finding, as a violation, breaks safety. A deadlock breaks liveness: the
+    /// run is stuck, not unsafe.
+    pub fn is_safety(self) -> bool {
+        match self {
+            FindingKind::DoubleHolder
+            | FindingKind::StaleWrite
+            | FindingKind::RejectedStaleWrite
+            | FindingKind::LostUpdate
+            | FindingKind::PhantomIncrement => true,
+            FindingKind::Deadlock => false,
+        }
+    }
+
     /// The name as written in reports and printed.
     pub fn name(self) -> &'static str {
         match self {
@@ -224,12 +237,16 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
     if found.stats.acquires_ok == 0 {
         unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
     }
+    // A deadlock is liveness: the run is stuck, not unsafe, unless a safety violation was
+    // found too.
     let verdict = Verdict::merge_all([
-        if violations.total() > 0 {
-            Verdict::Invalid
-        } else {
-            Verdict::Valid
-        },
+        Verdict::merge_all(violation_counts.iter().map(|k| {
+            if k.kind.is_safety() {
+                Verdict::Invalid
+            } else {
+                Verdict::Stuck
+            }
+        })),
         if unknowns.is_empty() {
             Verdict::Valid
         } else {
@@ -345,7 +362,8 @@ impl LockCounts {
 pub struct LockReport {
     pub property: Property,
     pub verdict: Verdict,
-    /// What makes the verdict invalid, at most [`MAX_LISTED`] per kind.
+    /// What makes the verdict invalid (safety violations) or stuck (deadlocks, see
+    /// [`FindingKind::is_safety`]), at most [`MAX_LISTED`] per kind.
     pub violations: Vec<Finding>,
     /// Worth knowing but not a violation of `property`, at most [`MAX_LISTED`] per kind.
     pub observations: Vec<Finding>,
@@ -391,7 +409,13 @@ impl LockReport {
         for kind in kinds {
             let listed: Vec<&Finding> = self.violations.iter().filter(|v| v.kind == kind).collect();
             for v in listed.iter().take(per_kind) {
-                lines.push(format!("VIOLATION {}: {}", v.kind, v.summary));
+                // A deadlock is liveness: printed as what makes the run stuck.
+                let head = if kind.is_safety() {
+                    "VIOLATION"
+                } else {
+                    "STUCK"
+                };
+                lines.push(format!("{head} {}: {}", v.kind, v.summary));
             }
             let total = self
                 .violation_counts

@@ -245,8 +245,10 @@ pub(super) const DEFAULT_AT_MS: [i64; 2] = [300, 800];
 pub enum Expected {
     /// No violation in any run.
     Valid,
-    /// A violation in at least one run.
+    /// A safety violation in at least one run.
     Invalid,
+    /// No safety violation, but a deadlock (liveness) in at least one run.
+    Stuck,
     /// The lock cannot take the fault.
     NotApplicable,
 }
@@ -256,6 +258,7 @@ impl Expected {
         match self {
             Expected::Valid => "valid",
             Expected::Invalid => "invalid",
+            Expected::Stuck => "stuck",
             Expected::NotApplicable => "n/a",
         }
     }
@@ -896,13 +899,14 @@ fn size(
 
 /// `"invalid: the lease expires during the pause"`.
 fn expectation(text: &str) -> Result<Expectation, String> {
-    let allowed = "allowed: \"valid: <why>\", \"invalid: <why>\" or \"n/a: <why>\"";
+    let allowed = "allowed: \"valid: <why>\", \"invalid: <why>\" (a safety violation), \"stuck: <why>\" (a deadlock) or \"n/a: <why>\"";
     let (verdict, why) = text
         .split_once(':')
         .ok_or_else(|| format!("{text:?} has no reason; {allowed}"))?;
     let verdict = match verdict.trim() {
         "valid" => Expected::Valid,
         "invalid" => Expected::Invalid,
+        "stuck" => Expected::Stuck,
         "n/a" => Expected::NotApplicable,
         other => return Err(format!("unknown verdict {other:?}; {allowed}")),
     };

@@ -203,6 +203,7 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     let expected = match row.expect[&col.name].verdict {
         Expected::Valid => Some("valid"),
         Expected::Invalid => Some("invalid"),
+        Expected::Stuck => Some("stuck"),
         Expected::NotApplicable => None,
     };
     let clients = row.clients.unwrap_or(m.clients);

@@ -19,7 +19,7 @@ use crate::scenario::{Scenario, WorkloadKind};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::check_run_file;
+use lockpick_checker::run_checks::check_run_file_reach;
 use lockpick_store::{Ended, Phase};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -147,12 +147,13 @@ async fn run_recorded(
 
     record.advance(Phase::Checking)?;
     // One streaming pass: memory follows the operations in flight, not the history's length.
-    let checks = check_run_file(
+    let checks = check_run_file_reach(
         &dir.join("history.jsonl"),
         &LockCheckParams {
             property: scenario.property,
             deadlock_ms: scenario.deadlock_ms,
         },
+        scenario.needs(),
     )?
     .checks;
     let results = RunResults {
@@ -161,6 +162,8 @@ async fn run_recorded(
         backend: scenario.lock_name(),
         seed: plan.seed,
         verdict: checks.verdict(),
+        not_tested: checks.not_tested().map(str::to_owned),
+        reached: checks.reached().map(str::to_owned),
         expected: scenario.expected,
         interrupted: interrupt.is_cancelled(),
         workload_ms: recorded.workload_time.as_millis() as u64,

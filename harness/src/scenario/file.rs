@@ -269,9 +269,14 @@ pub(crate) fn check(
                 src,
                 "expected",
                 e,
+                // `invalid` is a safety violation; a deadlock is `stuck`; `not-tested`: the
+                // fault, by design of the scenario, cannot test the property (the suite
+                // holds it to that, so a change that makes it test something shows).
                 &[
                     ("valid", Verdict::Valid),
                     ("invalid", Verdict::Invalid),
+                    ("stuck", Verdict::Stuck),
+                    ("not-tested", Verdict::NotTested),
                     ("unknown", Verdict::Unknown),
                 ],
             )

@@ -6,6 +6,7 @@ use crate::locks::{lock_label, LockPreset};
 use crate::server::{NodeRule, ServerKind};
 use crate::vocab::{ClientTable, LockSpec, Persistence, ResourceMode, WorkloadSpec};
 pub use lockpick_checker::lock::Property;
+use lockpick_checker::reach::Needs;
 use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -136,6 +137,22 @@ impl Scenario {
             reason.is_none()
         });
         (s, skipped)
+    }
+
+    /// What this scenario's run must show for its faults to have tested the property: every
+    /// fault must take effect, and a client pause must outlast the lease its client was granted
+    /// (a pause shorter than the lease cannot make it run out). The lease is read from the
+    /// history's grants: a lock without one (a session lock) counts a pause of any length.
+    pub fn needs(&self) -> Needs {
+        Needs {
+            verbs: self.nemesis.faults.iter().map(|f| f.spec.verb()).collect(),
+            outlast_lease: self
+                .nemesis
+                .faults
+                .iter()
+                .any(|f| f.spec.max_client_pause_ms().is_some()),
+            planned_lease_ms: None,
+        }
     }
 
     /// About how long a run of this scenario takes: its workload, its servers' start and stop

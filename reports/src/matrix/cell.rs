@@ -1,4 +1,5 @@
-//! A cell's runs aggregated into what the matrix shows: violations in k of N runs, or safe in
+//! A cell's runs aggregated into what the matrix shows: safety violations in k of N runs, or
+//! deadlocks (liveness, `STUCK`) in k of N, or safe in
 //! the runs whose fault reached its size, or "not tested", or "n/a"; with the time to first
 //! violation, availability, latency and throughput, and whether it disagrees with the
 //! expectation.
@@ -10,7 +11,7 @@ use super::record::{CellStatus, CellSummary, RunSummary};
 pub struct CellHead {
     pub row: String,
     pub column: String,
-    /// `valid`, `invalid` or `n/a`.
+    /// `valid`, `invalid`, `stuck` or `n/a`.
     pub expected: String,
     pub expected_why: String,
     /// The matrix file's note on the cell.
@@ -30,6 +31,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     runs.sort_by_key(|r| r.seed);
     let verdict_is = |r: &RunSummary, v: &str| r.verdict.as_deref() == Some(v);
     let violating = runs.iter().filter(|r| verdict_is(r, "invalid")).count() as u64;
+    let stuck = runs.iter().filter(|r| verdict_is(r, "stuck")).count() as u64;
     let checked = runs.iter().filter(|r| r.verdict.is_some()).count() as u64;
     let tested = runs
         .iter()
@@ -44,6 +46,12 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     } else if violating > 0 {
         CellStatus::Unsafe {
             k: violating,
+            n: checked,
+        }
+    } else if stuck > 0 {
+        // Liveness, not safety: a deadlock is never shown as unsafe.
+        CellStatus::Stuck {
+            k: stuck,
             n: checked,
         }
     } else if tested > 0 {
@@ -66,6 +74,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     let mismatch = match (&status, head.expected.as_str()) {
         (CellStatus::NotApplicable(_), e) => e != "n/a",
         (CellStatus::Unsafe { .. }, e) => e != "invalid",
+        (CellStatus::Stuck { .. }, e) => e != "stuck",
         (CellStatus::Safe { .. }, e) => e != "valid",
         // Neither agrees nor disagrees: shown as such, not as a mismatch.
         (CellStatus::NotRun | CellStatus::NotTested(_) | CellStatus::Unknown(_), _) => false,
@@ -171,6 +180,41 @@ mod tests {
         // The same runs against an expectation of safety are a mismatch.
         let c = aggregate(head("valid"), vec![run(1, "invalid", Some(1.0), None)]);
         assert!(c.mismatch);
+    }
+
+    #[test]
+    fn a_deadlock_is_stuck_never_unsafe_and_a_safety_violation_outranks_it() {
+        // node-redlock-v5 × partition: a split vote that stays split, no second holder.
+        let c = aggregate(
+            head("stuck"),
+            vec![
+                run(1, "stuck", None, None),
+                run(2, "valid", None, None),
+                run(3, "stuck", None, None),
+            ],
+        );
+        assert_eq!(c.status, CellStatus::Stuck { k: 2, n: 3 });
+        assert_eq!(c.status.class(), "stuck");
+        assert_eq!(c.violating_runs, 0, "a deadlock is no safety violation");
+        assert!(!c.mismatch);
+        // Expected unsafe, found stuck: a mismatch, shown as stuck.
+        let c = aggregate(head("invalid"), vec![run(1, "stuck", None, None)]);
+        assert_eq!(c.status, CellStatus::Stuck { k: 1, n: 1 });
+        assert!(c.mismatch);
+        // One run with a safety violation makes the cell unsafe, whatever deadlocked.
+        let c = aggregate(
+            head("stuck"),
+            vec![
+                run(1, "stuck", None, None),
+                run(2, "invalid", Some(3.0), None),
+            ],
+        );
+        assert_eq!(c.status, CellStatus::Unsafe { k: 1, n: 2 });
+        assert!(c.mismatch);
+        // The runner's own not-tested verdict is not tested in the cell too.
+        let why = "the pause fell short";
+        let c = aggregate(head("invalid"), vec![run(1, "not-tested", None, Some(why))]);
+        assert_eq!(c.status, CellStatus::NotTested(why.into()));
     }
 
     #[test]

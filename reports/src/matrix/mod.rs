@@ -3,14 +3,13 @@
 mod cell;
 mod markdown;
 mod page;
-mod reach;
 mod record;
 mod run_stats;
 
 pub use cell::{aggregate, CellHead};
+pub use lockpick_checker::reach::{fault_reach, Needs};
 pub use markdown::matrix_markdown;
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
-pub use reach::{fault_reach, Needs};
 pub use record::{
     CellStatus, CellSummary, ColumnInfo, MatrixRecord, RowInfo, RunSummary, MATRIX_DIR,
     MATRIX_VERSION,

@@ -16,6 +16,7 @@ pub fn cell_text(c: &CellSummary) -> String {
         CellStatus::NotTested(_) => "not tested".to_owned(),
         CellStatus::Safe { tested } => format!("safe 0/{tested}"),
         CellStatus::Unsafe { k, n } => format!("UNSAFE {k}/{n}"),
+        CellStatus::Stuck { k, n } => format!("STUCK {k}/{n}"),
         CellStatus::Unknown(_) => "unknown".to_owned(),
     }
 }
@@ -36,7 +37,10 @@ pub fn cell_sentence(c: &CellSummary) -> String {
             "no violation in {tested} run(s) whose fault reached its size (of {})",
             c.runs_made
         ),
-        CellStatus::Unsafe { k, n } => format!("violations in {k} of {n} run(s)"),
+        CellStatus::Unsafe { k, n } => format!("safety violations in {k} of {n} run(s)"),
+        CellStatus::Stuck { k, n } => format!(
+            "no safety violation; a deadlock (liveness: nobody got the lock) in {k} of {n} run(s)"
+        ),
         CellStatus::Unknown(why) => format!("unknown: {why}"),
     }
 }
@@ -180,6 +184,12 @@ fn heat_cell(c: &CellSummary) -> HeatCell {
             let text = if alpha > 0.55 { "#fff" } else { "#b71c1c" };
             format!("background: rgba(198, 40, 40, {alpha:.2}); color: {text}")
         }
+        CellStatus::Stuck { k, n } => {
+            let rate = k as f64 / n.max(1) as f64;
+            let alpha = 0.25 + 0.75 * rate;
+            let text = if alpha > 0.55 { "#fff" } else { "#4a148c" };
+            format!("background: rgba(106, 27, 154, {alpha:.2}); color: {text}")
+        }
         _ => String::new(),
     };
     HeatCell {
@@ -199,7 +209,9 @@ fn heat_cell(c: &CellSummary) -> HeatCell {
         mismatch: c.mismatch,
         expected: c.expected.clone(),
         expected_mark: match c.status {
-            CellStatus::Unsafe { .. } | CellStatus::Safe { .. } => "as expected".to_owned(),
+            CellStatus::Unsafe { .. } | CellStatus::Stuck { .. } | CellStatus::Safe { .. } => {
+                "as expected".to_owned()
+            }
             _ => String::new(),
         },
     }
@@ -270,8 +282,10 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             status: cell_sentence(c),
             badge: match c.status {
                 CellStatus::Unsafe { .. } => "invalid",
+                CellStatus::Stuck { .. } => "stuck",
                 CellStatus::Safe { .. } => "valid",
-                CellStatus::NotTested(_) | CellStatus::Unknown(_) => "unknown",
+                CellStatus::NotTested(_) => "not-tested",
+                CellStatus::Unknown(_) => "unknown",
                 CellStatus::NotApplicable(_) | CellStatus::NotRun => "skipped",
             },
             expected: c.expected.clone(),
@@ -321,4 +335,50 @@ pub fn write_matrix(
     let page = dir.join("matrix.html");
     crate::write_atomic(&page, html.as_bytes())?;
     Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::cell::{aggregate, CellHead};
+
+    #[test]
+    fn a_stuck_cell_says_stuck_and_liveness_never_unsafe() {
+        let head = CellHead {
+            row: "node-redlock-v5".into(),
+            column: "partition".into(),
+            expected: "invalid".into(),
+            expected_why: "why".into(),
+            ..CellHead::default()
+        };
+        let run = RunSummary {
+            v: 1,
+            row: head.row.clone(),
+            column: head.column.clone(),
+            seed: 2,
+            verdict: Some("stuck".into()),
+            error: None,
+            not_tested: None,
+            reached: Some("the partition fault took effect".into()),
+            violations: 0,
+            first_violation_ms: None,
+            acquires_ok: 10,
+            acquires_tried: 30,
+            p50_ms: None,
+            p99_ms: None,
+            ops_per_sec: 5.0,
+            lease_ms: None,
+            run: None,
+            reproduce: String::new(),
+            secs: 1.0,
+            library: None,
+        };
+        let c = aggregate(head, vec![run]);
+        assert_eq!(cell_text(&c), "STUCK 1/1");
+        assert_eq!(cell_label(&c), "STUCK 1/1 ≠");
+        assert!(cell_sentence(&c).starts_with("no safety violation; a deadlock"));
+        let heat = heat_cell(&c);
+        assert_eq!(heat.class, "stuck");
+        assert!(heat.style.contains("106, 27, 154"), "{}", heat.style);
+    }
 }

@@ -16,7 +16,7 @@ pub struct RunSummary {
     pub row: String,
     pub column: String,
     pub seed: u64,
-    /// `valid`, `invalid` or `unknown`; `None` when the harness failed.
+    /// `valid`, `invalid`, `stuck`, `not-tested` or `unknown`; `None` when the harness failed.
     pub verdict: Option<String>,
     /// The harness error, if the run could not be made.
     pub error: Option<String>,
@@ -24,7 +24,7 @@ pub struct RunSummary {
     pub not_tested: Option<String>,
     /// What the fault reached, when it did.
     pub reached: Option<String>,
-    /// Violations found (listed and omitted).
+    /// Safety violations found (listed and omitted); deadlocks are not counted here.
     pub violations: u64,
     /// From the start of the workload to the start of the first violation.
     pub first_violation_ms: Option<f64>,
@@ -58,8 +58,10 @@ pub enum CellStatus {
     NotTested(String),
     /// No violation in `tested` runs whose fault reached its size.
     Safe { tested: u64 },
-    /// Violations in `k` of `n` runs.
+    /// Safety violations in `k` of `n` runs.
     Unsafe { k: u64, n: u64 },
+    /// No safety violation, but a deadlock (liveness) in `k` of `n` runs.
+    Stuck { k: u64, n: u64 },
     /// No violation, but a run's check could not decide or a run failed.
     Unknown(String),
 }
@@ -73,6 +75,7 @@ impl CellStatus {
             CellStatus::NotTested(_) => "nottested",
             CellStatus::Safe { .. } => "safe",
             CellStatus::Unsafe { .. } => "unsafe",
+            CellStatus::Stuck { .. } => "stuck",
             CellStatus::Unknown(_) => "unknown",
         }
     }
@@ -84,7 +87,7 @@ pub struct CellSummary {
     pub row: String,
     pub column: String,
     pub status: CellStatus,
-    /// `valid`, `invalid` or `n/a`, and why.
+    /// `valid`, `invalid`, `stuck` or `n/a`, and why.
     pub expected: String,
     pub expected_why: String,
     /// The matrix file's note: what the runs showed that the expectation did not foresee.

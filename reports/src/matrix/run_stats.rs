@@ -1,11 +1,11 @@
 //! One run of a cell, reduced to what the matrix aggregates: verdict, whether its fault reached
 //! its size, time to first violation, availability, acquire latency and throughput.
 
-use super::reach::{fault_reach, Needs};
 use super::record::{RunSummary, MATRIX_VERSION};
 use crate::quantiles::quantile;
 use crate::view::{Outcome, RunView};
 use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::reach::{fault_reach, Needs};
 use lockpick_checker::results::RunResults;
 
 /// Where a run sits in the matrix and how to find and repeat it.
@@ -36,10 +36,12 @@ pub fn summarize_run(
     // The earliest of the lock checks' findings and the moment the linearizability check
     // found the history could no longer be linearized (a violation it alone sees, such as a
     // grant that contradicts an earlier one without two holders overlapping in time).
+    // Safety violations only: a deadlock's stretch is liveness, shown as the cell's STUCK.
     let first_violation_ms = r
         .lock
         .violations
         .iter()
+        .filter(|v| v.kind.is_safety())
         .filter_map(|v| v.window.as_ref().map(|w| w.start_ns))
         .chain(r.linearizability.as_ref().and_then(|l| l.violated_at_ns))
         .min()
@@ -67,9 +69,8 @@ pub fn summarize_run(
         error: None,
         reached: reach.as_ref().ok().cloned(),
         not_tested: reach.err(),
-        // A non-linearizable lock history is a violation too.
-        violations: r.lock.violations.len() as u64
-            + r.lock.omitted_violations
+        // A non-linearizable lock history is a violation too; a deadlock is not one.
+        violations: safety_violations(&r.lock)
             + u64::from(
                 r.linearizability
                     .as_ref()
@@ -91,6 +92,25 @@ pub fn summarize_run(
         secs: place.secs,
         library: None,
     }
+}
+
+/// The safety violations of a lock report, listed or counted; deadlocks left out. Results
+/// written before violations were counted by kind count the listed ones by kind and every
+/// omitted one.
+fn safety_violations(lock: &lockpick_checker::lock::LockReport) -> u64 {
+    if lock.violation_counts.is_empty() {
+        return lock
+            .violations
+            .iter()
+            .filter(|v| v.kind.is_safety())
+            .count() as u64
+            + lock.omitted_violations;
+    }
+    lock.violation_counts
+        .iter()
+        .filter(|c| c.kind.is_safety())
+        .map(|c| c.count)
+        .sum()
 }
 
 /// A run the harness could not make.
@@ -184,13 +204,11 @@ mod tests {
                 unknown_reason: None,
                 violated_at_ns: Some(150 * MS),
             }),
+            not_tested: None,
+            reached: None,
         };
-        let needs = Needs {
-            verb: None,
-            outlast_lease: false,
-            planned_lease_ms: 1000,
-        };
-        let run = summarize_run(RunPlace::default(), &results, &events, needs);
+        let needs = Needs::none();
+        let run = summarize_run(RunPlace::default(), &results, &events, needs.clone());
         assert_eq!(run.violations, 1);
         // Counted from the workload's first operation, like the lock checks' findings.
         assert_eq!(run.first_violation_ms, Some(50.0));

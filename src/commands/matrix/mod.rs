@@ -315,9 +315,15 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
                 .expect("runnable cells have a file");
             let scenario = cell_scenario(plan, &file);
             let needs = Needs {
-                verb: scenario.nemesis.faults.first().map(|f| f.spec.verb()),
+                verbs: scenario
+                    .nemesis
+                    .faults
+                    .first()
+                    .map(|f| f.spec.verb())
+                    .into_iter()
+                    .collect(),
                 outlast_lease: plan.must_outlast_lease,
-                planned_lease_ms: plan.promise.lease_ms,
+                planned_lease_ms: Some(plan.promise.lease_ms),
             };
             cells.push((plan, file, scenario, needs));
         }
@@ -347,7 +353,7 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         'seeds: for k in 0..full.seeds {
             let seed = full.first_seed.wrapping_add(k);
             for (plan, file, scenario, needs) in &cells {
-                let needs = *needs;
+                let needs = needs.clone();
                 let key: RunKey = (plan.row.clone(), plan.column.clone(), seed);
                 if mine.as_ref().is_some_and(|m| !m.contains(&key)) {
                     continue;
@@ -649,7 +655,9 @@ fn command(args: &MatrixArgs, place: &Place) -> String {
 fn progress_line(r: &RunSummary) -> String {
     let what = match (&r.verdict, &r.error, &r.not_tested) {
         (_, Some(e), _) => format!("ERROR: failed to {e}"),
-        (Some(v), None, Some(why)) if v == "valid" => format!("valid but not tested: {why}"),
+        (Some(v), None, Some(why)) if v == "valid" || v == "not-tested" => {
+            format!("not tested: {why}")
+        }
         (Some(v), None, _) => format!("{v} ({} violation(s))", r.violations),
         (None, None, _) => "no verdict".to_owned(),
     };
