@@ -89,6 +89,8 @@ struct Page {
 struct RunSummary {
     scenario: String,
     backend: String,
+    /// The server and the version it reported (`etcd 3.6.16`), if recorded.
+    server: Option<String>,
     seed: u64,
     verdict: String,
     expected: Option<String>,
@@ -261,6 +263,7 @@ fn render_view(
         r: RunSummary {
             scenario: results.scenario.clone(),
             backend: results.backend.clone(),
+            server: results.server.as_ref().map(|s| s.describe()),
             seed: results.seed,
             verdict: results.verdict.name().to_owned(),
             expected: results.expected.map(|e| e.name().to_owned()),

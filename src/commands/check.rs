@@ -170,6 +170,12 @@ fn checked_results(
                 reproduce: format!("cargo run -- check {}", dir.display()),
                 lock,
                 linearizability,
+                // What the stored scenario asked for; what ran was not recorded.
+                server: stored.map(|s| lockpick_checker::results::ServerRan {
+                    kind: s.server.name().to_owned(),
+                    release: s.version.map(|v| v.name.to_owned()),
+                    version: None,
+                }),
             }
         }
     }

@@ -58,6 +58,7 @@ struct HeatRow {
     name: String,
     about: String,
     library: Option<String>,
+    server_version: Option<String>,
     cells: Vec<HeatCell>,
 }
 
@@ -219,6 +220,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             name: r.name.clone(),
             about: r.about.clone(),
             library: r.library.clone(),
+            server_version: r.server_version.clone(),
             cells,
         });
     }

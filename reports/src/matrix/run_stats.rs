@@ -90,6 +90,10 @@ pub fn summarize_run(
         reproduce: place.reproduce,
         secs: place.secs,
         library: None,
+        server_version: r
+            .server
+            .as_ref()
+            .and_then(|s| s.version.is_some().then(|| s.describe())),
     }
 }
 
@@ -116,6 +120,7 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         reproduce: place.reproduce,
         secs: place.secs,
         library: None,
+        server_version: None,
     }
 }
 
@@ -184,6 +189,7 @@ mod tests {
                 unknown_reason: None,
                 violated_at_ns: Some(150 * MS),
             }),
+            server: None,
         };
         let needs = Needs {
             verb: None,
