@@ -72,20 +72,9 @@ fn zookeeper_partition_is_valid_and_a_server_was_isolated() {
 }
 
 #[test]
-fn zookeeper_3_9_partition_is_valid_and_the_leader_was_isolated() {
-    let (_, dir) = expecting(run("zookeeper-3.9-partition"), Verdict::Valid);
-    let events: Vec<_> = history(&dir)
-        .into_iter()
-        .filter(|e| e.process == Process::Nemesis)
-        .collect();
-    let cut = events
-        .iter()
-        .find(|e| e.f == F::Partition)
-        .expect("the leader was isolated");
-    assert_eq!(cut.value.nodes.len(), 1);
-    assert!(events
-        .iter()
-        .any(|e| e.f == F::Heal && e.value.nodes == cut.value.nodes));
-    scenario_support::assert_grants_around(&dir, F::Partition);
+fn zookeeper_3_9_session_expiry_shows_double_holder_stale_write_and_the_expiry() {
+    let (report, dir) = expecting(run("zookeeper-3.9-session-expiry"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
+    assert!(session_expiries(&dir) > 0, "no session expiry recorded");
     assert_server_ran(&dir, "zookeeper", "3.9");
 }
