@@ -45,6 +45,36 @@ pub struct RunResults {
     /// What the run's fault reached, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reached: Option<String>,
+    /// The server the run used, with the version it reported; absent in results written
+    /// before it was recorded.
+    #[serde(default)]
+    pub server: Option<ServerRan>,
+}
+
+/// The server a run used: its kind, the release the scenario picked, and the version the
+/// running server itself reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerRan {
+    /// The server kind (`etcd`).
+    pub kind: String,
+    /// `[server] version` (`3.6`), or the kind's default; `None` for a kind without versions.
+    #[serde(default)]
+    pub release: Option<String>,
+    /// What the running server reported (`3.6.16`); `None` when it cannot say.
+    #[serde(default)]
+    pub version: Option<String>,
+}
+
+impl ServerRan {
+    /// How reports name it: `etcd 3.6.16` (what the server reported), else the release asked
+    /// for and that it did not say, else the kind alone.
+    pub fn describe(&self) -> String {
+        match (&self.version, &self.release) {
+            (Some(v), _) => format!("{} {v}", self.kind),
+            (None, Some(r)) => format!("{} {r} (its version not reported)", self.kind),
+            (None, None) => self.kind.clone(),
+        }
+    }
 }
 
 impl RunResults {

@@ -4,7 +4,8 @@
 mod scenario_support;
 
 use scenario_support::{
-    assert_baseline_stats, assert_fence_held, assert_pause_broke_the_lock, expecting, history, run,
+    assert_baseline_stats, assert_fence_held, assert_pause_broke_the_lock, assert_server_ran,
+    expecting, history, run,
 };
 
 use lockpick_checker::history::{EventKind, Process, F};
@@ -22,8 +23,17 @@ fn nemesis_events(dir: &std::path::Path) -> Vec<(F, Vec<String>, Option<String>)
 
 #[test]
 fn etcd_baseline_is_valid_with_growing_tokens() {
-    let (report, _) = expecting(run("etcd-baseline"), Verdict::Valid);
+    let (report, dir) = expecting(run("etcd-baseline"), Verdict::Valid);
     assert_baseline_stats(&report);
+    // No `version`: Debian's etcd, as the members report it.
+    assert_server_ran(&dir, "etcd", "3.4");
+}
+
+#[test]
+fn etcd_3_6_baseline_runs_etcd_3_6_and_is_valid() {
+    let (report, dir) = expecting(run("etcd-3.6-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+    assert_server_ran(&dir, "etcd", "3.6");
 }
 
 #[test]
@@ -68,6 +78,22 @@ fn etcd_kill_leader_is_valid_and_the_leader_was_killed_and_restarted() {
         .iter()
         .any(|(f, n, _)| *f == F::Restart && *n == crash.1));
     scenario_support::assert_grants_around(&dir, F::Crash);
+}
+
+#[test]
+fn etcd_3_6_kill_leader_is_valid_and_the_leader_was_killed_and_restarted() {
+    let (_, dir) = expecting(run("etcd-3.6-kill-leader"), Verdict::Valid);
+    let events = nemesis_events(&dir);
+    let crash = events
+        .iter()
+        .find(|(f, _, _)| *f == F::Crash)
+        .expect("the leader was killed");
+    assert!(events
+        .iter()
+        .any(|(f, n, _)| *f == F::Restart && *n == crash.1));
+    scenario_support::assert_grants_around(&dir, F::Crash);
+    // The version is read before the workload: the restarted member is the same build.
+    assert_server_ran(&dir, "etcd", "3.6");
 }
 
 #[test]

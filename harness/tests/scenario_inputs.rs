@@ -456,3 +456,39 @@ fn a_lock_swapped_in_for_a_many_lock_scenario_must_take_many_locks() {
         "{err}"
     );
 }
+
+/// An etcd scenario whose `[server]` table is on lines 3–5, `version` on line 5.
+fn etcd_with_version(version: &str) -> String {
+    format!(
+        "name = \"v\"\n\n[server]\nkind = \"etcd\"\nversion = {version:?}\n\n[client]\nkind = \"etcd\"\n\n[workload]\nkind = \"fenced-write\"\nclients = 2\nduration_ms = 1000\n"
+    )
+}
+
+#[test]
+fn a_server_version_must_be_one_of_the_kinds_list() {
+    assert_refused(
+        &etcd_with_version("3.5"),
+        5,
+        "server.version",
+        &["unknown etcd version \"3.5\"", "allowed: 3.4 (Debian's etcd-server, the default), 3.6 (servers/etcd-3.6/bin/etcd, built by scripts/setup)"],
+    );
+    let picked = parse(&etcd_with_version("3.6")).expect("3.6 is on etcd's list");
+    assert_eq!(picked.version.map(|v| v.name), Some("3.6"));
+    assert_eq!(picked.server_label(), "etcd 3.6");
+    let default = parse(&etcd_with_version("3.6").replace("version = \"3.6\"\n", ""))
+        .expect("no version: the default");
+    assert_eq!(default.version.map(|v| v.name), Some("3.4"));
+}
+
+#[test]
+fn a_server_without_versions_refuses_one_naming_those_that_have_them() {
+    assert_refused(
+        &with("nodes = 5\n", "nodes = 5\nversion = \"7.0\"\n"),
+        9,
+        "backend.version",
+        &[
+            "server \"redis\" takes no version",
+            "servers with versions: etcd, zookeeper",
+        ],
+    );
+}

@@ -4,7 +4,8 @@
 mod scenario_support;
 
 use scenario_support::{
-    assert_baseline_stats, assert_fence_held, assert_pause_broke_the_lock, expecting, history, run,
+    assert_baseline_stats, assert_fence_held, assert_pause_broke_the_lock, assert_server_ran,
+    expecting, history, run,
 };
 
 use lockpick_checker::history::{EventKind, Process, F};
@@ -24,8 +25,17 @@ fn session_expiries(dir: &std::path::Path) -> usize {
 
 #[test]
 fn zookeeper_baseline_is_valid_with_growing_tokens() {
-    let (report, _) = expecting(run("zookeeper-baseline"), Verdict::Valid);
+    let (report, dir) = expecting(run("zookeeper-baseline"), Verdict::Valid);
     assert_baseline_stats(&report);
+    // No `version`: Debian's ZooKeeper, as its `srvr` reports it.
+    assert_server_ran(&dir, "zookeeper", "3.8");
+}
+
+#[test]
+fn zookeeper_3_9_baseline_runs_zookeeper_3_9_and_is_valid() {
+    let (report, dir) = expecting(run("zookeeper-3.9-baseline"), Verdict::Valid);
+    assert_baseline_stats(&report);
+    assert_server_ran(&dir, "zookeeper", "3.9");
 }
 
 #[test]
@@ -59,4 +69,12 @@ fn zookeeper_partition_is_valid_and_a_server_was_isolated() {
         .iter()
         .any(|e| e.f == F::Heal && e.value.nodes == cut.value.nodes));
     scenario_support::assert_grants_around(&dir, F::Partition);
+}
+
+#[test]
+fn zookeeper_3_9_session_expiry_shows_double_holder_stale_write_and_the_expiry() {
+    let (report, dir) = expecting(run("zookeeper-3.9-session-expiry"), Verdict::Invalid);
+    assert_pause_broke_the_lock(&report);
+    assert!(session_expiries(&dir) > 0, "no session expiry recorded");
+    assert_server_ran(&dir, "zookeeper", "3.9");
 }

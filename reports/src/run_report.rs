@@ -92,6 +92,8 @@ struct Page {
 struct RunSummary {
     scenario: String,
     backend: String,
+    /// The server and the version it reported (`etcd 3.6.16`), if recorded.
+    server: Option<String>,
     seed: u64,
     verdict: String,
     /// The badge's text: `INVALID`, `STUCK`, `NOT TESTED`, …
@@ -276,6 +278,7 @@ fn render_view(
         r: RunSummary {
             scenario: results.scenario.clone(),
             backend: results.backend.clone(),
+            server: results.server.as_ref().map(|s| s.describe()),
             seed: results.seed,
             verdict: results.verdict.name().to_owned(),
             headline: results.verdict.headline().to_owned(),

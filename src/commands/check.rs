@@ -185,6 +185,12 @@ fn checked_results(
                 linearizability,
                 not_tested,
                 reached,
+                // What the stored scenario asked for; what ran was not recorded.
+                server: stored.map(|s| lockpick_checker::results::ServerRan {
+                    kind: s.server.name().to_owned(),
+                    release: s.version.map(|v| v.name.to_owned()),
+                    version: None,
+                }),
             }
         }
     }

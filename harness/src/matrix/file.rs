@@ -89,6 +89,8 @@ struct RawRow {
     lease_ms: Option<Spanned<u64>>,
     resource: Option<Spanned<String>>,
     nodes: Option<u64>,
+    /// The server's release (`[server] version`); the kind's default (Debian's) if absent.
+    version: Option<Spanned<String>>,
     #[serde(default)]
     watchdog: bool,
     client: Option<Spanned<toml::Table>>,
@@ -144,6 +146,9 @@ pub struct Row {
     pub lease_ms: Option<u64>,
     pub fenced: bool,
     pub nodes: Option<u64>,
+    /// The server's release as the row names it, at its span in [`Matrix::text`]: checked by
+    /// the scenario loader when each cell is built.
+    pub version: Option<Spanned<String>>,
     pub watchdog: bool,
     /// The `[client]` options besides `kind`, relative paths made absolute against the
     /// matrix file's folder.
@@ -502,6 +507,7 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
             lease_ms: r.lease_ms.as_ref().map(|l| *l.get_ref()),
             fenced,
             nodes: r.nodes,
+            version: r.version.clone(),
             watchdog: r.watchdog,
             client: kinds.options,
             clients: r

@@ -230,6 +230,7 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
                 kind: text_at(row.server.name()),
                 nodes: row.nodes.map(|n| Spanned::new(row.span.clone(), n)),
                 persistence: None,
+                version: row.version.clone(),
             },
         )),
         client: Some(Spanned::new(
@@ -297,6 +298,9 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     let _ = writeln!(t, "\n[server]\nkind = {}", quote(row.server.name()));
     if let Some(n) = row.nodes {
         let _ = writeln!(t, "nodes = {n}");
+    }
+    if let Some(v) = &row.version {
+        let _ = writeln!(t, "version = {}", quote(v.get_ref()));
     }
     let _ = writeln!(t, "\n[client]\nkind = {}", quote(row.client_kind.name()));
     for (k, v) in &row.client {

@@ -8,16 +8,18 @@ use crate::cluster::ClusterNet;
 use crate::db::Supervisor;
 use crate::proxy::FaultProxies;
 use crate::scenario::Scenario;
-use crate::server::{external, StartCtx};
+use crate::server::{external, StartCtx, StartError};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// A started backend: its clients, and its peer network if it is a cluster.
+/// A started backend: its clients, its peer network if it is a cluster, and its version as
+/// the server reported it.
 pub(super) struct Backend {
     pub(super) clients: Box<dyn Clients>,
     pub(super) cluster: Option<Arc<ClusterNet>>,
+    pub(super) version: Option<String>,
 }
 
 /// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and builds
@@ -38,11 +40,13 @@ pub(super) async fn start_backend(
             nodes: scenario.node_names(),
             persistence: scenario.persistence,
             faketime: scenario.has_clock_faults(),
+            version: scenario.version,
         };
         scenario.server.start(ctx).await?
     } else {
         external(proxies, &scenario.node_names(), external_addrs).await?
     };
+    let version = running_version(scenario, &started.endpoints, external_addrs.is_empty()).await?;
     let clients = scenario
         .client
         .options
@@ -58,5 +62,39 @@ pub(super) async fn start_backend(
     Ok(Backend {
         clients,
         cluster: started.cluster,
+        version,
     })
+}
+
+/// The version the first node reports, through its proxy (no fault is on yet), checked
+/// against the release the scenario asked for: a run's record names what really ran, and a
+/// stale build that answers with another version fails the run instead of mislabelling it.
+/// A kind that cannot say gives `None`; so does an external server that does not answer. An
+/// external server (`ours` false) runs whatever its owner installed: recorded, not checked.
+async fn running_version(
+    scenario: &Scenario,
+    endpoints: &crate::server::Endpoints,
+    ours: bool,
+) -> Result<Option<String>, StartError> {
+    let Some(&(_, addr)) = endpoints.nodes.first() else {
+        return Ok(None);
+    };
+    let mut reported = None;
+    // A member just elected may be slow to answer under load: a few tries.
+    for _ in 0..3 {
+        reported = scenario.server.running_version(addr).await;
+        if reported.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    match (scenario.version, &reported) {
+        (Some(asked), Some(v)) if ours && !asked.matches(v) => Err(StartError::WrongVersion {
+            kind: scenario.server.name(),
+            asked: asked.name,
+            reported: v.clone(),
+            hint: asked.mismatch_hint(),
+        }),
+        _ => Ok(reported),
+    }
 }

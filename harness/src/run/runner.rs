@@ -18,7 +18,7 @@ use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
-use lockpick_checker::results::{RunResults, RESULTS_VERSION};
+use lockpick_checker::results::{RunResults, ServerRan, RESULTS_VERSION};
 use lockpick_checker::run_checks::check_run_file_reach;
 use lockpick_store::{Ended, Phase};
 use std::net::SocketAddr;
@@ -172,6 +172,11 @@ async fn run_recorded(
         reproduce: opts.reproduce.clone(),
         lock: checks.lock,
         linearizability: checks.linearizability,
+        server: Some(ServerRan {
+            kind: scenario.server.name().to_owned(),
+            release: scenario.version.map(|v| v.name.to_owned()),
+            version: recorded.server_version.clone(),
+        }),
     };
     write_store_file(
         &dir.join("results.json"),
@@ -187,6 +192,8 @@ async fn run_recorded(
 struct Recorded {
     workload_time: Duration,
     ops: u64,
+    /// The servers' version as they reported it.
+    server_version: Option<String>,
 }
 
 async fn run_with(
@@ -332,6 +339,7 @@ async fn run_with(
     Ok(Recorded {
         workload_time,
         ops: recorder.completed_ops(),
+        server_version: backend.version.clone(),
     })
 }
 

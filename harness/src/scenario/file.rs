@@ -6,7 +6,7 @@ use crate::backends::{find_server, server_names};
 use crate::client::ClientKind;
 use crate::fault::{fault_names, find_fault, Entry, RawEntry, FAULTS};
 use crate::locks::{find_lock, lock_names};
-use crate::server::ServerKind;
+use crate::server::{ServerKind, ServerVersion};
 use crate::vocab::rules::{self, *};
 use crate::vocab::{
     in_range, lock_names_of, ClientTable, LockSpec, MsRange, Persistence, ResourceMode,
@@ -47,6 +47,8 @@ pub(crate) struct RawServer {
     pub(crate) kind: Spanned<String>,
     pub(crate) nodes: Option<Spanned<u64>>,
     pub(crate) persistence: Option<Spanned<String>>,
+    /// The server's release, one of its kind's [`ServerKind::versions`].
+    pub(crate) version: Option<Spanned<String>>,
 }
 
 /// The `kind` of `[client]`; the other keys are the client kind's to read.
@@ -238,6 +240,7 @@ pub(crate) fn check(
         }
         None => rule.default,
     };
+    let version = server_version(src, server, table.and_then(|t| t.version.as_ref()), section)?;
     let persistence = match table.and_then(|t| t.persistence.as_ref()) {
         Some(p) => {
             let field = format!("{section}.persistence");
@@ -423,6 +426,7 @@ pub(crate) fn check(
         expected,
         seed: raw.seed,
         server,
+        version,
         nodes,
         persistence,
         client,
@@ -615,6 +619,56 @@ pub(crate) fn check_fields(
         });
     }
     Ok(())
+}
+
+/// The release `asked` names among `server`'s versions, or its default (the first) when the
+/// table does not say; `None` for a kind without versions, which takes no `version`.
+fn server_version(
+    src: &Source,
+    server: &'static dyn ServerKind,
+    asked: Option<&Spanned<String>>,
+    section: &str,
+) -> Result<Option<&'static ServerVersion>, ScenarioError> {
+    let versions = server.versions();
+    let Some(asked) = asked else {
+        return Ok(versions.first());
+    };
+    let field = format!("{section}.version");
+    if versions.is_empty() {
+        return Err(src.error(
+            asked.span(),
+            &field,
+            format!(
+                "server {:?} takes no version: it runs what its Debian package installed; servers with versions: {}",
+                server.name(),
+                crate::backends::servers()
+                    .filter(|s| !s.versions().is_empty())
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    versions
+        .iter()
+        .find(|v| v.name == asked.get_ref())
+        .map(Some)
+        .ok_or_else(|| {
+            src.error(
+                asked.span(),
+                &field,
+                format!(
+                    "unknown {} version {:?}; allowed: {}",
+                    server.name(),
+                    asked.get_ref(),
+                    versions
+                        .iter()
+                        .map(|v| v.describe())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })
 }
 
 /// The server and client kinds a scenario names, and the table its server settings are in

@@ -3,7 +3,7 @@
 use crate::client::{ClientKind, ClientOptions};
 pub use crate::fault::{Fault, Targets};
 use crate::locks::{lock_label, LockPreset};
-use crate::server::{NodeRule, ServerKind};
+use crate::server::{NodeRule, ServerKind, ServerVersion};
 use crate::vocab::{ClientTable, LockSpec, Persistence, ResourceMode, WorkloadSpec};
 pub use lockpick_checker::lock::Property;
 use lockpick_checker::reach::Needs;
@@ -25,6 +25,9 @@ pub struct Scenario {
     pub seed: u64,
     /// The servers (`[server] kind`).
     pub server: &'static dyn ServerKind,
+    /// Their release (`[server] version`, else the kind's default, Debian's); `None` for a
+    /// kind that has no list of versions.
+    pub version: Option<&'static ServerVersion>,
     /// How many lock nodes the server runs (named `n1`, `n2`, …).
     pub nodes: usize,
     /// What the lock nodes keep across a crash.
@@ -121,6 +124,10 @@ impl Scenario {
                     .expect("every client kind's defaults are valid (tested)"),
             };
         }
+        // Another server kind runs its own default release; the same kind keeps the file's.
+        if server.name() != self.server.name() {
+            s.version = server.versions().first();
+        }
         s.server = server;
         let rule = node_rule(server, client);
         if !rule.allows(s.nodes) {
@@ -159,6 +166,14 @@ impl Scenario {
     /// and its clients' start. What shards are balanced by.
     pub fn expected_run_ms(&self) -> u64 {
         self.workload.duration_ms + self.server.start_cost_ms() + self.client.kind.start_cost_ms()
+    }
+
+    /// The server and its release as a run's record names them: `etcd 3.6`, or `redis`.
+    pub fn server_label(&self) -> String {
+        match self.version {
+            Some(v) => format!("{} {}", self.server.name(), v.name),
+            None => self.server.name().to_owned(),
+        }
     }
 
     /// The name of this scenario's lock: a preset's (`redis`, `redlock`, …) or

@@ -10,6 +10,16 @@ pub enum StartError {
     Proxy(#[from] crate::proxy::ProxyError),
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
+    #[error(transparent)]
+    NotInstalled(#[from] super::NotInstalled),
+    /// The servers that came up report another release than the one asked for.
+    #[error("start {kind} {asked}: its server reports version {reported}, which is not a {asked} release ({hint})")]
+    WrongVersion {
+        kind: &'static str,
+        asked: &'static str,
+        reported: String,
+        hint: String,
+    },
     #[error("start the sentinel backend: {0}")]
     Sentinel(String),
     #[error("start the PostgreSQL replica: {0}")]

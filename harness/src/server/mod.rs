@@ -23,6 +23,7 @@
 
 mod error;
 mod shapes;
+mod version;
 
 use crate::cluster::ClusterNet;
 use crate::db::Supervisor;
@@ -38,6 +39,7 @@ use tokio::sync::Mutex;
 
 pub use error::StartError;
 pub use shapes::{start_all, started_cluster, CLUSTER_NODES, SINGLE_SERVER};
+pub use version::{Install, NotInstalled, ServerVersion};
 
 /// Whether a server kind supports something; `Err` says why not, in words that read after
 /// "cannot …: ".
@@ -139,6 +141,9 @@ pub struct StartCtx<'a> {
     pub persistence: Persistence,
     /// The scenario moves clocks: start the nodes under libfaketime.
     pub faketime: bool,
+    /// The release to run (`[server] version`), one of [`ServerKind::versions`]; `None` for a
+    /// kind that has no list.
+    pub version: Option<&'static ServerVersion>,
 }
 
 /// A boxed future, so that [`ServerKind`] stays object-safe.
@@ -173,6 +178,20 @@ pub trait ServerKind: Sync + 'static {
     /// (`links = ["s1-to-n1"]`).
     fn dialers(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// The releases `[server] version = …` may pick, the default (the one Debian ships)
+    /// first; empty for a kind that runs whatever its Debian package installed and takes no
+    /// `version`.
+    fn versions(&self) -> &'static [ServerVersion] {
+        &[]
+    }
+
+    /// The version of the server at client address `addr` as the server itself reports it
+    /// (`3.6.16`), for the run's record; `None` when it cannot say.
+    fn running_version(&self, addr: SocketAddr) -> BoxFuture<'static, Option<String>> {
+        let _ = addr;
+        Box::pin(async { None })
     }
 
     /// Rejects lock parameters this server cannot honour (etcd: leases in whole seconds).

@@ -89,6 +89,29 @@ pub fn history(dir: &std::path::Path) -> Vec<Event> {
     read_history(&dir.join("history.jsonl")).unwrap()
 }
 
+/// The server of a run as its `results.json` records it.
+pub fn server_ran(dir: &std::path::Path) -> lockpick_checker::results::ServerRan {
+    let text = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    let results: lockpick_checker::results::RunResults = serde_json::from_str(&text).unwrap();
+    results.server.expect("results.json records the server")
+}
+
+/// Asserts that the run's `results.json` names `kind` at `release`, and that the version the
+/// running server reported is a release of it (`3.6` → `3.6.16`).
+pub fn assert_server_ran(dir: &std::path::Path, kind: &str, release: &str) {
+    let ran = server_ran(dir);
+    assert_eq!(ran.kind, kind, "{ran:?}");
+    assert_eq!(ran.release.as_deref(), Some(release), "{ran:?}");
+    let version = ran
+        .version
+        .as_deref()
+        .expect("the server reported its version");
+    assert!(
+        version.starts_with(&format!("{release}.")),
+        "{kind} {release} reported {version}"
+    );
+}
+
 /// Asserts the stats of a baseline run: many grants, never two holders at once.
 pub fn assert_baseline_stats(report: &LockReport) {
     assert!(report.stats.acquires_ok > 50, "{report}");

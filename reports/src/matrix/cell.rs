@@ -147,6 +147,7 @@ mod tests {
             reproduce: String::new(),
             secs: 1.0,
             library: None,
+            server_version: None,
         }
     }
 

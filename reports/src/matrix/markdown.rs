@@ -24,7 +24,10 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
         "To make it again from nothing:\n\n```\n{again}\n```\n\nThe last command run on it: `{}`.\n",
         record.command
     );
-    let _ = writeln!(md, "Servers (Debian packages):");
+    let _ = writeln!(
+        md,
+        "Servers (the Debian packages, and the releases scripts/setup builds):"
+    );
     for (k, v) in &record.server_versions {
         let _ = writeln!(md, "- {k} {v}");
     }
@@ -73,13 +76,15 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     }
     md.push('\n');
     for r in &record.rows {
-        match &r.library {
-            Some(library) => {
-                let _ = write!(md, "| **{}** ({library}) |", r.name);
-            }
-            None => {
-                let _ = write!(md, "| **{}** |", r.name);
-            }
+        let marks: Vec<&str> = [&r.library, &r.server_version]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        if marks.is_empty() {
+            let _ = write!(md, "| **{}** |", r.name);
+        } else {
+            let _ = write!(md, "| **{}** ({}) |", r.name, marks.join(", "));
         }
         for c in &record.columns {
             let text = record
@@ -103,7 +108,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
             r.library
                 .as_ref()
                 .map_or(String::new(), |l| format!(" running {l}")),
-            r.server,
+            r.server_version.as_ref().unwrap_or(&r.server),
             r.ttl_ms,
             if r.fenced { "fenced" } else { "naive" },
             r.about

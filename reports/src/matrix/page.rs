@@ -62,6 +62,7 @@ struct HeatRow {
     name: String,
     about: String,
     library: Option<String>,
+    server_version: Option<String>,
     cells: Vec<HeatCell>,
 }
 
@@ -231,6 +232,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             name: r.name.clone(),
             about: r.about.clone(),
             library: r.library.clone(),
+            server_version: r.server_version.clone(),
             cells,
         });
     }
@@ -372,6 +374,7 @@ mod tests {
             reproduce: String::new(),
             secs: 1.0,
             library: None,
+            server_version: None,
         };
         let c = aggregate(head, vec![run]);
         assert_eq!(cell_text(&c), "STUCK 1/1");

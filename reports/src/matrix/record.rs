@@ -44,6 +44,9 @@ pub struct RunSummary {
     /// a row whose client is a library's adapter.
     #[serde(default)]
     pub library: Option<String>,
+    /// The server and the version it reported (`etcd 3.6.16`), from the run's results.
+    #[serde(default)]
+    pub server_version: Option<String>,
 }
 
 /// What a cell shows.
@@ -131,6 +134,10 @@ pub struct RowInfo {
     /// if runs disagree), or why there is none yet.
     #[serde(default)]
     pub library: Option<String>,
+    /// The server and the version its runs reported (`etcd 3.6.16`; several, joined, if runs
+    /// disagree), for a server kind that reports one.
+    #[serde(default)]
+    pub server_version: Option<String>,
 }
 
 /// A column as the page shows it.

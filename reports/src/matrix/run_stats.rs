@@ -91,6 +91,10 @@ pub fn summarize_run(
         reproduce: place.reproduce,
         secs: place.secs,
         library: None,
+        server_version: r
+            .server
+            .as_ref()
+            .and_then(|s| s.version.is_some().then(|| s.describe())),
     }
 }
 
@@ -136,6 +140,7 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         reproduce: place.reproduce,
         secs: place.secs,
         library: None,
+        server_version: None,
     }
 }
 
@@ -206,6 +211,7 @@ mod tests {
             }),
             not_tested: None,
             reached: None,
+            server: None,
         };
         let needs = Needs::none();
         let run = summarize_run(RunPlace::default(), &results, &events, needs.clone());

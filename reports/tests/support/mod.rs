@@ -139,6 +139,7 @@ pub fn results_for(events: &[Event], scenario: &str) -> RunResults {
         linearizability: None,
         not_tested: None,
         reached: None,
+        server: None,
     }
 }
 

@@ -583,6 +583,7 @@ fn build_record(
                 ttl_ms: r.lease_ms.unwrap_or(r.ttl_ms),
                 about: r.about.clone(),
                 library: r.is_adapter().then(|| library_of(&r.name, done)),
+                server_version: server_version_of(&r.name, done),
             })
             .collect(),
         columns: m
@@ -611,6 +612,19 @@ fn library_of(row: &str, done: &BTreeMap<RunKey, RunSummary>) -> String {
     } else {
         seen.join(" / ")
     }
+}
+
+/// The server versions a row's runs reported (`etcd 3.6.16`), every one if they differ;
+/// `None` before a run, or for a server kind that does not report one.
+fn server_version_of(row: &str, done: &BTreeMap<RunKey, RunSummary>) -> Option<String> {
+    let mut seen: Vec<&str> = done
+        .values()
+        .filter(|r| r.row == row)
+        .filter_map(|r| r.server_version.as_deref())
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (!seen.is_empty()).then(|| seen.join(" / "))
 }
 
 /// The command line that makes this matrix again.

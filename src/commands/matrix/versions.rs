@@ -1,11 +1,15 @@
-//! The versions of the servers a matrix ran, as the Debian packages they come from report
-//! them, for the record and the published table.
+//! The versions of the servers a matrix can run, for the record and the published table: the
+//! Debian packages as dpkg reports them, then the releases `scripts/setup` builds or fetches
+//! (`[server] version`), as their files report them. What each row's runs actually reported is
+//! recorded per row (`RowInfo::server_version`).
 
+use lockpick_harness::server::Install;
+use std::path::Path;
 use std::process::Command;
 
-/// `(package, version)` of each installed one; an absent one is "not installed".
+/// `(package or release, version)` of each; an absent one is "not installed".
 pub fn server_versions() -> Vec<(String, String)> {
-    lockpick_harness::backends::packages()
+    let mut out: Vec<(String, String)> = lockpick_harness::backends::packages()
         .iter()
         .map(|p| {
             let v = Command::new("dpkg-query")
@@ -18,5 +22,46 @@ pub fn server_versions() -> Vec<(String, String)> {
                 });
             ((*p).to_owned(), v)
         })
-        .collect()
+        .collect();
+    for kind in lockpick_harness::backends::servers() {
+        for version in kind.versions() {
+            let Install::Setup { path } = version.install else {
+                continue;
+            };
+            let found = match version.setup_path(kind.name()) {
+                Ok(Some(full)) => built_version(&full, kind.name()),
+                Ok(None) | Err(_) => None,
+            };
+            out.push((
+                format!("{} {} ({path})", kind.name(), version.name),
+                found.unwrap_or_else(|| "not installed (bash scripts/setup)".to_owned()),
+            ));
+        }
+    }
+    out
+}
+
+/// The version of a release setup built: a binary's `--version` (its first line's last word,
+/// `etcd Version: 3.6.16`), or, for a folder of jars, the version in `<kind>-<version>.jar`.
+fn built_version(path: &Path, kind: &str) -> Option<String> {
+    if path.is_file() {
+        let out = Command::new(path).arg("--version").output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        return text
+            .lines()
+            .next()?
+            .split_whitespace()
+            .last()
+            .map(str::to_owned);
+    }
+    let prefix = format!("{kind}-");
+    std::fs::read_dir(path)
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|n| {
+            let v = n.strip_prefix(&prefix)?.strip_suffix(".jar")?.to_owned();
+            v.starts_with(|c: char| c.is_ascii_digit()).then_some(v)
+        })
+        .next()
 }

@@ -226,6 +226,7 @@ fn stored_run(store: &Path) -> PathBuf {
         linearizability: None,
         not_tested: None,
         reached: None,
+        server: None,
     };
     std::fs::write(
         run.join("results.json"),

@@ -8,6 +8,7 @@ use crate::cluster::start::{start_members, Cluster};
 use crate::db::{NodeKind, Supervisor};
 use crate::proxy::FaultProxies;
 use std::net::SocketAddr;
+use std::path::Path;
 use tokio::sync::Mutex;
 
 /// A running etcd cluster.
@@ -20,6 +21,16 @@ pub async fn start_etcd_cluster(
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
     names: &[String],
+) -> Result<EtcdCluster, ClusterError> {
+    start_etcd_cluster_of(supervisor, proxies, names, Path::new("etcd")).await
+}
+
+/// [`start_etcd_cluster`] with the members' `binary` (another etcd release than Debian's).
+pub async fn start_etcd_cluster_of(
+    supervisor: &Mutex<Supervisor>,
+    proxies: &FaultProxies,
+    names: &[String],
+    binary: &Path,
 ) -> Result<EtcdCluster, ClusterError> {
     start_members(
         supervisor,
@@ -38,11 +49,9 @@ pub async fn start_etcd_cluster(
                     )
                 })
                 .collect();
-            NodeKind::new(EtcdOptions::member(
-                member.name,
-                member.peer_ports[0],
-                cluster,
-            ))
+            let mut options = EtcdOptions::member(member.name, member.peer_ports[0], cluster);
+            options.binary = binary.to_owned();
+            NodeKind::new(options)
         },
     )
     .await

@@ -8,9 +8,9 @@ mod lock_service;
 mod process;
 mod server;
 
-pub use cluster::{start_etcd_cluster, EtcdCluster};
+pub use cluster::{start_etcd_cluster, start_etcd_cluster_of, EtcdCluster};
 pub use lock::EtcdLock;
-pub use process::{etcd_health, etcd_is_leader, EtcdOptions};
+pub use process::{etcd_health, etcd_is_leader, etcd_version, EtcdOptions};
 
 /// The etcd backend's entry in the registry.
 pub static BACKEND: super::Backend = super::Backend {

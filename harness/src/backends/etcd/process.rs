@@ -152,6 +152,17 @@ pub async fn etcd_health(addr: SocketAddr, timeout: Duration) -> bool {
         .is_some_and(|body| body.replace(' ', "").contains("\"health\":\"true\""))
 }
 
+/// The server version the member at client address `addr` reports (`GET /version`:
+/// `{"etcdserver":"3.6.16","etcdcluster":"3.6.0"}`), `None` if it does not answer.
+pub async fn etcd_version(addr: SocketAddr, timeout: Duration) -> Option<String> {
+    let body = http::request(addr, "/version", None, timeout).await?;
+    let answer: serde_json::Value = serde_json::from_str(&body).ok()?;
+    answer
+        .get("etcdserver")
+        .and_then(|v| v.as_str())
+        .map(str::to_owned)
+}
+
 /// True if the member at client address `addr` is the leader right now.
 pub async fn etcd_is_leader(addr: SocketAddr, timeout: Duration) -> bool {
     let Some(body) = http::request(addr, "/v3/maintenance/status", Some("{}"), timeout).await

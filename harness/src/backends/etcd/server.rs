@@ -1,14 +1,40 @@
 //! `etcd`: an etcd cluster (3 members by default) whose peer links run through lockpick's
 //! proxies, so members can be isolated and the leader targeted.
 
-use crate::backends::etcd::start_etcd_cluster;
-use crate::server::StartError;
+use super::process::PACKAGE;
+use crate::backends::etcd::{etcd_version, start_etcd_cluster_of};
 use crate::server::{
-    BoxFuture, Capabilities, FieldError, NodeRule, ServerKind, StartCtx, Started, Support,
+    BoxFuture, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion, StartCtx,
+    Started, Support,
 };
+use crate::server::{NotInstalled, StartError};
 use crate::vocab::LockSpec;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
 
 pub(super) struct Etcd;
+
+/// Debian's etcd (3.4.23 on bookworm), and etcd 3.6 built by `scripts/setup` from
+/// `servers/etcd-3.6` (etcd's own `etcdmain` at the version its go.mod pins).
+static VERSIONS: &[ServerVersion] = &[
+    ServerVersion {
+        name: "3.4",
+        install: Install::Debian { package: PACKAGE },
+    },
+    ServerVersion {
+        name: "3.6",
+        install: Install::Setup {
+            path: "servers/etcd-3.6/bin/etcd",
+        },
+    },
+];
+
+/// The members' binary for `version`: Debian's `etcd` in `PATH`, or the one setup built.
+fn binary(version: Option<&'static ServerVersion>) -> Result<PathBuf, NotInstalled> {
+    let built = version.map(|v| v.setup_path("etcd")).transpose()?.flatten();
+    Ok(built.unwrap_or_else(|| PathBuf::from("etcd")))
+}
 
 impl ServerKind for Etcd {
     fn name(&self) -> &'static str {
@@ -41,6 +67,14 @@ impl ServerKind for Etcd {
         }
     }
 
+    fn versions(&self) -> &'static [ServerVersion] {
+        VERSIONS
+    }
+
+    fn running_version(&self, addr: SocketAddr) -> BoxFuture<'static, Option<String>> {
+        Box::pin(etcd_version(addr, Duration::from_secs(2)))
+    }
+
     fn persistence(&self) -> Support {
         Err("etcd always syncs its log to disk; only redis nodes take `persistence`")
     }
@@ -60,7 +94,9 @@ impl ServerKind for Etcd {
 
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(async move {
-            let cluster = start_etcd_cluster(ctx.supervisor, ctx.proxies, &ctx.nodes).await?;
+            let binary = binary(ctx.version)?;
+            let cluster =
+                start_etcd_cluster_of(ctx.supervisor, ctx.proxies, &ctx.nodes, &binary).await?;
             Ok(crate::server::started_cluster(&ctx.nodes, cluster))
         })
     }

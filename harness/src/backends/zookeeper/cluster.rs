@@ -26,6 +26,18 @@ pub async fn start_zk_cluster(
     names: &[String],
     tick_ms: u64,
 ) -> Result<ZkCluster, ClusterError> {
+    let debian = super::process::DEBIAN_CLASS_PATH;
+    start_zk_cluster_of(supervisor, proxies, names, tick_ms, debian).await
+}
+
+/// [`start_zk_cluster`] with the servers' `class_path` (another ZooKeeper release's jars).
+pub async fn start_zk_cluster_of(
+    supervisor: &Mutex<Supervisor>,
+    proxies: &FaultProxies,
+    names: &[String],
+    tick_ms: u64,
+    class_path: &str,
+) -> Result<ZkCluster, ClusterError> {
     let local = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
     start_members(
         supervisor,
@@ -56,6 +68,7 @@ pub async fn start_zk_cluster(
                 .collect();
             let mut options = ZkOptions::server(me, peers);
             options.tick_ms = tick_ms;
+            options.class_path = class_path.to_owned();
             NodeKind::new(options)
         },
     )

@@ -6,9 +6,9 @@ mod lock;
 mod process;
 mod server;
 
-pub use cluster::{start_zk_cluster, ZkCluster};
+pub use cluster::{start_zk_cluster, start_zk_cluster_of, ZkCluster};
 pub use lock::ZkLock;
-pub use process::{zk_is_leader, zk_mode, ZkOptions, ZkPeer};
+pub use process::{zk_is_leader, zk_mode, zk_version, ZkOptions, ZkPeer};
 pub use server::ZK_TICK_MS;
 
 /// The ZooKeeper backend's entry in the registry.

@@ -19,8 +19,9 @@ use crate::db::folder::NodeFolder;
 /// Debian package that provides the ZooKeeper jars (Java itself is `default-jre-headless`).
 pub(crate) const PACKAGE: &str = "zookeeper";
 pub(crate) const CONFIG_FILE: &str = "zoo.cfg";
-/// The server's class path: its jar names the rest in its manifest; slf4j-simple logs.
-const CLASS_PATH: &str = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar";
+/// The Debian server's class path: its jar names the rest in its manifest; slf4j-simple logs.
+pub(crate) const DEBIAN_CLASS_PATH: &str =
+    "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar";
 
 /// One server of the ensemble as another server, or this one, reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub struct ZkPeer {
 pub struct ZkOptions {
     /// The Java launcher: a bare name is looked up in `PATH`.
     pub java: PathBuf,
+    /// The server's jars (Debian's by default; another release's, fetched by setup).
+    pub class_path: String,
     /// This server: its id and the ports it listens on (reserved by the caller).
     pub me: ZkPeer,
     /// The other servers, at the addresses *this* server dials (proxies or routers).
@@ -53,6 +56,7 @@ impl ZkOptions {
     pub fn server(me: ZkPeer, peers: Vec<ZkPeer>) -> ZkOptions {
         ZkOptions {
             java: PathBuf::from("java"),
+            class_path: DEBIAN_CLASS_PATH.to_owned(),
             me,
             peers,
             tick_ms: 250,
@@ -129,7 +133,7 @@ impl ZkOptions {
             // A server that lost its quorum backs off its election messages up to 60 s by
             // default, so after a healed partition it rejoins a minute later: cap it at 1 s.
             .arg("-Dzookeeper.fastleader.maxNotificationInterval=1000")
-            .args(["-cp", CLASS_PATH])
+            .args(["-cp", &self.class_path])
             .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
             .arg(&folder.config)
             .current_dir(&folder.root);
@@ -153,6 +157,24 @@ pub async fn zk_mode(addr: SocketAddr, timeout: Duration) -> Option<String> {
         .lines()
         .find_map(|l| l.strip_prefix("Mode: "))
         .map(|m| m.trim().to_string())
+}
+
+/// The server's version from `srvr` (`Zookeeper version: 3.9.5-293c895…, built on …`): the
+/// release number before the build's hash (`3.9.5`), `None` on timeout.
+pub async fn zk_version(addr: SocketAddr, timeout: Duration) -> Option<String> {
+    let answer = tokio::time::timeout(timeout, four_letter_word(addr, b"srvr"))
+        .await
+        .ok()?
+        .ok()?;
+    parse_version(&answer)
+}
+
+fn parse_version(srvr: &str) -> Option<String> {
+    let full = srvr
+        .lines()
+        .find_map(|l| l.strip_prefix("Zookeeper version: "))?;
+    let release = full.split([',', '-']).next()?.trim();
+    (!release.is_empty()).then(|| release.to_owned())
 }
 
 /// True once the server serves clients as part of a quorum (or standalone).
@@ -212,5 +234,22 @@ impl NodeRecipe for ZkOptions {
 
     fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
         Box::pin(zk_is_leader(addr, PROBE_TIMEOUT))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_version;
+
+    #[test]
+    fn the_release_is_read_from_srvr() {
+        let debian = "Zookeeper version: 3.8.0-${mvngit.commit.id}, built on 2023-02-11 00:00 UTC\nLatency min/avg/max: 0/0.0/0\nMode: follower\n";
+        assert_eq!(parse_version(debian).as_deref(), Some("3.8.0"));
+        let central = "Zookeeper version: 3.9.5-293c895a8d966a3ecb92872be4a1daf87d725da2, built on 2026-02-11 20:18 UTC\nMode: leader\n";
+        assert_eq!(parse_version(central).as_deref(), Some("3.9.5"));
+        assert_eq!(
+            parse_version("This ZooKeeper instance is not currently serving requests\n"),
+            None
+        );
     }
 }

@@ -2,14 +2,60 @@
 //! links run through lockpick's proxies. The lock's TTL is its session timeout, which the
 //! servers allow between 2 and 20 ticks.
 
-use crate::backends::zookeeper::start_zk_cluster;
-use crate::server::StartError;
+use super::process::{DEBIAN_CLASS_PATH, PACKAGE};
+use crate::backends::zookeeper::{start_zk_cluster_of, zk_version};
 use crate::server::{
-    BoxFuture, Capabilities, FieldError, NodeRule, ServerKind, StartCtx, Started, Support,
+    BoxFuture, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion, StartCtx,
+    Started, Support,
 };
+use crate::server::{NotInstalled, StartError};
 use crate::vocab::LockSpec;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
 
 pub(super) struct ZooKeeper;
+
+/// Debian's ZooKeeper (3.8.0 on bookworm), and ZooKeeper 3.9 from Maven Central: the jars
+/// `scripts/setup` copies into `servers/zookeeper-3.9/target/lib` (exact versions in its pom).
+static VERSIONS: &[ServerVersion] = &[
+    ServerVersion {
+        name: "3.8",
+        install: Install::Debian { package: PACKAGE },
+    },
+    ServerVersion {
+        name: "3.9",
+        install: Install::Setup {
+            path: "servers/zookeeper-3.9/target/lib",
+        },
+    },
+];
+
+/// The servers' class path for `version`: Debian's jars, or every jar setup fetched.
+fn class_path(version: Option<&'static ServerVersion>) -> Result<String, NotInstalled> {
+    match version
+        .map(|v| v.setup_path("zookeeper"))
+        .transpose()?
+        .flatten()
+    {
+        None => Ok(DEBIAN_CLASS_PATH.to_owned()),
+        Some(dir) => Ok(jars_in(&dir).join(":")),
+    }
+}
+
+/// The jars in `dir`, sorted so that the class path is the same on every machine.
+fn jars_in(dir: &Path) -> Vec<String> {
+    let mut jars: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jar"))
+        .filter_map(|p| p.to_str().map(str::to_owned))
+        .collect();
+    jars.sort();
+    jars
+}
 
 /// The session timeouts ZooKeeper servers with lockpick's tick allow.
 /// The tick of the ZooKeeper servers lockpick runs: session timeouts (the lock's TTL) may be
@@ -46,6 +92,14 @@ impl ServerKind for ZooKeeper {
         }
     }
 
+    fn versions(&self) -> &'static [ServerVersion] {
+        VERSIONS
+    }
+
+    fn running_version(&self, addr: SocketAddr) -> BoxFuture<'static, Option<String>> {
+        Box::pin(zk_version(addr, Duration::from_secs(2)))
+    }
+
     fn persistence(&self) -> Support {
         Err("ZooKeeper always syncs its log to disk; only redis nodes take `persistence`")
     }
@@ -65,8 +119,10 @@ impl ServerKind for ZooKeeper {
 
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(async move {
+            let class_path = class_path(ctx.version)?;
+            let (sup, proxies) = (ctx.supervisor, ctx.proxies);
             let cluster =
-                start_zk_cluster(ctx.supervisor, ctx.proxies, &ctx.nodes, ZK_TICK_MS).await?;
+                start_zk_cluster_of(sup, proxies, &ctx.nodes, ZK_TICK_MS, &class_path).await?;
             Ok(crate::server::started_cluster(&ctx.nodes, cluster))
         })
     }
