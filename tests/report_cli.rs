@@ -104,6 +104,7 @@ fn report_that_cannot_write_its_page_is_a_harness_error() {
         reproduce: "cargo run -- scenario stale --seed 1".to_owned(),
         lock: found.checks.lock,
         linearizability: found.checks.linearizability,
+        discipline: None,
     };
     let json = serde_json::to_vec(&results).unwrap();
     std::fs::write(dir.path().join("results.json"), json).unwrap();

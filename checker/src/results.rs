@@ -37,6 +37,10 @@ pub struct RunResults {
     /// written before it was checked.
     #[serde(default)]
     pub linearizability: Option<LinSummary>,
+    /// How the clients used a granted lock: `trusting` (wrote at once) or `careful` (checked
+    /// the lease first); absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discipline: Option<String>,
 }
 
 impl RunResults {

@@ -14,6 +14,7 @@ use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, StartGat
 use lockpick_harness::db::Supervisor;
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
+use lockpick_harness::vocab::Discipline;
 use lockpick_harness::resource::Resource;
 use lockpick_harness::scenario::{
     lock_names_of, MsRange, ResourceMode, WorkloadKind, WorkloadSpec,
@@ -94,6 +95,7 @@ async fn run_workload(
         workload: workload.clone(),
         acquire_timeout: Duration::from_millis(2000),
         watchdog: false,
+        discipline: Discipline::Careful,
         resource: resource.clone(),
         points: Arc::new(PausePoints::default()),
         next_process: next_process.clone(),

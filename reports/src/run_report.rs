@@ -89,6 +89,8 @@ struct Page {
 struct RunSummary {
     scenario: String,
     backend: String,
+    /// `trusting` or `careful`, when the results say.
+    discipline: Option<String>,
     seed: u64,
     verdict: String,
     expected: Option<String>,
@@ -261,6 +263,7 @@ fn render_view(
         r: RunSummary {
             scenario: results.scenario.clone(),
             backend: results.backend.clone(),
+            discipline: results.discipline.clone(),
             seed: results.seed,
             verdict: results.verdict.name().to_owned(),
             expected: results.expected.map(|e| e.name().to_owned()),

@@ -170,6 +170,7 @@ fn checked_results(
                 reproduce: format!("cargo run -- check {}", dir.display()),
                 lock,
                 linearizability,
+                discipline: stored.map(|s| s.client.discipline.name().to_owned()),
             }
         }
     }

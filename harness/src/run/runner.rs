@@ -169,6 +169,7 @@ async fn run_recorded(
         reproduce: opts.reproduce.clone(),
         lock: checks.lock,
         linearizability: checks.linearizability,
+        discipline: Some(scenario.client.discipline.name().to_owned()),
     };
     write_store_file(
         &dir.join("results.json"),
@@ -237,6 +238,7 @@ async fn run_with(
         workload: scenario.workload.clone(),
         acquire_timeout: Duration::from_millis(scenario.lock.acquire_timeout_ms),
         watchdog: scenario.lock.watchdog,
+        discipline: scenario.client.discipline,
         resource: resource.clone(),
         points: points[index].clone(),
         next_process: next_process.clone(),

@@ -128,6 +128,10 @@ pub struct RowInfo {
     /// if runs disagree), or why there is none yet.
     #[serde(default)]
     pub library: Option<String>,
+    /// How the row's clients use a granted lock: `trusting` (write at once) or `careful`
+    /// (check the lease first); absent in matrices written before it was shown.
+    #[serde(default)]
+    pub discipline: Option<String>,
 }
 
 /// A column as the page shows it.

@@ -184,6 +184,7 @@ mod tests {
                 unknown_reason: None,
                 violated_at_ns: Some(150 * MS),
             }),
+            discipline: None,
         };
         let needs = Needs {
             verb: None,

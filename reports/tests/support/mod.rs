@@ -137,6 +137,7 @@ pub fn results_for(events: &[Event], scenario: &str) -> RunResults {
         reproduce: format!("cargo run -- scenario {scenario} --seed 7"),
         lock,
         linearizability: None,
+        discipline: None,
     }
 }
 

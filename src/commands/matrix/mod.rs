@@ -577,6 +577,7 @@ fn build_record(
                 ttl_ms: r.lease_ms.unwrap_or(r.ttl_ms),
                 about: r.about.clone(),
                 library: r.is_adapter().then(|| library_of(&r.name, done)),
+                discipline: Some(r.discipline().name().to_owned()),
             })
             .collect(),
         columns: m

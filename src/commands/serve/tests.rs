@@ -224,6 +224,7 @@ fn stored_run(store: &Path) -> PathBuf {
         reproduce: "cargo run -- scenario scen --seed 7".to_owned(),
         lock,
         linearizability: None,
+        discipline: None,
     };
     std::fs::write(
         run.join("results.json"),
