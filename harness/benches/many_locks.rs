@@ -14,11 +14,11 @@ use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, StartGat
 use lockpick_harness::db::Supervisor;
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
-use lockpick_harness::vocab::Discipline;
 use lockpick_harness::resource::Resource;
 use lockpick_harness::scenario::{
     lock_names_of, MsRange, ResourceMode, WorkloadKind, WorkloadSpec,
 };
+use lockpick_harness::vocab::Discipline;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;

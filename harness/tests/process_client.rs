@@ -20,11 +20,11 @@ use lockpick_harness::client::{
 use lockpick_harness::db::{live_children, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
-use lockpick_harness::vocab::Discipline;
 use lockpick_harness::resource::Resource;
 use lockpick_harness::scenario::{
     MsRange, PausePoint, ResourceMode, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
 };
+use lockpick_harness::vocab::Discipline;
 use serde_json::{Map, Value as Json};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

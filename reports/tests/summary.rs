@@ -64,7 +64,10 @@ fn the_report_says_how_the_clients_used_the_lock_when_the_results_do() {
     let events = gc_pause_history();
     let mut results = results_for(&events, "hand-built-gc-pause");
     let html = render_run_report(&results, &events).unwrap();
-    assert!(!html.contains(" client)</span>"), "older results say nothing");
+    assert!(
+        !html.contains(" client)</span>"),
+        "older results say nothing"
+    );
     results.discipline = Some("trusting".to_owned());
     let html = render_run_report(&results, &events).unwrap();
     assert!(html.contains(">(trusting client)</span>"), "{html}");
