@@ -304,6 +304,13 @@ fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
     };
     let row = row_named("python-redis-py");
     assert_eq!(row["library"], library.as_str(), "{row:#}");
+    // A library's client writes when the library says it holds the lock, and the page says so.
+    assert_eq!(row["discipline"], "trusting", "{row:#}");
+    let page = std::fs::read_to_string(dir.join("matrix.html")).unwrap();
+    assert!(
+        page.contains(">client: trusting</span>"),
+        "the matrix page shows it"
+    );
     assert_eq!(
         (row["server"].as_str(), row["client"].as_str()),
         (Some("redis"), Some("process"))

@@ -107,6 +107,7 @@ fn report_that_cannot_write_its_page_is_a_harness_error() {
         not_tested: None,
         reached: None,
         server: None,
+        discipline: None,
     };
     let json = serde_json::to_vec(&results).unwrap();
     std::fs::write(dir.path().join("results.json"), json).unwrap();

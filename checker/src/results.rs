@@ -49,6 +49,10 @@ pub struct RunResults {
     /// before it was recorded.
     #[serde(default)]
     pub server: Option<ServerRan>,
+    /// How the clients used a granted lock: `trusting` (wrote at once) or `careful` (checked
+    /// the lease first); absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discipline: Option<String>,
 }
 
 /// The server a run used: its kind, the release the scenario picked, and the version the

@@ -18,6 +18,7 @@ use lockpick_harness::resource::Resource;
 use lockpick_harness::scenario::{
     lock_names_of, MsRange, ResourceMode, WorkloadKind, WorkloadSpec,
 };
+use lockpick_harness::vocab::Discipline;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -94,6 +95,7 @@ async fn run_workload(
         workload: workload.clone(),
         acquire_timeout: Duration::from_millis(2000),
         watchdog: false,
+        discipline: Discipline::Careful,
         resource: resource.clone(),
         points: Arc::new(PausePoints::default()),
         next_process: next_process.clone(),

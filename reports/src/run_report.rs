@@ -94,6 +94,8 @@ struct RunSummary {
     backend: String,
     /// The server and the version it reported (`etcd 3.6.16`), if recorded.
     server: Option<String>,
+    /// `trusting` or `careful`, when the results say.
+    discipline: Option<String>,
     seed: u64,
     verdict: String,
     /// The badge's text: `INVALID`, `STUCK`, `NOT TESTED`, …
@@ -279,6 +281,7 @@ fn render_view(
             scenario: results.scenario.clone(),
             backend: results.backend.clone(),
             server: results.server.as_ref().map(|s| s.describe()),
+            discipline: results.discipline.clone(),
             seed: results.seed,
             verdict: results.verdict.name().to_owned(),
             headline: results.verdict.headline().to_owned(),

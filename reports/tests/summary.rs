@@ -60,6 +60,20 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
 }
 
 #[test]
+fn the_report_says_how_the_clients_used_the_lock_when_the_results_do() {
+    let events = gc_pause_history();
+    let mut results = results_for(&events, "hand-built-gc-pause");
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(
+        !html.contains(" client)</span>"),
+        "older results say nothing"
+    );
+    results.discipline = Some("trusting".to_owned());
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(html.contains(">(trusting client)</span>"), "{html}");
+}
+
+#[test]
 fn report_is_written_into_the_run_folder() {
     let dir = tempfile::tempdir().unwrap();
     let events = gc_pause_history();

@@ -191,6 +191,7 @@ fn checked_results(
                     release: s.version.map(|v| v.name.to_owned()),
                     version: None,
                 }),
+                discipline: stored.map(|s| s.client.discipline.name().to_owned()),
             }
         }
     }

@@ -46,14 +46,13 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 	acquire := func(protocol.Request) protocol.Reply {
 		ctx, cancel := context.WithTimeout(context.Background(), init.AcquireTimeout()+init.OpTimeout()/2)
 		defer cancel()
-		started := time.Now()
 		lock, err := locker.Obtain(ctx, key, ttl, &redislock.Options{
 			RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(delay), tries),
 		})
 		switch {
 		case err == nil:
 			held = lock
-			return protocol.OK(nil, protocol.Since(started, ttl), "")
+			return protocol.OK(nil, leaseOf(ctx, lock), "")
 		case errors.Is(err, redislock.ErrNotObtained):
 			return protocol.Fail("timeout-waiting")
 		default:
@@ -87,10 +86,9 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), init.OpTimeout())
 		defer cancel()
-		started := time.Now()
 		switch err := held.Refresh(ctx, ttl, nil); {
 		case err == nil:
-			return protocol.OK(nil, protocol.Since(started, ttl), "")
+			return protocol.OK(nil, leaseOf(ctx, held), "")
 		case errors.Is(err, redislock.ErrNotObtained):
 			return protocol.Fail("lost")
 		default:
@@ -104,4 +102,15 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		Release: release,
 		Renew:   renew,
 	}, nil
+}
+
+// leaseOf is the lease the library says the lock has left: Lock.TTL, which the README shows
+// (a PTTL of the key while it still holds our token); none when it cannot say.
+func leaseOf(ctx context.Context, lock *redislock.Lock) *time.Duration {
+	left, err := lock.TTL(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "adapter: TTL: %v\n", err)
+		return nil
+	}
+	return protocol.Lease(left)
 }

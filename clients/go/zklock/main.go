@@ -75,9 +75,9 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 				return protocol.Info(err.Error())
 			}
 			held = lock
-			// The library pings every third of the session timeout, so while it runs the
-			// session has at least 2/3 of it left: a lower bound of what it keeps.
-			return protocol.OK(nil, protocol.Lease(init.TTL()*2/3), "")
+			// zk.Lock claims no lease (the session timeout is the server's, not a validity
+			// the lock promises): none reported.
+			return protocol.OK(nil, nil, "")
 		case <-time.After(init.AcquireTimeout()):
 			return protocol.Info("timeout-waiting: zk.Lock has no deadline and is still waiting")
 		}

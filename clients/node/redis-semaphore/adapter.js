@@ -44,7 +44,6 @@ serve(async (init) => {
         const mutex = redlock
           ? new RedlockMutex(clients, key, options(lost))
           : new Mutex(clients[0], key, options(lost));
-        const started = Date.now();
         try {
           await mutex.acquire();
         } catch (e) {
@@ -52,8 +51,9 @@ serve(async (init) => {
           throw e;
         }
         held = { mutex, lost };
-        // The library does not say when its lease began: count it from the first try.
-        return { type: 'ok', token: null, lease_ms: Math.max(0, init.ttl_ms - (Date.now() - started)) };
+        // The library does not say how long the lock it granted stays valid (RedlockMutex
+        // grants on a quorum alone, with no elapsed-time or drift check): no lease claimed.
+        return { type: 'ok', token: null, lease_ms: null };
       },
       async release() {
         const lock = held;

@@ -52,7 +52,8 @@ serve(async (init) => {
       throw outcome.error;
     }
     held = { done, finished, signal: outcome.signal };
-    return { type: 'ok', token: null, lease_ms: init.ttl_ms - Math.round(init.ttl_ms * 0.01) - 2 };
+    // `using` hands the routine a signal, not the lock: the library claims no lease here.
+    return { type: 'ok', token: null, lease_ms: null };
   }
 
   return {

@@ -35,7 +35,9 @@ def start(init):
             return fail("timeout")
         if not got:
             return fail("timeout")
-        return ok(token=token(), lease_ms=init["ttl_ms"])
+        # kazoo does not claim a lease: the session timeout is the server's, not a validity
+        # the lock promises its holder.
+        return ok(token=token())
 
     def release(_request):
         if not lock.is_acquired:

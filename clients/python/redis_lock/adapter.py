@@ -1,7 +1,8 @@
 """lockpick adapter for python-redis-lock (`redis_lock.Lock`), used as its docs show:
 `Lock(conn, name, expire=...)`, `acquire(blocking=True, timeout=...)`, `release()`, `extend()` as
 renew; `[client] init = { auto_renewal = true }` picks `Lock(..., auto_renewal=True)`, the
-library's renewal thread (extends every 2/3 of `expire`). One node; no fencing token.
+library's renewal thread (extends every 2/3 of `expire`). One node; no fencing token; no lease
+claimed (`lease_ms` null): the library does not say how long a lock it got stays valid.
 
 The library counts `expire` and `timeout` in whole seconds (`int(...)`) and refuses a timeout
 above `expire` without auto renewal, so `ttl_ms` must be a whole number of seconds and, without
@@ -9,7 +10,6 @@ auto renewal, `acquire_timeout_ms` at most `ttl_ms`. A waiter sleeps in BLPOP on
 signal list: a release wakes it at once, an expiry only when its BLPOP times out."""
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from lockpick_protocol import fail, host_port, ok, serve  # noqa: E402
@@ -44,17 +44,9 @@ def start(init):
     lock = redis_lock.Lock(
         client, "lockpick:lock:" + init["lock"], expire=ttl_ms // 1000, auto_renewal=auto_renewal
     )
-    state = {"since": None}
-
-    def lease_left():
-        return max(0, int(ttl_ms - (time.monotonic() - state["since"]) * 1000))
-
     def acquire(_request):
-        # Counted from the first try: the key was set no earlier, so this never overstates it.
-        started = time.monotonic()
         if lock.acquire(blocking=True, timeout=timeout_ms // 1000):
-            state["since"] = started
-            return ok(lease_ms=lease_left())
+            return ok()
         return fail("timeout-waiting")
 
     def release(_request):
@@ -65,13 +57,11 @@ def start(init):
             return fail("not-owner")
 
     def renew(_request):
-        started = time.monotonic()
         try:
             lock.extend()
         except redis_lock.NotAcquired:
             return fail("lost")
-        state["since"] = started
-        return ok(lease_ms=lease_left())
+        return ok()
 
     return {
         "adapter": "python-redis-lock-auto-renewal" if auto_renewal else "python-redis-lock",

@@ -1,10 +1,10 @@
 """lockpick adapter for redis-py's Lock (the `redis` package), used as its docs show:
 `r.lock(name, timeout=..., sleep=..., blocking_timeout=...)`, `acquire()`, `release()`,
 `extend(..., replace_ttl=True)` (renew; redis-py has no automatic extension). One node; no
-fencing token (the lock has none)."""
+fencing token (the lock has none), and no lease claimed (`lease_ms` null): redis-py's Lock does
+not say how long the lock it got is still valid, and the adapter does not guess for it."""
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from lockpick_protocol import fail, host_port, ok, serve  # noqa: E402
@@ -24,17 +24,9 @@ def start(init):
         sleep=(low + high) / 2000,
         blocking_timeout=init["acquire_timeout_ms"] / 1000,
     )
-    state = {"since": None}
-
-    def lease_left():
-        return max(0, int(init["ttl_ms"] - (time.monotonic() - state["since"]) * 1000))
-
     def acquire(_request):
-        # Counted from the first try: the key was set no earlier, so this never overstates it.
-        started = time.monotonic()
         if lock.acquire():
-            state["since"] = started
-            return ok(lease_ms=lease_left())
+            return ok()
         return fail("timeout-waiting")
 
     def release(_request):
@@ -47,13 +39,11 @@ def start(init):
             return fail(f"not-owner: {e}")
 
     def renew(_request):
-        started = time.monotonic()
         try:
             lock.extend(ttl_s, replace_ttl=True)
         except (LockNotOwnedError, LockError):
             return fail("lost")
-        state["since"] = started
-        return ok(lease_ms=lease_left())
+        return ok()
 
     return {
         "adapter": "python-redis-py-lock",

@@ -10,7 +10,7 @@ use super::start_gate::StartGate;
 use super::watchdog::Watchdog;
 use crate::recorder::Recorder;
 use crate::resource::Resource;
-use crate::vocab::{PausePoint, WorkloadKind, WorkloadSpec};
+use crate::vocab::{Discipline, PausePoint, WorkloadKind, WorkloadSpec};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -31,6 +31,8 @@ pub struct ClientCtx {
     pub workload: WorkloadSpec,
     pub acquire_timeout: Duration,
     pub watchdog: bool,
+    /// Whether the client checks its lease before writing.
+    pub discipline: Discipline,
     pub resource: Resource,
     pub points: Arc<PausePoints>,
     /// The next never-used process id, shared by all clients.
@@ -73,6 +75,8 @@ pub async fn run_client<L: LockClient>(lock: Arc<L>, ctx: ClientCtx) {
         ctx.seed ^ (ctx.index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
     );
     let process = ctx.index as u64;
+    // An adapter session records a pause it takes inside a request itself.
+    ctx.points.record_to(ctx.recorder.clone());
     let mut client = Client {
         lock,
         ctx,
@@ -234,10 +238,16 @@ impl<L: LockClient> Client<L> {
             None,
         );
 
-        let watchdog = (self.ctx.watchdog && grant.lease_ms.is_some()).then(|| {
+        // A library that claims no lease (`lease_ms` null) is renewed at the pace of the
+        // lease lockpick asked for.
+        let renewed = grant.lease_ms.or(lease_ms);
+        let watchdog = (self.ctx.watchdog && renewed.is_some()).then(|| {
             Watchdog::start(
                 session.clone(),
-                grant.clone(),
+                Grant {
+                    lease_ms: renewed,
+                    ..grant.clone()
+                },
                 Process::Client(self.process),
                 self.ctx.locks[self.current].clone(),
                 self.ctx.recorder.clone(),
@@ -286,8 +296,10 @@ impl<L: LockClient> Client<L> {
             }
         };
         // A careful client checks its lease before using the lock; the GC pause that breaks
-        // it comes after this check (point `before-write`).
-        if let Some(lease) = grant.lease_ms {
+        // it comes after this check (point `before-write`). A trusting one writes because the
+        // lock said it holds it, as a library's user does: a lock that grants an expired
+        // lease then shows it.
+        if let (Discipline::Careful, Some(lease)) = (self.ctx.discipline, grant.lease_ms) {
             if grant.sent_at.elapsed() >= Duration::from_millis(lease) {
                 return Round::Continue;
             }
@@ -398,6 +410,8 @@ impl<L: LockClient> Client<L> {
                 );
                 false
             }
+            // Never armed for the loop's points: an adapter session takes it inside a request.
+            Interrupt::PauseInside(_) => false,
             Interrupt::Crash => {
                 nemesis(
                     F::Crash,

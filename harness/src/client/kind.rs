@@ -12,7 +12,7 @@
 use super::driver::{run_client, ClientCtx};
 use super::lock::LockClient;
 use crate::server::{Endpoints, NodeRule, ServerKind};
-use crate::vocab::{ClientTable, LockSpec, ScenarioError};
+use crate::vocab::{ClientTable, Discipline, LockSpec, ScenarioError};
 use serde::Deserialize;
 use std::fmt;
 use std::path::Path;
@@ -76,6 +76,19 @@ pub trait ClientKind: Sync + 'static {
     /// kinds name their one lock when they are built.
     fn many_locks(&self) -> Result<(), &'static str> {
         Err("its clients are built for one lock name")
+    }
+
+    /// How its clients use a granted lock when the scenario does not say
+    /// (`[client] discipline`): the built-in recipes check their lease first (careful), as
+    /// the scenarios about a pause after that check expect.
+    fn default_discipline(&self) -> Discipline {
+        Discipline::Careful
+    }
+
+    /// Whether its clients can be stopped inside a request (`client-pause` at `during-op`):
+    /// only an adapter process, whose requests lockpick sends and whose replies it reads.
+    fn stops_inside_requests(&self) -> bool {
+        false
     }
 
     /// Reads and checks its options from the scenario's `[client]` table (the defaults when
@@ -149,6 +162,9 @@ impl<L: LockClient> Clients for Arc<L> {
 pub struct NoOptions {
     #[serde(default)]
     pub kind: serde::de::IgnoredAny,
+    /// Read by the scenario loader ([`crate::vocab::Discipline`]).
+    #[serde(default)]
+    pub discipline: serde::de::IgnoredAny,
 }
 
 /// Options of a kind that has none: the clients are made from the lock and the endpoints alone.

@@ -17,5 +17,5 @@ pub use broken::Broken;
 pub use driver::{run_client, ClientCtx};
 pub use kind::{BuildCtx, ClientKind, ClientOptions, Clients, NoOptions, Plain, Runs, SINGLE_NODE};
 pub use lock::{Connecting, Grant, LockClient, LockSession, Outcome};
-pub use pause::{Interrupt, PauseHook, PausePlan, PausePoints};
+pub use pause::{InsidePause, Interrupt, PauseHook, PausePlan, PausePoints};
 pub use start_gate::StartGate;

@@ -1,8 +1,13 @@
-//! Pauses and crashes the nemesis arms on a client, taken when the client reaches the point.
+//! Pauses and crashes the nemesis arms on a client, taken when the client reaches the point
+//! (or, for a pause inside a request, when its adapter session sends a request it may stop).
 
-use crate::vocab::PausePoint;
+use crate::recorder::Recorder;
+use crate::vocab::{PausePoint, RequestOps};
+use lockpick_checker::history::F;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
 
 /// What happens to a client at its armed point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,6 +16,21 @@ pub enum Interrupt {
     Pause { ms: u64 },
     /// The client dies on the spot, releasing nothing.
     Crash,
+    /// Stop an adapter process for `ms` while one of `ops` is in flight, at a moment drawn
+    /// from `seed` ([`InsidePause`]); taken by the adapter session, not the client loop.
+    PauseInside(InsidePause),
+}
+
+/// A pause inside a request: what the nemesis armed, and how many requests it has tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InsidePause {
+    pub ms: u64,
+    pub ops: RequestOps,
+    /// Seeds the delay after sending at which the stop comes (drawn with the run's seed).
+    pub seed: u64,
+    /// Earlier requests it was tried on whose reply came before the stop was due: those were
+    /// not stopped, and the pause stayed armed for the next one.
+    pub missed: u32,
 }
 
 /// An interrupt armed for a point.
@@ -29,6 +49,21 @@ pub struct PausePoints {
     armed: Mutex<Option<PausePlan>>,
     paused: AtomicBool,
     hooks: PauseHooks,
+    /// Where a pause taken inside a request is recorded (the run's history).
+    recorder: RecordTo,
+    /// How long the last requests of each kind took (acquire, release, renew), across the
+    /// client's processes: a pause inside one draws its moment from up to their median.
+    typical: Mutex<[VecDeque<Duration>; 3]>,
+}
+
+/// Where pauses inside requests are recorded, set once.
+#[derive(Default)]
+struct RecordTo(OnceLock<Arc<Recorder>>);
+
+impl std::fmt::Debug for RecordTo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RecordTo({})", self.0.get().is_some())
+    }
 }
 
 /// The hooks of sessions that act on a pause themselves (an adapter process is stopped with
@@ -78,6 +113,63 @@ impl PausePoints {
         }
     }
 
+    /// Takes an armed pause inside a request if it may stop a request of verb `op`.
+    pub fn take_inside(&self, op: F) -> Option<InsidePause> {
+        let mut armed = self.armed.lock().unwrap_or_else(|p| p.into_inner());
+        match *armed {
+            Some(PausePlan {
+                interrupt: Interrupt::PauseInside(inside),
+                ..
+            }) if inside.ops.contains(op) => {
+                armed.take();
+                Some(inside)
+            }
+            _ => None,
+        }
+    }
+
+    /// Arms `inside` again after a request whose reply beat the stop, unless the nemesis
+    /// armed something else meanwhile. (One re-armed after the run's end stays unused.)
+    pub fn rearm_inside(&self, inside: InsidePause) {
+        let mut armed = self.armed.lock().unwrap_or_else(|p| p.into_inner());
+        if armed.is_none() {
+            *armed = Some(PausePlan {
+                point: PausePoint::DuringOp,
+                interrupt: Interrupt::PauseInside(inside),
+            });
+        }
+    }
+
+    /// Records pauses taken inside requests to `recorder` from now on.
+    pub fn record_to(&self, recorder: Arc<Recorder>) {
+        let _ = self.recorder.0.set(recorder);
+    }
+
+    /// Where pauses taken inside requests are recorded, if anywhere.
+    pub fn recorder(&self) -> Option<&Arc<Recorder>> {
+        self.recorder.0.get()
+    }
+
+    /// Notes that a request of verb `op` took `took` (sent to reply read, not paused).
+    pub fn note_duration(&self, op: F, took: Duration) {
+        let Some(slot) = op_slot(op) else { return };
+        let mut typical = self.typical.lock().unwrap_or_else(|p| p.into_inner());
+        let last = &mut typical[slot];
+        if last.len() == TIMED_REQUESTS {
+            last.pop_front();
+        }
+        last.push_back(took);
+    }
+
+    /// The median time of the last requests of verb `op` (a median, so that one request
+    /// slowed by a loaded machine does not stretch the range), if any was timed.
+    pub fn typical(&self, op: F) -> Option<Duration> {
+        let typical = self.typical.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last: Vec<Duration> = typical[op_slot(op)?].iter().copied().collect();
+        last.sort();
+        last.get(last.len() / 2).copied()
+    }
+
     /// Drops anything armed (the run is ending).
     pub fn disarm(&self) {
         self.armed.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -104,6 +196,16 @@ impl PausePoints {
     }
 }
 
+/// How many of the last requests of each kind [`PausePoints::typical`] looks at.
+const TIMED_REQUESTS: usize = 8;
+
+/// The slot of a request verb in [`PausePoints::typical`].
+fn op_slot(op: F) -> Option<usize> {
+    [F::Acquire, F::Release, F::Renew]
+        .iter()
+        .position(|&f| f == op)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +224,31 @@ mod tests {
         );
         assert_eq!(p.take(PausePoint::BeforeWrite), None);
         assert!(p.is_free());
+    }
+
+    #[test]
+    fn a_pause_inside_requests_is_taken_only_by_the_requests_it_names() {
+        let p = PausePoints::default();
+        let inside = InsidePause {
+            ms: 5,
+            ops: RequestOps::from_names(["release"]).unwrap(),
+            seed: 7,
+            missed: 0,
+        };
+        p.arm(PausePlan {
+            point: PausePoint::DuringOp,
+            interrupt: Interrupt::PauseInside(inside),
+        });
+        assert_eq!(p.take(PausePoint::BeforeRelease), None);
+        assert_eq!(p.take_inside(F::Acquire), None);
+        assert_eq!(p.take_inside(F::Release), Some(inside));
+        assert!(p.is_free());
+        let missed = InsidePause {
+            missed: 1,
+            ..inside
+        };
+        p.rearm_inside(missed);
+        assert_eq!(p.take_inside(F::Release), Some(missed));
     }
 
     #[test]

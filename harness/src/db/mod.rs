@@ -24,7 +24,7 @@ pub use kind::NodeKind;
 pub use node::{NodeInfo, NodeState};
 pub use ports::{reserve_port, ReservedPort};
 pub(crate) use preflight::find_binary;
-pub(crate) use registry::signal as signal_child;
+pub(crate) use registry::signal_known as signal_child_known;
 pub use registry::{descendants, kill_all_children, live_children};
 pub use run_as::SERVER_USER;
 pub(crate) use spawner::{spawn_piped, SpawnFailure, Spawned};

@@ -66,6 +66,28 @@ pub(crate) fn signal(pid: u32, signal: libc::c_int) -> Result<(), SignalFailure>
     send(pid, signal).map_err(SignalFailure::Os)
 }
 
+/// Like [`signal`], for a child whose descendants were listed before (`known`): a stop reaches
+/// them right after the child, before the look through `/proc` for any others (which takes
+/// milliseconds), so a stop aimed inside a request of a few hundred microseconds lands when it
+/// is due. The child is stopped first, so its own children cannot be reaped meanwhile.
+pub(crate) fn signal_known(
+    pid: u32,
+    known: &[u32],
+    signal: libc::c_int,
+) -> Result<(), SignalFailure> {
+    let state = lock();
+    if !state.live.contains(&pid) {
+        return Err(SignalFailure::NotRunning);
+    }
+    if signal == libc::SIGSTOP {
+        kill(pid, libc::SIGSTOP).map_err(SignalFailure::Os)?;
+        for &worker in known {
+            let _ = kill(worker, libc::SIGSTOP);
+        }
+    }
+    send(pid, signal).map_err(SignalFailure::Os)
+}
+
 /// Signals a registered child and every process below it. A server may fork workers that
 /// leave its process group (PostgreSQL's backends call `setsid()`), so neither the pid nor the
 /// group reaches them: a pause must stop them too, and a kill must not leave them behind.

@@ -26,8 +26,15 @@ impl FaultKind for ClientCrash {
         super::Verbs::client(F::Crash, None)
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
+        let point = e.point()?;
+        if point == PausePoint::DuringOp {
+            return Err(e.at(
+                "point",
+                "a crash inside a request is not supported (yet); allowed: after-acquire, before-write, before-release",
+            ));
+        }
         Ok(Arc::new(Spec {
-            point: e.point()?,
+            point,
             client: e.client()?,
         }))
     }

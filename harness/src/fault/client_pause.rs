@@ -1,15 +1,16 @@
 //! `client-pause`: a stop-the-world GC pause of one client at a point of its cycle (for an
-//! adapter process, a real SIGSTOP/SIGCONT).
+//! adapter process, a real SIGSTOP/SIGCONT), or, at point `during-op`, of an adapter process
+//! inside one of its requests (`ops`), at a moment drawn from the seed.
 
 use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
-use crate::client::{Interrupt, PausePlan};
+use crate::client::{InsidePause, Interrupt, PausePlan};
 use crate::server::ServerKind;
 use crate::vocab::PausePoint;
-use crate::vocab::{MsRange, ScenarioError};
+use crate::vocab::{MsRange, RequestOps, ScenarioError};
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -20,16 +21,50 @@ impl FaultKind for ClientPause {
         "client-pause"
     }
     fn fields(&self) -> &'static [&'static str] {
-        &["duration_ms", "point", "client"]
+        &["duration_ms", "point", "client", "ops"]
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::client(F::Pause, Some(F::Resume))
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
+        let point = e.point()?;
+        let ops = match e.get::<Vec<String>>("ops")? {
+            None => RequestOps::ALL,
+            Some(_) if point != PausePoint::DuringOp => {
+                return Err(e.at(
+                    "ops",
+                    format!(
+                        "only a pause at point \"during-op\" stops inside requests; this one is at {:?}",
+                        point.name()
+                    ),
+                ))
+            }
+            Some(names) => {
+                let ops = RequestOps::from_names(names.iter().map(String::as_str)).map_err(
+                    |bad| {
+                        e.at(
+                            "ops",
+                            format!(
+                                "unknown request {bad:?}; allowed: {}",
+                                RequestOps::NAMES.join(", ")
+                            ),
+                        )
+                    },
+                )?;
+                if ops.is_empty() {
+                    return Err(e.at(
+                        "ops",
+                        format!("empty; allowed: one or more of {}", RequestOps::NAMES.join(", ")),
+                    ));
+                }
+                ops
+            }
+        };
         Ok(Arc::new(Spec {
-            point: e.point()?,
+            point,
             duration: e.duration()?,
             client: e.client()?,
+            ops,
         }))
     }
 }
@@ -41,6 +76,8 @@ struct Spec {
     duration: MsRange,
     /// Which client (its index, from 0); drawn with the seed if absent.
     client: Option<usize>,
+    /// At `during-op`: the requests it may stop.
+    ops: RequestOps,
 }
 
 impl FaultSpec for Spec {
@@ -48,7 +85,18 @@ impl FaultSpec for Spec {
         &ClientPause
     }
     fn label(&self) -> String {
+        if self.point == PausePoint::DuringOp && self.ops != RequestOps::ALL {
+            return format!(
+                "{} {} ({})",
+                self.name(),
+                self.point.name(),
+                self.ops.names().join(", ")
+            );
+        }
         format!("{} {}", self.name(), self.point.name())
+    }
+    fn inside_requests(&self) -> bool {
+        self.point == PausePoint::DuringOp
     }
     fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
         None
@@ -71,12 +119,18 @@ impl FaultSpec for Spec {
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
         let client = plan.client(self.client);
         let ms = plan.draw(self.duration);
+        // Only a pause inside requests draws more, so the other points keep their schedules.
+        let inside = (self.point == PausePoint::DuringOp).then(|| Inside {
+            ops: self.ops,
+            seed: plan.seed(),
+        });
         plan.push(
             at,
             PauseClient {
                 client,
                 point: self.point,
                 ms,
+                inside,
             },
         );
     }
@@ -88,6 +142,14 @@ struct PauseClient {
     client: usize,
     point: PausePoint,
     ms: u64,
+    /// At `during-op`: which requests, and the seed of the moment inside one.
+    inside: Option<Inside>,
+}
+
+#[derive(Debug)]
+struct Inside {
+    ops: RequestOps,
+    seed: u64,
 }
 
 impl StepAction for PauseClient {
@@ -95,17 +157,31 @@ impl StepAction for PauseClient {
         "pause-client"
     }
     fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
+        let mut fields = vec![
             ("client", json(self.client)),
             ("point", json(self.point)),
             ("ms", json(self.ms)),
-        ]
+        ];
+        if let Some(inside) = &self.inside {
+            fields.push(("ops", json(inside.ops.names())));
+            fields.push(("seed", json(inside.seed)));
+        }
+        fields
     }
     fn apply<'a>(&'a self, ctx: &'a NemesisCtx, _: &'a mut OpenFaults) -> StepFuture<'a> {
         // Disarmed by the nemesis when the workload ends; the pause itself ends on its own.
+        let interrupt = match &self.inside {
+            Some(inside) => Interrupt::PauseInside(InsidePause {
+                ms: self.ms,
+                ops: inside.ops,
+                seed: inside.seed,
+                missed: 0,
+            }),
+            None => Interrupt::Pause { ms: self.ms },
+        };
         ctx.points[self.client].arm(PausePlan {
             point: self.point,
-            interrupt: Interrupt::Pause { ms: self.ms },
+            interrupt,
         });
         Box::pin(async { Ok(()) })
     }

@@ -134,6 +134,11 @@ pub trait FaultSpec: fmt::Debug + Send + Sync {
     fn aimed_at_client(&self) -> Option<usize> {
         None
     }
+    /// Whether it stops clients inside their requests (`client-pause` at `during-op`), which
+    /// only an adapter process can take.
+    fn inside_requests(&self) -> bool {
+        false
+    }
     /// The longest client pause it can arm, in milliseconds, if it pauses clients.
     fn max_client_pause_ms(&self) -> Option<u64> {
         None

@@ -40,6 +40,12 @@ impl<'a> Plan<'a> {
         range.draw(self.rng)
     }
 
+    /// A seed for something drawn later, when the step runs (the moment of a pause inside a
+    /// request), drawn with the schedule's seed.
+    pub fn seed(&mut self) -> u64 {
+        self.rng.random()
+    }
+
     /// Client `fixed`, or one drawn with the seed.
     pub fn client(&mut self, fixed: Option<usize>) -> usize {
         fixed.unwrap_or_else(|| self.rng.random_range(0..self.clients))

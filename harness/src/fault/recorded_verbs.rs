@@ -24,7 +24,7 @@ const CLIENTS: usize = 3;
 /// the nemesis acts on a client only by arming it.
 fn client_records(interrupt: Interrupt) -> &'static [F] {
     match interrupt {
-        Interrupt::Pause { .. } => &[F::Pause, F::Resume],
+        Interrupt::Pause { .. } | Interrupt::PauseInside(_) => &[F::Pause, F::Resume],
         Interrupt::Crash => &[F::Crash],
     }
 }

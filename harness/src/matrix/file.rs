@@ -185,6 +185,16 @@ impl Row {
     pub fn is_adapter(&self) -> bool {
         self.client_kind.name() == crate::client::process::KIND.name()
     }
+
+    /// How its clients use a granted lock: the row's `discipline`, else its client kind's
+    /// default. (A value that is not a discipline is refused when its cells are built.)
+    pub fn discipline(&self) -> crate::vocab::Discipline {
+        let named = self.client.get("discipline").and_then(toml::Value::as_str);
+        crate::vocab::Discipline::ALL
+            .into_iter()
+            .find(|d| Some(d.name()) == named)
+            .unwrap_or_else(|| self.client_kind.default_discipline())
+    }
 }
 
 /// A fault (or none) with its sizes.

@@ -237,6 +237,11 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
             row.span.clone(),
             RawClientKind {
                 kind: Some(text_at(row.client_kind.name())),
+                discipline: row
+                    .client
+                    .get("discipline")
+                    .and_then(toml::Value::as_str)
+                    .map(text_at),
             },
         )),
         lock: RawLock {

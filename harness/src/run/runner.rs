@@ -177,6 +177,7 @@ async fn run_recorded(
             release: scenario.version.map(|v| v.name.to_owned()),
             version: recorded.server_version.clone(),
         }),
+        discipline: Some(scenario.client.discipline.name().to_owned()),
     };
     write_store_file(
         &dir.join("results.json"),
@@ -247,6 +248,7 @@ async fn run_with(
         workload: scenario.workload.clone(),
         acquire_timeout: Duration::from_millis(scenario.lock.acquire_timeout_ms),
         watchdog: scenario.lock.watchdog,
+        discipline: scenario.client.discipline,
         resource: resource.clone(),
         points: points[index].clone(),
         next_process: next_process.clone(),

@@ -9,7 +9,7 @@ use crate::locks::{find_lock, lock_names};
 use crate::server::{ServerKind, ServerVersion};
 use crate::vocab::rules::{self, *};
 use crate::vocab::{
-    in_range, lock_names_of, ClientTable, LockSpec, MsRange, Persistence, ResourceMode,
+    in_range, lock_names_of, ClientTable, Discipline, LockSpec, MsRange, Persistence, ResourceMode,
     ScenarioError, Source, WorkloadKind, WorkloadSpec,
 };
 use lockpick_checker::verdict::Verdict;
@@ -51,10 +51,11 @@ pub(crate) struct RawServer {
     pub(crate) version: Option<Spanned<String>>,
 }
 
-/// The `kind` of `[client]`; the other keys are the client kind's to read.
+/// The `kind` and `discipline` of `[client]`; the other keys are the client kind's to read.
 #[derive(Deserialize)]
 pub(crate) struct RawClientKind {
     pub(crate) kind: Option<Spanned<String>>,
+    pub(crate) discipline: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -336,9 +337,23 @@ pub(crate) fn check(
         let at = span.unwrap_or_else(|| table.map_or(0..0, |t| t.kind.span()));
         return Err(src.error(at, e.field, e.message));
     }
+    let discipline = match raw
+        .client
+        .as_ref()
+        .and_then(|c| c.get_ref().discipline.as_ref())
+    {
+        Some(d) => one_of(
+            src,
+            "client.discipline",
+            d,
+            &Discipline::ALL.map(|d| (d.name(), d)),
+        )?,
+        None => client_kind.default_discipline(),
+    };
     let client = ClientSpec {
         kind: client_kind,
         options: client_kind.options(client)?,
+        discipline,
     };
 
     let workload = WorkloadSpec {
@@ -415,6 +430,13 @@ pub(crate) fn check(
                 .get("fault")
                 .map_or_else(|| f.span(), Spanned::span);
             return Err(src.error(at, "nemesis.fault", why));
+        }
+        if let Some(why) = inside_requests_refused(&*fault.spec, client_kind) {
+            let at = f
+                .get_ref()
+                .get("point")
+                .map_or_else(|| f.span(), Spanned::span);
+            return Err(src.error(at, "nemesis.point", why));
         }
         faults.push(fault);
     }

@@ -183,6 +183,89 @@ duration_ms = 100
         );
     }
 
+    /// `GOOD` on a process client (a path that need not exist: only `preflight` checks it).
+    fn on_process(extra_client: &str, pause: &str) -> String {
+        GOOD.replace(
+            "[backend]\nkind = \"redis\"",
+            &format!(
+                "[server]\nkind = \"redis\"\n[client]\nkind = \"process\"\ncommand = [\"python3\", \"./a.py\"]\n{extra_client}"
+            ),
+        )
+        .replace("point = \"before-write\"", pause)
+    }
+
+    #[test]
+    fn a_pause_inside_requests_names_its_ops_and_needs_an_adapter_process() {
+        let s = parse(&on_process(
+            "",
+            "point = \"during-op\"\nops = [\"release\"]",
+        ))
+        .unwrap();
+        assert_eq!(
+            s.nemesis.faults[0].spec.label(),
+            "client-pause during-op (release)"
+        );
+        let all = parse(&on_process("", "point = \"during-op\"")).unwrap();
+        assert_eq!(all.nemesis.faults[0].spec.label(), "client-pause during-op");
+        let bad = parse(&on_process("", "point = \"during-op\"\nops = [\"write\"]")).unwrap_err();
+        assert!(
+            bad.contains(
+                "field `nemesis.ops`: unknown request \"write\"; allowed: acquire, release, renew"
+            ),
+            "{bad}"
+        );
+        let empty = parse(&on_process("", "point = \"during-op\"\nops = []")).unwrap_err();
+        assert!(empty.contains("field `nemesis.ops`: empty"), "{empty}");
+        let elsewhere = parse(&on_process(
+            "",
+            "point = \"before-write\"\nops = [\"release\"]",
+        ))
+        .unwrap_err();
+        assert!(
+            elsewhere.contains("field `nemesis.ops`: only a pause at point \"during-op\""),
+            "{elsewhere}"
+        );
+        // A built-in client's requests are not an adapter's: refused where the point is.
+        let builtin =
+            parse(&GOOD.replace("point = \"before-write\"", "point = \"during-op\"")).unwrap_err();
+        assert!(
+            builtin.contains(":16: field `nemesis.point`: client-pause during-op stops an adapter process inside a request; client \"redis-lock\" is not one"),
+            "{builtin}"
+        );
+    }
+
+    #[test]
+    fn the_discipline_defaults_to_trusting_for_adapters_and_careful_for_recipes() {
+        use crate::vocab::Discipline;
+        assert_eq!(parse(GOOD).unwrap().client.discipline, Discipline::Careful);
+        let adapter = parse(&on_process("", "point = \"before-write\"")).unwrap();
+        assert_eq!(adapter.client.discipline, Discipline::Trusting);
+        let careful = parse(&on_process(
+            "discipline = \"careful\"",
+            "point = \"before-write\"",
+        ));
+        assert_eq!(careful.unwrap().client.discipline, Discipline::Careful);
+        let bad = parse(&on_process(
+            "discipline = \"brave\"",
+            "point = \"before-write\"",
+        ))
+        .unwrap_err();
+        assert!(
+            bad.contains(
+                "field `client.discipline`: unknown value \"brave\"; allowed: trusting, careful"
+            ),
+            "{bad}"
+        );
+        let recipe = GOOD.replace(
+            "[backend]\nkind = \"redis\"",
+            "[server]\nkind = \"redis\"\n[client]\nkind = \"redis-lock\"\ndiscipline = \"trusting\"",
+        );
+        assert_eq!(
+            parse(&recipe).unwrap().client.discipline,
+            Discipline::Trusting
+        );
+    }
+
     #[test]
     fn field_not_allowed_for_fault() {
         let err = parse(&GOOD.replace("point = \"before-write\"", "latency_ms = 3")).unwrap_err();

@@ -4,7 +4,7 @@ use crate::client::{ClientKind, ClientOptions};
 pub use crate::fault::{Fault, Targets};
 use crate::locks::{lock_label, LockPreset};
 use crate::server::{NodeRule, ServerKind, ServerVersion};
-use crate::vocab::{ClientTable, LockSpec, Persistence, ResourceMode, WorkloadSpec};
+use crate::vocab::{ClientTable, Discipline, LockSpec, Persistence, ResourceMode, WorkloadSpec};
 pub use lockpick_checker::lock::Property;
 use lockpick_checker::reach::Needs;
 use lockpick_checker::verdict::Verdict;
@@ -95,6 +95,9 @@ impl Scenario {
 pub struct ClientSpec {
     pub kind: &'static dyn ClientKind,
     pub options: Arc<dyn ClientOptions>,
+    /// Whether the client checks its lease before writing (`[client] discipline`; the kind's
+    /// default when absent).
+    pub discipline: Discipline,
 }
 
 /// A fault left out when a scenario runs on a server that cannot take it.
@@ -122,6 +125,7 @@ impl Scenario {
                 options: client
                     .options(&ClientTable::defaults())
                     .expect("every client kind's defaults are valid (tested)"),
+                discipline: client.default_discipline(),
             };
         }
         // Another server kind runs its own default release; the same kind keeps the file's.
@@ -136,7 +140,10 @@ impl Scenario {
         let mut skipped = Vec::new();
         let mut index = 0;
         s.nemesis.faults.retain(|f| {
-            let reason = f.spec.cannot_run_on(server);
+            let reason = f
+                .spec
+                .cannot_run_on(server)
+                .or_else(|| inside_requests_refused(&*f.spec, client));
             if let Some(reason) = reason.clone() {
                 skipped.push(SkippedFault { index, reason });
             }
@@ -193,6 +200,21 @@ pub fn node_rule(server: &dyn ServerKind, client: &dyn ClientKind) -> NodeRule {
 #[derive(Debug, Clone, Default)]
 pub struct Nemesis {
     pub faults: Vec<Fault>,
+}
+
+/// Why a fault that stops clients inside their requests cannot stop clients of `client`, if
+/// it cannot: only an adapter process is stopped with a request in flight.
+pub(crate) fn inside_requests_refused(
+    spec: &dyn crate::fault::FaultSpec,
+    client: &dyn crate::client::ClientKind,
+) -> Option<String> {
+    (spec.inside_requests() && !client.stops_inside_requests()).then(|| {
+        format!(
+            "{} stops an adapter process inside a request; client {:?} is not one (allowed with kind = \"process\"; at the client loop's points: after-acquire, before-write, before-release)",
+            spec.label(),
+            client.name()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! no other module of this crate.
 
 mod client_table;
+mod discipline;
 mod error;
 mod lock;
 mod ms;
@@ -14,11 +15,12 @@ pub mod rules;
 mod workload;
 
 pub use client_table::ClientTable;
+pub use discipline::Discipline;
 pub(crate) use error::{in_range, Source};
 pub use error::{Located, ScenarioError};
 pub use lock::{lock_names_of, LockSpec};
 pub use ms::MsRange;
 pub use outcome::Outcome;
-pub use pause_point::PausePoint;
+pub use pause_point::{PausePoint, RequestOps};
 pub use persistence::Persistence;
 pub use workload::{ResourceMode, WorkloadKind, WorkloadSpec};

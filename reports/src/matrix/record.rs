@@ -138,6 +138,10 @@ pub struct RowInfo {
     /// disagree), for a server kind that reports one.
     #[serde(default)]
     pub server_version: Option<String>,
+    /// How the row's clients use a granted lock: `trusting` (write at once) or `careful`
+    /// (check the lease first); absent in matrices written before it was shown.
+    #[serde(default)]
+    pub discipline: Option<String>,
 }
 
 /// A column as the page shows it.

@@ -212,6 +212,7 @@ mod tests {
             not_tested: None,
             reached: None,
             server: None,
+            discipline: None,
         };
         let needs = Needs::none();
         let run = summarize_run(RunPlace::default(), &results, &events, needs.clone());

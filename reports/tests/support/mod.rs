@@ -140,6 +140,7 @@ pub fn results_for(events: &[Event], scenario: &str) -> RunResults {
         not_tested: None,
         reached: None,
         server: None,
+        discipline: None,
     }
 }
 

@@ -584,6 +584,7 @@ fn build_record(
                 about: r.about.clone(),
                 library: r.is_adapter().then(|| library_of(&r.name, done)),
                 server_version: server_version_of(&r.name, done),
+                discipline: Some(r.discipline().name().to_owned()),
             })
             .collect(),
         columns: m

@@ -227,6 +227,7 @@ fn stored_run(store: &Path) -> PathBuf {
         not_tested: None,
         reached: None,
         server: None,
+        discipline: None,
     };
     std::fs::write(
         run.join("results.json"),

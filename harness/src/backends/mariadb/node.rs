@@ -51,6 +51,9 @@ pub struct MySettings {
     #[serde(default)]
     /// The `[client]` kind, read by the scenario loader.
     pub kind: IgnoredAny,
+    /// The client's discipline, read by the scenario loader.
+    #[serde(default)]
+    pub discipline: IgnoredAny,
     /// `wait_timeout`: the server closes a connection idle this long (whole seconds; the
     /// server's default is 8 hours).
     pub wait_timeout_s: Option<u64>,

@@ -46,6 +46,9 @@ pub struct PgSettings {
     #[serde(default)]
     /// The `[client]` kind, read by the scenario loader.
     pub kind: IgnoredAny,
+    /// The client's discipline, read by the scenario loader.
+    #[serde(default)]
+    pub discipline: IgnoredAny,
     /// `idle_session_timeout`: the server closes a session idle (outside a transaction) this
     /// long. 0 or absent: never (the server's default).
     pub idle_session_timeout_ms: Option<u64>,

@@ -238,6 +238,9 @@ pub(super) struct SentinelKind;
 struct RawOptions {
     #[serde(default, rename = "kind")]
     _kind: serde::de::IgnoredAny,
+    /// Read by the scenario loader.
+    #[serde(default, rename = "discipline")]
+    _discipline: serde::de::IgnoredAny,
     wait_replicas: Option<Spanned<u64>>,
     wait_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]

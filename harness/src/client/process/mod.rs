@@ -3,6 +3,7 @@
 //! GC pause is a real SIGSTOP of the library's process and a crash a real SIGKILL.
 
 mod codec;
+mod inside;
 
 pub mod manifest;
 mod options;

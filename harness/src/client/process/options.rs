@@ -13,7 +13,7 @@
 
 use super::{manifest, ProcessLock, ProcessParams, ProcessSpec};
 use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
-use crate::vocab::{ClientTable, Located, ScenarioError};
+use crate::vocab::{ClientTable, Discipline, Located, ScenarioError};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -28,6 +28,9 @@ pub struct ProcessOptions {
     /// `"process"`; read by the scenario loader.
     #[serde(default)]
     pub kind: Option<Spanned<String>>,
+    /// `"trusting"` or `"careful"`; read by the scenario loader.
+    #[serde(default)]
+    pub discipline: serde::de::IgnoredAny,
     /// Program and arguments.
     #[serde(default)]
     pub command: Option<Spanned<Vec<String>>>,
@@ -107,6 +110,15 @@ impl ClientKind for ProcessKind {
 
     fn runs_on(&self) -> Runs {
         Runs::Any
+    }
+
+    fn stops_inside_requests(&self) -> bool {
+        true
+    }
+
+    /// A library's user writes when the library says they hold the lock.
+    fn default_discipline(&self) -> Discipline {
+        Discipline::Trusting
     }
 
     /// An interpreter and a library per client process: the suite's adapter runs on Redis

@@ -4,13 +4,15 @@
 //! was retired or crashed, or the run ended).
 
 use super::codec::{self, Init, Op, Parsed, Reply, PROTOCOL_VERSION};
+use super::inside::{pause_inside, Request};
 use super::spawn::{hello_path, spawn_adapter, stderr_path};
 use super::Config;
 use crate::client::adapter_error::{tail, AdapterError};
 use crate::client::lock::{Connecting, Grant, LockSession, Outcome};
 use crate::client::pause::{PauseHook, PausePoints};
 use crate::db::Child;
-use lockpick_checker::history::Value;
+use lockpick_checker::history::{Value, F};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -39,6 +41,11 @@ struct Shared {
     clock: Arc<PauseClock>,
     /// Registered on the client's pause points; lives as long as the session.
     _hook: Arc<PauseHook>,
+    /// The client's pause points, for a pause inside a request.
+    points: Arc<PausePoints>,
+    /// The adapter's processes below the one lockpick spawned, listed once it answered init:
+    /// a stop reaches them at once ([`crate::db::signal_child_known`]).
+    tree: Arc<Mutex<Vec<u32>>>,
     renew: bool,
     broken: Arc<Mutex<Option<AdapterError>>>,
 }
@@ -98,7 +105,7 @@ impl ProcessSession {
         config: Arc<Config>,
         broken: Arc<Mutex<Option<AdapterError>>>,
         who: Connecting,
-        points: &PausePoints,
+        points: &Arc<PausePoints>,
     ) -> Result<ProcessSession, AdapterError> {
         let spawned = spawn_adapter(&config, &who).await?;
         let child = spawned.child;
@@ -113,15 +120,18 @@ impl ProcessSession {
             })
         })();
         let clock = Arc::new(PauseClock::default());
+        let tree: Arc<Mutex<Vec<u32>>> = Arc::default();
         let hook: Arc<PauseHook> = {
             let clock = clock.clone();
+            let tree = tree.clone();
             let pid = child.pid();
             Arc::new(move |paused| {
                 clock.set(paused);
                 let signal = if paused { libc::SIGSTOP } else { libc::SIGCONT };
+                let known = tree.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 // A retired adapter's hook may outlive its process by a moment: the registry
                 // refuses to signal a pid that is not a live child of ours.
-                let _ = crate::db::signal_child(pid, signal);
+                let _ = crate::db::signal_child_known(pid, &known, signal);
             })
         };
         points.on_pause(&hook);
@@ -131,6 +141,8 @@ impl ProcessSession {
             child,
             clock,
             _hook: hook,
+            points: points.clone(),
+            tree: tree.clone(),
             renew: false,
             broken,
         });
@@ -138,6 +150,8 @@ impl ProcessSession {
             return Err(shared.broke("its pipes could not be set up", None));
         };
         let hello = shared.hello(&mut pipes).await?;
+        *tree.lock().unwrap_or_else(|p| p.into_inner()) =
+            crate::db::descendants(shared.child.pid());
         let mut shared = shared;
         if let Some(s) = Arc::get_mut(&mut shared) {
             s.renew = hello.ops.iter().any(|op| op == "renew");
@@ -159,13 +173,30 @@ impl ProcessSession {
         let id = pipes.next_id;
         pipes.next_id += 1;
         let line = codec::request_line(op, id, holder);
+        let verb = op_verb(op);
+        let inside = self.shared.points.take_inside(verb);
         pipes.in_flight = true;
+        let (stopped_before, _) = self.shared.clock.stopped();
         if let Err(e) = write_line(&mut pipes.stdin, &line).await {
             let broke = self
                 .shared
                 .broke_after_exit(&format!("its stdin closed ({e}) before {}", op.name()))
                 .await;
             return self.shared.keep(broke);
+        }
+        let sent = Instant::now();
+        if let Some(inside) = inside {
+            let request = Request {
+                points: &self.shared.points,
+                pids: self.shared.stop_pids(),
+                process: self.shared.who.process,
+                op: verb,
+                id,
+                fd: pipes.stdout.get_ref().as_raw_fd(),
+                buffered: !pipes.stdout.buffer().is_empty(),
+                sent,
+            };
+            pause_inside(request, inside).await;
         }
         let waiting = format!("its reply to {}", op.name());
         let line = match self
@@ -200,11 +231,37 @@ impl ProcessSession {
             return self.shared.keep(e);
         }
         pipes.in_flight = false;
+        // Timed only when nothing stopped the adapter meanwhile: the range of a pause inside
+        // the next such request.
+        let (stopped_after, _) = self.shared.clock.stopped();
+        if stopped_after == stopped_before {
+            self.shared.points.note_duration(verb, sent.elapsed());
+        }
         Outcome::Ok(reply)
     }
 }
 
+/// The history verb of a request.
+fn op_verb(op: Op) -> F {
+    match op {
+        Op::Acquire => F::Acquire,
+        Op::Release => F::Release,
+        Op::Renew => F::Renew,
+    }
+}
+
 impl Shared {
+    /// The processes whose state shows that a stop took hold: the adapter's (below the
+    /// namespace's `unshare`), or the spawned one if it has none.
+    fn stop_pids(&self) -> Vec<u32> {
+        let tree = self.tree.lock().unwrap_or_else(|p| p.into_inner());
+        if tree.is_empty() {
+            vec![self.child.pid()]
+        } else {
+            tree.clone()
+        }
+    }
+
     /// Sends `init`, reads and checks the hello.
     async fn hello(&self, pipes: &mut Pipes) -> Result<codec::Hello, AdapterError> {
         let config = &self.config;

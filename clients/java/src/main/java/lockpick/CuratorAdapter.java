@@ -98,8 +98,9 @@ public final class CuratorAdapter {
                         Matcher m = SEQUENCE.matcher(String.valueOf(((Mutex) lock).ourPath()));
                         token = m.find() ? Long.valueOf(m.group(1)) : null;
                     }
-                    // The session timeout is the lease ZooKeeper keeps for the node.
-                    return Reply.ok(token, init.ttlMs, null);
+                    // Curator's locks claim no lease (the session timeout is the server's, not
+                    // a validity the lock promises its holder): none reported.
+                    return Reply.ok(token, null, null);
                 })
                 .op("release", request -> {
                     if (!lock.isAcquiredInThisProcess()) {

@@ -83,7 +83,6 @@ public final class RedissonAdapter {
                 + (watchdog ? "-watchdog" : "-lease");
         return new Adapter(adapter, Redisson.class)
                 .op("acquire", request -> {
-                    long started = System.nanoTime();
                     Long token = null;
                     boolean got;
                     if (fenced) {
@@ -102,10 +101,10 @@ public final class RedissonAdapter {
                     if (!got) {
                         return Reply.fail("timeout-waiting");
                     }
-                    // Redisson does not say when the key's expiry was set: count the lease
-                    // from the start of the try, as a careful caller would.
-                    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-                    return Reply.ok(token, Math.max(0, lease - elapsed), null);
+                    // The lease Redisson says the lock has left: remainTimeToLive() (the key's
+                    // PTTL; -2 when the key is already gone, -1 when it has no expiry).
+                    long left = lock.remainTimeToLive();
+                    return Reply.ok(token, left == -1 ? null : Math.max(0, left), null);
                 })
                 .op("release", request -> {
                     try {

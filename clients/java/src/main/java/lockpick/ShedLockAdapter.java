@@ -118,8 +118,8 @@ public final class ShedLockAdapter {
                                 provider.lock(new LockConfiguration(Instant.now(), lockName, atMost, Duration.ZERO));
                         if (lock.isPresent()) {
                             held[0] = lock.get();
-                            long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-                            return Reply.ok(null, Math.max(0, init.ttlMs - elapsed), null);
+                            // ShedLock's SimpleLock does not say how long it is valid: no lease.
+                            return Reply.ok(null, null, null);
                         }
                         // Empty: the row says another holds it until lock_until; nothing was
                         // written (ShedLock's insert or update matched no row).

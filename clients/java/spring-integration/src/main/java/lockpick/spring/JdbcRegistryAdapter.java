@@ -79,12 +79,12 @@ public final class JdbcRegistryAdapter {
                         repository.start();
                         started[0] = true;
                     }
-                    long begun = System.nanoTime();
                     if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
                         return Reply.fail("timeout-waiting");
                     }
-                    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begun);
-                    return Reply.ok(null, Math.max(0, init.ttlMs - elapsed), null);
+                    // Spring's Lock claims no lease (the registry's TTL is a setting, not a
+                    // promise about this grant): none reported.
+                    return Reply.ok(null, null, null);
                 })
                 .op("release", request -> {
                     try {

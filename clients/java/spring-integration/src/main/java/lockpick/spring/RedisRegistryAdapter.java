@@ -72,14 +72,12 @@ public final class RedisRegistryAdapter {
         String name = "java-spring-redis-lock-registry" + (renewal ? "-renewal" : "");
         return new Adapter(name, RedisLockRegistry.class)
                 .op("acquire", request -> {
-                    long started = System.nanoTime();
                     if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
                         return Reply.fail("timeout-waiting");
                     }
-                    // The key's PX was set by the last try, after this start: counting the lease
-                    // from here is on the safe side.
-                    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-                    return Reply.ok(null, Math.max(0, init.ttlMs - elapsed), null);
+                    // Spring's Lock says nothing of how long it is good for (expireAfter is the
+                    // registry's setting, not a claim about this grant): no lease.
+                    return Reply.ok(null, null, null);
                 })
                 .op("release", request -> {
                     try {

@@ -63,8 +63,9 @@ public final class ZookeeperRegistryAdapter {
                     if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
                         return Reply.fail("timeout-waiting");
                     }
-                    // The session timeout is the lease ZooKeeper keeps for the node.
-                    return Reply.ok(null, init.ttlMs, null);
+                    // Spring's Lock claims no lease (the session timeout is ZooKeeper's, not a
+                    // promise the registry makes to its user): none reported.
+                    return Reply.ok(null, null, null);
                 })
                 .op("release", request -> {
                     try {

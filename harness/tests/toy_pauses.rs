@@ -1,0 +1,103 @@
+//! Pauses inside library calls (`client-pause` at `during-op`), tried on lockpick's own toy
+//! locks (clients/python/toys): a release that is GET, compare, then DEL in two round trips is
+//! caught by a stop that falls between them, and the correct compare-and-delete release under
+//! the same pause is never flagged. Real redis-server, real redis-py, real SIGSTOP; ten seeds
+//! each, one run at a time (the stop is aimed at a sub-millisecond moment, so runs are not
+//! overlapped on a 2-core machine).
+
+mod scenario_support;
+
+use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::lock::FindingKind;
+use lockpick_checker::verdict::Verdict;
+use scenario_support::{history, kinds, run_in};
+
+const SEEDS: std::ops::RangeInclusive<u64> = 1..=10;
+
+/// What one run showed.
+struct Seen {
+    verdict: Verdict,
+    double_holder: bool,
+    /// Pauses that landed inside a request whose reply had not come.
+    inside: usize,
+    /// Notes of every `during-op` pause.
+    notes: Vec<String>,
+    /// Some release failed `not-owner`: a holder found its key gone or taken.
+    not_owner: bool,
+}
+
+fn run_seed(rt: &tokio::runtime::Runtime, name: &str, seed: u64) -> Seen {
+    let (report, verdict, expected, dir) = run_in(rt, name, 20, |o| o.seed = Some(seed));
+    let events = history(&dir);
+    let notes: Vec<String> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
+        .filter(|e| e.value.point.as_deref() == Some("during-op"))
+        .filter_map(|e| e.value.note.clone())
+        .collect();
+    assert!(expected.is_some(), "{name} declares what it expects");
+    Seen {
+        verdict,
+        double_holder: kinds(&report.violations).contains(&FindingKind::DoubleHolder),
+        inside: notes.iter().filter(|n| n.ends_with("no reply yet")).count(),
+        notes,
+        not_owner: events.iter().any(not_owner),
+    }
+}
+
+fn not_owner(e: &Event) -> bool {
+    e.f == F::Release && e.kind == EventKind::Fail && e.error.as_deref() == Some("not-owner")
+}
+
+/// Every pause of the run fell in a release, as the scenario limits it (`ops = ["release"]`),
+/// and the history says which request and whether its reply had come.
+fn assert_pauses_in_releases(name: &str, seed: u64, seen: &Seen) {
+    assert!(
+        seen.inside > 0,
+        "{name} --seed {seed}: no pause landed inside a request, so the run tested nothing: {:?}",
+        seen.notes
+    );
+    for note in &seen.notes {
+        assert!(
+            note.starts_with("in release request ")
+                && (note.ends_with("no reply yet") || note.ends_with("its reply had already come")),
+            "{name} --seed {seed}: {note}"
+        );
+    }
+}
+
+#[test]
+fn a_get_then_del_release_is_caught_by_a_pause_inside_it_and_compare_and_delete_is_not() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bug = "toy-get-then-del-release-pause";
+    let mut caught = Vec::new();
+    for seed in SEEDS {
+        let seen = run_seed(&rt, bug, seed);
+        assert_pauses_in_releases(bug, seed, &seen);
+        if seen.verdict == Verdict::Invalid && seen.double_holder {
+            // The DEL removed the next holder's key: that holder's own release found it gone.
+            assert!(
+                seen.not_owner,
+                "{bug} --seed {seed}: no release failed not-owner"
+            );
+            caught.push(seed);
+        }
+    }
+    assert!(
+        caught.len() >= 8,
+        "{bug}: two holders in only {} of 10 seeds ({caught:?}); reproduce a miss with `cargo run -- scenario {bug} --seed N`",
+        caught.len()
+    );
+
+    let correct = "toy-compare-and-delete-release-pause";
+    for seed in SEEDS {
+        let seen = run_seed(&rt, correct, seed);
+        assert_pauses_in_releases(correct, seed, &seen);
+        assert!(
+            !seen.double_holder && seen.verdict == Verdict::Valid,
+            "{correct} --seed {seed}: flagged ({:?}, double holder: {}); reproduce with `cargo run -- scenario {correct} --seed {seed}`",
+            seen.verdict,
+            seen.double_holder
+        );
+    }
+}
