@@ -102,7 +102,11 @@ public final class RedissonAdapter {
                         return Reply.fail("timeout-waiting");
                     }
                     // The lease Redisson says the lock has left: remainTimeToLive() (the key's
-                    // PTTL; -2 when the key is already gone, -1 when it has no expiry).
+                    // PTTL; -2 when the key is already gone, -1 when it has no expiry). A
+                    // MultiLock claims none (its remainTimeToLive() is unsupported).
+                    if (multi) {
+                        return Reply.ok(token, null, null);
+                    }
                     long left = lock.remainTimeToLive();
                     return Reply.ok(token, left == -1 ? null : Math.max(0, left), null);
                 })
