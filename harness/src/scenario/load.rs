@@ -482,4 +482,37 @@ duration_ms = 500
         .unwrap_err();
         assert!(err.contains("allowed: 1, 3, 5, 7"), "{err}");
     }
+
+    #[test]
+    fn the_known_bugs_folder_is_a_group_whose_name_picks_exactly_its_scenarios() {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/known-bugs");
+        let mut files: Vec<String> = std::fs::read_dir(&shipped)
+            .expect("scenarios/known-bugs")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty());
+        let entries = list_scenarios();
+        // What `lockpick suite --filter known-bugs` selects: the qualified names with the text.
+        let mut picked: Vec<String> = entries
+            .iter()
+            .filter(|e| e.qualified_name().contains("known-bugs"))
+            .map(|e| e.name.clone())
+            .collect();
+        picked.sort();
+        assert_eq!(picked, files);
+        for entry in entries.iter().filter(|e| e.group.is_some()) {
+            assert_eq!(entry.qualified_name(), format!("known-bugs/{}", entry.name));
+            // Found by its plain name and by its qualified one.
+            assert_eq!(find_scenario(&entry.name).unwrap(), entry.path);
+            assert_eq!(find_scenario(&entry.qualified_name()).unwrap(), entry.path);
+        }
+        // The matrix files beside them are not scenarios.
+        assert!(!entries
+            .iter()
+            .any(|e| e.path.parent().unwrap().ends_with("matrix")));
+    }
 }
