@@ -196,7 +196,10 @@ fn spring_redis_registry_renewal_cannot_save_a_stopped_jvm() {
     if !spring_adapters_built("spring_redis_registry_renewal_cannot_save_a_stopped_jvm") {
         return;
     }
-    let (report, dir) = expecting(run("java-spring-redis-registry-renewal-gc-pause"), Verdict::Invalid);
+    let (report, dir) = expecting(
+        run("java-spring-redis-registry-renewal-gc-pause"),
+        Verdict::Invalid,
+    );
     assert_hello(&dir, "spring-integration-redis", "7.");
     let finding = double_holder(&report);
     assert_caused_by(finding, F::Pause);

@@ -151,7 +151,9 @@ pub struct SuiteArgs {
     /// Runs per scenario, 1 to 10000, with seeds scenario-seed, scenario-seed + 1, …
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,
-    /// Only scenarios whose name contains one of these texts (comma-separated).
+    /// Only scenarios whose name contains one of these texts (comma-separated); one in a
+    /// group folder is named `group/name` here, so `--filter known-bugs` runs
+    /// scenarios/known-bugs/.
     #[arg(long, value_delimiter = ',')]
     pub filter: Vec<String>,
     /// Root folder of stored runs; the suite's record and trend page go to `STORE/suite/<time>/`.

@@ -1,4 +1,5 @@
-//! `lockpick list`: the shipped scenarios with their locks and expected verdicts.
+//! `lockpick list`: the shipped scenarios with their locks and expected verdicts; one in a
+//! group folder (scenarios/known-bugs/) as `group/name`.
 
 use crate::outcome::{Exit, Failure, Outcome};
 use crate::printable::printable;
@@ -17,13 +18,13 @@ pub(super) fn list() -> Outcome {
         match parsed {
             Ok(s) => outln!(
                 "{:<28} {:<16} expected {:<8} {}",
-                printable(&entry.name),
+                printable(&entry.qualified_name()),
                 s.lock_name(),
                 s.expected.map(|v| v.name()).unwrap_or("-"),
                 s.description
             ),
             Err(e) => {
-                outln!("{:<28} BROKEN: {e}", printable(&entry.name));
+                outln!("{:<28} BROKEN: {e}", printable(&entry.qualified_name()));
                 broken += 1;
             }
         }

@@ -234,11 +234,13 @@ fn shard_runs(scenarios: &[Scenario], seeds: u64, shard: Shard) -> BTreeSet<(Str
 }
 
 /// The shipped scenarios with an expected verdict whose name contains one of `filter` (all of
-/// them when it is empty).
+/// them when it is empty), a scenario in a group folder (`scenarios/known-bugs/`) named
+/// `group/name` for this: `--filter known-bugs` runs that folder.
 fn scenarios(filter: &[String]) -> Result<Vec<Scenario>, Failure> {
     let mut scenarios = Vec::new();
     for entry in list_scenarios() {
-        if !filter.is_empty() && !filter.iter().any(|f| entry.name.contains(f.as_str())) {
+        let name = entry.qualified_name();
+        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
             continue;
         }
         match load_scenario(&entry.path.to_string_lossy()) {

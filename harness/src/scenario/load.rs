@@ -22,30 +22,52 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Subfolders of a scenario folder whose `*.toml` files are scenarios too, each a collection
+/// with a README of its own. (`matrix/` is not one: it holds matrix files.)
+pub const SCENARIO_GROUPS: &[&str] = &["known-bugs"];
+
 /// A scenario found on disk, for listings.
 #[derive(Debug, Clone)]
 pub struct ScenarioEntry {
     pub name: String,
     pub path: PathBuf,
+    /// The [`SCENARIO_GROUPS`] subfolder it is in, if any.
+    pub group: Option<&'static str>,
 }
 
-/// Every `*.toml` in the scenario folders, by name; the first folder wins on a clash.
+impl ScenarioEntry {
+    /// `group/name`, or the name of a scenario in no group: what `lockpick suite --filter`
+    /// matches, so a group's name picks exactly its scenarios.
+    pub fn qualified_name(&self) -> String {
+        match self.group {
+            Some(group) => format!("{group}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// Every `*.toml` in the scenario folders and their [`SCENARIO_GROUPS`] subfolders, by name;
+/// the first folder wins on a clash.
 pub fn list_scenarios() -> Vec<ScenarioEntry> {
     let mut out: Vec<ScenarioEntry> = Vec::new();
     for dir in scenario_dirs() {
-        let Ok(read) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in read.flatten() {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "toml") {
-                let name = path
-                    .file_stem()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned();
-                if !out.iter().any(|e| e.name == name) {
-                    out.push(ScenarioEntry { name, path });
+        let folders = std::iter::once((dir.clone(), None))
+            .chain(SCENARIO_GROUPS.iter().map(|g| (dir.join(g), Some(*g))));
+        for (folder, group) in folders {
+            let Ok(read) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in read.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "toml") {
+                    let name = path
+                        .file_stem()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned();
+                    if !out.iter().any(|e| e.name == name) {
+                        out.push(ScenarioEntry { name, path, group });
+                    }
                 }
             }
         }
@@ -54,7 +76,8 @@ pub fn list_scenarios() -> Vec<ScenarioEntry> {
     out
 }
 
-/// Resolves a scenario argument: an existing file path, or the name of a shipped scenario.
+/// Resolves a scenario argument: an existing file path, or the name of a shipped scenario
+/// (`name`, or `group/name` for one in a group folder).
 pub fn find_scenario(name_or_path: &str) -> Result<PathBuf, ScenarioError> {
     let as_path = Path::new(name_or_path);
     if as_path.is_file() {
@@ -63,7 +86,7 @@ pub fn find_scenario(name_or_path: &str) -> Result<PathBuf, ScenarioError> {
     let known = list_scenarios();
     known
         .iter()
-        .find(|e| e.name == name_or_path)
+        .find(|e| e.name == name_or_path || e.qualified_name() == name_or_path)
         .map(|e| e.path.clone())
         .ok_or_else(|| ScenarioError::UnknownName {
             name: name_or_path.to_owned(),
@@ -541,5 +564,38 @@ duration_ms = 500
         )
         .unwrap_err();
         assert!(err.contains("allowed: 1, 3, 5, 7"), "{err}");
+    }
+
+    #[test]
+    fn the_known_bugs_folder_is_a_group_whose_name_picks_exactly_its_scenarios() {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/known-bugs");
+        let mut files: Vec<String> = std::fs::read_dir(&shipped)
+            .expect("scenarios/known-bugs")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty());
+        let entries = list_scenarios();
+        // What `lockpick suite --filter known-bugs` selects: the qualified names with the text.
+        let mut picked: Vec<String> = entries
+            .iter()
+            .filter(|e| e.qualified_name().contains("known-bugs"))
+            .map(|e| e.name.clone())
+            .collect();
+        picked.sort();
+        assert_eq!(picked, files);
+        for entry in entries.iter().filter(|e| e.group.is_some()) {
+            assert_eq!(entry.qualified_name(), format!("known-bugs/{}", entry.name));
+            // Found by its plain name and by its qualified one.
+            assert_eq!(find_scenario(&entry.name).unwrap(), entry.path);
+            assert_eq!(find_scenario(&entry.qualified_name()).unwrap(), entry.path);
+        }
+        // The matrix files beside them are not scenarios.
+        assert!(!entries
+            .iter()
+            .any(|e| e.path.parent().unwrap().ends_with("matrix")));
     }
 }

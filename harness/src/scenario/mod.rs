@@ -17,6 +17,8 @@ pub(crate) use file::{
     check, check_fields, read_fault, RawCheck, RawClientKind, RawLock, RawResource, RawScenario,
     RawServer, RawWorkload,
 };
-pub use load::{find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry};
+pub use load::{
+    find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry, SCENARIO_GROUPS,
+};
 pub use model::{node_rule, ClientSpec, Fault, Nemesis, Property, Scenario, SkippedFault, Targets};
 pub use overrides::check_overrides;

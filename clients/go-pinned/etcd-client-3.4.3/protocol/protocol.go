@@ -1,0 +1,1 @@
+../../../go/protocol/protocol.go
