@@ -6,6 +6,7 @@ mod atomic_write;
 mod charts;
 mod compare;
 mod error;
+pub mod explore;
 mod junit;
 pub mod matrix;
 mod quantiles;
@@ -23,6 +24,7 @@ pub use compare::{
     Comparison, FaultColumn,
 };
 pub use error::ReportError;
+pub use explore::{list_explorations, write_explore_page, EXPLORE_DIR};
 pub use junit::junit_xml;
 pub use quantiles::{latency_quantiles, quantile, Quantiles};
 pub use run_report::{

@@ -1,7 +1,9 @@
 //! Command-line arguments.
 
+mod explore;
 mod matrix;
 
+pub use explore::ExploreArgs;
 pub use matrix::{MatrixArgs, MergeArgs};
 
 use crate::choices::{FormatArg, LockArg, ModelArg, PropertyArg};
@@ -46,6 +48,10 @@ pub enum Command {
     /// Run every lock (row) under every fault (column) of a matrix file over several seeds,
     /// fault sizes relative to each lock's lease, and write matrix.html.
     Matrix(MatrixArgs),
+    /// Search for a fault schedule that breaks a scenario's lock: draw faults at random
+    /// (kinds, how many, sizes 0.1× to 3× the lease) until a violation or the budget, then
+    /// shrink it to a small scenario file that reproduces it, with its reproduction rate.
+    Explore(ExploreArgs),
     /// Join the stores of a matrix's shards (`matrix --shard K/N`, one per machine) into one
     /// matrix folder with its matrix.json, matrix.html (and --markdown).
     Merge(MergeArgs),

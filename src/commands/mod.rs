@@ -3,6 +3,7 @@
 
 mod check;
 mod compare;
+mod explore;
 mod export;
 mod gc;
 mod incomplete;
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli) -> Outcome {
         Command::Report { run_dir } => report::report(&run_dir),
         Command::Compare(args) => compare::compare(args),
         Command::Matrix(args) => matrix::matrix(args),
+        Command::Explore(args) => explore::explore(args),
         Command::Merge(args) => merge::merge(args),
         Command::Serve(args) => serve::serve(args),
         Command::Gc { store } => gc::gc(&store),
