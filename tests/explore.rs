@@ -32,7 +32,10 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
     let err = stderr(&out);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
-    assert!(err.contains("faults tried"), "progress on the terminal: {err}");
+    assert!(
+        err.contains("faults tried"),
+        "progress on the terminal: {err}"
+    );
     let explorations: Vec<_> = std::fs::read_dir(store.path().join("explore"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -40,8 +43,7 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
     assert_eq!(explorations.len(), 1);
     let dir = &explorations[0];
     let ex: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("explore.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("explore.json")).unwrap()).unwrap();
     assert_eq!(ex["found_class"], "lock-bug", "{ex:#}");
     assert_eq!(ex["done"], true);
     // Every run of the search is an ordinary stored run with its report.
@@ -53,7 +55,10 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
     assert!(dir.join("explore.html").is_file());
     let shrunk = &ex["shrunk"];
     let file = shrunk["file"].as_str().unwrap();
-    assert!(file.starts_with(store_arg), "written under the store: {file}");
+    assert!(
+        file.starts_with(store_arg),
+        "written under the store: {file}"
+    );
     assert_eq!(shrunk["runs"], 2, "{shrunk:#}");
     let body = std::fs::read_to_string(file).unwrap();
     assert!(body.contains("expected = \"invalid\""), "{body}");
@@ -67,7 +72,10 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
         matches!(run.status.code(), Some(0 | 1)),
         "a verdict, not bad input or a harness failure: {run_err}"
     );
-    assert!(run_err.contains("toy-check-then-set-baseline-shrunk"), "{run_err}");
+    assert!(
+        run_err.contains("toy-check-then-set-baseline-shrunk"),
+        "{run_err}"
+    );
 }
 
 #[test]
@@ -93,6 +101,10 @@ fn bad_arguments_are_refused_with_what_is_allowed() {
     assert!(stderr(&out).contains("allowed: K/N"), "{}", stderr(&out));
     let out = lockpick(&["explore", "toy-check-then-set-baseline", "--budget", "10x"]);
     assert_eq!(out.status.code(), Some(3), "bad input");
-    assert!(stderr(&out).contains("allowed: seconds"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("allowed: seconds"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!store.path().join("explore").exists(), "nothing written");
 }

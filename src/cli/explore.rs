@@ -8,8 +8,12 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
     /// Scenario name or path: its lock, workload and lease; its own faults are replaced by
-    /// the drawn ones.
+    /// the drawn ones. With --row: a matrix file.
     pub scenario: String,
+    /// Explore this row of the matrix file given instead of a scenario: its lock, lease and
+    /// workload as the matrix runs them.
+    #[arg(long, value_name = "ROW")]
+    pub row: Option<String>,
     /// How long to search for a violation: `30s`, `10m`, `1h` (a number alone is seconds).
     #[arg(long, default_value = "10m", value_parser = budget)]
     pub budget: Duration,

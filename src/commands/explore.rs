@@ -7,6 +7,7 @@ use crate::printable::printable;
 use crate::run_args::runtime;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::explore::{explore as search, Base, Config, ExploreError, Found, Need};
+use lockpick_harness::matrix::{load_matrix, plan_cell};
 use lockpick_harness::scenario::{find_scenario, load_scenario, ScenarioError};
 
 pub(super) fn explore(args: ExploreArgs) -> Outcome {
@@ -18,16 +19,21 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
             args.confirm
         )));
     }
-    // Loaded to run: the adapter and everything it needs is checked here, before any run.
-    let scenario = load_scenario(&args.scenario)?;
-    let path = find_scenario(&args.scenario)?;
-    let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    let base = Base::new(&path, &text)?;
+    let (base, seed) = match &args.row {
+        None => {
+            // Loaded to run: the adapter and everything it needs is checked here.
+            let scenario = load_scenario(&args.scenario)?;
+            let path = find_scenario(&args.scenario)?;
+            let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            (Base::new(&path, &text)?, scenario.seed)
+        }
+        Some(row) => matrix_row(&args.scenario, row)?,
+    };
     let cfg = Config {
-        seed: args.seed.unwrap_or(scenario.seed),
+        seed: args.seed.unwrap_or(seed),
         base,
         budget: args.budget,
         shrink_budget: args.shrink_budget,
@@ -92,4 +98,32 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
         Found::Nothing => Verdict::Valid,
         Found::LockBug | Found::Clock | Found::Kleppmann => Verdict::Invalid,
     }))
+}
+
+/// The base of `--row ROW` of the matrix file `file`: the row as the matrix runs it under its
+/// first column (whose fault the draw replaces), named `<matrix>-<row>`, and the matrix's first
+/// seed.
+fn matrix_row(file: &str, row: &str) -> Result<(Base, u64), Failure> {
+    let m = load_matrix(std::path::Path::new(file))?;
+    let r = m.rows.iter().find(|r| r.name == row).ok_or_else(|| {
+        Failure::usage(format!(
+            "read --row: no row {row:?} in {file}; allowed: {}",
+            m.rows
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    let col = m
+        .columns
+        .first()
+        .ok_or_else(|| Failure::usage(format!("explore {file}: the matrix has no column")))?;
+    let cell = plan_cell(&m, r, col)?;
+    if let Some(built) = &cell.built {
+        built.client.options.preflight()?;
+    }
+    let mut base = Base::new(&m.path, &cell.text)?;
+    base.name = format!("{}-{}", m.name, r.name);
+    Ok((base, m.first_seed))
 }
