@@ -78,7 +78,12 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
     }
     if let Some(s) = &ex.shrunk {
         outln!(
-            "  shrunk to {} fault(s): {}",
+            "  {} {} fault(s): {}",
+            if s.shrunk {
+                "shrunk to"
+            } else {
+                "not shrunk (it did not reproduce reliably):"
+            },
             s.schedule.faults.len(),
             s.schedule.describe()
         );
@@ -96,7 +101,7 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
     }
     Ok(Exit::Verdict(match ex.found_class {
         Found::Nothing => Verdict::Valid,
-        Found::LockBug | Found::Clock | Found::Kleppmann => Verdict::Invalid,
+        Found::LockBug | Found::Clock | Found::NodeRestart | Found::Kleppmann => Verdict::Invalid,
     }))
 }
 

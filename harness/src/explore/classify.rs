@@ -25,8 +25,11 @@ use std::collections::HashMap;
 pub enum Found {
     /// A safety violation the lock's own logic let happen.
     LockBug,
-    /// A safety violation while a node's clock was moved: a lease trusts the server's clock.
+    /// A safety violation after a node's clock was moved: a lease trusts the server's clock.
     Clock,
+    /// A safety violation after a node crashed: the server restarted without the lease it had
+    /// granted (what it keeps across a crash is its persistence's, not the lock's code).
+    NodeRestart,
     /// A holder that went on past its lease, with no fencing token to stop its writes.
     Kleppmann,
     /// No safety violation (a deadlock or an undecided check is not a find).
@@ -38,6 +41,7 @@ impl Found {
         match self {
             Found::LockBug => "lock-bug",
             Found::Clock => "clock",
+            Found::NodeRestart => "node-restart",
             Found::Kleppmann => "kleppmann",
             Found::Nothing => "nothing",
         }
@@ -47,7 +51,8 @@ impl Found {
     pub fn about(self) -> &'static str {
         match self {
             Found::LockBug => "the lock granted what it must not: a second holder while the first one's lease still ran, or a renewal of a lease that had run out",
-            Found::Clock => "a node's clock moved while a lease ran, and the lease ended early by the server's clock",
+            Found::Clock => "a node's clock was moved before the overlap, and a lease ended early by the server's clock",
+            Found::NodeRestart => "a node crashed before the overlap and came back without the lease it had granted (its persistence)",
             Found::Kleppmann => "a holder went on past its lease (a pause or a grant that arrived late), with no fencing token to stop its writes: Kleppmann's case, which every lease lock without a fence has",
             Found::Nothing => "no safety violation",
         }
@@ -57,7 +62,7 @@ impl Found {
     pub fn stops_search(self) -> bool {
         match self {
             Found::LockBug => true,
-            Found::Clock | Found::Kleppmann | Found::Nothing => false,
+            Found::Clock | Found::NodeRestart | Found::Kleppmann | Found::Nothing => false,
         }
     }
 }
@@ -122,6 +127,25 @@ fn is_clock(w: &FaultWindow) -> bool {
     w.f == F::Clock
 }
 
+/// A node crash (a client crash names a client and no node).
+fn is_node_crash(w: &FaultWindow) -> bool {
+    w.f == F::Crash && !w.nodes.is_empty()
+}
+
+/// What the environment did before `end_ns` that can end a lease early whatever the lock's
+/// code: a clock moved (its effect on the server's expiry times outlasts the fault window) or
+/// a node that crashed and forgot. `None` when neither happened.
+fn environment(windows: &[FaultWindow], end_ns: u64) -> Option<Found> {
+    let before = |w: &&FaultWindow| w.start_ns < end_ns;
+    if windows.iter().filter(before).any(is_clock) {
+        Some(Found::Clock)
+    } else if windows.iter().filter(before).any(is_node_crash) {
+        Some(Found::NodeRestart)
+    } else {
+        None
+    }
+}
+
 /// The class of one double-holder finding.
 fn double(
     f: &Finding,
@@ -147,14 +171,10 @@ fn double(
         .iter()
         .filter(|g| g.invoke_ns < w.end_ns)
         .any(|g| granted_until(g) > w.start_ns);
-    let from = holding[0].invoke_ns;
-    if windows
-        .iter()
-        .any(|cw| is_clock(cw) && cw.overlaps(from, w.end_ns))
-    {
-        return Found::Clock;
-    }
     if late {
+        if let Some(env) = environment(windows, w.end_ns) {
+            return env;
+        }
         Found::LockBug
     } else {
         Found::Kleppmann
@@ -177,10 +197,10 @@ pub fn classify(results: &RunResults, events: &[Event], default_lease_ms: u64) -
     if safety.is_empty() {
         // A linearizability violation with no lock finding to explain it: the lock's own,
         // unless a node's clock moved, which ends a lease early by the server's count.
-        return match (lin_invalid, windows.iter().any(is_clock)) {
+        return match (lin_invalid, environment(&windows, u64::MAX)) {
             (false, _) => Found::Nothing,
-            (true, true) => Found::Clock,
-            (true, false) => Found::LockBug,
+            (true, Some(env)) => env,
+            (true, None) => Found::LockBug,
         };
     }
     let grants = grants(events, default_lease_ms);
@@ -331,6 +351,73 @@ mod tests {
         let g = grants(&h, 1000);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::Clock);
+    }
+
+    #[test]
+    fn a_clock_moved_or_a_node_crashed_before_the_overlap_names_that_not_the_lock() {
+        let h = history(&[
+            (
+                0,
+                "\"nemesis\"",
+                "info",
+                "clock",
+                r#","value":{"nodes":["n1"],"offset_ms":5000}"#,
+            ),
+            (
+                50,
+                "\"nemesis\"",
+                "info",
+                "clock-reset",
+                r#","value":{"nodes":["n1"]}"#,
+            ),
+            (100, "1", "invoke", "acquire", LEASE),
+            (105, "1", "ok", "acquire", ""),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::Clock);
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (
+                100,
+                "\"nemesis\"",
+                "info",
+                "crash",
+                r#","value":{"nodes":["n1"]}"#,
+            ),
+            (
+                300,
+                "\"nemesis\"",
+                "info",
+                "restart",
+                r#","value":{"nodes":["n1"]}"#,
+            ),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::NodeRestart);
+        // A client crash is no node's.
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (
+                100,
+                "\"nemesis\"",
+                "info",
+                "crash",
+                r#","value":{"client":3}"#,
+            ),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::LockBug);
     }
 
     #[test]

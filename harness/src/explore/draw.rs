@@ -268,16 +268,35 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn
 }
 
 /// Draws the next schedule: 1 to [`MAX_FAULTS`] faults (one half the time, so that single
-/// faults, the easiest to read, are tried most), each of a kind drawn from `space`.
+/// faults, the easiest to read, are tried most), each of a kind drawn from `space`, a client
+/// fault weighing as many kinds as it has pause points.
 pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     let n = match rng.random_range(0..10) {
         0..5 => 1,
         5..8 => 2,
         _ => MAX_FAULTS,
     };
+    // A client fault at each pause point is a fault of its own: those kinds weigh as many
+    // as they have points (and gain weight when a point is added).
+    let weight = |kind: &str| match shape(kind) {
+        Some(Shape::ClientPause | Shape::ClientCrash) => PausePoint::ALL.len(),
+        Some(_) | None => 1,
+    };
+    let total: usize = space.faults.iter().map(|k| weight(k)).sum();
     let mut faults: Vec<Drawn> = (0..n)
         .map(|_| {
-            let kind = space.faults[rng.random_range(0..space.faults.len())];
+            let mut pick = rng.random_range(0..total);
+            let kind = space
+                .faults
+                .iter()
+                .copied()
+                .find(|k| {
+                    let w = weight(k);
+                    let here = pick < w;
+                    pick = pick.saturating_sub(w);
+                    here
+                })
+                .expect("the weights add up to the total");
             draw_fault(rng, space, kind)
         })
         .collect();
@@ -379,6 +398,22 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 2);
+    }
+
+    #[test]
+    fn a_client_pause_weighs_as_many_kinds_as_it_has_points() {
+        let s = space(vec!["client-pause", "latency"]);
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let (mut pauses, mut all) = (0, 0);
+        for _ in 0..2000 {
+            for d in draw(&mut rng, &s).faults {
+                all += 1;
+                pauses += (d.fault == "client-pause") as usize;
+            }
+        }
+        let share = pauses as f64 / all as f64;
+        let want = PausePoint::ALL.len() as f64 / (PausePoint::ALL.len() + 1) as f64;
+        assert!((share - want).abs() < 0.05, "share {share}, want {want}");
     }
 
     #[test]

@@ -101,6 +101,8 @@ pub struct Shrunk {
     pub command: String,
     /// What shrinking took away, in order.
     pub removed: Vec<String>,
+    /// Whether the find reproduced reliably enough to be shrunk.
+    pub shrunk: bool,
 }
 
 /// Everything the search did; written as `explore.json`.
@@ -535,7 +537,12 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         .render(&schedule, &name, &comment, Some("invalid"), seed);
     lockpick_store::write_atomic(&file, text.as_bytes()).map_err(|e| RunError::store(&file, e))?;
     (s.say)(&format!(
-        "shrunk to {} fault(s): {}; reproduced {hits}/{runs}\n  scenario: {}\n  repeat:   {command}",
+        "{} {} fault(s): {}; reproduced {hits}/{runs}\n  scenario: {}\n  repeat:   {command}",
+        if reproduced {
+            "shrunk to"
+        } else {
+            "not shrunk (it did not reproduce reliably):"
+        },
         schedule.faults.len(),
         schedule.describe(),
         file.display()
@@ -548,6 +555,7 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         seed,
         command,
         removed,
+        shrunk: reproduced,
     });
     Ok(())
 }

@@ -22,7 +22,7 @@ pub fn colour(found: &str, error: bool) -> &'static str {
     match found {
         "lock-bug" => "#c62828",
         "kleppmann" => "#ef6c00",
-        "clock" => "#8e24aa",
+        "clock" | "node-restart" => "#8e24aa",
         _ => "#2e7d32",
     }
 }

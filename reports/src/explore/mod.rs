@@ -61,6 +61,9 @@ pub struct Shrunk {
     pub seed: u64,
     pub command: String,
     pub removed: Vec<String>,
+    /// Whether the find reproduced reliably enough to be shrunk.
+    #[serde(default)]
+    pub shrunk: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
