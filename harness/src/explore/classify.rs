@@ -167,15 +167,28 @@ fn double(
     };
     let holding = &of_a[start..];
     let granted_until = |g: &Grant| g.invoke_ns + g.lease_ms * 1_000_000;
-    let late = holding
+    // A renewal asked for after `a`'s lease had run out, that succeeded while `b` held the
+    // lock: the server extended a lease that was not `a`'s any more (a crash that forgot
+    // `a`'s key leaves nothing of `a`'s to extend; only a moved clock can explain it).
+    let renewed_expired = holding.windows(2).any(|p| {
+        let g = p[1];
+        g.f == F::Renew
+            && g.invoke_ns >= granted_until(&p[0])
+            && g.ok_ns > w.start_ns
+            && g.invoke_ns < w.end_ns
+    });
+    if renewed_expired {
+        return match environment(windows, w.end_ns) {
+            Some(Found::Clock) => Found::Clock,
+            Some(_) | None => Found::LockBug,
+        };
+    }
+    let granted_while_valid = holding
         .iter()
         .filter(|g| g.invoke_ns < w.end_ns)
         .any(|g| granted_until(g) > w.start_ns);
-    if late {
-        if let Some(env) = environment(windows, w.end_ns) {
-            return env;
-        }
-        Found::LockBug
+    if granted_while_valid {
+        environment(windows, w.end_ns).unwrap_or(Found::LockBug)
     } else {
         Found::Kleppmann
     }
@@ -401,6 +414,17 @@ mod tests {
         let g = grants(&h, 1000);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::NodeRestart);
+        // But a renewal of an expired lease that succeeds is the lock's, crash or not.
+        let mut renewed = h.clone();
+        renewed.extend(history(&[
+            (1100, "1", "invoke", "renew", LEASE),
+            (1102, "1", "ok", "renew", ""),
+        ]));
+        for (i, e) in renewed.iter_mut().enumerate() {
+            e.index = i as u64;
+        }
+        let g = grants(&renewed, 1000);
+        assert_eq!(double(&finding(1, 2, 505, 1500), &g, &w), Found::LockBug);
         // A client crash is no node's.
         let h = history(&[
             (0, "1", "invoke", "acquire", LEASE),
