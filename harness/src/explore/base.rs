@@ -103,6 +103,10 @@ impl Base {
             None => t.remove("expected"),
         };
         t.insert("seed".into(), toml::Value::Integer(seed as i64));
+        // The base's description told what the base found; this file is about its faults.
+        if let Some(first) = comment.first() {
+            t.insert("description".into(), first.clone().into());
+        }
         if let Some(w) = t.get_mut("workload").and_then(|w| w.as_table_mut()) {
             w.insert("clients".into(), (schedule.clients as i64).into());
             w.insert(
@@ -249,6 +253,7 @@ duration_ms = 100
             let s = super::super::draw::draw(&mut rng, &space);
             let text = base.render(&s, "toy-explore", &["why".into()], Some("invalid"), 7);
             assert!(text.starts_with("# why\n"), "{text}");
+            assert!(text.contains("description = \"why\""), "{text}");
             assert!(
                 text.contains("/x/clients/python/toys/get_then_del.py"),
                 "{text}"
