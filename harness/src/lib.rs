@@ -6,6 +6,7 @@ pub mod backends;
 pub mod client;
 pub mod cluster;
 pub mod db;
+pub mod explore;
 pub mod fault;
 pub mod locks;
 pub mod matrix;

@@ -7,6 +7,7 @@ pub mod bench;
 mod charts;
 mod compare;
 mod error;
+pub mod explore;
 mod junit;
 pub mod matrix;
 mod quantiles;
@@ -24,6 +25,7 @@ pub use compare::{
     ComparedBackend, ComparedRun, Comparison, FaultColumn,
 };
 pub use error::ReportError;
+pub use explore::{list_explorations, write_explore_page, EXPLORE_DIR};
 pub use junit::junit_xml;
 pub use quantiles::{latency_quantiles, quantile, Quantiles};
 pub use run_report::{

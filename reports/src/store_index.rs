@@ -38,6 +38,8 @@ struct Page {
     runs: Vec<StoredRun>,
     unreadable: Vec<String>,
     compares: Vec<String>,
+    /// `explore/<id>` of each exploration with a page, newest first.
+    explorations: Vec<String>,
 }
 
 /// Every run under `store` (folders `<scenario>/<run-id>` with a `results.json` or a
@@ -51,7 +53,10 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
         let Some(scenario_name) = file_name(&scenario) else {
             continue;
         };
-        if scenario_name == COMPARE_DIR || scenario_name == crate::suite_record::SUITE_DIR {
+        if scenario_name == COMPARE_DIR
+            || scenario_name == crate::suite_record::SUITE_DIR
+            || scenario_name == crate::explore::EXPLORE_DIR
+        {
             continue;
         }
         for run in sorted_dirs(&scenario) {
@@ -136,6 +141,7 @@ pub fn render_index(store: &Path) -> Result<String, ReportError> {
             runs,
             unreadable,
             compares,
+            explorations: crate::explore::list_explorations(store),
         },
     )
 }

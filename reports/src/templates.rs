@@ -16,6 +16,7 @@ fn env() -> &'static Environment<'static> {
             ("index.html", include_str!("../templates/index.html")),
             ("suite.html", include_str!("../templates/suite.html")),
             ("matrix.html", include_str!("../templates/matrix.html")),
+            ("explore.html", include_str!("../templates/explore.html")),
         ] {
             env.add_template(name, text)
                 .expect("shipped templates parse (checked by the tests)");

@@ -1,9 +1,11 @@
 //! Command-line arguments.
 
 mod bench;
+mod explore;
 mod matrix;
 
 pub use bench::BenchArgs;
+pub use explore::ExploreArgs;
 pub use matrix::{MatrixArgs, MergeArgs};
 
 use crate::choices::{FormatArg, LockArg, ModelArg, PropertyArg};
@@ -53,6 +55,10 @@ pub enum Command {
     /// p50/p99 and the servers' CPU per grant at several client counts, with no fault, hold
     /// or think time; writes STORE/bench/<time>/bench.md with charts.
     Bench(BenchArgs),
+    /// Search for a fault schedule that breaks a scenario's lock: draw faults at random
+    /// (kinds, how many, sizes 0.1× to 3× the lease) until a violation or the budget, then
+    /// shrink it to a small scenario file that reproduces it, with its reproduction rate.
+    Explore(ExploreArgs),
     /// Join the stores of a matrix's shards (`matrix --shard K/N`, one per machine) into one
     /// matrix folder with its matrix.json, matrix.html (and --markdown).
     Merge(MergeArgs),

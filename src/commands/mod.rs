@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod compare;
+mod explore;
 mod export;
 mod gc;
 mod incomplete;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Outcome {
         Command::Compare(args) => compare::compare(args),
         Command::Matrix(args) => matrix::matrix(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Explore(args) => explore::explore(args),
         Command::Merge(args) => merge::merge(args),
         Command::Serve(args) => serve::serve(args),
         Command::Gc { store } => gc::gc(&store),

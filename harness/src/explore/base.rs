@@ -1,0 +1,277 @@
+//! The scenario an exploration starts from, and each drawn schedule written as an ordinary
+//! scenario file on top of it: the base file's tables as they are, its `[[nemesis]]` replaced
+//! by the drawn faults, `workload.clients` and `duration_ms` set, and the adapter's relative
+//! paths made absolute so that the file runs from the store. The file is read back with the
+//! scenario loader, so a run of the search is a run of a file `lockpick scenario` takes.
+
+use super::draw::{Drawn, Schedule, Space};
+use crate::fault::FAULTS;
+use crate::scenario::{parse_scenario, Scenario, ScenarioError};
+use std::path::{Path, PathBuf};
+
+/// The scenario explored.
+#[derive(Debug, Clone)]
+pub struct Base {
+    /// Its name, which the search's scenarios start with.
+    pub name: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// Its tables without `[[nemesis]]`, adapter paths absolute.
+    table: toml::Table,
+    /// As loaded, with its own faults.
+    pub scenario: Scenario,
+}
+
+/// A fault the lock's servers cannot take, or that `--faults` left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LeftOut {
+    pub fault: String,
+    pub reason: String,
+}
+
+/// `path` with `.` and `..` folded away, without touching the file system.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(c),
+        }
+    }
+    out
+}
+
+impl Base {
+    /// The base from a scenario file's text; `path` is where it was read.
+    pub fn new(path: &Path, text: &str) -> Result<Base, ScenarioError> {
+        let scenario = parse_scenario(path, text)?;
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| {
+            ScenarioError::Invalid(crate::vocab::Located {
+                path: path.to_owned(),
+                line: 1,
+                field: "(file)".into(),
+                message: e.to_string(),
+            })
+        })?;
+        table.remove("nemesis");
+        let folder = path.parent().unwrap_or(Path::new("."));
+        let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned());
+        if let Some(toml::Value::Array(command)) = table
+            .get_mut("client")
+            .and_then(|c| c.as_table_mut())
+            .and_then(|c| c.get_mut("command"))
+        {
+            for part in command.iter_mut() {
+                if let toml::Value::String(s) = part {
+                    if s.starts_with("./") || s.starts_with("../") {
+                        *s = lexical(&folder.join(&*s)).display().to_string();
+                    }
+                }
+            }
+        }
+        Ok(Base {
+            name: scenario.name.clone(),
+            path: path.to_owned(),
+            table,
+            scenario,
+        })
+    }
+
+    /// The lease the sizes are relative to: the lock's TTL.
+    pub fn lease_ms(&self) -> u64 {
+        self.scenario.lock.ttl_ms
+    }
+
+    /// The scenario file of `schedule`: `comment` lines first (each prefixed `# `), then
+    /// the base's tables with `name`, `expected` and `seed`, and the schedule's faults.
+    pub fn render(
+        &self,
+        schedule: &Schedule,
+        name: &str,
+        comment: &[String],
+        expected: Option<&str>,
+        seed: u64,
+    ) -> String {
+        let mut t = self.table.clone();
+        t.insert("name".into(), name.into());
+        match expected {
+            Some(e) => t.insert("expected".into(), e.into()),
+            None => t.remove("expected"),
+        };
+        t.insert("seed".into(), toml::Value::Integer(seed as i64));
+        // The base's description told what the base found; this file is about its faults.
+        if let Some(first) = comment.first() {
+            t.insert("description".into(), first.clone().into());
+        }
+        if let Some(w) = t.get_mut("workload").and_then(|w| w.as_table_mut()) {
+            w.insert("clients".into(), (schedule.clients as i64).into());
+            w.insert(
+                "duration_ms".into(),
+                (schedule.duration_ms.min(i64::MAX as u64) as i64).into(),
+            );
+        }
+        if !schedule.faults.is_empty() {
+            let entries = schedule
+                .faults
+                .iter()
+                .map(|d| toml::Value::Table(d.entry()))
+                .collect();
+            t.insert("nemesis".into(), toml::Value::Array(entries));
+        }
+        let mut out = String::new();
+        for line in comment {
+            for l in line.lines() {
+                out.push_str("# ");
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out.push_str(&toml::to_string(&t).expect("a TOML table prints"));
+        out
+    }
+
+    /// What the draw may choose from: every fault (of `only`, if given) whose sample the
+    /// scenario loader accepts on this lock's servers, and those left out with why.
+    pub fn space(&self, only: Option<&[String]>) -> Result<(Space, Vec<LeftOut>), String> {
+        let names: Vec<&'static str> = FAULTS.iter().map(|f| f.name()).collect();
+        if let Some(only) = only {
+            for o in only {
+                if !names.contains(&o.as_str()) {
+                    return Err(format!(
+                        "unknown fault {o:?}; allowed: {}",
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+        let s = &self.scenario;
+        let mut space = Space {
+            faults: Vec::new(),
+            nodes: s.node_names(),
+            clients: s.workload.clients,
+            lease_ms: self.lease_ms(),
+            duration_ms: s.workload.duration_ms,
+        };
+        let mut left_out = Vec::new();
+        for name in names {
+            if only.is_some_and(|o| !o.iter().any(|x| x == name)) {
+                left_out.push(LeftOut {
+                    fault: name.into(),
+                    reason: "not in --faults".into(),
+                });
+                continue;
+            }
+            let sample = Space {
+                faults: vec![name],
+                ..space.clone()
+            };
+            let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
+            let drawn: Drawn = super::draw::draw(&mut rng, &sample).faults.remove(0);
+            let schedule = Schedule {
+                faults: vec![drawn],
+                clients: space.clients,
+                duration_ms: space.duration_ms,
+            };
+            let text = self.render(&schedule, &self.name, &[], None, 0);
+            match parse_scenario(&self.path, &text) {
+                Ok(parsed) => match parsed.nemesis.faults.first() {
+                    Some(f) => match f.spec.cannot_run_on(parsed.server) {
+                        None => space.faults.push(name),
+                        Some(why) => left_out.push(LeftOut {
+                            fault: name.into(),
+                            reason: why,
+                        }),
+                    },
+                    None => left_out.push(LeftOut {
+                        fault: name.into(),
+                        reason: "left out by the loader".into(),
+                    }),
+                },
+                Err(e) => left_out.push(LeftOut {
+                    fault: name.into(),
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        if space.faults.is_empty() {
+            return Err(format!(
+                "explore {}: no fault can be drawn for this lock: {}",
+                self.name,
+                left_out
+                    .iter()
+                    .map(|l| format!("{} ({})", l.fault, l.reason))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+        Ok((space, left_out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOY: &str = r#"# a comment
+name = "toy"
+expected = "valid"
+seed = 1
+[server]
+kind = "redis"
+[client]
+kind = "process"
+command = ["python3", "../clients/python/toys/get_then_del.py"]
+[lock]
+ttl_ms = 1000
+[workload]
+kind = "fenced-write"
+clients = 4
+duration_ms = 5000
+[[nemesis]]
+fault = "client-pause"
+point = "before-write"
+duration_ms = 100
+"#;
+
+    #[test]
+    fn a_schedule_renders_into_a_file_the_loader_reads_back_with_those_faults() {
+        let base = Base::new(Path::new("/x/scenarios/toy.toml"), TOY).unwrap();
+        assert_eq!(base.lease_ms(), 1000);
+        let (space, left_out) = base.space(None).unwrap();
+        assert!(space.faults.contains(&"latency"), "{left_out:?}");
+        assert!(space.faults.contains(&"client-pause"));
+        assert!(
+            left_out.iter().any(|l| l.fault == "failover"),
+            "one redis-server has no replica: {left_out:?}"
+        );
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(9);
+        for _ in 0..30 {
+            let s = super::super::draw::draw(&mut rng, &space);
+            let text = base.render(&s, "toy-explore", &["why".into()], Some("invalid"), 7);
+            assert!(text.starts_with("# why\n"), "{text}");
+            assert!(text.contains("description = \"why\""), "{text}");
+            assert!(
+                text.contains("/x/clients/python/toys/get_then_del.py"),
+                "{text}"
+            );
+            let back = parse_scenario(Path::new("/store/e/r.toml"), &text)
+                .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(back.nemesis.faults.len(), s.faults.len(), "{text}");
+            assert_eq!(back.seed, 7);
+            assert_eq!(back.name, "toy-explore");
+        }
+        let (_, left) = base.space(Some(&["latency".into()])).unwrap();
+        assert!(left
+            .iter()
+            .any(|l| l.fault == "client-pause" && l.reason == "not in --faults"));
+        let err = base.space(Some(&["nope".into()])).unwrap_err();
+        assert!(
+            err.contains("unknown fault \"nope\"; allowed: client-pause"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,448 @@
+//! What a run of the search found, in the words the search acts on: nothing, a liveness
+//! problem (not a find), a holder that went on past its lease (Kleppmann's case: what every
+//! lease lock without a fencing token has), a clock that moved under a lease, or a bug of the
+//! lock itself. Pure: it reads the checker's results and the history's events.
+//!
+//! The rule for a double holder (`a` holding first, `b` from `t`): with a correct lease lock
+//! and no clock fault, every lease `a` was granted in that holding, counted from the
+//! invocation of the acquire or renewal that granted it, ends by `t`; the server counts the
+//! same lease from a later instant, so it cannot free the lock earlier. A lease of `a` that
+//! still ran at `t` is the lock granting what it must not (unless a clock moved or a node
+//! crashed before, which the class names), and a renewal of `a` asked for after `b`'s grant
+//! that succeeded is a bug whatever happened: `b`'s grant proved the lock was not `a`'s.
+//! Otherwise `a` only believed it held the lock after its lease ran out (a pause, a slow
+//! reply): only a fencing token protects against that.
+
+use lockpick_checker::faults::{fault_windows, FaultWindow};
+use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::lock::{Finding, FindingKind};
+use lockpick_checker::results::RunResults;
+use lockpick_checker::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// What one run found, worst first when several apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Found {
+    /// A safety violation the lock's own logic let happen.
+    LockBug,
+    /// A safety violation after a node's clock was moved: a lease trusts the server's clock.
+    Clock,
+    /// A safety violation after a node crashed: the server restarted without the lease it had
+    /// granted (what it keeps across a crash is its persistence's, not the lock's code).
+    NodeRestart,
+    /// A holder that went on past its lease, with no fencing token to stop its writes.
+    Kleppmann,
+    /// No safety violation (a deadlock or an undecided check is not a find).
+    Nothing,
+}
+
+impl Found {
+    pub fn name(self) -> &'static str {
+        match self {
+            Found::LockBug => "lock-bug",
+            Found::Clock => "clock",
+            Found::NodeRestart => "node-restart",
+            Found::Kleppmann => "kleppmann",
+            Found::Nothing => "nothing",
+        }
+    }
+
+    /// One sentence for the report.
+    pub fn about(self) -> &'static str {
+        match self {
+            Found::LockBug => "the lock granted what it must not: a second holder while the first one's lease still ran, or a renewal of a lease that had run out",
+            Found::Clock => "a node's clock was moved before the overlap, and a lease ended early by the server's clock",
+            Found::NodeRestart => "a node crashed before the overlap and came back without the lease it had granted (its persistence)",
+            Found::Kleppmann => "a holder went on past its lease (a pause or a grant that arrived late), with no fencing token to stop its writes: Kleppmann's case, which every lease lock without a fence has",
+            Found::Nothing => "no safety violation",
+        }
+    }
+
+    /// Whether the search stops at it: a bug of the lock, not what every lease lock has.
+    pub fn stops_search(self) -> bool {
+        match self {
+            Found::LockBug => true,
+            Found::Clock | Found::NodeRestart | Found::Kleppmann | Found::Nothing => false,
+        }
+    }
+}
+
+/// A finding that is a safety violation: everything the checker calls a violation except a
+/// deadlock, which is liveness.
+pub fn is_safety(f: &Finding) -> bool {
+    match f.kind {
+        FindingKind::DoubleHolder
+        | FindingKind::StaleWrite
+        | FindingKind::LostUpdate
+        | FindingKind::PhantomIncrement => true,
+        FindingKind::Deadlock | FindingKind::RejectedStaleWrite => false,
+    }
+}
+
+/// One acquire or renewal that succeeded, as its process counts its lease.
+#[derive(Debug, Clone, Copy)]
+struct Grant {
+    invoke_ns: u64,
+    ok_ns: u64,
+    f: F,
+    lease_ms: u64,
+}
+
+/// Every successful acquire and renewal, by (process, lock).
+fn grants(events: &[Event], default_lease_ms: u64) -> HashMap<(u64, String), Vec<Grant>> {
+    let mut open: HashMap<u64, (u64, F, Option<u64>)> = HashMap::new();
+    let mut out: HashMap<(u64, String), Vec<Grant>> = HashMap::new();
+    for e in events {
+        let Process::Client(p) = e.process else {
+            continue;
+        };
+        if !matches!(e.f, F::Acquire | F::Renew) {
+            continue;
+        }
+        match e.kind {
+            EventKind::Invoke => {
+                open.insert(p, (e.time_ns, e.f, e.value.lease_ms));
+            }
+            EventKind::Ok => {
+                if let Some((invoke_ns, f, asked)) = open.remove(&p) {
+                    out.entry((p, e.lock.clone().unwrap_or_default()))
+                        .or_default()
+                        .push(Grant {
+                            invoke_ns,
+                            ok_ns: e.time_ns,
+                            f,
+                            lease_ms: e.value.lease_ms.or(asked).unwrap_or(default_lease_ms),
+                        });
+                }
+            }
+            EventKind::Fail | EventKind::Info => {
+                open.remove(&p);
+            }
+        }
+    }
+    out
+}
+
+fn is_clock(w: &FaultWindow) -> bool {
+    w.f == F::Clock
+}
+
+/// A node crash (a client crash names a client and no node).
+fn is_node_crash(w: &FaultWindow) -> bool {
+    w.f == F::Crash && !w.nodes.is_empty()
+}
+
+/// What the environment did before `end_ns` that can end a lease early whatever the lock's
+/// code: a clock moved (its effect on the server's expiry times outlasts the fault window) or
+/// a node that crashed and forgot. `None` when neither happened.
+fn environment(windows: &[FaultWindow], end_ns: u64) -> Option<Found> {
+    let before = |w: &&FaultWindow| w.start_ns < end_ns;
+    if windows.iter().filter(before).any(is_clock) {
+        Some(Found::Clock)
+    } else if windows.iter().filter(before).any(is_node_crash) {
+        Some(Found::NodeRestart)
+    } else {
+        None
+    }
+}
+
+/// The class of one double-holder finding.
+fn double(
+    f: &Finding,
+    grants: &HashMap<(u64, String), Vec<Grant>>,
+    windows: &[FaultWindow],
+) -> Found {
+    let (Some(&a), Some(w)) = (f.processes.first(), f.window) else {
+        return Found::LockBug;
+    };
+    let lock = f.lock.clone().unwrap_or_default();
+    let empty = Vec::new();
+    let of_a = grants.get(&(a, lock)).unwrap_or(&empty);
+    // `a`'s holding began with its last acquire before the overlap; its renewals follow.
+    let Some(start) = of_a
+        .iter()
+        .rposition(|g| g.f == F::Acquire && g.ok_ns <= w.start_ns)
+    else {
+        return Found::LockBug;
+    };
+    let holding = &of_a[start..];
+    let granted_until = |g: &Grant| g.invoke_ns + g.lease_ms * 1_000_000;
+    // A renewal of `a` asked for after `b` was granted the lock, that succeeded: at `b`'s
+    // grant the lock was not `a`'s, so the server extended what was not `a`'s to extend. A correct renewal fails there whatever a clock or a crash did.
+    let renewed_anothers = holding
+        .iter()
+        .any(|g| g.f == F::Renew && g.invoke_ns >= w.start_ns && g.invoke_ns < w.end_ns);
+    if renewed_anothers {
+        return Found::LockBug;
+    }
+    let granted_while_valid = holding
+        .iter()
+        .filter(|g| g.invoke_ns < w.end_ns)
+        .any(|g| granted_until(g) > w.start_ns);
+    if granted_while_valid {
+        environment(windows, w.end_ns).unwrap_or(Found::LockBug)
+    } else {
+        Found::Kleppmann
+    }
+}
+
+/// What a run found: the worst class of its safety violations.
+pub fn classify(results: &RunResults, events: &[Event], default_lease_ms: u64) -> Found {
+    let safety: Vec<&Finding> = results
+        .lock
+        .violations
+        .iter()
+        .filter(|f| is_safety(f))
+        .collect();
+    let lin_invalid = results
+        .linearizability
+        .as_ref()
+        .is_some_and(|l| l.verdict == Verdict::Invalid);
+    let windows = fault_windows(events);
+    if safety.is_empty() {
+        // A linearizability violation with no lock finding to explain it: the lock's own,
+        // unless a node's clock moved, which ends a lease early by the server's count.
+        return match (lin_invalid, environment(&windows, u64::MAX)) {
+            (false, _) => Found::Nothing,
+            (true, Some(env)) => env,
+            (true, None) => Found::LockBug,
+        };
+    }
+    let grants = grants(events, default_lease_ms);
+    safety
+        .iter()
+        .map(|f| match f.kind {
+            FindingKind::DoubleHolder => double(f, &grants, &windows),
+            // Stale writes and lost updates come from two holders; name them by a double
+            // holder when one is listed, else as the lock's.
+            FindingKind::StaleWrite
+            | FindingKind::LostUpdate
+            | FindingKind::PhantomIncrement
+            | FindingKind::Deadlock
+            | FindingKind::RejectedStaleWrite => {
+                if safety.iter().any(|g| g.kind == FindingKind::DoubleHolder) {
+                    Found::Nothing
+                } else {
+                    Found::LockBug
+                }
+            }
+        })
+        .min()
+        .unwrap_or(Found::Nothing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockpick_checker::history::parse_history;
+    use lockpick_checker::lock::TimeWindow;
+
+    /// A history line: time in ms, process, type, f, and extra JSON fields.
+    fn line(i: u64, ms: u64, p: &str, kind: &str, f: &str, extra: &str) -> String {
+        let lock = if p.starts_with('"') {
+            ""
+        } else {
+            r#","lock":"l""#
+        };
+        format!(
+            r#"{{"v":1,"index":{i},"time_ns":{},"process":{p},"type":"{kind}","f":"{f}"{lock}{extra}}}"#,
+            ms * 1_000_000
+        )
+    }
+
+    fn history(ops: &[(u64, &str, &str, &str, &str)]) -> Vec<Event> {
+        let text: Vec<String> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, (ms, p, kind, f, extra))| line(i as u64, *ms, p, kind, f, extra))
+            .collect();
+        parse_history(&(text.join("\n") + "\n")).unwrap()
+    }
+
+    fn finding(a: u64, b: u64, start_ms: u64, end_ms: u64) -> Finding {
+        let mut f: Finding = serde_json::from_value(serde_json::json!({
+            "kind": "double-holder", "summary": "", "lock": "l", "indices": [],
+            "processes": [a, b], "tokens": [], "window": null, "faults": [], "count": null
+        }))
+        .unwrap();
+        f.window = Some(TimeWindow {
+            start_ns: start_ms * 1_000_000,
+            end_ns: end_ms * 1_000_000,
+        });
+        f
+    }
+
+    const LEASE: &str = r#","value":{"lease_ms":1000}"#;
+
+    #[test]
+    fn a_second_holder_after_the_first_ones_lease_ran_out_is_kleppmanns_case() {
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (1100, "2", "invoke", "acquire", LEASE),
+            (1105, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        assert_eq!(
+            double(&finding(1, 2, 1105, 2000), &g, &[]),
+            Found::Kleppmann
+        );
+    }
+
+    #[test]
+    fn a_second_holder_while_the_first_ones_lease_still_ran_is_a_bug() {
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &[]), Found::LockBug);
+    }
+
+    #[test]
+    fn a_renewal_that_succeeds_after_the_lease_ran_out_and_another_took_it_is_a_bug() {
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (1100, "2", "invoke", "acquire", LEASE),
+            (1105, "2", "ok", "acquire", ""),
+            (1500, "1", "invoke", "renew", LEASE),
+            (1502, "1", "ok", "renew", ""),
+        ]);
+        let g = grants(&h, 1000);
+        assert_eq!(double(&finding(1, 2, 1105, 2000), &g, &[]), Found::LockBug);
+        // The same history without the renewal: only the lease that ran out.
+        let g = grants(&h[..4], 1000);
+        assert_eq!(
+            double(&finding(1, 2, 1105, 2000), &g, &[]),
+            Found::Kleppmann
+        );
+    }
+
+    #[test]
+    fn a_failed_renewal_grants_nothing() {
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (1100, "2", "invoke", "acquire", LEASE),
+            (1105, "2", "ok", "acquire", ""),
+            (1500, "1", "invoke", "renew", LEASE),
+            (1502, "1", "fail", "renew", ""),
+        ]);
+        let g = grants(&h, 1000);
+        assert_eq!(
+            double(&finding(1, 2, 1105, 1502), &g, &[]),
+            Found::Kleppmann
+        );
+    }
+
+    #[test]
+    fn a_clock_moved_during_the_holding_names_the_clock() {
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (
+                100,
+                "\"nemesis\"",
+                "info",
+                "clock",
+                r#","value":{"nodes":["n1"],"offset_ms":5000}"#,
+            ),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::Clock);
+    }
+
+    #[test]
+    fn a_clock_moved_or_a_node_crashed_before_the_overlap_names_that_not_the_lock() {
+        let h = history(&[
+            (
+                0,
+                "\"nemesis\"",
+                "info",
+                "clock",
+                r#","value":{"nodes":["n1"],"offset_ms":5000}"#,
+            ),
+            (
+                50,
+                "\"nemesis\"",
+                "info",
+                "clock-reset",
+                r#","value":{"nodes":["n1"]}"#,
+            ),
+            (100, "1", "invoke", "acquire", LEASE),
+            (105, "1", "ok", "acquire", ""),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::Clock);
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (
+                100,
+                "\"nemesis\"",
+                "info",
+                "crash",
+                r#","value":{"nodes":["n1"]}"#,
+            ),
+            (
+                300,
+                "\"nemesis\"",
+                "info",
+                "restart",
+                r#","value":{"nodes":["n1"]}"#,
+            ),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::NodeRestart);
+        // But a renewal of an expired lease that succeeds is the lock's, crash or not.
+        let mut renewed = h.clone();
+        renewed.extend(history(&[
+            (1100, "1", "invoke", "renew", LEASE),
+            (1102, "1", "ok", "renew", ""),
+        ]));
+        for (i, e) in renewed.iter_mut().enumerate() {
+            e.index = i as u64;
+        }
+        let g = grants(&renewed, 1000);
+        assert_eq!(double(&finding(1, 2, 505, 1500), &g, &w), Found::LockBug);
+        // A client crash is no node's.
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (
+                100,
+                "\"nemesis\"",
+                "info",
+                "crash",
+                r#","value":{"client":3}"#,
+            ),
+            (500, "2", "invoke", "acquire", LEASE),
+            (505, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::LockBug);
+    }
+
+    #[test]
+    fn a_deadlock_is_not_a_safety_finding() {
+        let mut f = finding(1, 2, 0, 1);
+        assert!(is_safety(&f));
+        f.kind = FindingKind::Deadlock;
+        assert!(!is_safety(&f));
+    }
+}

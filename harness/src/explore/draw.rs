@@ -1,0 +1,450 @@
+//! The distribution `lockpick explore` draws fault schedules from: which faults, how many at
+//! once, where in the workload and how big, every size spread log-uniformly over 0.1× to 3×
+//! of the lock's lease. Pure and seeded: the same seed draws the same sequence of schedules.
+//!
+//! A drawn fault is concrete data (a node name, a client index, milliseconds), never a range
+//! or a "random-one", so that the run's schedule is the drawn one and the shrinker can change
+//! one number at a time. It becomes an ordinary `[[nemesis]]` table ([`Drawn::entry`]), which
+//! the fault's own parser reads.
+
+use crate::vocab::PausePoint;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// The smallest and largest size drawn, as a multiple of the lease.
+pub const SIZE_FACTORS: (f64, f64) = (0.1, 3.0);
+
+/// At most this many faults in one schedule.
+pub const MAX_FAULTS: usize = 3;
+
+/// One fault of a drawn schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Drawn {
+    /// The fault's name (`client-pause`, `latency`, …).
+    pub fault: String,
+    /// When it starts, from the start of the workload.
+    pub at_ms: u64,
+    /// Its size: a pause's, a partition's or a crash's length, a latency, a clock offset
+    /// (signed by `negative`). 0 for faults without one (`client-crash`, `failover`).
+    pub size_ms: u64,
+    /// How long a fault whose size is not its length lasts (latency, clock jump and strobe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ms: Option<u64>,
+    /// The client a client fault stops (index from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<usize>,
+    /// Where a client fault stops it (`PausePoint` name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
+    /// The node a node fault hits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// A clock jump backwards rather than forwards.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub negative: bool,
+}
+
+/// A schedule: the faults and the clients they run against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Schedule {
+    pub faults: Vec<Drawn>,
+    pub clients: usize,
+    /// The workload's length.
+    pub duration_ms: u64,
+}
+
+/// What the draw may choose from, fixed for one exploration.
+#[derive(Debug, Clone)]
+pub struct Space {
+    /// Fault names the lock's servers can take (and `--faults` allows), in registration order.
+    pub faults: Vec<&'static str>,
+    /// The lock's nodes, `n1` … `nN`.
+    pub nodes: Vec<String>,
+    pub clients: usize,
+    pub lease_ms: u64,
+    pub duration_ms: u64,
+}
+
+/// How a fault's `[[nemesis]]` fields come from a [`Drawn`]: one arm per fault, and a unit
+/// test that every registered fault has one, so a new fault joins the draw or fails a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Stops a client at a point for `size` (client-pause).
+    ClientPause,
+    /// Kills a client at a point (client-crash): no size.
+    ClientCrash,
+    /// Slows a node's links by `size` for `window` (latency).
+    Latency,
+    /// Cuts, pauses or kills a node for `size` (partition, isolate, node-pause, node-crash).
+    NodeWindow,
+    /// Moves a node's clock by ±`size` for `window` (clock-jump).
+    ClockJump,
+    /// Runs a node's clock fast for `size` (clock-rate).
+    ClockRate,
+    /// Flips a node's clock by `size` every size/8 for `window` (clock-strobe).
+    ClockStrobe,
+    /// Happens once with no size (failover).
+    Once,
+}
+
+/// The shape of fault `name`, if the explorer knows it.
+pub fn shape(name: &str) -> Option<Shape> {
+    Some(match name {
+        "client-pause" => Shape::ClientPause,
+        "client-crash" => Shape::ClientCrash,
+        "latency" => Shape::Latency,
+        "partition" | "isolate" | "node-pause" | "node-crash" => Shape::NodeWindow,
+        "clock-jump" => Shape::ClockJump,
+        "clock-rate" => Shape::ClockRate,
+        "clock-strobe" => Shape::ClockStrobe,
+        "failover" => Shape::Once,
+        _ => return None,
+    })
+}
+
+/// How fast a `clock-rate` fault runs the clock: fast enough to expire a lease early.
+pub const CLOCK_RATE: f64 = 10.0;
+
+impl Drawn {
+    /// The fault's `[[nemesis]]` table.
+    pub fn entry(&self) -> toml::Table {
+        let mut t = toml::Table::new();
+        let int = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
+        t.insert("fault".into(), self.fault.clone().into());
+        t.insert("at_ms".into(), int(self.at_ms));
+        t.insert("count".into(), 1.into());
+        if let Some(c) = self.client {
+            t.insert("client".into(), int(c as u64));
+        }
+        if let Some(p) = &self.point {
+            t.insert("point".into(), p.clone().into());
+        }
+        if let Some(n) = &self.node {
+            t.insert("nodes".into(), toml::Value::Array(vec![n.clone().into()]));
+        }
+        let size = self.size_ms.max(1);
+        let window = self.window_ms.unwrap_or(size).max(1);
+        match shape(&self.fault) {
+            Some(Shape::ClientPause | Shape::NodeWindow) => {
+                t.insert("duration_ms".into(), int(size));
+            }
+            Some(Shape::ClientCrash | Shape::Once) | None => {}
+            Some(Shape::Latency) => {
+                t.insert("latency_ms".into(), int(size));
+                t.insert("duration_ms".into(), int(window));
+            }
+            Some(Shape::ClockJump) => {
+                let offset = size.min(i64::MAX as u64) as i64;
+                t.insert(
+                    "offset_ms".into(),
+                    (if self.negative { -offset } else { offset }).into(),
+                );
+                t.insert("duration_ms".into(), int(window));
+            }
+            Some(Shape::ClockRate) => {
+                t.insert("rate".into(), CLOCK_RATE.into());
+                t.insert("duration_ms".into(), int(size));
+            }
+            Some(Shape::ClockStrobe) => {
+                t.insert("offset_ms".into(), int(size));
+                t.insert("period_ms".into(), int((size / 8).max(10)));
+                t.insert("duration_ms".into(), int(window));
+            }
+        }
+        t
+    }
+
+    /// One line for people: `latency 312 ms on n1 at 1.200 s for 2.000 s`.
+    pub fn describe(&self) -> String {
+        let mut s = self.fault.clone();
+        if let Some(p) = &self.point {
+            s.push_str(&format!(" {p}"));
+        }
+        match shape(&self.fault) {
+            Some(Shape::ClientCrash | Shape::Once) | None => {}
+            Some(Shape::ClockJump) => s.push_str(&format!(
+                " {}{} ms",
+                if self.negative { "-" } else { "+" },
+                self.size_ms
+            )),
+            Some(Shape::ClockStrobe) => s.push_str(&format!(" ±{} ms", self.size_ms)),
+            Some(_) => s.push_str(&format!(" {} ms", self.size_ms)),
+        }
+        if let Some(c) = self.client {
+            s.push_str(&format!(" on client {c}"));
+        }
+        if let Some(n) = &self.node {
+            s.push_str(&format!(" on {n}"));
+        }
+        s.push_str(&format!(" at {:.3} s", self.at_ms as f64 / 1000.0));
+        if let Some(w) = self.window_ms {
+            s.push_str(&format!(" for {:.3} s", w as f64 / 1000.0));
+        }
+        s
+    }
+
+    /// Its size as a multiple of `lease_ms` (0 for faults without one).
+    pub fn factor(&self, lease_ms: u64) -> f64 {
+        self.size_ms as f64 / lease_ms.max(1) as f64
+    }
+
+    /// When it is over, from the start of the workload.
+    pub fn end_ms(&self) -> u64 {
+        self.at_ms + self.window_ms.unwrap_or(self.size_ms)
+    }
+}
+
+impl Schedule {
+    /// One line for people.
+    pub fn describe(&self) -> String {
+        if self.faults.is_empty() {
+            return "no fault".to_owned();
+        }
+        let parts: Vec<String> = self.faults.iter().map(Drawn::describe).collect();
+        parts.join(" + ")
+    }
+}
+
+/// A size drawn log-uniformly over [`SIZE_FACTORS`] × `lease_ms`: as many pauses of 0.1× to
+/// 0.3× as of 1× to 3×, since short delays find races and long ones find expiries.
+fn size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
+    let (lo, hi) = SIZE_FACTORS;
+    let f = (rng.random_range(lo.ln()..=hi.ln())).exp();
+    ((lease_ms as f64 * f).round() as u64).max(1)
+}
+
+/// Draws one fault of kind `fault`.
+fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn {
+    let lease = space.lease_ms;
+    // Late enough to find a holder, early enough that the run outlives the fault.
+    let at_ms = rng.random_range(0..=space.duration_ms * 6 / 10);
+    let mut d = Drawn {
+        fault: fault.to_owned(),
+        at_ms,
+        size_ms: 0,
+        window_ms: None,
+        client: None,
+        point: None,
+        node: None,
+        negative: false,
+    };
+    let node = |rng: &mut ChaCha8Rng| space.nodes[rng.random_range(0..space.nodes.len())].clone();
+    let point = |rng: &mut ChaCha8Rng| {
+        // Every point the client can stop at, those added later included.
+        PausePoint::ALL[rng.random_range(0..PausePoint::ALL.len())]
+            .name()
+            .to_owned()
+    };
+    let window = |rng: &mut ChaCha8Rng| lease * rng.random_range(1..=3);
+    match shape(fault) {
+        Some(Shape::ClientPause) => {
+            d.client = Some(rng.random_range(0..space.clients));
+            d.point = Some(point(rng));
+            d.size_ms = size(rng, lease);
+        }
+        Some(Shape::ClientCrash) => {
+            d.client = Some(rng.random_range(0..space.clients));
+            d.point = Some(point(rng));
+        }
+        Some(Shape::Latency | Shape::ClockStrobe) => {
+            d.node = Some(node(rng));
+            d.size_ms = size(rng, lease);
+            d.window_ms = Some(window(rng));
+        }
+        Some(Shape::NodeWindow | Shape::ClockRate) => {
+            d.node = Some(node(rng));
+            d.size_ms = size(rng, lease);
+        }
+        Some(Shape::ClockJump) => {
+            d.node = Some(node(rng));
+            d.size_ms = size(rng, lease);
+            d.window_ms = Some(window(rng));
+            d.negative = rng.random_bool(0.5);
+        }
+        Some(Shape::Once) | None => {}
+    }
+    d
+}
+
+/// Draws the next schedule: 1 to [`MAX_FAULTS`] faults (one half the time, so that single
+/// faults, the easiest to read, are tried most), each of a kind drawn from `space`, a client
+/// fault weighing as many kinds as it has pause points.
+pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
+    let n = match rng.random_range(0..10) {
+        0..5 => 1,
+        5..8 => 2,
+        _ => MAX_FAULTS,
+    };
+    // A client fault at each pause point is a fault of its own: those kinds weigh as many
+    // as they have points (and gain weight when a point is added).
+    let weight = |kind: &str| match shape(kind) {
+        Some(Shape::ClientPause | Shape::ClientCrash) => PausePoint::ALL.len(),
+        Some(_) | None => 1,
+    };
+    let total: usize = space.faults.iter().map(|k| weight(k)).sum();
+    let mut faults: Vec<Drawn> = (0..n)
+        .map(|_| {
+            let mut pick = rng.random_range(0..total);
+            let kind = space
+                .faults
+                .iter()
+                .copied()
+                .find(|k| {
+                    let w = weight(k);
+                    let here = pick < w;
+                    pick = pick.saturating_sub(w);
+                    here
+                })
+                .expect("the weights add up to the total");
+            draw_fault(rng, space, kind)
+        })
+        .collect();
+    // A fault that happens once (failover) appears once at most.
+    let mut seen_once = false;
+    faults.retain(|d| {
+        let once = shape(&d.fault) == Some(Shape::Once);
+        let keep = !(once && seen_once);
+        seen_once |= once;
+        keep
+    });
+    faults.sort_by_key(|d| d.at_ms);
+    Schedule {
+        faults,
+        clients: space.clients,
+        duration_ms: space.duration_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault::FAULTS;
+    use rand::SeedableRng;
+
+    fn space(faults: Vec<&'static str>) -> Space {
+        Space {
+            faults,
+            nodes: vec!["n1".into(), "n2".into(), "n3".into()],
+            clients: 4,
+            lease_ms: 1000,
+            duration_ms: 5000,
+        }
+    }
+
+    fn all() -> Vec<&'static str> {
+        FAULTS.iter().map(|f| f.name()).collect()
+    }
+
+    #[test]
+    fn every_registered_fault_has_a_shape() {
+        for f in FAULTS {
+            assert!(
+                shape(f.name()).is_some(),
+                "{}: add it to draw::shape",
+                f.name()
+            );
+        }
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_schedules_and_another_seed_others() {
+        let s = space(all());
+        let seq = |seed| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            (0..50).map(|_| draw(&mut rng, &s)).collect::<Vec<_>>()
+        };
+        assert_eq!(seq(7), seq(7));
+        assert_ne!(seq(7), seq(8));
+    }
+
+    #[test]
+    fn sizes_stay_within_a_tenth_and_three_leases_and_spread_over_them() {
+        let s = space(all());
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let (mut small, mut large) = (0, 0);
+        for _ in 0..2000 {
+            let sched = draw(&mut rng, &s);
+            assert!((1..=MAX_FAULTS).contains(&sched.faults.len()));
+            for d in &sched.faults {
+                assert!(d.at_ms <= 3000, "{d:?}");
+                if matches!(shape(&d.fault), Some(Shape::ClientCrash | Shape::Once)) {
+                    assert_eq!(d.size_ms, 0);
+                    continue;
+                }
+                assert!((100..=3000).contains(&d.size_ms), "{d:?}");
+                small += (d.size_ms < 300) as u32;
+                large += (d.size_ms > 1000) as u32;
+                if let Some(c) = d.client {
+                    assert!(c < 4);
+                }
+            }
+        }
+        assert!(small > 200 && large > 200, "small {small}, large {large}");
+    }
+
+    #[test]
+    fn only_the_faults_allowed_are_drawn_and_every_one_of_them_is() {
+        let s = space(vec!["latency", "partition"]);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            for d in draw(&mut rng, &s).faults {
+                assert!(
+                    ["latency", "partition"].contains(&d.fault.as_str()),
+                    "{d:?}"
+                );
+                seen.insert(d.fault);
+            }
+        }
+        assert_eq!(seen.len(), 2);
+    }
+
+    #[test]
+    fn a_client_pause_weighs_as_many_kinds_as_it_has_points() {
+        let s = space(vec!["client-pause", "latency"]);
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let (mut pauses, mut all) = (0, 0);
+        for _ in 0..2000 {
+            for d in draw(&mut rng, &s).faults {
+                all += 1;
+                pauses += (d.fault == "client-pause") as usize;
+            }
+        }
+        let share = pauses as f64 / all as f64;
+        let want = PausePoint::ALL.len() as f64 / (PausePoint::ALL.len() + 1) as f64;
+        assert!((share - want).abs() < 0.05, "share {share}, want {want}");
+    }
+
+    #[test]
+    fn every_pause_point_is_drawn() {
+        let s = space(vec!["client-pause"]);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..300 {
+            for d in draw(&mut rng, &s).faults {
+                seen.insert(d.point.unwrap());
+            }
+        }
+        assert_eq!(seen.len(), PausePoint::ALL.len());
+    }
+
+    #[test]
+    fn an_entry_has_the_faults_own_fields_with_the_drawn_numbers() {
+        let d = Drawn {
+            fault: "latency".into(),
+            at_ms: 1200,
+            size_ms: 312,
+            window_ms: Some(2000),
+            client: None,
+            point: None,
+            node: Some("n1".into()),
+            negative: false,
+        };
+        let e = d.entry();
+        assert_eq!(e["latency_ms"].as_integer(), Some(312));
+        assert_eq!(e["duration_ms"].as_integer(), Some(2000));
+        assert_eq!(e["count"].as_integer(), Some(1));
+        assert_eq!(d.describe(), "latency 312 ms on n1 at 1.200 s for 2.000 s");
+    }
+}

@@ -1,0 +1,572 @@
+//! The search: draw a schedule, run it as an ordinary stored run, classify what it found,
+//! until a bug of the lock or the budget; then shrink what broke it, measuring each candidate
+//! by re-runs, and confirm the result over a fixed number of runs. The drawing and the
+//! reductions are [`super::draw`]'s and [`super::shrink`]'s; this module only runs them.
+//!
+//! Everything it writes is under `store/explore/<id>/`: each run's scenario file (the run
+//! itself is stored like any other, under `store/<name>/`), the shrunk scenario, and
+//! `explore.json` (rewritten after every run, so a killed search leaves what it did).
+
+use super::base::{Base, LeftOut};
+use super::classify::{classify, Found};
+use super::draw::{draw, Schedule, Space};
+use super::shrink::{Need, Shrinker};
+use crate::run::{run_plan, RunError, RunOptions, RunPlan};
+use crate::scenario::parse_scenario;
+use lockpick_checker::history::read_history;
+use lockpick_checker::verdict::Verdict;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What the search is asked to do.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub base: Base,
+    /// Seed of the draw; run `i` of the search runs with seed `seed + i`.
+    pub seed: u64,
+    /// How long to search for a violation.
+    pub budget: Duration,
+    /// How long to shrink what was found.
+    pub shrink_budget: Duration,
+    /// `--faults`: draw only these.
+    pub only: Option<Vec<String>>,
+    /// A reduction is kept when it reproduces in `k` of `n` re-runs.
+    pub need: Need,
+    /// Re-runs of the shrunk schedule, all of them, for the rate reported.
+    pub confirm: u32,
+    pub store: PathBuf,
+    pub toxiproxy: Option<SocketAddr>,
+    /// The command that runs lockpick (`cargo run --`, `lockpick`), for printed commands.
+    pub program: String,
+}
+
+/// One run of the search.
+#[derive(Debug, Clone, Serialize)]
+pub struct Try {
+    /// 1-based, in the order run.
+    pub n: usize,
+    pub phase: Phase,
+    pub seed: u64,
+    pub schedule: Schedule,
+    /// The scenario file it ran.
+    pub file: PathBuf,
+    /// Its stored run, when it ran.
+    pub run: Option<PathBuf>,
+    pub verdict: Option<Verdict>,
+    pub found: Found,
+    /// The first safety violation's sentence.
+    pub finding: Option<String>,
+    /// A run that could not be carried out.
+    pub error: Option<String>,
+    /// Seconds since the search began, when it ended.
+    pub at_s: f64,
+}
+
+/// What a run was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Search,
+    /// Re-runs of a find, before it is believed.
+    Reproduce,
+    Shrink,
+    Confirm,
+}
+
+/// One reduction measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShrinkStep {
+    pub change: String,
+    pub schedule: Schedule,
+    pub hits: u32,
+    pub runs: u32,
+    pub kept: bool,
+}
+
+/// The shrunk scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct Shrunk {
+    pub file: PathBuf,
+    pub schedule: Schedule,
+    /// Reproductions in the confirming re-runs.
+    pub hits: u32,
+    pub runs: u32,
+    /// The seed the command below runs with: the first confirming run that reproduced.
+    pub seed: u64,
+    pub command: String,
+    /// What shrinking took away, in order.
+    pub removed: Vec<String>,
+    /// Whether the find reproduced reliably enough to be shrunk.
+    pub shrunk: bool,
+}
+
+/// Everything the search did; written as `explore.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Exploration {
+    pub id: String,
+    pub dir: PathBuf,
+    pub base: String,
+    pub base_file: PathBuf,
+    pub seed: u64,
+    pub budget_s: f64,
+    pub shrink_budget_s: f64,
+    pub need: Need,
+    pub lease_ms: u64,
+    /// The faults drawn from.
+    pub faults: Vec<String>,
+    pub left_out: Vec<LeftOut>,
+    pub tries: Vec<Try>,
+    /// The try (its `n`) whose violation was shrunk.
+    pub found: Option<usize>,
+    pub found_class: Found,
+    pub found_about: String,
+    pub shrink: Vec<ShrinkStep>,
+    pub shrunk: Option<Shrunk>,
+    /// Why the search stopped.
+    pub stopped: String,
+    pub elapsed_s: f64,
+    pub done: bool,
+}
+
+impl Exploration {
+    /// Runs of the search phase.
+    pub fn searched(&self) -> impl Iterator<Item = &Try> {
+        self.tries.iter().filter(|t| t.phase == Phase::Search)
+    }
+}
+
+/// Progress for the terminal: one line per event.
+pub type Say<'a> = &'a mut (dyn FnMut(&str) + Send);
+
+/// The search's state while it runs.
+struct Search<'a> {
+    cfg: &'a Config,
+    ex: Exploration,
+    started: Instant,
+    interrupt: CancellationToken,
+    say: Say<'a>,
+    errors_in_a_row: u32,
+}
+
+/// Three runs in a row that could not be carried out stop the search: the setup is broken.
+const MAX_ERRORS_IN_A_ROW: u32 = 3;
+
+impl Search<'_> {
+    fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    fn save(&mut self) {
+        let path = self.ex.dir.join("explore.json");
+        let json = serde_json::to_vec_pretty(&self.ex).expect("exploration serializes");
+        if let Err(e) = lockpick_store::write_atomic(&path, &json) {
+            (self.say)(&format!("warning: write {}: {e}", path.display()));
+        }
+    }
+
+    /// Runs `schedule` once with `seed`; `Err` when too many runs in a row failed to run.
+    async fn run(&mut self, phase: Phase, schedule: &Schedule, seed: u64) -> Result<Try, RunError> {
+        let n = self.ex.tries.len() + 1;
+        let folder = match phase {
+            Phase::Search => "search",
+            Phase::Reproduce => "reproduce",
+            Phase::Shrink => "shrink",
+            Phase::Confirm => "confirm",
+        };
+        let file = self.ex.dir.join(folder).join(format!("{n:04}.toml"));
+        let name = format!("{}-explore", self.cfg.base.name);
+        let comment = vec![format!(
+            "Run {n} of `lockpick explore` {} ({folder}): {}",
+            self.ex.id,
+            schedule.describe()
+        )];
+        let text = self.cfg.base.render(schedule, &name, &comment, None, seed);
+        let mut t = Try {
+            n,
+            phase,
+            seed,
+            schedule: schedule.clone(),
+            file: file.clone(),
+            run: None,
+            verdict: None,
+            found: Found::Nothing,
+            finding: None,
+            error: None,
+            at_s: 0.0,
+        };
+        let result = self.carry_out(&file, &text, seed).await;
+        match result {
+            Ok((dir, verdict, found, finding)) => {
+                self.errors_in_a_row = 0;
+                t.run = Some(dir);
+                t.verdict = Some(verdict);
+                t.found = found;
+                t.finding = finding;
+            }
+            Err(e) => {
+                self.errors_in_a_row += 1;
+                t.error = Some(e.to_string());
+                (self.say)(&format!("run {n} could not be carried out: {e}"));
+                if self.errors_in_a_row >= MAX_ERRORS_IN_A_ROW {
+                    t.at_s = self.elapsed().as_secs_f64();
+                    self.ex.tries.push(t);
+                    self.save();
+                    return Err(e);
+                }
+            }
+        }
+        t.at_s = self.elapsed().as_secs_f64();
+        self.ex.tries.push(t.clone());
+        self.save();
+        Ok(t)
+    }
+
+    async fn carry_out(
+        &self,
+        file: &Path,
+        text: &str,
+        seed: u64,
+    ) -> Result<(PathBuf, Verdict, Found, Option<String>), RunError> {
+        let store_err = |e| RunError::Store {
+            path: file.to_owned(),
+            source: e,
+        };
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(store_err)?;
+        }
+        lockpick_store::write_atomic(file, text.as_bytes()).map_err(store_err)?;
+        let scenario = parse_scenario(file, text).map_err(|e| RunError::Options(e.to_string()))?;
+        let options = RunOptions {
+            seed: Some(seed),
+            store: self.cfg.store.clone(),
+            toxiproxy: self.cfg.toxiproxy,
+            ..RunOptions::default()
+        };
+        let command = format!(
+            "{} scenario {} --seed {seed}",
+            self.cfg.program,
+            file.display()
+        );
+        let plan = RunPlan::new(&scenario, &options)?.reproducing(command);
+        let outcome = run_plan(&plan, self.interrupt.clone()).await?;
+        let history = outcome.dir.join(&outcome.results.history);
+        // A history that cannot be read again was checked already; classify what is known.
+        let events = read_history(&history).unwrap_or_default();
+        let found = classify(&outcome.results, &events, self.cfg.base.lease_ms());
+        let finding = outcome
+            .results
+            .lock
+            .violations
+            .iter()
+            .find(|f| super::classify::is_safety(f))
+            .map(|f| f.summary.clone());
+        Ok((outcome.dir, outcome.results.verdict, found, finding))
+    }
+
+    /// Whether `schedule` reproduces `class` (or worse) in `need.k` of `need.n` runs, stopping
+    /// as soon as that is certain.
+    async fn measure(
+        &mut self,
+        phase: Phase,
+        schedule: &Schedule,
+        class: Found,
+        need: Need,
+        seed: u64,
+    ) -> Result<(u32, u32, Option<u64>), RunError> {
+        let (mut hits, mut runs, mut first) = (0, 0, None);
+        while need.decided(hits, runs).is_none() && !self.interrupt.is_cancelled() {
+            let s = seed.wrapping_add(runs as u64);
+            let t = self.run(phase, schedule, s).await?;
+            runs += 1;
+            if t.found <= class {
+                hits += 1;
+                first.get_or_insert(s);
+            }
+        }
+        Ok((hits, runs, first))
+    }
+}
+
+/// The id of an exploration: its scenario, when it began, and its seed.
+fn exploration_id(base: &str, seed: u64) -> String {
+    format!(
+        "{base}-{}-seed{seed}",
+        lockpick_store::utc_stamp(std::time::SystemTime::now())
+    )
+}
+
+/// Explores `cfg.base`: search, shrink, confirm. `say` gets one line per event for the
+/// terminal. `Err` only when runs cannot be carried out at all; what was done until then is
+/// in `explore.json`.
+pub async fn explore(
+    cfg: &Config,
+    interrupt: CancellationToken,
+    say: Say<'_>,
+) -> Result<Exploration, ExploreError> {
+    let (space, left_out) = cfg
+        .base
+        .space(cfg.only.as_deref())
+        .map_err(ExploreError::Input)?;
+    let id = exploration_id(&cfg.base.name, cfg.seed);
+    let dir = cfg.store.join("explore").join(&id);
+    std::fs::create_dir_all(&dir).map_err(|e| ExploreError::Run(RunError::store(&dir, e)))?;
+    let ex = Exploration {
+        id,
+        dir,
+        base: cfg.base.name.clone(),
+        base_file: cfg.base.path.clone(),
+        seed: cfg.seed,
+        budget_s: cfg.budget.as_secs_f64(),
+        shrink_budget_s: cfg.shrink_budget.as_secs_f64(),
+        need: cfg.need,
+        lease_ms: cfg.base.lease_ms(),
+        faults: space.faults.iter().map(|f| f.to_string()).collect(),
+        left_out,
+        tries: Vec::new(),
+        found: None,
+        found_class: Found::Nothing,
+        found_about: Found::Nothing.about().to_owned(),
+        shrink: Vec::new(),
+        shrunk: None,
+        stopped: String::new(),
+        elapsed_s: 0.0,
+        done: false,
+    };
+    let mut s = Search {
+        cfg,
+        ex,
+        started: Instant::now(),
+        interrupt,
+        say,
+        errors_in_a_row: 0,
+    };
+    (s.say)(&format!(
+        "exploring {} (lease {} ms) with seed {} for {:.0} s: drawing from {}",
+        cfg.base.name,
+        cfg.base.lease_ms(),
+        cfg.seed,
+        cfg.budget.as_secs_f64(),
+        s.ex.faults.join(", ")
+    ));
+    s.save();
+    let result = run_all(&mut s, &space).await;
+    s.ex.elapsed_s = s.elapsed().as_secs_f64();
+    s.ex.done = true;
+    if let Err(e) = &result {
+        s.ex.stopped = format!("runs could not be carried out: {e}");
+    }
+    s.save();
+    result.map_err(ExploreError::Run)?;
+    Ok(s.ex)
+}
+
+async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
+    let cfg = s.cfg;
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+    // The first safety violation of each class, by try number.
+    // The find to shrink: its class, its run, and whether it reproduced when re-run.
+    let mut best: Option<(Found, usize, bool)> = None;
+    let mut faults_tried = 0;
+    let mut i = 0u64;
+    loop {
+        if s.interrupt.is_cancelled() {
+            s.ex.stopped = "interrupted".into();
+            return Ok(());
+        }
+        if s.elapsed() >= cfg.budget {
+            s.ex.stopped = format!("the budget of {:.0} s ran out", cfg.budget.as_secs_f64());
+            break;
+        }
+        let schedule = draw(&mut rng, space);
+        faults_tried += schedule.faults.len();
+        let t = s
+            .run(Phase::Search, &schedule, cfg.seed.wrapping_add(i))
+            .await?;
+        i += 1;
+        let left = cfg.budget.saturating_sub(s.elapsed());
+        (s.say)(&format!(
+            "run {:>3} | {faults_tried} faults tried | {:>4.0} s left | {} → {}{}",
+            t.n,
+            left.as_secs_f64(),
+            schedule.describe(),
+            t.verdict.map_or("error", |v| v.name()),
+            match t.found {
+                Found::Nothing => String::new(),
+                f => format!(" ({})", f.name()),
+            }
+        ));
+        if t.found == Found::Nothing {
+            continue;
+        }
+        // Worth re-running: a worse class than the best so far, or one not yet reproduced.
+        let better = best.is_none_or(|(c, _, ok)| t.found < c || (t.found == c && !ok));
+        if !better {
+            continue;
+        }
+        // A find is believed when it reproduces like any shrinking step: runs are real
+        // processes, and one violation may be a one-off.
+        let (hits, runs, _) = s
+            .measure(Phase::Reproduce, &t.schedule, t.found, cfg.need, t.seed)
+            .await?;
+        let ok = cfg.need.decided(hits, runs) == Some(true);
+        (s.say)(&format!(
+            "  run {}'s schedule reproduced {hits}/{runs} ({}): {}",
+            t.n,
+            t.found.name(),
+            if ok {
+                "kept"
+            } else {
+                "not reliable, searching on"
+            }
+        ));
+        s.ex.shrink.push(ShrinkStep {
+            change: format!("the schedule of run {} as found ({})", t.n, t.found.name()),
+            schedule: t.schedule.clone(),
+            hits,
+            runs,
+            kept: ok,
+        });
+        if ok || best.is_none() {
+            best = Some((t.found, t.n, ok));
+        }
+        if ok && t.found.stops_search() {
+            s.ex.stopped = format!("run {} found a bug of the lock", t.n);
+            break;
+        }
+    }
+    let Some((class, n, reproduced)) = best else {
+        s.ex.stopped.push_str("; no safety violation found");
+        return Ok(());
+    };
+    s.ex.found = Some(n);
+    s.ex.found_class = class;
+    s.ex.found_about = class.about().to_owned();
+    let found = s.ex.tries[n - 1].clone();
+    (s.say)(&format!(
+        "found ({}) in run {n}: {}\n  {}",
+        class.name(),
+        found.schedule.describe(),
+        found.finding.as_deref().unwrap_or(""),
+    ));
+    if reproduced {
+        (s.say)(&format!(
+            "shrinking for at most {:.0} s, keeping a change when it reproduces in {}/{} re-runs",
+            cfg.shrink_budget.as_secs_f64(),
+            cfg.need.k,
+            cfg.need.n
+        ));
+    }
+    let shrink_started = s.elapsed();
+    let mut shrinker = Shrinker::new(found.schedule.clone(), cfg.base.lease_ms());
+    let mut removed = Vec::new();
+    if !reproduced {
+        removed.push("(not shrunk: the schedule as found did not reproduce reliably)".to_owned());
+    }
+    while let Some(c) = reproduced.then(|| shrinker.next_candidate()).flatten() {
+        if s.interrupt.is_cancelled() || s.elapsed() - shrink_started >= cfg.shrink_budget {
+            removed.push("(shrinking stopped by its budget)".to_owned());
+            break;
+        }
+        let (hits, runs, _) = s
+            .measure(Phase::Shrink, &c.schedule, class, cfg.need, found.seed)
+            .await?;
+        let kept = cfg.need.decided(hits, runs) == Some(true);
+        (s.say)(&format!(
+            "  {} {}: reproduced {hits}/{runs}",
+            if kept { "kept:    " } else { "refused: " },
+            c.change
+        ));
+        s.ex.shrink.push(ShrinkStep {
+            change: c.change.clone(),
+            schedule: c.schedule.clone(),
+            hits,
+            runs,
+            kept,
+        });
+        if kept {
+            removed.push(c.change.clone());
+            shrinker.accept(c);
+        }
+    }
+    if s.interrupt.is_cancelled() {
+        s.ex.stopped.push_str("; interrupted while shrinking");
+        return Ok(());
+    }
+    let schedule = shrinker.current().clone();
+    let confirm_seed = found.seed;
+    // Every confirming run is made, whatever each finds: the rate is over all of them.
+    let (mut hits, mut runs, mut first_hit) = (0u32, 0u32, None);
+    while runs < cfg.confirm && !s.interrupt.is_cancelled() {
+        let seed = confirm_seed.wrapping_add(runs as u64);
+        let t = s.run(Phase::Confirm, &schedule, seed).await?;
+        runs += 1;
+        if t.found <= class {
+            hits += 1;
+            first_hit.get_or_insert(seed);
+        }
+    }
+    let seed = first_hit.unwrap_or(found.seed);
+    let file = s.ex.dir.join(format!("{}-shrunk.toml", cfg.base.name));
+    let command = format!("{} scenario {} --seed {seed}", cfg.program, file.display());
+    let mut comment = vec![
+        format!(
+            "Shrunk by `lockpick explore` {} from run {n} ({}), which found: {}",
+            s.ex.id,
+            found.schedule.describe(),
+            class.about()
+        ),
+        format!(
+            "Reproduced in {hits} of {runs} runs (seeds {confirm_seed} to {}); repeat with: {command}",
+            confirm_seed.wrapping_add(runs.saturating_sub(1) as u64)
+        ),
+    ];
+    if removed.is_empty() {
+        comment.push("Nothing could be removed.".into());
+    } else {
+        comment.push("Removed:".into());
+        comment.extend(removed.iter().map(|r| format!("  - {r}")));
+    }
+    let name = format!("{}-shrunk", cfg.base.name);
+    let text = cfg
+        .base
+        .render(&schedule, &name, &comment, Some("invalid"), seed);
+    lockpick_store::write_atomic(&file, text.as_bytes()).map_err(|e| RunError::store(&file, e))?;
+    (s.say)(&format!(
+        "{} {} fault(s): {}; reproduced {hits}/{runs}\n  scenario: {}\n  repeat:   {command}",
+        if reproduced {
+            "shrunk to"
+        } else {
+            "not shrunk (it did not reproduce reliably):"
+        },
+        schedule.faults.len(),
+        schedule.describe(),
+        file.display()
+    ));
+    s.ex.shrunk = Some(Shrunk {
+        file,
+        schedule,
+        hits,
+        runs,
+        seed,
+        command,
+        removed,
+        shrunk: reproduced,
+    });
+    Ok(())
+}
+
+/// Why an exploration could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum ExploreError {
+    /// The scenario, `--faults` or another argument cannot be explored.
+    #[error("{0}")]
+    Input(String),
+    /// Runs could not be carried out.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}

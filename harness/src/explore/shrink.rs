@@ -1,0 +1,272 @@
+//! Shrinking a schedule that broke the lock: the reductions to try, as data, and the rule for
+//! when a re-measured candidate still reproduces. Pure: the search runs the candidates and
+//! tells the [`Shrinker`] which ones held; runs are real processes, so "holds" is a rate
+//! (`k` of `n` re-runs, decided as soon as the answer is certain).
+//!
+//! Reductions, simplest first: drop a fault; fewer clients; a fault's size halved (toward the
+//! smallest that still breaks the lock); a window halved; a fault moved earlier; a shorter
+//! workload. Each makes the schedule strictly smaller on a well-founded measure (fewer faults,
+//! fewer clients, or smaller numbers bounded below), so shrinking ends.
+
+use super::draw::{shape, Drawn, Schedule, Shape};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// The smallest a size is halved to, in milliseconds.
+pub const MIN_SIZE_MS: u64 = 10;
+
+/// The fewest clients a schedule is shrunk to: one client cannot hold a lock twice.
+pub const MIN_CLIENTS: usize = 2;
+
+/// A reduction of a schedule: what changed, and the schedule it makes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// For people: `dropped latency 312 ms on n1 at 1.200 s`.
+    pub change: String,
+    pub schedule: Schedule,
+}
+
+/// How many re-runs must reproduce: `k` of `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Need {
+    pub k: u32,
+    pub n: u32,
+}
+
+impl Need {
+    /// Whether `hits` reproductions in `runs` re-runs already decide it: `Some(true)` once `k`
+    /// reproduced, `Some(false)` once more than `n - k` did not, `None` while either can come.
+    pub fn decided(self, hits: u32, runs: u32) -> Option<bool> {
+        if hits >= self.k {
+            Some(true)
+        } else if runs - hits > self.n - self.k || runs >= self.n {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Reads `K/N`, 1 ≤ K ≤ N ≤ 100.
+    pub fn parse(s: &str) -> Result<Need, String> {
+        let bad = || format!("{s:?} is not K/N; allowed: K/N with 1 <= K <= N <= 100, e.g. 4/5");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (u32, u32) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if k == 0 || k > n || n > 100 {
+            return Err(bad());
+        }
+        Ok(Need { k, n })
+    }
+}
+
+fn halved(v: u64, floor: u64) -> Option<u64> {
+    (v / 2 >= floor && v / 2 < v).then_some(v / 2)
+}
+
+/// The fault as it is after `f` changed it, if that is a change.
+fn with(d: &Drawn, f: impl FnOnce(&mut Drawn)) -> Drawn {
+    let mut d = d.clone();
+    f(&mut d);
+    d
+}
+
+/// Every reduction of `s`, simplest first. `lease_ms` bounds how short the workload gets.
+pub fn candidates(s: &Schedule, lease_ms: u64) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let mut push = |change: String, schedule: Schedule| out.push(Candidate { change, schedule });
+    if s.faults.len() > 1 {
+        for (i, d) in s.faults.iter().enumerate() {
+            let mut t = s.clone();
+            t.faults.remove(i);
+            push(format!("dropped {}", d.describe()), t);
+        }
+    }
+    let aimed = s.faults.iter().filter_map(|d| d.client).max();
+    let mut fewer = vec![
+        (s.clients / 2).max(MIN_CLIENTS),
+        s.clients.saturating_sub(1),
+    ];
+    fewer.dedup();
+    for c in fewer {
+        if c >= MIN_CLIENTS && c < s.clients && aimed.is_none_or(|a| a < c) {
+            let mut t = s.clone();
+            t.clients = c;
+            push(format!("{} clients instead of {}", c, s.clients), t);
+        }
+    }
+    for (i, d) in s.faults.iter().enumerate() {
+        let sized = !matches!(
+            shape(&d.fault),
+            Some(Shape::ClientCrash | Shape::Once) | None
+        );
+        let mut change = |what: String, nd: Drawn| {
+            let mut t = s.clone();
+            t.faults[i] = nd;
+            push(format!("{what} of {}", d.describe()), t);
+        };
+        if let Some(v) = halved(d.size_ms, MIN_SIZE_MS).filter(|_| sized) {
+            change(
+                format!("size {} ms → {v} ms", d.size_ms),
+                with(d, |n| n.size_ms = v),
+            );
+        }
+        if let Some(w) = d.window_ms {
+            if let Some(v) = halved(w, d.size_ms.max(MIN_SIZE_MS)) {
+                change(
+                    format!("window {w} ms → {v} ms"),
+                    with(d, |n| n.window_ms = Some(v)),
+                );
+            }
+        }
+        if let Some(v) = halved(d.at_ms, 100) {
+            change(
+                format!("start {} ms → {v} ms", d.at_ms),
+                with(d, |n| n.at_ms = v),
+            );
+        }
+    }
+    // A shorter workload: every re-run after it is quicker. It must still hold every fault
+    // and two leases after the last one, for the lock to be taken again.
+    let needed = s.faults.iter().map(Drawn::end_ms).max().unwrap_or(0) + 2 * lease_ms;
+    let shorter = (s.duration_ms / 2).max(needed).max(2 * lease_ms);
+    if shorter < s.duration_ms {
+        let mut t = s.clone();
+        t.duration_ms = shorter;
+        push(format!("workload {} ms → {shorter} ms", s.duration_ms), t);
+    }
+    out
+}
+
+/// Greedy shrinking, one candidate at a time: the first candidate that still reproduces
+/// becomes the schedule and the reductions start again from it; the others are dropped.
+#[derive(Debug)]
+pub struct Shrinker {
+    current: Schedule,
+    pending: VecDeque<Candidate>,
+    lease_ms: u64,
+}
+
+impl Shrinker {
+    pub fn new(start: Schedule, lease_ms: u64) -> Shrinker {
+        let pending = candidates(&start, lease_ms).into();
+        Shrinker {
+            current: start,
+            pending,
+            lease_ms,
+        }
+    }
+
+    /// The smallest schedule known to reproduce.
+    pub fn current(&self) -> &Schedule {
+        &self.current
+    }
+
+    /// The next reduction to measure; `None` when none is left: the schedule is minimal
+    /// under these reductions.
+    pub fn next_candidate(&mut self) -> Option<Candidate> {
+        self.pending.pop_front()
+    }
+
+    /// `c` reproduced: it becomes the schedule.
+    pub fn accept(&mut self, c: Candidate) {
+        self.pending = candidates(&c.schedule, self.lease_ms).into();
+        self.current = c.schedule;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(name: &str, at_ms: u64, size_ms: u64) -> Drawn {
+        Drawn {
+            fault: name.into(),
+            at_ms,
+            size_ms,
+            window_ms: (name == "latency").then_some(3000),
+            client: (name == "client-pause").then_some(3),
+            point: (name == "client-pause").then(|| "before-release".into()),
+            node: (name != "client-pause").then(|| "n1".into()),
+            negative: false,
+        }
+    }
+
+    fn start() -> Schedule {
+        Schedule {
+            faults: vec![
+                fault("client-pause", 2000, 2800),
+                fault("latency", 1200, 700),
+                fault("node-pause", 400, 150),
+            ],
+            clients: 4,
+            duration_ms: 8000,
+        }
+    }
+
+    /// Shrinks with `reproduces` as the oracle, counting candidates asked.
+    fn shrink(reproduces: impl Fn(&Schedule) -> bool) -> (Schedule, usize) {
+        let mut s = Shrinker::new(start(), 1000);
+        let mut asked = 0;
+        while let Some(c) = s.next_candidate() {
+            asked += 1;
+            assert!(asked < 10_000, "shrinking does not end");
+            if reproduces(&c.schedule) {
+                s.accept(c);
+            }
+        }
+        (s.current().clone(), asked)
+    }
+
+    #[test]
+    fn it_keeps_only_the_fault_that_matters_at_the_smallest_size_that_still_breaks() {
+        // The lock breaks when any latency of at least 300 ms runs for 1 s or more.
+        let (s, _) = shrink(|s| {
+            s.faults
+                .iter()
+                .any(|d| d.fault == "latency" && d.size_ms >= 300 && d.window_ms.unwrap() >= 1000)
+        });
+        assert_eq!(s.faults.len(), 1, "{s:?}");
+        let d = &s.faults[0];
+        assert_eq!(d.fault, "latency");
+        // Halving from 700: 350 breaks, 175 does not.
+        assert_eq!(d.size_ms, 350);
+        assert_eq!(d.window_ms, Some(1500));
+        assert!(d.at_ms < 200, "{d:?}");
+        assert_eq!(s.clients, 2);
+        assert!(s.duration_ms < 8000 && s.duration_ms >= d.end_ms() + 2000);
+    }
+
+    #[test]
+    fn a_client_fault_keeps_the_clients_it_aims_at() {
+        let (s, _) = shrink(|s| s.faults.iter().any(|d| d.fault == "client-pause"));
+        assert_eq!(s.faults.len(), 1);
+        assert_eq!(s.clients, 4, "the pause is aimed at client 3");
+        assert!(s.faults[0].size_ms >= MIN_SIZE_MS);
+    }
+
+    #[test]
+    fn when_nothing_smaller_reproduces_the_schedule_stays_and_every_reduction_was_asked() {
+        let (s, asked) = shrink(|_| false);
+        assert_eq!(s, start());
+        assert_eq!(asked, candidates(&start(), 1000).len());
+    }
+
+    #[test]
+    fn a_rate_is_decided_as_soon_as_it_is_certain() {
+        let need = Need { k: 8, n: 10 };
+        assert_eq!(need.decided(8, 8), Some(true));
+        assert_eq!(need.decided(7, 9), None);
+        assert_eq!(
+            need.decided(5, 8),
+            Some(false),
+            "3 misses: 8 of 10 is out of reach"
+        );
+        assert_eq!(need.decided(6, 8), None);
+        assert_eq!(Need::parse("4/5"), Ok(Need { k: 4, n: 5 }));
+        assert!(Need::parse("6/5").is_err());
+        assert!(Need::parse("0/5").is_err());
+        assert!(Need::parse("x").unwrap_err().contains("allowed: K/N"));
+    }
+}

@@ -1,0 +1,110 @@
+//! `lockpick explore` end to end on a real redis-server and a real adapter: lockpick's toy lock
+//! whose acquire is GET then SET (clients/python/toys/check_then_set.py) breaks under any
+//! schedule, so a short search finds it; the shrunk scenario file it writes runs with
+//! `lockpick scenario` like any other. The full figures (each toy, five seeds, ten-minute
+//! budgets) are measured by hand, not here.
+
+mod cli_support;
+
+use cli_support::{lockpick, stderr};
+use std::path::Path;
+
+#[test]
+fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
+    let store = tempfile::tempdir().unwrap();
+    let store_arg = store.path().to_str().unwrap();
+    let out = lockpick(&[
+        "explore",
+        "toy-check-then-set-baseline",
+        "--budget",
+        "30s",
+        "--shrink-budget",
+        "20s",
+        "--repro",
+        "1/1",
+        "--confirm",
+        "2",
+        "--seed",
+        "1",
+        "--store",
+        store_arg,
+    ]);
+    let err = stderr(&out);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
+    assert!(
+        err.contains("faults tried"),
+        "progress on the terminal: {err}"
+    );
+    let explorations: Vec<_> = std::fs::read_dir(store.path().join("explore"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(explorations.len(), 1);
+    let dir = &explorations[0];
+    let ex: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("explore.json")).unwrap()).unwrap();
+    assert_eq!(ex["found_class"], "lock-bug", "{ex:#}");
+    assert_eq!(ex["done"], true);
+    // Every run of the search is an ordinary stored run with its report.
+    for t in ex["tries"].as_array().unwrap() {
+        let run = Path::new(t["run"].as_str().expect("every run ran"));
+        assert!(run.join("results.json").is_file(), "{run:?}");
+        assert!(run.join("report.html").is_file() || run.join("history.jsonl").is_file());
+    }
+    assert!(dir.join("explore.html").is_file());
+    let shrunk = &ex["shrunk"];
+    let file = shrunk["file"].as_str().unwrap();
+    assert!(
+        file.starts_with(store_arg),
+        "written under the store: {file}"
+    );
+    assert_eq!(shrunk["runs"], 2, "{shrunk:#}");
+    let body = std::fs::read_to_string(file).unwrap();
+    assert!(body.contains("expected = \"invalid\""), "{body}");
+    assert!(body.starts_with("# Shrunk by `lockpick explore`"), "{body}");
+    assert!(text.contains(&format!("repeat:   cargo run -- scenario {file} --seed")));
+    // The shrunk file is a scenario like any other.
+    let seed = shrunk["seed"].as_u64().unwrap().to_string();
+    let run = lockpick(&["scenario", file, "--seed", &seed, "--store", store_arg]);
+    let run_err = stderr(&run);
+    assert!(
+        matches!(run.status.code(), Some(0 | 1)),
+        "a verdict, not bad input or a harness failure: {run_err}"
+    );
+    assert!(
+        run_err.contains("toy-check-then-set-baseline-shrunk"),
+        "{run_err}"
+    );
+}
+
+#[test]
+fn bad_arguments_are_refused_with_what_is_allowed() {
+    let store = tempfile::tempdir().unwrap();
+    let store_arg = store.path().to_str().unwrap();
+    let out = lockpick(&[
+        "explore",
+        "toy-check-then-set-baseline",
+        "--faults",
+        "latency,nope",
+        "--store",
+        store_arg,
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown fault \"nope\"; allowed: client-pause"),
+        "{}",
+        stderr(&out)
+    );
+    let out = lockpick(&["explore", "toy-check-then-set-baseline", "--repro", "6/5"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("allowed: K/N"), "{}", stderr(&out));
+    let out = lockpick(&["explore", "toy-check-then-set-baseline", "--budget", "10x"]);
+    assert_eq!(out.status.code(), Some(3), "bad input");
+    assert!(
+        stderr(&out).contains("allowed: seconds"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!store.path().join("explore").exists(), "nothing written");
+}
