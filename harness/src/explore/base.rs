@@ -7,6 +7,7 @@
 use super::draw::{Drawn, Schedule, Space};
 use crate::fault::FAULTS;
 use crate::scenario::{parse_scenario, Scenario, ScenarioError};
+use crate::vocab::PausePoint;
 use std::path::{Path, PathBuf};
 
 /// The scenario explored.
@@ -155,6 +156,8 @@ impl Base {
             clients: s.workload.clients,
             lease_ms: self.lease_ms(),
             duration_ms: s.workload.duration_ms,
+            pause_points: PausePoint::ALL.to_vec(),
+            crash_points: PausePoint::ALL.to_vec(),
         };
         let mut left_out = Vec::new();
         for name in names {
@@ -195,6 +198,43 @@ impl Base {
                     fault: name.into(),
                     reason: e.to_string(),
                 }),
+            }
+        }
+        // A client fault joins the draw at the points the loader takes for this client kind
+        // only (`during-op` stops inside an adapter's requests; no crash is taken there).
+        let template = space.clone();
+        for (kind, points) in [
+            ("client-pause", &mut space.pause_points),
+            ("client-crash", &mut space.crash_points),
+        ] {
+            if !space.faults.contains(&kind) {
+                continue;
+            }
+            let mut refused = Vec::new();
+            points.retain(|&point| {
+                let sample = Space {
+                    faults: vec![kind],
+                    pause_points: vec![point],
+                    crash_points: vec![point],
+                    ..template.clone()
+                };
+                let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
+                let schedule = super::draw::draw(&mut rng, &sample);
+                let text = self.render(&schedule, &self.name, &[], None, 0);
+                match parse_scenario(&self.path, &text) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        refused.push(format!("{}: {e}", point.name()));
+                        false
+                    }
+                }
+            });
+            if points.is_empty() {
+                space.faults.retain(|f| *f != kind);
+                left_out.push(LeftOut {
+                    fault: kind.into(),
+                    reason: refused.join("; "),
+                });
             }
         }
         if space.faults.is_empty() {

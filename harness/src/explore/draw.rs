@@ -64,6 +64,11 @@ pub struct Space {
     pub clients: usize,
     pub lease_ms: u64,
     pub duration_ms: u64,
+    /// The points a client pause may stop this scenario's clients at, and those a client crash
+    /// may kill them at: those the scenario loader accepts for its client kind (`during-op`
+    /// needs an adapter process, and no crash takes it).
+    pub pause_points: Vec<PausePoint>,
+    pub crash_points: Vec<PausePoint>,
 }
 
 /// How a fault's `[[nemesis]]` fields come from a [`Drawn`]: one arm per fault, and a unit
@@ -230,22 +235,25 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn
         negative: false,
     };
     let node = |rng: &mut ChaCha8Rng| space.nodes[rng.random_range(0..space.nodes.len())].clone();
-    let point = |rng: &mut ChaCha8Rng| {
-        // Every point the client can stop at, those added later included.
-        PausePoint::ALL[rng.random_range(0..PausePoint::ALL.len())]
-            .name()
-            .to_owned()
+    // Every point the client can stop at, those added later included (as the space allows).
+    let point = |rng: &mut ChaCha8Rng, points: &[PausePoint]| {
+        let all = if points.is_empty() {
+            PausePoint::ALL
+        } else {
+            points
+        };
+        all[rng.random_range(0..all.len())].name().to_owned()
     };
     let window = |rng: &mut ChaCha8Rng| lease * rng.random_range(1..=3);
     match shape(fault) {
         Some(Shape::ClientPause) => {
             d.client = Some(rng.random_range(0..space.clients));
-            d.point = Some(point(rng));
+            d.point = Some(point(rng, &space.pause_points));
             d.size_ms = size(rng, lease);
         }
         Some(Shape::ClientCrash) => {
             d.client = Some(rng.random_range(0..space.clients));
-            d.point = Some(point(rng));
+            d.point = Some(point(rng, &space.crash_points));
         }
         Some(Shape::Latency | Shape::ClockStrobe) => {
             d.node = Some(node(rng));
@@ -278,8 +286,16 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     };
     // A client fault at each pause point is a fault of its own: those kinds weigh as many
     // as they have points (and gain weight when a point is added).
+    let points = |list: &[PausePoint]| {
+        if list.is_empty() {
+            PausePoint::ALL.len()
+        } else {
+            list.len()
+        }
+    };
     let weight = |kind: &str| match shape(kind) {
-        Some(Shape::ClientPause | Shape::ClientCrash) => PausePoint::ALL.len(),
+        Some(Shape::ClientPause) => points(&space.pause_points),
+        Some(Shape::ClientCrash) => points(&space.crash_points),
         Some(_) | None => 1,
     };
     let total: usize = space.faults.iter().map(|k| weight(k)).sum();
@@ -329,6 +345,8 @@ mod tests {
             clients: 4,
             lease_ms: 1000,
             duration_ms: 5000,
+            pause_points: PausePoint::ALL.to_vec(),
+            crash_points: PausePoint::ALL.to_vec(),
         }
     }
 
