@@ -15,7 +15,7 @@ use lockpick_harness::scenario::load_scenario;
 use lockpick_reports::bench::{
     bench_markdown, write_bench, BenchPoint, BenchRecord, BENCH_DIR, BENCH_VERSION,
 };
-use lockpick_reports::{acquire_outcomes, quantile};
+use lockpick_reports::{acquire_outcomes, quantile, ReportError};
 use lockpick_store::RunState;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -79,10 +79,7 @@ pub(super) fn bench(args: BenchArgs) -> Outcome {
             let file = scenarios.join(format!("{}.toml", plan.row));
             let scenario = match bench_text(plan, &args.file) {
                 Ok(text) => {
-                    std::fs::write(&file, text).map_err(|source| Failure::CreateDir {
-                        path: file.clone(),
-                        source,
-                    })?;
+                    std::fs::write(&file, text).map_err(write_failure(&file))?;
                     load_scenario(&file.display().to_string())?
                 }
                 Err(why) => {
@@ -193,8 +190,7 @@ fn measured(
     dir: &Path,
     results: &lockpick_checker::results::RunResults,
 ) -> BenchPoint {
-    let mut point = failed(plan, clients, String::new());
-    point.error = None;
+    let mut point = blank(plan, clients);
     point.run = relative_run(store, dir).unwrap_or_else(|| dir.display().to_string());
     point.verdict = results.verdict.name().to_owned();
     point.workload_ms = results.workload_ms;
@@ -222,6 +218,14 @@ fn measured(
 /// A point without figures, saying why.
 fn failed(plan: &CellPlan, clients: usize, error: String) -> BenchPoint {
     BenchPoint {
+        error: Some(error),
+        ..blank(plan, clients)
+    }
+}
+
+/// A point of the row and client count with no figures yet.
+fn blank(plan: &CellPlan, clients: usize) -> BenchPoint {
+    BenchPoint {
         row: plan.row.clone(),
         lock: plan.scenario.clone(),
         library: None,
@@ -235,7 +239,7 @@ fn failed(plan: &CellPlan, clients: usize, error: String) -> BenchPoint {
         server_cpu_ms: None,
         verdict: "none".to_owned(),
         run: String::new(),
-        error: Some(error),
+        error: None,
     }
 }
 
@@ -268,16 +272,20 @@ fn publish(md: &Path, dir: &Path, record: &BenchRecord) -> Result<(), Failure> {
     let prefix = format!("{stem}-");
     for chart in ["handoff.svg", "latency.svg"] {
         let to: PathBuf = folder.join(format!("{prefix}{chart}"));
-        std::fs::copy(dir.join(chart), &to).map_err(|source| Failure::CreateDir {
-            path: to.clone(),
-            source,
-        })?;
+        std::fs::copy(dir.join(chart), &to).map_err(write_failure(&to))?;
     }
     let text = bench_markdown(record, &prefix);
-    std::fs::write(md, text).map_err(|source| Failure::CreateDir {
-        path: md.to_owned(),
-        source,
-    })
+    std::fs::write(md, text).map_err(write_failure(md))
+}
+
+/// A file bench writes (a scenario, the markdown, a chart) that could not be written.
+fn write_failure(path: &Path) -> impl FnOnce(std::io::Error) -> Failure + '_ {
+    move |source| {
+        Failure::WriteOutput(ReportError::Write {
+            path: path.to_owned(),
+            source,
+        })
+    }
 }
 
 /// What the figures were measured on.
