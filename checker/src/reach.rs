@@ -37,9 +37,22 @@ struct Paused {
     start_ns: u64,
     end_ns: Option<u64>,
     lease_ms: Option<Option<u64>>,
+    /// When the lease the client held as it stopped began, at the latest (the completion of
+    /// its grant or last renewal); `None` when it held none (released, or not yet granted):
+    /// then only the pause's own length counts.
+    held_since_ns: Option<u64>,
     /// The lock of the client's last grant.
     lock: Option<String>,
     taken_over: bool,
+}
+
+/// A client's last grant: its lease (`None`: granted without one), its lock, and, while the
+/// client still holds it (no release has completed since), when its lease began at the latest.
+#[derive(Debug, Clone)]
+struct Grant {
+    lease_ms: Option<u64>,
+    lock: Option<String>,
+    held_since_ns: Option<u64>,
 }
 
 /// [`fault_reach`] fed one event at a time, so a run's check reads its history once, in
@@ -49,8 +62,8 @@ pub struct ReachStream {
     needs: Needs,
     /// Which of `needs.verbs` took effect.
     started: Vec<bool>,
-    /// Each client's last grant: its lease (`None`: granted without one) and its lock.
-    leases: BTreeMap<u64, (Option<u64>, Option<String>)>,
+    /// Each client's last grant.
+    leases: BTreeMap<u64, Grant>,
     /// Each client's last acquire event (invoke or completion): after the others' last, no
     /// one could take a lock the paused client lost.
     last_acquire_ns: BTreeMap<u64, u64>,
@@ -84,8 +97,30 @@ impl ReachStream {
                         }) {
                             p.taken_over = true;
                         }
-                        self.leases
-                            .insert(c, (e.value.lease_ms, lock.map(str::to_owned)));
+                        // The server granted it before this reply: the lease ends no later
+                        // than the lease's length after it.
+                        self.leases.insert(
+                            c,
+                            Grant {
+                                lease_ms: e.value.lease_ms,
+                                lock: lock.map(str::to_owned),
+                                held_since_ns: Some(e.time_ns),
+                            },
+                        );
+                    }
+                } else if e.f == F::Renew && e.kind == EventKind::Ok {
+                    if let Some(g) = self.leases.get_mut(&c) {
+                        if g.held_since_ns.is_some() {
+                            g.held_since_ns = Some(e.time_ns);
+                            g.lease_ms = e.value.lease_ms.or(g.lease_ms);
+                        }
+                    }
+                } else if e.f == F::Release && e.kind != EventKind::Invoke {
+                    // Any answer to a release ends the hold as far as a pause can tell (an
+                    // unknown one too: the lease may be gone, so only the pause's own length
+                    // is held against it).
+                    if let Some(g) = self.leases.get_mut(&c) {
+                        g.held_since_ns = None;
                     }
                 }
             }
@@ -108,8 +143,9 @@ impl ReachStream {
                         client,
                         start_ns: e.time_ns,
                         end_ns: None,
-                        lease_ms: last.map(|(lease, _)| *lease),
-                        lock: last.and_then(|(_, lock)| lock.clone()),
+                        lease_ms: last.map(|g| g.lease_ms),
+                        held_since_ns: last.and_then(|g| g.held_since_ns),
+                        lock: last.and_then(|g| g.lock.clone()),
                         taken_over: false,
                     });
                 } else if e.f == F::Resume {
@@ -146,8 +182,10 @@ impl ReachStream {
         if !self.needs.outlast_lease {
             return Ok(format!("the {} fault took effect", names.join(" and ")));
         }
-        let mut longest: Option<(u64, u64)> = None; // (pause ms, lease ms)
-        let mut kept: Option<(u64, u64)> = None; // past the lease, but nobody took over
+        // The pause that came nearest to the lease, and one past it that nobody took over:
+        // (how far past the lease's start it reached, its words).
+        let mut longest: Option<(u64, String)> = None;
+        let mut kept: Option<(u64, String)> = None;
         for p in &self.pauses {
             let others_end = self
                 .last_acquire_ns
@@ -163,6 +201,17 @@ impl ReachStream {
             // lease, such as redis-naive's, or an adapter that does not say), where nobody may
             // ever be granted the lock while its holder is stopped, and rightly so.
             let recorded = matches!(p.lease_ms, Some(Some(_)));
+            // A holder's recorded lease began no later than its grant's (or renewal's) reply,
+            // before the pause: it ran out if the holder woke more than the lease after that,
+            // even when the pause alone was shorter than the whole lease. Only a recorded
+            // lease: a library that renews in the background without saying so (a watchdog)
+            // may have moved an unrecorded one, and only the takeover a recorded lease must
+            // show proves the server let it go.
+            let held_ms = p
+                .held_since_ns
+                .filter(|_| recorded)
+                .map(|since| end.saturating_sub(since) / 1_000_000);
+            let reach_ms = held_ms.unwrap_or(paused_ms).max(paused_ms);
             let lease = match p.lease_ms {
                 Some(granted) => granted.or(self.needs.planned_lease_ms),
                 // A client paused before its first grant held nothing a lease could protect,
@@ -172,25 +221,36 @@ impl ReachStream {
                     None => continue,
                 },
             };
+            let pause = match held_ms {
+                Some(held) if paused_ms <= lease.unwrap_or(u64::MAX) => format!(
+                    "a pause of {paused_ms} ms, ending {held} ms after its holder's lease began,"
+                ),
+                Some(_) | None => format!("a pause of {paused_ms} ms"),
+            };
             match lease {
-                Some(lease) if paused_ms <= lease => {
-                    if longest.is_none_or(|(l, _)| paused_ms > l) {
-                        longest = Some((paused_ms, lease));
+                Some(lease) if reach_ms <= lease => {
+                    if longest.as_ref().is_none_or(|(l, _)| reach_ms > *l) {
+                        let ending = held_ms.map_or(String::new(), |held| {
+                            format!(", ending {held} ms after its holder's lease began,")
+                        });
+                        longest = Some((reach_ms, format!(
+                            "the longest client pause lasted {paused_ms} ms{ending} while other clients still asked for the lock, not past the {lease} ms lease: it could not run out"
+                        )));
                     }
                 }
                 Some(lease) if p.taken_over => {
                     return Ok(format!(
-                        "a pause of {paused_ms} ms outlasted the {lease} ms lease, and another client took the lock meanwhile"
+                        "{pause} outlasted the {lease} ms lease, and another client took the lock meanwhile"
                     ))
                 }
                 Some(lease) if !recorded => {
-                    return Ok(format!(
-                        "a pause of {paused_ms} ms outlasted the {lease} ms lease"
-                    ))
+                    return Ok(format!("{pause} outlasted the {lease} ms lease"))
                 }
                 Some(lease) => {
-                    if kept.is_none_or(|(k, _)| paused_ms > k) {
-                        kept = Some((paused_ms, lease));
+                    if kept.as_ref().is_none_or(|(k, _)| reach_ms > *k) {
+                        kept = Some((reach_ms, format!(
+                            "{pause} outlasted the {lease} ms lease, but no other client was granted the lock before the holder woke: the server had not let the lease go yet"
+                        )));
                     }
                 }
                 None => {
@@ -201,12 +261,7 @@ impl ReachStream {
             }
         }
         Err(match (kept, longest) {
-            (Some((p, l)), _) => format!(
-                "a pause of {p} ms outlasted the {l} ms lease, but no other client was granted the lock before the holder woke: the server had not let the lease go yet"
-            ),
-            (None, Some((p, l))) => format!(
-                "the longest client pause lasted {p} ms while other clients still asked for the lock, not past the {l} ms lease: it could not run out"
-            ),
+            (Some((_, why)), _) | (None, Some((_, why))) => why,
             (None, None) => "no client was paused".to_owned(),
         })
     }
@@ -301,7 +356,7 @@ mod tests {
             grant(1200, 1, 1000),
         ];
         let why = fault_reach(&h, pause_needs()).unwrap_err();
-        assert_eq!(why, "the longest client pause lasted 900 ms while other clients still asked for the lock, not past the 1000 ms lease: it could not run out");
+        assert_eq!(why, "the longest client pause lasted 900 ms, ending 1000 ms after its holder's lease began, while other clients still asked for the lock, not past the 1000 ms lease: it could not run out");
         // The same pause against a 300 ms lease did test it.
         let h = vec![
             grant(100, 2, 300),
@@ -381,7 +436,72 @@ mod tests {
         ];
         assert_eq!(
             fault_reach(&h, pause_needs()).unwrap_err(),
-            "the longest client pause lasted 540 ms while other clients still asked for the lock, not past the 1000 ms lease: it could not run out"
+            "the longest client pause lasted 540 ms, ending 600 ms after its holder's lease began, while other clients still asked for the lock, not past the 1000 ms lease: it could not run out"
+        );
+    }
+
+    fn client_op(ms: u64, client: u64, kind: EventKind, f: F, lease: Option<u64>) -> Event {
+        ev(
+            ms,
+            Process::Client(client),
+            kind,
+            f,
+            Value {
+                lease_ms: lease,
+                ..Value::default()
+            },
+        )
+    }
+
+    #[test]
+    fn a_pause_shorter_than_the_lease_counts_when_the_holder_woke_past_its_lease() {
+        // Granted at 100 ms with 800 ms, held 150 ms, stopped inside its release for 720 ms:
+        // it woke at 970 ms, 870 ms after the grant, and another client had the lock by then.
+        let h = vec![
+            grant(100, 2, 800),
+            client_op(250, 2, EventKind::Invoke, F::Release, None),
+            pause(250, 2, F::Pause),
+            grant(920, 1, 800),
+            pause(970, 2, F::Resume),
+            client_op(990, 3, EventKind::Invoke, F::Acquire, None),
+        ];
+        assert_eq!(
+            fault_reach(&h, pause_needs()).unwrap(),
+            "a pause of 720 ms, ending 870 ms after its holder's lease began, outlasted the 800 ms lease, and another client took the lock meanwhile"
+        );
+    }
+
+    #[test]
+    fn a_renewal_moves_the_lease_start_and_a_release_ends_the_hold() {
+        // Renewed at 600 ms: the 720 ms pause from 650 ms ends 770 ms after it, within the
+        // 800 ms lease, although 1270 ms after the grant.
+        let h = vec![
+            grant(100, 2, 800),
+            client_op(590, 2, EventKind::Invoke, F::Renew, None),
+            client_op(600, 2, EventKind::Ok, F::Renew, Some(800)),
+            pause(650, 2, F::Pause),
+            client_op(1000, 1, EventKind::Invoke, F::Acquire, None),
+            pause(1370, 2, F::Resume),
+            client_op(1400, 1, EventKind::Invoke, F::Acquire, None),
+        ];
+        assert_eq!(
+            fault_reach(&h, pause_needs()).unwrap_err(),
+            "the longest client pause lasted 720 ms, ending 770 ms after its holder's lease began, while other clients still asked for the lock, not past the 800 ms lease: it could not run out"
+        );
+        // Released at 250 ms, then stopped for 720 ms: it held nothing, only the pause's
+        // own length counts.
+        let h = vec![
+            grant(100, 2, 800),
+            client_op(240, 2, EventKind::Invoke, F::Release, None),
+            client_op(250, 2, EventKind::Ok, F::Release, None),
+            pause(260, 2, F::Pause),
+            grant(900, 1, 800),
+            pause(980, 2, F::Resume),
+            client_op(990, 3, EventKind::Invoke, F::Acquire, None),
+        ];
+        assert_eq!(
+            fault_reach(&h, pause_needs()).unwrap_err(),
+            "the longest client pause lasted 720 ms while other clients still asked for the lock, not past the 800 ms lease: it could not run out"
         );
     }
 

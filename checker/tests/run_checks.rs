@@ -204,7 +204,7 @@ fn a_clean_run_whose_pause_could_not_outlast_the_lease_is_not_tested_never_valid
     assert_eq!(checks.verdict(), Verdict::NotTested);
     assert_eq!(
         checks.not_tested(),
-        Some("the longest client pause lasted 900 ms while other clients still asked for the lock, not past the 1000 ms lease: it could not run out")
+        Some("the longest client pause lasted 900 ms, ending 905 ms after its holder's lease began, while other clients still asked for the lock, not past the 1000 ms lease: it could not run out")
     );
     // The same history checked without a fault to reach stays valid: the reach is the run's.
     assert_eq!(

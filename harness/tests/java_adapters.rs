@@ -6,13 +6,13 @@
 mod scenario_support;
 
 use lockpick_checker::history::{Event, EventKind, Process, F};
-use lockpick_checker::lock::Finding;
+use lockpick_checker::lock::{Finding, LockReport};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
 use scenario_support::{
     assert_caused_by, assert_fence_held, assert_grants_around, assert_pause_broke_the_lock,
-    double_holder, expecting, history, run,
+    double_holder, expecting, history, run, RunDir,
 };
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -60,27 +60,54 @@ fn stale_releases<'a>(events: &'a [Event], finding: &Finding) -> Vec<&'a Event> 
         .collect()
 }
 
+/// What the stopped holder answered once it woke, in a run of `scenario` that must come out
+/// INVALID with two holders caused by the client pause.
+struct Woken {
+    report: LockReport,
+    dir: RunDir,
+    /// The releases the stopped holder answered after it woke.
+    releases: Vec<Event>,
+}
+
+fn stopped_holder_broke_the_lock(scenario: &str) -> Woken {
+    let (report, dir) = expecting(run(scenario), Verdict::Invalid);
+    let finding = double_holder(&report);
+    assert_caused_by(finding, F::Pause);
+    let events = history(&dir);
+    let releases = stale_releases(&events, finding)
+        .into_iter()
+        .cloned()
+        .collect();
+    Woken {
+        report,
+        dir,
+        releases,
+    }
+}
+
+impl Woken {
+    /// Asserts that one of the woken holder's releases was answered as `what` says.
+    fn assert_release(&self, what: &str, answered: impl Fn(&Event) -> bool) {
+        assert!(
+            self.releases.iter().any(answered),
+            "the woken holder's unlock {what}: {:?}\n{}",
+            self.releases,
+            self.report
+        );
+    }
+}
+
 #[test]
 fn redisson_watchdog_cannot_save_a_stopped_jvm() {
     if !java_adapters_built("redisson_watchdog_cannot_save_a_stopped_jvm") {
         return;
     }
-    let (report, dir) = expecting(run("java-redisson-watchdog-gc-pause"), Verdict::Invalid);
     // RLock has no token, so the late write cannot be told stale; the two holders can.
-    let finding = double_holder(&report);
-    assert_caused_by(finding, F::Pause);
-    let hello = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
-    assert!(hello.contains("\"library\":\"redisson\""), "{hello}");
+    let woken = stopped_holder_broke_the_lock("java-redisson-watchdog-gc-pause");
+    assert_hello(&woken.dir, "redisson", "3.");
     // The watchdog is a timer in the stopped JVM: the key expired, another client took it, and
     // the woken holder's unlock found no entry of its own (IllegalMonitorStateException).
-    let events = history(&dir);
-    let releases = stale_releases(&events, finding);
-    assert!(
-        releases
-            .iter()
-            .any(|e| e.kind == EventKind::Fail && e.error.as_deref() == Some("not-owner")),
-        "the woken holder's unlock fails not-owner: {releases:?}\n{report}"
-    );
+    woken.assert_release("fails not-owner", is_not_owner);
 }
 
 #[test]
@@ -139,20 +166,10 @@ fn shedlock_jdbc_unlocks_ok_a_lock_it_had_lost() {
     if !java_adapters_built("shedlock_jdbc_unlocks_ok_a_lock_it_had_lost") {
         return;
     }
-    let (report, dir) = expecting(
-        run("java-shedlock-jdbc-postgres-gc-pause"),
-        Verdict::Invalid,
-    );
-    let finding = double_holder(&report);
-    assert_caused_by(finding, F::Pause);
+    let woken = stopped_holder_broke_the_lock("java-shedlock-jdbc-postgres-gc-pause");
     // lock_until passed while the JVM was stopped and another client's UPDATE took the row;
     // the woken holder's unlock matches no row of its own and says nothing.
-    let events = history(&dir);
-    let releases = stale_releases(&events, finding);
-    assert!(
-        releases.iter().any(|e| e.kind == EventKind::Ok),
-        "the woken holder's unlock is ok: {releases:?}\n{report}"
-    );
+    woken.assert_release("is ok", |e| e.kind == EventKind::Ok);
 }
 
 /// The hello of the run in `dir` names `library` at a version starting with `version`.
@@ -177,18 +194,11 @@ fn redisson_multilock_over_five_masters_cannot_save_a_stopped_jvm() {
     if !java_adapters_built("redisson_multilock_over_five_masters_cannot_save_a_stopped_jvm") {
         return;
     }
-    let (report, dir) = expecting(run("java-redisson-multilock-gc-pause"), Verdict::Invalid);
-    assert_hello(&dir, "redisson", "3.");
-    let finding = double_holder(&report);
-    assert_caused_by(finding, F::Pause);
+    let woken = stopped_holder_broke_the_lock("java-redisson-multilock-gc-pause");
+    assert_hello(&woken.dir, "redisson", "3.");
     // Every master's key expired with the watchdogs stopped; woken, the MultiLock's unlock
     // found none of its own (IllegalMonitorStateException).
-    let events = history(&dir);
-    let releases = stale_releases(&events, finding);
-    assert!(
-        releases.iter().any(|e| is_not_owner(e)),
-        "the woken holder's unlock fails not-owner: {releases:?}\n{report}"
-    );
+    woken.assert_release("fails not-owner", is_not_owner);
 }
 
 #[test]
@@ -196,21 +206,11 @@ fn spring_redis_registry_renewal_cannot_save_a_stopped_jvm() {
     if !spring_adapters_built("spring_redis_registry_renewal_cannot_save_a_stopped_jvm") {
         return;
     }
-    let (report, dir) = expecting(
-        run("java-spring-redis-registry-renewal-gc-pause"),
-        Verdict::Invalid,
-    );
-    assert_hello(&dir, "spring-integration-redis", "7.");
-    let finding = double_holder(&report);
-    assert_caused_by(finding, F::Pause);
+    let woken = stopped_holder_broke_the_lock("java-spring-redis-registry-renewal-gc-pause");
+    assert_hello(&woken.dir, "spring-integration-redis", "7.");
     // The renewal task runs on a scheduler thread of the stopped JVM; woken, the registry's
     // compare-and-UNLINK finds another client's id and throws ConcurrentModificationException.
-    let events = history(&dir);
-    let releases = stale_releases(&events, finding);
-    assert!(
-        releases.iter().any(|e| is_not_owner(e)),
-        "the woken holder's unlock fails not-owner: {releases:?}\n{report}"
-    );
+    woken.assert_release("fails not-owner", is_not_owner);
 }
 
 #[test]
@@ -218,18 +218,11 @@ fn spring_jdbc_registry_on_postgres_cannot_save_a_stopped_jvm() {
     if !spring_adapters_built("spring_jdbc_registry_on_postgres_cannot_save_a_stopped_jvm") {
         return;
     }
-    let (report, dir) = expecting(run("java-spring-jdbc-postgres-gc-pause"), Verdict::Invalid);
-    assert_hello(&dir, "spring-integration-jdbc", "7.");
-    let finding = double_holder(&report);
-    assert_caused_by(finding, F::Pause);
+    let woken = stopped_holder_broke_the_lock("java-spring-jdbc-postgres-gc-pause");
+    assert_hello(&woken.dir, "spring-integration-jdbc", "7.");
     // Another client's UPDATE took the expired INT_LOCK row (CLIENT_ID theirs); woken, the
     // registry's DELETE ... AND CLIENT_ID = ours matches no row: ConcurrentModificationException.
-    let events = history(&dir);
-    let releases = stale_releases(&events, finding);
-    assert!(
-        releases.iter().any(|e| is_not_owner(e)),
-        "the woken holder's unlock fails not-owner: {releases:?}\n{report}"
-    );
+    woken.assert_release("fails not-owner", is_not_owner);
 }
 
 #[test]
@@ -239,21 +232,11 @@ fn spring_zookeeper_registry_unlocks_ok_a_lock_its_expired_session_lost() {
     ) {
         return;
     }
-    let (report, dir) = expecting(
-        run("java-spring-zookeeper-session-expiry"),
-        Verdict::Invalid,
-    );
-    assert_hello(&dir, "spring-integration-zookeeper", "7.");
-    let finding = double_holder(&report);
-    assert_caused_by(finding, F::Pause);
+    let woken = stopped_holder_broke_the_lock("java-spring-zookeeper-session-expiry");
+    assert_hello(&woken.dir, "spring-integration-zookeeper", "7.");
     // ZooKeeper deleted the stopped JVM's ephemeral node with its session; the registry's
     // unlock is Curator's guaranteed delete, which takes a node already gone as released.
-    let events = history(&dir);
-    let releases = stale_releases(&events, finding);
-    assert!(
-        releases.iter().any(|e| e.kind == EventKind::Ok),
-        "the woken holder's unlock is ok: {releases:?}\n{report}"
-    );
+    woken.assert_release("is ok", |e| e.kind == EventKind::Ok);
 }
 
 #[test]
