@@ -5,10 +5,12 @@
 
 mod scenario_support;
 
-use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::history::{Event, EventKind, F};
 use lockpick_checker::lock::Finding;
 use lockpick_checker::verdict::Verdict;
-use scenario_support::{assert_caused_by, double_holder, expecting, history, run};
+use scenario_support::{
+    assert_caused_by, assert_hello, double_holder, expecting, history, run, stale_releases,
+};
 use std::path::{Path, PathBuf};
 
 /// The adapter binary `name` if scripts/setup built it; None (said loudly) if not.
@@ -29,32 +31,11 @@ fn adapter(name: &str) -> Option<PathBuf> {
     }
 }
 
-/// Asserts the run's hello names `library` at a version `version_prefix…` (read by the adapter
-/// from its build info).
-fn assert_hello(dir: &Path, library: &str, version_prefix: &str) {
-    let text = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
-    let hello: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(hello["library"], library, "{text}");
-    assert!(
-        hello["version"]
-            .as_str()
-            .is_some_and(|v| v.starts_with(version_prefix)),
-        "{text}"
-    );
-}
-
 /// The first release the holder that held first in `finding` answered after it woke.
 fn stale_release<'a>(events: &'a [Event], finding: &Finding) -> &'a Event {
-    let stale = Process::Client(finding.processes[0]);
-    let woke = finding.window.expect("a double holder has a window").end_ns;
-    events
-        .iter()
-        .find(|e| {
-            e.process == stale
-                && e.f == F::Release
-                && e.kind != EventKind::Invoke
-                && e.time_ns >= woke
-        })
+    stale_releases(events, finding)
+        .into_iter()
+        .next()
         .expect("the stopped holder's release completes after it woke")
 }
 

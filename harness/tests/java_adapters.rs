@@ -5,14 +5,14 @@
 
 mod scenario_support;
 
-use lockpick_checker::history::{Event, EventKind, Process, F};
-use lockpick_checker::lock::{Finding, LockReport};
+use lockpick_checker::history::{Event, EventKind, F};
+use lockpick_checker::lock::LockReport;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
 use scenario_support::{
-    assert_caused_by, assert_fence_held, assert_grants_around, assert_pause_broke_the_lock,
-    double_holder, expecting, history, run, RunDir,
+    assert_caused_by, assert_fence_held, assert_grants_around, assert_hello,
+    assert_pause_broke_the_lock, double_holder, expecting, history, run, stale_releases, RunDir,
 };
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -43,21 +43,6 @@ fn jar_built(test: &str, jar: &str) -> bool {
         jar.display()
     );
     false
-}
-
-/// The releases the first holder of `finding` (the one that was stopped) answered after it woke.
-fn stale_releases<'a>(events: &'a [Event], finding: &Finding) -> Vec<&'a Event> {
-    let stale = Process::Client(finding.processes[0]);
-    let woke = finding.window.expect("a double holder has a window").end_ns;
-    events
-        .iter()
-        .filter(|e| {
-            e.process == stale
-                && e.f == F::Release
-                && e.kind != EventKind::Invoke
-                && e.time_ns >= woke
-        })
-        .collect()
 }
 
 /// What the stopped holder answered once it woke, in a run of `scenario` that must come out
@@ -170,19 +155,6 @@ fn shedlock_jdbc_unlocks_ok_a_lock_it_had_lost() {
     // lock_until passed while the JVM was stopped and another client's UPDATE took the row;
     // the woken holder's unlock matches no row of its own and says nothing.
     woken.assert_release("is ok", |e| e.kind == EventKind::Ok);
-}
-
-/// The hello of the run in `dir` names `library` at a version starting with `version`.
-fn assert_hello(dir: &Path, library: &str, version: &str) {
-    let text = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
-    let hello: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(hello["library"], library, "{text}");
-    assert!(
-        hello["version"]
-            .as_str()
-            .is_some_and(|v| v.starts_with(version)),
-        "{text}"
-    );
 }
 
 fn is_not_owner(e: &Event) -> bool {

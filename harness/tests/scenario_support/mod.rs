@@ -226,3 +226,33 @@ pub fn assert_grants_around(dir: &std::path::Path, f: F) {
         "grants before the {f}: {before}, after it began: {after}"
     );
 }
+
+/// Asserts the run's hello (`clients/hello.json`) names `library` at a version starting with
+/// `version_prefix` (what the adapter read from its package or build info).
+pub fn assert_hello(dir: &std::path::Path, library: &str, version_prefix: &str) {
+    let text = std::fs::read_to_string(dir.join("clients/hello.json")).unwrap();
+    let hello: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(hello["library"], library, "{text}");
+    assert!(
+        hello["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with(version_prefix)),
+        "{text}"
+    );
+}
+
+/// The releases the first holder of `finding` (the one that was stopped) answered after it
+/// woke.
+pub fn stale_releases<'a>(events: &'a [Event], finding: &Finding) -> Vec<&'a Event> {
+    let stale = lockpick_checker::history::Process::Client(finding.processes[0]);
+    let woke = finding.window.expect("a double holder has a window").end_ns;
+    events
+        .iter()
+        .filter(|e| {
+            e.process == stale
+                && e.f == F::Release
+                && e.kind != lockpick_checker::history::EventKind::Invoke
+                && e.time_ns >= woke
+        })
+        .collect()
+}
