@@ -105,9 +105,11 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			if note == "" {
 				note = fmt.Sprintf("key %s, header revision %d", m.Key(), m.Header().Revision)
 			}
-			// The library renews the lease TTL/3 after each keep-alive answer, so while it runs
-			// the lease has at least 2/3 of its TTL left: a lower bound of what it keeps.
-			return protocol.OK(protocol.Token(uint64(revision)), protocol.Lease(current.ttl*2/3), note)
+			// concurrency.Mutex claims no lease of its own (the session keeps one alive in the
+			// background; the mutex does not say how long it is still held): none reported, as
+			// clients/go/etcdmutex does, so both sides of the catalogue entry are held to the
+			// same checks.
+			return protocol.OK(protocol.Token(uint64(revision)), nil, note)
 		case m.Key() == "\x00":
 			// Lock gave up waiting (the deadline) and its Unlock deleted our key: the
 			// library does not hold the lock.
