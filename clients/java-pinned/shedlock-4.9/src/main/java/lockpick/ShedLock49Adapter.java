@@ -122,8 +122,10 @@ public final class ShedLock49Adapter {
                         Optional<SimpleLock> lock = provider.lock(new LockConfiguration(name, atMost, Duration.ZERO));
                         if (lock.isPresent()) {
                             held[0] = lock.get();
-                            long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-                            return Reply.ok(null, Math.max(0, init.ttlMs - elapsed), null);
+                            // ShedLock's SimpleLock does not say how long it is valid: no lease,
+                            // as clients/java's ShedLockAdapter reports (a lease computed here
+                            // would be the adapter's arithmetic, not the library's claim).
+                            return Reply.ok(null, null, null);
                         }
                         // Empty: ShedLock's insert or update matched no row.
                         if (System.nanoTime() >= deadline) {
