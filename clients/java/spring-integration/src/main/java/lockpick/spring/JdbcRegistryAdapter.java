@@ -4,14 +4,12 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import javax.sql.DataSource;
 import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
 import lockpick.Protocol.Keys;
-import lockpick.Protocol.Reply;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
 import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
@@ -79,24 +77,12 @@ public final class JdbcRegistryAdapter {
                         repository.start();
                         started[0] = true;
                     }
-                    if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
-                        return Reply.fail("timeout-waiting");
-                    }
-                    // Spring's Lock claims no lease (the registry's TTL is a setting, not a
-                    // promise about this grant): none reported.
-                    return Reply.ok(null, null, null);
+                    return RegistryLock.acquire(lock, init.acquireTimeoutMs);
                 })
-                .op("release", request -> {
-                    try {
-                        lock.unlock();
-                        return Reply.ok();
-                    } catch (ConcurrentModificationException | IllegalMonitorStateException e) {
-                        // No row of ours to delete (another client's UPDATE took the expired
-                        // row), or this thread holds nothing.
-                        System.err.println("spring-jdbc: unlock: " + e.getMessage());
-                        return Reply.fail("not-owner");
-                    }
-                });
+                // No row of ours to delete (another client's UPDATE took the expired row:
+                // ConcurrentModificationException), or this thread holds nothing.
+                .op("release", request -> RegistryLock.release(lock, "spring-jdbc",
+                        e -> e instanceof ConcurrentModificationException || e instanceof IllegalMonitorStateException));
     }
 
     /**

@@ -2,13 +2,11 @@ package lockpick.spring;
 
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
 import lockpick.Protocol.Keys;
-import lockpick.Protocol.Reply;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
@@ -71,26 +69,10 @@ public final class RedisRegistryAdapter {
 
         String name = "java-spring-redis-lock-registry" + (renewal ? "-renewal" : "");
         return new Adapter(name, RedisLockRegistry.class)
-                .op("acquire", request -> {
-                    if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
-                        return Reply.fail("timeout-waiting");
-                    }
-                    // Spring's Lock says nothing of how long it is good for (expireAfter is the
-                    // registry's setting, not a claim about this grant): no lease.
-                    return Reply.ok(null, null, null);
-                })
-                .op("release", request -> {
-                    try {
-                        lock.unlock();
-                        return Reply.ok();
-                    } catch (ConcurrentModificationException e) {
-                        System.err.println("spring-redis: unlock: " + e.getMessage());
-                        return Reply.fail("not-owner");
-                    } catch (IllegalStateException e) {
-                        // "You do not own lock": this thread holds nothing (no grant to release).
-                        System.err.println("spring-redis: unlock: " + e.getMessage());
-                        return Reply.fail("not-owner");
-                    }
-                });
+                .op("acquire", request -> RegistryLock.acquire(lock, init.acquireTimeoutMs))
+                // Another client's id under the key (ConcurrentModificationException), or "You
+                // do not own lock": this thread holds nothing (IllegalStateException).
+                .op("release", request -> RegistryLock.release(lock, "spring-redis",
+                        e -> e instanceof ConcurrentModificationException || e instanceof IllegalStateException));
     }
 }

@@ -8,7 +8,6 @@ import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
 import lockpick.Protocol.Keys;
-import lockpick.Protocol.Reply;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -57,29 +56,11 @@ public final class ZookeeperRegistryAdapter {
         Lock lock = registry.obtain(init.lock);
 
         return new Adapter("java-spring-zookeeper-lock-registry", ZookeeperLockRegistry.class)
-                .op("acquire", request -> {
-                    // false: the wait ran out (Curator deleted the node it had queued), or the
-                    // registry's connection check did not answer within the wait.
-                    if (!lock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
-                        return Reply.fail("timeout-waiting");
-                    }
-                    // Spring's Lock claims no lease (the session timeout is ZooKeeper's, not a
-                    // promise the registry makes to its user): none reported.
-                    return Reply.ok(null, null, null);
-                })
-                .op("release", request -> {
-                    try {
-                        lock.unlock();
-                        return Reply.ok();
-                    } catch (RuntimeException e) {
-                        // Curator's own books say this thread holds nothing: nothing was
-                        // released. Anything else is unknown.
-                        if (e.getCause() instanceof IllegalMonitorStateException) {
-                            System.err.println("spring-zookeeper: unlock: " + e.getMessage());
-                            return Reply.fail("not-owner");
-                        }
-                        throw e;
-                    }
-                });
+                // false: the wait ran out (Curator deleted the node it had queued), or the
+                // registry's connection check did not answer within the wait.
+                .op("acquire", request -> RegistryLock.acquire(lock, init.acquireTimeoutMs))
+                // Curator's own books say this thread holds nothing: nothing was released.
+                .op("release", request -> RegistryLock.release(lock, "spring-zookeeper",
+                        e -> e.getCause() instanceof IllegalMonitorStateException));
     }
 }
