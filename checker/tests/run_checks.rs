@@ -94,6 +94,56 @@ fn takeover_after_the_lease_ran_out_is_linearizable() {
 }
 
 #[test]
+fn a_library_that_claims_no_lease_is_still_checked_against_the_lease_it_was_asked_for() {
+    // python-redis-lock x partition: the adapter asks for 1 s and the library says nothing of
+    // the lease (grants with lease_ms null). Process 0's release hangs through a cut, its key
+    // expires, process 1 takes the lock after the 1 s; process 0's release then fails
+    // not-owner. Against a mutex that never expires that grant would be impossible.
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (5, 0, Ok, Acquire, None, None),
+        (10, 0, Invoke, Release, None, None),
+        (1100, 1, Invoke, Acquire, None, Some(1000)),
+        (1110, 1, Ok, Acquire, None, None),
+        (1120, 1, Invoke, Release, None, None),
+        (1125, 1, Ok, Release, None, None),
+        (2000, 0, EventKind::Fail, Release, None, None),
+    ]);
+    assert_eq!(
+        lock_model_for(&events, Property::Exclusive).map(|m| m.name()),
+        Some("lease")
+    );
+    let checks = check_run(&events, &params(Property::Exclusive));
+    assert_eq!(
+        checks.linearizability.as_ref().unwrap().verdict,
+        Verdict::Valid,
+        "{checks:?}"
+    );
+    // The same grant inside the asked-for second is the lock breaking.
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (5, 0, Ok, Acquire, None, None),
+        (100, 1, Invoke, Acquire, None, Some(1000)),
+        (110, 1, Ok, Acquire, None, None),
+    ]);
+    let checks = check_run(&events, &params(Property::Exclusive));
+    assert_eq!(
+        checks.linearizability.as_ref().unwrap().verdict,
+        Verdict::Invalid,
+        "{checks:?}"
+    );
+    // A lock asked for no lease at all (SETNX/DEL) is a mutex.
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, None),
+        (5, 0, Ok, Acquire, None, None),
+    ]);
+    assert_eq!(
+        lock_model_for(&events, Property::Exclusive).map(|m| m.name()),
+        Some("mutex")
+    );
+}
+
+#[test]
 fn a_lease_expiry_takeover_under_fenced_is_linearizable_against_the_lease_model() {
     // The GC-pause shape: process 0's lease runs out while it is paused, process 1 takes over.
     let events = history(&[

@@ -1,26 +1,24 @@
 //! Linearizability of a run's lock operations against the lock model that fits the history:
-//! `lease` when holders had leases (a takeover before the lease ran out is the lock itself
-//! breaking), `mutex` when they had none and the lock alone must exclude. A `fenced` lock
-//! without leases may lose its holder at any moment (a session expiry), so no owner-tracking
-//! model fits it: it is not checked, and the resource checks carry the verdict.
+//! `lease` when the lock has leases, asked for or granted (a takeover before the lease ran out
+//! is the lock itself breaking), `mutex` when it has none and the lock alone must exclude. A
+//! `fenced` lock without leases may lose its holder at any moment (a session expiry), so no
+//! owner-tracking model fits it: it is not checked, and the resource checks carry the verdict.
 
 use super::lock_ops::LockOps;
 use super::params::Property;
 use super::LinSummary;
-use crate::history::{Event, EventKind, F};
+use crate::history::Event;
 use crate::lin::Budget;
-use crate::models::{lease, mutex, Model};
+use crate::models::Model;
 
-/// The model a lock history is checked against under `property`, if one fits.
+/// The model a lock history is checked against under `property`, if one fits (as
+/// [`LockOps::model`] decides it).
 pub fn lock_model_for(events: &[Event], property: Property) -> Option<&'static dyn Model> {
-    let leases = events
-        .iter()
-        .any(|e| e.f == F::Acquire && e.kind == EventKind::Ok && e.value.lease_ms.is_some());
-    match property {
-        _ if leases => Some(&lease::LEASE),
-        Property::Exclusive => Some(&mutex::MUTEX),
-        Property::Fenced => None,
+    let mut ops = LockOps::default();
+    for e in events {
+        ops.push(&e.as_ref());
     }
+    ops.model(property)
 }
 
 /// Checks the lock operations of `events` against [`lock_model_for`], one lock after another,

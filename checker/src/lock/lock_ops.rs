@@ -106,7 +106,10 @@ pub struct LockOps {
     locks: BTreeMap<String, Part>,
     /// Per process and lane (renew or not): the lock and position of the operation in flight.
     in_flight: HashMap<(u64, bool), (String, usize)>,
-    /// Some holder was granted a lease.
+    /// Some acquire asked for a lease, or some holder was granted one: the lock expires. A
+    /// library that does not say how long a grant is good for (`lease_ms` null on the grant)
+    /// still holds the lease it was asked for, and a lock checked as a mutex that never
+    /// expires would call every grant after such a holder's lease ran out impossible.
     leases: bool,
 }
 
@@ -143,6 +146,7 @@ impl LockOps {
                 flags: if arg.is_some() { HAS_ARG } else { 0 },
             });
             self.in_flight.insert(lane, (lock, at));
+            self.leases |= f == OpF::Acquire && arg.is_some();
             return;
         }
         if f == OpF::Acquire && e.kind == EventKind::Ok && e.value.lease_ms.is_some() {
@@ -176,7 +180,8 @@ impl LockOps {
     }
 
     /// The model the lock operations are checked against under `property`, if one fits:
-    /// `lease` when holders had leases, `mutex` for an exclusive lock without them.
+    /// `lease` when the lock has leases (asked for or granted), `mutex` for an exclusive lock
+    /// without them.
     pub fn model(&self, property: Property) -> Option<&'static dyn Model> {
         match property {
             _ if self.leases => Some(&lease::LEASE),
