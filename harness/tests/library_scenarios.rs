@@ -5,12 +5,12 @@
 mod scenario_support;
 
 use lockpick_checker::history::{EventKind, Process, F};
-use lockpick_checker::lock::Finding;
+use lockpick_checker::lock::{Finding, FindingKind};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
 use scenario_support::{
-    assert_baseline_stats, assert_caused_by, double_holder, expecting, history, run,
+    assert_baseline_stats, assert_caused_by, double_holder, expecting, history, run, run_min_ops,
 };
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -302,6 +302,101 @@ fn python_redis_lock_auto_renewal_stops_with_the_stopped_process() {
     assert!(
         stderr.contains("_lock_renewer") && stderr.contains("NotAcquired"),
         "{stderr}"
+    );
+}
+
+/// docs/findings/python-redis-lock.md: no client is paused; the server is down around the
+/// first holder's renewal, the renewal thread dies of the ConnectionError, and the key expires
+/// under its live holder.
+#[test]
+fn python_redis_lock_renewal_thread_dies_of_a_transient_error_and_tells_nobody() {
+    let (report, dir) = expecting(
+        run_min_ops("python-redis-lock-renewal-dies", 5),
+        Verdict::Invalid,
+    );
+    let finding = double_holder(&report);
+    // The overlap starts after the server is back: not the crash, the dead renewal.
+    assert!(finding.faults.is_empty(), "{report}");
+    stale_release_failed_not_owner(&dir, &report.to_string(), finding);
+    let stderr =
+        std::fs::read_to_string(dir.join(format!("clients/p{}.stderr", finding.processes[0])))
+            .unwrap_or_default();
+    assert!(
+        stderr.contains("_lock_renewer") && stderr.contains("ConnectionError"),
+        "{stderr}"
+    );
+}
+
+/// docs/findings/redis-semaphore.md: with one master of five slow, the first holder was granted
+/// while that master was slow, so after the keys its try set had expired; another client takes
+/// them, and the first learns it only at its release.
+#[test]
+fn redis_semaphore_redlock_mutex_grants_behind_a_slow_master_after_its_keys_expired() {
+    let (report, dir) = expecting(
+        run_min_ops("node-redis-semaphore-redlock-slow-master", 5),
+        Verdict::Invalid,
+    );
+    let finding = double_holder(&report);
+    let first = Process::Client(finding.processes[0]);
+    let events = history(&dir);
+    let nemesis = |f: F, kind: EventKind| {
+        events
+            .iter()
+            .find(|e| e.process == Process::Nemesis && e.f == f && e.kind == kind)
+            .unwrap_or_else(|| panic!("the run records {f}: {report}"))
+            .time_ns
+    };
+    let (slow, healed) = (
+        nemesis(F::Slow, EventKind::Info),
+        nemesis(F::Heal, EventKind::Invoke),
+    );
+    let window_start = finding
+        .window
+        .expect("a double holder has a window")
+        .start_ns;
+    let granted = events
+        .iter()
+        .filter(|e| {
+            e.process == first
+                && e.f == F::Acquire
+                && e.kind == EventKind::Ok
+                && e.time_ns <= window_start
+        })
+        .map(|e| e.time_ns)
+        .max()
+        .expect("the first holder's grant");
+    // A try cannot end before the slow master answers (1.5 s): granted while it was slow, the
+    // grant came after the 1 s keys of that try had expired.
+    assert!(
+        granted >= slow + 1_500_000_000 && granted < healed,
+        "granted at {granted} ns, slow from {slow} to {healed}: {report}"
+    );
+    assert!(
+        events.iter().any(|e| e.process == first
+            && e.f == F::Release
+            && e.kind == EventKind::Fail
+            && e.error.as_deref().is_some_and(|r| r.starts_with("lost:"))),
+        "the first holder's release says the lock was lost: {report}"
+    );
+}
+
+/// docs/findings/node-redlock-v5.md: six clients and no fault stall v5 (split votes kept)
+/// and not v4 (which gives back what a failed try won).
+#[test]
+fn node_redlock_v5_split_votes_stall_where_v4_hands_the_lock_over() {
+    let (v5, _) = expecting(run_min_ops("node-redlock-v5-split-vote", 5), Verdict::Stuck);
+    assert!(
+        v5.violations
+            .iter()
+            .any(|f| f.kind == FindingKind::Deadlock),
+        "{v5}"
+    );
+    let (v4, _) = expecting(run("node-redlock-v4-split-vote"), Verdict::Valid);
+    assert!(
+        v4.stats.acquires_ok > 10 * v5.stats.acquires_ok.max(1),
+        "v4 {} grants, v5 {}",
+        v4.stats.acquires_ok,
+        v5.stats.acquires_ok
     );
 }
 

@@ -1,6 +1,9 @@
 """lockpick adapter for pottery's Redlock, used as its README shows:
 `Redlock(key=..., masters={Redis(...) per node}, auto_release_time=ttl)`, `acquire(blocking=True,
-timeout=...)`, `release()`, `extend()` as renew (at most `num_extensions`, 3 by default). No
+timeout=...)`, `release()`, `extend()` as renew (at most `num_extensions`, 3 by default). A new
+`Redlock` for every acquisition, kept until its release: pottery's README calls that the safest
+use ("instantiate a new Redlock object every time you need to protect your resource"); the Redis
+clients, one per master, are made once and shared, as the README's are. No
 fencing token (the lock has none). The lease reported is pottery's own claim: `locked()`, the
 validity it computes (the masters' shortest PTTL less its drift and the time it took), asked
 right after the acquire or extension as its docs show. The library's own retry pause (0-200 ms) is used, not
@@ -26,17 +29,25 @@ def start(init):
         host, port = host_port(node)
         masters.add(redis.Redis(host=host, port=port))
     ttl_s = init["ttl_ms"] / 1000
-    lock = Redlock(key="lockpick:lock:" + init["lock"], masters=masters, auto_release_time=ttl_s)
-    def lease_left():
+    key = "lockpick:lock:" + init["lock"]
+    # The Redlock of the acquisition in progress or held; None once released.
+    held = {"lock": None}
+
+    def lease_left(lock):
         # Seconds of validity left on a quorum of masters, 0 if pottery sees none.
         return int(lock.locked() * 1000)
 
     def acquire(_request):
+        lock = Redlock(key=key, masters=masters, auto_release_time=ttl_s)
         if lock.acquire(blocking=True, timeout=init["acquire_timeout_ms"] / 1000):
-            return ok(lease_ms=lease_left())
+            held["lock"] = lock
+            return ok(lease_ms=lease_left(lock))
         return fail("timeout-waiting")
 
     def release(_request):
+        lock, held["lock"] = held["lock"], None
+        if lock is None:
+            return fail("not-owner")
         try:
             lock.release()
             return ok()
@@ -44,13 +55,16 @@ def start(init):
             return fail("not-owner")
 
     def renew(_request):
+        lock = held["lock"]
+        if lock is None:
+            return fail("lost")
         try:
             lock.extend()
         except ExtendUnlockedLock:
             return fail("lost")
         except TooManyExtensions as e:  # pottery refuses a 4th extension of one acquisition
             return fail(f"too-many-extensions: {e}")
-        return ok(lease_ms=lease_left())
+        return ok(lease_ms=lease_left(lock))
 
     return {
         "adapter": "python-pottery-redlock",

@@ -1,8 +1,13 @@
 """lockpick adapter for python-redis-lock (`redis_lock.Lock`), used as its docs show:
 `Lock(conn, name, expire=...)`, `acquire(blocking=True, timeout=...)`, `release()`, `extend()` as
 renew; `[client] init = { auto_renewal = true }` picks `Lock(..., auto_renewal=True)`, the
-library's renewal thread (extends every 2/3 of `expire`). One node; no fencing token; no lease
-claimed (`lease_ms` null): the library does not say how long a lock it got stays valid.
+library's renewal thread (extends every 2/3 of `expire`). A new `Lock` for every acquisition,
+kept until its release, as every example of the library's usage docs makes one
+(`lock = redis_lock.Lock(conn, name)` then `acquire()` ... `release()`, or `with
+redis_lock.Lock(conn, name):`); its id (the key's value) is drawn once per `Lock`, so one `Lock`
+reused would give every acquisition of the process the same id. The Redis client is made once
+and shared. One node; no fencing token; no lease claimed (`lease_ms` null): the library does
+not say how long a lock it got stays valid.
 
 The library counts `expire` and `timeout` in whole seconds (`int(...)`) and refuses a timeout
 above `expire` without auto renewal, so `ttl_ms` must be a whole number of seconds and, without
@@ -41,15 +46,22 @@ def start(init):
         )
     host, port = host_port(init["nodes"][0])
     client = redis.Redis(host=host, port=port)
-    lock = redis_lock.Lock(
-        client, "lockpick:lock:" + init["lock"], expire=ttl_ms // 1000, auto_renewal=auto_renewal
-    )
+    name = "lockpick:lock:" + init["lock"]
+    # The Lock of the acquisition held (its renewal thread, if any, lives as long as it does);
+    # None once released.
+    held = {"lock": None}
+
     def acquire(_request):
+        lock = redis_lock.Lock(client, name, expire=ttl_ms // 1000, auto_renewal=auto_renewal)
         if lock.acquire(blocking=True, timeout=timeout_ms // 1000):
+            held["lock"] = lock
             return ok()
         return fail("timeout-waiting")
 
     def release(_request):
+        lock, held["lock"] = held["lock"], None
+        if lock is None:
+            return fail("not-owner")
         try:
             lock.release()
             return ok()
@@ -57,6 +69,9 @@ def start(init):
             return fail("not-owner")
 
     def renew(_request):
+        lock = held["lock"]
+        if lock is None:
+            return fail("lost")
         try:
             lock.extend()
         except redis_lock.NotAcquired:
