@@ -39,7 +39,7 @@ pub struct Learned {
     /// The holder had invoked release before the loss: it lost nothing it still believed it
     /// held.
     pub released_before: bool,
-    /// One sentence for a human.
+    /// One sentence for a human; `#N` is the history index N.
     pub summary: String,
 }
 

@@ -163,7 +163,7 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
     let secs = |ns: u64| format!("{:.3} s", ns as f64 / 1e9);
     let Some(h) = hold else {
         let summary = format!(
-            "process {} was told `{}` at {} (line {}) while it held no lock",
+            "process {} was told `{}` at {} (#{}) while it held no lock",
             n.process,
             n.event,
             secs(n.ns),
@@ -213,7 +213,7 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
         _ => false,
     };
     let told = format!(
-        "process {} (lock {lock:?}, acquired line {}) was told `{}` at {} (line {})",
+        "process {} (lock {lock:?}, acquired #{}) was told `{}` at {} (#{})",
         n.process,
         h.acquire_index,
         n.event,
@@ -231,11 +231,11 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
                 "no write in between".to_owned()
             } else {
                 format!(
-                    "{} write(s) in between (lines {})",
+                    "{} write(s) in between ({})",
                     writes_between.len(),
                     writes_between
                         .iter()
-                        .map(u64::to_string)
+                        .map(|i| format!("#{i}"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
@@ -246,7 +246,7 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
                 ""
             };
             format!(
-                "{told}, {when} it lost the lock at {} ({by}, line {i}); {writes}{released}",
+                "{told}, {when} it lost the lock at {} ({by}, #{i}); {writes}{released}",
                 secs(*lost_ns)
             )
         }
