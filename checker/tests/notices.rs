@@ -127,3 +127,25 @@ fn a_version_1_history_still_reads() {
     assert_eq!(report.stats.acquires_ok, 1);
     assert!(report.learned.is_empty());
 }
+
+#[test]
+fn a_notice_after_the_holder_released_is_about_nothing_it_held() {
+    let report = check(&history(&[
+        (0, 0, "invoke", "acquire", "{}"),
+        (10, 0, "ok", "acquire", r#"{"token":1}"#),
+        (20, 0, "invoke", "release", "{}"),
+        (21, 0, "ok", "release", "{}"),
+        (30, 1, "invoke", "acquire", "{}"),
+        (31, 1, "ok", "acquire", r#"{"token":2}"#),
+        (50, 0, "info", "notice", r#"{"event":"suspended"}"#),
+    ]));
+    let l = &report.learned[0];
+    assert!(l.released_before);
+    assert_eq!((l.lost_ns, l.delay_ns), (None, None));
+    assert!(
+        l.summary
+            .contains("while it held no lock (it invoked the release"),
+        "{}",
+        l.summary
+    );
+}

@@ -198,6 +198,38 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
         (a, b) => a.or(b),
     };
     let lock = names.get(h.lock as usize).cloned().unwrap_or_default();
+    // Released before the notice, and before any loss the history shows: the notice is about
+    // nothing the process still believed it held.
+    if let Some(r) = h.released_ns.filter(|r| *r <= n.ns) {
+        if lost.as_ref().is_none_or(|l| r <= l.0) {
+            let summary = format!(
+                "process {} was told `{}` at {} (#{}) while it held no lock (it invoked the release of lock {lock:?}, acquired #{}, at {})",
+                n.process,
+                n.event,
+                secs(n.ns),
+                n.index,
+                h.acquire_index,
+                secs(r)
+            );
+            return Learned {
+                process: n.process,
+                event: n.event,
+                index: n.index,
+                learned_ns: n.ns,
+                lock: Some(lock),
+                token: n.token.or(h.token),
+                reason: n.reason,
+                acquire_index: Some(h.acquire_index),
+                lost_ns: None,
+                lost_index: None,
+                lost_by: None,
+                delay_ns: None,
+                writes_between: Vec::new(),
+                released_before: true,
+                summary,
+            };
+        }
+    }
     let delay_ns = lost.as_ref().map(|l| n.ns as i64 - l.0 as i64);
     let writes_between: Vec<u64> = match &lost {
         Some((lost_ns, _, _)) => h
