@@ -91,7 +91,9 @@ const fn rgba(r: u8, g: u8, b: u8, alpha: f64) -> Rgba {
 pub const fn role(f: F) -> Role {
     use Ends::{HealedBy, Instant, Never};
     match f {
-        F::Acquire | F::Release | F::Renew | F::Write | F::Read | F::Cas => Role::Client,
+        F::Acquire | F::Release | F::Renew | F::Write | F::Read | F::Cas | F::Notice => {
+            Role::Client
+        }
         // Network faults act on nodes' links; nothing records a heal for one aimed at a
         // client.
         F::Partition => Role::Opens(Opener {
@@ -159,11 +161,11 @@ mod tests {
         let clients = F::ALL.iter().take_while(|f| role(**f) == Role::Client);
         assert_eq!(
             clients.map(|f| f.name()).collect::<Vec<_>>(),
-            ["acquire", "release", "renew", "write", "read", "cas"]
+            ["acquire", "release", "renew", "write", "read", "cas", "notice"]
         );
-        let nemesis: Vec<&str> = F::ALL[6..].iter().map(|f| f.name()).collect();
+        let nemesis: Vec<&str> = F::ALL[7..].iter().map(|f| f.name()).collect();
         assert!(
-            F::ALL[6..].iter().all(|f| role(*f) != Role::Client),
+            F::ALL[7..].iter().all(|f| role(*f) != Role::Client),
             "a client verb after the nemesis verbs: {nemesis:?}"
         );
         assert_eq!(

@@ -1,7 +1,7 @@
 //! Every check a scenario run gets, in one call, so a run and a re-check agree; and the same
 //! checks over a history file in one streaming pass, in memory that does not grow with it.
 
-use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine};
+use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine, F};
 use crate::lin::Budget;
 use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream};
 use crate::reach::{with_reach, Needs, ReachStream};
@@ -103,7 +103,10 @@ impl RunStream {
     pub fn push(&mut self, e: &EventRef<'_>) {
         self.events += 1;
         self.end_ns = e.time_ns;
-        if matches!(e.process, Process::Client(_)) && e.kind != EventKind::Invoke {
+        if matches!(e.process, Process::Client(_))
+            && e.kind != EventKind::Invoke
+            && e.f != F::Notice
+        {
             self.completions += 1;
         }
         self.lock.push(e);

@@ -1,13 +1,17 @@
-// The lockpick client protocol (docs/client-protocol.md), version 1, for Node adapters: reads
-// JSON lines from stdin, answers one request at a time on stdout. Diagnostics go to stderr;
-// stdout carries protocol lines only.
+// The lockpick client protocol (docs/client-protocol.md), versions 1 and 2, for Node adapters:
+// reads JSON lines from stdin, answers one request at a time on stdout, and (version 2) writes
+// an event line when the library tells its user something unasked (`event`). Diagnostics go to
+// stderr; stdout carries protocol lines only.
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
 
+// Version 1 for an adapter that sends no events; 2 for one that declares `events`.
 const PROTOCOL = 1;
+const PROTOCOL_EVENTS = 2;
+const EVENTS = ['lost', 'suspended', 'reconnected'];
 const MANIFEST = 'lockpick-adapter.json';
 const TYPES = {
   bool: ['a boolean', (v) => typeof v === 'boolean'],
@@ -53,8 +57,20 @@ function write(message) {
   process.stdout.write(JSON.stringify(message) + '\n');
 }
 
+// Tells lockpick, unasked, what the library just told its user: `name` is one of EVENTS and
+// must be in the adapter's `events`; `token` (the lock's fencing token, if any) and `reason`
+// (the library's words) are optional. Node runs one callback at a time, so the line never
+// interleaves with a reply.
+function event(name, { token = null, reason = null } = {}) {
+  if (!EVENTS.includes(name)) throw new Error(`event ${name}: allowed: ${EVENTS.join(', ')}`);
+  const line = { type: 'event', event: name, token };
+  if (reason !== null) line.reason = String(reason);
+  write(line);
+}
+
 // `start(init)` builds the lock from the init message and returns
-// { adapter, library, version, ops: { acquire, release, renew? } }; each op takes the request
+// { adapter, library, version, ops: { acquire, release, renew? }, events? }; `events` lists
+// what the adapter may send with `event` (protocol 2), absent for none. Each op takes the request
 // and resolves to { type: 'ok' | 'fail' | 'info', token?, lease_ms?, reason?, note? }.
 // A thrown error becomes `info` (the outcome is unknown) with its message as reason. Init
 // options (`extra`) that the adapter's lockpick-adapter.json does not declare, or of another
@@ -81,15 +97,17 @@ function serve(start) {
         return;
       }
       adapter = await start(request);
-      write({
+      const hello = {
         type: 'hello',
         id: request.id,
-        protocol: PROTOCOL,
+        protocol: adapter.events ? PROTOCOL_EVENTS : PROTOCOL,
         adapter: adapter.adapter,
         library: adapter.library,
         version: adapter.version,
         ops: Object.keys(adapter.ops),
-      });
+      };
+      if (adapter.events) hello.events = adapter.events;
+      write(hello);
       return;
     }
     const op = adapter && adapter.ops[request.type];
@@ -117,4 +135,4 @@ function hostPort(address) {
   return { host: address.slice(0, i), port: Number(address.slice(i + 1)) };
 }
 
-module.exports = { serve, refused, versionOf, hostPort, PROTOCOL };
+module.exports = { serve, refused, versionOf, hostPort, event, PROTOCOL, PROTOCOL_EVENTS, EVENTS };

@@ -1,12 +1,21 @@
-"""The lockpick client protocol (docs/client-protocol.md), version 1, for Python adapters:
-reads JSON lines from stdin and answers one request at a time on stdout. Diagnostics go to
-stderr; stdout carries protocol lines only."""
+"""The lockpick client protocol (docs/client-protocol.md), versions 1 and 2, for Python
+adapters: reads JSON lines from stdin and answers one request at a time on stdout; an adapter
+whose library tells its user of a lost lock declares `events` and calls `event(...)` from the
+library's callback (version 2). Diagnostics go to stderr; stdout carries protocol lines only."""
 import json
 import os
 import sys
+import threading
 from importlib.metadata import version as installed_version
 
-PROTOCOL = 1
+PROTOCOL = 1  # an adapter that sends no events
+PROTOCOL_EVENTS = 2  # one that declares `events`
+EVENTS = ("lost", "suspended", "reconnected")
+# Guards stdout: a library's thread writes events while the main one writes replies. Events
+# told before the hello wait in _early and go out right after it.
+_writing = threading.Lock()
+_early = []
+_hello_sent = False
 MANIFEST = "lockpick-adapter.json"
 _TYPES = {
     "bool": ("a boolean", lambda v: isinstance(v, bool)),
@@ -47,8 +56,24 @@ def refused(extra):
 
 
 def _write(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    with _writing:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def event(name, token=None, reason=None):
+    """Tells lockpick, unasked, what the library just told its user: `name` is one of EVENTS
+    the adapter declared in `events`; `token` and `reason` are optional. Safe from any thread."""
+    if name not in EVENTS:
+        raise ValueError(f"event {name!r}: allowed: {', '.join(EVENTS)}")
+    line = {"type": "event", "event": name, "token": token}
+    if reason is not None:
+        line["reason"] = str(reason)
+    with _writing:
+        if not _hello_sent:
+            _early.append(line)
+            return
+    _write(line)
 
 
 def ok(token=None, lease_ms=None, note=None):
@@ -68,11 +93,13 @@ def info(reason):
 
 def serve(start):
     """`start(init)` builds the lock from the init message and returns a dict with adapter,
-    library (its distribution name, whose installed version is reported) and ops: a dict of
+    library (its distribution name, whose installed version is reported), ops: a dict of
     "acquire", "release" and optionally "renew", each a function of the request returning
-    ok(...), fail(reason) or info(reason). An exception from an op is `info`. Init options
+    ok(...), fail(reason) or info(reason), and optionally events: the names it may send with
+    `event` (protocol 2). An exception from an op is `info`. Init options
     (`extra`) that the adapter's lockpick-adapter.json does not declare, or of another type,
     are answered with a `fail` before `start` is called: never a silent default."""
+    global _hello_sent
     adapter = None
     for line in sys.stdin:
         request = json.loads(line)
@@ -82,15 +109,24 @@ def serve(start):
                 _write({"type": "fail", "id": request["id"], "reason": why})
                 continue
             adapter = start(request)
-            _write({
+            hello = {
                 "type": "hello",
                 "id": request["id"],
-                "protocol": PROTOCOL,
+                "protocol": PROTOCOL_EVENTS if adapter.get("events") else PROTOCOL,
                 "adapter": adapter["adapter"],
                 "library": adapter["library"],
                 "version": installed_version(adapter["library"]),
                 "ops": list(adapter["ops"]),
-            })
+            }
+            if adapter.get("events"):
+                hello["events"] = list(adapter["events"])
+            _write(hello)
+            with _writing:
+                _hello_sent = True
+                early = list(_early)
+                _early.clear()
+            for message in early:
+                _write(message)
             continue
         op = adapter["ops"][request["type"]]
         try:

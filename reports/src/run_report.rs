@@ -9,7 +9,7 @@ use crate::templates::render;
 use crate::view::{Lane, RunView, ViewBuilder};
 use lockpick_checker::faults::secs;
 use lockpick_checker::history::{Event, HistoryReader, F};
-use lockpick_checker::lock::{Finding, TimeWindow};
+use lockpick_checker::lock::{Finding, Learned, TimeWindow};
 use lockpick_checker::results::RunResults;
 use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
@@ -82,9 +82,57 @@ struct Page {
     faults: Vec<FaultRow>,
     evidence: Vec<EvidenceRow>,
     evidence_omitted: usize,
+    /// What the library told its holders, each beside when the lock was lost.
+    learned: Vec<LearnedRow>,
+    omitted_learned: u64,
     /// A many-lock run's per-lock table (empty for one lock), and what it leaves out.
     locks: Vec<lockpick_checker::lock::LockCounts>,
     locks_note: String,
+}
+
+/// One notice from the library: what the holder was told and when, beside when the history
+/// shows it lost the lock.
+#[derive(Debug, Serialize)]
+struct LearnedRow {
+    process: u64,
+    event: String,
+    lock: String,
+    acquire_index: Option<u64>,
+    lost_at: String,
+    lost_by: String,
+    lost_index: Option<u64>,
+    learned_at: String,
+    index: u64,
+    delay: String,
+    /// The holder's writes between losing and learning: what makes a late notice unsafe.
+    writes_between: Vec<u64>,
+    reason: String,
+}
+
+fn learned_row(l: &Learned) -> LearnedRow {
+    LearnedRow {
+        process: l.process,
+        event: l.event.clone(),
+        lock: l.lock.clone().unwrap_or_else(|| "(none held)".to_owned()),
+        acquire_index: l.acquire_index,
+        lost_at: l.lost_ns.map_or_else(|| "not shown".to_owned(), secs),
+        lost_by: l.lost_by.clone().unwrap_or_default(),
+        lost_index: l.lost_index,
+        learned_at: secs(l.learned_ns),
+        index: l.index,
+        delay: l.delay_ns.map_or_else(
+            || "–".to_owned(),
+            |d| {
+                if d >= 0 {
+                    format!("{} ms late", lockpick_checker::lock::learned::ms(d))
+                } else {
+                    format!("{} ms early", lockpick_checker::lock::learned::ms(-d))
+                }
+            },
+        ),
+        writes_between: l.writes_between.clone(),
+        reason: l.reason.clone().unwrap_or_default(),
+    }
 }
 
 /// The facts of the summary table.
@@ -155,6 +203,13 @@ pub fn finding_sentences(results: &RunResults) -> Vec<String> {
             lock.omitted_observations
         ));
     }
+    out.extend(lock.learned.iter().map(|l| format!("TOLD: {}", l.summary)));
+    if lock.omitted_learned > 0 {
+        out.push(format!(
+            "… and {} more notice(s) from the library",
+            lock.omitted_learned
+        ));
+    }
     out.extend(lock.unknowns.iter().map(|u| format!("UNKNOWN: {u}")));
     out
 }
@@ -174,10 +229,17 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
 /// The history indices the findings cite, in order.
 fn cited_indices(results: &RunResults) -> BTreeSet<u64> {
     let lock = &results.lock;
+    let learned = lock.learned.iter().flat_map(|l| {
+        [Some(l.index), l.lost_index, l.acquire_index]
+            .into_iter()
+            .flatten()
+            .chain(l.writes_between.iter().copied())
+    });
     lock.violations
         .iter()
         .chain(&lock.observations)
         .flat_map(|f| f.indices.iter().copied())
+        .chain(learned)
         .collect()
 }
 
@@ -313,6 +375,8 @@ fn render_view(
         omitted_violations: lock.omitted_violations,
         omitted_observations: lock.omitted_observations,
         unknowns: lock.unknowns.clone(),
+        learned: lock.learned.iter().map(learned_row).collect(),
+        omitted_learned: lock.omitted_learned,
         timeline,
         timeline_note,
         zooms,

@@ -113,6 +113,18 @@ fn findings(report: &LockReport) -> (String, bool) {
     if unprinted > 0 {
         let _ = writeln!(out, "  … and {unprinted} more observation(s)");
     }
+    // What the library told its holders, beside when they lost the lock.
+    let per_kind = lockpick_checker::lock::PRINTED_PER_KIND;
+    for l in report.learned.iter().take(per_kind) {
+        let _ = writeln!(out, "  TOLD: {}", l.summary);
+    }
+    let more = report.learned.len().saturating_sub(per_kind) as u64 + report.omitted_learned;
+    if more > 0 {
+        let _ = writeln!(
+            out,
+            "  … and {more} more notice(s) from the library (the report lists them)"
+        );
+    }
     for u in &report.unknowns {
         let _ = writeln!(out, "  UNKNOWN: {u}");
     }

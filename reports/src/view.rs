@@ -90,6 +90,8 @@ pub struct Lane {
     pub retired_ns: Option<u64>,
     /// When the nemesis crashed it.
     pub crashed_ns: Option<u64>,
+    /// When the lock library told it something unasked (a `notice`), and what.
+    pub notices: Vec<(u64, String)>,
     pub ops: usize,
 }
 
@@ -172,6 +174,12 @@ impl ViewBuilder {
         }
         let lane = lane_of(&mut self.lanes, p, e.time_ns);
         lane.last_ns = e.time_ns;
+        // A notice is a point in time, not an operation: marked on the lane, nothing more.
+        if e.f == F::Notice {
+            let event = e.value.event.clone().unwrap_or_default();
+            lane.notices.push((e.time_ns, event));
+            return;
+        }
         if e.kind == EventKind::Invoke {
             self.pending
                 .insert((p, e.f), (self.ops.len(), e.value.token));
@@ -304,6 +312,7 @@ fn lane_of(lanes: &mut HashMap<u64, Lane>, p: u64, at_ns: u64) -> &mut Lane {
         writes: Vec::new(),
         retired_ns: None,
         crashed_ns: None,
+        notices: Vec::new(),
         ops: 0,
     })
 }

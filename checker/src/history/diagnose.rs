@@ -76,6 +76,7 @@ fn value_fields() -> Vec<(&'static str, &'static str, Probe)> {
         u("validity_ms"),
         u("replicas_acked"),
         i("offset_ms"),
+        s("event"),
         s("note"),
     ]
 }

@@ -16,7 +16,7 @@ use std::fmt;
 pub const RUN_ENDED: &str = "run-ended";
 
 /// Version of the history format written by this build. Readers reject newer versions.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// One line of `history.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,6 +142,10 @@ pub enum F {
     Read,
     /// Compare-and-set on a register.
     Cas,
+    /// What the lock library told the holder, unasked, as it happened (a v2 adapter's event
+    /// line: `value.event` is `lost`, `suspended` or `reconnected`). Always `type: "info"`, a
+    /// point in time: neither an operation nor a retirement of the process (format version 2).
+    Notice,
     /// Nemesis: cut the network to the named nodes.
     Partition,
     /// Nemesis: slow the network to the named nodes (latency and jitter).
@@ -168,13 +172,14 @@ pub enum F {
 
 impl F {
     /// Every verb, clients' first.
-    pub const ALL: [F; 16] = [
+    pub const ALL: [F; 17] = [
         F::Acquire,
         F::Release,
         F::Renew,
         F::Write,
         F::Read,
         F::Cas,
+        F::Notice,
         F::Partition,
         F::Slow,
         F::Heal,
@@ -196,6 +201,7 @@ impl F {
             F::Write => "write",
             F::Read => "read",
             F::Cas => "cas",
+            F::Notice => "notice",
             F::Partition => "partition",
             F::Slow => "slow",
             F::Heal => "heal",
@@ -273,6 +279,9 @@ pub struct Value {
     /// behind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_ms: Option<i64>,
+    /// `notice`: what the library told the holder (`lost`, `suspended`, `reconnected`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
     /// Free-form detail for a human reader. The one value checkers read is `"final"`, marking
     /// the counter read made after the workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -342,6 +351,8 @@ pub struct ValueRef<'a> {
     #[serde(default)]
     pub offset_ms: Option<i64>,
     #[serde(default, borrow)]
+    pub event: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     pub note: Option<Cow<'a, str>>,
 }
 
@@ -381,6 +392,7 @@ impl Event {
                 validity_ms: v.validity_ms,
                 replicas_acked: v.replicas_acked,
                 offset_ms: v.offset_ms,
+                event: b(&v.event),
                 note: b(&v.note),
             },
             error: b(&self.error),
@@ -422,6 +434,7 @@ impl EventRef<'_> {
                 validity_ms: v.validity_ms,
                 replicas_acked: v.replicas_acked,
                 offset_ms: v.offset_ms,
+                event: own(&v.event),
                 note: own(&v.note),
             },
             error: own(&self.error),
@@ -457,7 +470,7 @@ mod tests {
         let line = serde_json::to_string(&e).unwrap();
         assert_eq!(
             line,
-            r#"{"v":1,"index":3,"time_ns":42,"process":7,"type":"ok","f":"acquire","lock":"l","value":{"token":9}}"#
+            r#"{"v":2,"index":3,"time_ns":42,"process":7,"type":"ok","f":"acquire","lock":"l","value":{"token":9}}"#
         );
         assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), e);
 

@@ -33,6 +33,11 @@ impl ProcessRules {
         let Process::Client(p) = e.process else {
             return Ok(());
         };
+        // A notice is a point in time, not an operation: it may come while anything is in
+        // flight.
+        if e.f == F::Notice {
+            return Ok(());
+        }
         let key = (p, lane(e.f));
         match e.kind {
             EventKind::Invoke => match self.in_flight.insert(key, (e.f, line)) {

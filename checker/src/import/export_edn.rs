@@ -1,7 +1,7 @@
 //! Writing a lockpick history as Jepsen EDN op maps, one per line, so Knossos or Elle can
 //! check the same run.
 
-use crate::history::{Event, EventKind, Process, Value};
+use crate::history::{Event, EventKind, Process, Value, F};
 use std::fmt::Write as _;
 
 fn edn_str(s: &str) -> String {
@@ -41,7 +41,9 @@ fn edn_value(f: crate::history::F, v: &Value) -> String {
 /// One EDN map per event, each ending in a newline, in history order.
 pub fn to_jepsen_edn(events: &[Event]) -> String {
     let mut out = String::new();
-    for e in events {
+    // A notice is lockpick's own (what a library told its holder): Jepsen would read a
+    // client's `:info` as the process crashing.
+    for e in events.iter().filter(|e| e.f != F::Notice) {
         let process = match e.process {
             Process::Client(p) => p.to_string(),
             Process::Nemesis => ":nemesis".to_string(),

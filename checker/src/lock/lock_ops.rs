@@ -86,7 +86,7 @@ fn lock_f(f: F) -> Option<OpF> {
         F::Acquire => Some(OpF::Acquire),
         F::Release => Some(OpF::Release),
         F::Renew => Some(OpF::Renew),
-        F::Write | F::Read | F::Cas => None,
+        F::Write | F::Read | F::Cas | F::Notice => None,
         F::Partition
         | F::Slow
         | F::Heal

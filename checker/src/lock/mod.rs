@@ -3,6 +3,7 @@
 //! [`LockReport`]; and linearizability of the lock operations against a lock model.
 
 mod check;
+pub mod learned;
 mod lin_summary;
 mod linearizable;
 mod lock_ops;
@@ -13,6 +14,7 @@ mod report;
 mod stream;
 
 pub use check::check_locks;
+pub use learned::Learned;
 pub use lin_summary::LinSummary;
 pub use linearizable::{check_lock_linearizability, lock_model_for};
 pub use lock_ops::LockOps;

@@ -174,6 +174,8 @@ pub(crate) struct Found {
     pub stats: LockStats,
     /// Counts per lock name, in lock order; `violations` is set by [`judge`].
     pub per_lock: Vec<LockCounts>,
+    /// What the library told its holders, beside when they lost the lock.
+    pub learned: Vec<super::Learned>,
 }
 
 /// Judges what the checks found against `property`: double holders are violations of an
@@ -263,6 +265,8 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
         violation_counts,
         unknowns,
         stats: found.stats,
+        omitted_learned: found.learned.len().saturating_sub(MAX_LISTED) as u64,
+        learned: found.learned.into_iter().take(MAX_LISTED).collect(),
         per_lock,
     }
 }
@@ -381,6 +385,17 @@ pub struct LockReport {
     /// checker's; empty in results written before it counted per lock).
     #[serde(default)]
     pub per_lock: Vec<LockCounts>,
+    /// What the lock library told its holders, unasked (`notice` events of a protocol-2
+    /// adapter), each beside when the history shows the lock was lost; at most
+    /// [`MAX_LISTED`]. Information, not violations (empty in results written before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned: Vec<super::Learned>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted_learned: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How many findings of one kind there were.
@@ -491,6 +506,17 @@ impl fmt::Display for LockReport {
                 String::new()
             };
             writeln!(f, "  observed: {}{more}", parts.join(", "))?;
+        }
+        for l in self.learned.iter().take(PRINTED_PER_KIND) {
+            writeln!(f, "  TOLD: {}", l.summary)?;
+        }
+        let more =
+            self.learned.len().saturating_sub(PRINTED_PER_KIND) as u64 + self.omitted_learned;
+        if more > 0 {
+            writeln!(
+                f,
+                "  … and {more} more notice(s) from the library (the report lists them)"
+            )?;
         }
         for u in &self.unknowns {
             writeln!(f, "  UNKNOWN: {u}")?;

@@ -6,6 +6,10 @@
 // rounded up to whole seconds (etcd leases are whole seconds). No renew: there is nothing to
 // extend by hand.
 //
+// The library tells its user that the session (and any lock held on it) is gone by closing
+// Session.Done(): the keep-alive stopped, the lease expired or was revoked. Each session's
+// Done is told to lockpick as a `lost` event (protocol 2) the moment it closes.
+//
 // The fencing token is the create revision of the mutex's key, the number the library itself
 // compares to prove ownership (Mutex.IsOwner: CreateRevision(Key()) == myRev), read from that
 // comparison, with no extra request. Mutex.Header().Revision is not it: after a wait it is the
@@ -60,6 +64,11 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		if err != nil {
 			return nil, err
 		}
+		go func() {
+			<-s.Done()
+			fmt.Fprintf(os.Stderr, "adapter: session %x Done (its lease ended)\n", s.Lease())
+			protocol.Event("lost", nil, fmt.Sprintf("Session.Done: the keep-alive of lease %x stopped", s.Lease()))
+		}()
 		// etcd may grant more than asked (its minimum TTL): the lease is what it granted.
 		ttl := time.Duration(ttlSeconds) * time.Second
 		if live, err := client.TimeToLive(ctx, s.Lease()); err == nil && live.GrantedTTL > 0 {
@@ -146,6 +155,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		Name:    "go-etcd-concurrency-mutex",
 		Acquire: acquire,
 		Release: release,
+		Events:  []string{"lost"},
 	}, nil
 }
 

@@ -1,7 +1,9 @@
-// Package protocol is the lockpick client protocol (docs/client-protocol.md), version 1, for
-// Go adapters, as clients/python/lockpick_protocol.py and clients/node/protocol.js are for
+// Package protocol is the lockpick client protocol (docs/client-protocol.md), versions 1 and 2,
+// for Go adapters, as clients/python/lockpick_protocol.py and clients/node/protocol.js are for
 // theirs: it reads JSON lines from stdin and answers one request at a time, strictly in order,
-// on stdout. Diagnostics go to stderr; stdout carries protocol lines only.
+// on stdout; an adapter whose library tells its user of a lost lock sets Adapter.Events and
+// calls Event from the library's signal (version 2). Diagnostics go to stderr; stdout carries
+// protocol lines only.
 //
 // An adapter calls Serve with a function that builds the lock from init and returns its ops.
 // Each op returns OK, Fail or Info. An op that panics is answered Info (its outcome is
@@ -17,12 +19,46 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 )
 
-// Version is the protocol version this helper speaks; lockpick's is PROTOCOL_VERSION in
-// harness/src/client/process/codec.rs.
-const Version = 1
+// Version is the protocol version of an adapter that sends no events, VersionEvents that of
+// one that does; lockpick's newest is PROTOCOL_VERSION in harness/src/client/process/codec.rs,
+// which init carries (a later lockpick may carry a higher one).
+const (
+	Version       = 1
+	VersionEvents = 2
+)
+
+// Events is what an adapter may declare in Adapter.Events.
+var Events = []string{"lost", "suspended", "reconnected"}
+
+// stdout, guarded: a library's goroutine writes events while Serve writes replies. Events told
+// before the hello wait in early and go out right after it.
+var (
+	writing   sync.Mutex
+	stdout    = bufio.NewWriter(os.Stdout)
+	helloSent bool
+	early     []map[string]any
+)
+
+// Event tells lockpick, unasked, what the library just told its user: name is one of the
+// adapter's Events; token (nil: none) and reason ("": none) are optional. Safe from any
+// goroutine.
+func Event(name string, token *uint64, reason string) {
+	line := map[string]any{"type": "event", "event": name, "token": token}
+	if reason != "" {
+		line["reason"] = reason
+	}
+	writing.Lock()
+	defer writing.Unlock()
+	if !helloSent {
+		early = append(early, line)
+		return
+	}
+	writeLocked(stdout, line)
+}
 
 // Init is lockpick's first line: the lock to build.
 type Init struct {
@@ -142,6 +178,8 @@ type Adapter struct {
 	Release Op
 	// Renew is nil when the library cannot extend a lease by hand.
 	Renew Op
+	// Events are what the adapter may tell with Event (of Events); none: a version 1 hello.
+	Events []string
 }
 
 // ModuleVersion is the version of module linked into this binary, from its build info.
@@ -162,6 +200,12 @@ func ModuleVersion(module string) (string, error) {
 }
 
 func write(out *bufio.Writer, message any) {
+	writing.Lock()
+	defer writing.Unlock()
+	writeLocked(out, message)
+}
+
+func writeLocked(out *bufio.Writer, message any) {
 	line, err := json.Marshal(message)
 	if err != nil {
 		fatalf("cannot encode %v: %v", message, err)
@@ -206,7 +250,7 @@ func Serve(module string, start func(*Init) (*Adapter, error)) {
 		return
 	}
 	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
+	out := stdout
 	var adapter *Adapter
 	for {
 		line, err := in.ReadBytes('\n')
@@ -222,8 +266,8 @@ func Serve(module string, start func(*Init) (*Adapter, error)) {
 			if err != nil {
 				err = fmt.Errorf("not an init this helper reads (%w): %s", err, bytes.TrimSpace(line))
 			}
-			if err == nil && init.Protocol != Version {
-				err = fmt.Errorf("init asks for protocol %d; this helper speaks %d", init.Protocol, Version)
+			if err == nil && init.Protocol < Version {
+				err = fmt.Errorf("init asks for protocol %d; this helper speaks %d and %d", init.Protocol, Version, VersionEvents)
 			}
 			var version string
 			if err == nil {
@@ -243,7 +287,7 @@ func Serve(module string, start func(*Init) (*Adapter, error)) {
 			if adapter.Renew != nil {
 				ops = append(ops, "renew")
 			}
-			write(out, map[string]any{
+			hello := map[string]any{
 				"type":     "hello",
 				"id":       init.ID,
 				"protocol": Version,
@@ -251,7 +295,19 @@ func Serve(module string, start func(*Init) (*Adapter, error)) {
 				"library":  module,
 				"version":  version,
 				"ops":      ops,
-			})
+			}
+			if len(adapter.Events) > 0 {
+				hello["protocol"] = VersionEvents
+				hello["events"] = adapter.Events
+			}
+			writing.Lock()
+			writeLocked(out, hello)
+			helloSent = true
+			for _, line := range early {
+				writeLocked(out, line)
+			}
+			early = nil
+			writing.Unlock()
 			continue
 		}
 		var request Request

@@ -4,6 +4,12 @@
 // keeps the session alive itself (its ping loop, stopped with the process during a client
 // pause) and, when the session expires, silently opens a new one on the same Conn.
 //
+// The one signal the library gives its user is the event channel zk.Connect returns: session
+// states StateDisconnected (the connection dropped; the session may live: `suspended`),
+// StateExpired (the session, its lock node with it, is gone: `lost`) and StateHasSession after
+// one of them (`reconnected`), each told to lockpick as it comes (protocol 2). The Lock itself
+// says nothing.
+//
 // No fencing token: the lock node's sequence number is in the Lock's unexported seq and
 // lockPath fields; the library does not expose it. No renew: there is no lease to extend.
 // Lock() takes no deadline: an acquire still waiting at acquire_timeout_ms is answered info
@@ -43,9 +49,23 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 	// keeps the library from dropping them.
 	connected := make(chan struct{})
 	go func() {
-		once := false
+		once, cut := false, false
 		for event := range events {
 			fmt.Fprintf(os.Stderr, "adapter: zk event %s %s (session %#x)\n", event.Type, event.State, conn.SessionID())
+			if event.Type == zk.EventSession {
+				reason := fmt.Sprintf("session event %s", event.State)
+				switch {
+				case event.State == zk.StateExpired:
+					cut = true
+					protocol.Event("lost", nil, reason)
+				case event.State == zk.StateDisconnected && once:
+					cut = true
+					protocol.Event("suspended", nil, reason)
+				case event.State == zk.StateHasSession && cut:
+					cut = false
+					protocol.Event("reconnected", nil, reason)
+				}
+			}
 			if event.State == zk.StateHasSession && !once {
 				once = true
 				close(connected)
@@ -115,5 +135,6 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		Name:    "go-zookeeper-lock",
 		Acquire: acquire,
 		Release: release,
+		Events:  []string{"lost", "suspended", "reconnected"},
 	}, nil
 }

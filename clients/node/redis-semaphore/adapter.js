@@ -4,11 +4,11 @@
 // `await mutex.release()`. The library refreshes the lock by itself every
 // `refreshInterval` (default: 0.8 × lockTimeout) while it is held; init extra
 // `"refresh": false` sets `refreshInterval: 0` (no refresh). A lost lock is reported through
-// `onLockLost` (whose default throws an unhandled error); here it is remembered and told on
-// release. No fencing token, no manual extension.
+// `onLockLost` (whose default throws an unhandled error): told to lockpick at once as a `lost`
+// event (protocol 2), and remembered for the release. No fencing token, no manual extension.
 'use strict';
 
-const { serve, versionOf, hostPort } = require('../protocol.js');
+const { serve, versionOf, hostPort, event } = require('../protocol.js');
 const Redis = require('ioredis');
 const { Mutex, RedlockMutex, TimeoutError } = require('redis-semaphore');
 
@@ -29,6 +29,7 @@ serve(async (init) => {
       onLockLost: (e) => {
         console.error('redis-semaphore: ' + e.message);
         lost.error = e;
+        event('lost', { reason: e.message });
       },
     };
   }
@@ -38,6 +39,9 @@ serve(async (init) => {
       + (refresh ? '' : '-no-refresh'),
     library: 'redis-semaphore',
     version: versionOf('redis-semaphore'),
+    // onLockLost: a refresh found the key gone or taken. The library has no suspended or
+    // reconnected signal.
+    events: ['lost'],
     ops: {
       async acquire() {
         const lost = { error: null };

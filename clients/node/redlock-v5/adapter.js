@@ -5,11 +5,12 @@
 // - `redlock.using([resource], ttl, routine)`: the library extends the lock by itself (a timer
 //   `automaticExtensionThreshold` ms before expiry) while the routine runs and aborts the
 //   routine's signal when an extension fails. The routine here lasts from lockpick's acquire
-//   to its release.
+//   to its release. The abort is the library telling its user the lock is lost: told to
+//   lockpick at once as a `lost` event (protocol 2). `acquire` alone tells nothing.
 // No fencing token: Redlock has none.
 'use strict';
 
-const { serve, versionOf, hostPort } = require('../protocol.js');
+const { serve, versionOf, hostPort, event } = require('../protocol.js');
 const Redis = require('ioredis');
 const { default: Redlock, ExecutionError, ResourceLockedError } = require('redlock');
 
@@ -43,6 +44,9 @@ serve(async (init) => {
     let done;
     const routineDone = new Promise((resolve) => { done = resolve; });
     const finished = redlock.using(resources, init.ttl_ms, settings, async (signal) => {
+      signal.addEventListener('abort', () => {
+        event('lost', { reason: signal.error ? signal.error.message : 'routine signal aborted' });
+      });
       granted({ signal });
       await routineDone;
     });
@@ -60,6 +64,7 @@ serve(async (init) => {
     adapter: autoExtend ? 'node-redlock-v5-using' : 'node-redlock-v5',
     library: 'redlock',
     version: versionOf('redlock'),
+    events: autoExtend ? ['lost'] : undefined,
     ops: {
       async acquire() {
         if (autoExtend) return acquireAuto();

@@ -3,15 +3,20 @@
 `lock.acquire(timeout=...)`, `lock.release()`. The session timeout is the scenario's TTL;
 kazoo keeps the session alive itself (its own ping thread, stopped with the process during a
 client pause). The fencing token is the lock node's sequence number. No renew: kazoo has no
-lease to extend."""
+lease to extend.
+
+kazoo's docs tell a lock's user to watch the connection with `zk.add_listener`: SUSPENDED
+means the lock may be gone, LOST that it is (the session expired). Each is told to lockpick
+as it is reported (protocol 2 events `suspended`, `lost`), and CONNECTED after one of them
+as `reconnected`."""
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from lockpick_protocol import fail, info, ok, serve  # noqa: E402
+from lockpick_protocol import event, fail, info, ok, serve  # noqa: E402
 
-from kazoo.client import KazooClient  # noqa: E402
+from kazoo.client import KazooClient, KazooState  # noqa: E402
 from kazoo.exceptions import LockTimeout, NoNodeError, SessionExpiredError  # noqa: E402
 
 
@@ -22,6 +27,20 @@ def start(init):
     )
     zk.start(timeout=15)
     lock = zk.Lock("/locks/" + init["lock"], "lockpick-%d" % init["process"])
+    last = [KazooState.CONNECTED]
+
+    def listener(state):
+        # Called on kazoo's connection thread, which must not block: one line out, no more.
+        told = {KazooState.SUSPENDED: "suspended", KazooState.LOST: "lost"}.get(state)
+        if state == KazooState.CONNECTED and last[0] != KazooState.CONNECTED:
+            told = "reconnected"
+        last[0] = state
+        if told is not None:
+            print(f"kazoo: connection state {state}", file=sys.stderr, flush=True)
+            event(told, reason=f"connection state {state}")
+
+    # Added once connected: the first CONNECTED is not news.
+    zk.add_listener(listener)
 
     def token():
         # The node is "<uuid>__lock__<sequence>": the sequence number is ZooKeeper's.
@@ -56,6 +75,7 @@ def start(init):
         "adapter": "python-kazoo-lock",
         "library": "kazoo",
         "ops": {"acquire": acquire, "release": release},
+        "events": ["lost", "suspended", "reconnected"],
     }
 
 

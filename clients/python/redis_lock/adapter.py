@@ -12,7 +12,14 @@ not say how long a lock it got stays valid.
 The library counts `expire` and `timeout` in whole seconds (`int(...)`) and refuses a timeout
 above `expire` without auto renewal, so `ttl_ms` must be a whole number of seconds and, without
 auto renewal, `acquire_timeout_ms` at most `ttl_ms`. A waiter sleeps in BLPOP on the lock's
-signal list: a release wakes it at once, an expiry only when its BLPOP times out."""
+signal list: a release wakes it at once, an expiry only when its BLPOP times out.
+
+No events (protocol 1): the library tells its user nothing when its renewal fails. Its renewal
+thread (`Lock._lock_renewer`, 4.0.x) calls `extend()`, and when the key is gone `extend()`
+raises `NotAcquired` inside that thread: the thread dies, Python prints the traceback to
+stderr, and the holder is never told (no callback, no flag; `lock.locked()` asks Redis whether
+anyone holds the key, not whether this holder does). Only a later `release()` or `extend()`
+raises."""
 import os
 import sys
 

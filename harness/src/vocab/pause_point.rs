@@ -87,6 +87,7 @@ impl RequestOps {
             F::Write
             | F::Read
             | F::Cas
+            | F::Notice
             | F::Partition
             | F::Slow
             | F::Heal

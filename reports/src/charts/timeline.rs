@@ -1,6 +1,6 @@
 //! The timeline: one lane per client process with its lock holds, its writes and their
-//! tokens, its retirement or crash; fault windows shaded across all lanes; violation windows
-//! marked in red.
+//! tokens, its retirement or crash, what its lock library told it (a notice); fault windows
+//! shaded across all lanes; violation windows marked in red.
 
 use super::common::{
     drawn, fault_bands, secs, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK, VIOLATION,
@@ -9,6 +9,9 @@ use crate::error::ReportError;
 use crate::view::{Hold, HoldEnd, Lane, Outcome, RunView};
 use lockpick_checker::lock::TimeWindow;
 use plotters::prelude::*;
+
+/// The colour of what a library told its holder.
+const NOTICE: RGBColor = RGBColor(123, 31, 162);
 
 /// Above this many writes in a lane, the overview leaves ordinary write markers out (the hold
 /// bars already show the rhythm) and keeps only the ones that matter: rejected, stale, unknown.
@@ -211,6 +214,18 @@ fn draw_lane(
                     .map(|(x, t)| Text::new(t, (x, y + 0.98), font.clone())),
             ),
         )?;
+    }
+    // What the library told the holder: a ring above the lane, filled for `lost`.
+    for (at, event) in &lane.notices {
+        let x = secs(*at);
+        if in_view(x, x) {
+            let style = if event == "lost" {
+                NOTICE.filled()
+            } else {
+                ShapeStyle::from(&NOTICE).stroke_width(2)
+            };
+            drawn(chart.draw_series(std::iter::once(Circle::new((x, y + 0.2), 4, style))))?;
+        }
     }
     if let Some(at) = lane.retired_ns.or(lane.crashed_ns) {
         let x = secs(at);

@@ -56,6 +56,9 @@ pub(crate) fn check_locks_in_memory(events: &[Event], params: &LockCheckParams) 
         // Per-lock counts are the streaming checker's; the comparison checks them against
         // this report's findings grouped by lock.
         per_lock: Vec::new(),
+        // Notices are information the streaming checker sets beside the losses; the oracle
+        // is about findings.
+        learned: Vec::new(),
     };
     judge(params.property, found)
 }

@@ -71,6 +71,9 @@ pub(crate) fn split_ops(events: &[Event]) -> Ops<'_> {
                 continue;
             }
         };
+        if e.f == F::Notice {
+            continue;
+        }
         if e.kind == EventKind::Invoke {
             let at = ops.len();
             ops.push(Op {

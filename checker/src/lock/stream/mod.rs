@@ -7,6 +7,7 @@ pub(crate) mod counter;
 pub(crate) mod deadlock;
 pub(crate) mod describe;
 pub(crate) mod holdings;
+mod learned;
 mod overlap;
 pub(crate) mod stale;
 mod top;
@@ -23,6 +24,7 @@ use crate::history::{EventKind, EventRef, Process, F};
 use counter::{Counter, FinalRead};
 use deadlock::Deadlocks;
 use holdings::{Change, Holding, Holdings};
+use learned::Notices;
 use overlap::{Overlaps, Pair};
 use stale::{Proof, StaleWrites, Write};
 use std::collections::{HashMap, HashSet};
@@ -113,6 +115,7 @@ pub struct LockStream {
     accepted: Top<u64, (u32, Write, u64, Proof)>,
     rejected: Top<u64, (u32, Write, Option<u64>)>,
     changes: Vec<Change>,
+    notices: Notices,
 }
 
 impl LockStream {
@@ -136,6 +139,7 @@ impl LockStream {
             accepted: Top::new(MAX_LISTED),
             rejected: Top::new(MAX_LISTED),
             changes: Vec::new(),
+            notices: Notices::default(),
         }
     }
 
@@ -158,8 +162,25 @@ impl LockStream {
             }
         };
         let at = (e.time_ns, e.index);
+        if e.f == F::Notice {
+            // A point in time the library chose, not an operation: it neither completes what
+            // is in flight nor retires the process.
+            self.notices.notice(
+                p,
+                e.value.event.as_deref().unwrap_or(""),
+                e.value.token,
+                e.value.note.as_deref(),
+                at,
+            );
+            return;
+        }
         let lane = (p, e.f == F::Renew);
         if e.kind == EventKind::Invoke {
+            match e.f {
+                F::Write => self.notices.wrote(p, at),
+                F::Release => self.notices.released(p, e.time_ns),
+                _ => {}
+            }
             self.processes.insert(p);
             let lock = self.names.id(e.lock.as_deref());
             let (attached, since) = self.holdings.invoke(p, e.f, lock, at, &mut self.changes);
@@ -229,6 +250,17 @@ impl LockStream {
             &mut self.changes,
         );
         self.apply_changes();
+        if e.kind == EventKind::Ok {
+            let invoke = (op.invoke_ns, op.invoke_index);
+            match op.f {
+                F::Acquire => {
+                    self.notices
+                        .granted(p, op.lock, e.value.token, e.value.lease_ms, invoke, at)
+                }
+                F::Renew => self.notices.renewed(p, e.value.lease_ms, invoke),
+                _ => {}
+            }
+        }
         if let (Some(d), F::Acquire) = (&mut self.deadlocks, op.f) {
             match e.kind {
                 EventKind::Fail => d.failed(p, op.lock, op.wanting_since, at),
@@ -336,6 +368,7 @@ impl LockStream {
     }
 
     fn report(mut self, faults: &[FaultWindow]) -> LockReport {
+        let learned = std::mem::take(&mut self.notices).finish(&self.names.names);
         let mut per_lock = self.names.per_lock();
         let names = &self.names.names;
         let mut unknowns = Vec::new();
@@ -409,6 +442,7 @@ impl LockStream {
             unknowns,
             stats: self.stats,
             per_lock,
+            learned,
         };
         judge(self.params.property, found)
     }

@@ -23,9 +23,11 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 
 /**
- * The lockpick client protocol (docs/client-protocol.md), version 1, for Java adapters: reads
- * JSON lines from stdin and answers one request at a time, in order, on stdout. An adapter
- * only builds its lock from {@link Init} and maps each op to the library's call.
+ * The lockpick client protocol (docs/client-protocol.md), versions 1 and 2, for Java adapters:
+ * reads JSON lines from stdin and answers one request at a time, in order, on stdout. An
+ * adapter only builds its lock from {@link Init} and maps each op to the library's call; one
+ * whose library tells its user of a lost lock declares {@link Adapter#events} and calls
+ * {@link #event} from the library's callback (version 2).
  *
  * <p>What an op's outcome means is the adapter's to say: it returns {@link Reply#fail} only
  * where the library <em>knows</em> the op did not happen (a wait that gave up, an unlock of a
@@ -34,7 +36,16 @@ import java.util.jar.JarFile;
  * server.
  */
 public final class Protocol {
+    /** Version 1 for an adapter that sends no events; 2 for one that declares events. */
     public static final int VERSION = 1;
+    public static final int VERSION_EVENTS = 2;
+
+    /** Guards stdout: a library's thread writes events while the main one writes replies. */
+    private static final Object WRITING = new Object();
+    private static PrintStream stdout;
+    /** Events told before the hello went out, written right after it. */
+    private static final List<ObjectNode> EARLY = new ArrayList<>();
+    private static boolean helloSent;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -103,6 +114,7 @@ public final class Protocol {
         final String library;
         final String version;
         final Map<String, Op> ops = new LinkedHashMap<>();
+        final List<String> events = new ArrayList<>();
 
         /**
          * {@code libraryClass} is a class of the library under test: its name and version are
@@ -118,6 +130,32 @@ public final class Protocol {
         public Adapter op(String type, Op op) {
             ops.put(type, op);
             return this;
+        }
+
+        /** The events ({@code lost}, {@code suspended}, {@code reconnected}) it may send. */
+        public Adapter events(String... names) {
+            events.addAll(List.of(names));
+            return this;
+        }
+    }
+
+    /**
+     * Tells lockpick, unasked, what the library just told its user ({@code name}: one the
+     * adapter declared); {@code token} and {@code reason} may be null. Safe from any thread;
+     * one told before the hello goes out right after it.
+     */
+    public static void event(String name, Long token, String reason) {
+        ObjectNode line = JSON.createObjectNode().put("type", "event").put("event", name);
+        line.put("token", token);
+        if (reason != null) {
+            line.put("reason", reason);
+        }
+        synchronized (WRITING) {
+            if (!helloSent) {
+                EARLY.add(line);
+                return;
+            }
+            write(stdout, line);
         }
     }
 
@@ -223,6 +261,9 @@ public final class Protocol {
      */
     public static void serve(Start start) {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        synchronized (WRITING) {
+            stdout = out;
+        }
         System.setOut(System.err);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Adapter adapter = null;
@@ -267,12 +308,20 @@ public final class Protocol {
             ObjectNode hello = JSON.createObjectNode()
                     .put("type", "hello")
                     .put("id", id)
-                    .put("protocol", VERSION)
+                    .put("protocol", adapter.events.isEmpty() ? VERSION : VERSION_EVENTS)
                     .put("adapter", adapter.name)
                     .put("library", adapter.library)
                     .put("version", adapter.version);
             adapter.ops.keySet().forEach(hello.putArray("ops")::add);
-            write(out, hello);
+            if (!adapter.events.isEmpty()) {
+                adapter.events.forEach(hello.putArray("events")::add);
+            }
+            synchronized (WRITING) {
+                write(out, hello);
+                helloSent = true;
+                EARLY.forEach(line -> write(out, line));
+                EARLY.clear();
+            }
             return adapter;
         } catch (Exception e) {
             // No hello: lockpick stops the run with a harness error that shows this line and
@@ -294,9 +343,11 @@ public final class Protocol {
     }
 
     private static void write(PrintStream out, ObjectNode message) {
-        out.print(message.toString());
-        out.print('\n');
-        out.flush();
+        synchronized (WRITING) {
+            out.print(message.toString());
+            out.print('\n');
+            out.flush();
+        }
     }
 
     /**

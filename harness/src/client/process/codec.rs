@@ -4,8 +4,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-/// The version of the client protocol this build speaks; an adapter's hello must name it.
-pub const PROTOCOL_VERSION: u64 = 1;
+/// The newest version of the client protocol this build speaks, sent in `init`; an adapter's
+/// hello names this one or an older one down to [`OLDEST_PROTOCOL_VERSION`].
+pub const PROTOCOL_VERSION: u64 = 2;
+/// The oldest version still accepted: version 1 adapters (no event lines) keep working.
+pub const OLDEST_PROTOCOL_VERSION: u64 = 1;
+/// The version that brought event lines (`{"type":"event",…}`) and the hello's `events`.
+pub const EVENTS_SINCE: u64 = 2;
+
+/// The events an adapter may send unasked (protocol 2), as it declares them in its hello.
+pub const EVENTS: [&str; 3] = ["lost", "suspended", "reconnected"];
 
 /// The first line lockpick sends: everything the adapter needs to build its lock.
 #[derive(Debug, Clone, Serialize)]
@@ -88,6 +96,21 @@ pub struct Hello {
     /// The requests it answers: `acquire` and `release` always, `renew` if the library can
     /// extend a lease.
     pub ops: Vec<String>,
+    /// Protocol 2: the events it may send unasked (of [`EVENTS`]; empty: none). Absent in a
+    /// protocol 1 hello.
+    #[serde(default)]
+    pub events: Option<Vec<String>>,
+}
+
+/// An event line: what the library told its user, unasked, as it happened (protocol 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// One of [`EVENTS`], declared in the hello.
+    pub event: String,
+    /// The fencing token of the lock it is about, if the adapter knows it.
+    pub token: Option<u64>,
+    /// The library's words.
+    pub reason: Option<String>,
 }
 
 /// The adapter's answer to a request.
@@ -138,6 +161,13 @@ enum Line {
         id: u64,
         reason: String,
     },
+    Event {
+        event: String,
+        #[serde(default)]
+        token: Option<u64>,
+        #[serde(default)]
+        reason: Option<String>,
+    },
 }
 
 /// What one line from an adapter says.
@@ -145,12 +175,13 @@ enum Line {
 pub enum Parsed {
     Hello(Hello),
     Reply(Reply),
+    Event(Notice),
 }
 
 /// Parses one line an adapter wrote; the error says what is wrong with it.
 pub fn parse_line(line: &str) -> Result<Parsed, String> {
     let line: Line = serde_json::from_str(line).map_err(|e| {
-        format!("not a protocol line ({e}); expected one JSON object with \"type\" hello, ok, fail or info")
+        format!("not a protocol line ({e}); expected one JSON object with \"type\" hello, ok, fail, info or (protocol 2) event")
     })?;
     Ok(match line {
         Line::Hello(h) => Parsed::Hello(h),
@@ -167,7 +198,67 @@ pub fn parse_line(line: &str) -> Result<Parsed, String> {
         }),
         Line::Fail { id, reason } => Parsed::Reply(Reply::Fail { id, reason }),
         Line::Info { id, reason } => Parsed::Reply(Reply::Info { id, reason }),
+        Line::Event {
+            event,
+            token,
+            reason,
+        } => Parsed::Event(Notice {
+            event,
+            token,
+            reason,
+        }),
     })
+}
+
+/// What is wrong with a hello's protocol and events, if anything: a version this build does
+/// not speak, `events` in a version 1 hello, none in a version 2 one, or an unknown event.
+pub fn hello_problem(hello: &Hello) -> Option<String> {
+    let allowed = EVENTS.join(", ");
+    if !(OLDEST_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&hello.protocol) {
+        return Some(format!(
+            "it speaks protocol {}, this lockpick speaks {OLDEST_PROTOCOL_VERSION} to {PROTOCOL_VERSION}",
+            hello.protocol
+        ));
+    }
+    match (&hello.events, hello.protocol >= EVENTS_SINCE) {
+        (Some(_), false) => Some(format!(
+            "its hello lists `events`, which needs protocol {EVENTS_SINCE} (it says protocol {}); send \"protocol\":{EVENTS_SINCE} or leave `events` out",
+            hello.protocol
+        )),
+        (None, true) => Some(format!(
+            "a protocol {} hello must list `events`: the events it may send ([] for none); allowed: {allowed}",
+            hello.protocol
+        )),
+        (Some(events), true) => events
+            .iter()
+            .find(|e| !EVENTS.contains(&e.as_str()))
+            .map(|e| format!("its hello's `events` names {e:?}; allowed: {allowed}")),
+        (None, false) => None,
+    }
+}
+
+/// What is wrong with an event line from an adapter whose hello was `hello`, if anything.
+pub fn notice_problem(hello: &Hello, notice: &Notice) -> Option<String> {
+    let declared = hello.events.as_deref().unwrap_or_default();
+    if hello.protocol < EVENTS_SINCE {
+        return Some(format!(
+            "it sent an event line, which needs protocol {EVENTS_SINCE}; its hello said protocol {}",
+            hello.protocol
+        ));
+    }
+    if !declared.contains(&notice.event) {
+        let list = if declared.is_empty() {
+            "none".to_owned()
+        } else {
+            declared.join(", ")
+        };
+        return Some(format!(
+            "field `event`: {:?} is not an event its hello declared; allowed: {list} (its hello's `events`, of {})",
+            notice.event,
+            EVENTS.join(", ")
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -209,6 +300,105 @@ mod tests {
         assert!(parse_line(r#"{"type":"maybe","id":1}"#).is_err());
         assert!(parse_line(r#"{"type":"ok","id":1,"tokne":3}"#).is_err());
         assert!(parse_line(r#"{"type":"fail","id":1}"#).is_err());
+    }
+
+    fn hello(line: &str) -> Hello {
+        match parse_line(line) {
+            Ok(Parsed::Hello(h)) => h,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn version_1_and_2_hellos_are_accepted_and_events_need_version_2() {
+        let v1 = hello(
+            r#"{"type":"hello","id":0,"protocol":1,"adapter":"a","library":"l","version":"1","ops":["acquire","release"]}"#,
+        );
+        assert_eq!((v1.protocol, &v1.events), (1, &None));
+        assert_eq!(hello_problem(&v1), None);
+        let v2 = hello(
+            r#"{"type":"hello","id":0,"protocol":2,"adapter":"a","library":"l","version":"1","ops":["acquire","release"],"events":["lost","suspended"]}"#,
+        );
+        assert_eq!(hello_problem(&v2), None);
+        let none = Hello {
+            events: Some(vec![]),
+            ..v2.clone()
+        };
+        assert_eq!(hello_problem(&none), None);
+        let v1_events = Hello {
+            protocol: 1,
+            ..v2.clone()
+        };
+        assert!(hello_problem(&v1_events)
+            .unwrap()
+            .contains("lists `events`, which needs protocol 2 (it says protocol 1)"));
+        let v2_silent = Hello {
+            events: None,
+            ..v2.clone()
+        };
+        assert!(hello_problem(&v2_silent)
+            .unwrap()
+            .contains("must list `events`"));
+        let unknown = Hello {
+            events: Some(vec!["expired".into()]),
+            ..v2.clone()
+        };
+        assert_eq!(
+            hello_problem(&unknown).unwrap(),
+            r#"its hello's `events` names "expired"; allowed: lost, suspended, reconnected"#
+        );
+        let v3 = Hello { protocol: 3, ..v2 };
+        assert_eq!(
+            hello_problem(&v3).unwrap(),
+            "it speaks protocol 3, this lockpick speaks 1 to 2"
+        );
+    }
+
+    #[test]
+    fn event_lines_parse_and_are_checked_against_the_hello() {
+        let lost = parse_line(r#"{"type":"event","event":"lost","token":17,"reason":"key gone"}"#);
+        let notice = Notice {
+            event: "lost".into(),
+            token: Some(17),
+            reason: Some("key gone".into()),
+        };
+        assert_eq!(lost, Ok(Parsed::Event(notice.clone())));
+        assert_eq!(
+            parse_line(r#"{"type":"event","event":"suspended"}"#),
+            Ok(Parsed::Event(Notice {
+                event: "suspended".into(),
+                token: None,
+                reason: None
+            }))
+        );
+        // Malformed: no event, an unknown field, a token of the wrong type, an id.
+        assert!(parse_line(r#"{"type":"event"}"#).is_err());
+        assert!(parse_line(r#"{"type":"event","event":"lost","when":3}"#)
+            .unwrap_err()
+            .contains("unknown field `when`"));
+        assert!(parse_line(r#"{"type":"event","event":"lost","token":"x"}"#).is_err());
+        assert!(parse_line(r#"{"type":"event","id":4,"event":"lost"}"#).is_err());
+        let v2 = hello(
+            r#"{"type":"hello","id":0,"protocol":2,"adapter":"a","library":"l","version":"1","ops":["acquire","release"],"events":["lost"]}"#,
+        );
+        assert_eq!(notice_problem(&v2, &notice), None);
+        let suspended = Notice {
+            event: "suspended".into(),
+            ..notice.clone()
+        };
+        assert_eq!(
+            notice_problem(&v2, &suspended).unwrap(),
+            r#"field `event`: "suspended" is not an event its hello declared; allowed: lost (its hello's `events`, of lost, suspended, reconnected)"#
+        );
+        let v1 = Hello {
+            protocol: 1,
+            events: None,
+            ..v2
+        };
+        assert_eq!(
+            notice_problem(&v1, &notice).unwrap(),
+            "it sent an event line, which needs protocol 2; its hello said protocol 1"
+        );
     }
 
     #[test]

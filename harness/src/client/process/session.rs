@@ -1,9 +1,11 @@
 //! One adapter process as a lock session: requests written to its stdin, replies read from
 //! its stdout with a time limit that does not count the time it spent stopped (a GC pause),
 //! SIGSTOP/SIGCONT on the client's pauses, SIGKILL when the session is dropped (the process
-//! was retired or crashed, or the run ended).
+//! was retired or crashed, or the run ended). A protocol 2 adapter may also write event lines
+//! unasked (what its library told it): read while a request waits for its reply, and between
+//! requests by a reader task, each recorded in the history (`notice`) as it arrives.
 
-use super::codec::{self, Init, Op, Parsed, Reply, PROTOCOL_VERSION};
+use super::codec::{self, Init, Notice, Op, Parsed, Reply, PROTOCOL_VERSION};
 use super::inside::{pause_inside, Request};
 use super::spawn::{hello_path, spawn_adapter, stderr_path};
 use super::Config;
@@ -11,13 +13,14 @@ use crate::client::adapter_error::{tail, AdapterError};
 use crate::client::lock::{Connecting, Grant, LockSession, Outcome};
 use crate::client::pause::{PauseHook, PausePoints};
 use crate::db::Child;
-use lockpick_checker::history::{Value, F};
+use lockpick_checker::history::{EventKind, Process, Value, F};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::Notify;
 
 /// How many stderr lines an error quotes.
 const STDERR_TAIL_LINES: usize = 20;
@@ -31,6 +34,8 @@ pub struct ProcessSession {
     io: Arc<tokio::sync::Mutex<Pipes>>,
     /// Extra history fields of the last acquire (the adapter's `note`).
     detail: Arc<Mutex<Value>>,
+    /// Told before a request takes the pipes: the reader of unasked lines lets go of them.
+    wanted: Arc<Notify>,
 }
 
 struct Shared {
@@ -48,6 +53,8 @@ struct Shared {
     tree: Arc<Mutex<Vec<u32>>>,
     renew: bool,
     broken: Arc<Mutex<Option<AdapterError>>>,
+    /// The adapter's hello, once checked: which events it may send.
+    hello: OnceLock<codec::Hello>,
 }
 
 struct Pipes {
@@ -57,6 +64,11 @@ struct Pipes {
     /// A request was sent and its reply not read (its caller gave up): the pipe is out of
     /// step, nothing more may be asked.
     in_flight: bool,
+    /// The start of a line not yet complete (reads of stdout may be cut short between
+    /// requests, `read_until` keeps what it read here).
+    partial: Vec<u8>,
+    /// A protocol break found between requests, reported by the next request.
+    stray: Option<AdapterError>,
 }
 
 impl Drop for Shared {
@@ -117,6 +129,8 @@ impl ProcessSession {
                 stdout: BufReader::new(stdout),
                 next_id: 1,
                 in_flight: false,
+                partial: Vec::new(),
+                stray: None,
             })
         })();
         let clock = Arc::new(PauseClock::default());
@@ -145,6 +159,7 @@ impl ProcessSession {
             tree: tree.clone(),
             renew: false,
             broken,
+            hello: OnceLock::new(),
         });
         let Some(mut pipes) = pipes else {
             return Err(shared.broke("its pipes could not be set up", None));
@@ -156,17 +171,32 @@ impl ProcessSession {
         if let Some(s) = Arc::get_mut(&mut shared) {
             s.renew = hello.ops.iter().any(|op| op == "renew");
         }
+        let io = Arc::new(tokio::sync::Mutex::new(pipes));
+        let wanted = Arc::new(Notify::new());
+        if hello.events.as_ref().is_some_and(|e| !e.is_empty()) {
+            tokio::spawn(read_unasked(
+                Arc::downgrade(&shared),
+                io.clone(),
+                wanted.clone(),
+            ));
+        }
         Ok(ProcessSession {
             shared,
-            io: Arc::new(tokio::sync::Mutex::new(pipes)),
+            io,
             detail: Arc::default(),
+            wanted,
         })
     }
 
     /// Sends `op` and waits for its reply: `limit` counts time the adapter ran, not the time
     /// it was stopped. A protocol break is kept for the driver and ends the operation `info`.
     async fn request(&self, op: Op, holder: &str, limit: Duration) -> Outcome<Reply> {
+        self.wanted.notify_one();
         let mut pipes = self.io.lock().await;
+        if let Some(e) = pipes.stray.take() {
+            pipes.in_flight = true;
+            return self.shared.keep(e);
+        }
         if pipes.in_flight {
             return Outcome::Info("adapter-out-of-step".to_owned());
         }
@@ -193,15 +223,18 @@ impl ProcessSession {
                 op: verb,
                 id,
                 fd: pipes.stdout.get_ref().as_raw_fd(),
-                buffered: !pipes.stdout.buffer().is_empty(),
+                buffered: !pipes.stdout.buffer().is_empty() || !pipes.partial.is_empty(),
                 sent,
             };
             pause_inside(request, inside).await;
         }
         let waiting = format!("its reply to {}", op.name());
+        let Pipes {
+            stdout, partial, ..
+        } = &mut *pipes;
         let line = match self
             .shared
-            .read_line(&mut pipes.stdout, limit, &waiting)
+            .read_line(stdout, partial, limit, &waiting)
             .await
         {
             Ok(line) => line,
@@ -216,6 +249,8 @@ impl ProcessSession {
                     .broke("it sent a second hello", Some(line.clone()));
                 return self.shared.keep(e);
             }
+            // `read_line` records event lines and reads on.
+            Ok(Parsed::Event(_)) => unreachable!("read_line takes event lines"),
             Err(what) => {
                 let e = self.shared.broke(&what, Some(line.clone()));
                 return self.shared.keep(e);
@@ -289,6 +324,7 @@ impl Shared {
         let line = match self
             .read_line(
                 &mut pipes.stdout,
+                &mut pipes.partial,
                 config.start_timeout,
                 "its hello (the answer to init; no other request was sent)",
             )
@@ -319,15 +355,13 @@ impl Shared {
                     Some(line),
                 ))
             }
+            Ok(Parsed::Event(_)) => unreachable!("read_line takes event lines"),
             Err(what) => return Err(self.broke(&what, Some(line))),
         };
         let problem = if hello.id != 0 {
             Some(format!("its hello carries id {}, init had id 0", hello.id))
-        } else if hello.protocol != PROTOCOL_VERSION {
-            Some(format!(
-                "it speaks protocol {}, this lockpick speaks {PROTOCOL_VERSION}",
-                hello.protocol
-            ))
+        } else if let Some(problem) = codec::hello_problem(&hello) {
+            Some(problem)
         } else if let Some(op) = hello
             .ops
             .iter()
@@ -355,53 +389,107 @@ impl Shared {
             Some(what) => Err(self.broke(&what, Some(line))),
             None => {
                 record_hello(&self.who.run_dir, &line);
+                let _ = self.hello.set(hello.clone());
                 Ok(hello)
             }
         }
     }
 
-    /// Reads one line within `limit` of the adapter's running time.
+    /// Reads one line within `limit` of the adapter's running time; event lines met on the
+    /// way are checked and recorded, and the wait goes on for the line asked for.
     async fn read_line(
         &self,
         stdout: &mut BufReader<ChildStdout>,
+        partial: &mut Vec<u8>,
         limit: Duration,
         waiting: &str,
     ) -> Result<String, NoLine> {
-        let mut line = String::new();
-        let read = stdout.read_line(&mut line);
-        tokio::pin!(read);
         let started = Instant::now();
         let (stopped_before, _) = self.clock.stopped();
         let mut deadline = started + limit;
-        let read = loop {
-            match tokio::time::timeout_at(deadline.into(), &mut read).await {
-                Ok(read) => break read,
-                Err(_) => {
-                    let (stopped, now_stopped) = self.clock.stopped();
-                    let extended = started + limit + (stopped - stopped_before);
-                    let now = Instant::now();
-                    if now_stopped {
-                        deadline = now + Duration::from_millis(10);
-                    } else if extended > now {
-                        deadline = extended;
-                    } else {
-                        return Err(NoLine::Timeout);
+        loop {
+            let read = stdout.read_until(b'\n', partial);
+            tokio::pin!(read);
+            let read = loop {
+                match tokio::time::timeout_at(deadline.into(), &mut read).await {
+                    Ok(read) => break read,
+                    Err(_) => {
+                        let (stopped, now_stopped) = self.clock.stopped();
+                        let extended = started + limit + (stopped - stopped_before);
+                        let now = Instant::now();
+                        if now_stopped {
+                            deadline = now + Duration::from_millis(10);
+                        } else if extended > now {
+                            deadline = extended;
+                        } else {
+                            return Err(NoLine::Timeout);
+                        }
                     }
                 }
+            };
+            match read {
+                Ok(0) => {
+                    return Err(NoLine::Broke(
+                        self.broke_after_exit(&format!(
+                            "it closed its stdout while lockpick waited for {waiting}"
+                        ))
+                        .await,
+                    ))
+                }
+                Ok(_) => {
+                    let line = take_line(partial);
+                    match self.take_event(&line) {
+                        Ok(true) => continue,
+                        Ok(false) => return Ok(line),
+                        Err(e) => return Err(NoLine::Broke(*e)),
+                    }
+                }
+                Err(e) => {
+                    return Err(NoLine::Broke(
+                        self.broke(&format!("its stdout could not be read ({e})"), None),
+                    ))
+                }
             }
-        };
-        match read {
-            Ok(0) => Err(NoLine::Broke(
-                self.broke_after_exit(&format!(
-                    "it closed its stdout while lockpick waited for {waiting}"
-                ))
-                .await,
-            )),
-            Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
-            Err(e) => Err(NoLine::Broke(
-                self.broke(&format!("its stdout could not be read ({e})"), None),
-            )),
         }
+    }
+
+    /// If `line` is an event line: checks it against the hello and records it in the history
+    /// (true), or says how it broke the protocol. False for any other line.
+    fn take_event(&self, line: &str) -> Result<bool, Box<AdapterError>> {
+        let Ok(Parsed::Event(notice)) = codec::parse_line(line) else {
+            return Ok(false);
+        };
+        let Some(hello) = self.hello.get() else {
+            return Err(Box::new(self.broke(
+                "it sent an event line before its hello (events may come only after the hello that declares them)",
+                Some(line.to_owned()),
+            )));
+        };
+        if let Some(what) = codec::notice_problem(hello, &notice) {
+            return Err(Box::new(self.broke(&what, Some(line.to_owned()))));
+        }
+        self.record_notice(&notice);
+        Ok(true)
+    }
+
+    /// The library told this process something: one `notice` in the history, now.
+    fn record_notice(&self, notice: &Notice) {
+        let Some(recorder) = self.points.recorder() else {
+            return;
+        };
+        recorder.record(
+            Process::Client(self.who.process),
+            EventKind::Info,
+            F::Notice,
+            Some(&self.config.params.lock),
+            Value {
+                token: notice.token,
+                event: Some(notice.event.clone()),
+                note: notice.reason.clone(),
+                ..Value::default()
+            },
+            None,
+        );
     }
 
     /// A protocol break by this adapter.
@@ -484,6 +572,63 @@ fn missing_package(text: &str, program: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// The complete line read into `partial` (lossy if it is not UTF-8: the parser then names
+/// what is wrong), without its newline; `partial` is left empty.
+fn take_line(partial: &mut Vec<u8>) -> String {
+    let bytes = std::mem::take(partial);
+    String::from_utf8_lossy(&bytes)
+        .trim_end_matches(['\n', '\r'])
+        .to_owned()
+}
+
+/// Reads what an adapter writes while no request waits for a reply: event lines are recorded
+/// as they come; any other line is a break, reported by the next request. Lets go of the
+/// pipes whenever a request wants them (`wanted`), and ends with the session (or at the
+/// adapter's end of output, which the next request reports).
+async fn read_unasked(
+    shared: Weak<Shared>,
+    io: Arc<tokio::sync::Mutex<Pipes>>,
+    wanted: Arc<Notify>,
+) {
+    loop {
+        let mut guard = io.lock().await;
+        let pipes = &mut *guard;
+        if pipes.in_flight || pipes.stray.is_some() {
+            return;
+        }
+        let read = tokio::select! {
+            biased;
+            _ = wanted.notified() => None,
+            read = pipes.stdout.read_until(b'\n', &mut pipes.partial) => Some(read),
+        };
+        let Some(read) = read else {
+            drop(guard);
+            tokio::task::yield_now().await;
+            continue;
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        match read {
+            Ok(n) if n > 0 && pipes.partial.ends_with(b"\n") => {
+                let line = take_line(&mut pipes.partial);
+                match shared.take_event(&line) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        pipes.stray = Some(shared.broke(
+                            "it wrote a line while no request was in flight (only event lines may come unasked, protocol 2)",
+                            Some(line),
+                        ))
+                    }
+                    Err(e) => pipes.stray = Some(*e),
+                }
+            }
+            // End of output or a read error: the next request meets it and says so.
+            _ => return,
+        }
+    }
 }
 
 async fn write_line(stdin: &mut ChildStdin, line: &str) -> std::io::Result<()> {

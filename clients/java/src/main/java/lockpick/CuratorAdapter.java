@@ -29,9 +29,10 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * client pause stops with the rest of the JVM.
  *
  * <p>Curator's docs tell a lock's user to watch the connection state: SUSPENDED means the lock
- * may be gone, LOST that it is. The protocol has no line for an unsolicited event, so each
- * change is written to stderr (clients/p&lt;process&gt;.stderr) as it is reported, and the
- * release of a lock held across a LOST is {@code fail "lost: …"} (its reason is in the history).
+ * may be gone, LOST that it is. The listener tells lockpick each of SUSPENDED, LOST and
+ * RECONNECTED as it is reported (protocol 2 events, in the history as notices), writes it to
+ * stderr (clients/p&lt;process&gt;.stderr), and the release of a lock held across a LOST is
+ * {@code fail "lost: …"}.
  */
 public final class CuratorAdapter {
     /** The {@code [client] init} keys this adapter takes. */
@@ -74,6 +75,13 @@ public final class CuratorAdapter {
             if (state == ConnectionState.LOST) {
                 lostAt.set(now);
             }
+            String event = state == ConnectionState.LOST ? "lost"
+                    : state == ConnectionState.SUSPENDED ? "suspended"
+                    : state == ConnectionState.RECONNECTED ? "reconnected"
+                    : null;
+            if (event != null) {
+                Protocol.event(event, null, "connection state " + state);
+            }
             System.err.printf("curator: connection state %s at %s (%d ms after the adapter started)%n",
                     state, LocalTime.now().truncatedTo(ChronoUnit.MILLIS), at);
         });
@@ -87,6 +95,7 @@ public final class CuratorAdapter {
 
         String adapter = semaphore ? "java-curator-semaphore-mutex" : "java-curator-mutex";
         return new Adapter(adapter, InterProcessMutex.class)
+                .events("lost", "suspended", "reconnected")
                 .op("acquire", request -> {
                     // false: the wait ran out and Curator deleted the node it had queued.
                     if (!lock.acquire(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {

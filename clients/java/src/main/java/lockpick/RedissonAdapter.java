@@ -35,6 +35,13 @@ import org.redisson.config.Config;
  * node, {@code getLock(name)} on each, {@code getMultiLock(...)} of them. It holds only when
  * every one of the locks is taken. Redisson's RedLock ({@code getRedLock}, a majority) is
  * deprecated, its docs say, superseded by RLock and RFencedLock; MultiLock is not.
+ *
+ * <p>No events (protocol 1): Redisson tells its user nothing when the watchdog loses the lock.
+ * {@code RLock}/{@code RFencedLock} (3.52.0) have no listener or callback for it; the
+ * watchdog's renewal task ({@code org.redisson.renewal.RenewalTask}) logs "Can't update locks
+ * {} expiration" through slf4j when a renewal errs, and when the renewal script finds the key
+ * no longer ours it drops the lock from renewal silently. The holder learns only from a later
+ * {@code unlock()} ({@code IllegalMonitorStateException}) or {@code isHeldByCurrentThread()}.
  */
 public final class RedissonAdapter {
     /** The {@code [client] init} keys this adapter takes. */
