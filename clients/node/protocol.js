@@ -61,11 +61,18 @@ function write(message) {
 // must be in the adapter's `events`; `token` (the lock's fencing token, if any) and `reason`
 // (the library's words) are optional. Node runs one callback at a time, so the line never
 // interleaves with a reply.
+// Events told before the hello wait in `early`; once it is out, they go only if this lockpick
+// takes them (its init's newest_protocol is 2 or more) and the adapter declared some.
+let helloSent = false;
+let eventsOn = false;
+const early = [];
+
 function event(name, { token = null, reason = null } = {}) {
   if (!EVENTS.includes(name)) throw new Error(`event ${name}: allowed: ${EVENTS.join(', ')}`);
   const line = { type: 'event', event: name, token };
   if (reason !== null) line.reason = String(reason);
-  write(line);
+  if (!helloSent) early.push(line);
+  else if (eventsOn) write(line);
 }
 
 // `start(init)` builds the lock from the init message and returns
@@ -97,17 +104,27 @@ function serve(start) {
         return;
       }
       adapter = await start(request);
+      // init's `protocol` is the oldest version lockpick speaks (1, which every adapter takes);
+      // `newest_protocol`, the newest: events need 2.
+      const newest = request.newest_protocol ?? request.protocol ?? PROTOCOL;
+      eventsOn = Boolean(adapter.events && adapter.events.length) && newest >= PROTOCOL_EVENTS;
+      if (adapter.events && adapter.events.length && !eventsOn) {
+        console.error(`adapter: lockpick speaks protocol ${newest} at most: no events sent`);
+      }
       const hello = {
         type: 'hello',
         id: request.id,
-        protocol: adapter.events ? PROTOCOL_EVENTS : PROTOCOL,
+        protocol: eventsOn ? PROTOCOL_EVENTS : PROTOCOL,
         adapter: adapter.adapter,
         library: adapter.library,
         version: adapter.version,
         ops: Object.keys(adapter.ops),
       };
-      if (adapter.events) hello.events = adapter.events;
+      if (eventsOn) hello.events = adapter.events;
       write(hello);
+      helloSent = true;
+      if (eventsOn) early.forEach(write);
+      early.length = 0;
       return;
     }
     const op = adapter && adapter.ops[request.type];

@@ -16,6 +16,9 @@ EVENTS = ("lost", "suspended", "reconnected")
 _writing = threading.Lock()
 _early = []
 _hello_sent = False
+# Whether this lockpick takes events (its init's newest_protocol is 2 or more) and the adapter
+# declared some: otherwise `event` sends nothing.
+_events_on = False
 MANIFEST = "lockpick-adapter.json"
 _TYPES = {
     "bool": ("a boolean", lambda v: isinstance(v, bool)),
@@ -73,6 +76,8 @@ def event(name, token=None, reason=None):
         if not _hello_sent:
             _early.append(line)
             return
+        if not _events_on:
+            return
     _write(line)
 
 
@@ -99,7 +104,7 @@ def serve(start):
     `event` (protocol 2). An exception from an op is `info`. Init options
     (`extra`) that the adapter's lockpick-adapter.json does not declare, or of another type,
     are answered with a `fail` before `start` is called: never a silent default."""
-    global _hello_sent
+    global _hello_sent, _events_on
     adapter = None
     for line in sys.stdin:
         request = json.loads(line)
@@ -109,21 +114,29 @@ def serve(start):
                 _write({"type": "fail", "id": request["id"], "reason": why})
                 continue
             adapter = start(request)
+            # init's `protocol` is the oldest version lockpick speaks (1, which every adapter
+            # takes); `newest_protocol`, the newest: events need 2.
+            newest = request.get("newest_protocol", request.get("protocol", PROTOCOL))
+            events_on = bool(adapter.get("events")) and newest >= PROTOCOL_EVENTS
+            if adapter.get("events") and not events_on:
+                print(f"adapter: lockpick speaks protocol {newest} at most: no events sent",
+                      file=sys.stderr, flush=True)
             hello = {
                 "type": "hello",
                 "id": request["id"],
-                "protocol": PROTOCOL_EVENTS if adapter.get("events") else PROTOCOL,
+                "protocol": PROTOCOL_EVENTS if events_on else PROTOCOL,
                 "adapter": adapter["adapter"],
                 "library": adapter["library"],
                 "version": installed_version(adapter["library"]),
                 "ops": list(adapter["ops"]),
             }
-            if adapter.get("events"):
+            if events_on:
                 hello["events"] = list(adapter["events"])
             _write(hello)
             with _writing:
                 _hello_sent = True
-                early = list(_early)
+                _events_on = events_on
+                early = list(_early) if events_on else []
                 _early.clear()
             for message in early:
                 _write(message)

@@ -186,3 +186,22 @@ async fn an_event_before_the_hello_is_a_break() {
     };
     assert!(error.contains("an event line before its hello"), "{error}");
 }
+
+#[tokio::test]
+async fn a_version_1_adapter_that_insists_on_protocol_1_still_works() {
+    // init's `protocol` is the oldest version lockpick speaks; the newest is beside it.
+    let run = tempfile::tempdir().unwrap();
+    let lock = lock("strict-v1");
+    let mut session = connect(&lock, run.path(), Arc::default()).await.unwrap();
+    let grant = match session
+        .acquire("4-a", Instant::now() + Duration::from_millis(300))
+        .await
+    {
+        Outcome::Ok(g) => g,
+        other => panic!("acquire: {other:?}"),
+    };
+    assert_eq!(session.release(&grant).await, Outcome::Ok(()));
+    assert!(lock.broken().is_none());
+    let hello = std::fs::read_to_string(run.path().join("clients/hello.json")).unwrap();
+    assert!(hello.contains(r#""protocol": 1"#) || hello.contains(r#""protocol":1"#));
+}

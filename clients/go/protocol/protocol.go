@@ -41,6 +41,9 @@ var (
 	stdout    = bufio.NewWriter(os.Stdout)
 	helloSent bool
 	early     []map[string]any
+	// eventsOn: this lockpick takes events (init's newest_protocol is 2 or more) and the
+	// adapter declared some; otherwise Event sends nothing.
+	eventsOn bool
 )
 
 // Event tells lockpick, unasked, what the library just told its user: name is one of the
@@ -57,13 +60,18 @@ func Event(name string, token *uint64, reason string) {
 		early = append(early, line)
 		return
 	}
-	writeLocked(stdout, line)
+	if eventsOn {
+		writeLocked(stdout, line)
+	}
 }
 
 // Init is lockpick's first line: the lock to build.
 type Init struct {
-	ID               uint64    `json:"id"`
-	Protocol         int       `json:"protocol"`
+	ID       uint64 `json:"id"`
+	Protocol int    `json:"protocol"`
+	// NewestProtocol is the newest version lockpick speaks (absent before version 2: then
+	// Protocol); Protocol is the oldest, which every adapter takes.
+	NewestProtocol   int       `json:"newest_protocol"`
 	Nodes            []string  `json:"nodes"`
 	Lock             string    `json:"lock"`
 	TTLMs            uint64    `json:"ttl_ms"`
@@ -296,15 +304,26 @@ func Serve(module string, start func(*Init) (*Adapter, error)) {
 				"version":  version,
 				"ops":      ops,
 			}
-			if len(adapter.Events) > 0 {
+			newest := init.NewestProtocol
+			if newest == 0 {
+				newest = init.Protocol
+			}
+			on := len(adapter.Events) > 0 && newest >= VersionEvents
+			if len(adapter.Events) > 0 && !on {
+				fmt.Fprintf(os.Stderr, "adapter: lockpick speaks protocol %d at most: no events sent\n", newest)
+			}
+			if on {
 				hello["protocol"] = VersionEvents
 				hello["events"] = adapter.Events
 			}
 			writing.Lock()
 			writeLocked(out, hello)
 			helloSent = true
-			for _, line := range early {
-				writeLocked(out, line)
+			eventsOn = on
+			if on {
+				for _, line := range early {
+					writeLocked(out, line)
+				}
 			}
 			early = nil
 			writing.Unlock()

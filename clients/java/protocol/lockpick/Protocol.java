@@ -46,6 +46,11 @@ public final class Protocol {
     /** Events told before the hello went out, written right after it. */
     private static final List<ObjectNode> EARLY = new ArrayList<>();
     private static boolean helloSent;
+    /**
+     * This lockpick takes events (its init's {@code newest_protocol} is 2 or more) and the
+     * adapter declared some; otherwise {@link #event} sends nothing.
+     */
+    private static boolean eventsOn;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -155,7 +160,9 @@ public final class Protocol {
                 EARLY.add(line);
                 return;
             }
-            write(stdout, line);
+            if (eventsOn) {
+                write(stdout, line);
+            }
         }
     }
 
@@ -305,21 +312,31 @@ public final class Protocol {
     private static Adapter init(Start start, JsonNode request, long id, PrintStream out) {
         try {
             Adapter adapter = start.start(new Init(request));
+            // init's "protocol" is the oldest version lockpick speaks (1, which every adapter
+            // takes); "newest_protocol", the newest: events need 2.
+            int newest = request.path("newest_protocol").asInt(request.path("protocol").asInt(VERSION));
+            boolean on = !adapter.events.isEmpty() && newest >= VERSION_EVENTS;
+            if (!adapter.events.isEmpty() && !on) {
+                System.err.println("adapter: lockpick speaks protocol " + newest + " at most: no events sent");
+            }
             ObjectNode hello = JSON.createObjectNode()
                     .put("type", "hello")
                     .put("id", id)
-                    .put("protocol", adapter.events.isEmpty() ? VERSION : VERSION_EVENTS)
+                    .put("protocol", on ? VERSION_EVENTS : VERSION)
                     .put("adapter", adapter.name)
                     .put("library", adapter.library)
                     .put("version", adapter.version);
             adapter.ops.keySet().forEach(hello.putArray("ops")::add);
-            if (!adapter.events.isEmpty()) {
+            if (on) {
                 adapter.events.forEach(hello.putArray("events")::add);
             }
             synchronized (WRITING) {
                 write(out, hello);
                 helloSent = true;
-                EARLY.forEach(line -> write(out, line));
+                eventsOn = on;
+                if (on) {
+                    EARLY.forEach(line -> write(out, line));
+                }
                 EARLY.clear();
             }
             return adapter;

@@ -4,10 +4,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-/// The newest version of the client protocol this build speaks, sent in `init`; an adapter's
-/// hello names this one or an older one down to [`OLDEST_PROTOCOL_VERSION`].
+/// The newest version of the client protocol this build speaks, sent in `init` as
+/// `newest_protocol`; an adapter's hello names this one or an older one down to
+/// [`OLDEST_PROTOCOL_VERSION`].
 pub const PROTOCOL_VERSION: u64 = 2;
-/// The oldest version still accepted: version 1 adapters (no event lines) keep working.
+/// The oldest version still accepted, sent in `init` as `protocol`: version 1 adapters (no
+/// event lines), even one that insists on the init's `protocol` being its own, keep working.
 pub const OLDEST_PROTOCOL_VERSION: u64 = 1;
 /// The version that brought event lines (`{"type":"event",…}`) and the hello's `events`.
 pub const EVENTS_SINCE: u64 = 2;
@@ -21,7 +23,11 @@ pub struct Init {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub id: u64,
+    /// The oldest version lockpick speaks ([`OLDEST_PROTOCOL_VERSION`]), which every adapter
+    /// takes.
     pub protocol: u64,
+    /// The newest ([`PROTOCOL_VERSION`]): an adapter may answer with any version up to it.
+    pub newest_protocol: u64,
     /// The lock nodes' addresses as `host:port`: the proxies in front of the servers.
     pub nodes: Vec<String>,
     pub lock: String,
@@ -408,7 +414,8 @@ mod tests {
         let init = Init {
             kind: "init",
             id: 0,
-            protocol: PROTOCOL_VERSION,
+            protocol: OLDEST_PROTOCOL_VERSION,
+            newest_protocol: PROTOCOL_VERSION,
             nodes: vec!["127.0.0.1:1".into()],
             lock: "lock".into(),
             ttl_ms: 1000,
@@ -422,7 +429,8 @@ mod tests {
         };
         let json: Json = serde_json::from_str(&init_line(&init)).unwrap();
         assert_eq!(json["type"], "init");
-        assert_eq!(json["protocol"], PROTOCOL_VERSION);
+        assert_eq!(json["protocol"], 1, "what every version 1 adapter takes");
+        assert_eq!(json["newest_protocol"], PROTOCOL_VERSION);
         assert_eq!(json["retry_delay_ms"], serde_json::json!([5, 20]));
     }
 }

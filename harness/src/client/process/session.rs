@@ -5,7 +5,9 @@
 //! unasked (what its library told it): read while a request waits for its reply, and between
 //! requests by a reader task, each recorded in the history (`notice`) as it arrives.
 
-use super::codec::{self, Init, Notice, Op, Parsed, Reply, PROTOCOL_VERSION};
+use super::codec::{
+    self, Init, Notice, Op, Parsed, Reply, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
+};
 use super::inside::{pause_inside, Request};
 use super::spawn::{hello_path, spawn_adapter, stderr_path};
 use super::Config;
@@ -304,7 +306,8 @@ impl Shared {
         let init = Init {
             kind: "init",
             id: 0,
-            protocol: PROTOCOL_VERSION,
+            protocol: OLDEST_PROTOCOL_VERSION,
+            newest_protocol: PROTOCOL_VERSION,
             nodes: config.nodes.iter().map(ToString::to_string).collect(),
             lock: params.lock.clone(),
             ttl_ms: params.ttl_ms,
