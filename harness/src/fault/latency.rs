@@ -26,6 +26,10 @@ impl FaultKind for Latency {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Slow, Some(F::Heal))
     }
+    /// Only the proxies slow down, and the reset heals every proxy.
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let reach = Reach::read(e)?;
         let latency_ms = e.need("latency_ms", "")?;

@@ -79,6 +79,19 @@ pub trait FaultKind: Sync {
     fn parse(&self, entry: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError>;
     /// The history verbs it records, whatever its fields.
     fn verbs(&self) -> Verbs;
+    /// What a run with it leaves of the servers once it is healed: whether the next run may
+    /// keep them (reset) or must start its own. Every fault decides.
+    fn after_run(&self) -> AfterRun;
+}
+
+/// Whether servers a fault hit can serve the next run after a reset ([`FaultKind::after_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterRun {
+    /// Once healed, the servers differ from fresh ones only in what a reset clears (keys,
+    /// sessions, proxies' toxics).
+    Reset,
+    /// The fault changed the servers in a way no reset undoes; why, in words.
+    Restart(&'static str),
 }
 
 /// The history verbs a fault records and what it aims them at, declared once per fault: the

@@ -25,6 +25,10 @@ impl FaultKind for Partition {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Partition, Some(F::Heal))
     }
+    /// Only client links through the proxies are cut, and the reset heals every proxy.
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             reach: Reach::read(e)?,

@@ -89,6 +89,11 @@ impl RunRecord {
         let _ = self.update(|s| s.server_cpu_ms = Some(ms));
     }
 
+    /// Records which server instance the run uses.
+    pub(crate) fn set_server_instance(&self, instance: lockpick_store::ServerInstance) {
+        let _ = self.update(|s| s.server_instance = Some(instance));
+    }
+
     /// Records how the run ended; the run is no longer in progress.
     pub(crate) fn end(&self, phase: Phase, ended: Ended) -> Result<(), RunError> {
         lock(&ACTIVE).retain(|r| !Arc::ptr_eq(&r.state, &self.state));
