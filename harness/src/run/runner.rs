@@ -172,6 +172,9 @@ async fn run_recorded(
             kind: scenario.server.name().to_owned(),
             release: scenario.version.map(|v| v.name.to_owned()),
             version: recorded.server_version.clone(),
+            instance: record
+                .server_instance()
+                .map(|i| format!("{}, its run {}", i.id, i.run)),
         }),
         discipline: Some(scenario.client.discipline.name().to_owned()),
     };

@@ -94,6 +94,11 @@ impl RunRecord {
         let _ = self.update(|s| s.server_instance = Some(instance));
     }
 
+    /// The server instance recorded for the run, if any.
+    pub(crate) fn server_instance(&self) -> Option<lockpick_store::ServerInstance> {
+        lock(&self.state).server_instance.clone()
+    }
+
     /// Records how the run ended; the run is no longer in progress.
     pub(crate) fn end(&self, phase: Phase, ended: Ended) -> Result<(), RunError> {
         lock(&ACTIVE).retain(|r| !Arc::ptr_eq(&r.state, &self.state));

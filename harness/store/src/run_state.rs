@@ -106,7 +106,8 @@ pub struct RunState {
     pub phase: Phase,
     /// How it ended; absent while it runs, and forever if it was killed (SIGKILL).
     pub ended: Option<Ended>,
-    /// How many times a server start was retried on a new port after "address in use".
+    /// How many times a server start was retried on a new port after "address in use", by
+    /// the servers this run used since they started (runs sharing them count alike).
     #[serde(default)]
     pub bind_retries: u64,
     /// CPU milliseconds each lock server node (its whole process tree) used while the
@@ -116,8 +117,8 @@ pub struct RunState {
     pub server_cpu_ms: Option<std::collections::BTreeMap<String, u64>>,
     /// The lock servers this run used: one instance can serve several consecutive runs of
     /// a matrix row (kept up and reset in between), so a state leak between runs can be
-    /// traced to the runs that shared it. Absent for external servers, for a run that failed
-    /// before its servers were up, and in runs stored before it existed.
+    /// traced to the runs that shared it. Absent for a run that failed before its servers
+    /// were up, and in runs stored before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_instance: Option<ServerInstance>,
 }
