@@ -55,9 +55,7 @@ fn granted_tokens(outcome: &RunOutcome) -> Vec<u64> {
     history(outcome)
         .iter()
         .filter(|e| {
-            matches!(e.process, Process::Client(_))
-                && e.f == F::Acquire
-                && e.kind == EventKind::Ok
+            matches!(e.process, Process::Client(_)) && e.f == F::Acquire && e.kind == EventKind::Ok
         })
         .filter_map(|e| e.value.token)
         .collect()
@@ -67,9 +65,7 @@ fn grants(outcome: &RunOutcome) -> usize {
     history(outcome)
         .iter()
         .filter(|e| {
-            matches!(e.process, Process::Client(_))
-                && e.f == F::Acquire
-                && e.kind == EventKind::Ok
+            matches!(e.process, Process::Client(_)) && e.f == F::Acquire && e.kind == EventKind::Ok
         })
         .count()
 }
@@ -91,7 +87,11 @@ fn a_lock_key_left_forever_does_not_leak_into_the_next_run_on_the_same_redis() {
     // Run 1: a client crashes holding a lock without TTL; its key stays for good (STUCK).
     let crash = load_scenario("redis-naive-crash").unwrap();
     let first = run(&rt, &mut pool, &crash, 1, store.path());
-    assert_eq!(first.results.verdict, Verdict::Stuck, "the key was not left");
+    assert_eq!(
+        first.results.verdict,
+        Verdict::Stuck,
+        "the key was not left"
+    );
     // Run 2 on the same server: without a reset that key would block every client.
     let second = run(&rt, &mut pool, &without_faults(&crash), 2, store.path());
     rt.block_on(pool.close());
@@ -99,7 +99,10 @@ fn a_lock_key_left_forever_does_not_leak_into_the_next_run_on_the_same_redis() {
     assert_eq!(a.id, b.id, "the second run did not reuse the servers");
     assert_eq!((a.run, b.run), (1, 2));
     assert_eq!(a.pids, b.pids);
-    assert_eq!(b.started_in, first.dir.file_name().unwrap().to_string_lossy());
+    assert_eq!(
+        b.started_in,
+        first.dir.file_name().unwrap().to_string_lossy()
+    );
     assert_eq!(
         second.results.verdict,
         Verdict::Valid,
@@ -140,7 +143,12 @@ fn the_token_counter_starts_again_at_1_on_a_reset_redis_and_postgres() {
                 k + 1,
                 &tokens[..5]
             );
-            assert_eq!(r.results.verdict, Verdict::Valid, "{name}: {}", r.results.lock);
+            assert_eq!(
+                r.results.verdict,
+                Verdict::Valid,
+                "{name}: {}",
+                r.results.lock
+            );
         }
     }
 }

@@ -20,7 +20,9 @@ fn the_report_names_the_server_version_that_ran() {
     let html = render_run_report(&results, &events).unwrap();
     assert!(html.contains(r#"<span id="server">on etcd 3.6.16</span>"#));
     assert!(
-        html.contains(r#"<span id="instance">(server instance 20261125T211200Z-4711-3, its run 2)</span>"#),
+        html.contains(
+            r#"<span id="instance">(server instance 20261125T211200Z-4711-3, its run 2)</span>"#
+        ),
         "the report names the server instance"
     );
 

@@ -26,7 +26,8 @@ impl FaultKind for Latency {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Slow, Some(F::Heal))
     }
-    /// Only the proxies slow down, and the reset heals every proxy.
+    /// Only the proxies slow down, and the reset heals every proxy (latency on peer links
+    /// restarts: see `Reach::after_run`).
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Reset
     }
@@ -56,6 +57,9 @@ struct Spec {
 }
 
 impl FaultSpec for Spec {
+    fn after_run(&self) -> super::AfterRun {
+        self.reach.after_run(self.kind().after_run())
+    }
     fn kind(&self) -> &'static dyn FaultKind {
         &Latency
     }

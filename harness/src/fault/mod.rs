@@ -143,6 +143,11 @@ pub trait FaultSpec: fmt::Debug + Send + Sync {
     fn needs_own_nodes(&self) -> Option<&'static str>;
     /// Whether it moves nodes' clocks, so the nodes must run under libfaketime.
     fn moves_clocks(&self) -> bool;
+    /// What a run with it leaves of the servers: its kind's [`FaultKind::after_run`] unless
+    /// its fields change that (a network fault on peer links restarts).
+    fn after_run(&self) -> AfterRun {
+        self.kind().after_run()
+    }
     /// The client it is aimed at, if it names one (client faults).
     fn aimed_at_client(&self) -> Option<usize> {
         None

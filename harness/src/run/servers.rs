@@ -175,7 +175,7 @@ impl ServerPool {
             ));
         }
         for fault in &scenario.nemesis.faults {
-            match fault.spec.kind().after_run() {
+            match fault.spec.after_run() {
                 AfterRun::Reset => {}
                 AfterRun::Restart(why) => {
                     return Err(format!("the last run's fault {}: {why}", fault.spec.name()))

@@ -504,7 +504,7 @@ fn reuse_order<F, N>(cells: &[(&CellPlan, F, Scenario, N)]) -> Vec<usize> {
             .nemesis
             .faults
             .iter()
-            .any(|f| matches!(f.spec.kind().after_run(), AfterRun::Restart(_)));
+            .any(|f| matches!(f.spec.after_run(), AfterRun::Restart(_)));
         (row, scenario.has_clock_faults(), restarts)
     });
     order
