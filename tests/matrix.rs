@@ -566,3 +566,69 @@ fn a_matrix_run_in_three_shards_merges_into_the_whole_one() {
         "nothing written for a refused merge"
     );
 }
+
+/// `server_instance` of the run a matrix run record points at.
+fn instance_of(store: &Path, run: &Value) -> Value {
+    let dir = store.join(run["run"].as_str().expect("the run has a folder"));
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    state["server_instance"].clone()
+}
+
+#[test]
+fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.toml");
+    std::fs::write(&file, TINY).unwrap();
+    let f = file.to_str().unwrap();
+    let mut verdicts = Vec::new();
+    for fresh in [false, true] {
+        let store = tmp.path().join(if fresh { "fresh" } else { "reuse" });
+        let mut args = vec!["matrix", f, "--store", store.to_str().unwrap()];
+        if fresh {
+            args.push("--fresh-servers");
+        }
+        let out = lockpick(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let json = matrix_json(&only_dir(&store.join("matrix")));
+        let runs: Vec<&Value> = json["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["runs"].as_array().unwrap())
+            .collect();
+        assert_eq!(runs.len(), 3);
+        let instances: Vec<Value> = runs.iter().map(|r| instance_of(&store, r)).collect();
+        let mut ids: Vec<&str> = instances
+            .iter()
+            .map(|i| i["id"].as_str().unwrap())
+            .collect();
+        let mut served: Vec<u64> = instances
+            .iter()
+            .map(|i| i["run"].as_u64().unwrap())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        served.sort();
+        if fresh {
+            assert_eq!(ids.len(), 3, "every run its own servers: {instances:?}");
+            assert_eq!(served, [1, 1, 1]);
+        } else {
+            // No column here changes the servers beyond a reset: one start serves the row.
+            assert_eq!(ids.len(), 1, "one start for the row: {instances:?}");
+            assert_eq!(served, [1, 2, 3]);
+        }
+        let mut v: Vec<(String, String)> = runs
+            .iter()
+            .map(|r| {
+                (
+                    r["column"].as_str().unwrap().to_owned(),
+                    r["verdict"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        v.sort();
+        verdicts.push(v);
+    }
+    assert_eq!(verdicts[0], verdicts[1], "reuse changed a verdict");
+}
