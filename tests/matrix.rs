@@ -48,6 +48,14 @@ expect.pause = "invalid: Kleppmann"
 expect.short-pause = "valid: the lease outlives the pause"
 "#;
 
+/// The matrices of these tests run one at a time: each is a timing experiment (leases of
+/// 300 ms) on a 2-core machine, and several at once make each other's clients miss leases.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn only_dir(root: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
@@ -79,6 +87,7 @@ fn run_folders(store: &Path, scenario: &str) -> usize {
 
 #[test]
 fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
+    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     std::fs::write(&file, TINY).unwrap();
@@ -240,6 +249,7 @@ fn pinned(package: &str) -> String {
 /// run, and a resumed matrix still finds the adapter (its path is relative to the shipped file).
 #[test]
 fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
+    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     let md = tmp.path().join("libraries.md");
@@ -416,6 +426,7 @@ fn matrix_json(dir: &Path) -> Value {
 
 #[test]
 fn a_matrix_run_in_three_shards_merges_into_the_whole_one() {
+    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     std::fs::write(&file, TINY.replace("seeds = 1", "seeds = 2")).unwrap();
@@ -577,6 +588,7 @@ fn instance_of(store: &Path, run: &Value) -> Value {
 
 #[test]
 fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for() {
+    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     std::fs::write(&file, TINY).unwrap();

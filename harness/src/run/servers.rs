@@ -12,7 +12,7 @@
 use super::backend::{start_nodes, Nodes};
 use super::error::RunError;
 use super::plan::RunPlan;
-use super::store::{discard_node_data, RunRecord};
+use super::store::{discard_node_data, note_instance_dir, RunRecord};
 use crate::backends::redis::RedisOptions;
 use crate::db::{NodeState, Supervisor};
 use crate::fault::AfterRun;
@@ -201,6 +201,7 @@ impl Drop for ServerPool {
             if !keep_data {
                 discard_node_data(&dir);
             }
+            note_instance_dir(&dir, false);
         }
     }
 }
@@ -251,6 +252,9 @@ impl Instance {
             dir: dir.to_owned(),
             keep_data: opts.keep_data,
         };
+        if !opts.keep_data {
+            note_instance_dir(dir, true);
+        }
         let started = async {
             let nodes =
                 start_nodes(scenario, &shell.supervisor, &shell.proxies, &opts.external).await?;
@@ -388,6 +392,7 @@ impl Shell {
         if !self.keep_data {
             discard_node_data(&self.dir);
         }
+        note_instance_dir(&self.dir, false);
     }
 }
 

@@ -148,6 +148,27 @@ pub fn mark_runs_killed(signal: &str) {
             discard_node_data(&record.dir);
         }
     }
+    // Servers kept between runs keep their data in the folder of the run that started them.
+    for dir in lock(&INSTANCE_DIRS).iter() {
+        discard_node_data(dir);
+    }
+}
+
+/// The run folders holding the node data of server instances that are up (see
+/// `run/servers.rs`), whose data the emergency exit removes too: an instance that served
+/// several runs keeps its nodes in the first one's folder, which is no longer in progress.
+static INSTANCE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Notes that an instance with its nodes in run folder `dir` is up (`up`) or was torn down.
+pub(crate) fn note_instance_dir(dir: &Path, up: bool) {
+    let mut dirs = lock(&INSTANCE_DIRS);
+    match dirs.iter().position(|d| d == dir) {
+        Some(i) if !up => {
+            dirs.remove(i);
+        }
+        None if up => dirs.push(dir.to_owned()),
+        _ => {}
+    }
 }
 
 /// Removes the stopped nodes' data folders, keeping their configs and logs: etcd alone
