@@ -591,7 +591,22 @@ fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
-    std::fs::write(&file, TINY).unwrap();
+    // A crash column first in the file: the row's other cells run before it, so all four
+    // share one start, and the crash's restart falls after the row.
+    let with_crash = TINY
+        .replacen(
+            "[[column]]\nname = \"none\"",
+            "[[column]]\nname = \"crash\"\nabout = \"a node crash\"\nfault = \"node-crash\"\n\
+             nodes = \"random-one\"\nat_ms = [200, 400]\nduration = 0\n\n\
+             [[column]]\nname = \"none\"",
+            1,
+        )
+        .replace(
+            "expect.none = \"valid: no fault\"",
+            "expect.none = \"valid: no fault\"\nexpect.crash = \"invalid: the key is lost\"",
+        );
+    assert!(with_crash.contains("name = \"crash\""));
+    std::fs::write(&file, with_crash).unwrap();
     let f = file.to_str().unwrap();
     let mut verdicts = Vec::new();
     for fresh in [false, true] {
@@ -601,7 +616,8 @@ fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for
             args.push("--fresh-servers");
         }
         let out = lockpick(&args);
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // 5: the crash cell may disagree with its guess; that is not what this test is about.
+        assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
         let json = matrix_json(&only_dir(&store.join("matrix")));
         let runs: Vec<&Value> = json["cells"]
             .as_array()
@@ -609,7 +625,7 @@ fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for
             .iter()
             .flat_map(|c| c["runs"].as_array().unwrap())
             .collect();
-        assert_eq!(runs.len(), 3);
+        assert_eq!(runs.len(), 4);
         let instances: Vec<Value> = runs.iter().map(|r| instance_of(&store, r)).collect();
         let mut ids: Vec<&str> = instances
             .iter()
@@ -623,15 +639,17 @@ fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for
         ids.dedup();
         served.sort();
         if fresh {
-            assert_eq!(ids.len(), 3, "every run its own servers: {instances:?}");
-            assert_eq!(served, [1, 1, 1]);
+            assert_eq!(ids.len(), 4, "every run its own servers: {instances:?}");
+            assert_eq!(served, [1, 1, 1, 1]);
         } else {
-            // No column here changes the servers beyond a reset: one start serves the row.
             assert_eq!(ids.len(), 1, "one start for the row: {instances:?}");
-            assert_eq!(served, [1, 2, 3]);
+            assert_eq!(served, [1, 2, 3, 4]);
+            let crash = runs.iter().position(|r| r["column"] == "crash").unwrap();
+            assert_eq!(instances[crash]["run"], 4, "the crash cell ran last");
         }
         let mut v: Vec<(String, String)> = runs
             .iter()
+            .filter(|r| r["column"] != "crash")
             .map(|r| {
                 (
                     r["column"].as_str().unwrap().to_owned(),
