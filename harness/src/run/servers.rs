@@ -321,8 +321,8 @@ impl Instance {
     }
 
     /// Puts the instance back as a fresh start leaves it: every proxy healed first (so no
-    /// toxic an earlier run left can break the reset), every node still running, then the
-    /// server kind's own reset through the healed proxies.
+    /// toxic an earlier run left can break the reset), every node still running and its clock
+    /// at real time, then the server kind's own reset through the healed proxies.
     async fn reset(&self, scenario: &Scenario) -> Result<(), String> {
         let reset = scenario
             .server
@@ -335,6 +335,13 @@ impl Instance {
         for node in self.supervisor.lock().await.nodes() {
             if node.state != NodeState::Running {
                 return Err(format!("node {} is {:?}", node.name, node.state));
+            }
+            // The nemesis put every clock it moved back already; a node under libfaketime is
+            // set to real time once more, so no setting can outlive its run.
+            let control = crate::db::faketime::control_file(&node.dir);
+            if self.setup.faketime && control.is_file() {
+                crate::db::faketime::set_clock(&control, crate::db::faketime::ClockSetting::REAL)
+                    .map_err(|e| format!("set {} to real time: {e}", control.display()))?;
             }
         }
         reset.reset(&self.nodes.endpoints, RESET_LIMIT).await
