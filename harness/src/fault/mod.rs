@@ -215,6 +215,57 @@ mod tests {
     use crate::scenario::parse_scenario;
     use std::path::Path;
 
+    #[test]
+    fn faults_that_kill_stop_or_promote_server_processes_restart_them_after_the_run() {
+        use lockpick_checker::fault_verbs::Target;
+        for f in FAULTS {
+            let verbs = f.verbs();
+            let on_processes = verbs.target == Target::Nodes
+                && matches!(verbs.opens, F::Crash | F::Pause | F::Failover);
+            if on_processes {
+                assert!(
+                    matches!(f.after_run(), AfterRun::Restart(_)),
+                    "{} hits server processes but lets the next run reuse them",
+                    f.name()
+                );
+            }
+            if verbs.target == Target::Client {
+                assert_eq!(f.after_run(), AfterRun::Reset, "{}", f.name());
+            }
+        }
+    }
+
+    #[test]
+    fn network_faults_on_client_links_reset_and_on_peer_links_restart() {
+        for fault in ["partition", "latency"] {
+            let extra = if fault == "latency" {
+                "\nlatency_ms = 100"
+            } else {
+                ""
+            };
+            let clients = scenario(
+                "etcd",
+                fault,
+                &format!("nodes = [\"n1\"]\nduration_ms = 300{extra}"),
+            )
+            .unwrap();
+            assert_eq!(clients.nemesis.faults[0].spec.after_run(), AfterRun::Reset);
+            let peers = scenario(
+                "etcd",
+                fault,
+                &format!("links = [\"n1-to-n2\"]\nduration_ms = 300{extra}"),
+            )
+            .unwrap();
+            assert!(
+                matches!(
+                    peers.nemesis.faults[0].spec.after_run(),
+                    AfterRun::Restart(_)
+                ),
+                "{fault} on peer links"
+            );
+        }
+    }
+
     /// A valid `[[nemesis]]` body of each fault, and the server kind that can take it.
     pub(super) fn sample(name: &str) -> (&'static str, &'static str) {
         match name {
