@@ -48,6 +48,14 @@ expect.pause = "invalid: Kleppmann"
 expect.short-pause = "valid: the lease outlives the pause"
 "#;
 
+/// The matrices of these tests run one at a time: each is a timing experiment (leases of
+/// 300 ms) on a 2-core machine, and several at once make each other's clients miss leases.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn only_dir(root: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
@@ -79,6 +87,7 @@ fn run_folders(store: &Path, scenario: &str) -> usize {
 
 #[test]
 fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
+    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     std::fs::write(&file, TINY).unwrap();
@@ -240,6 +249,7 @@ fn pinned(package: &str) -> String {
 /// run, and a resumed matrix still finds the adapter (its path is relative to the shipped file).
 #[test]
 fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
+    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     let md = tmp.path().join("libraries.md");
@@ -416,6 +426,7 @@ fn matrix_json(dir: &Path) -> Value {
 
 #[test]
 fn a_matrix_run_in_three_shards_merges_into_the_whole_one() {
+    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     std::fs::write(&file, TINY.replace("seeds = 1", "seeds = 2")).unwrap();
@@ -565,4 +576,89 @@ fn a_matrix_run_in_three_shards_merges_into_the_whole_one() {
         !tmp.path().join("refused").exists(),
         "nothing written for a refused merge"
     );
+}
+
+/// `server_instance` of the run a matrix run record points at.
+fn instance_of(store: &Path, run: &Value) -> Value {
+    let dir = store.join(run["run"].as_str().expect("the run has a folder"));
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    state["server_instance"].clone()
+}
+
+#[test]
+fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.toml");
+    // A crash column first in the file: the row's other cells run before it, so all four
+    // share one start, and the crash's restart falls after the row.
+    let with_crash = TINY
+        .replacen(
+            "[[column]]\nname = \"none\"",
+            "[[column]]\nname = \"crash\"\nabout = \"a node crash\"\nfault = \"node-crash\"\n\
+             nodes = \"random-one\"\nat_ms = [200, 400]\nduration = 0\n\n\
+             [[column]]\nname = \"none\"",
+            1,
+        )
+        .replace(
+            "expect.none = \"valid: no fault\"",
+            "expect.none = \"valid: no fault\"\nexpect.crash = \"invalid: the key is lost\"",
+        );
+    assert!(with_crash.contains("name = \"crash\""));
+    std::fs::write(&file, with_crash).unwrap();
+    let f = file.to_str().unwrap();
+    let mut verdicts = Vec::new();
+    for fresh in [false, true] {
+        let store = tmp.path().join(if fresh { "fresh" } else { "reuse" });
+        let mut args = vec!["matrix", f, "--store", store.to_str().unwrap()];
+        if fresh {
+            args.push("--fresh-servers");
+        }
+        let out = lockpick(&args);
+        // 5: the crash cell may disagree with its guess; that is not what this test is about.
+        assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
+        let json = matrix_json(&only_dir(&store.join("matrix")));
+        let runs: Vec<&Value> = json["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["runs"].as_array().unwrap())
+            .collect();
+        assert_eq!(runs.len(), 4);
+        let instances: Vec<Value> = runs.iter().map(|r| instance_of(&store, r)).collect();
+        let mut ids: Vec<&str> = instances
+            .iter()
+            .map(|i| i["id"].as_str().unwrap())
+            .collect();
+        let mut served: Vec<u64> = instances
+            .iter()
+            .map(|i| i["run"].as_u64().unwrap())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        served.sort();
+        if fresh {
+            assert_eq!(ids.len(), 4, "every run its own servers: {instances:?}");
+            assert_eq!(served, [1, 1, 1, 1]);
+        } else {
+            assert_eq!(ids.len(), 1, "one start for the row: {instances:?}");
+            assert_eq!(served, [1, 2, 3, 4]);
+            let crash = runs.iter().position(|r| r["column"] == "crash").unwrap();
+            assert_eq!(instances[crash]["run"], 4, "the crash cell ran last");
+        }
+        let mut v: Vec<(String, String)> = runs
+            .iter()
+            .filter(|r| r["column"] != "crash")
+            .map(|r| {
+                (
+                    r["column"].as_str().unwrap().to_owned(),
+                    r["verdict"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        v.sort();
+        verdicts.push(v);
+    }
+    assert_eq!(verdicts[0], verdicts[1], "reuse changed a verdict");
 }

@@ -67,6 +67,12 @@ pub struct ServerRan {
     /// What the running server reported (`3.6.16`); `None` when it cannot say.
     #[serde(default)]
     pub version: Option<String>,
+    /// Which start of the servers the run used, and which of its runs this was
+    /// (`20261125T211200Z-4711-3, its run 2`): consecutive runs of a matrix row can share one
+    /// start, reset in between (`run.json`'s `server_instance` has the details). `None` for runs
+    /// stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 impl ServerRan {

@@ -142,6 +142,8 @@ struct RunSummary {
     backend: String,
     /// The server and the version it reported (`etcd 3.6.16`), if recorded.
     server: Option<String>,
+    /// The start of the servers the run used and which of its runs it was, if recorded.
+    instance: Option<String>,
     /// `trusting` or `careful`, when the results say.
     discipline: Option<String>,
     seed: u64,
@@ -343,6 +345,7 @@ fn render_view(
             scenario: results.scenario.clone(),
             backend: results.backend.clone(),
             server: results.server.as_ref().map(|s| s.describe()),
+            instance: results.server.as_ref().and_then(|s| s.instance.clone()),
             discipline: results.discipline.clone(),
             seed: results.seed,
             verdict: results.verdict.name().to_owned(),

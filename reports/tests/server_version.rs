@@ -15,9 +15,16 @@ fn the_report_names_the_server_version_that_ran() {
         kind: "etcd".to_owned(),
         release: Some("3.6".to_owned()),
         version: Some("3.6.16".to_owned()),
+        instance: Some("20261125T211200Z-4711-3, its run 2".to_owned()),
     });
     let html = render_run_report(&results, &events).unwrap();
     assert!(html.contains(r#"<span id="server">on etcd 3.6.16</span>"#));
+    assert!(
+        html.contains(
+            r#"<span id="instance">(server instance 20261125T211200Z-4711-3, its run 2)</span>"#
+        ),
+        "the report names the server instance"
+    );
 
     results.server.as_mut().unwrap().version = None;
     let html = render_run_report(&results, &events).unwrap();

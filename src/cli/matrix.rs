@@ -51,6 +51,12 @@ pub struct MatrixArgs {
     /// Use the redis-server at HOST:PORT as the protected resource.
     #[arg(long, value_name = "HOST:PORT")]
     pub resource: Option<SocketAddr>,
+    /// Start and stop the servers for every run. By default a row's servers stay up across
+    /// its consecutive runs and are reset in between (keys, rows, znodes, sessions and
+    /// proxies cleared), unless a run's fault changed them in a way a reset cannot undo (a
+    /// node crash, a failover, …); this turns that off, to compare verdicts.
+    #[arg(long)]
+    pub fresh_servers: bool,
 }
 
 #[derive(Debug, Args)]

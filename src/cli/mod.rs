@@ -186,6 +186,11 @@ pub struct SuiteArgs {
     /// Use the redis-server at HOST:PORT as the protected resource.
     #[arg(long, value_name = "HOST:PORT")]
     pub resource: Option<SocketAddr>,
+    /// Start and stop the servers for every run. By default consecutive runs on the same
+    /// server setup (a scenario's seeds) share one start, reset in between, unless a run's
+    /// fault changed the servers in a way a reset cannot undo; this turns that off.
+    #[arg(long)]
+    pub fresh_servers: bool,
 }
 
 /// Allowed `check --budget`, in seconds: a millisecond to a day.

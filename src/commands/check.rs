@@ -190,6 +190,7 @@ fn checked_results(
                     kind: s.server.name().to_owned(),
                     release: s.version.map(|v| v.name.to_owned()),
                     version: None,
+                    instance: None,
                 }),
                 discipline: stored.map(|s| s.client.discipline.name().to_owned()),
             }

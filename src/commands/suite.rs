@@ -10,7 +10,7 @@ use crate::run_args::{runtime, write_report};
 use lockpick_checker::results::RunResults;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::matrix::{assign, RunCost, Shard};
-use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
+use lockpick_harness::run::{run_scenario_in, utc_stamp, RunOptions, ServerPool};
 use lockpick_harness::scenario::{list_scenarios, load_scenario, Scenario};
 use lockpick_reports::{CaseStatus, SuiteCase, SuiteRecord, SUITE_DIR, SUITE_VERSION};
 use std::collections::BTreeSet;
@@ -63,6 +63,11 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
     let rt = runtime();
     let result = rt.block_on(async {
         let interrupt = crate::signals::install()?;
+        let mut pool = if args.fresh_servers {
+            ServerPool::fresh()
+        } else {
+            ServerPool::reusing()
+        };
         for scenario in &scenarios {
             let expected = scenario.expected.expect("filtered on expected");
             let mut matched = 0;
@@ -121,7 +126,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
                     ..RunOptions::default()
                 };
                 let run_started = Instant::now();
-                let outcome = run_scenario(scenario, &opts, interrupt.clone()).await;
+                let outcome = run_scenario_in(scenario, &opts, interrupt.clone(), &mut pool).await;
                 case.secs = run_started.elapsed().as_secs_f64();
                 match outcome {
                     Ok(outcome) => {
@@ -170,6 +175,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
                 eprintln!("{}: {matched}/{planned} as expected", scenario.name);
             }
         }
+        pool.close().await;
         Ok::<_, Failure>(())
     });
     drop(rt);

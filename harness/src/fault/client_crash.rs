@@ -25,6 +25,10 @@ impl FaultKind for ClientCrash {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::client(F::Crash, None)
     }
+    /// A client process dies; the servers are untouched, and the sessions it left are ended by the reset.
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let point = e.point()?;
         if point == PausePoint::DuringOp {

@@ -26,6 +26,10 @@ impl FaultKind for ClientPause {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::client(F::Pause, Some(F::Resume))
     }
+    /// Only a client stops; the servers are untouched.
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let point = e.point()?;
         let ops = match e.get::<Vec<String>>("ops")? {

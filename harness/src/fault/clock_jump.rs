@@ -23,6 +23,10 @@ impl FaultKind for ClockJump {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Clock, Some(F::ClockReset))
     }
+    /// The nemesis puts every clock it moved back to real time when the run ends; what the moved clock expired or kept is cleared by the reset.
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             targets: e.targets(clock::TARGETS)?,

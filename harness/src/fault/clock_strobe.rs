@@ -24,6 +24,10 @@ impl FaultKind for ClockStrobe {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Clock, Some(F::ClockReset))
     }
+    /// The nemesis puts every clock it moved back to real time when the run ends; what the moved clock expired or kept is cleared by the reset.
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let targets = e.targets(clock::TARGETS)?;
         let offset_ms = e.offset()?;

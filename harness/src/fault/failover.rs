@@ -27,6 +27,11 @@ impl FaultKind for Failover {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Failover, None)
     }
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Restart(
+            "a promoted replica stays the primary, and the old primary is no longer one; only a restart puts the pair back",
+        )
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let once = "a failover happens once: the old primary stays down and there is no \
                     second replica to promote; allowed: at_ms alone";

@@ -26,6 +26,11 @@ impl FaultKind for Isolate {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Partition, Some(F::Heal))
     }
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Restart(
+            "a member cut from its peers may still be catching up or voting when the next run would start; a reset cannot tell that it settled",
+        )
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             targets: e.targets(TargetRule {

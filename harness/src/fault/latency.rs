@@ -26,6 +26,11 @@ impl FaultKind for Latency {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Slow, Some(F::Heal))
     }
+    /// Only the proxies slow down, and the reset heals every proxy (latency on peer links
+    /// restarts: see `Reach::after_run`).
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let reach = Reach::read(e)?;
         let latency_ms = e.need("latency_ms", "")?;
@@ -52,6 +57,9 @@ struct Spec {
 }
 
 impl FaultSpec for Spec {
+    fn after_run(&self) -> super::AfterRun {
+        self.reach.after_run(self.kind().after_run())
+    }
     fn kind(&self) -> &'static dyn FaultKind {
         &Latency
     }

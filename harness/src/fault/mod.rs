@@ -79,6 +79,19 @@ pub trait FaultKind: Sync {
     fn parse(&self, entry: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError>;
     /// The history verbs it records, whatever its fields.
     fn verbs(&self) -> Verbs;
+    /// What a run with it leaves of the servers once it is healed: whether the next run may
+    /// keep them (reset) or must start its own. Every fault decides.
+    fn after_run(&self) -> AfterRun;
+}
+
+/// Whether servers a fault hit can serve the next run after a reset ([`FaultKind::after_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterRun {
+    /// Once healed, the servers differ from fresh ones only in what a reset clears (keys,
+    /// sessions, proxies' toxics).
+    Reset,
+    /// The fault changed the servers in a way no reset undoes; why, in words.
+    Restart(&'static str),
 }
 
 /// The history verbs a fault records and what it aims them at, declared once per fault: the
@@ -130,6 +143,11 @@ pub trait FaultSpec: fmt::Debug + Send + Sync {
     fn needs_own_nodes(&self) -> Option<&'static str>;
     /// Whether it moves nodes' clocks, so the nodes must run under libfaketime.
     fn moves_clocks(&self) -> bool;
+    /// What a run with it leaves of the servers: its kind's [`FaultKind::after_run`] unless
+    /// its fields change that (a network fault on peer links restarts).
+    fn after_run(&self) -> AfterRun {
+        self.kind().after_run()
+    }
     /// The client it is aimed at, if it names one (client faults).
     fn aimed_at_client(&self) -> Option<usize> {
         None
@@ -196,6 +214,57 @@ mod tests {
     use crate::nemesis::build_schedule;
     use crate::scenario::parse_scenario;
     use std::path::Path;
+
+    #[test]
+    fn faults_that_kill_stop_or_promote_server_processes_restart_them_after_the_run() {
+        use lockpick_checker::fault_verbs::Target;
+        for f in FAULTS {
+            let verbs = f.verbs();
+            let on_processes = verbs.target == Target::Nodes
+                && matches!(verbs.opens, F::Crash | F::Pause | F::Failover);
+            if on_processes {
+                assert!(
+                    matches!(f.after_run(), AfterRun::Restart(_)),
+                    "{} hits server processes but lets the next run reuse them",
+                    f.name()
+                );
+            }
+            if verbs.target == Target::Client {
+                assert_eq!(f.after_run(), AfterRun::Reset, "{}", f.name());
+            }
+        }
+    }
+
+    #[test]
+    fn network_faults_on_client_links_reset_and_on_peer_links_restart() {
+        for fault in ["partition", "latency"] {
+            let extra = if fault == "latency" {
+                "\nlatency_ms = 100"
+            } else {
+                ""
+            };
+            let clients = scenario(
+                "etcd",
+                fault,
+                &format!("nodes = [\"n1\"]\nduration_ms = 300{extra}"),
+            )
+            .unwrap();
+            assert_eq!(clients.nemesis.faults[0].spec.after_run(), AfterRun::Reset);
+            let peers = scenario(
+                "etcd",
+                fault,
+                &format!("links = [\"n1-to-n2\"]\nduration_ms = 300{extra}"),
+            )
+            .unwrap();
+            assert!(
+                matches!(
+                    peers.nemesis.faults[0].spec.after_run(),
+                    AfterRun::Restart(_)
+                ),
+                "{fault} on peer links"
+            );
+        }
+    }
 
     /// A valid `[[nemesis]]` body of each fault, and the server kind that can take it.
     pub(super) fn sample(name: &str) -> (&'static str, &'static str) {

@@ -27,6 +27,11 @@ impl FaultKind for NodeCrash {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Crash, Some(F::Restart))
     }
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Restart(
+            "a killed node lost what it held in memory (and a restarted member may still be catching up): a fresh start is what the next run needs",
+        )
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             targets: members::process_targets(e)?,

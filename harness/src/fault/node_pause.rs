@@ -27,6 +27,11 @@ impl FaultKind for NodePause {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Pause, Some(F::Resume))
     }
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Restart(
+            "a stopped member may still be catching up or voting after it is continued; a reset cannot tell that it settled",
+        )
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             targets: members::process_targets(e)?,

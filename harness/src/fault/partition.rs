@@ -25,6 +25,11 @@ impl FaultKind for Partition {
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Partition, Some(F::Heal))
     }
+    /// Only client links through the proxies are cut, and the reset heals every proxy (a
+    /// partition of peer links restarts: see `Reach::after_run`).
+    fn after_run(&self) -> super::AfterRun {
+        super::AfterRun::Reset
+    }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         Ok(Arc::new(Spec {
             reach: Reach::read(e)?,
@@ -40,6 +45,9 @@ struct Spec {
 }
 
 impl FaultSpec for Spec {
+    fn after_run(&self) -> super::AfterRun {
+        self.reach.after_run(self.kind().after_run())
+    }
     fn kind(&self) -> &'static dyn FaultKind {
         &Partition
     }

@@ -1,5 +1,5 @@
 //! Starting a scenario's servers (or reaching a user's, `--external`), each node behind a proxy,
-//! and building the scenario's clients on the addresses they hand back. Nothing here knows a
+//! and building a run's clients on the addresses they hand back. Nothing here knows a
 //! server or client kind by name: see [`crate::server`] and [`crate::client::ClientKind`].
 
 use super::error::RunError;
@@ -8,31 +8,29 @@ use crate::cluster::ClusterNet;
 use crate::db::Supervisor;
 use crate::proxy::FaultProxies;
 use crate::scenario::Scenario;
-use crate::server::{external, StartCtx, StartError};
+use crate::server::{external, Endpoints, StartCtx, StartError};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// A started backend: its clients, its peer network if it is a cluster, and its version as
-/// the server reported it.
-pub(super) struct Backend {
-    pub(super) clients: Box<dyn Clients>,
+/// A backend's started nodes: what clients reach, its peer network if it is a cluster, and
+/// its version as the server reported it.
+pub(super) struct Nodes {
+    pub(super) endpoints: Endpoints,
     pub(super) cluster: Option<Arc<ClusterNet>>,
     pub(super) version: Option<String>,
 }
 
-/// Starts the lock nodes of `scenario`, each behind a proxy named after the node, and builds
-/// the clients that reach them through those proxies. With `external` addresses (one per
-/// node, checked by [`Scenario::check_external`]) nothing is started: the proxies go in front
-/// of those servers.
-pub(super) async fn start_backend(
+/// Starts the lock nodes of `scenario`, each behind a proxy named after the node. With
+/// `external` addresses (one per node, checked by [`Scenario::check_external`]) nothing is
+/// started: the proxies go in front of those servers.
+pub(super) async fn start_nodes(
     scenario: &Scenario,
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
     external_addrs: &[SocketAddr],
-    run_dir: &Path,
-) -> Result<Backend, RunError> {
+) -> Result<Nodes, RunError> {
     let started = if external_addrs.is_empty() {
         let ctx = StartCtx {
             supervisor,
@@ -47,23 +45,31 @@ pub(super) async fn start_backend(
         external(proxies, &scenario.node_names(), external_addrs).await?
     };
     let version = running_version(scenario, &started.endpoints, external_addrs.is_empty()).await?;
-    let clients = scenario
+    Ok(Nodes {
+        endpoints: started.endpoints,
+        cluster: started.cluster,
+        version,
+    })
+}
+
+/// Builds the scenario's clients on the nodes' addresses (their proxies), for one run.
+pub(super) fn build_clients(
+    scenario: &Scenario,
+    endpoints: &Endpoints,
+    run_dir: &Path,
+) -> Result<Box<dyn Clients>, RunError> {
+    scenario
         .client
         .options
         .build(&BuildCtx {
             lock: &scenario.lock,
-            endpoints: &started.endpoints,
+            endpoints,
             run_dir,
         })
         .map_err(|e| RunError::Client {
             client: scenario.client.kind.name(),
             message: e,
-        })?;
-    Ok(Backend {
-        clients,
-        cluster: started.cluster,
-        version,
-    })
+        })
 }
 
 /// The version the first node reports, through its proxy (no fault is on yet), checked
@@ -73,7 +79,7 @@ pub(super) async fn start_backend(
 /// external server (`ours` false) runs whatever its owner installed: recorded, not checked.
 async fn running_version(
     scenario: &Scenario,
-    endpoints: &crate::server::Endpoints,
+    endpoints: &Endpoints,
     ours: bool,
 ) -> Result<Option<String>, StartError> {
     let Some(&(_, addr)) = endpoints.nodes.first() else {

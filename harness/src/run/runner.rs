@@ -1,18 +1,15 @@
 //! Carries out one run: backend up, proxies in front, clients and nemesis running, history
 //! recorded, everything torn down on every path, then the history checked.
 
-use super::backend::start_backend;
+use super::backend::build_clients;
 use super::error::RunError;
 use super::options::RunOptions;
 use super::plan::{RunPlan, Swapped};
-use super::store::{
-    create_run_dir, discard_node_data, interrupt_signal, write_store_file, RunRecord,
-};
-use crate::backends::redis::RedisOptions;
+use super::servers::{Instance, ServerPool, RESOURCE_NODE};
+use super::store::{create_run_dir, interrupt_signal, write_store_file, RunRecord};
 use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
 use crate::db::Supervisor;
 use crate::nemesis::{run_nemesis, NemesisCtx};
-use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
 use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
@@ -21,7 +18,6 @@ use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, ServerRan, RESULTS_VERSION};
 use lockpick_checker::run_checks::check_run_file_reach;
 use lockpick_store::{Ended, Phase};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -51,6 +47,18 @@ pub async fn run_scenario(
     run_plan(&plan, interrupt).await
 }
 
+/// [`run_scenario`] on servers from `pool`: the servers an earlier run of the same setup
+/// left in it (reset), or fresh ones, which stay in it for the next run when they may.
+pub async fn run_scenario_in(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    interrupt: CancellationToken,
+    pool: &mut ServerPool,
+) -> Result<RunOutcome, RunError> {
+    let plan = RunPlan::new(scenario, opts)?;
+    run_plan_in(&plan, interrupt, pool).await
+}
+
 /// Carries out `plan`.
 ///
 /// The run folder is born whole before any server starts (scenario, schedule, an empty
@@ -59,6 +67,18 @@ pub async fn run_scenario(
 pub async fn run_plan(
     plan: &RunPlan,
     interrupt: CancellationToken,
+) -> Result<RunOutcome, RunError> {
+    let mut pool = ServerPool::fresh();
+    let outcome = run_plan_in(plan, interrupt, &mut pool).await;
+    pool.close().await;
+    outcome
+}
+
+/// [`run_plan`] on servers from `pool` (see [`run_scenario_in`]).
+pub async fn run_plan_in(
+    plan: &RunPlan,
+    interrupt: CancellationToken,
+    pool: &mut ServerPool,
 ) -> Result<RunOutcome, RunError> {
     let scenario = &plan.scenario;
     let opts = &plan.options;
@@ -79,7 +99,7 @@ pub async fn run_plan(
     )?;
     write_store_file(&dir.join("history.jsonl"), b"")?;
     let record = RunRecord::create(&dir, opts.keep_data)?;
-    let result = run_recorded(plan, &dir, &record, interrupt).await;
+    let result = run_recorded(plan, &dir, &record, interrupt, pool).await;
     let (phase, ended) = match &result {
         Ok(outcome) => (
             Phase::Done,
@@ -111,38 +131,14 @@ async fn run_recorded(
     dir: &Path,
     record: &RunRecord,
     interrupt: CancellationToken,
+    pool: &mut ServerPool,
 ) -> Result<RunOutcome, RunError> {
     let (scenario, opts) = (&plan.scenario, &plan.options);
     record.advance(Phase::ServersStarting)?;
-    // Nodes die with the supervisor on every path out of this function (Drop kills them when
-    // the last holder, this function or the nemesis, lets go).
-    let supervisor = Arc::new(Mutex::new(Supervisor::new(dir)));
-    let embedded = match opts.toxiproxy {
-        Some(_) => None,
-        None => Some(EmbeddedToxiproxy::start(SocketAddr::from(([127, 0, 0, 1], 0))).await?),
-    };
-    let api = opts
-        .toxiproxy
-        .or(embedded.as_ref().map(|e| e.api_addr()))
-        .expect("an external or an embedded toxiproxy");
-    let proxies = FaultProxies::new(api)?.in_namespace(run_namespace());
-    let recorded = run_with(plan, &supervisor, &proxies, dir, record, interrupt.clone()).await;
-    // Proxies of this run are removed even on an external server, which outlives us.
-    for node in scenario.node_names() {
-        let _ = proxies.delete(&node).await;
-    }
-    if let Some(e) = embedded {
-        e.shutdown().await;
-    }
-    let mut sup = supervisor.lock().await;
-    sup.stop_all().await;
-    record.set_bind_retries(sup.bind_retries());
-    drop(sup);
-    // Killed libfaketime nodes cannot remove their shared-memory files themselves.
-    crate::db::faketime::clean_stale_shm();
-    if !opts.keep_data {
-        discard_node_data(dir);
-    }
+    let servers = pool.take(plan, dir, record).await?;
+    let recorded = run_with(plan, &servers, dir, record, interrupt.clone()).await;
+    let clean = recorded.is_ok() && !interrupt.is_cancelled();
+    pool.give_back(plan, servers, clean, record).await;
     let recorded = recorded?;
 
     record.advance(Phase::Checking)?;
@@ -176,6 +172,9 @@ async fn run_recorded(
             kind: scenario.server.name().to_owned(),
             release: scenario.version.map(|v| v.name.to_owned()),
             version: recorded.server_version.clone(),
+            instance: record
+                .server_instance()
+                .map(|i| format!("{}, its run {}", i.id, i.run)),
         }),
         discipline: Some(scenario.client.discipline.name().to_owned()),
     };
@@ -199,27 +198,16 @@ struct Recorded {
 
 async fn run_with(
     plan: &RunPlan,
-    supervisor: &Arc<Mutex<Supervisor>>,
-    proxies: &FaultProxies,
+    servers: &Instance,
     dir: &Path,
     record: &RunRecord,
     interrupt: CancellationToken,
 ) -> Result<Recorded, RunError> {
     let (scenario, opts) = (&plan.scenario, &plan.options);
     let (seed, clients, duration_ms) = (plan.seed, plan.clients, plan.duration_ms);
-
-    let backend = start_backend(scenario, supervisor, proxies, &opts.external, dir).await?;
-    let resource_addr = match opts.resource {
-        Some(addr) => addr,
-        None => {
-            supervisor
-                .lock()
-                .await
-                .start_redis(RESOURCE_NODE, RedisOptions::default())
-                .await?
-                .addr
-        }
-    };
+    let supervisor = &servers.supervisor;
+    let backend_clients = build_clients(scenario, &servers.nodes.endpoints, dir)?;
+    let resource_addr = servers.resource;
     let op_timeout = Duration::from_millis(scenario.lock.op_timeout_ms);
     let locks: Arc<[String]> = scenario.lock.names().into();
     // The resource is not under test: it gets no proxy and a generous time limit.
@@ -259,7 +247,7 @@ async fn run_with(
         run_dir: dir.to_owned(),
         start: start_gate.clone(),
     };
-    backend.clients.spawn(&mut tasks, clients, &ctx);
+    backend_clients.spawn(&mut tasks, clients, &ctx);
     // The workload's clock, the nemesis's and the history's start once every client has its
     // first session: an adapter's runtime and library may take a second or more to start.
     tokio::select! {
@@ -273,13 +261,13 @@ async fn run_with(
     let nemesis = tokio::spawn(run_nemesis(
         plan.schedule.clone(),
         NemesisCtx {
-            proxies: proxies.clone(),
+            proxies: servers.proxies.clone(),
             recorder: recorder.clone(),
             points: points.clone(),
             start: started,
             stop: stop.clone(),
             supervisor: supervisor.clone(),
-            cluster: backend.cluster.clone(),
+            cluster: servers.nodes.cluster.clone(),
         },
     ));
 
@@ -330,9 +318,6 @@ async fn run_with(
         .await;
     }
     recorder.finish()?;
-    if let Some(cluster) = &backend.cluster {
-        cluster.delete().await;
-    }
     if let Some(error) = broken.take() {
         return Err(RunError::Adapter(Box::new(error)));
     }
@@ -341,12 +326,9 @@ async fn run_with(
     Ok(Recorded {
         workload_time,
         ops: recorder.completed_ops(),
-        server_version: backend.version.clone(),
+        server_version: servers.nodes.version.clone(),
     })
 }
-
-/// The node that holds the protected resource: not under test, so not counted as the lock's.
-const RESOURCE_NODE: &str = "resource";
 
 /// CPU milliseconds used so far by each lock server node this run started (none for
 /// external servers).
@@ -408,14 +390,6 @@ async fn final_read(recorder: &Recorder, resource: &Resource, process: u64) {
         crate::client::Outcome::Info(e) => (EventKind::Info, note, Some(e)),
     };
     recorder.record(process, kind, F::Read, None, value, error);
-}
-
-/// A proxy-name prefix no other run uses: unique per process (pid) and per run in it, so runs
-/// sharing one external Toxiproxy keep apart.
-fn run_namespace() -> String {
-    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("lockpick-{}-{n}-", std::process::id())
 }
 
 /// The comment a run's stored `scenario.toml` starts with when `--backend` (or `compare`)

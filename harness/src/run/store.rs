@@ -89,6 +89,16 @@ impl RunRecord {
         let _ = self.update(|s| s.server_cpu_ms = Some(ms));
     }
 
+    /// Records which server instance the run uses.
+    pub(crate) fn set_server_instance(&self, instance: lockpick_store::ServerInstance) {
+        let _ = self.update(|s| s.server_instance = Some(instance));
+    }
+
+    /// The server instance recorded for the run, if any.
+    pub(crate) fn server_instance(&self) -> Option<lockpick_store::ServerInstance> {
+        lock(&self.state).server_instance.clone()
+    }
+
     /// Records how the run ended; the run is no longer in progress.
     pub(crate) fn end(&self, phase: Phase, ended: Ended) -> Result<(), RunError> {
         lock(&ACTIVE).retain(|r| !Arc::ptr_eq(&r.state, &self.state));
@@ -137,6 +147,27 @@ pub fn mark_runs_killed(signal: &str) {
         if !record.keep_data {
             discard_node_data(&record.dir);
         }
+    }
+    // Servers kept between runs keep their data in the folder of the run that started them.
+    for dir in lock(&INSTANCE_DIRS).iter() {
+        discard_node_data(dir);
+    }
+}
+
+/// The run folders holding the node data of server instances that are up (see
+/// `run/servers.rs`), whose data the emergency exit removes too: an instance that served
+/// several runs keeps its nodes in the first one's folder, which is no longer in progress.
+static INSTANCE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Notes that an instance with its nodes in run folder `dir` is up (`up`) or was torn down.
+pub(crate) fn note_instance_dir(dir: &Path, up: bool) {
+    let mut dirs = lock(&INSTANCE_DIRS);
+    match dirs.iter().position(|d| d == dir) {
+        Some(i) if !up => {
+            dirs.remove(i);
+        }
+        None if up => dirs.push(dir.to_owned()),
+        _ => {}
     }
 }
 

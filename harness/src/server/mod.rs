@@ -203,6 +203,26 @@ pub trait ServerKind: Sync + 'static {
     /// Starts the nodes under the supervisor, each behind a proxy named after it, and returns
     /// what clients reach. Precondition: none of these nodes or proxies exists yet.
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>>;
+
+    /// How its running nodes are put back as a fresh start leaves them, so consecutive runs
+    /// can share one start ([`Reset`], in the backend's folder); `None`: every run starts its
+    /// own nodes. Every kind decides.
+    fn reset(&self) -> Option<&'static dyn Reset>;
+}
+
+/// Puts running nodes of a server kind back in the state a fresh start leaves them in, as far
+/// as a lock can tell: every key, row, znode, lease and session of earlier runs gone, the
+/// fencing-token counter back at its start (or, where the server cannot reset it, only ever
+/// growing: see the kind's implementation). Called between runs with every proxy healed and
+/// every fault of the earlier run healed, so it talks to the nodes through their proxies.
+pub trait Reset: Sync {
+    /// Resets the nodes at `endpoints` (their proxies), within `limit`. `Err` says what
+    /// failed: the caller then stops the nodes and starts fresh ones.
+    fn reset<'a>(
+        &'a self,
+        endpoints: &'a Endpoints,
+        limit: std::time::Duration,
+    ) -> BoxFuture<'a, Result<(), String>>;
 }
 
 impl fmt::Debug for dyn ServerKind {

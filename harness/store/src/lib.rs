@@ -13,4 +13,6 @@ mod run_state;
 pub use atomic::{link_atomic, write_atomic};
 pub use error::StoreError;
 pub use layout::{run_id, seed_of, utc_stamp, LATEST};
-pub use run_state::{Ended, Phase, RunState, RunStatus, RUN_STATE_FILE, RUN_STATE_VERSION};
+pub use run_state::{
+    Ended, Phase, RunState, RunStatus, ServerInstance, RUN_STATE_FILE, RUN_STATE_VERSION,
+};

@@ -106,7 +106,8 @@ pub struct RunState {
     pub phase: Phase,
     /// How it ended; absent while it runs, and forever if it was killed (SIGKILL).
     pub ended: Option<Ended>,
-    /// How many times a server start was retried on a new port after "address in use".
+    /// How many times a server start was retried on a new port after "address in use", by
+    /// the servers this run used since they started (runs sharing them count alike).
     #[serde(default)]
     pub bind_retries: u64,
     /// CPU milliseconds each lock server node (its whole process tree) used while the
@@ -114,6 +115,36 @@ pub struct RunState {
     /// for runs that did not reach the workload's end, and in runs stored before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_ms: Option<std::collections::BTreeMap<String, u64>>,
+    /// The lock servers this run used: one instance can serve several consecutive runs of
+    /// a matrix row (kept up and reset in between), so a state leak between runs can be
+    /// traced to the runs that shared it. Absent for a run that failed before its servers
+    /// were up, and in runs stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_instance: Option<ServerInstance>,
+}
+
+/// Which started servers a run used ([`RunState::server_instance`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerInstance {
+    /// Unique on this machine: when the servers were started (UTC stamp), lockpick's pid and
+    /// a count of instances in that process, e.g. `20261125T211200Z-4711-3`.
+    pub id: String,
+    /// The run folder (name) the instance was started in: its nodes' folders (data, logs)
+    /// live there, not in the later runs it served.
+    pub started_in: String,
+    /// Each lock server node's process id when the run started.
+    pub pids: std::collections::BTreeMap<String, u32>,
+    /// Which run of the instance this is: 1 for the run that started it, 2 for the first
+    /// run after a reset, …
+    pub run: u32,
+    /// How long resetting the servers before this run took (0 on the run that started them).
+    pub reset_ms: u64,
+    /// On the run that started the instance, why the servers an earlier run of the same
+    /// process had up were not kept for it (a fault a reset cannot undo, a failed reset,
+    /// another server setup); absent when there were none or fresh servers were asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_fresh: Option<String>,
 }
 
 /// What a reader makes of a run folder's record.
@@ -141,6 +172,7 @@ impl RunState {
             ended: None,
             bind_retries: 0,
             server_cpu_ms: None,
+            server_instance: None,
         }
     }
 

@@ -15,10 +15,11 @@ use crate::reproduce::Reproduce;
 use crate::run_args::{runtime, write_report};
 use lockpick_checker::history::read_history;
 use lockpick_harness::client::process::read_hello;
+use lockpick_harness::fault::AfterRun;
 use lockpick_harness::matrix::{
     assign, folder_of, load_matrix_in, plan_matrix, CellPlan, Matrix, RunCost, Shard, MAX_SEEDS,
 };
-use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
+use lockpick_harness::run::{run_scenario_in, utc_stamp, RunOptions, ServerPool};
 use lockpick_harness::scenario::Scenario;
 use lockpick_reports::matrix::{
     aggregate, cell_label, failed_run, matrix_markdown, summarize_run, write_matrix, CellHead,
@@ -348,11 +349,17 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
                 .map(|(r, _)| (r.row, r.column, r.seed))
                 .collect::<std::collections::BTreeSet<RunKey>>()
         });
+        let order = reuse_order(&cells);
+        let mut pool = if args.fresh_servers {
+            ServerPool::fresh()
+        } else {
+            ServerPool::reusing()
+        };
         // Seed by seed across the whole matrix, so a matrix cut short has about as many
         // runs in every cell.
         'seeds: for k in 0..full.seeds {
             let seed = full.first_seed.wrapping_add(k);
-            for (plan, file, scenario, needs) in &cells {
+            for (plan, file, scenario, needs) in order.iter().map(|&i| &cells[i]) {
                 let needs = needs.clone();
                 let key: RunKey = (plan.row.clone(), plan.column.clone(), seed);
                 if mine.as_ref().is_some_and(|m| !m.contains(&key)) {
@@ -393,7 +400,9 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
                     secs: 0.0,
                 };
                 let run_started = Instant::now();
-                let summary = match run_scenario(scenario, &opts, interrupt.clone()).await {
+                let summary = match run_scenario_in(scenario, &opts, interrupt.clone(), &mut pool)
+                    .await
+                {
                     Ok(outcome) => {
                         at.secs = run_started.elapsed().as_secs_f64();
                         write_report(&outcome.dir, &outcome.results);
@@ -427,6 +436,7 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
                 write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
             }
         }
+        pool.close().await;
         Ok::<_, Failure>(())
     });
     drop(rt);
@@ -472,6 +482,32 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
     } else {
         Ok(Exit::Done)
     }
+}
+
+/// The order a seed's runs are made in, as indices into `cells`: row by row as the file has
+/// them, and in each row first the cells whose servers a reset puts back, then those whose
+/// fault leaves servers that must be restarted (a node crash), then the cells whose nodes run
+/// under libfaketime (another server setup). So a row's consecutive runs share one start of
+/// its servers as far as they can (`ServerPool`); the order changes no run's plan or seed.
+fn reuse_order<F, N>(cells: &[(&CellPlan, F, Scenario, N)]) -> Vec<usize> {
+    let mut rows: Vec<&str> = Vec::new();
+    for (plan, ..) in cells {
+        if !rows.contains(&plan.row.as_str()) {
+            rows.push(&plan.row);
+        }
+    }
+    let mut order: Vec<usize> = (0..cells.len()).collect();
+    order.sort_by_key(|&i| {
+        let (plan, _, scenario, _) = &cells[i];
+        let row = rows.iter().position(|r| *r == plan.row).unwrap_or(0);
+        let restarts = scenario
+            .nemesis
+            .faults
+            .iter()
+            .any(|f| matches!(f.spec.after_run(), AfterRun::Restart(_)));
+        (row, scenario.has_clock_faults(), restarts)
+    });
+    order
 }
 
 /// The scenario a runnable cell runs, as the matrix built it, naming the cell's file it was

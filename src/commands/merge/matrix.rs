@@ -79,6 +79,7 @@ pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         external: Vec::new(),
         shard: None,
         resource: None,
+        fresh_servers: false,
     })
 }
 

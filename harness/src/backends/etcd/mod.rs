@@ -6,6 +6,7 @@ mod cluster;
 mod lock;
 mod lock_service;
 mod process;
+mod reset;
 mod server;
 
 pub use cluster::{start_etcd_cluster, start_etcd_cluster_of, EtcdCluster};

@@ -100,4 +100,9 @@ impl ServerKind for Etcd {
             Ok(crate::server::started_cluster(&ctx.nodes, cluster))
         })
     }
+
+    /// Every key deleted and every lease revoked (the revision keeps growing: see `reset.rs`).
+    fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
+        Some(&super::reset::EtcdReset)
+    }
 }

@@ -6,6 +6,7 @@ mod get_lock;
 mod lease_row;
 mod node;
 mod process;
+mod reset;
 mod server;
 
 pub use for_update::{MyForUpdateLock, MyForUpdateSession};

@@ -116,7 +116,7 @@ impl MyConn {
 
 /// Opens a connection to `addr` (TCP only: the driver would otherwise switch to the server's
 /// unix socket and go around the proxy), using the lockpick database when `database`.
-async fn connect_to(
+pub(super) async fn connect_to(
     addr: SocketAddr,
     limit: Duration,
     database: bool,

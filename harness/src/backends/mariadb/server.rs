@@ -52,4 +52,9 @@ impl ServerKind for MariaDb {
             crate::server::start_all(ctx, kind).await
         })
     }
+
+    /// Every other connection killed and lockpick's database dropped (see `reset.rs`).
+    fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
+        Some(&super::reset::MariaDbReset)
+    }
 }

@@ -8,6 +8,7 @@ mod lease_row;
 mod node;
 mod process;
 mod replica_server;
+mod reset;
 mod server;
 
 pub use advisory::{PgAdvisoryLock, PgAdvisorySession};

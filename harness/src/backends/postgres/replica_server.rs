@@ -85,6 +85,12 @@ impl ServerKind for PostgresReplica {
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(self.start_pair(ctx))
     }
+
+    /// None: a run may promote the replica (a failover), and a replica's standby state and
+    /// replication slot are more than a reset can promise to put back; every run starts its own.
+    fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
+        None
+    }
 }
 
 impl PostgresReplica {

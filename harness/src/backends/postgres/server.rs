@@ -55,4 +55,9 @@ impl ServerKind for Postgres {
             crate::server::start_all(ctx, kind).await
         })
     }
+
+    /// Every other session ended and every schema made again (see `reset.rs`).
+    fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
+        Some(&super::reset::PgReset)
+    }
 }

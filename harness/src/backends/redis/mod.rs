@@ -9,6 +9,7 @@ mod process;
 mod redlock;
 pub mod redlock_validity;
 mod replicas;
+mod reset;
 mod scripts;
 mod sentinel_lock;
 mod sentinel_process;

@@ -83,6 +83,12 @@ impl ServerKind for RedisSentinel {
     fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
         Box::pin(start(ctx))
     }
+
+    /// None: the sentinels keep their own view (the current master, its epoch) and fail over
+    /// by themselves; every run starts its own.
+    fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
+        None
+    }
 }
 
 async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {

@@ -3,7 +3,9 @@
 
 use crate::backends::redis::RedisOptions;
 use crate::server::StartError;
-use crate::server::{BoxFuture, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support};
+use crate::server::{
+    BoxFuture, Capabilities, NodeRule, Reset, ServerKind, StartCtx, Started, Support,
+};
 use crate::vocab::Persistence;
 
 pub(super) struct Redis;
@@ -55,5 +57,11 @@ impl ServerKind for Redis {
             };
             crate::server::start_all(ctx, crate::db::NodeKind::new(options)).await
         })
+    }
+
+    /// `FLUSHALL`, `SCRIPT FLUSH` and the other clients' connections closed: nothing of a
+    /// lock is kept anywhere else.
+    fn reset(&self) -> Option<&'static dyn Reset> {
+        Some(&super::reset::RedisReset)
     }
 }

@@ -4,6 +4,7 @@
 mod cluster;
 mod lock;
 mod process;
+mod reset;
 mod server;
 
 pub use cluster::{start_zk_cluster, start_zk_cluster_of, ZkCluster};

@@ -126,4 +126,9 @@ impl ServerKind for ZooKeeper {
             Ok(crate::server::started_cluster(&ctx.nodes, cluster))
         })
     }
+
+    /// Every znode but `/zookeeper` deleted.
+    fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
+        Some(&super::reset::ZkReset)
+    }
 }
