@@ -7,10 +7,10 @@
 //! one number at a time. It becomes an ordinary `[[nemesis]]` table ([`Drawn::entry`]), which
 //! the fault's own parser reads.
 
+use super::workload::{draw_shape, BaseShape};
 use crate::vocab::PausePoint;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 /// The smallest and largest size drawn, as a multiple of the lease.
 pub const SIZE_FACTORS: (f64, f64) = (0.1, 3.0);
@@ -18,41 +18,7 @@ pub const SIZE_FACTORS: (f64, f64) = (0.1, 3.0);
 /// At most this many faults in one schedule.
 pub const MAX_FAULTS: usize = 3;
 
-/// One fault of a drawn schedule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Drawn {
-    /// The fault's name (`client-pause`, `latency`, …).
-    pub fault: String,
-    /// When it starts, from the start of the workload.
-    pub at_ms: u64,
-    /// Its size: a pause's, a partition's or a crash's length, a latency, a clock offset
-    /// (signed by `negative`). 0 for faults without one (`client-crash`, `failover`).
-    pub size_ms: u64,
-    /// How long a fault whose size is not its length lasts (latency, clock jump and strobe).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_ms: Option<u64>,
-    /// The client a client fault stops (index from 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client: Option<usize>,
-    /// Where a client fault stops it (`PausePoint` name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub point: Option<String>,
-    /// The node a node fault hits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-    /// A clock jump backwards rather than forwards.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub negative: bool,
-}
-
-/// A schedule: the faults and the clients they run against.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Schedule {
-    pub faults: Vec<Drawn>,
-    pub clients: usize,
-    /// The workload's length.
-    pub duration_ms: u64,
-}
+pub use lockpick_store::explore::{Drawn, Schedule};
 
 /// What the draw may choose from, fixed for one exploration.
 #[derive(Debug, Clone)]
@@ -69,6 +35,8 @@ pub struct Space {
     /// needs an adapter process, and no crash takes it).
     pub pause_points: Vec<PausePoint>,
     pub crash_points: Vec<PausePoint>,
+    /// The scenario's workload shape, which the draw spreads around (or keeps).
+    pub shape: BaseShape,
 }
 
 /// How a fault's `[[nemesis]]` fields come from a [`Drawn`]: one arm per fault, and a unit
@@ -111,9 +79,17 @@ pub fn shape(name: &str) -> Option<Shape> {
 /// How fast a `clock-rate` fault runs the clock: fast enough to expire a lease early.
 pub const CLOCK_RATE: f64 = 10.0;
 
-impl Drawn {
+/// What the harness adds to a drawn fault: its `[[nemesis]]` table and its line for people,
+/// both by the fault's [`Shape`] (the record itself lives in `lockpick-store`).
+pub trait DrawnExt {
     /// The fault's `[[nemesis]]` table.
-    pub fn entry(&self) -> toml::Table {
+    fn entry(&self) -> toml::Table;
+    /// One line for people: `latency 312 ms on n1 at 1.200 s for 2.000 s`.
+    fn describe(&self) -> String;
+}
+
+impl DrawnExt for Drawn {
+    fn entry(&self) -> toml::Table {
         let mut t = toml::Table::new();
         let int = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
         t.insert("fault".into(), self.fault.clone().into());
@@ -160,8 +136,7 @@ impl Drawn {
         t
     }
 
-    /// One line for people: `latency 312 ms on n1 at 1.200 s for 2.000 s`.
-    pub fn describe(&self) -> String {
+    fn describe(&self) -> String {
         let mut s = self.fault.clone();
         if let Some(p) = &self.point {
             s.push_str(&format!(" {p}"));
@@ -188,29 +163,28 @@ impl Drawn {
         }
         s
     }
-
-    /// Its size as a multiple of `lease_ms` (0 for faults without one).
-    pub fn factor(&self, lease_ms: u64) -> f64 {
-        self.size_ms as f64 / lease_ms.max(1) as f64
-    }
-
-    /// When it is over, from the start of the workload.
-    pub fn end_ms(&self) -> u64 {
-        self.at_ms + self.window_ms.unwrap_or(self.size_ms)
-    }
 }
 
-impl Schedule {
-    /// One line for people.
-    pub fn describe(&self) -> String {
-        if self.faults.is_empty() {
-            return "no fault".to_owned();
+/// A schedule's line for people.
+pub trait ScheduleExt {
+    /// `latency 312 ms on n1 at 1.200 s; hold 300-600 ms, …, 3 clients`.
+    fn describe(&self) -> String;
+}
+
+impl ScheduleExt for Schedule {
+    fn describe(&self) -> String {
+        let faults = if self.faults.is_empty() {
+            "no fault".to_owned()
+        } else {
+            let parts: Vec<String> = self.faults.iter().map(DrawnExt::describe).collect();
+            parts.join(" + ")
+        };
+        match &self.workload {
+            None => faults,
+            Some(w) => format!("{faults}; {}, {} clients", w.describe(), self.clients),
         }
-        let parts: Vec<String> = self.faults.iter().map(Drawn::describe).collect();
-        parts.join(" + ")
     }
 }
-
 /// A size drawn log-uniformly over [`SIZE_FACTORS`] × `lease_ms`: as many pauses of 0.1× to
 /// 0.3× as of 1× to 3×, since short delays find races and long ones find expiries.
 fn size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
@@ -219,8 +193,8 @@ fn size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
     ((lease_ms as f64 * f).round() as u64).max(1)
 }
 
-/// Draws one fault of kind `fault`.
-fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn {
+/// Draws one fault of kind `fault`, aimed at one of `clients` when it stops a client.
+fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str, clients: usize) -> Drawn {
     let lease = space.lease_ms;
     // Late enough to find a holder, early enough that the run outlives the fault.
     let at_ms = rng.random_range(0..=space.duration_ms * 6 / 10);
@@ -247,12 +221,12 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn
     let window = |rng: &mut ChaCha8Rng| lease * rng.random_range(1..=3);
     match shape(fault) {
         Some(Shape::ClientPause) => {
-            d.client = Some(rng.random_range(0..space.clients));
+            d.client = Some(rng.random_range(0..clients));
             d.point = Some(point(rng, &space.pause_points));
             d.size_ms = size(rng, lease);
         }
         Some(Shape::ClientCrash) => {
-            d.client = Some(rng.random_range(0..space.clients));
+            d.client = Some(rng.random_range(0..clients));
             d.point = Some(point(rng, &space.crash_points));
         }
         Some(Shape::Latency | Shape::ClockStrobe) => {
@@ -275,10 +249,12 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn
     d
 }
 
-/// Draws the next schedule: 1 to [`MAX_FAULTS`] faults (one half the time, so that single
+/// Draws the next schedule: first the workload's shape and client count
+/// ([`super::workload::draw_shape`]), then 1 to [`MAX_FAULTS`] faults (one half the time, so that single
 /// faults, the easiest to read, are tried most), each of a kind drawn from `space`, a client
 /// fault weighing as many kinds as it has pause points.
 pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
+    let (workload, clients) = draw_shape(rng, &space.shape, space.lease_ms);
     let n = match rng.random_range(0..10) {
         0..5 => 1,
         5..8 => 2,
@@ -313,7 +289,7 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
                     here
                 })
                 .expect("the weights add up to the total");
-            draw_fault(rng, space, kind)
+            draw_fault(rng, space, kind, clients)
         })
         .collect();
     // A fault that happens once (failover) appears once at most.
@@ -327,8 +303,9 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     faults.sort_by_key(|d| d.at_ms);
     Schedule {
         faults,
-        clients: space.clients,
+        clients,
         duration_ms: space.duration_ms,
+        workload: Some(workload),
     }
 }
 
@@ -347,6 +324,15 @@ mod tests {
             duration_ms: 5000,
             pause_points: PausePoint::ALL.to_vec(),
             crash_points: PausePoint::ALL.to_vec(),
+            shape: BaseShape {
+                workload: super::super::workload::Workload {
+                    hold_ms: [1, 5],
+                    think_ms: [0, 10],
+                    watchdog: false,
+                },
+                clients: 4,
+                drawn: true,
+            },
         }
     }
 
@@ -394,7 +380,7 @@ mod tests {
                 small += (d.size_ms < 300) as u32;
                 large += (d.size_ms > 1000) as u32;
                 if let Some(c) = d.client {
-                    assert!(c < 4);
+                    assert!(c < sched.clients, "aimed at a client that runs");
                 }
             }
         }
