@@ -101,6 +101,9 @@ impl DrawnExt for Drawn {
         if let Some(p) = &self.point {
             t.insert("point".into(), p.clone().into());
         }
+        if let Some(o) = &self.op {
+            t.insert("ops".into(), toml::Value::Array(vec![o.clone().into()]));
+        }
         if let Some(n) = &self.node {
             t.insert("nodes".into(), toml::Value::Array(vec![n.clone().into()]));
         }
@@ -140,6 +143,9 @@ impl DrawnExt for Drawn {
         let mut s = self.fault.clone();
         if let Some(p) = &self.point {
             s.push_str(&format!(" {p}"));
+        }
+        if let Some(o) = &self.op {
+            s.push_str(&format!(" ({o})"));
         }
         match shape(&self.fault) {
             Some(Shape::ClientCrash | Shape::Once) | None => {}
@@ -193,8 +199,15 @@ fn size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
     ((lease_ms as f64 * f).round() as u64).max(1)
 }
 
-/// Draws one fault of kind `fault`, aimed at one of `clients` when it stops a client.
-fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str, clients: usize) -> Drawn {
+/// Draws one fault of kind `fault`, aimed at one of `clients` when it stops a client;
+/// `renews`: the watchdog runs, so a pause may stop a renewal.
+fn draw_fault(
+    rng: &mut ChaCha8Rng,
+    space: &Space,
+    fault: &'static str,
+    clients: usize,
+    renews: bool,
+) -> Drawn {
     let lease = space.lease_ms;
     // Late enough to find a holder, early enough that the run outlives the fault.
     let at_ms = rng.random_range(0..=space.duration_ms * 6 / 10);
@@ -207,6 +220,7 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str, clients:
         point: None,
         node: None,
         negative: false,
+        op: None,
     };
     let node = |rng: &mut ChaCha8Rng| space.nodes[rng.random_range(0..space.nodes.len())].clone();
     // Every point the client can stop at, those added later included (as the space allows).
@@ -224,6 +238,17 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str, clients:
             d.client = Some(rng.random_range(0..clients));
             d.point = Some(point(rng, &space.pause_points));
             d.size_ms = size(rng, lease);
+            // Inside one request of the three, not whichever comes first: a release that
+            // stops between its read and its write is where a release's bug is. A renewal
+            // only when the watchdog renews at all.
+            if d.point.as_deref() == Some(PausePoint::DuringOp.name()) {
+                let ops: &[&str] = if renews {
+                    &["acquire", "release", "renew"]
+                } else {
+                    &["acquire", "release"]
+                };
+                d.op = Some(ops[rng.random_range(0..ops.len())].to_owned());
+            }
         }
         Some(Shape::ClientCrash) => {
             d.client = Some(rng.random_range(0..clients));
@@ -289,7 +314,7 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
                     here
                 })
                 .expect("the weights add up to the total");
-            draw_fault(rng, space, kind, clients)
+            draw_fault(rng, space, kind, clients, workload.watchdog)
         })
         .collect();
     // A fault that happens once (failover) appears once at most.
@@ -421,6 +446,33 @@ mod tests {
     }
 
     #[test]
+    fn a_pause_inside_requests_names_one_and_a_renewal_only_when_the_watchdog_runs() {
+        let mut s = space(vec!["client-pause"]);
+        let mut seen = std::collections::BTreeSet::new();
+        for watchdog in [false, true] {
+            s.shape.workload.watchdog = watchdog;
+            let mut rng = ChaCha8Rng::seed_from_u64(4);
+            for _ in 0..600 {
+                let sched = draw(&mut rng, &s);
+                for d in sched.faults {
+                    let inside = d.point.as_deref() == Some("during-op");
+                    assert_eq!(d.op.is_some(), inside, "{d:?}");
+                    if let Some(op) = d.op.clone() {
+                        let renews = sched.workload.as_ref().unwrap().watchdog;
+                        assert!(op != "renew" || renews, "a renewal without a watchdog");
+                        assert_eq!(
+                            d.entry()["ops"].as_array().unwrap()[0].as_str(),
+                            Some(op.as_str())
+                        );
+                        seen.insert(op);
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), 3, "{seen:?}");
+    }
+
+    #[test]
     fn every_pause_point_is_drawn() {
         let s = space(vec!["client-pause"]);
         let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -444,6 +496,7 @@ mod tests {
             point: None,
             node: Some("n1".into()),
             negative: false,
+            op: None,
         };
         let e = d.entry();
         assert_eq!(e["latency_ms"].as_integer(), Some(312));

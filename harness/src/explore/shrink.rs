@@ -170,6 +170,7 @@ mod tests {
             point: (name == "client-pause").then(|| "before-release".into()),
             node: (name != "client-pause").then(|| "n1".into()),
             negative: false,
+            op: None,
         }
     }
 

@@ -16,7 +16,7 @@ pub const EXPLORE_DIR: &str = "explore";
 pub const EXPLORE_FILE: &str = "explore.json";
 
 /// The record's format. 1: the first (no `version` field, read as 1); 2: schedules carry the
-/// drawn workload shape (`schedule.workload`).
+/// drawn workload shape (`schedule.workload`) and a `during-op` pause its request (`op`).
 pub const EXPLORE_RECORD_VERSION: u32 = 2;
 
 fn one() -> u32 {
@@ -68,6 +68,10 @@ pub struct Drawn {
     /// Where a client fault stops it (`PausePoint` name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub point: Option<String>,
+    /// At point `during-op`: the one request it stops inside (`acquire`, `release`, `renew`).
+    /// Absent in records of version 1 (any request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
     /// The node a node fault hits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
