@@ -94,7 +94,14 @@ impl DrawnExt for Drawn {
         let int = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
         t.insert("fault".into(), self.fault.clone().into());
         t.insert("at_ms".into(), int(self.at_ms));
-        t.insert("count".into(), 1.into());
+        match self.every_ms {
+            Some(every) => {
+                t.insert("every_ms".into(), int(every.max(1)));
+            }
+            None => {
+                t.insert("count".into(), 1.into());
+            }
+        }
         if let Some(c) = self.client {
             t.insert("client".into(), int(c as u64));
         }
@@ -164,6 +171,9 @@ impl DrawnExt for Drawn {
             s.push_str(&format!(" on {n}"));
         }
         s.push_str(&format!(" at {:.3} s", self.at_ms as f64 / 1000.0));
+        if let Some(every) = self.every_ms {
+            s.push_str(&format!(" every {every} ms"));
+        }
         if let Some(w) = self.window_ms {
             s.push_str(&format!(" for {:.3} s", w as f64 / 1000.0));
         }
@@ -221,6 +231,7 @@ fn draw_fault(
         node: None,
         negative: false,
         op: None,
+        every_ms: None,
     };
     let node = |rng: &mut ChaCha8Rng| space.nodes[rng.random_range(0..space.nodes.len())].clone();
     // Every point the client can stop at, those added later included (as the space allows).
@@ -248,6 +259,12 @@ fn draw_fault(
                     &["acquire", "release"]
                 };
                 d.op = Some(ops[rng.random_range(0..ops.len())].to_owned());
+            }
+            // Half the pauses come again until the run ends, every half to one and a half
+            // leases: a pause that must land inside a short window (between a release's read
+            // and its write) gets many tries in one run, as a GC that pauses often does.
+            if rng.random_bool(0.5) {
+                d.every_ms = Some(((lease as f64) * rng.random_range(0.5..=1.5)).round() as u64);
             }
         }
         Some(Shape::ClientCrash) => {
@@ -473,6 +490,31 @@ mod tests {
     }
 
     #[test]
+    fn half_the_client_pauses_recur_within_half_to_one_and_a_half_leases_and_nothing_else_does() {
+        let s = space(all());
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let (mut pauses, mut recurring) = (0, 0);
+        for _ in 0..2000 {
+            for d in draw(&mut rng, &s).faults {
+                if d.fault != "client-pause" {
+                    assert_eq!(d.every_ms, None, "{d:?}");
+                    assert_eq!(d.entry()["count"].as_integer(), Some(1));
+                    continue;
+                }
+                pauses += 1;
+                if let Some(every) = d.every_ms {
+                    recurring += 1;
+                    assert!((500..=1500).contains(&every), "{d:?}");
+                    assert_eq!(d.entry()["every_ms"].as_integer(), Some(every as i64));
+                    assert!(!d.entry().contains_key("count"), "until the run ends");
+                }
+            }
+        }
+        let share = recurring as f64 / pauses as f64;
+        assert!((0.45..0.55).contains(&share), "{share}");
+    }
+
+    #[test]
     fn every_pause_point_is_drawn() {
         let s = space(vec!["client-pause"]);
         let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -497,6 +539,7 @@ mod tests {
             node: Some("n1".into()),
             negative: false,
             op: None,
+            every_ms: None,
         };
         let e = d.entry();
         assert_eq!(e["latency_ms"].as_integer(), Some(312));

@@ -5,7 +5,7 @@
 //!
 //! Reductions, simplest first: drop a fault; the workload's shape back toward the scenario's
 //! own ([`super::workload::shape_candidates`]: all of it, the watchdog, holds halved, thinks);
-//! fewer clients; a fault's size halved (toward the
+//! fewer clients; a recurring pause once; a fault's size halved (toward the
 //! smallest that still breaks the lock); a window halved; a fault moved earlier; a shorter
 //! workload. Each makes the schedule strictly smaller on a well-founded measure (fewer faults,
 //! fewer clients, or smaller numbers bounded below), so shrinking ends.
@@ -98,6 +98,12 @@ pub fn candidates(s: &Schedule, lease_ms: u64, base: &Workload) -> Vec<Candidate
                 );
             }
         }
+        if let Some(every) = d.every_ms {
+            change(
+                format!("once instead of every {every} ms"),
+                with(d, |n| n.every_ms = None),
+            );
+        }
         if let Some(v) = halved(d.at_ms, 100) {
             change(
                 format!("start {} ms → {v} ms", d.at_ms),
@@ -171,6 +177,7 @@ mod tests {
             node: (name != "client-pause").then(|| "n1".into()),
             negative: false,
             op: None,
+            every_ms: None,
         }
     }
 
@@ -230,6 +237,31 @@ mod tests {
         assert!(d.at_ms < 200, "{d:?}");
         assert_eq!(s.clients, 2);
         assert!(s.duration_ms < 8000 && s.duration_ms >= d.end_ms() + 2000);
+    }
+
+    #[test]
+    fn a_recurring_pause_is_tried_once_and_stays_recurring_when_once_does_not_break() {
+        let mut first = start();
+        first.faults[0].every_ms = Some(700);
+        let recurring = |s: &Schedule| s.faults.iter().any(|d| d.every_ms.is_some());
+        let mut sh = Shrinker::new(first.clone(), 1000, base());
+        let mut asked_once = false;
+        while let Some(c) = sh.next_candidate() {
+            asked_once |= c.change.starts_with("once instead of every 700 ms");
+            if recurring(&c.schedule) {
+                sh.accept(c);
+            }
+        }
+        assert!(asked_once);
+        assert_eq!(sh.current().faults.len(), 1);
+        assert_eq!(sh.current().faults[0].every_ms, Some(700));
+        let mut sh = Shrinker::new(first, 1000, base());
+        while let Some(c) = sh.next_candidate() {
+            if c.schedule.faults.iter().any(|d| d.fault == "client-pause") {
+                sh.accept(c);
+            }
+        }
+        assert_eq!(sh.current().faults[0].every_ms, None, "once is simpler");
     }
 
     #[test]

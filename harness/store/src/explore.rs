@@ -16,7 +16,8 @@ pub const EXPLORE_DIR: &str = "explore";
 pub const EXPLORE_FILE: &str = "explore.json";
 
 /// The record's format. 1: the first (no `version` field, read as 1); 2: schedules carry the
-/// drawn workload shape (`schedule.workload`) and a `during-op` pause its request (`op`).
+/// drawn workload shape (`schedule.workload`), a `during-op` pause its request (`op`), and a
+/// recurring pause its period (`every_ms`).
 pub const EXPLORE_RECORD_VERSION: u32 = 2;
 
 fn one() -> u32 {
@@ -78,6 +79,10 @@ pub struct Drawn {
     /// A clock jump backwards rather than forwards.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub negative: bool,
+    /// A client pause that comes again every this many milliseconds until the run ends
+    /// (`every_ms`); absent: once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_ms: Option<u64>,
 }
 
 impl Drawn {
