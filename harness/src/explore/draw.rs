@@ -247,19 +247,14 @@ fn draw_fault(
     match shape(fault) {
         Some(Shape::ClientPause) => {
             d.client = Some(rng.random_range(0..clients));
-            d.point = Some(point(rng, &space.pause_points));
+            // A pause inside each request (acquire, release, renew) is a place of its own:
+            // a release that stops between its read and its write is where a release's bug
+            // is, and a pause that stopped whichever request came first would seldom be it.
+            let places = pause_places(&space.pause_points, renews);
+            let (p, op) = places[rng.random_range(0..places.len())];
+            d.point = Some(p.name().to_owned());
+            d.op = op.map(str::to_owned);
             d.size_ms = size(rng, lease);
-            // Inside one request of the three, not whichever comes first: a release that
-            // stops between its read and its write is where a release's bug is. A renewal
-            // only when the watchdog renews at all.
-            if d.point.as_deref() == Some(PausePoint::DuringOp.name()) {
-                let ops: &[&str] = if renews {
-                    &["acquire", "release", "renew"]
-                } else {
-                    &["acquire", "release"]
-                };
-                d.op = Some(ops[rng.random_range(0..ops.len())].to_owned());
-            }
             // Half the pauses come again until the run ends, every half to one and a half
             // leases: a pause that must land inside a short window (between a release's read
             // and its write) gets many tries in one run, as a GC that pauses often does.
@@ -291,6 +286,29 @@ fn draw_fault(
     d
 }
 
+/// The places a client pause may stop at: each point, and `during-op` once per request it
+/// may stop inside (a renewal only when the watchdog renews). Empty `points`: all of them.
+fn pause_places(points: &[PausePoint], renews: bool) -> Vec<(PausePoint, Option<&'static str>)> {
+    let all = if points.is_empty() {
+        PausePoint::ALL
+    } else {
+        points
+    };
+    let ops: &[&'static str] = if renews {
+        &["acquire", "release", "renew"]
+    } else {
+        &["acquire", "release"]
+    };
+    all.iter()
+        .flat_map(|&p| match p {
+            PausePoint::DuringOp => ops.iter().map(|&o| (p, Some(o))).collect::<Vec<_>>(),
+            PausePoint::AfterAcquire | PausePoint::BeforeWrite | PausePoint::BeforeRelease => {
+                vec![(p, None)]
+            }
+        })
+        .collect()
+}
+
 /// Draws the next schedule: first the workload's shape and client count
 /// ([`super::workload::draw_shape`]), then 1 to [`MAX_FAULTS`] faults (one half the time, so that single
 /// faults, the easiest to read, are tried most), each of a kind drawn from `space`, a client
@@ -312,7 +330,7 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
         }
     };
     let weight = |kind: &str| match shape(kind) {
-        Some(Shape::ClientPause) => points(&space.pause_points),
+        Some(Shape::ClientPause) => pause_places(&space.pause_points, workload.watchdog).len(),
         Some(Shape::ClientCrash) => points(&space.crash_points),
         Some(_) | None => 1,
     };
@@ -447,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn a_client_pause_weighs_as_many_kinds_as_it_has_points() {
+    fn a_client_pause_weighs_as_many_kinds_as_it_has_places() {
         let s = space(vec!["client-pause", "latency"]);
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let (mut pauses, mut all) = (0, 0);
@@ -458,7 +476,10 @@ mod tests {
             }
         }
         let share = pauses as f64 / all as f64;
-        let want = PausePoint::ALL.len() as f64 / (PausePoint::ALL.len() + 1) as f64;
+        // `during-op` counts once per request it stops inside: acquire and release (the
+        // space's scenario does not renew).
+        let places = PausePoint::ALL.len() + 1;
+        let want = places as f64 / (places + 1) as f64;
         assert!((share - want).abs() < 0.05, "share {share}, want {want}");
     }
 
