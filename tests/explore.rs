@@ -1,8 +1,9 @@
 //! `lockpick explore` end to end on a real redis-server and a real adapter: lockpick's toy lock
 //! whose acquire is GET then SET (clients/python/toys/check_then_set.py) breaks under any
 //! schedule, so a short search finds it; the shrunk scenario file it writes runs with
-//! `lockpick scenario` like any other. The full figures (each toy, five seeds, ten-minute
-//! budgets) are measured by hand, not here.
+//! `lockpick scenario` like any other. The search draws the workload's shape as well as the
+//! faults, and every run's file holds the shape it ran with. The full figures (each toy, five
+//! seeds, ten-minute budgets) are `scripts/explore-toys`'s, not a test's.
 
 mod cli_support;
 
@@ -46,6 +47,17 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("explore.json")).unwrap()).unwrap();
     assert_eq!(ex["found_class"], "lock-bug", "{ex:#}");
     assert_eq!(ex["done"], true);
+    assert_eq!(ex["version"], 2, "the store's record, with workload shapes");
+    assert_eq!(ex["workload_drawn"], true);
+    // Each run's scenario file is the schedule it ran: the drawn shape included.
+    for t in ex["tries"].as_array().unwrap() {
+        let w = &t["schedule"]["workload"];
+        let file = std::fs::read_to_string(t["file"].as_str().unwrap()).unwrap();
+        let hold = format!("hold_ms = [{}, {}]", w["hold_ms"][0], w["hold_ms"][1]);
+        assert!(file.contains(&hold), "{hold} in {file}");
+        let clients = format!("clients = {}", t["schedule"]["clients"]);
+        assert!(file.contains(&clients), "{clients} in {file}");
+    }
     // Every run of the search is an ordinary stored run with its report.
     for t in ex["tries"].as_array().unwrap() {
         let run = Path::new(t["run"].as_str().expect("every run ran"));

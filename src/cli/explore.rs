@@ -25,6 +25,10 @@ pub struct ExploreArgs {
     /// fault` in the README for the names).
     #[arg(long, value_name = "FAULT,…", value_delimiter = ',')]
     pub faults: Option<Vec<String>>,
+    /// Keep the scenario's workload shape (hold and think times, clients, watchdog); by
+    /// default the search draws it too, holds spread over 0.01x to 1.5x of the lease.
+    #[arg(long)]
+    pub fixed_workload: bool,
     /// How long to shrink what was found, in the same units as --budget.
     #[arg(long, default_value = "10m", value_parser = budget)]
     pub shrink_budget: Duration,

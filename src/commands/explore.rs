@@ -6,7 +6,9 @@ use crate::outcome::{Exit, Failure, Outcome};
 use crate::printable::printable;
 use crate::run_args::runtime;
 use lockpick_checker::verdict::Verdict;
-use lockpick_harness::explore::{explore as search, Base, Config, ExploreError, Found, Need};
+use lockpick_harness::explore::{
+    explore as search, Base, Config, ExploreError, Found, Need, ScheduleExt,
+};
 use lockpick_harness::matrix::{load_matrix, plan_cell};
 use lockpick_harness::scenario::{find_scenario, load_scenario, ScenarioError};
 
@@ -38,6 +40,7 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
         budget: args.budget,
         shrink_budget: args.shrink_budget,
         only: args.faults.clone(),
+        fixed_workload: args.fixed_workload,
         need,
         confirm: args.confirm,
         store: args.store.clone(),

@@ -4,7 +4,8 @@
 //! paths made absolute so that the file runs from the store. The file is read back with the
 //! scenario loader, so a run of the search is a run of a file `lockpick scenario` takes.
 
-use super::draw::{Drawn, Schedule, Space};
+use super::draw::{Drawn, DrawnExt, Schedule, Space};
+use super::workload::{BaseShape, Workload};
 use crate::fault::FAULTS;
 use crate::scenario::{parse_scenario, Scenario, ScenarioError};
 use crate::vocab::PausePoint;
@@ -23,12 +24,7 @@ pub struct Base {
     pub scenario: Scenario,
 }
 
-/// A fault the lock's servers cannot take, or that `--faults` left out, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LeftOut {
-    pub fault: String,
-    pub reason: String,
-}
+pub use lockpick_store::explore::LeftOut;
 
 /// `path` with `.` and `..` folded away, without touching the file system.
 fn lexical(path: &Path) -> PathBuf {
@@ -108,12 +104,27 @@ impl Base {
         if let Some(first) = comment.first() {
             t.insert("description".into(), first.clone().into());
         }
+        let int = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
+        let range = |[lo, hi]: [u64; 2]| toml::Value::Array(vec![int(lo), int(hi)]);
         if let Some(w) = t.get_mut("workload").and_then(|w| w.as_table_mut()) {
             w.insert("clients".into(), (schedule.clients as i64).into());
-            w.insert(
-                "duration_ms".into(),
-                (schedule.duration_ms.min(i64::MAX as u64) as i64).into(),
-            );
+            w.insert("duration_ms".into(), int(schedule.duration_ms));
+            if let Some(shape) = &schedule.workload {
+                w.insert("hold_ms".into(), range(shape.hold_ms));
+                w.insert("think_ms".into(), range(shape.think_ms));
+            }
+        }
+        if let Some(shape) = &schedule.workload {
+            // Written only when it differs from the base's, so a file without a watchdog
+            // keeps no `watchdog = false` line it never had.
+            let lock = t
+                .entry("lock")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let Some(lock) = lock.as_table_mut() {
+                if shape.watchdog || lock.contains_key("watchdog") {
+                    lock.insert("watchdog".into(), shape.watchdog.into());
+                }
+            }
         }
         if !schedule.faults.is_empty() {
             let entries = schedule
@@ -135,9 +146,24 @@ impl Base {
         out
     }
 
+    /// The scenario's own workload shape.
+    pub fn shape(&self) -> Workload {
+        let w = &self.scenario.workload;
+        Workload {
+            hold_ms: [w.hold_ms.min, w.hold_ms.max],
+            think_ms: [w.think_ms.min, w.think_ms.max],
+            watchdog: self.scenario.lock.watchdog,
+        }
+    }
+
     /// What the draw may choose from: every fault (of `only`, if given) whose sample the
-    /// scenario loader accepts on this lock's servers, and those left out with why.
-    pub fn space(&self, only: Option<&[String]>) -> Result<(Space, Vec<LeftOut>), String> {
+    /// scenario loader accepts on this lock's servers, and those left out with why; the
+    /// workload's shape is drawn too unless `fixed_workload`.
+    pub fn space(
+        &self,
+        only: Option<&[String]>,
+        fixed_workload: bool,
+    ) -> Result<(Space, Vec<LeftOut>), String> {
         let names: Vec<&'static str> = FAULTS.iter().map(|f| f.name()).collect();
         if let Some(only) = only {
             for o in only {
@@ -158,6 +184,12 @@ impl Base {
             duration_ms: s.workload.duration_ms,
             pause_points: PausePoint::ALL.to_vec(),
             crash_points: PausePoint::ALL.to_vec(),
+            // Samples of single faults below run with the scenario's own shape.
+            shape: BaseShape {
+                workload: self.shape(),
+                clients: s.workload.clients,
+                drawn: false,
+            },
         };
         let mut left_out = Vec::new();
         for name in names {
@@ -178,6 +210,7 @@ impl Base {
                 faults: vec![drawn],
                 clients: space.clients,
                 duration_ms: space.duration_ms,
+                workload: None,
             };
             let text = self.render(&schedule, &self.name, &[], None, 0);
             match parse_scenario(&self.path, &text) {
@@ -248,6 +281,7 @@ impl Base {
                     .join("; ")
             ));
         }
+        space.shape.drawn = !fixed_workload;
         Ok((space, left_out))
     }
 }
@@ -281,7 +315,7 @@ duration_ms = 100
     fn a_schedule_renders_into_a_file_the_loader_reads_back_with_those_faults() {
         let base = Base::new(Path::new("/x/scenarios/toy.toml"), TOY).unwrap();
         assert_eq!(base.lease_ms(), 1000);
-        let (space, left_out) = base.space(None).unwrap();
+        let (space, left_out) = base.space(None, false).unwrap();
         assert!(space.faults.contains(&"latency"), "{left_out:?}");
         assert!(space.faults.contains(&"client-pause"));
         assert!(
@@ -303,12 +337,26 @@ duration_ms = 100
             assert_eq!(back.nemesis.faults.len(), s.faults.len(), "{text}");
             assert_eq!(back.seed, 7);
             assert_eq!(back.name, "toy-explore");
+            // The drawn shape is the file's: holds, thinks, clients, watchdog.
+            let shape = s.workload.as_ref().expect("a drawn schedule has a shape");
+            assert_eq!(
+                [back.workload.hold_ms.min, back.workload.hold_ms.max],
+                shape.hold_ms,
+                "{text}"
+            );
+            assert_eq!(
+                [back.workload.think_ms.min, back.workload.think_ms.max],
+                shape.think_ms
+            );
+            assert_eq!(back.workload.clients, s.clients);
+            assert_eq!(back.lock.watchdog, shape.watchdog);
+            assert!(!shape.watchdog, "the base does not renew: never drawn");
         }
-        let (_, left) = base.space(Some(&["latency".into()])).unwrap();
+        let (_, left) = base.space(Some(&["latency".into()]), false).unwrap();
         assert!(left
             .iter()
             .any(|l| l.fault == "client-pause" && l.reason == "not in --faults"));
-        let err = base.space(Some(&["nope".into()])).unwrap_err();
+        let err = base.space(Some(&["nope".into()]), false).unwrap_err();
         assert!(
             err.contains("unknown fault \"nope\"; allowed: client-pause"),
             "{err}"

@@ -18,56 +18,9 @@ use lockpick_checker::history::{Event, EventKind, Process, F};
 use lockpick_checker::lock::{Finding, FindingKind};
 use lockpick_checker::results::RunResults;
 use lockpick_checker::verdict::Verdict;
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// What one run found, worst first when several apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Hash)]
-#[serde(rename_all = "kebab-case")]
-pub enum Found {
-    /// A safety violation the lock's own logic let happen.
-    LockBug,
-    /// A safety violation after a node's clock was moved: a lease trusts the server's clock.
-    Clock,
-    /// A safety violation after a node crashed: the server restarted without the lease it had
-    /// granted (what it keeps across a crash is its persistence's, not the lock's code).
-    NodeRestart,
-    /// A holder that went on past its lease, with no fencing token to stop its writes.
-    Kleppmann,
-    /// No safety violation (a deadlock or an undecided check is not a find).
-    Nothing,
-}
-
-impl Found {
-    pub fn name(self) -> &'static str {
-        match self {
-            Found::LockBug => "lock-bug",
-            Found::Clock => "clock",
-            Found::NodeRestart => "node-restart",
-            Found::Kleppmann => "kleppmann",
-            Found::Nothing => "nothing",
-        }
-    }
-
-    /// One sentence for the report.
-    pub fn about(self) -> &'static str {
-        match self {
-            Found::LockBug => "the lock granted what it must not: a second holder while the first one's lease still ran, or a renewal of a lease that had run out",
-            Found::Clock => "a node's clock was moved before the overlap, and a lease ended early by the server's clock",
-            Found::NodeRestart => "a node crashed before the overlap and came back without the lease it had granted (its persistence)",
-            Found::Kleppmann => "a holder went on past its lease (a pause or a grant that arrived late), with no fencing token to stop its writes: Kleppmann's case, which every lease lock without a fence has",
-            Found::Nothing => "no safety violation",
-        }
-    }
-
-    /// Whether the search stops at it: a bug of the lock, not what every lease lock has.
-    pub fn stops_search(self) -> bool {
-        match self {
-            Found::LockBug => true,
-            Found::Clock | Found::NodeRestart | Found::Kleppmann | Found::Nothing => false,
-        }
-    }
-}
+pub use lockpick_store::explore::Found;
 
 /// A finding that is a safety violation: everything the checker calls a violation except a
 /// deadlock, which is liveness.

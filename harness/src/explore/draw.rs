@@ -7,10 +7,10 @@
 //! one number at a time. It becomes an ordinary `[[nemesis]]` table ([`Drawn::entry`]), which
 //! the fault's own parser reads.
 
+use super::workload::{draw_shape, BaseShape};
 use crate::vocab::PausePoint;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 /// The smallest and largest size drawn, as a multiple of the lease.
 pub const SIZE_FACTORS: (f64, f64) = (0.1, 3.0);
@@ -18,41 +18,7 @@ pub const SIZE_FACTORS: (f64, f64) = (0.1, 3.0);
 /// At most this many faults in one schedule.
 pub const MAX_FAULTS: usize = 3;
 
-/// One fault of a drawn schedule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Drawn {
-    /// The fault's name (`client-pause`, `latency`, …).
-    pub fault: String,
-    /// When it starts, from the start of the workload.
-    pub at_ms: u64,
-    /// Its size: a pause's, a partition's or a crash's length, a latency, a clock offset
-    /// (signed by `negative`). 0 for faults without one (`client-crash`, `failover`).
-    pub size_ms: u64,
-    /// How long a fault whose size is not its length lasts (latency, clock jump and strobe).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_ms: Option<u64>,
-    /// The client a client fault stops (index from 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client: Option<usize>,
-    /// Where a client fault stops it (`PausePoint` name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub point: Option<String>,
-    /// The node a node fault hits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-    /// A clock jump backwards rather than forwards.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub negative: bool,
-}
-
-/// A schedule: the faults and the clients they run against.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Schedule {
-    pub faults: Vec<Drawn>,
-    pub clients: usize,
-    /// The workload's length.
-    pub duration_ms: u64,
-}
+pub use lockpick_store::explore::{Drawn, Schedule};
 
 /// What the draw may choose from, fixed for one exploration.
 #[derive(Debug, Clone)]
@@ -69,6 +35,8 @@ pub struct Space {
     /// needs an adapter process, and no crash takes it).
     pub pause_points: Vec<PausePoint>,
     pub crash_points: Vec<PausePoint>,
+    /// The scenario's workload shape, which the draw spreads around (or keeps).
+    pub shape: BaseShape,
 }
 
 /// How a fault's `[[nemesis]]` fields come from a [`Drawn`]: one arm per fault, and a unit
@@ -111,19 +79,37 @@ pub fn shape(name: &str) -> Option<Shape> {
 /// How fast a `clock-rate` fault runs the clock: fast enough to expire a lease early.
 pub const CLOCK_RATE: f64 = 10.0;
 
-impl Drawn {
+/// What the harness adds to a drawn fault: its `[[nemesis]]` table and its line for people,
+/// both by the fault's [`Shape`] (the record itself lives in `lockpick-store`).
+pub trait DrawnExt {
     /// The fault's `[[nemesis]]` table.
-    pub fn entry(&self) -> toml::Table {
+    fn entry(&self) -> toml::Table;
+    /// One line for people: `latency 312 ms on n1 at 1.200 s for 2.000 s`.
+    fn describe(&self) -> String;
+}
+
+impl DrawnExt for Drawn {
+    fn entry(&self) -> toml::Table {
         let mut t = toml::Table::new();
         let int = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
         t.insert("fault".into(), self.fault.clone().into());
         t.insert("at_ms".into(), int(self.at_ms));
-        t.insert("count".into(), 1.into());
+        match self.every_ms {
+            Some(every) => {
+                t.insert("every_ms".into(), int(every.max(1)));
+            }
+            None => {
+                t.insert("count".into(), 1.into());
+            }
+        }
         if let Some(c) = self.client {
             t.insert("client".into(), int(c as u64));
         }
         if let Some(p) = &self.point {
             t.insert("point".into(), p.clone().into());
+        }
+        if let Some(o) = &self.op {
+            t.insert("ops".into(), toml::Value::Array(vec![o.clone().into()]));
         }
         if let Some(n) = &self.node {
             t.insert("nodes".into(), toml::Value::Array(vec![n.clone().into()]));
@@ -160,11 +146,13 @@ impl Drawn {
         t
     }
 
-    /// One line for people: `latency 312 ms on n1 at 1.200 s for 2.000 s`.
-    pub fn describe(&self) -> String {
+    fn describe(&self) -> String {
         let mut s = self.fault.clone();
         if let Some(p) = &self.point {
             s.push_str(&format!(" {p}"));
+        }
+        if let Some(o) = &self.op {
+            s.push_str(&format!(" ({o})"));
         }
         match shape(&self.fault) {
             Some(Shape::ClientCrash | Shape::Once) | None => {}
@@ -183,34 +171,36 @@ impl Drawn {
             s.push_str(&format!(" on {n}"));
         }
         s.push_str(&format!(" at {:.3} s", self.at_ms as f64 / 1000.0));
+        if let Some(every) = self.every_ms {
+            s.push_str(&format!(" every {every} ms"));
+        }
         if let Some(w) = self.window_ms {
             s.push_str(&format!(" for {:.3} s", w as f64 / 1000.0));
         }
         s
     }
-
-    /// Its size as a multiple of `lease_ms` (0 for faults without one).
-    pub fn factor(&self, lease_ms: u64) -> f64 {
-        self.size_ms as f64 / lease_ms.max(1) as f64
-    }
-
-    /// When it is over, from the start of the workload.
-    pub fn end_ms(&self) -> u64 {
-        self.at_ms + self.window_ms.unwrap_or(self.size_ms)
-    }
 }
 
-impl Schedule {
-    /// One line for people.
-    pub fn describe(&self) -> String {
-        if self.faults.is_empty() {
-            return "no fault".to_owned();
+/// A schedule's line for people.
+pub trait ScheduleExt {
+    /// `latency 312 ms on n1 at 1.200 s; hold 300-600 ms, …, 3 clients`.
+    fn describe(&self) -> String;
+}
+
+impl ScheduleExt for Schedule {
+    fn describe(&self) -> String {
+        let faults = if self.faults.is_empty() {
+            "no fault".to_owned()
+        } else {
+            let parts: Vec<String> = self.faults.iter().map(DrawnExt::describe).collect();
+            parts.join(" + ")
+        };
+        match &self.workload {
+            None => faults,
+            Some(w) => format!("{faults}; {}, {} clients", w.describe(), self.clients),
         }
-        let parts: Vec<String> = self.faults.iter().map(Drawn::describe).collect();
-        parts.join(" + ")
     }
 }
-
 /// A size drawn log-uniformly over [`SIZE_FACTORS`] × `lease_ms`: as many pauses of 0.1× to
 /// 0.3× as of 1× to 3×, since short delays find races and long ones find expiries.
 fn size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
@@ -219,8 +209,15 @@ fn size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
     ((lease_ms as f64 * f).round() as u64).max(1)
 }
 
-/// Draws one fault of kind `fault`.
-fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn {
+/// Draws one fault of kind `fault`, aimed at one of `clients` when it stops a client;
+/// `renews`: the watchdog runs, so a pause may stop a renewal.
+fn draw_fault(
+    rng: &mut ChaCha8Rng,
+    space: &Space,
+    fault: &'static str,
+    clients: usize,
+    renews: bool,
+) -> Drawn {
     let lease = space.lease_ms;
     // Late enough to find a holder, early enough that the run outlives the fault.
     let at_ms = rng.random_range(0..=space.duration_ms * 6 / 10);
@@ -233,6 +230,8 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn
         point: None,
         node: None,
         negative: false,
+        op: None,
+        every_ms: None,
     };
     let node = |rng: &mut ChaCha8Rng| space.nodes[rng.random_range(0..space.nodes.len())].clone();
     // Every point the client can stop at, those added later included (as the space allows).
@@ -247,12 +246,24 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn
     let window = |rng: &mut ChaCha8Rng| lease * rng.random_range(1..=3);
     match shape(fault) {
         Some(Shape::ClientPause) => {
-            d.client = Some(rng.random_range(0..space.clients));
-            d.point = Some(point(rng, &space.pause_points));
+            d.client = Some(rng.random_range(0..clients));
+            // A pause inside each request (acquire, release, renew) is a place of its own:
+            // a release that stops between its read and its write is where a release's bug
+            // is, and a pause that stopped whichever request came first would seldom be it.
+            let places = pause_places(&space.pause_points, renews);
+            let (p, op) = places[rng.random_range(0..places.len())];
+            d.point = Some(p.name().to_owned());
+            d.op = op.map(str::to_owned);
             d.size_ms = size(rng, lease);
+            // Half the pauses come again until the run ends, every half to one and a half
+            // leases: a pause that must land inside a short window (between a release's read
+            // and its write) gets many tries in one run, as a GC that pauses often does.
+            if rng.random_bool(0.5) {
+                d.every_ms = Some(((lease as f64) * rng.random_range(0.5..=1.5)).round() as u64);
+            }
         }
         Some(Shape::ClientCrash) => {
-            d.client = Some(rng.random_range(0..space.clients));
+            d.client = Some(rng.random_range(0..clients));
             d.point = Some(point(rng, &space.crash_points));
         }
         Some(Shape::Latency | Shape::ClockStrobe) => {
@@ -275,10 +286,35 @@ fn draw_fault(rng: &mut ChaCha8Rng, space: &Space, fault: &'static str) -> Drawn
     d
 }
 
-/// Draws the next schedule: 1 to [`MAX_FAULTS`] faults (one half the time, so that single
+/// The places a client pause may stop at: each point, and `during-op` once per request it
+/// may stop inside (a renewal only when the watchdog renews). Empty `points`: all of them.
+fn pause_places(points: &[PausePoint], renews: bool) -> Vec<(PausePoint, Option<&'static str>)> {
+    let all = if points.is_empty() {
+        PausePoint::ALL
+    } else {
+        points
+    };
+    let ops: &[&'static str] = if renews {
+        &["acquire", "release", "renew"]
+    } else {
+        &["acquire", "release"]
+    };
+    all.iter()
+        .flat_map(|&p| match p {
+            PausePoint::DuringOp => ops.iter().map(|&o| (p, Some(o))).collect::<Vec<_>>(),
+            PausePoint::AfterAcquire | PausePoint::BeforeWrite | PausePoint::BeforeRelease => {
+                vec![(p, None)]
+            }
+        })
+        .collect()
+}
+
+/// Draws the next schedule: first the workload's shape and client count
+/// ([`super::workload::draw_shape`]), then 1 to [`MAX_FAULTS`] faults (one half the time, so that single
 /// faults, the easiest to read, are tried most), each of a kind drawn from `space`, a client
 /// fault weighing as many kinds as it has pause points.
 pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
+    let (workload, clients) = draw_shape(rng, &space.shape, space.lease_ms);
     let n = match rng.random_range(0..10) {
         0..5 => 1,
         5..8 => 2,
@@ -294,7 +330,7 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
         }
     };
     let weight = |kind: &str| match shape(kind) {
-        Some(Shape::ClientPause) => points(&space.pause_points),
+        Some(Shape::ClientPause) => pause_places(&space.pause_points, workload.watchdog).len(),
         Some(Shape::ClientCrash) => points(&space.crash_points),
         Some(_) | None => 1,
     };
@@ -313,7 +349,7 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
                     here
                 })
                 .expect("the weights add up to the total");
-            draw_fault(rng, space, kind)
+            draw_fault(rng, space, kind, clients, workload.watchdog)
         })
         .collect();
     // A fault that happens once (failover) appears once at most.
@@ -327,8 +363,9 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     faults.sort_by_key(|d| d.at_ms);
     Schedule {
         faults,
-        clients: space.clients,
+        clients,
         duration_ms: space.duration_ms,
+        workload: Some(workload),
     }
 }
 
@@ -347,6 +384,15 @@ mod tests {
             duration_ms: 5000,
             pause_points: PausePoint::ALL.to_vec(),
             crash_points: PausePoint::ALL.to_vec(),
+            shape: BaseShape {
+                workload: super::super::workload::Workload {
+                    hold_ms: [1, 5],
+                    think_ms: [0, 10],
+                    watchdog: false,
+                },
+                clients: 4,
+                drawn: true,
+            },
         }
     }
 
@@ -394,7 +440,7 @@ mod tests {
                 small += (d.size_ms < 300) as u32;
                 large += (d.size_ms > 1000) as u32;
                 if let Some(c) = d.client {
-                    assert!(c < 4);
+                    assert!(c < sched.clients, "aimed at a client that runs");
                 }
             }
         }
@@ -419,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn a_client_pause_weighs_as_many_kinds_as_it_has_points() {
+    fn a_client_pause_weighs_as_many_kinds_as_it_has_places() {
         let s = space(vec!["client-pause", "latency"]);
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let (mut pauses, mut all) = (0, 0);
@@ -430,8 +476,63 @@ mod tests {
             }
         }
         let share = pauses as f64 / all as f64;
-        let want = PausePoint::ALL.len() as f64 / (PausePoint::ALL.len() + 1) as f64;
+        // `during-op` counts once per request it stops inside: acquire and release (the
+        // space's scenario does not renew).
+        let places = PausePoint::ALL.len() + 1;
+        let want = places as f64 / (places + 1) as f64;
         assert!((share - want).abs() < 0.05, "share {share}, want {want}");
+    }
+
+    #[test]
+    fn a_pause_inside_requests_names_one_and_a_renewal_only_when_the_watchdog_runs() {
+        let mut s = space(vec!["client-pause"]);
+        let mut seen = std::collections::BTreeSet::new();
+        for watchdog in [false, true] {
+            s.shape.workload.watchdog = watchdog;
+            let mut rng = ChaCha8Rng::seed_from_u64(4);
+            for _ in 0..600 {
+                let sched = draw(&mut rng, &s);
+                for d in sched.faults {
+                    let inside = d.point.as_deref() == Some("during-op");
+                    assert_eq!(d.op.is_some(), inside, "{d:?}");
+                    if let Some(op) = d.op.clone() {
+                        let renews = sched.workload.as_ref().unwrap().watchdog;
+                        assert!(op != "renew" || renews, "a renewal without a watchdog");
+                        assert_eq!(
+                            d.entry()["ops"].as_array().unwrap()[0].as_str(),
+                            Some(op.as_str())
+                        );
+                        seen.insert(op);
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), 3, "{seen:?}");
+    }
+
+    #[test]
+    fn half_the_client_pauses_recur_within_half_to_one_and_a_half_leases_and_nothing_else_does() {
+        let s = space(all());
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let (mut pauses, mut recurring) = (0, 0);
+        for _ in 0..2000 {
+            for d in draw(&mut rng, &s).faults {
+                if d.fault != "client-pause" {
+                    assert_eq!(d.every_ms, None, "{d:?}");
+                    assert_eq!(d.entry()["count"].as_integer(), Some(1));
+                    continue;
+                }
+                pauses += 1;
+                if let Some(every) = d.every_ms {
+                    recurring += 1;
+                    assert!((500..=1500).contains(&every), "{d:?}");
+                    assert_eq!(d.entry()["every_ms"].as_integer(), Some(every as i64));
+                    assert!(!d.entry().contains_key("count"), "until the run ends");
+                }
+            }
+        }
+        let share = recurring as f64 / pauses as f64;
+        assert!((0.45..0.55).contains(&share), "{share}");
     }
 
     #[test]
@@ -458,6 +559,8 @@ mod tests {
             point: None,
             node: Some("n1".into()),
             negative: false,
+            op: None,
+            every_ms: None,
         };
         let e = d.entry();
         assert_eq!(e["latency_ms"].as_integer(), Some(312));

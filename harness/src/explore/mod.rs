@@ -3,16 +3,18 @@
 //!
 //! The search is apart from running: [`draw`] is the seeded distribution of schedules,
 //! [`shrink`] the reductions of a schedule that broke the lock, [`classify`] what a run found;
-//! all three are pure. [`search`] runs them as ordinary stored runs ([`crate::run::run_plan`]).
+//! [`workload`] the workload shapes drawn beside the faults; all four are pure. [`search`] runs them as ordinary stored runs ([`crate::run::run_plan`]).
 
 pub mod base;
 pub mod classify;
 pub mod draw;
 pub mod search;
 pub mod shrink;
+pub mod workload;
 
 pub use base::{Base, LeftOut};
 pub use classify::Found;
-pub use draw::{Drawn, Schedule, Space};
-pub use search::{explore, Config, Exploration, ExploreError, Phase, ShrinkStep, Shrunk, Try};
+pub use draw::{Drawn, DrawnExt, Schedule, ScheduleExt, Space};
+pub use lockpick_store::explore::{ExploreRecord, Phase, ShrinkStep, Shrunk, Try, Workload};
+pub use search::{explore, Config, Exploration, ExploreError};
 pub use shrink::Need;

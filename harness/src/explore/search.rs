@@ -7,17 +7,19 @@
 //! itself is stored like any other, under `store/<name>/`), the shrunk scenario, and
 //! `explore.json` (rewritten after every run, so a killed search leaves what it did).
 
-use super::base::{Base, LeftOut};
+use super::base::Base;
 use super::classify::{classify, Found};
-use super::draw::{draw, Schedule, Space};
+use super::draw::{draw, Schedule, ScheduleExt, Space};
 use super::shrink::{Need, Shrinker};
 use crate::run::{run_plan, RunError, RunOptions, RunPlan};
 use crate::scenario::parse_scenario;
 use lockpick_checker::history::read_history;
 use lockpick_checker::verdict::Verdict;
+use lockpick_store::explore::{
+    ExploreRecord, Phase, ShrinkStep, Shrunk, Try, EXPLORE_DIR, EXPLORE_RECORD_VERSION,
+};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -35,6 +37,9 @@ pub struct Config {
     pub shrink_budget: Duration,
     /// `--faults`: draw only these.
     pub only: Option<Vec<String>>,
+    /// `--fixed-workload`: keep the scenario's hold, think, clients and watchdog; draw faults
+    /// only.
+    pub fixed_workload: bool,
     /// A reduction is kept when it reproduces in `k` of `n` re-runs.
     pub need: Need,
     /// Re-runs of the shrunk schedule, all of them, for the rate reported.
@@ -45,100 +50,8 @@ pub struct Config {
     pub program: String,
 }
 
-/// One run of the search.
-#[derive(Debug, Clone, Serialize)]
-pub struct Try {
-    /// 1-based, in the order run.
-    pub n: usize,
-    pub phase: Phase,
-    pub seed: u64,
-    pub schedule: Schedule,
-    /// The scenario file it ran.
-    pub file: PathBuf,
-    /// Its stored run, when it ran.
-    pub run: Option<PathBuf>,
-    pub verdict: Option<Verdict>,
-    pub found: Found,
-    /// The first safety violation's sentence.
-    pub finding: Option<String>,
-    /// A run that could not be carried out.
-    pub error: Option<String>,
-    /// Seconds since the search began, when it ended.
-    pub at_s: f64,
-}
-
-/// What a run was for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    Search,
-    /// Re-runs of a find, before it is believed.
-    Reproduce,
-    Shrink,
-    Confirm,
-}
-
-/// One reduction measured.
-#[derive(Debug, Clone, Serialize)]
-pub struct ShrinkStep {
-    pub change: String,
-    pub schedule: Schedule,
-    pub hits: u32,
-    pub runs: u32,
-    pub kept: bool,
-}
-
-/// The shrunk scenario.
-#[derive(Debug, Clone, Serialize)]
-pub struct Shrunk {
-    pub file: PathBuf,
-    pub schedule: Schedule,
-    /// Reproductions in the confirming re-runs.
-    pub hits: u32,
-    pub runs: u32,
-    /// The seed the command below runs with: the first confirming run that reproduced.
-    pub seed: u64,
-    pub command: String,
-    /// What shrinking took away, in order.
-    pub removed: Vec<String>,
-    /// Whether the find reproduced reliably enough to be shrunk.
-    pub shrunk: bool,
-}
-
-/// Everything the search did; written as `explore.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Exploration {
-    pub id: String,
-    pub dir: PathBuf,
-    pub base: String,
-    pub base_file: PathBuf,
-    pub seed: u64,
-    pub budget_s: f64,
-    pub shrink_budget_s: f64,
-    pub need: Need,
-    pub lease_ms: u64,
-    /// The faults drawn from.
-    pub faults: Vec<String>,
-    pub left_out: Vec<LeftOut>,
-    pub tries: Vec<Try>,
-    /// The try (its `n`) whose violation was shrunk.
-    pub found: Option<usize>,
-    pub found_class: Found,
-    pub found_about: String,
-    pub shrink: Vec<ShrinkStep>,
-    pub shrunk: Option<Shrunk>,
-    /// Why the search stopped.
-    pub stopped: String,
-    pub elapsed_s: f64,
-    pub done: bool,
-}
-
-impl Exploration {
-    /// Runs of the search phase.
-    pub fn searched(&self) -> impl Iterator<Item = &Try> {
-        self.tries.iter().filter(|t| t.phase == Phase::Search)
-    }
-}
+/// Everything the search did: the store's record, written as `explore.json`.
+pub type Exploration = ExploreRecord;
 
 /// Progress for the terminal: one line per event.
 pub type Say<'a> = &'a mut (dyn FnMut(&str) + Send);
@@ -162,9 +75,8 @@ impl Search<'_> {
     }
 
     fn save(&mut self) {
-        let path = self.ex.dir.join("explore.json");
-        let json = serde_json::to_vec_pretty(&self.ex).expect("exploration serializes");
-        if let Err(e) = lockpick_store::write_atomic(&path, &json) {
+        if let Err(e) = self.ex.write() {
+            let path = self.ex.dir.join(lockpick_store::explore::EXPLORE_FILE);
             (self.say)(&format!("warning: write {}: {e}", path.display()));
         }
     }
@@ -172,12 +84,7 @@ impl Search<'_> {
     /// Runs `schedule` once with `seed`; `Err` when too many runs in a row failed to run.
     async fn run(&mut self, phase: Phase, schedule: &Schedule, seed: u64) -> Result<Try, RunError> {
         let n = self.ex.tries.len() + 1;
-        let folder = match phase {
-            Phase::Search => "search",
-            Phase::Reproduce => "reproduce",
-            Phase::Shrink => "shrink",
-            Phase::Confirm => "confirm",
-        };
+        let folder = phase.name();
         let file = self.ex.dir.join(folder).join(format!("{n:04}.toml"));
         let name = format!("{}-explore", self.cfg.base.name);
         let comment = vec![format!(
@@ -310,12 +217,13 @@ pub async fn explore(
 ) -> Result<Exploration, ExploreError> {
     let (space, left_out) = cfg
         .base
-        .space(cfg.only.as_deref())
+        .space(cfg.only.as_deref(), cfg.fixed_workload)
         .map_err(ExploreError::Input)?;
     let id = exploration_id(&cfg.base.name, cfg.seed);
-    let dir = cfg.store.join("explore").join(&id);
+    let dir = cfg.store.join(EXPLORE_DIR).join(&id);
     std::fs::create_dir_all(&dir).map_err(|e| ExploreError::Run(RunError::store(&dir, e)))?;
     let ex = Exploration {
+        version: EXPLORE_RECORD_VERSION,
         id,
         dir,
         base: cfg.base.name.clone(),
@@ -327,6 +235,7 @@ pub async fn explore(
         lease_ms: cfg.base.lease_ms(),
         faults: space.faults.iter().map(|f| f.to_string()).collect(),
         left_out,
+        workload_drawn: space.shape.drawn,
         tries: Vec::new(),
         found: None,
         found_class: Found::Nothing,
@@ -346,12 +255,17 @@ pub async fn explore(
         errors_in_a_row: 0,
     };
     (s.say)(&format!(
-        "exploring {} (lease {} ms) with seed {} for {:.0} s: drawing from {}",
+        "exploring {} (lease {} ms) with seed {} for {:.0} s: drawing from {}{}",
         cfg.base.name,
         cfg.base.lease_ms(),
         cfg.seed,
         cfg.budget.as_secs_f64(),
-        s.ex.faults.join(", ")
+        s.ex.faults.join(", "),
+        if space.shape.drawn {
+            ", and the workload's shape (hold, think, clients, watchdog)"
+        } else {
+            ", with the scenario's own workload"
+        }
     ));
     s.save();
     let result = run_all(&mut s, &space).await;
@@ -462,7 +376,11 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         ));
     }
     let shrink_started = s.elapsed();
-    let mut shrinker = Shrinker::new(found.schedule.clone(), cfg.base.lease_ms());
+    let mut shrinker = Shrinker::new(
+        found.schedule.clone(),
+        cfg.base.lease_ms(),
+        cfg.base.shape(),
+    );
     let mut removed = Vec::new();
     if !reproduced {
         removed.push("(not shrunk: the schedule as found did not reproduce reliably)".to_owned());

@@ -3,12 +3,15 @@
 //! tells the [`Shrinker`] which ones held; runs are real processes, so "holds" is a rate
 //! (`k` of `n` re-runs, decided as soon as the answer is certain).
 //!
-//! Reductions, simplest first: drop a fault; fewer clients; a fault's size halved (toward the
+//! Reductions, simplest first: drop a fault; the workload's shape back toward the scenario's
+//! own ([`super::workload::shape_candidates`]: all of it, the watchdog, holds halved, thinks);
+//! fewer clients; a recurring pause once; a fault's size halved (toward the
 //! smallest that still breaks the lock); a window halved; a fault moved earlier; a shorter
 //! workload. Each makes the schedule strictly smaller on a well-founded measure (fewer faults,
 //! fewer clients, or smaller numbers bounded below), so shrinking ends.
 
-use super::draw::{shape, Drawn, Schedule, Shape};
+use super::draw::{shape, Drawn, DrawnExt, Schedule, Shape};
+use super::workload::{shape_candidates, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -26,40 +29,7 @@ pub struct Candidate {
     pub schedule: Schedule,
 }
 
-/// How many re-runs must reproduce: `k` of `n`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Need {
-    pub k: u32,
-    pub n: u32,
-}
-
-impl Need {
-    /// Whether `hits` reproductions in `runs` re-runs already decide it: `Some(true)` once `k`
-    /// reproduced, `Some(false)` once more than `n - k` did not, `None` while either can come.
-    pub fn decided(self, hits: u32, runs: u32) -> Option<bool> {
-        if hits >= self.k {
-            Some(true)
-        } else if runs - hits > self.n - self.k || runs >= self.n {
-            Some(false)
-        } else {
-            None
-        }
-    }
-
-    /// Reads `K/N`, 1 ≤ K ≤ N ≤ 100.
-    pub fn parse(s: &str) -> Result<Need, String> {
-        let bad = || format!("{s:?} is not K/N; allowed: K/N with 1 <= K <= N <= 100, e.g. 4/5");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let (k, n): (u32, u32) = (
-            k.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if k == 0 || k > n || n > 100 {
-            return Err(bad());
-        }
-        Ok(Need { k, n })
-    }
-}
+pub use lockpick_store::explore::Need;
 
 fn halved(v: u64, floor: u64) -> Option<u64> {
     (v / 2 >= floor && v / 2 < v).then_some(v / 2)
@@ -72,8 +42,9 @@ fn with(d: &Drawn, f: impl FnOnce(&mut Drawn)) -> Drawn {
     d
 }
 
-/// Every reduction of `s`, simplest first. `lease_ms` bounds how short the workload gets.
-pub fn candidates(s: &Schedule, lease_ms: u64) -> Vec<Candidate> {
+/// Every reduction of `s`, simplest first. `lease_ms` bounds how short the workload gets;
+/// `base` is the scenario's own shape, which a drawn shape shrinks toward.
+pub fn candidates(s: &Schedule, lease_ms: u64, base: &Workload) -> Vec<Candidate> {
     let mut out = Vec::new();
     let mut push = |change: String, schedule: Schedule| out.push(Candidate { change, schedule });
     if s.faults.len() > 1 {
@@ -81,6 +52,13 @@ pub fn candidates(s: &Schedule, lease_ms: u64) -> Vec<Candidate> {
             let mut t = s.clone();
             t.faults.remove(i);
             push(format!("dropped {}", d.describe()), t);
+        }
+    }
+    if let Some(w) = &s.workload {
+        for (change, nw) in shape_candidates(w, base) {
+            let mut t = s.clone();
+            t.workload = Some(nw);
+            push(change, t);
         }
     }
     let aimed = s.faults.iter().filter_map(|d| d.client).max();
@@ -120,6 +98,12 @@ pub fn candidates(s: &Schedule, lease_ms: u64) -> Vec<Candidate> {
                 );
             }
         }
+        if let Some(every) = d.every_ms {
+            change(
+                format!("once instead of every {every} ms"),
+                with(d, |n| n.every_ms = None),
+            );
+        }
         if let Some(v) = halved(d.at_ms, 100) {
             change(
                 format!("start {} ms → {v} ms", d.at_ms),
@@ -146,15 +130,17 @@ pub struct Shrinker {
     current: Schedule,
     pending: VecDeque<Candidate>,
     lease_ms: u64,
+    base: Workload,
 }
 
 impl Shrinker {
-    pub fn new(start: Schedule, lease_ms: u64) -> Shrinker {
-        let pending = candidates(&start, lease_ms).into();
+    pub fn new(start: Schedule, lease_ms: u64, base: Workload) -> Shrinker {
+        let pending = candidates(&start, lease_ms, &base).into();
         Shrinker {
             current: start,
             pending,
             lease_ms,
+            base,
         }
     }
 
@@ -171,7 +157,7 @@ impl Shrinker {
 
     /// `c` reproduced: it becomes the schedule.
     pub fn accept(&mut self, c: Candidate) {
-        self.pending = candidates(&c.schedule, self.lease_ms).into();
+        self.pending = candidates(&c.schedule, self.lease_ms, &self.base).into();
         self.current = c.schedule;
     }
 }
@@ -190,6 +176,8 @@ mod tests {
             point: (name == "client-pause").then(|| "before-release".into()),
             node: (name != "client-pause").then(|| "n1".into()),
             negative: false,
+            op: None,
+            every_ms: None,
         }
     }
 
@@ -202,12 +190,25 @@ mod tests {
             ],
             clients: 4,
             duration_ms: 8000,
+            workload: Some(Workload {
+                hold_ms: [450, 900],
+                think_ms: [0, 200],
+                watchdog: true,
+            }),
+        }
+    }
+
+    fn base() -> Workload {
+        Workload {
+            hold_ms: [1, 5],
+            think_ms: [0, 10],
+            watchdog: false,
         }
     }
 
     /// Shrinks with `reproduces` as the oracle, counting candidates asked.
     fn shrink(reproduces: impl Fn(&Schedule) -> bool) -> (Schedule, usize) {
-        let mut s = Shrinker::new(start(), 1000);
+        let mut s = Shrinker::new(start(), 1000, base());
         let mut asked = 0;
         while let Some(c) = s.next_candidate() {
             asked += 1;
@@ -239,6 +240,31 @@ mod tests {
     }
 
     #[test]
+    fn a_recurring_pause_is_tried_once_and_stays_recurring_when_once_does_not_break() {
+        let mut first = start();
+        first.faults[0].every_ms = Some(700);
+        let recurring = |s: &Schedule| s.faults.iter().any(|d| d.every_ms.is_some());
+        let mut sh = Shrinker::new(first.clone(), 1000, base());
+        let mut asked_once = false;
+        while let Some(c) = sh.next_candidate() {
+            asked_once |= c.change.starts_with("once instead of every 700 ms");
+            if recurring(&c.schedule) {
+                sh.accept(c);
+            }
+        }
+        assert!(asked_once);
+        assert_eq!(sh.current().faults.len(), 1);
+        assert_eq!(sh.current().faults[0].every_ms, Some(700));
+        let mut sh = Shrinker::new(first, 1000, base());
+        while let Some(c) = sh.next_candidate() {
+            if c.schedule.faults.iter().any(|d| d.fault == "client-pause") {
+                sh.accept(c);
+            }
+        }
+        assert_eq!(sh.current().faults[0].every_ms, None, "once is simpler");
+    }
+
+    #[test]
     fn a_client_fault_keeps_the_clients_it_aims_at() {
         let (s, _) = shrink(|s| s.faults.iter().any(|d| d.fault == "client-pause"));
         assert_eq!(s.faults.len(), 1);
@@ -250,23 +276,36 @@ mod tests {
     fn when_nothing_smaller_reproduces_the_schedule_stays_and_every_reduction_was_asked() {
         let (s, asked) = shrink(|_| false);
         assert_eq!(s, start());
-        assert_eq!(asked, candidates(&start(), 1000).len());
+        assert_eq!(asked, candidates(&start(), 1000, &base()).len());
     }
 
     #[test]
-    fn a_rate_is_decided_as_soon_as_it_is_certain() {
-        let need = Need { k: 8, n: 10 };
-        assert_eq!(need.decided(8, 8), Some(true));
-        assert_eq!(need.decided(7, 9), None);
+    fn a_bug_that_needs_long_holds_and_a_watchdog_keeps_them_and_loses_the_rest() {
+        // The lock breaks when a holder renews (watchdog on) and holds at least 400 ms, with
+        // a client paused: as the unchecked-renew toy does.
+        let (s, _) = shrink(|s| {
+            let w = s.workload.as_ref().unwrap();
+            w.watchdog && w.hold_ms[1] >= 400 && s.faults.iter().any(|d| d.fault == "client-pause")
+        });
+        let w = s.workload.as_ref().unwrap();
+        assert_eq!(s.faults.len(), 1, "{s:?}");
+        assert!(w.watchdog);
         assert_eq!(
-            need.decided(5, 8),
-            Some(false),
-            "3 misses: 8 of 10 is out of reach"
+            w.hold_ms,
+            [225, 450],
+            "halved once: 450 still breaks, 225 does not"
         );
-        assert_eq!(need.decided(6, 8), None);
-        assert_eq!(Need::parse("4/5"), Ok(Need { k: 4, n: 5 }));
-        assert!(Need::parse("6/5").is_err());
-        assert!(Need::parse("0/5").is_err());
-        assert!(Need::parse("x").unwrap_err().contains("allowed: K/N"));
+        assert_eq!(
+            w.think_ms,
+            [0, 10],
+            "the think time went back to the scenario's"
+        );
+    }
+
+    #[test]
+    fn a_bug_that_needs_no_shape_goes_back_to_the_scenarios_own() {
+        let (s, _) = shrink(|s| s.faults.iter().any(|d| d.fault == "latency"));
+        assert_eq!(s.workload, Some(base()));
+        assert_eq!(s.clients, 2);
     }
 }

@@ -6,6 +6,7 @@
 
 mod atomic;
 mod error;
+pub mod explore;
 pub mod gc;
 mod layout;
 mod run_state;

@@ -2,7 +2,7 @@
 //! multiple of the lease on a log scale (0.1× to 3×; faults without a size in a band below),
 //! one dot per fault of each run, coloured by what that run found. Plain SVG, drawn here.
 
-use super::Try;
+use lockpick_store::explore::{Found, Try};
 use std::fmt::Write as _;
 
 const W: f64 = 900.0;
@@ -15,15 +15,15 @@ const LO: f64 = 0.1;
 const HI: f64 = 3.0;
 
 /// The colour of what a run found.
-pub fn colour(found: &str, error: bool) -> &'static str {
+pub fn colour(found: Found, error: bool) -> &'static str {
     if error {
         return "#9e9e9e";
     }
     match found {
-        "lock-bug" => "#c62828",
-        "kleppmann" => "#ef6c00",
-        "clock" | "node-restart" => "#8e24aa",
-        _ => "#2e7d32",
+        Found::LockBug => "#c62828",
+        Found::Kleppmann => "#ef6c00",
+        Found::Clock | Found::NodeRestart => "#8e24aa",
+        Found::Nothing => "#2e7d32",
     }
 }
 
@@ -97,12 +97,12 @@ pub fn svg(tries: &[&Try], kinds: &[String], lease_ms: u64) -> String {
             let _ = write!(
                 s,
                 r#"<circle cx="{x:.1}" cy="{y:.1}" r="4" fill="{}" fill-opacity="0.8"><title>run {}: {} {} ms ({factor:.2}× lease) at {} ms: {}</title></circle>"#,
-                colour(&t.found, t.error.is_some()),
+                colour(t.found, t.error.is_some()),
                 t.n,
                 esc(&f.fault),
                 f.size_ms,
                 f.at_ms,
-                esc(&t.found)
+                esc(t.found.name())
             );
         }
     }

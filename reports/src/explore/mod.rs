@@ -1,117 +1,24 @@
 //! The page of one `lockpick explore`: what was tried (a chart of fault kind × size, one dot
 //! per fault of each run, coloured by what the run found), the violation found, the shrink
 //! steps with their reproduction rates, and the shrunk scenario. Read from the exploration's
-//! `explore.json`; the reports do not depend on the harness, so the fields read are declared
-//! here, and fields the page does not show are ignored.
+//! `explore.json`, whose one definition is the store's (`lockpick_store::explore`): the
+//! reports do not depend on the harness.
 
 mod chart;
 
 use crate::error::ReportError;
 use crate::templates::render;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// Where explorations are stored, under the store.
-pub const EXPLORE_DIR: &str = "explore";
+pub use lockpick_store::explore::EXPLORE_DIR;
+use lockpick_store::explore::{read_explore_record, ExploreRecord, Phase, ReadRecordError, Try};
 
-/// One fault of a schedule, as `explore.json` holds it.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Fault {
-    pub fault: String,
-    pub at_ms: u64,
-    pub size_ms: u64,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Schedule {
-    pub faults: Vec<Fault>,
-    pub clients: usize,
-    pub duration_ms: u64,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Try {
-    pub n: usize,
-    pub phase: String,
-    pub seed: u64,
-    pub schedule: Schedule,
-    pub file: PathBuf,
-    pub run: Option<PathBuf>,
-    pub verdict: Option<String>,
-    pub found: String,
-    pub finding: Option<String>,
-    pub error: Option<String>,
-    pub at_s: f64,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct ShrinkStep {
-    pub change: String,
-    pub hits: u32,
-    pub runs: u32,
-    pub kept: bool,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Shrunk {
-    pub file: PathBuf,
-    pub schedule: Schedule,
-    pub hits: u32,
-    pub runs: u32,
-    pub seed: u64,
-    pub command: String,
-    pub removed: Vec<String>,
-    /// Whether the find reproduced reliably enough to be shrunk.
-    #[serde(default)]
-    pub shrunk: bool,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct LeftOut {
-    pub fault: String,
-    pub reason: String,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Need {
-    pub k: u32,
-    pub n: u32,
-}
-
-/// `explore.json`, the fields this page shows.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Exploration {
-    pub id: String,
-    pub base: String,
-    pub base_file: PathBuf,
-    pub seed: u64,
-    pub budget_s: f64,
-    pub shrink_budget_s: f64,
-    pub need: Need,
-    pub lease_ms: u64,
-    pub faults: Vec<String>,
-    pub left_out: Vec<LeftOut>,
-    pub tries: Vec<Try>,
-    pub found: Option<usize>,
-    pub found_class: String,
-    pub found_about: String,
-    pub shrink: Vec<ShrinkStep>,
-    pub shrunk: Option<Shrunk>,
-    pub stopped: String,
-    pub elapsed_s: f64,
-    pub done: bool,
-}
-
-/// Reads `dir/explore.json`.
-pub fn read_exploration(dir: &Path) -> Result<Exploration, ReportError> {
-    let path = dir.join("explore.json");
-    let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Read {
-        path: path.clone(),
-        source,
-    })?;
-    serde_json::from_str(&text).map_err(|e| ReportError::Parse {
-        path,
-        message: e.to_string(),
+/// Reads `dir/explore.json`: the store's record, which the harness writes.
+pub fn read_exploration(dir: &Path) -> Result<ExploreRecord, ReportError> {
+    read_explore_record(dir).map_err(|e| match e {
+        ReadRecordError::Read { path, source } => ReportError::Read { path, source },
+        ReadRecordError::Parse { path, message } => ReportError::Parse { path, message },
     })
 }
 
@@ -125,7 +32,7 @@ struct Row<'a> {
 
 #[derive(Debug, Serialize)]
 struct Page<'a> {
-    ex: &'a Exploration,
+    ex: &'a ExploreRecord,
     chart: String,
     searched: usize,
     faults_tried: usize,
@@ -153,20 +60,32 @@ fn row<'a>(store: &Path, t: &'a Try) -> Row<'a> {
             }
         })
         .collect();
+    let mut faults = if faults.is_empty() {
+        "no fault".to_owned()
+    } else {
+        faults.join(" + ")
+    };
+    if let Some(w) = &t.schedule.workload {
+        faults.push_str(&format!(
+            "; {}, {} clients",
+            w.describe(),
+            t.schedule.clients
+        ));
+    }
     Row {
         t,
         url: t.run.as_deref().and_then(|r| url(store, r)),
-        faults: if faults.is_empty() {
-            "no fault".into()
-        } else {
-            faults.join(" + ")
-        },
+        faults,
     }
 }
 
 /// Renders the page of `ex`; `store` is the store root its runs are under (for links).
-pub fn render_explore_page(ex: &Exploration, store: &Path) -> Result<String, ReportError> {
-    let search: Vec<&Try> = ex.tries.iter().filter(|t| t.phase == "search").collect();
+pub fn render_explore_page(ex: &ExploreRecord, store: &Path) -> Result<String, ReportError> {
+    let search: Vec<&Try> = ex
+        .tries
+        .iter()
+        .filter(|t| t.phase == Phase::Search)
+        .collect();
     let page = Page {
         ex,
         chart: chart::svg(&search, &ex.faults, ex.lease_ms),

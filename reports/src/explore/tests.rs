@@ -9,8 +9,10 @@ fn json(store: &Path) -> String {
         "seed": 1, "budget_s": 600.0, "shrink_budget_s": 600.0, "need": {"k": 4, "n": 5},
         "lease_ms": 1000, "faults": ["client-pause", "latency"],
         "left_out": [{"fault": "failover", "reason": "no replica"}],
+        "version": 2, "workload_drawn": true,
         "tries": [
-            {"n": 1, "phase": "search", "seed": 1, "schedule": {"faults": [{"fault": "latency", "at_ms": 100, "size_ms": 350, "node": "n1"}], "clients": 4, "duration_ms": 5000},
+            {"n": 1, "phase": "search", "seed": 1, "schedule": {"faults": [{"fault": "latency", "at_ms": 100, "size_ms": 350, "node": "n1"}], "clients": 4, "duration_ms": 5000,
+             "workload": {"hold_ms": [300, 600], "think_ms": [0, 40], "watchdog": true}},
              "file": "f1.toml", "run": run, "verdict": "invalid", "found": "lock-bug",
              "finding": "processes 2 and 1 <both> believed", "error": null, "at_s": 9.0},
             {"n": 2, "phase": "search", "seed": 2, "schedule": {"faults": [{"fault": "client-crash", "at_ms": 100, "size_ms": 0}], "clients": 4, "duration_ms": 5000},
@@ -19,7 +21,8 @@ fn json(store: &Path) -> String {
         ],
         "found": 1, "found_class": "lock-bug", "found_about": "the lock granted what it must not",
         "shrink": [{"change": "dropped latency", "schedule": {"faults": [], "clients": 4, "duration_ms": 5000}, "hits": 0, "runs": 2, "kept": false}],
-        "shrunk": {"file": "nowhere.toml", "schedule": {"faults": [{"fault": "latency", "at_ms": 100, "size_ms": 350}], "clients": 2, "duration_ms": 3000},
+        "shrunk": {"file": "nowhere.toml", "schedule": {"faults": [{"fault": "latency", "at_ms": 100, "size_ms": 350}], "clients": 2, "duration_ms": 3000,
+                   "workload": {"hold_ms": [150, 300], "think_ms": [0, 10], "watchdog": true}},
                    "hits": 9, "runs": 10, "seed": 3, "command": "cargo run -- scenario nowhere.toml --seed 3", "removed": []},
         "stopped": "run 1 found a bug of the lock", "elapsed_s": 100.0, "done": true
     })
@@ -53,6 +56,16 @@ fn the_page_shows_what_was_tried_the_find_the_shrink_steps_and_the_rate() {
     assert!(html.contains("reproduced in <b>9/10</b> runs"));
     assert!(html.contains("cargo run -- scenario nowhere.toml --seed 3"));
     assert!(html.contains("Left out: failover (no replica)"));
+    // The drawn workload shape: in the run's row and in the shrunk schedule.
+    assert!(html.contains("and the workload's shape (hold"), "{html}");
+    assert!(
+        html.contains("hold 300-600 ms, think 0-40 ms, watchdog on, 4 clients"),
+        "{html}"
+    );
+    assert!(
+        html.contains("2 clients, 3000 ms, hold 150-300 ms, think 0-10 ms, watchdog on;"),
+        "{html}"
+    );
     // And the store's index links it.
     assert_eq!(
         list_explorations(store.path()),
