@@ -212,21 +212,9 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
                 secs(r)
             );
             return Learned {
-                process: n.process,
-                event: n.event,
-                index: n.index,
-                learned_ns: n.ns,
-                lock: Some(lock),
-                token: n.token.or(h.token),
-                reason: n.reason,
-                acquire_index: Some(h.acquire_index),
-                lost_ns: None,
-                lost_index: None,
-                lost_by: None,
-                delay_ns: None,
-                writes_between: Vec::new(),
                 released_before: true,
                 summary,
+                ..told_of(n, h, lock)
             };
         }
     }
@@ -285,6 +273,20 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
         _ => format!("{told}; the history shows no lease end and no other grant: when it was lost is not shown"),
     };
     Learned {
+        lost_ns: lost.as_ref().map(|l| l.0),
+        lost_index: lost.as_ref().map(|l| l.1),
+        lost_by: lost.map(|l| l.2),
+        delay_ns,
+        writes_between,
+        released_before,
+        summary,
+        ..told_of(n, h, lock)
+    }
+}
+
+/// What a notice says by itself: who was told what, about which grant; no loss set beside it.
+fn told_of(n: Pending, h: &Hold, lock: String) -> Learned {
+    Learned {
         process: n.process,
         event: n.event,
         index: n.index,
@@ -293,12 +295,12 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
         token: n.token.or(h.token),
         reason: n.reason,
         acquire_index: Some(h.acquire_index),
-        lost_ns: lost.as_ref().map(|l| l.0),
-        lost_index: lost.as_ref().map(|l| l.1),
-        lost_by: lost.map(|l| l.2),
-        delay_ns,
-        writes_between,
-        released_before,
-        summary,
+        lost_ns: None,
+        lost_index: None,
+        lost_by: None,
+        delay_ns: None,
+        writes_between: Vec::new(),
+        released_before: false,
+        summary: String::new(),
     }
 }
