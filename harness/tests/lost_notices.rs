@@ -8,14 +8,14 @@
 mod scenario_support;
 
 use lockpick_checker::history::{Event, EventKind, Process, F};
-use lockpick_checker::lock::LockReport;
+use lockpick_checker::lock::{Learned, LockReport};
 use lockpick_checker::verdict::Verdict;
 use scenario_support::{expecting, history, run};
 
 /// Every `lost` notice the report sets after another process's grant came from the holder,
 /// after that grant, and any write it lists lies between the two; at least one such notice
 /// exists. The summary prints learned-at beside lost-at.
-fn assert_learned_late(report: &LockReport, events: &[Event]) {
+fn assert_learned_late<'a>(report: &'a LockReport, events: &[Event]) -> Vec<&'a Learned> {
     let late: Vec<_> = report
         .learned
         .iter()
@@ -48,6 +48,7 @@ fn assert_learned_late(report: &LockReport, events: &[Event]) {
     let summary = report.to_string();
     assert!(summary.contains("TOLD: process"), "{summary}");
     assert!(summary.contains("after it lost the lock at"), "{summary}");
+    late
 }
 
 /// The notices of a run, each checked to be a client's `info` carrying one of `events`.
@@ -97,15 +98,12 @@ fn redis_semaphore_tells_its_holder_of_the_loss_after_another_was_granted() {
     assert_eq!(hello["events"], serde_json::json!(["lost"]), "{hello}");
 
     let events = history(&dir);
-    let told: Vec<_> = events.iter().filter(|e| e.f == F::Notice).collect();
+    let told = notices(&events, &["lost"]);
     assert!(
         !told.is_empty(),
         "no `lost` notice in the history: {report}"
     );
     for e in &told {
-        assert!(matches!(e.process, Process::Client(_)), "{e:?}");
-        assert_eq!(e.kind, EventKind::Info);
-        assert_eq!(e.value.event.as_deref(), Some("lost"));
         assert!(
             e.value
                 .note
@@ -118,34 +116,6 @@ fn redis_semaphore_tells_its_holder_of_the_loss_after_another_was_granted() {
     // Each notice in the report, beside the loss; at least one after another process's grant,
     // with the holder's write in between (lockpick writes as soon as the pause ends).
     assert_eq!(report.learned.len(), told.len(), "{report}");
-    let late: Vec<_> = report
-        .learned
-        .iter()
-        .filter(|l| {
-            l.lost_by
-                .as_deref()
-                .is_some_and(|b| b.starts_with("granted to process"))
-                && l.delay_ns.is_some_and(|d| d > 0)
-        })
-        .collect();
-    assert!(!late.is_empty(), "{report}");
-    for l in &late {
-        let lost = &events[l.lost_index.unwrap() as usize];
-        let notice = &events[l.index as usize];
-        assert_eq!((lost.f, lost.kind), (F::Acquire, EventKind::Ok));
-        assert_ne!(lost.process, Process::Client(l.process));
-        assert_eq!(notice.process, Process::Client(l.process));
-        assert!(lost.index < notice.index);
-        for &w in &l.writes_between {
-            let write = &events[w as usize];
-            assert_eq!((write.f, write.kind), (F::Write, EventKind::Invoke));
-            assert_eq!(write.process, Process::Client(l.process));
-            assert!(lost.index < w && w < notice.index);
-        }
-    }
+    let late = assert_learned_late(&report, &events);
     assert!(late.iter().any(|l| l.wrote_between()), "{report}");
-    // The summary shows learned-at beside lost-at.
-    let summary = report.to_string();
-    assert!(summary.contains("TOLD: process"), "{summary}");
-    assert!(summary.contains("after it lost the lock at"), "{summary}");
 }
