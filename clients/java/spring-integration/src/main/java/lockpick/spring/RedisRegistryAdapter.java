@@ -7,6 +7,7 @@ import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
 import lockpick.Protocol.Keys;
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
@@ -53,8 +54,19 @@ public final class RedisRegistryAdapter {
         // reports. The connection is the same shared one either way.
         connections.setEagerInitialization(true);
         // What the Spring container does with the bean: InitializingBean, then SmartLifecycle.
-        connections.afterPropertiesSet();
-        connections.start();
+        try {
+            // afterPropertiesSet() already calls start() (early startup is on by default);
+            // the second start() is what the container's lifecycle would do, and a no-op.
+            connections.afterPropertiesSet();
+            connections.start();
+        } catch (RedisConnectionFailureException e) {
+            // A replacement process can start while the nemesis cuts the link. start() marks
+            // the factory STARTED before it connects (the connect is its last step), so the
+            // shared connection is then made lazily at the first acquire, as with
+            // eagerInitialization off, instead of the adapter dying before its hello (which
+            // lockpick would report as an adapter error, not the library's verdict).
+            System.err.println("eager connect failed, connecting at first use: " + e.getMessage());
+        }
         // "lockpick:lock" + ":" + the lock's name: the key is lockpick:lock:<lock>, as for the
         // other Redis adapters.
         RedisLockRegistry registry =
