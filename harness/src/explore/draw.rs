@@ -1,6 +1,6 @@
 //! The distribution `lockpick explore` draws fault schedules from: which faults, how many at
 //! once, where in the workload and how big, every size spread log-uniformly over 0.1× to 3×
-//! of the lock's lease. Pure and seeded: the same seed draws the same sequence of schedules.
+//! of the lock's lease (client pauses weighted toward more than one lease). Pure and seeded: the same seed draws the same sequence of schedules.
 //!
 //! A drawn fault is concrete data (a node name, a client index, milliseconds), never a range
 //! or a "random-one", so that the run's schedule is the drawn one and the shrinker can change
@@ -209,6 +209,20 @@ fn size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
     ((lease_ms as f64 * f).round() as u64).max(1)
 }
 
+/// A client pause's size: half the time over the whole range ([`size`]), half the time
+/// between one and three leases. A pause shorter than the lease a holder has left cannot let
+/// the lock move to another client, and whatever a lock's bug (a release that deletes
+/// another's key, a renewal that extends another's), it needs the lock to move under the
+/// stopped client; the lease left is at most one lease wherever the pause lands, so a pause
+/// of more than one lease always outlasts it.
+fn pause_size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
+    if rng.random_bool(0.5) {
+        return size(rng, lease_ms);
+    }
+    let f = rng.random_range(0.0..=SIZE_FACTORS.1.ln()).exp();
+    ((lease_ms as f64 * f).round() as u64).max(1)
+}
+
 /// Draws one fault of kind `fault`, aimed at one of `clients` when it stops a client;
 /// `renews`: the watchdog runs, so a pause may stop a renewal.
 fn draw_fault(
@@ -254,7 +268,7 @@ fn draw_fault(
             let (p, op) = places[rng.random_range(0..places.len())];
             d.point = Some(p.name().to_owned());
             d.op = op.map(str::to_owned);
-            d.size_ms = size(rng, lease);
+            d.size_ms = pause_size(rng, lease);
             // Half the pauses come again until the run ends, every half to one and a half
             // leases: a pause that must land inside a short window (between a release's read
             // and its write) gets many tries in one run, as a GC that pauses often does.
@@ -445,6 +459,25 @@ mod tests {
             }
         }
         assert!(small > 200 && large > 200, "small {small}, large {large}");
+    }
+
+    #[test]
+    fn most_client_pauses_outlast_a_whole_lease_and_short_ones_are_still_drawn() {
+        let s = space(vec!["client-pause"]);
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let (mut longer, mut short, mut all) = (0, 0, 0);
+        for _ in 0..2000 {
+            for d in draw(&mut rng, &s).faults {
+                all += 1;
+                longer += (d.size_ms > 1000) as u32;
+                short += (d.size_ms < 300) as u32;
+                assert!((100..=3000).contains(&d.size_ms), "{d:?}");
+            }
+        }
+        // Half of them from 1x to 3x, and a third of the other half: about two in three.
+        let share = longer as f64 / all as f64;
+        assert!((0.6..0.73).contains(&share), "{share}");
+        assert!(short as f64 / all as f64 > 0.1, "{short} of {all}");
     }
 
     #[test]
