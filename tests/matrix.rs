@@ -209,6 +209,112 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
 }
 
 #[test]
+fn explore_safe_breaks_a_cell_whose_fixed_size_tested_nothing_and_resuming_does_not_search_again() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.toml");
+    std::fs::write(&file, TINY).unwrap();
+    let store = tmp.path().join("store");
+    let (f, s) = (file.to_str().unwrap(), store.to_str().unwrap());
+    // A shard cannot know which cells came out safe: refused before anything runs.
+    let out = lockpick(&[
+        "matrix",
+        f,
+        "--store",
+        s,
+        "--shard",
+        "1/2",
+        "--explore-safe",
+        "30s",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not with shard 1/2"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!store.join("matrix").exists());
+
+    // The short pause (half the 300 ms lease) cannot let the lease run out, so the cell tests
+    // nothing at its fixed size; the search draws client pauses up to three leases long on
+    // the same lock and workload, and a pause past the lease breaks the naive resource:
+    // Kleppmann's case, since the lock itself is correct. The cell expected valid now
+    // disagrees (exit 5).
+    let out = lockpick(&[
+        "matrix",
+        f,
+        "--store",
+        s,
+        "--faults",
+        "none,short-pause",
+        "--explore-safe",
+        "30s",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("not exploring redis × none: the column has no fault to draw"),
+        "{err}"
+    );
+    let dir = only_dir(&store.join("matrix"));
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap();
+    let short = cell(&json, "short-pause");
+    assert_eq!(short["status"]["status"], "unsafe-explored", "{short:#}");
+    assert_eq!(short["status"]["detail"]["class"], "kleppmann", "{short:#}");
+    assert_eq!(short["mismatch"], true);
+    assert_eq!(
+        short["runs"][0]["verdict"], "not-tested",
+        "the fixed size tested nothing"
+    );
+    assert_eq!(short["runs"][0]["violations"], 0);
+    let explored = &short["explored"];
+    assert_eq!(explored["broke"], true, "{explored:#}");
+    assert_eq!(explored["faults"], serde_json::json!(["client-pause"]));
+    assert!(explored["runs"].as_u64().unwrap() >= 1);
+    let repeat = explored["repeat"].as_str().unwrap();
+    assert!(repeat.contains("-shrunk.toml --seed "), "{repeat}");
+    assert!(
+        explored["command"].as_str().unwrap().contains("explore ")
+            && explored["command"].as_str().unwrap().contains(
+                "--row redis --column short-pause --faults client-pause --fixed-workload --seed 1"
+            ),
+        "{explored:#}"
+    );
+    assert!(dir.join("explore/redis--short-pause.json").is_file());
+    // The exploration is an ordinary one, with its page, linked from the matrix's.
+    let searches = std::fs::read_dir(store.join("explore")).unwrap().count();
+    assert_eq!(searches, 1);
+    let ex_dir = store.join(explored["dir"].as_str().unwrap());
+    assert!(ex_dir.join("explore.html").is_file(), "{ex_dir:?}");
+    let html = std::fs::read_to_string(dir.join("matrix.html"))
+        .unwrap()
+        .replace("&#x2f;", "/");
+    assert!(html.contains("UNSAFE (explore)"));
+    assert!(html.contains(&format!(
+        "class=\"explore-page\" href=\"../../{}/explore.html\"",
+        explored["dir"].as_str().unwrap()
+    )));
+    assert_eq!(cell(&json, "none")["explored"], Value::Null);
+
+    // Resuming with the same option searches nothing again: the cell's search is recorded.
+    let d = dir.to_str().unwrap();
+    let out = lockpick(&[
+        "matrix",
+        "--resume",
+        d,
+        "--store",
+        s,
+        "--faults",
+        "none,short-pause",
+        "--explore-safe",
+        "30s",
+    ]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(store.join("explore")).unwrap().count(), 1);
+}
+
+#[test]
 fn a_bad_matrix_file_names_its_line_and_field() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("bad.toml");

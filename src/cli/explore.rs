@@ -14,6 +14,10 @@ pub struct ExploreArgs {
     /// workload as the matrix runs them.
     #[arg(long, value_name = "ROW")]
     pub row: Option<String>,
+    /// With --row: start from the row's cell under this column (its server setup, say the
+    /// clocks under libfaketime for a clock column) instead of the first column's.
+    #[arg(long, value_name = "COLUMN", requires = "row")]
+    pub column: Option<String>,
     /// How long to search for a violation: `30s`, `10m`, `1h` (a number alone is seconds).
     #[arg(long, default_value = "10m", value_parser = budget)]
     pub budget: Duration,

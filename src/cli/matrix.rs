@@ -57,6 +57,16 @@ pub struct MatrixArgs {
     /// node crash, a failover, …); this turns that off, to compare verdicts.
     #[arg(long)]
     pub fresh_servers: bool,
+    /// After the runs, search every cell that came out safe (or whose fault fell short of
+    /// testing anything) with `lockpick explore` for this
+    /// long (`5m`, `90s`, `1h`): the column's faults at sizes from 0.1x to 3x of the row's
+    /// lease and at drawn times, nodes and clients, on the row's own workload; a find is
+    /// shrunk for as long again. A cell stays safe only if the search did not break it either
+    /// (`UNSAFE (explore)`), and the page says how much was searched. Cells already explored
+    /// in the folder are skipped unless --redo. Not with --shard (explore the merged matrix:
+    /// `--resume DIR --explore-safe 5m`) or --report-only.
+    #[arg(long, value_name = "BUDGET", value_parser = super::explore::budget)]
+    pub explore_safe: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Args)]

@@ -9,7 +9,7 @@ use lockpick_checker::verdict::Verdict;
 use lockpick_harness::explore::{
     explore as search, Base, Config, ExploreError, Found, Need, ScheduleExt,
 };
-use lockpick_harness::matrix::{load_matrix, plan_cell};
+use lockpick_harness::matrix::{folder_of, load_matrix_in, plan_cell};
 use lockpick_harness::scenario::{find_scenario, load_scenario, ScenarioError};
 
 pub(super) fn explore(args: ExploreArgs) -> Outcome {
@@ -32,7 +32,7 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
             })?;
             (Base::new(&path, &text)?, scenario.seed)
         }
-        Some(row) => matrix_row(&args.scenario, row)?,
+        Some(row) => matrix_row(&args.scenario, row, args.column.as_deref())?,
     };
     let cfg = Config {
         seed: args.seed.unwrap_or(seed),
@@ -108,30 +108,46 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
     }))
 }
 
-/// The base of `--row ROW` of the matrix file `file`: the row as the matrix runs it under its
-/// first column (whose fault the draw replaces), named `<matrix>-<row>`, and the matrix's first
-/// seed.
-fn matrix_row(file: &str, row: &str) -> Result<(Base, u64), Failure> {
-    let m = load_matrix(std::path::Path::new(file))?;
+/// The base of `--row ROW` of the matrix file `file`: the row as the matrix runs it under
+/// `column` (default: its first), whose fault the draw replaces, and the matrix's first seed.
+/// `file` may be the copy in a matrix folder: its relative paths then resolve against the
+/// folder the matrix was first given in, as `matrix --resume` does.
+fn matrix_row(file: &str, row: &str, column: Option<&str>) -> Result<(Base, u64), Failure> {
+    let path = std::path::Path::new(file);
+    let folder = path
+        .parent()
+        .and_then(lockpick_reports::matrix::recorded_folder)
+        .unwrap_or_else(|| folder_of(path));
+    let m = load_matrix_in(path, &folder)?;
+    let allowed = |names: Vec<&str>| names.join(", ");
     let r = m.rows.iter().find(|r| r.name == row).ok_or_else(|| {
         Failure::usage(format!(
             "read --row: no row {row:?} in {file}; allowed: {}",
-            m.rows
-                .iter()
-                .map(|r| r.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            allowed(m.rows.iter().map(|r| r.name.as_str()).collect())
         ))
     })?;
-    let col = m
-        .columns
-        .first()
-        .ok_or_else(|| Failure::usage(format!("explore {file}: the matrix has no column")))?;
+    let col = match column {
+        None => m
+            .columns
+            .first()
+            .ok_or_else(|| Failure::usage(format!("explore {file}: the matrix has no column")))?,
+        Some(c) => m.columns.iter().find(|x| x.name == c).ok_or_else(|| {
+            Failure::usage(format!(
+                "read --column: no column {c:?} in {file}; allowed: {}",
+                allowed(m.columns.iter().map(|c| c.name.as_str()).collect())
+            ))
+        })?,
+    };
     let cell = plan_cell(&m, r, col)?;
+    if let Some(why) = &cell.not_applicable {
+        return Err(Failure::usage(format!(
+            "explore {file} --row {row} --column {}: the cell is n/a: {why}",
+            col.name
+        )));
+    }
     if let Some(built) = &cell.built {
         built.client.options.preflight()?;
     }
-    let mut base = Base::new(&m.path, &cell.text)?;
-    base.name = format!("{}-{}", m.name, r.name);
+    let base = Base::of_cell(&folder, &m.name, &cell, column.is_some())?;
     Ok((base, m.first_seed))
 }

@@ -78,6 +78,24 @@ impl Base {
         })
     }
 
+    /// The base of one matrix cell: its planned scenario, relative paths resolved against
+    /// `folder` (the matrix file's), named `<matrix>-<row>`, or `<matrix>-<row>--<column>`
+    /// when the column was asked for.
+    pub fn of_cell(
+        folder: &Path,
+        matrix: &str,
+        cell: &crate::matrix::CellPlan,
+        with_column: bool,
+    ) -> Result<Base, ScenarioError> {
+        let mut base = Base::new(&folder.join("matrix.toml"), &cell.text)?;
+        base.name = if with_column {
+            format!("{matrix}-{}--{}", cell.row, cell.column)
+        } else {
+            format!("{matrix}-{}", cell.row)
+        };
+        Ok(base)
+    }
+
     /// The lease the sizes are relative to: the lock's TTL.
     pub fn lease_ms(&self) -> u64 {
         self.scenario.lock.ttl_ms
@@ -200,8 +218,12 @@ impl Base {
                 });
                 continue;
             }
+            // At a point every client kind takes: which points a client fault may use is
+            // decided below, point by point, and must not decide here whether it is drawn.
             let sample = Space {
                 faults: vec![name],
+                pause_points: vec![PausePoint::AfterAcquire],
+                crash_points: vec![PausePoint::AfterAcquire],
                 ..space.clone()
             };
             let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
@@ -360,6 +382,36 @@ duration_ms = 100
         assert!(
             err.contains("unknown fault \"nope\"; allowed: client-pause"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_built_in_client_is_paused_at_its_loops_points_and_never_inside_a_request() {
+        let text = r#"
+name = "builtin"
+[server]
+kind = "redis"
+[client]
+kind = "redis-lock"
+[lock]
+ttl_ms = 300
+[workload]
+kind = "fenced-write"
+clients = 4
+duration_ms = 2000
+"#;
+        let base = Base::new(Path::new("/x/scenarios/builtin.toml"), text).unwrap();
+        // Whichever point the sample of the fault happens to draw, the pause is drawn at the
+        // points this client takes.
+        let (space, left_out) = base.space(Some(&["client-pause".into()]), true).unwrap();
+        assert_eq!(space.faults, ["client-pause"], "{left_out:?}");
+        assert_eq!(
+            space.pause_points,
+            [
+                PausePoint::AfterAcquire,
+                PausePoint::BeforeWrite,
+                PausePoint::BeforeRelease
+            ]
         );
     }
 }

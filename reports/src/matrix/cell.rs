@@ -4,7 +4,7 @@
 //! violation, availability, latency and throughput, and whether it disagrees with the
 //! expectation.
 
-use super::record::{CellStatus, CellSummary, RunSummary};
+use super::record::{CellExplore, CellStatus, CellSummary, RunSummary};
 
 /// What a cell is, before its runs.
 #[derive(Debug, Clone, Default)]
@@ -71,14 +71,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
             .unwrap_or_else(|| "no run reached the fault".to_owned());
         CellStatus::NotTested(why)
     };
-    let mismatch = match (&status, head.expected.as_str()) {
-        (CellStatus::NotApplicable(_), e) => e != "n/a",
-        (CellStatus::Unsafe { .. }, e) => e != "invalid",
-        (CellStatus::Stuck { .. }, e) => e != "stuck",
-        (CellStatus::Safe { .. }, e) => e != "valid",
-        // Neither agrees nor disagrees: shown as such, not as a mismatch.
-        (CellStatus::NotRun | CellStatus::NotTested(_) | CellStatus::Unknown(_), _) => false,
-    };
+    let mismatch = disagrees(&status, &head.expected);
     let mut first: Vec<f64> = runs.iter().filter_map(|r| r.first_violation_ms).collect();
     first.sort_by(f64::total_cmp);
     let mut p50s: Vec<f64> = runs.iter().filter_map(|r| r.p50_ms).collect();
@@ -108,7 +101,41 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         lease_from: head.lease_from,
         scenario_file: head.scenario_file,
         runs,
+        explored: None,
     }
+}
+
+/// Whether `status` disagrees with the expected verdict `expected`.
+fn disagrees(status: &CellStatus, expected: &str) -> bool {
+    match (status, expected) {
+        (CellStatus::NotApplicable(_), e) => e != "n/a",
+        (CellStatus::Unsafe { .. } | CellStatus::UnsafeExplored { .. }, e) => e != "invalid",
+        (CellStatus::Stuck { .. }, e) => e != "stuck",
+        (CellStatus::Safe { .. }, e) => e != "valid",
+        // Neither agrees nor disagrees: shown as such, not as a mismatch.
+        (CellStatus::NotRun | CellStatus::NotTested(_) | CellStatus::Unknown(_), _) => false,
+    }
+}
+
+/// `cell` with what `matrix --explore-safe` found in it: a safe cell stays safe only if the
+/// search did not break it either, and a cell whose fixed-size fault tested nothing is broken
+/// by a search that did; a find that did not reproduce leaves the cell as it was (and is
+/// shown beside it). Exploring never makes a cell safer.
+pub fn with_exploration(mut cell: CellSummary, explored: Option<CellExplore>) -> CellSummary {
+    if let (CellStatus::Safe { .. } | CellStatus::NotTested(_), Some(e)) = (&cell.status, &explored)
+    {
+        if e.broke {
+            let (hits, runs) = e.reproduced.unwrap_or((0, 0));
+            cell.status = CellStatus::UnsafeExplored {
+                class: e.found.clone(),
+                hits,
+                runs,
+            };
+            cell.mismatch = disagrees(&cell.status, &cell.expected);
+        }
+    }
+    cell.explored = explored;
+    cell
 }
 
 /// The middle of sorted values (the mean of the middle two for an even count).
@@ -122,7 +149,7 @@ fn median(sorted: &[f64]) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn run(seed: u64, verdict: &str, first: Option<f64>, not_tested: Option<&str>) -> RunSummary {
@@ -238,6 +265,79 @@ mod tests {
         // A violation counts even when the fault fell short: it happened.
         let c = aggregate(head("invalid"), vec![run(1, "invalid", Some(5.0), short)]);
         assert_eq!(c.status, CellStatus::Unsafe { k: 1, n: 1 });
+    }
+
+    pub(crate) fn explored(
+        found: &str,
+        reproduced: Option<(u32, u32)>,
+        broke: bool,
+    ) -> CellExplore {
+        CellExplore {
+            v: 1,
+            row: "etcd".into(),
+            column: "pause".into(),
+            budget_s: 300.0,
+            elapsed_s: 290.0,
+            runs: 37,
+            faults_tried: 61,
+            faults: vec!["client-pause".into()],
+            found: found.into(),
+            found_about: "about".into(),
+            reproduced,
+            broke,
+            schedule: reproduced.map(|_| "client-pause after-acquire 2400 ms on client 1".into()),
+            finding: None,
+            scenario: None,
+            repeat: broke.then(|| "cargo run -- scenario x-shrunk.toml --seed 3".into()),
+            dir: "explore/x".into(),
+            stopped: "the budget of 300 s ran out".into(),
+            command: "cargo run -- explore m.toml --row etcd --column pause".into(),
+        }
+    }
+
+    #[test]
+    fn a_safe_cell_stays_safe_only_if_the_search_did_not_break_it() {
+        let safe = || aggregate(head("valid"), vec![run(1, "valid", None, None)]);
+        // Nothing found: still safe, with the search beside it.
+        let c = with_exploration(safe(), Some(explored("nothing", None, false)));
+        assert_eq!(c.status, CellStatus::Safe { tested: 1 });
+        assert!(!c.mismatch);
+        assert!(c.explored.is_some());
+        // A reproduced find breaks it, and the expectation of safety now disagrees.
+        let c = with_exploration(safe(), Some(explored("kleppmann", Some((5, 5)), true)));
+        assert_eq!(
+            c.status,
+            CellStatus::UnsafeExplored {
+                class: "kleppmann".into(),
+                hits: 5,
+                runs: 5
+            }
+        );
+        assert_eq!(c.status.class(), "unsafe");
+        assert!(c.mismatch);
+        // A find that did not reproduce leaves it safe.
+        let c = with_exploration(safe(), Some(explored("lock-bug", Some((1, 5)), false)));
+        assert_eq!(c.status, CellStatus::Safe { tested: 1 });
+        // A cell whose fault fell short tested nothing; a search that broke it did.
+        let short = Some("the pause ended before the lease ran out");
+        let untested = || aggregate(head("valid"), vec![run(1, "valid", None, short)]);
+        let c = with_exploration(untested(), Some(explored("nothing", None, false)));
+        assert!(matches!(c.status, CellStatus::NotTested(_)));
+        let c = with_exploration(untested(), Some(explored("kleppmann", Some((5, 5)), true)));
+        assert_eq!(c.status.class(), "unsafe");
+        assert!(c.mismatch);
+        // Exploring never changes a cell that was not safe: unsafe stays what its runs say,
+        // and an expectation of a violation agrees with a search that broke a safe cell.
+        let unsafe_cell = aggregate(head("invalid"), vec![run(1, "invalid", Some(1.0), None)]);
+        let c = with_exploration(unsafe_cell, Some(explored("lock-bug", Some((5, 5)), true)));
+        assert_eq!(c.status, CellStatus::Unsafe { k: 1, n: 1 });
+        let safe_expected_unsafe = aggregate(head("invalid"), vec![run(1, "valid", None, None)]);
+        assert!(safe_expected_unsafe.mismatch);
+        let c = with_exploration(
+            safe_expected_unsafe,
+            Some(explored("kleppmann", Some((4, 5)), true)),
+        );
+        assert!(!c.mismatch);
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     }
     let _ = writeln!(
         md,
-        "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock (liveness: clients kept asking and nobody got the lock) in k of N runs. `safe 0/N`: no violation in the N runs whose fault reached the size it needed. `not tested`: the fault never reached that size (it says nothing either way). `n/a`: the lock physically cannot take the fault. ≠ marks a cell that disagrees with its expected verdict.\n",
+        "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock (liveness: clients kept asking and nobody got the lock) in k of N runs. `safe 0/N`: no violation in the N runs whose fault reached the size it needed. `not tested`: the fault never reached that size (it says nothing either way). `n/a`: the lock physically cannot take the fault. `+explore`: `--explore-safe` also searched other sizes and timings of the column's fault and found nothing; `UNSAFE (explore)`: safe at the fixed sizes, but that search found a schedule of the column's fault that breaks the lock and reproduces (the cell says which, and the command that repeats it). ≠ marks a cell that disagrees with its expected verdict.\n",
         record.seeds
     );
     let _ = write!(md, "| lock |");

@@ -6,12 +6,13 @@ mod page;
 mod record;
 mod run_stats;
 
-pub use cell::{aggregate, CellHead};
+pub use cell::{aggregate, with_exploration, CellHead};
 pub use lockpick_checker::reach::{fault_reach, Needs};
 pub use markdown::matrix_markdown;
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
+pub use record::recorded_folder;
 pub use record::{
-    CellStatus, CellSummary, ColumnInfo, MatrixRecord, RowInfo, RunSummary, MATRIX_DIR,
-    MATRIX_VERSION,
+    CellExplore, CellStatus, CellSummary, ColumnInfo, MatrixRecord, RowInfo, RunSummary,
+    MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
 };
 pub use run_stats::{failed_run, summarize_run, RunPlace};

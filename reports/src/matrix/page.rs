@@ -1,7 +1,7 @@
 //! `matrix.html` (heatmap, per-fault charts, every cell's runs and reproduce commands) and
 //! `matrix.json`, written whole or not at all into `store/matrix/<time>/`.
 
-use super::record::{CellStatus, CellSummary, MatrixRecord, RunSummary};
+use super::record::{CellExplore, CellStatus, CellSummary, MatrixRecord, RunSummary};
 use crate::charts::{availability_svg, first_violation_strip_svg, latency_bars_svg};
 use crate::error::ReportError;
 use crate::templates::render;
@@ -13,9 +13,16 @@ pub fn cell_text(c: &CellSummary) -> String {
     match &c.status {
         CellStatus::NotApplicable(_) => "n/a".to_owned(),
         CellStatus::NotRun => "not run".to_owned(),
-        CellStatus::NotTested(_) => "not tested".to_owned(),
-        CellStatus::Safe { tested } => format!("safe 0/{tested}"),
+        CellStatus::NotTested(_) => match &c.explored {
+            Some(_) => "not tested +explore".to_owned(),
+            None => "not tested".to_owned(),
+        },
+        CellStatus::Safe { tested } => match &c.explored {
+            Some(_) => format!("safe 0/{tested} +explore"),
+            None => format!("safe 0/{tested}"),
+        },
         CellStatus::Unsafe { k, n } => format!("UNSAFE {k}/{n}"),
+        CellStatus::UnsafeExplored { .. } => "UNSAFE (explore)".to_owned(),
         CellStatus::Stuck { k, n } => format!("STUCK {k}/{n}"),
         CellStatus::Unknown(_) => "unknown".to_owned(),
     }
@@ -32,16 +39,59 @@ pub fn cell_sentence(c: &CellSummary) -> String {
     match &c.status {
         CellStatus::NotApplicable(why) => format!("n/a: {why}"),
         CellStatus::NotRun => "not run yet".to_owned(),
-        CellStatus::NotTested(why) => format!("not tested: {why}"),
+        CellStatus::NotTested(why) => format!(
+            "not tested: {why}{}",
+            c.explored
+                .as_ref()
+                .map_or(String::new(), |e| format!("; {}", explore_sentence(e)))
+        ),
         CellStatus::Safe { tested } => format!(
-            "no violation in {tested} run(s) whose fault reached its size (of {})",
-            c.runs_made
+            "no violation in {tested} run(s) whose fault reached its size (of {}){}",
+            c.runs_made,
+            c.explored
+                .as_ref()
+                .map_or(String::new(), |e| format!("; {}", explore_sentence(e)))
         ),
         CellStatus::Unsafe { k, n } => format!("safety violations in {k} of {n} run(s)"),
+        CellStatus::UnsafeExplored { .. } => format!(
+            "no violation in the {} run(s) at the matrix's fixed sizes, but {}",
+            c.runs_made,
+            c.explored
+                .as_ref()
+                .map_or("explore broke it".to_owned(), explore_sentence)
+        ),
         CellStatus::Stuck { k, n } => format!(
             "no safety violation; a deadlock (liveness: nobody got the lock) in {k} of {n} run(s)"
         ),
         CellStatus::Unknown(why) => format!("unknown: {why}"),
+    }
+}
+
+/// What `matrix --explore-safe` did in a cell, in a sentence: how much it searched and
+/// what it found.
+pub fn explore_sentence(e: &CellExplore) -> String {
+    let searched = format!(
+        "explore searched {} run(s) ({} fault(s) of {} drawn) on a {:.0} s budget ({:.0} s in all with its re-runs)",
+        e.runs,
+        e.faults_tried,
+        e.faults.join(", "),
+        e.budget_s,
+        e.elapsed_s
+    );
+    match (e.broke, e.reproduced, &e.schedule) {
+        (_, None, _) | (_, _, None) => format!("{searched} and found no safety violation"),
+        (true, Some((hits, runs)), Some(schedule)) => format!(
+            "{searched} and broke it ({}: {}) with {schedule}, reproduced in {hits} of {runs} re-runs{}",
+            e.found,
+            e.found_about,
+            e.repeat
+                .as_ref()
+                .map_or(String::new(), |r| format!("; repeat: {r}"))
+        ),
+        (false, Some((hits, runs)), Some(schedule)) => format!(
+            "{searched}; it found {} once ({schedule}) but that reproduced in only {hits} of {runs} re-runs, so the cell stays safe",
+            e.found
+        ),
     }
 }
 
@@ -103,6 +153,10 @@ struct Detail {
     numbers: String,
     /// The command that runs the whole cell again.
     cell_command: String,
+    /// `matrix --explore-safe`'s search of the cell: its page (relative to this one), and the
+    /// command that makes the same search again.
+    explore_page: Option<String>,
+    explore_command: Option<String>,
     runs: Vec<RunRow>,
 }
 
@@ -179,6 +233,10 @@ fn run_row(r: &RunSummary) -> RunRow {
 fn heat_cell(c: &CellSummary) -> HeatCell {
     let class = c.status.class();
     let style = match c.status {
+        // Broken only by the search: as red as a violation in half the runs.
+        CellStatus::UnsafeExplored { .. } => {
+            "background: rgba(198, 40, 40, 0.62); color: #fff".to_owned()
+        }
         CellStatus::Unsafe { k, n } => {
             let rate = k as f64 / n.max(1) as f64;
             let alpha = 0.25 + 0.75 * rate;
@@ -210,9 +268,10 @@ fn heat_cell(c: &CellSummary) -> HeatCell {
         mismatch: c.mismatch,
         expected: c.expected.clone(),
         expected_mark: match c.status {
-            CellStatus::Unsafe { .. } | CellStatus::Stuck { .. } | CellStatus::Safe { .. } => {
-                "as expected".to_owned()
-            }
+            CellStatus::Unsafe { .. }
+            | CellStatus::UnsafeExplored { .. }
+            | CellStatus::Stuck { .. }
+            | CellStatus::Safe { .. } => "as expected".to_owned(),
             _ => String::new(),
         },
     }
@@ -283,7 +342,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             column: c.column.clone(),
             status: cell_sentence(c),
             badge: match c.status {
-                CellStatus::Unsafe { .. } => "invalid",
+                CellStatus::Unsafe { .. } | CellStatus::UnsafeExplored { .. } => "invalid",
                 CellStatus::Stuck { .. } => "stuck",
                 CellStatus::Safe { .. } => "valid",
                 CellStatus::NotTested(_) => "not-tested",
@@ -300,6 +359,12 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             scenario_file: c.scenario_file.clone(),
             numbers: cell_numbers(c),
             cell_command: format!("{resume} --rows {} --faults {} --redo", c.row, c.column),
+            // Exploration folders are relative to the store root, two folders above the page.
+            explore_page: c
+                .explored
+                .as_ref()
+                .map(|e| format!("../../{}/explore.html", e.dir)),
+            explore_command: c.explored.as_ref().map(|e| e.command.clone()),
             runs: c.runs.iter().map(run_row).collect(),
         })
         .collect();
@@ -383,5 +448,68 @@ mod tests {
         let heat = heat_cell(&c);
         assert_eq!(heat.class, "stuck");
         assert!(heat.style.contains("106, 27, 154"), "{}", heat.style);
+    }
+
+    #[test]
+    fn an_explored_cell_says_how_much_was_searched_and_what_broke_it() {
+        use crate::matrix::cell::tests::explored;
+        use crate::matrix::cell::with_exploration;
+        let head = CellHead {
+            row: "etcd".into(),
+            column: "pause".into(),
+            expected: "valid".into(),
+            expected_why: "why".into(),
+            ..CellHead::default()
+        };
+        let safe = aggregate(head, Vec::new());
+        let mut safe = safe;
+        safe.status = CellStatus::Safe { tested: 10 };
+        safe.runs_made = 10;
+        let c = with_exploration(safe.clone(), Some(explored("nothing", None, false)));
+        assert_eq!(cell_text(&c), "safe 0/10 +explore");
+        let s = cell_sentence(&c);
+        assert!(
+            s.contains("explore searched 37 run(s) (61 fault(s) of client-pause drawn) on a 300 s budget (290 s in all with its re-runs) and found no safety violation"),
+            "{s}"
+        );
+        let c = with_exploration(safe, Some(explored("kleppmann", Some((5, 5)), true)));
+        assert_eq!(cell_label(&c), "UNSAFE (explore) ≠");
+        let s = cell_sentence(&c);
+        assert!(
+            s.starts_with(
+                "no violation in the 10 run(s) at the matrix's fixed sizes, but explore searched"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("broke it (kleppmann: about) with client-pause after-acquire 2400 ms on client 1, reproduced in 5 of 5 re-runs; repeat: cargo run -- scenario x-shrunk.toml --seed 3"), "{s}");
+        assert_eq!(heat_cell(&c).class, "unsafe");
+        let page = render_matrix_page(
+            &MatrixRecord {
+                v: 1,
+                name: "m".into(),
+                description: String::new(),
+                started: "t".into(),
+                updated: "t".into(),
+                lockpick_version: "0".into(),
+                server_versions: Vec::new(),
+                command: "c".into(),
+                file_folder: None,
+                seeds: 10,
+                interrupted: false,
+                shard: None,
+                missing_shards: Vec::new(),
+                rows: Vec::new(),
+                columns: Vec::new(),
+                cells: vec![c],
+            },
+            "r",
+        )
+        .unwrap()
+        .replace("&#x2f;", "/");
+        assert!(
+            page.contains(r#"class="explore-page" href="../../explore/x/explore.html""#),
+            "links the search: {page}"
+        );
+        assert!(page.contains("cargo run -- explore m.toml --row etcd --column pause"));
     }
 }

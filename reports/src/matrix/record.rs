@@ -63,6 +63,10 @@ pub enum CellStatus {
     Safe { tested: u64 },
     /// Safety violations in `k` of `n` runs.
     Unsafe { k: u64, n: u64 },
+    /// No violation at the matrix's fixed sizes, but `matrix --explore-safe` drew sizes and
+    /// timings of the column's fault that break the lock: a violation of `class` (explore's
+    /// name for what explains it) whose schedule reproduced in `hits` of `runs` re-runs.
+    UnsafeExplored { class: String, hits: u32, runs: u32 },
     /// No safety violation, but a deadlock (liveness) in `k` of `n` runs.
     Stuck { k: u64, n: u64 },
     /// No violation, but a run's check could not decide or a run failed.
@@ -77,7 +81,7 @@ impl CellStatus {
             CellStatus::NotRun => "notrun",
             CellStatus::NotTested(_) => "nottested",
             CellStatus::Safe { .. } => "safe",
-            CellStatus::Unsafe { .. } => "unsafe",
+            CellStatus::Unsafe { .. } | CellStatus::UnsafeExplored { .. } => "unsafe",
             CellStatus::Stuck { .. } => "stuck",
             CellStatus::Unknown(_) => "unknown",
         }
@@ -118,7 +122,55 @@ pub struct CellSummary {
     /// The generated scenario file, relative to the matrix folder.
     pub scenario_file: Option<String>,
     pub runs: Vec<RunSummary>,
+    /// What `matrix --explore-safe` searched in this cell, if it did.
+    #[serde(default)]
+    pub explored: Option<CellExplore>,
 }
+
+/// What `matrix --explore-safe` did in one cell that came out safe on the matrix's fixed
+/// sizes: `lockpick explore` limited to the column's faults on the row's lock and workload.
+/// Written as `explore/<row>--<column>.json` in the matrix folder (what resuming skips) and
+/// carried in the cell of `matrix.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellExplore {
+    pub v: u32,
+    pub row: String,
+    pub column: String,
+    /// The search's budget and the time it took (searching and shrinking).
+    pub budget_s: f64,
+    pub elapsed_s: f64,
+    /// Runs of the search phase, and faults drawn in them.
+    pub runs: u64,
+    pub faults_tried: u64,
+    /// The fault kinds drawn from (the column's).
+    pub faults: Vec<String>,
+    /// explore's class of what it found (`nothing`, `lock-bug`, `kleppmann`, …) and what
+    /// that class means.
+    pub found: String,
+    pub found_about: String,
+    /// The found schedule's re-runs: in how many of how many it broke the lock again.
+    /// `None` when nothing was found.
+    pub reproduced: Option<(u32, u32)>,
+    /// Whether the find reproduced as explore requires (`--repro`): only then does it break
+    /// the cell.
+    pub broke: bool,
+    /// The find as one line (`client-pause after-acquire 2400 ms on client 1 at 0.800 s`),
+    /// and the violation the checker reported.
+    pub schedule: Option<String>,
+    pub finding: Option<String>,
+    /// The shrunk scenario file and the command that repeats it, when it was shrunk.
+    pub scenario: Option<String>,
+    pub repeat: Option<String>,
+    /// The exploration's folder (explore.json, explore.html), relative to the store root.
+    pub dir: String,
+    /// Why the search stopped.
+    pub stopped: String,
+    /// The command that makes the same search again.
+    pub command: String,
+}
+
+/// Folder of a matrix's explorations (one summary per explored cell).
+pub const MATRIX_EXPLORE_DIR: &str = "explore";
 
 /// A row of the matrix as the page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,4 +246,12 @@ impl MatrixRecord {
     pub fn mismatches(&self) -> usize {
         self.cells.iter().filter(|c| c.mismatch).count()
     }
+}
+
+/// The folder the matrix in `dir` was first given in, as its `matrix.json` records it: the
+/// relative paths of its copy `dir/matrix.toml` resolve against it.
+pub fn recorded_folder(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
+    let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
+    record.file_folder.map(std::path::PathBuf::from)
 }

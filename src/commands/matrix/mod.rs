@@ -3,8 +3,10 @@
 //! Each cell runs the scenario the matrix planned for it (`CellPlan::built`). Everything lands
 //! in `STORE/matrix/<time>/`: the matrix file as run, the scenario file of each cell (what
 //! `lockpick scenario FILE --seed N` repeats), one record per finished run (what `--resume`
-//! skips), `matrix.json` and `matrix.html`, rewritten after every run.
+//! skips), `matrix.json` and `matrix.html`, rewritten after every run. With `--explore-safe`,
+//! the cells that came out safe are then searched ([`explore_safe`]).
 
+mod explore_safe;
 mod versions;
 
 use crate::cli::MatrixArgs;
@@ -15,6 +17,7 @@ use crate::reproduce::Reproduce;
 use crate::run_args::{runtime, write_report};
 use lockpick_checker::history::read_history;
 use lockpick_harness::client::process::read_hello;
+use lockpick_harness::explore::Base;
 use lockpick_harness::fault::AfterRun;
 use lockpick_harness::matrix::{
     assign, folder_of, load_matrix_in, plan_matrix, CellPlan, Matrix, RunCost, Shard, MAX_SEEDS,
@@ -22,9 +25,9 @@ use lockpick_harness::matrix::{
 use lockpick_harness::run::{run_scenario_in, utc_stamp, RunOptions, ServerPool};
 use lockpick_harness::scenario::Scenario;
 use lockpick_reports::matrix::{
-    aggregate, cell_label, failed_run, matrix_markdown, summarize_run, write_matrix, CellHead,
-    CellStatus, ColumnInfo, MatrixRecord, Needs, RowInfo, RunPlace, RunSummary, MATRIX_DIR,
-    MATRIX_VERSION,
+    aggregate, cell_label, failed_run, matrix_markdown, summarize_run, with_exploration,
+    write_matrix, CellExplore, CellHead, CellStatus, ColumnInfo, MatrixRecord, Needs, RowInfo,
+    RunPlace, RunSummary, MATRIX_DIR, MATRIX_VERSION,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -83,7 +86,8 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
         let (file, copy_file, folder) = match &args.file {
             Some(f) => (f.clone(), true, folder_of(f)),
             None => {
-                let folder = recorded_folder(&dir).unwrap_or_else(|| dir.clone());
+                let folder =
+                    lockpick_reports::matrix::recorded_folder(&dir).unwrap_or_else(|| dir.clone());
                 (copy, false, folder)
             }
         };
@@ -172,13 +176,6 @@ fn recorded_shard(dir: &Path) -> Result<(Option<Shard>, Vec<String>), Failure> {
     Ok((shard, record.missing_shards))
 }
 
-/// The folder the matrix in `dir` was first given in, as its `matrix.json` records it.
-fn recorded_folder(dir: &Path) -> Option<PathBuf> {
-    let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
-    let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
-    record.file_folder.map(PathBuf::from)
-}
-
 /// The newest matrix folder (names are UTC stamps, so the greatest name).
 pub(in crate::commands) fn newest_matrix(root: &Path) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
@@ -234,6 +231,18 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         full.seeds = s;
     }
     let selected = select(&full, args)?;
+    if args.explore_safe.is_some() {
+        if let Some(shard) = place.shard {
+            return Err(Failure::Usage(format!(
+                "read --explore-safe: not with shard {shard}: a shard does not know which cells came out safe; merge the shards (`lockpick merge`), then explore the merged matrix with `lockpick matrix --resume DIR --explore-safe BUDGET`"
+            )));
+        }
+        if args.report_only {
+            return Err(Failure::Usage(
+                "read --explore-safe: not with --report-only, which runs nothing".to_owned(),
+            ));
+        }
+    }
     let plans = plan_matrix(&full)?;
     let dir = &place.dir;
     let scenarios_dir = dir.join("scenarios");
@@ -271,13 +280,14 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         );
     }
     let mut done = read_runs(&dir.join("runs"));
+    let mut explored = explore_safe::read_explored(dir);
     let command = command(args, &place);
     // A page rebuilt from recorded runs names the servers they ran on, not this machine's.
     let versions = match (args.report_only, recorded_versions(dir)) {
         (true, Some(v)) => v,
         _ => versions::server_versions(),
     };
-    let mut record = build_record(&full, &place, &command, &versions, &heads, &done);
+    let mut record = build_record(&full, &place, &command, &versions, &heads, &done, &explored);
     let mut resume_cmd = format!("cargo run -- matrix --resume {}", dir.display());
     if args.store != Path::new("store") {
         resume_cmd.push_str(&format!(" --store {}", args.store.display()));
@@ -432,16 +442,86 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
                 lockpick_reports::write_atomic(&dir.join("runs").join(name), &json)
                     .map_err(Failure::WriteOutput)?;
                 done.insert(key, summary);
-                record = build_record(&full, &place, &command, &versions, &heads, &done);
+                record = build_record(&full, &place, &command, &versions, &heads, &done, &explored);
                 write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
             }
         }
         pool.close().await;
+        let Some(budget) = args.explore_safe.filter(|_| !interrupted) else {
+            return Ok::<_, Failure>(());
+        };
+        let matrix_file = explore_safe::matrix_file_for_commands(args.file.as_ref(), dir);
+        for (plan, _, scenario, _) in &cells {
+            let key = (plan.row.clone(), plan.column.clone());
+            if explored.contains_key(&key) && !args.redo {
+                continue;
+            }
+            // The cells the fixed sizes found safe or could not test (and those an earlier
+            // search broke).
+            let safe = record.cell(&plan.row, &plan.column).is_some_and(|c| {
+                matches!(
+                    c.status,
+                    CellStatus::Safe { .. }
+                        | CellStatus::NotTested(_)
+                        | CellStatus::UnsafeExplored { .. }
+                )
+            });
+            if !safe {
+                continue;
+            }
+            let faults = explore_safe::column_faults(scenario);
+            if faults.is_empty() {
+                eprintln!(
+                    "lockpick: not exploring {} × {}: the column has no fault to draw",
+                    plan.row, plan.column
+                );
+                continue;
+            }
+            if interrupt.is_cancelled() {
+                interrupted = true;
+                break;
+            }
+            let cell = explore_safe::Cell {
+                row: plan.row.clone(),
+                column: plan.column.clone(),
+                base: Base::of_cell(&place.folder, &full.name, plan, true)?,
+                faults,
+                seed: full.first_seed,
+                matrix_file: &matrix_file,
+            };
+            let summary = explore_safe::explore_cell(
+                cell,
+                budget,
+                &args.store,
+                args.toxiproxy,
+                dir,
+                interrupt.clone(),
+            )
+            .await;
+            match summary {
+                Ok(Some(summary)) => {
+                    explored.insert(key, summary);
+                    record =
+                        build_record(&full, &place, &command, &versions, &heads, &done, &explored);
+                    write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
+                }
+                Ok(None) => {
+                    interrupted = true;
+                    break;
+                }
+                // A cell the search cannot take (say, a fault it cannot draw there) is left
+                // as the runs made it, and said so.
+                Err(Failure::Usage(why)) => {
+                    eprintln!("lockpick: not explored: {why}");
+                }
+                Err(e) => return Err(e),
+            }
+        }
         Ok::<_, Failure>(())
     });
     drop(rt);
     outcome?;
-    record = build_record(&full, &place, &command, &versions, &heads, &done);
+    record = build_record(&full, &place, &command, &versions, &heads, &done, &explored);
     record.interrupted = interrupted;
     let page = write_matrix(&record, dir, &resume_cmd).map_err(Failure::WriteOutput)?;
     print_table(&record);
@@ -577,6 +657,7 @@ fn build_record(
     versions: &[(String, String)],
     heads: &BTreeMap<(String, String), CellHead>,
     done: &BTreeMap<RunKey, RunSummary>,
+    explored: &BTreeMap<explore_safe::CellKey, CellExplore>,
 ) -> MatrixRecord {
     let mut cells = Vec::new();
     for r in &m.rows {
@@ -590,7 +671,8 @@ fn build_record(
                 .filter(|(k, _)| k.2.wrapping_sub(m.first_seed) < m.seeds)
                 .map(|(_, v)| v.clone())
                 .collect();
-            cells.push(aggregate(head, runs));
+            let searched = explored.get(&(r.name.clone(), c.name.clone())).cloned();
+            cells.push(with_exploration(aggregate(head, runs), searched));
         }
     }
     MatrixRecord {
@@ -694,6 +776,9 @@ fn command(args: &MatrixArgs, place: &Place) -> String {
         &args.external,
         args.resource,
     ));
+    if let Some(budget) = args.explore_safe {
+        cmd.push_str(&format!(" --explore-safe {}s", budget.as_secs()));
+    }
     if let Some(md) = &args.markdown {
         cmd.push_str(&format!(" --markdown {}", md.display()));
     }

@@ -78,6 +78,7 @@ pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         toxiproxy: None,
         external: Vec::new(),
         shard: None,
+        explore_safe: None,
         resource: None,
         fresh_servers: false,
     })
