@@ -85,13 +85,19 @@ fn run_folders(store: &Path, scenario: &str) -> usize {
         .unwrap_or(0)
 }
 
-#[test]
-fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
-    let _serial = serial();
+/// A temporary folder with [`TINY`] as `tiny.toml`, the file's path and a store's beside it.
+fn tiny_in_tmp() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     std::fs::write(&file, TINY).unwrap();
     let store = tmp.path().join("store");
+    (tmp, file, store)
+}
+
+#[test]
+fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
+    let _serial = serial();
+    let (tmp, file, store) = tiny_in_tmp();
     let (f, s) = (file.to_str().unwrap(), store.to_str().unwrap());
     let out = lockpick(&["matrix", f, "--store", s]);
     let err = stderr(&out);
@@ -211,10 +217,7 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
 #[test]
 fn explore_safe_breaks_a_cell_whose_fixed_size_tested_nothing_and_resuming_does_not_search_again() {
     let _serial = serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("tiny.toml");
-    std::fs::write(&file, TINY).unwrap();
-    let store = tmp.path().join("store");
+    let (_tmp, file, store) = tiny_in_tmp();
     let (f, s) = (file.to_str().unwrap(), store.to_str().unwrap());
     // A shard cannot know which cells came out safe: refused before anything runs.
     let out = lockpick(&[

@@ -23,25 +23,11 @@ pub(super) type CellKey = (String, String);
 /// The summaries of the cells explored in the matrix folder `dir`. A file that does not read
 /// is ignored (and the cell explored again).
 pub(super) fn read_explored(dir: &Path) -> BTreeMap<CellKey, CellExplore> {
-    let mut out = BTreeMap::new();
-    let Ok(read) = std::fs::read_dir(dir.join(MATRIX_EXPLORE_DIR)) else {
-        return out;
-    };
-    for entry in read.flatten() {
-        let Ok(bytes) = std::fs::read(entry.path()) else {
-            continue;
-        };
-        match serde_json::from_slice::<CellExplore>(&bytes) {
-            Ok(e) if e.v == CELL_EXPLORE_VERSION => {
-                out.insert((e.row.clone(), e.column.clone()), e);
-            }
-            _ => eprintln!(
-                "lockpick: ignoring {}: not a cell exploration of this version",
-                entry.path().display()
-            ),
-        }
-    }
-    out
+    super::read_records(
+        &dir.join(MATRIX_EXPLORE_DIR),
+        "a cell exploration",
+        |e: &CellExplore| (e.v == CELL_EXPLORE_VERSION).then(|| (e.row.clone(), e.column.clone())),
+    )
 }
 
 /// The fault kinds a cell's scenario runs (its column's), each once, in order.

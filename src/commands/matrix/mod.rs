@@ -629,6 +629,19 @@ fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path
 /// The finished runs recorded in `runs/`. A file that does not read is ignored (and its run
 /// made again): it can only be one this build did not write.
 fn read_runs(dir: &Path) -> BTreeMap<RunKey, RunSummary> {
+    read_records(dir, "a run record", |r: &RunSummary| {
+        (r.v == MATRIX_VERSION).then(|| (r.row.clone(), r.column.clone(), r.seed))
+    })
+}
+
+/// The records of type `T` in the folder `dir`, by the key `key` gives; a file that does not
+/// read as `T`, or whose version `key` refuses (`None`), is ignored with a line naming it as
+/// not `what` of this version.
+fn read_records<T: serde::de::DeserializeOwned, K: Ord>(
+    dir: &Path,
+    what: &str,
+    key: impl Fn(&T) -> Option<K>,
+) -> BTreeMap<K, T> {
     let mut out = BTreeMap::new();
     let Ok(read) = std::fs::read_dir(dir) else {
         return out;
@@ -637,12 +650,13 @@ fn read_runs(dir: &Path) -> BTreeMap<RunKey, RunSummary> {
         let Ok(bytes) = std::fs::read(entry.path()) else {
             continue;
         };
-        match serde_json::from_slice::<RunSummary>(&bytes) {
-            Ok(r) if r.v == MATRIX_VERSION => {
-                out.insert((r.row.clone(), r.column.clone(), r.seed), r);
+        let record = serde_json::from_slice::<T>(&bytes).ok();
+        match record.and_then(|r| key(&r).map(|k| (k, r))) {
+            Some((k, r)) => {
+                out.insert(k, r);
             }
-            _ => eprintln!(
-                "lockpick: ignoring {}: not a run record of this version",
+            None => eprintln!(
+                "lockpick: ignoring {}: not {what} of this version",
                 entry.path().display()
             ),
         }
