@@ -70,9 +70,10 @@ public final class RedissonAdapter {
         }
         String name = "lockpick:lock:" + init.lock;
         RLock lock;
+        RLock[] locks = new RLock[0];
         if (multi) {
             RedissonClient[] clients = new RedissonClient[init.nodes.size()];
-            RLock[] locks = new RLock[clients.length];
+            locks = new RLock[clients.length];
             for (int i = 0; i < locks.length; i++) {
                 clients[i] = client(init, init.nodes.get(i), true);
                 locks[i] = clients[i].getLock(name);
@@ -83,6 +84,7 @@ public final class RedissonAdapter {
             RedissonClient redisson = client(init, init.nodes.get(0));
             lock = fenced ? redisson.getFencedLock(name) : redisson.getLock(name);
         }
+        RLock[] subLocks = locks;
         long wait = init.acquireTimeoutMs;
         long lease = init.ttlMs;
 
@@ -108,27 +110,66 @@ public final class RedissonAdapter {
                     if (!got) {
                         return Reply.fail("timeout-waiting");
                     }
-                    // The lease Redisson says the lock has left: remainTimeToLive() (the key's
-                    // PTTL; -2 when the key is already gone, -1 when it has no expiry). A
-                    // MultiLock claims none (its remainTimeToLive() is unsupported).
-                    if (multi) {
-                        return Reply.ok(token, null, null);
-                    }
-                    long left = lock.remainTimeToLive();
-                    return Reply.ok(token, left == -1 ? null : Math.max(0, left), null);
+                    // No lease claim: tryLock answers true (tryLockAndGetToken a token) and
+                    // nothing about how long. Asking the server (remainTimeToLive(), the key's
+                    // PTTL whoever holds it) is one more round trip before the grant is
+                    // reported: under latency or a cut (Redisson retries it as a read) the
+                    // grant then reached lockpick after its key had expired, and the trusting
+                    // client wrote on it, a double holder the adapter made (10-seed library
+                    // matrix: latency and partition cells of the three RLock rows).
+                    return Reply.ok(token, null, null);
                 })
                 .op("release", request -> {
                     try {
                         lock.unlock();
                         return Reply.ok();
                     } catch (IllegalMonitorStateException e) {
+                        System.err.println("redisson: unlock: " + e.getMessage());
+                        if (multi) {
+                            return multiUnlockFailed(subLocks);
+                        }
                         // The unlock script found no entry of ours in the lock's hash: the key
                         // expired or another holder has it. Redisson makes a retried unlock
                         // idempotent (its unlock latch), so this is the server's answer.
-                        System.err.println("redisson: unlock: " + e.getMessage());
                         return Reply.fail("not-owner");
                     }
                 });
+    }
+
+    /**
+     * The reply to a MultiLock {@code unlock()} that threw. {@code RedissonMultiLock.unlock()}
+     * (3.52.0: {@code locks.forEach(RLock::unlock)}) unlocks the sub-locks in order and stops at
+     * the first one this thread no longer holds (its key expired, or a server restarted empty):
+     * those before it were released by this call, those after it are left held, and renewed
+     * by the watchdog. So the exception alone does not say whether the lock was released.
+     * Each sub-lock is asked afterwards (only on this path, so a release that succeeds pays no
+     * round trip): one still held means the MultiLock still keeps every rival out, and the
+     * release did not happen ({@code not-owner}); none still held means this call released
+     * those before the one that was gone, or nothing if the first was gone, which cannot be
+     * told apart from here: the outcome is unknown ({@code info}), never a claim either way.
+     */
+    private static Reply multiUnlockFailed(RLock[] subLocks) {
+        StringBuilder held = new StringBuilder();
+        for (int i = 0; i < subLocks.length; i++) {
+            boolean mine;
+            try {
+                mine = subLocks[i].isHeldByCurrentThread();
+            } catch (RuntimeException e) {
+                return Reply.info("MultiLock unlock stopped at a sub-lock no longer held, and server "
+                        + (i + 1) + " could not be asked whether its sub-lock is still held: " + e.getMessage());
+            }
+            if (mine) {
+                held.append(held.length() == 0 ? "" : ", ").append("n").append(i + 1);
+            }
+        }
+        if (held.length() > 0) {
+            System.err.println("redisson: MultiLock unlock stopped at a sub-lock no longer held;"
+                    + " still held (and renewed): " + held);
+            return Reply.fail("not-owner");
+        }
+        return Reply.info("MultiLock unlock stopped at a sub-lock no longer held and none is held"
+                + " now: the sub-locks before it were released by this call, or none was if the first"
+                + " was already gone");
     }
 
     /** A Redisson client of one server, as Redisson's docs build it. */
