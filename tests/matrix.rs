@@ -212,6 +212,20 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     ] {
         assert!(md.contains(needle), "{needle:?} not in:\n{md}");
     }
+    // Resumed again without --seeds, the matrix keeps the 3 seeds it was last run with, not
+    // the file's 1.
+    let out = lockpick(&[
+        "matrix",
+        "--resume",
+        dir.to_str().unwrap(),
+        "--store",
+        s,
+        "--report-only",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap();
+    assert_eq!(json["seeds"], 3);
 }
 
 #[test]

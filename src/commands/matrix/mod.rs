@@ -155,6 +155,13 @@ fn recorded_versions(dir: &Path) -> Option<Vec<(String, String)>> {
     Some(record.server_versions).filter(|v| !v.is_empty())
 }
 
+/// The seeds per cell the matrix in `dir` recorded, if it has a record.
+fn recorded_seeds(dir: &Path) -> Option<u64> {
+    let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
+    let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
+    Some(record.seeds).filter(|s| (1..=MAX_SEEDS).contains(s))
+}
+
 /// The shard a matrix folder was started as, and the shards a merged one lacks, as its
 /// `matrix.json` records them.
 fn recorded_shard(dir: &Path) -> Result<(Option<Shard>, Vec<String>), Failure> {
@@ -228,6 +235,10 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
                 "read --seeds: {s} is out of range; allowed: 1 to {MAX_SEEDS}"
             )));
         }
+        full.seeds = s;
+    } else if let (false, Some(s)) = (place.fresh, recorded_seeds(&place.dir)) {
+        // Resumed without --seeds: the seeds the matrix was run with, not the file's default,
+        // which would leave a 10-seed matrix's later seeds out of its page.
         full.seeds = s;
     }
     let selected = select(&full, args)?;
