@@ -169,23 +169,7 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
             secs(n.ns),
             n.index
         );
-        return Learned {
-            process: n.process,
-            event: n.event,
-            index: n.index,
-            learned_ns: n.ns,
-            lock: None,
-            token: n.token,
-            reason: n.reason,
-            acquire_index: None,
-            lost_ns: None,
-            lost_index: None,
-            lost_by: None,
-            delay_ns: None,
-            writes_between: Vec::new(),
-            released_before: false,
-            summary,
-        };
+        return Learned { summary, ..told(n) };
     };
     let lease = h
         .lease_end
@@ -286,15 +270,26 @@ fn describe(n: Pending, hold: Option<&Hold>, names: &[String]) -> Learned {
 
 /// What a notice says by itself: who was told what, about which grant; no loss set beside it.
 fn told_of(n: Pending, h: &Hold, lock: String) -> Learned {
+    let token = n.token.or(h.token);
+    Learned {
+        lock: Some(lock),
+        token,
+        acquire_index: Some(h.acquire_index),
+        ..told(n)
+    }
+}
+
+/// What a notice says with no holding to tie it to: who was told what, and when.
+fn told(n: Pending) -> Learned {
     Learned {
         process: n.process,
         event: n.event,
         index: n.index,
         learned_ns: n.ns,
-        lock: Some(lock),
-        token: n.token.or(h.token),
+        lock: None,
+        token: n.token,
         reason: n.reason,
-        acquire_index: Some(h.acquire_index),
+        acquire_index: None,
         lost_ns: None,
         lost_index: None,
         lost_by: None,
