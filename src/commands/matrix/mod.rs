@@ -56,6 +56,8 @@ struct Place {
     shard: Option<Shard>,
     /// For a merged matrix: the shards whose runs are missing.
     missing_shards: Vec<String>,
+    /// The folder's `matrix.json` when resuming, read once.
+    recorded: Option<MatrixRecord>,
 }
 
 fn place(args: &MatrixArgs) -> Result<Place, Failure> {
@@ -81,18 +83,23 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let recorded = std::fs::read(dir.join("matrix.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<MatrixRecord>(&bytes).ok());
         // A file given with --resume replaces the copy (new expectations or notes); the runs
         // already made are kept, so a changed fault size needs --redo.
         let (file, copy_file, folder) = match &args.file {
             Some(f) => (f.clone(), true, folder_of(f)),
             None => {
-                let folder =
-                    lockpick_reports::matrix::recorded_folder(&dir).unwrap_or_else(|| dir.clone());
+                let folder = recorded
+                    .as_ref()
+                    .and_then(|r| r.file_folder.as_ref())
+                    .map_or_else(|| dir.clone(), PathBuf::from);
                 (copy, false, folder)
             }
         };
-        let (recorded, missing_shards) = recorded_shard(&dir)?;
-        let shard = match (args.shard, recorded) {
+        let (was, missing_shards) = recorded_shard(&dir, recorded.as_ref())?;
+        let shard = match (args.shard, was) {
             (Some(asked), Some(was)) if asked != was => {
                 return Err(Failure::Usage(format!(
                     "resume {} with --shard {asked}: it holds shard {was}; allowed: --shard {was}, or no --shard",
@@ -110,6 +117,7 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
             copy_file,
             shard,
             missing_shards,
+            recorded,
         });
     }
     let file = match &args.file {
@@ -145,30 +153,17 @@ fn place(args: &MatrixArgs) -> Result<Place, Failure> {
         copy_file: true,
         shard: args.shard,
         missing_shards: Vec::new(),
+        recorded: None,
     })
 }
 
-/// The server versions the matrix in `dir` recorded, if it has a record.
-fn recorded_versions(dir: &Path) -> Option<Vec<(String, String)>> {
-    let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
-    let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
-    Some(record.server_versions).filter(|v| !v.is_empty())
-}
-
-/// The seeds per cell the matrix in `dir` recorded, if it has a record.
-fn recorded_seeds(dir: &Path) -> Option<u64> {
-    let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
-    let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
-    Some(record.seeds).filter(|s| (1..=MAX_SEEDS).contains(s))
-}
-
 /// The shard a matrix folder was started as, and the shards a merged one lacks, as its
-/// `matrix.json` records them.
-fn recorded_shard(dir: &Path) -> Result<(Option<Shard>, Vec<String>), Failure> {
-    let Ok(bytes) = std::fs::read(dir.join("matrix.json")) else {
-        return Ok((None, Vec::new()));
-    };
-    let Ok(record) = serde_json::from_slice::<MatrixRecord>(&bytes) else {
+/// `matrix.json` (`record`, read from `dir`) records them.
+fn recorded_shard(
+    dir: &Path,
+    record: Option<&MatrixRecord>,
+) -> Result<(Option<Shard>, Vec<String>), Failure> {
+    let Some(record) = record else {
         return Ok((None, Vec::new()));
     };
     let shard = match &record.shard {
@@ -180,7 +175,7 @@ fn recorded_shard(dir: &Path) -> Result<(Option<Shard>, Vec<String>), Failure> {
         })?),
         None => None,
     };
-    Ok((shard, record.missing_shards))
+    Ok((shard, record.missing_shards.clone()))
 }
 
 /// The newest matrix folder (names are UTC stamps, so the greatest name).
@@ -236,7 +231,12 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
             )));
         }
         full.seeds = s;
-    } else if let (false, Some(s)) = (place.fresh, recorded_seeds(&place.dir)) {
+    } else if let Some(s) = place
+        .recorded
+        .as_ref()
+        .map(|r| r.seeds)
+        .filter(|s| (1..=MAX_SEEDS).contains(s))
+    {
         // Resumed without --seeds: the seeds the matrix was run with, not the file's default,
         // which would leave a 10-seed matrix's later seeds out of its page.
         full.seeds = s;
@@ -294,7 +294,12 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
     let mut explored = explore_safe::read_explored(dir);
     let command = command(args, &place);
     // A page rebuilt from recorded runs names the servers they ran on, not this machine's.
-    let versions = match (args.report_only, recorded_versions(dir)) {
+    let recorded_versions = place
+        .recorded
+        .as_ref()
+        .map(|r| r.server_versions.clone())
+        .filter(|v| !v.is_empty());
+    let versions = match (args.report_only, recorded_versions) {
         (true, Some(v)) => v,
         _ => versions::server_versions(),
     };
