@@ -233,7 +233,8 @@ fn draw_fault(
     renews: bool,
 ) -> Drawn {
     let lease = space.lease_ms;
-    // Late enough to find a holder, early enough that the run outlives the fault.
+    // Late enough to find a holder, early enough that the run outlives the fault
+    // ([`outlived`] moves it once the fault's length is drawn).
     let at_ms = rng.random_range(0..=space.duration_ms * 6 / 10);
     let mut d = Drawn {
         fault: fault.to_owned(),
@@ -297,7 +298,29 @@ fn draw_fault(
         }
         Some(Shape::Once) | None => {}
     }
+    d.at_ms = outlived(d.at_ms, space, &d);
     d
+}
+
+/// The start `at_ms` (drawn over the first 0.6 of the workload) moved, in proportion, into
+/// the stretch after which the fault still ends a lease before the workload does: a pause
+/// that ends after the last acquire tests nothing, and what a fault breaks shows only once
+/// another client could take the lock after it (up to a lease later).
+fn outlived(at_ms: u64, space: &Space, d: &Drawn) -> u64 {
+    let length = match shape(&d.fault) {
+        Some(Shape::ClientPause | Shape::NodeWindow | Shape::ClockRate) => d.size_ms,
+        Some(Shape::Latency | Shape::ClockJump | Shape::ClockStrobe) => d.window_ms.unwrap_or(0),
+        Some(Shape::ClientCrash | Shape::Once) | None => 0,
+    };
+    let drawn_over = space.duration_ms * 6 / 10;
+    let latest = space
+        .duration_ms
+        .saturating_sub(length + space.lease_ms)
+        .min(drawn_over);
+    if drawn_over == 0 {
+        return at_ms.min(latest);
+    }
+    at_ms * latest / drawn_over
 }
 
 /// The places a client pause may stop at: each point, and `during-op` once per request it
@@ -459,6 +482,36 @@ mod tests {
             }
         }
         assert!(small > 200 && large > 200, "small {small}, large {large}");
+    }
+
+    #[test]
+    fn every_fault_ends_a_lease_before_the_workload_and_starts_spread_over_what_is_left() {
+        // A pause or a cut that ends after the workload tests nothing: with a 5 s workload
+        // and a 1 s lease, a fault of length L starts no later than 4 s - L.
+        let s = space(all());
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (mut late_short, mut shorts) = (0, 0);
+        for _ in 0..2000 {
+            for d in draw(&mut rng, &s).faults {
+                let length = match shape(&d.fault) {
+                    Some(Shape::Latency | Shape::ClockJump | Shape::ClockStrobe) => {
+                        d.window_ms.unwrap()
+                    }
+                    Some(Shape::ClientCrash | Shape::Once) => 0,
+                    _ => d.size_ms,
+                };
+                assert!(d.at_ms + length + 1000 <= 5000, "{d:?}");
+                if length > 0 && length < 500 {
+                    shorts += 1;
+                    late_short += (d.at_ms > 2000) as u32;
+                }
+            }
+        }
+        // A short fault still starts anywhere in the first 0.6 of the workload (to 3 s).
+        assert!(
+            late_short * 5 > shorts,
+            "{late_short} of {shorts} after 2 s"
+        );
     }
 
     #[test]
