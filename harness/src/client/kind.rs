@@ -91,6 +91,13 @@ pub trait ClientKind: Sync + 'static {
         false
     }
 
+    /// From when the `lease_ms` of its grants counts: the built-in recipes record the TTL
+    /// they asked for, counted from the request that won; an adapter reports the lease its
+    /// library believes it holds, counted from its reply (docs/history-format.md).
+    fn lease_counted_from(&self) -> LeaseFrom {
+        LeaseFrom::Request
+    }
+
     /// Reads and checks its options from the scenario's `[client]` table (the defaults when
     /// the scenario has none, as with the `[backend]` shorthand or a `--backend` lock).
     fn options(&self, table: &ClientTable<'_>) -> Result<Arc<dyn ClientOptions>, ScenarioError>;
@@ -99,6 +106,15 @@ pub trait ClientKind: Sync + 'static {
     /// `folder`) absolute, so a scenario generated from them elsewhere (a matrix cell's, in the
     /// store) runs the same program. Only kinds that take paths have any.
     fn rebase_paths(&self, _options: &mut toml::Table, _folder: &Path) {}
+}
+
+/// From when a grant's recorded `lease_ms` counts ([`ClientKind::lease_counted_from`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseFrom {
+    /// The request that won (the built-in recipes): the lease is the TTL the lock was asked for.
+    Request,
+    /// The reply (an adapter): the lease the library says it holds as it answers.
+    Reply,
 }
 
 impl fmt::Debug for dyn ClientKind {

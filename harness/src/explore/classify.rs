@@ -12,7 +12,18 @@
 //! that succeeded is a bug whatever happened: `b`'s grant proved the lock was not `a`'s.
 //! Otherwise `a` only believed it held the lock after its lease ran out (a pause, a slow
 //! reply): only a fencing token protects against that.
+//!
+//! Counting from the invocation is the bound that needs nothing of the lock, and it is too
+//! short for an acquire that waited: a client that polled for a second before it won holds a
+//! lease that began near its reply, not its request. So when the reply says the lease the
+//! library holds (an adapter's `lease_ms`, counted from its reply: the library's own claim;
+//! [`LeaseFrom::Reply`]) and the holder was not stopped between its request and the reply,
+//! the lease also runs until the reply less [`REPLY_SLACK_MS`] plus that claim. A correct library's claim ends no later than the
+//! server's expiry (it counts from before the server set the key), so a grant to another
+//! inside it is the lock's doing: the GET-then-DEL release that deletes the key of a holder
+//! who had waited for it is a bug of the lock, not Kleppmann's case.
 
+use crate::client::kind::LeaseFrom;
 use lockpick_checker::faults::{fault_windows, FaultWindow};
 use lockpick_checker::history::{Event, EventKind, Process, F};
 use lockpick_checker::lock::{Finding, FindingKind};
@@ -34,6 +45,11 @@ pub fn is_safety(f: &Finding) -> bool {
     }
 }
 
+/// How long a reply may take from the adapter's counting its lease to lockpick's reading it
+/// when nothing stopped the adapter: a pipe and a busy 2-core machine's scheduling, far
+/// above the sub-millisecond it usually takes.
+pub const REPLY_SLACK_MS: u64 = 50;
+
 /// One acquire or renewal that succeeded, as its process counts its lease.
 #[derive(Debug, Clone, Copy)]
 struct Grant {
@@ -41,10 +57,31 @@ struct Grant {
     ok_ns: u64,
     f: F,
     lease_ms: u64,
+    /// The lease the reply said the library holds, counted from the reply.
+    claimed_ms: Option<u64>,
+}
+
+impl Grant {
+    /// Until when the lock was this grant's holder's, at least, whatever the server's clock
+    /// said: from the request, and from the reply by the library's claim unless `stopped`
+    /// (the holder was paused between them, so the reply may have been counted long before
+    /// lockpick read it).
+    fn granted_until(&self, stopped: bool) -> u64 {
+        let from_request = self.invoke_ns + self.lease_ms * 1_000_000;
+        match self.claimed_ms {
+            Some(claim) if !stopped => from_request
+                .max((self.ok_ns + claim * 1_000_000).saturating_sub(REPLY_SLACK_MS * 1_000_000)),
+            _ => from_request,
+        }
+    }
 }
 
 /// Every successful acquire and renewal, by (process, lock).
-fn grants(events: &[Event], default_lease_ms: u64) -> HashMap<(u64, String), Vec<Grant>> {
+fn grants(
+    events: &[Event],
+    default_lease_ms: u64,
+    from: LeaseFrom,
+) -> HashMap<(u64, String), Vec<Grant>> {
     let mut open: HashMap<u64, (u64, F, Option<u64>)> = HashMap::new();
     let mut out: HashMap<(u64, String), Vec<Grant>> = HashMap::new();
     for e in events {
@@ -67,6 +104,10 @@ fn grants(events: &[Event], default_lease_ms: u64) -> HashMap<(u64, String), Vec
                             ok_ns: e.time_ns,
                             f,
                             lease_ms: e.value.lease_ms.or(asked).unwrap_or(default_lease_ms),
+                            claimed_ms: match from {
+                                LeaseFrom::Reply => e.value.lease_ms,
+                                LeaseFrom::Request => None,
+                            },
                         });
                 }
             }
@@ -121,7 +162,13 @@ fn double(
         return Found::LockBug;
     };
     let holding = &of_a[start..];
-    let granted_until = |g: &Grant| g.invoke_ns + g.lease_ms * 1_000_000;
+    // Whether `a` was stopped (a client pause) between a grant's request and its reply.
+    let stopped = |g: &Grant| {
+        windows.iter().any(|w| {
+            w.f == F::Pause && w.client == Some(a) && w.start_ns < g.ok_ns && w.end_ns > g.invoke_ns
+        })
+    };
+    let granted_until = |g: &Grant| g.granted_until(stopped(g));
     // A renewal of `a` asked for after `b` was granted the lock, that succeeded: at `b`'s
     // grant the lock was not `a`'s, so the server extended what was not `a`'s to extend. A correct renewal fails there whatever a clock or a crash did.
     let renewed_anothers = holding
@@ -142,7 +189,12 @@ fn double(
 }
 
 /// What a run found: the worst class of its safety violations.
-pub fn classify(results: &RunResults, events: &[Event], default_lease_ms: u64) -> Found {
+pub fn classify(
+    results: &RunResults,
+    events: &[Event],
+    default_lease_ms: u64,
+    from: LeaseFrom,
+) -> Found {
     let safety: Vec<&Finding> = results
         .lock
         .violations
@@ -163,7 +215,7 @@ pub fn classify(results: &RunResults, events: &[Event], default_lease_ms: u64) -
             (true, None) => Found::LockBug,
         };
     }
-    let grants = grants(events, default_lease_ms);
+    let grants = grants(events, default_lease_ms, from);
     safety
         .iter()
         .map(|f| match f.kind {
@@ -237,7 +289,7 @@ mod tests {
             (1100, "2", "invoke", "acquire", LEASE),
             (1105, "2", "ok", "acquire", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         assert_eq!(
             double(&finding(1, 2, 1105, 2000), &g, &[]),
             Found::Kleppmann
@@ -252,7 +304,7 @@ mod tests {
             (500, "2", "invoke", "acquire", LEASE),
             (505, "2", "ok", "acquire", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &[]), Found::LockBug);
     }
 
@@ -266,14 +318,69 @@ mod tests {
             (1500, "1", "invoke", "renew", LEASE),
             (1502, "1", "ok", "renew", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         assert_eq!(double(&finding(1, 2, 1105, 2000), &g, &[]), Found::LockBug);
         // The same history without the renewal: only the lease that ran out.
-        let g = grants(&h[..4], 1000);
+        let g = grants(&h[..4], 1000, LeaseFrom::Request);
         assert_eq!(
             double(&finding(1, 2, 1105, 2000), &g, &[]),
             Found::Kleppmann
         );
+    }
+
+    #[test]
+    fn a_holder_that_waited_holds_the_lease_its_library_claimed_from_the_reply() {
+        // Process 1 polled for 1.2 s before it won (as a waiter does while a stopped holder's
+        // key runs out); its adapter said 999 ms were left. Process 2 was granted 300 ms
+        // later: the GET-then-DEL release's bug. Counted from the request, the lease had
+        // run out at 1000 ms and it read as Kleppmann's case.
+        let claim = r#","value":{"lease_ms":999}"#;
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (1200, "1", "ok", "acquire", claim),
+            (1400, "2", "invoke", "acquire", LEASE),
+            (1500, "2", "ok", "acquire", claim),
+        ]);
+        let window = finding(1, 2, 1500, 2000);
+        let g = grants(&h, 1000, LeaseFrom::Reply);
+        assert_eq!(double(&window, &g, &[]), Found::LockBug);
+        let g = grants(&h, 1000, LeaseFrom::Request);
+        assert_eq!(double(&window, &g, &[]), Found::Kleppmann);
+        // Past the claim (less the reply's slack), the holder only believed it held the lock.
+        let g = grants(&h, 1000, LeaseFrom::Reply);
+        assert_eq!(
+            double(&finding(1, 2, 2160, 2500), &g, &[]),
+            Found::Kleppmann
+        );
+    }
+
+    #[test]
+    fn a_claim_whose_reply_a_pause_held_back_counts_from_the_request() {
+        // Stopped inside its acquire after the library counted its lease, process 1's reply
+        // was read 1.1 s late: the claim counts from an instant lockpick does not know.
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (
+                50,
+                "\"nemesis\"",
+                "info",
+                "pause",
+                r#","value":{"client":1,"point":"during-op","ms":1100}"#,
+            ),
+            (
+                1150,
+                "\"nemesis\"",
+                "info",
+                "resume",
+                r#","value":{"client":1}"#,
+            ),
+            (1200, "1", "ok", "acquire", r#","value":{"lease_ms":999}"#),
+            (1400, "2", "invoke", "acquire", LEASE),
+            (1500, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000, LeaseFrom::Reply);
+        let w = fault_windows(&h);
+        assert_eq!(double(&finding(1, 2, 1500, 2000), &g, &w), Found::Kleppmann);
     }
 
     #[test]
@@ -286,7 +393,7 @@ mod tests {
             (1500, "1", "invoke", "renew", LEASE),
             (1502, "1", "fail", "renew", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         assert_eq!(
             double(&finding(1, 2, 1105, 1502), &g, &[]),
             Found::Kleppmann
@@ -308,7 +415,7 @@ mod tests {
             (500, "2", "invoke", "acquire", LEASE),
             (505, "2", "ok", "acquire", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::Clock);
     }
@@ -335,7 +442,7 @@ mod tests {
             (500, "2", "invoke", "acquire", LEASE),
             (505, "2", "ok", "acquire", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::Clock);
         let h = history(&[
@@ -358,7 +465,7 @@ mod tests {
             (500, "2", "invoke", "acquire", LEASE),
             (505, "2", "ok", "acquire", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::NodeRestart);
         // But a renewal of an expired lease that succeeds is the lock's, crash or not.
@@ -370,7 +477,7 @@ mod tests {
         for (i, e) in renewed.iter_mut().enumerate() {
             e.index = i as u64;
         }
-        let g = grants(&renewed, 1000);
+        let g = grants(&renewed, 1000, LeaseFrom::Request);
         assert_eq!(double(&finding(1, 2, 505, 1500), &g, &w), Found::LockBug);
         // A client crash is no node's.
         let h = history(&[
@@ -386,7 +493,7 @@ mod tests {
             (500, "2", "invoke", "acquire", LEASE),
             (505, "2", "ok", "acquire", ""),
         ]);
-        let g = grants(&h, 1000);
+        let g = grants(&h, 1000, LeaseFrom::Request);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::LockBug);
     }

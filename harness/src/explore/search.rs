@@ -164,7 +164,12 @@ impl Search<'_> {
         let history = outcome.dir.join(&outcome.results.history);
         // A history that cannot be read again was checked already; classify what is known.
         let events = read_history(&history).unwrap_or_default();
-        let found = classify(&outcome.results, &events, self.cfg.base.lease_ms());
+        let found = classify(
+            &outcome.results,
+            &events,
+            self.cfg.base.lease_ms(),
+            self.cfg.base.scenario.client.kind.lease_counted_from(),
+        );
         let finding = outcome
             .results
             .lock

@@ -12,7 +12,7 @@
 //! ```
 
 use super::{manifest, ProcessLock, ProcessParams, ProcessSpec};
-use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
+use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, LeaseFrom, Runs};
 use crate::vocab::{ClientTable, Discipline, Located, ScenarioError};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
@@ -114,6 +114,10 @@ impl ClientKind for ProcessKind {
 
     fn stops_inside_requests(&self) -> bool {
         true
+    }
+
+    fn lease_counted_from(&self) -> LeaseFrom {
+        LeaseFrom::Reply
     }
 
     /// A library's user writes when the library says they hold the lock.
