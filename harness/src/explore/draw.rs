@@ -18,6 +18,9 @@ pub const SIZE_FACTORS: (f64, f64) = (0.1, 3.0);
 /// At most this many faults in one schedule.
 pub const MAX_FAULTS: usize = 3;
 
+/// The longest workload drawn, as a multiple of the scenario's.
+pub const LONGEST_RUN: u64 = 4;
+
 pub use lockpick_store::explore::{Drawn, Schedule};
 
 /// What the draw may choose from, fixed for one exploration.
@@ -223,19 +226,19 @@ fn pause_size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
     ((lease_ms as f64 * f).round() as u64).max(1)
 }
 
-/// Draws one fault of kind `fault`, aimed at one of `clients` when it stops a client;
-/// `renews`: the watchdog runs, so a pause may stop a renewal.
+/// Draws one fault of kind `fault`, aimed at one of `clients` when it stops a client, in a
+/// workload of `duration_ms`; `renews`: the watchdog runs, so a pause may stop a renewal.
 fn draw_fault(
     rng: &mut ChaCha8Rng,
     space: &Space,
     fault: &'static str,
-    clients: usize,
+    (clients, duration_ms): (usize, u64),
     renews: bool,
 ) -> Drawn {
     let lease = space.lease_ms;
     // Late enough to find a holder, early enough that the run outlives the fault
     // ([`outlived`] moves it once the fault's length is drawn).
-    let at_ms = rng.random_range(0..=space.duration_ms * 6 / 10);
+    let at_ms = rng.random_range(0..=duration_ms * 6 / 10);
     let mut d = Drawn {
         fault: fault.to_owned(),
         at_ms,
@@ -298,7 +301,7 @@ fn draw_fault(
         }
         Some(Shape::Once) | None => {}
     }
-    d.at_ms = outlived(d.at_ms, space, &d);
+    d.at_ms = outlived(&d, duration_ms, lease);
     d
 }
 
@@ -306,21 +309,20 @@ fn draw_fault(
 /// the stretch after which the fault still ends a lease before the workload does: a pause
 /// that ends after the last acquire tests nothing, and what a fault breaks shows only once
 /// another client could take the lock after it (up to a lease later).
-fn outlived(at_ms: u64, space: &Space, d: &Drawn) -> u64 {
+fn outlived(d: &Drawn, duration_ms: u64, lease_ms: u64) -> u64 {
     let length = match shape(&d.fault) {
         Some(Shape::ClientPause | Shape::NodeWindow | Shape::ClockRate) => d.size_ms,
         Some(Shape::Latency | Shape::ClockJump | Shape::ClockStrobe) => d.window_ms.unwrap_or(0),
         Some(Shape::ClientCrash | Shape::Once) | None => 0,
     };
-    let drawn_over = space.duration_ms * 6 / 10;
-    let latest = space
-        .duration_ms
-        .saturating_sub(length + space.lease_ms)
+    let drawn_over = duration_ms * 6 / 10;
+    let latest = duration_ms
+        .saturating_sub(length + lease_ms)
         .min(drawn_over);
     if drawn_over == 0 {
-        return at_ms.min(latest);
+        return d.at_ms.min(latest);
     }
-    at_ms * latest / drawn_over
+    d.at_ms * latest / drawn_over
 }
 
 /// The places a client pause may stop at: each point, and `during-op` once per request it
@@ -352,6 +354,7 @@ fn pause_places(points: &[PausePoint], renews: bool) -> Vec<(PausePoint, Option<
 /// fault weighing as many kinds as it has pause points.
 pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     let (workload, clients) = draw_shape(rng, &space.shape, space.lease_ms);
+    let duration_ms = draw_length(rng, space);
     let n = match rng.random_range(0..10) {
         0..5 => 1,
         5..8 => 2,
@@ -386,7 +389,7 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
                     here
                 })
                 .expect("the weights add up to the total");
-            draw_fault(rng, space, kind, clients, workload.watchdog)
+            draw_fault(rng, space, kind, (clients, duration_ms), workload.watchdog)
         })
         .collect();
     // A fault that happens once (failover) appears once at most.
@@ -401,8 +404,24 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     Schedule {
         faults,
         clients,
-        duration_ms: space.duration_ms,
+        duration_ms,
         workload: Some(workload),
+    }
+}
+
+/// The workload's length: the scenario's half the time, else two or four times it (when the
+/// shape is drawn at all). A race that one stop in a run rarely wins (a release stopped
+/// between its read and its write, while a third client can still take the lock) gets more
+/// tries in a longer run, so the rate at which its schedule reproduces rises with the
+/// length; shrinking halves it back while the rate holds.
+fn draw_length(rng: &mut ChaCha8Rng, space: &Space) -> u64 {
+    if !space.shape.drawn {
+        return space.duration_ms;
+    }
+    match rng.random_range(0..4) {
+        0 | 1 => space.duration_ms,
+        2 => space.duration_ms * 2,
+        _ => space.duration_ms * LONGEST_RUN,
     }
 }
 
@@ -468,7 +487,7 @@ mod tests {
             let sched = draw(&mut rng, &s);
             assert!((1..=MAX_FAULTS).contains(&sched.faults.len()));
             for d in &sched.faults {
-                assert!(d.at_ms <= 3000, "{d:?}");
+                assert!(d.at_ms <= sched.duration_ms * 6 / 10, "{d:?}");
                 if matches!(shape(&d.fault), Some(Shape::ClientCrash | Shape::Once)) {
                     assert_eq!(d.size_ms, 0);
                     continue;
@@ -492,7 +511,8 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let (mut late_short, mut shorts) = (0, 0);
         for _ in 0..2000 {
-            for d in draw(&mut rng, &s).faults {
+            let sched = draw(&mut rng, &s);
+            for d in sched.faults {
                 let length = match shape(&d.fault) {
                     Some(Shape::Latency | Shape::ClockJump | Shape::ClockStrobe) => {
                         d.window_ms.unwrap()
@@ -500,8 +520,8 @@ mod tests {
                     Some(Shape::ClientCrash | Shape::Once) => 0,
                     _ => d.size_ms,
                 };
-                assert!(d.at_ms + length + 1000 <= 5000, "{d:?}");
-                if length > 0 && length < 500 {
+                assert!(d.at_ms + length + 1000 <= sched.duration_ms, "{d:?}");
+                if length > 0 && length < 500 && sched.duration_ms == 5000 {
                     shorts += 1;
                     late_short += (d.at_ms > 2000) as u32;
                 }
@@ -512,6 +532,23 @@ mod tests {
             late_short * 5 > shorts,
             "{late_short} of {shorts} after 2 s"
         );
+    }
+
+    #[test]
+    fn half_the_runs_are_the_scenarios_length_and_the_rest_two_or_four_times_it() {
+        let s = space(all());
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut by = std::collections::BTreeMap::new();
+        for _ in 0..2000 {
+            *by.entry(draw(&mut rng, &s).duration_ms).or_insert(0) += 1;
+        }
+        let keys: Vec<u64> = by.keys().copied().collect();
+        assert_eq!(keys, vec![5000, 10000, 20000]);
+        assert!((900..1100).contains(&by[&5000]), "{by:?}");
+        // A fixed workload (a matrix cell's) keeps its length.
+        let mut fixed = space(all());
+        fixed.shape.drawn = false;
+        assert!((0..200).all(|_| draw(&mut rng, &fixed).duration_ms == 5000));
     }
 
     #[test]
