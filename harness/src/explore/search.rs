@@ -267,7 +267,7 @@ pub async fn explore(
         cfg.budget.as_secs_f64(),
         s.ex.faults.join(", "),
         if space.shape.drawn {
-            ", and the workload's shape (hold, think, clients, watchdog)"
+            ", and the workload's shape (hold, think, clients, watchdog, length)"
         } else {
             ", with the scenario's own workload"
         }

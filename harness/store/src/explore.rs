@@ -290,7 +290,7 @@ pub struct ExploreRecord {
     /// The faults drawn from.
     pub faults: Vec<String>,
     pub left_out: Vec<LeftOut>,
-    /// Whether the workload's shape was drawn too (hold, think, clients, watchdog).
+    /// Whether the workload's shape was drawn too (hold, think, clients, watchdog, length).
     #[serde(default)]
     pub workload_drawn: bool,
     pub tries: Vec<Try>,
