@@ -162,11 +162,12 @@ fn double(
         return Found::LockBug;
     };
     let holding = &of_a[start..];
-    // Whether `a` was stopped (a client pause) between a grant's request and its reply.
+    // Whether `a` was stopped (a client pause) between a grant's request and its reply; a pause
+    // that touches either end counts, since then the reply's lease is not the library's to claim.
     let stopped = |g: &Grant| {
-        windows.iter().any(|w| {
-            w.f == F::Pause && w.client == Some(a) && w.start_ns < g.ok_ns && w.end_ns > g.invoke_ns
-        })
+        windows
+            .iter()
+            .any(|w| w.f == F::Pause && w.client == Some(a) && w.overlaps(g.invoke_ns, g.ok_ns))
     };
     let granted_until = |g: &Grant| g.granted_until(stopped(g));
     // A renewal of `a` asked for after `b` was granted the lock, that succeeded: at `b`'s
