@@ -72,6 +72,13 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
         "written under the store: {file}"
     );
     assert_eq!(shrunk["runs"], 2, "{shrunk:#}");
+    // The confirming runs hold the rate each step was kept at (1/1: both), or every kept change
+    // was undone and the schedule is the one found.
+    let found = &ex["tries"][ex["found"].as_u64().unwrap() as usize - 1];
+    assert!(
+        shrunk["hits"] == 2 || shrunk["schedule"] == found["schedule"],
+        "{shrunk:#}"
+    );
     let body = std::fs::read_to_string(file).unwrap();
     assert!(body.contains("expected = \"invalid\""), "{body}");
     assert!(body.starts_with("# Shrunk by `lockpick explore`"), "{body}");

@@ -202,6 +202,33 @@ impl Search<'_> {
         }
         Ok((hits, runs, first))
     }
+
+    /// Runs `schedule` `runs` times from `seed` on, counting the runs that found `class` or
+    /// worse: every run is made, so the rate is over all of them, unless `give_up_below` says
+    /// how many hits are wanted and that is already out of reach.
+    async fn confirm(
+        &mut self,
+        schedule: &Schedule,
+        class: Found,
+        seed: u64,
+        runs: u32,
+        give_up_below: Option<u32>,
+    ) -> Result<(u32, u32, Option<u64>), RunError> {
+        let (mut hits, mut made, mut first) = (0, 0, None);
+        while made < runs && !self.interrupt.is_cancelled() {
+            if give_up_below.is_some_and(|want| made - hits > runs.saturating_sub(want)) {
+                break;
+            }
+            let s = seed.wrapping_add(made as u64);
+            let t = self.run(Phase::Confirm, schedule, s).await?;
+            made += 1;
+            if t.found <= class {
+                hits += 1;
+                first.get_or_insert(s);
+            }
+        }
+        Ok((hits, made, first))
+    }
 }
 
 /// The id of an exploration: its scenario, when it began, and its seed.
@@ -420,19 +447,47 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         s.ex.stopped.push_str("; interrupted while shrinking");
         return Ok(());
     }
-    let schedule = shrinker.current().clone();
     let confirm_seed = found.seed;
-    // Every confirming run is made, whatever each finds: the rate is over all of them.
-    let (mut hits, mut runs, mut first_hit) = (0u32, 0u32, None);
-    while runs < cfg.confirm && !s.interrupt.is_cancelled() {
-        let seed = confirm_seed.wrapping_add(runs as u64);
-        let t = s.run(Phase::Confirm, &schedule, seed).await?;
-        runs += 1;
-        if t.found <= class {
-            hits += 1;
-            first_hit.get_or_insert(seed);
+    // The confirming runs must hold the rate each step was kept at (8 of 10 for 4/5). A step
+    // kept on a lucky few re-runs can lower it (a size halved to the edge of what breaks):
+    // then the last kept change is undone and the schedule before it confirmed, until one
+    // holds the rate or nothing is left to undo.
+    let want = cfg.need.hits_in(cfg.confirm);
+    let mut undone = Vec::new();
+    let (schedule, hits, runs, first_hit) = loop {
+        let schedule = shrinker.current().clone();
+        let can_undo = reproduced && shrinker.can_undo();
+        let (hits, runs, first_hit) = s
+            .confirm(
+                &schedule,
+                class,
+                confirm_seed,
+                cfg.confirm,
+                can_undo.then_some(want),
+            )
+            .await?;
+        if hits >= want || !can_undo || s.interrupt.is_cancelled() {
+            break (schedule, hits, runs, first_hit);
         }
-    }
+        let change = shrinker.undo().expect("a change to undo");
+        let step = format!(
+            "undone: {change} (the schedule with it reproduced {hits}/{runs} when confirming; \
+             {want}/{} wanted)",
+            cfg.confirm
+        );
+        (s.say)(&format!("  {step}"));
+        s.ex.shrink.push(ShrinkStep {
+            change: step,
+            schedule,
+            hits,
+            runs,
+            kept: false,
+        });
+        if let Some(i) = removed.iter().rposition(|r| r == &change) {
+            removed.remove(i);
+        }
+        undone.push(change);
+    };
     let seed = first_hit.unwrap_or(found.seed);
     let file = s.ex.dir.join(format!("{}-shrunk.toml", cfg.base.name));
     let command = format!("{} scenario {} --seed {seed}", cfg.program, file.display());
@@ -453,6 +508,13 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
     } else {
         comment.push("Removed:".into());
         comment.extend(removed.iter().map(|r| format!("  - {r}")));
+    }
+    if !undone.is_empty() {
+        comment.push(format!(
+            "Kept although shrinking had removed them (without them it reproduced below {want} of {}):",
+            cfg.confirm
+        ));
+        comment.extend(undone.iter().map(|r| format!("  - {r}")));
     }
     let name = format!("{}-shrunk", cfg.base.name);
     let text = cfg

@@ -131,6 +131,9 @@ pub struct Shrinker {
     pending: VecDeque<Candidate>,
     lease_ms: u64,
     base: Workload,
+    /// Each accepted change, with the schedule it replaced, so a change accepted on a lucky
+    /// few re-runs can be undone when the confirming runs say otherwise.
+    accepted: Vec<(String, Schedule)>,
 }
 
 impl Shrinker {
@@ -141,6 +144,7 @@ impl Shrinker {
             pending,
             lease_ms,
             base,
+            accepted: Vec::new(),
         }
     }
 
@@ -158,7 +162,22 @@ impl Shrinker {
     /// `c` reproduced: it becomes the schedule.
     pub fn accept(&mut self, c: Candidate) {
         self.pending = candidates(&c.schedule, self.lease_ms, &self.base).into();
-        self.current = c.schedule;
+        let before = std::mem::replace(&mut self.current, c.schedule);
+        self.accepted.push((c.change, before));
+    }
+
+    /// Whether a change was accepted that [`Shrinker::undo`] can take back.
+    pub fn can_undo(&self) -> bool {
+        !self.accepted.is_empty()
+    }
+
+    /// Takes back the last accepted change: the schedule before it is the schedule again, and
+    /// shrinking is over (no candidate is left). Returns the change undone.
+    pub fn undo(&mut self) -> Option<String> {
+        let (change, before) = self.accepted.pop()?;
+        self.current = before;
+        self.pending.clear();
+        Some(change)
     }
 }
 
@@ -218,6 +237,28 @@ mod tests {
             }
         }
         (s.current().clone(), asked)
+    }
+
+    #[test]
+    fn undo_takes_back_accepted_changes_last_first_and_ends_shrinking() {
+        let mut s = Shrinker::new(start(), 1000, base());
+        assert!(!s.can_undo());
+        let first = s.next_candidate().unwrap();
+        s.accept(first.clone());
+        let second = s.next_candidate().unwrap();
+        s.accept(second.clone());
+        assert_eq!(s.current(), &second.schedule);
+        assert_eq!(s.undo(), Some(second.change));
+        assert_eq!(s.current(), &first.schedule);
+        assert!(
+            s.next_candidate().is_none(),
+            "shrinking goes on after an undo"
+        );
+        assert_eq!(s.undo(), Some(first.change));
+        assert_eq!(s.current(), &start());
+        assert!(!s.can_undo());
+        assert_eq!(s.undo(), None);
+        assert_eq!(s.current(), &start());
     }
 
     #[test]

@@ -200,6 +200,12 @@ impl Need {
         }
     }
 
+    /// The reproductions in `runs` runs that hold this rate: `k/n` of them, rounded up
+    /// (8 of 10 for 4/5).
+    pub fn hits_in(self, runs: u32) -> u32 {
+        (self.k * runs).div_ceil(self.n)
+    }
+
     /// Reads `K/N`, 1 ≤ K ≤ N ≤ 100.
     pub fn parse(s: &str) -> Result<Need, String> {
         let bad = || format!("{s:?} is not K/N; allowed: K/N with 1 <= K <= N <= 100, e.g. 4/5");
@@ -370,6 +376,9 @@ mod tests {
             "3 misses: 8 of 10 is out of reach"
         );
         assert_eq!(need.decided(6, 8), None);
+        assert_eq!(Need { k: 4, n: 5 }.hits_in(10), 8);
+        assert_eq!(Need { k: 2, n: 3 }.hits_in(10), 7, "6.67 rounds up");
+        assert_eq!(Need { k: 1, n: 1 }.hits_in(10), 10);
         assert_eq!(Need::parse("4/5"), Ok(Need { k: 4, n: 5 }));
         assert!(Need::parse("6/5").is_err());
         assert!(Need::parse("0/5").is_err());
