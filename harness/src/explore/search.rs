@@ -10,8 +10,8 @@
 
 use super::base::Base;
 use super::classify::{classify, Found};
-use super::draw::{draw, Schedule, ScheduleExt, Space};
-use super::shrink::{Need, Shrinker};
+use super::draw::{draw, Schedule, ScheduleExt, Space, LONGEST_RUN};
+use super::shrink::{lengthened, Need, Shrinker};
 use crate::run::{run_plan, RunError, RunOptions, RunPlan};
 use crate::scenario::parse_scenario;
 use lockpick_checker::history::read_history;
@@ -338,37 +338,54 @@ fn later_order(finds: &[(Found, usize)]) -> Vec<(Found, usize)> {
 
 /// Re-runs run `n`'s schedule until its find reproduces in `need` or cannot, and records it
 /// as a step: a find is believed when it reproduces like any shrinking step (runs are real
-/// processes, and one violation may be a one-off).
-async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<bool, RunError> {
+/// processes, and one violation may be a one-off). A find that came back, but too seldom, is
+/// tried once more on a longer run when a fault of it recurs ([`lengthened`]). Returns the
+/// schedule that reproduced.
+async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, RunError> {
     let t = s.ex.tries[n - 1].clone();
-    let (hits, runs, _) = s
-        .measure(Phase::Reproduce, &t.schedule, t.found, s.cfg.need, t.seed)
-        .await?;
-    let ok = s.cfg.need.decided(hits, runs) == Some(true);
-    (s.say)(&format!(
-        "  run {n}'s schedule reproduced {hits}/{runs} ({}): {}",
-        t.found.name(),
-        match (ok, t.found.stops_search()) {
-            (true, _) => "kept",
-            (false, true) => "not reliable, searching on",
-            (false, false) => "not reliable",
-        }
+    let need = s.cfg.need;
+    let longest = s.cfg.base.scenario.workload.duration_ms * LONGEST_RUN * 2;
+    let mut next = Some((
+        format!("the schedule of run {n} as found ({})", t.found.name()),
+        t.schedule.clone(),
     ));
-    s.ex.shrink.push(ShrinkStep {
-        change: format!("the schedule of run {n} as found ({})", t.found.name()),
-        schedule: t.schedule,
-        hits,
-        runs,
-        kept: ok,
-    });
-    Ok(ok)
+    while let Some((change, schedule)) = next.take() {
+        let (hits, runs, _) = s
+            .measure(Phase::Reproduce, &schedule, t.found, need, t.seed)
+            .await?;
+        let ok = need.decided(hits, runs) == Some(true);
+        let longer = (!ok && hits > 0 && schedule == t.schedule)
+            .then(|| lengthened(&schedule, longest))
+            .flatten();
+        (s.say)(&format!(
+            "  {change}: reproduced {hits}/{runs}: {}",
+            match (ok, &longer, t.found.stops_search()) {
+                (true, _, _) => "kept",
+                (false, Some(_), _) => "too seldom, trying a longer run",
+                (false, None, true) => "not reliable, searching on",
+                (false, None, false) => "not reliable",
+            }
+        ));
+        s.ex.shrink.push(ShrinkStep {
+            change,
+            schedule: schedule.clone(),
+            hits,
+            runs,
+            kept: ok,
+        });
+        if ok {
+            return Ok(Some(schedule));
+        }
+        next = longer.map(|c| (format!("run {n}'s schedule, {}", c.change), c.schedule));
+    }
+    Ok(None)
 }
 
 async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
     let cfg = s.cfg;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    // The find to shrink: its class, its run, and whether it reproduced when re-run.
-    let mut best: Option<(Found, usize, bool)> = None;
+    // The find to shrink: its class, its run, and the schedule that reproduced it, if one did.
+    let mut best: Option<(Found, usize, Option<Schedule>)> = None;
     // Finds of the classes that do not stop the search (the environment's, Kleppmann's), in
     // the order found. They are re-run only once the budget is spent with no bug of the lock:
     // re-running each as it came took a fifth to a third of a 10-minute search.
@@ -409,39 +426,48 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
             later.push((t.found, t.n));
             continue;
         }
-        let ok = reproduce(s, t.n).await?;
+        let reproduced = reproduce(s, t.n).await?;
+        let ok = reproduced.is_some();
         if ok || best.is_none() {
-            best = Some((t.found, t.n, ok));
+            best = Some((t.found, t.n, reproduced));
         }
         if ok {
             s.ex.stopped = format!("run {} found a bug of the lock", t.n);
             break;
         }
     }
-    if best.is_none_or(|(_, _, ok)| !ok) && !later.is_empty() {
+    // A bug of the lock that came back too seldom to shrink is still what the search found:
+    // one history shows it. The other finds are re-run only when there was none.
+    if best.is_none() && !later.is_empty() {
         (s.say)("no bug of the lock found; re-running the other finds, worst class first");
         for (class, n) in later_order(&later) {
             if s.interrupt.is_cancelled() {
                 s.ex.stopped.push_str("; interrupted");
                 return Ok(());
             }
-            let ok = reproduce(s, n).await?;
+            let reproduced = reproduce(s, n).await?;
+            let ok = reproduced.is_some();
             if ok || best.is_none() {
-                best = Some((class, n, ok));
+                best = Some((class, n, reproduced));
             }
             if ok {
                 break;
             }
         }
     }
-    let Some((class, n, reproduced)) = best else {
+    let Some((class, n, start)) = best else {
         s.ex.stopped.push_str("; no safety violation found");
         return Ok(());
     };
+    let reproduced = start.is_some();
     s.ex.found = Some(n);
     s.ex.found_class = class;
     s.ex.found_about = class.about().to_owned();
     let found = s.ex.tries[n - 1].clone();
+    let longer = start
+        .as_ref()
+        .filter(|r| r.duration_ms != found.schedule.duration_ms)
+        .map(|r| r.duration_ms);
     (s.say)(&format!(
         "found ({}) in run {n}: {}\n  {}",
         class.name(),
@@ -457,8 +483,9 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         ));
     }
     let shrink_started = s.elapsed();
+    // What reproduced (the schedule as found, or on a longer run) is what shrinks.
     let mut shrinker = Shrinker::new(
-        found.schedule.clone(),
+        start.unwrap_or_else(|| found.schedule.clone()),
         cfg.base.lease_ms(),
         cfg.base.shape(),
     );
@@ -552,6 +579,12 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
             confirm_seed.wrapping_add(runs.saturating_sub(1) as u64)
         ),
     ];
+    if let Some(ms) = longer {
+        comment.push(format!(
+            "It reproduced too seldom on the {} ms run it was found on, and was shrunk from a {ms} ms run.",
+            found.schedule.duration_ms
+        ));
+    }
     if removed.is_empty() {
         comment.push("Nothing could be removed.".into());
     } else {

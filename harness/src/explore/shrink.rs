@@ -123,6 +123,22 @@ pub fn candidates(s: &Schedule, lease_ms: u64, base: &Workload) -> Vec<Candidate
     out
 }
 
+/// A find that came back in some re-runs but too few, on a run twice as long (at most
+/// `longest_ms`), when one of its faults recurs until the run ends: a race that a run wins now
+/// and then gets twice the tries in one. `None` when nothing recurs or it is as long already.
+pub fn lengthened(s: &Schedule, longest_ms: u64) -> Option<Candidate> {
+    let longer = (s.duration_ms * 2).min(longest_ms);
+    if longer <= s.duration_ms || s.faults.iter().all(|d| d.every_ms.is_none()) {
+        return None;
+    }
+    let mut t = s.clone();
+    t.duration_ms = longer;
+    Some(Candidate {
+        change: format!("workload {} ms → {longer} ms", s.duration_ms),
+        schedule: t,
+    })
+}
+
 /// Greedy shrinking, one candidate at a time: the first candidate that still reproduces
 /// becomes the schedule and the reductions start again from it; the others are dropped.
 #[derive(Debug)]
@@ -237,6 +253,22 @@ mod tests {
             }
         }
         (s.current().clone(), asked)
+    }
+
+    #[test]
+    fn only_a_schedule_with_a_recurring_fault_is_lengthened_and_never_past_the_longest() {
+        let mut s = start();
+        assert_eq!(
+            lengthened(&s, 20_000),
+            None,
+            "nothing recurs: no more tries"
+        );
+        s.faults[0].every_ms = Some(900);
+        let c = lengthened(&s, 20_000).expect("the client pause recurs");
+        assert_eq!(c.schedule.duration_ms, 16_000);
+        assert_eq!(c.schedule.faults, s.faults);
+        assert_eq!(lengthened(&s, 10_000).unwrap().schedule.duration_ms, 10_000);
+        assert_eq!(lengthened(&s, 8000), None, "as long as it may be already");
     }
 
     #[test]
