@@ -196,6 +196,19 @@ pub fn classify(
     default_lease_ms: u64,
     from: LeaseFrom,
 ) -> Found {
+    explain(results, events, default_lease_ms, from).0
+}
+
+/// What a run found, and the safety violation that class is of (`None` for a history that is
+/// not linearizable with no lock finding), so the summary shown is the one that explains the
+/// class: a run with a Kleppmann overlap and a later one after a clock jump is `clock`, and
+/// says the second.
+pub fn explain<'r>(
+    results: &'r RunResults,
+    events: &[Event],
+    default_lease_ms: u64,
+    from: LeaseFrom,
+) -> (Found, Option<&'r Finding>) {
     let safety: Vec<&Finding> = results
         .lock
         .violations
@@ -210,33 +223,48 @@ pub fn classify(
     if safety.is_empty() {
         // A linearizability violation with no lock finding to explain it: the lock's own,
         // unless a node's clock moved, which ends a lease early by the server's count.
-        return match (lin_invalid, environment(&windows, u64::MAX)) {
+        let found = match (lin_invalid, environment(&windows, u64::MAX)) {
             (false, _) => Found::Nothing,
             (true, Some(env)) => env,
             (true, None) => Found::LockBug,
         };
+        return (found, None);
     }
     let grants = grants(events, default_lease_ms, from);
+    worst(&safety, &grants, &windows)
+}
+
+/// The worst class among `safety` violations, and the first violation of that class.
+fn worst<'f>(
+    safety: &[&'f Finding],
+    grants: &HashMap<(u64, String), Vec<Grant>>,
+    windows: &[FaultWindow],
+) -> (Found, Option<&'f Finding>) {
+    let has_double = safety.iter().any(|g| g.kind == FindingKind::DoubleHolder);
     safety
         .iter()
-        .map(|f| match f.kind {
-            FindingKind::DoubleHolder => double(f, &grants, &windows),
-            // Stale writes and lost updates come from two holders; name them by a double
-            // holder when one is listed, else as the lock's.
-            FindingKind::StaleWrite
-            | FindingKind::LostUpdate
-            | FindingKind::PhantomIncrement
-            | FindingKind::Deadlock
-            | FindingKind::RejectedStaleWrite => {
-                if safety.iter().any(|g| g.kind == FindingKind::DoubleHolder) {
-                    Found::Nothing
-                } else {
-                    Found::LockBug
+        .map(|&f| {
+            let class = match f.kind {
+                FindingKind::DoubleHolder => double(f, grants, windows),
+                // Stale writes and lost updates come from two holders; name them by a double
+                // holder when one is listed, else as the lock's.
+                FindingKind::StaleWrite
+                | FindingKind::LostUpdate
+                | FindingKind::PhantomIncrement
+                | FindingKind::Deadlock
+                | FindingKind::RejectedStaleWrite => {
+                    if has_double {
+                        Found::Nothing
+                    } else {
+                        Found::LockBug
+                    }
                 }
-            }
+            };
+            (class, Some(f))
         })
-        .min()
-        .unwrap_or(Found::Nothing)
+        // The worst class; among equals, the first violation.
+        .min_by_key(|(class, _)| *class)
+        .unwrap_or((Found::Nothing, None))
 }
 
 #[cfg(test)]
@@ -419,6 +447,42 @@ mod tests {
         let g = grants(&h, 1000, LeaseFrom::Request);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 505, 900), &g, &w), Found::Clock);
+    }
+
+    #[test]
+    fn the_violation_shown_is_the_one_that_explains_the_class() {
+        // p1 holds past its lease (Kleppmann's case, no fault); later a clock jump on n1 lets
+        // p3 in beside p2: the run is `clock`, and its summary must be the second overlap's.
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (5, "1", "ok", "acquire", ""),
+            (1100, "2", "invoke", "acquire", LEASE),
+            (1105, "2", "ok", "acquire", ""),
+            (
+                1200,
+                "\"nemesis\"",
+                "info",
+                "clock",
+                r#","value":{"nodes":["n1"],"offset_ms":5000}"#,
+            ),
+            (1300, "3", "invoke", "acquire", LEASE),
+            (1305, "3", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000, LeaseFrom::Request);
+        let w = fault_windows(&h);
+        let mut first = finding(1, 2, 1105, 1200);
+        first.summary = "p1 past its lease".into();
+        let mut second = finding(2, 3, 1305, 1500);
+        second.summary = "after the jump".into();
+        let (class, shown) = worst(&[&first, &second], &g, &w);
+        assert_eq!(class, Found::Clock);
+        assert_eq!(shown.unwrap().summary, "after the jump");
+        let (class, shown) = worst(&[&first], &g, &w);
+        assert_eq!(
+            (class, shown.unwrap().summary.as_str()),
+            (Found::Kleppmann, "p1 past its lease")
+        );
+        assert_eq!(worst(&[], &g, &w), (Found::Nothing, None));
     }
 
     #[test]

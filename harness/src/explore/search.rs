@@ -9,7 +9,7 @@
 //! `explore.json` (rewritten after every run, so a killed search leaves what it did).
 
 use super::base::Base;
-use super::classify::{classify, Found};
+use super::classify::{explain, Found};
 use super::draw::{draw, Schedule, ScheduleExt, Space, LONGEST_RUN};
 use super::shrink::{lengthened, Need, Shrinker};
 use crate::run::{run_plan, RunError, RunOptions, RunPlan};
@@ -165,19 +165,13 @@ impl Search<'_> {
         let history = outcome.dir.join(&outcome.results.history);
         // A history that cannot be read again was checked already; classify what is known.
         let events = read_history(&history).unwrap_or_default();
-        let found = classify(
+        let (found, violation) = explain(
             &outcome.results,
             &events,
             self.cfg.base.lease_ms(),
             self.cfg.base.scenario.client.kind.lease_counted_from(),
         );
-        let finding = outcome
-            .results
-            .lock
-            .violations
-            .iter()
-            .find(|f| super::classify::is_safety(f))
-            .map(|f| f.summary.clone());
+        let finding = violation.map(|f| f.summary.clone());
         Ok((outcome.dir, outcome.results.verdict, found, finding))
     }
 
