@@ -222,6 +222,11 @@ fn pause_size(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
     if rng.random_bool(0.5) {
         return size(rng, lease_ms);
     }
+    long_pause(rng, lease_ms)
+}
+
+/// A pause between one and three leases, log-uniformly.
+fn long_pause(rng: &mut ChaCha8Rng, lease_ms: u64) -> u64 {
     let f = rng.random_range(0.0..=SIZE_FACTORS.1.ln()).exp();
     ((lease_ms as f64 * f).round() as u64).max(1)
 }
@@ -272,18 +277,24 @@ fn draw_fault(
             let (p, op) = places[rng.random_range(0..places.len())];
             d.point = Some(p.name().to_owned());
             d.op = op.map(str::to_owned);
-            d.size_ms = pause_size(rng, lease);
+            // A stop inside a request matters to the lock when the lease runs out meanwhile
+            // (the lock moves between a release's read and its write, between an acquire's
+            // check and its set, before a bare renewal); a long stop also covers every short
+            // window a short one would, and short stops on the way are latency's and a
+            // node pause's to draw.
+            d.size_ms = if op.is_some() {
+                long_pause(rng, lease)
+            } else {
+                pause_size(rng, lease)
+            };
             // Half the pauses come again until the run ends, every half to one and a half
             // leases, as a GC that pauses often does; a pause inside a request always does.
             // It must land in a short window (between a release's read and its write, where
             // a two-round-trip release's bug is): in get-then-del's seeds 1-4, a single pause
             // longer than the lease found that bug in 1 of 5 runs, a recurring one in both runs
             // where no clock or crash explained the overlap first. Shrinking tries it once.
-            if rng.random_bool(0.5) {
+            if op.is_some() || rng.random_bool(0.5) {
                 d.every_ms = Some(((lease as f64) * rng.random_range(0.5..=1.5)).round() as u64);
-            } else if op.is_some() {
-                // One lease: a period drawn here would shift every later draw of the seed.
-                d.every_ms = Some(lease);
             }
         }
         Some(Shape::ClientCrash) => {
@@ -357,7 +368,7 @@ fn pause_places(points: &[PausePoint], renews: bool) -> Vec<(PausePoint, Option<
 /// Draws the next schedule: first the workload's shape and client count
 /// ([`super::workload::draw_shape`]), then 1 to [`MAX_FAULTS`] faults (one half the time, so that single
 /// faults, the easiest to read, are tried most), each of a kind drawn from `space`, a client
-/// fault weighing as many kinds as it has pause points.
+/// pause weighing as many kinds as it has places.
 pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     let (workload, clients) = draw_shape(rng, &space.shape, space.lease_ms);
     let duration_ms = draw_length(rng, space);
@@ -366,18 +377,14 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
         5..8 => 2,
         _ => MAX_FAULTS,
     };
-    // A client fault at each pause point is a fault of its own: those kinds weigh as many
-    // as they have points (and gain weight when a point is added).
-    let points = |list: &[PausePoint]| {
-        if list.is_empty() {
-            PausePoint::ALL.len()
-        } else {
-            list.len()
-        }
-    };
+    // A client pause at each place (a point, or inside each request) is a fault of its own:
+    // the lock sees each differently, so the kind weighs as many as it has places (and gains
+    // weight when a point is added).
     let weight = |kind: &str| match shape(kind) {
         Some(Shape::ClientPause) => pause_places(&space.pause_points, workload.watchdog).len(),
-        Some(Shape::ClientCrash) => points(&space.crash_points),
+        // Wherever a client died, the lock sees the same: a client that never comes back
+        // (the point decides only whether it wrote first), so a crash weighs one kind.
+        Some(Shape::ClientCrash) => 1,
         Some(_) | None => 1,
     };
     let total: usize = space.faults.iter().map(|k| weight(k)).sum();
@@ -407,6 +414,14 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
         keep
     });
     faults.sort_by_key(|d| d.at_ms);
+    // A stop inside a request recurs until the run ends, and lands where a library's bug is
+    // (between two of its round trips) only now and then: a run of the scenario's own length
+    // gives it one or two tries.
+    let duration_ms = if space.shape.drawn && faults.iter().any(|d| d.op.is_some()) {
+        duration_ms.max(space.duration_ms * 2)
+    } else {
+        duration_ms
+    };
     Schedule {
         faults,
         clients,
@@ -544,13 +559,25 @@ mod tests {
     fn half_the_runs_are_the_scenarios_length_and_the_rest_two_or_four_times_it() {
         let s = space(all());
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let mut by = std::collections::BTreeMap::new();
+        let (mut by, mut inside) = (std::collections::BTreeMap::new(), 0);
         for _ in 0..2000 {
-            *by.entry(draw(&mut rng, &s).duration_ms).or_insert(0) += 1;
+            let d = draw(&mut rng, &s);
+            if d.faults.iter().any(|f| f.op.is_some()) {
+                // A stop inside a request gets tries: twice the scenario's length at least.
+                assert!(d.duration_ms >= 10_000, "{d:?}");
+                inside += 1;
+                continue;
+            }
+            *by.entry(d.duration_ms).or_insert(0) += 1;
         }
         let keys: Vec<u64> = by.keys().copied().collect();
         assert_eq!(keys, vec![5000, 10000, 20000]);
-        assert!((900..1100).contains(&by[&5000]), "{by:?}");
+        let rest = 2000 - inside;
+        assert!(inside > 100, "{inside}");
+        assert!(
+            (rest * 45 / 100..rest * 55 / 100).contains(&by[&5000]),
+            "{by:?}"
+        );
         // A fixed workload (a matrix cell's) keeps its length.
         let mut fixed = space(all());
         fixed.shape.drawn = false;
@@ -558,12 +585,18 @@ mod tests {
     }
 
     #[test]
-    fn most_client_pauses_outlast_a_whole_lease_and_short_ones_are_still_drawn() {
+    fn most_client_pauses_outlast_a_whole_lease_those_inside_requests_all_and_short_ones_are_still_drawn(
+    ) {
         let s = space(vec!["client-pause"]);
         let mut rng = ChaCha8Rng::seed_from_u64(12);
         let (mut longer, mut short, mut all) = (0, 0, 0);
         for _ in 0..2000 {
             for d in draw(&mut rng, &s).faults {
+                if d.op.is_some() {
+                    // Inside a request: always longer than a lease.
+                    assert!((1000..=3000).contains(&d.size_ms), "{d:?}");
+                    continue;
+                }
                 all += 1;
                 longer += (d.size_ms > 1000) as u32;
                 short += (d.size_ms < 300) as u32;
@@ -610,6 +643,26 @@ mod tests {
         let places = PausePoint::ALL.len() + 1;
         let want = places as f64 / (places + 1) as f64;
         assert!((share - want).abs() < 0.05, "share {share}, want {want}");
+    }
+
+    #[test]
+    fn a_client_crash_weighs_one_kind_whatever_its_points() {
+        let s = space(vec!["client-crash", "latency"]);
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        let (mut crashes, mut all) = (0, 0);
+        let mut points = std::collections::BTreeSet::new();
+        for _ in 0..2000 {
+            for d in draw(&mut rng, &s).faults {
+                all += 1;
+                if d.fault == "client-crash" {
+                    crashes += 1;
+                    points.insert(d.point.unwrap());
+                }
+            }
+        }
+        let share = crashes as f64 / all as f64;
+        assert!((0.45..0.55).contains(&share), "share {share}");
+        assert!(points.len() > 1, "its point is still drawn: {points:?}");
     }
 
     #[test]
