@@ -333,12 +333,19 @@ fn later_order(finds: &[(Found, usize)]) -> Vec<(Found, usize)> {
 /// Re-runs run `n`'s schedule until its find reproduces in `need` or cannot, and records it
 /// as a step: a find is believed when it reproduces like any shrinking step (runs are real
 /// processes, and one violation may be a one-off). A find that came back, but too seldom, is
-/// tried once more on a longer run when a fault of it recurs ([`lengthened`]). Returns the
+/// tried once more on a longer run when a fault of it recurs ([`lengthened`]) and the workload
+/// is drawn. Returns the
 /// schedule that reproduced.
 async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, RunError> {
     let t = s.ex.tries[n - 1].clone();
     let need = s.cfg.need;
-    let longest = s.cfg.base.scenario.workload.duration_ms * LONGEST_RUN * 2;
+    // `--fixed-workload` (a matrix cell's search) keeps the scenario's length too.
+    let base = s.cfg.base.scenario.workload.duration_ms;
+    let longest = if s.cfg.fixed_workload {
+        base
+    } else {
+        base * LONGEST_RUN * 2
+    };
     let mut next = Some((
         format!("the schedule of run {n} as found ({})", t.found.name()),
         t.schedule.clone(),
