@@ -1,7 +1,7 @@
 //! The search: draw a schedule, run it as an ordinary stored run, classify what it found,
 //! until a bug of the lock or the budget (finds of the other classes are re-run only after
-//! the budget, when no bug of the lock was found); then shrink what broke it, measuring each candidate
-//! by re-runs, and confirm the result over a fixed number of runs. The drawing and the
+//! the budget, when no bug of the lock was found); then shrink what broke it, measuring each
+//! candidate by re-runs, and confirm the result over a fixed number of runs. The drawing and the
 //! reductions are [`super::draw`]'s and [`super::shrink`]'s; this module only runs them.
 //!
 //! Everything it writes is under `store/explore/<id>/`: each run's scenario file (the run
@@ -185,8 +185,24 @@ impl Search<'_> {
         need: Need,
         seed: u64,
     ) -> Result<(u32, u32, Option<u64>), RunError> {
+        self.rerun(phase, schedule, class, seed, |hits, runs| {
+            need.decided(hits, runs).is_some()
+        })
+        .await
+    }
+
+    /// Runs `schedule` with `seed`, `seed + 1`, … until `done(hits, runs)`, counting the runs
+    /// that found `class` or worse; returns the hits, the runs and the first seed that hit.
+    async fn rerun(
+        &mut self,
+        phase: Phase,
+        schedule: &Schedule,
+        class: Found,
+        seed: u64,
+        done: impl Fn(u32, u32) -> bool,
+    ) -> Result<(u32, u32, Option<u64>), RunError> {
         let (mut hits, mut runs, mut first) = (0, 0, None);
-        while need.decided(hits, runs).is_none() && !self.interrupt.is_cancelled() {
+        while !done(hits, runs) && !self.interrupt.is_cancelled() {
             let s = seed.wrapping_add(runs as u64);
             let t = self.run(phase, schedule, s).await?;
             runs += 1;
@@ -196,33 +212,6 @@ impl Search<'_> {
             }
         }
         Ok((hits, runs, first))
-    }
-
-    /// Runs `schedule` `runs` times from `seed` on, counting the runs that found `class` or
-    /// worse: every run is made, so the rate is over all of them, unless `give_up_below` says
-    /// how many hits are wanted and that is already out of reach.
-    async fn confirm(
-        &mut self,
-        schedule: &Schedule,
-        class: Found,
-        seed: u64,
-        runs: u32,
-        give_up_below: Option<u32>,
-    ) -> Result<(u32, u32, Option<u64>), RunError> {
-        let (mut hits, mut made, mut first) = (0, 0, None);
-        while made < runs && !self.interrupt.is_cancelled() {
-            if give_up_below.is_some_and(|want| made - hits > runs.saturating_sub(want)) {
-                break;
-            }
-            let s = seed.wrapping_add(made as u64);
-            let t = self.run(Phase::Confirm, schedule, s).await?;
-            made += 1;
-            if t.found <= class {
-                hits += 1;
-                first.get_or_insert(s);
-            }
-        }
-        Ok((hits, made, first))
     }
 }
 
@@ -334,8 +323,7 @@ fn later_order(finds: &[(Found, usize)]) -> Vec<(Found, usize)> {
 /// as a step: a find is believed when it reproduces like any shrinking step (runs are real
 /// processes, and one violation may be a one-off). A find that came back, but too seldom, is
 /// tried once more on a longer run when a fault of it recurs ([`lengthened`]) and the workload
-/// is drawn. Returns the
-/// schedule that reproduced.
+/// is drawn. Returns the schedule that reproduced.
 async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, RunError> {
     let t = s.ex.tries[n - 1].clone();
     let need = s.cfg.need;
@@ -382,11 +370,24 @@ async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, Run
     Ok(None)
 }
 
+/// The find to shrink: its class, its run, and the schedule that reproduced it, if one did.
+type Best = Option<(Found, usize, Option<Schedule>)>;
+
+/// Offers run `n`'s find to `best`: it becomes the find when it reproduced, or when there is
+/// none yet (a find that came back too seldom is still reported, not shrunk). True when it
+/// reproduced.
+fn offer(best: &mut Best, class: Found, n: usize, reproduced: Option<Schedule>) -> bool {
+    let ok = reproduced.is_some();
+    if ok || best.is_none() {
+        *best = Some((class, n, reproduced));
+    }
+    ok
+}
+
 async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
     let cfg = s.cfg;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    // The find to shrink: its class, its run, and the schedule that reproduced it, if one did.
-    let mut best: Option<(Found, usize, Option<Schedule>)> = None;
+    let mut best: Best = None;
     // Finds of the classes that do not stop the search (the environment's, Kleppmann's), in
     // the order found. They are re-run only once the budget is spent with no bug of the lock:
     // re-running each as it came took a fifth to a third of a 10-minute search.
@@ -427,12 +428,7 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
             later.push((t.found, t.n));
             continue;
         }
-        let reproduced = reproduce(s, t.n).await?;
-        let ok = reproduced.is_some();
-        if ok || best.is_none() {
-            best = Some((t.found, t.n, reproduced));
-        }
-        if ok {
+        if offer(&mut best, t.found, t.n, reproduce(s, t.n).await?) {
             s.ex.stopped = format!("run {} found a bug of the lock", t.n);
             break;
         }
@@ -446,12 +442,7 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
                 s.ex.stopped.push_str("; interrupted");
                 return Ok(());
             }
-            let reproduced = reproduce(s, n).await?;
-            let ok = reproduced.is_some();
-            if ok || best.is_none() {
-                best = Some((class, n, reproduced));
-            }
-            if ok {
+            if offer(&mut best, class, n, reproduce(s, n).await?) {
                 break;
             }
         }
@@ -534,13 +525,15 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
     let (schedule, hits, runs, first_hit) = loop {
         let schedule = shrinker.current().clone();
         let can_undo = reproduced && shrinker.can_undo();
+        // Every confirming run is made, so the rate is over all of them, unless a change can
+        // be undone and the rate is already out of reach.
         let (hits, runs, first_hit) = s
-            .confirm(
+            .rerun(
+                Phase::Confirm,
                 &schedule,
                 class,
                 confirm_seed,
-                cfg.confirm,
-                can_undo.then_some(want),
+                |hits, runs| runs >= cfg.confirm || (can_undo && runs - hits > cfg.confirm - want),
             )
             .await?;
         if hits >= want || !can_undo || s.interrupt.is_cancelled() {
