@@ -13,6 +13,13 @@
 //! Otherwise `a` only believed it held the lock after its lease ran out (a pause, a slow
 //! reply): only a fencing token protects against that.
 //!
+//! Who holds "first" is read from the replies, and the server may have granted in the other
+//! order: `b`'s grant happened somewhere between its request and its reply. A `b` stopped
+//! inside its acquire may have been granted long before `a`, its lease run out while it stood
+//! still, and `a` granted after: its late reply is Kleppmann's case, not the lock's. So a bug
+//! needs also that `b` was granted after `a`'s reply, or, if it may have been granted before,
+//! that `a` was granted inside `b`'s lease.
+//!
 //! Counting from the invocation is the bound that needs nothing of the lock, and it is too
 //! short for an acquire that waited: a client that polled for a second before it won holds a
 //! lease that began near its reply, not its request. So when the reply says the lease the
@@ -57,6 +64,8 @@ struct Grant {
     ok_ns: u64,
     f: F,
     lease_ms: u64,
+    /// The lease the request asked for (the server's time to live).
+    asked_ms: u64,
     /// The lease the reply said the library holds, counted from the reply.
     claimed_ms: Option<u64>,
 }
@@ -72,6 +81,22 @@ impl Grant {
             Some(claim) if !stopped => from_request
                 .max((self.ok_ns + claim * 1_000_000).saturating_sub(REPLY_SLACK_MS * 1_000_000)),
             _ => from_request,
+        }
+    }
+
+    /// The earliest the server can have granted it: its request, or, by the library's claim
+    /// (counted from when it sent the request that won: a claim of `c` of an asked `t` says
+    /// that request went `t - c` before the reply) unless `stopped`, the reply less that and
+    /// the reply's slack. Without that, an acquire that polled for a second may have been
+    /// granted at any time in that second.
+    fn granted_from(&self, stopped: bool) -> u64 {
+        match self.claimed_ms {
+            Some(claim) if !stopped => {
+                let before_reply = self.asked_ms.saturating_sub(claim) + REPLY_SLACK_MS;
+                self.invoke_ns
+                    .max(self.ok_ns.saturating_sub(before_reply * 1_000_000))
+            }
+            _ => self.invoke_ns,
         }
     }
 }
@@ -104,6 +129,7 @@ fn grants(
                             ok_ns: e.time_ns,
                             f,
                             lease_ms: e.value.lease_ms.or(asked).unwrap_or(default_lease_ms),
+                            asked_ms: asked.unwrap_or(default_lease_ms),
                             claimed_ms: match from {
                                 LeaseFrom::Reply => e.value.lease_ms,
                                 LeaseFrom::Request => None,
@@ -153,7 +179,7 @@ fn double(
     };
     let lock = f.lock.clone().unwrap_or_default();
     let empty = Vec::new();
-    let of_a = grants.get(&(a, lock)).unwrap_or(&empty);
+    let of_a = grants.get(&(a, lock.clone())).unwrap_or(&empty);
     // `a`'s holding began with its last acquire before the overlap; its renewals follow.
     let Some(start) = of_a
         .iter()
@@ -164,12 +190,12 @@ fn double(
     let holding = &of_a[start..];
     // Whether `a` was stopped (a client pause) between a grant's request and its reply; a pause
     // that touches either end counts, since then the reply's lease is not the library's to claim.
-    let stopped = |g: &Grant| {
+    let stopped = |p: u64, g: &Grant| {
         windows
             .iter()
-            .any(|w| w.f == F::Pause && w.client == Some(a) && w.overlaps(g.invoke_ns, g.ok_ns))
+            .any(|w| w.f == F::Pause && w.client == Some(p) && w.overlaps(g.invoke_ns, g.ok_ns))
     };
-    let granted_until = |g: &Grant| g.granted_until(stopped(g));
+    let granted_until = |g: &Grant| g.granted_until(stopped(a, g));
     // A renewal of `a` asked for after `b` was granted the lock, that succeeded: at `b`'s
     // grant the lock was not `a`'s, so the server extended what was not `a`'s to extend. A correct renewal fails there whatever a clock or a crash did.
     let renewed_anothers = holding
@@ -182,7 +208,22 @@ fn double(
         .iter()
         .filter(|g| g.invoke_ns < w.end_ns)
         .any(|g| granted_until(g) > w.start_ns);
-    if granted_while_valid {
+    // `b`'s grant: its last acquire replied by the overlap's start. If the server may have
+    // granted it before `a`'s reply, `a`'s acquire must have come inside `b`'s lease for the
+    // lock to be at fault; else `b` was granted, stood still past its lease, and replied late.
+    let b_granted = f.processes.get(1).and_then(|&b| {
+        let g = grants
+            .get(&(b, lock))?
+            .iter()
+            .rev()
+            .find(|g| g.f == F::Acquire && g.ok_ns <= w.start_ns)?;
+        Some((*g, stopped(b, g)))
+    });
+    let a_acquired = &holding[0];
+    let in_order = b_granted.is_none_or(|(g, stopped)| {
+        g.granted_from(stopped) >= a_acquired.ok_ns || a_acquired.ok_ns < g.granted_until(stopped)
+    });
+    if granted_while_valid && in_order {
         environment(windows, w.end_ns).unwrap_or(Found::LockBug)
     } else {
         Found::Kleppmann
@@ -410,6 +451,56 @@ mod tests {
         let g = grants(&h, 1000, LeaseFrom::Reply);
         let w = fault_windows(&h);
         assert_eq!(double(&finding(1, 2, 1500, 2000), &g, &w), Found::Kleppmann);
+    }
+
+    #[test]
+    fn a_second_holder_stopped_inside_its_acquire_may_have_been_granted_first() {
+        // Seen on the correct compare-and-delete toy: process 2 sent its SET at 0 and was
+        // stopped before it read the reply; its key ran out at 1000 while it stood still;
+        // process 1 was granted at 2100 and, 2900 ms late, process 2's reply said 999 ms.
+        // By the replies process 1 held first, and its lease still ran; but the server
+        // granted process 2 first: its late reply is Kleppmann's case, not the lock's.
+        let claim = r#","value":{"lease_ms":999}"#;
+        let h = history(&[
+            (0, "2", "invoke", "acquire", LEASE),
+            (
+                1,
+                "\"nemesis\"",
+                "info",
+                "pause",
+                r#","value":{"client":2,"point":"during-op","ms":2913}"#,
+            ),
+            (2100, "1", "invoke", "acquire", LEASE),
+            (2101, "1", "ok", "acquire", claim),
+            (
+                2914,
+                "\"nemesis\"",
+                "info",
+                "resume",
+                r#","value":{"client":2}"#,
+            ),
+            (2915, "2", "ok", "acquire", claim),
+        ]);
+        let window = finding(1, 2, 2915, 3000);
+        let w = fault_windows(&h);
+        let g = grants(&h, 1000, LeaseFrom::Reply);
+        assert_eq!(double(&window, &g, &w), Found::Kleppmann);
+        // Not stopped, process 2's library says it sent the request that won 1 ms before its
+        // reply, inside process 1's lease: the lock's doing.
+        assert_eq!(double(&window, &g, &[]), Found::LockBug);
+        // With no claim to say when, the request that won may be any in its 2.9 s of asking.
+        let g = grants(&h, 1000, LeaseFrom::Request);
+        assert_eq!(double(&window, &g, &[]), Found::Kleppmann);
+        // Granted first and still inside its own lease when process 1 was granted: a bug
+        // whichever the server granted first.
+        let h = history(&[
+            (0, "2", "invoke", "acquire", LEASE),
+            (500, "1", "invoke", "acquire", LEASE),
+            (501, "1", "ok", "acquire", ""),
+            (700, "2", "ok", "acquire", ""),
+        ]);
+        let g = grants(&h, 1000, LeaseFrom::Request);
+        assert_eq!(double(&finding(1, 2, 700, 900), &g, &[]), Found::LockBug);
     }
 
     #[test]
