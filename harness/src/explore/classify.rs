@@ -336,6 +336,15 @@ mod tests {
         parse_history(&(text.join("\n") + "\n")).unwrap()
     }
 
+    /// A nemesis event of the history: time in ms, f, and its value.
+    fn nemesis(
+        ms: u64,
+        f: &'static str,
+        value: &'static str,
+    ) -> (u64, &'static str, &'static str, &'static str, &'static str) {
+        (ms, "\"nemesis\"", "info", f, value)
+    }
+
     fn finding(a: u64, b: u64, start_ms: u64, end_ms: u64) -> Finding {
         let mut f: Finding = serde_json::from_value(serde_json::json!({
             "kind": "double-holder", "summary": "", "lock": "l", "indices": [],
@@ -430,20 +439,12 @@ mod tests {
         // was read 1.1 s late: the claim counts from an instant lockpick does not know.
         let h = history(&[
             (0, "1", "invoke", "acquire", LEASE),
-            (
+            nemesis(
                 50,
-                "\"nemesis\"",
-                "info",
                 "pause",
                 r#","value":{"client":1,"point":"during-op","ms":1100}"#,
             ),
-            (
-                1150,
-                "\"nemesis\"",
-                "info",
-                "resume",
-                r#","value":{"client":1}"#,
-            ),
+            nemesis(1150, "resume", r#","value":{"client":1}"#),
             (1200, "1", "ok", "acquire", r#","value":{"lease_ms":999}"#),
             (1400, "2", "invoke", "acquire", LEASE),
             (1500, "2", "ok", "acquire", ""),
@@ -463,22 +464,14 @@ mod tests {
         let claim = r#","value":{"lease_ms":999}"#;
         let h = history(&[
             (0, "2", "invoke", "acquire", LEASE),
-            (
+            nemesis(
                 1,
-                "\"nemesis\"",
-                "info",
                 "pause",
                 r#","value":{"client":2,"point":"during-op","ms":2913}"#,
             ),
             (2100, "1", "invoke", "acquire", LEASE),
             (2101, "1", "ok", "acquire", claim),
-            (
-                2914,
-                "\"nemesis\"",
-                "info",
-                "resume",
-                r#","value":{"client":2}"#,
-            ),
+            nemesis(2914, "resume", r#","value":{"client":2}"#),
             (2915, "2", "ok", "acquire", claim),
         ]);
         let window = finding(1, 2, 2915, 3000);
@@ -525,10 +518,8 @@ mod tests {
         let h = history(&[
             (0, "1", "invoke", "acquire", LEASE),
             (5, "1", "ok", "acquire", ""),
-            (
+            nemesis(
                 100,
-                "\"nemesis\"",
-                "info",
                 "clock",
                 r#","value":{"nodes":["n1"],"offset_ms":5000}"#,
             ),
@@ -549,10 +540,8 @@ mod tests {
             (5, "1", "ok", "acquire", ""),
             (1100, "2", "invoke", "acquire", LEASE),
             (1105, "2", "ok", "acquire", ""),
-            (
+            nemesis(
                 1200,
-                "\"nemesis\"",
-                "info",
                 "clock",
                 r#","value":{"nodes":["n1"],"offset_ms":5000}"#,
             ),
@@ -579,20 +568,8 @@ mod tests {
     #[test]
     fn a_clock_moved_or_a_node_crashed_before_the_overlap_names_that_not_the_lock() {
         let h = history(&[
-            (
-                0,
-                "\"nemesis\"",
-                "info",
-                "clock",
-                r#","value":{"nodes":["n1"],"offset_ms":5000}"#,
-            ),
-            (
-                50,
-                "\"nemesis\"",
-                "info",
-                "clock-reset",
-                r#","value":{"nodes":["n1"]}"#,
-            ),
+            nemesis(0, "clock", r#","value":{"nodes":["n1"],"offset_ms":5000}"#),
+            nemesis(50, "clock-reset", r#","value":{"nodes":["n1"]}"#),
             (100, "1", "invoke", "acquire", LEASE),
             (105, "1", "ok", "acquire", ""),
             (500, "2", "invoke", "acquire", LEASE),
@@ -604,20 +581,8 @@ mod tests {
         let h = history(&[
             (0, "1", "invoke", "acquire", LEASE),
             (5, "1", "ok", "acquire", ""),
-            (
-                100,
-                "\"nemesis\"",
-                "info",
-                "crash",
-                r#","value":{"nodes":["n1"]}"#,
-            ),
-            (
-                300,
-                "\"nemesis\"",
-                "info",
-                "restart",
-                r#","value":{"nodes":["n1"]}"#,
-            ),
+            nemesis(100, "crash", r#","value":{"nodes":["n1"]}"#),
+            nemesis(300, "restart", r#","value":{"nodes":["n1"]}"#),
             (500, "2", "invoke", "acquire", LEASE),
             (505, "2", "ok", "acquire", ""),
         ]);
@@ -639,13 +604,7 @@ mod tests {
         let h = history(&[
             (0, "1", "invoke", "acquire", LEASE),
             (5, "1", "ok", "acquire", ""),
-            (
-                100,
-                "\"nemesis\"",
-                "info",
-                "crash",
-                r#","value":{"client":3}"#,
-            ),
+            nemesis(100, "crash", r#","value":{"client":3}"#),
             (500, "2", "invoke", "acquire", LEASE),
             (505, "2", "ok", "acquire", ""),
         ]);
