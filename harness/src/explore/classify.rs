@@ -188,8 +188,9 @@ fn double(
         return Found::LockBug;
     };
     let holding = &of_a[start..];
-    // Whether `a` was stopped (a client pause) between a grant's request and its reply; a pause
-    // that touches either end counts, since then the reply's lease is not the library's to claim.
+    // Whether process `p` was stopped (a client pause) between a grant's request and its reply;
+    // a pause that touches either end counts, since then the reply's lease is not the library's
+    // to claim, nor does the reply say when the request that won went.
     let stopped = |p: u64, g: &Grant| {
         windows
             .iter()
