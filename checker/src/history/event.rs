@@ -236,6 +236,13 @@ pub struct Value {
     /// Lease length asked for on acquire or renew, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
+    /// On `acquire ok` from a built-in recipe where one request decides the grant (Redis,
+    /// Redlock, PostgreSQL, MariaDB): when the request the lock granted was sent, on this
+    /// history's clock (`time_ns`). The lock cannot have granted before it, and the lease it
+    /// set runs at least until then plus the lease. Absent where the grant came of waiting
+    /// (etcd, ZooKeeper) and for an adapter, whose library's requests lockpick does not see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_ns: Option<u64>,
     /// The value identifying this holder inside the lock (random per acquire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
@@ -324,6 +331,8 @@ pub struct ValueRef<'a> {
     pub max_token: Option<u64>,
     #[serde(default)]
     pub lease_ms: Option<u64>,
+    #[serde(default)]
+    pub sent_ns: Option<u64>,
     #[serde(default, borrow)]
     pub holder: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -375,6 +384,7 @@ impl Event {
                 token: v.token,
                 max_token: v.max_token,
                 lease_ms: v.lease_ms,
+                sent_ns: v.sent_ns,
                 holder: b(&v.holder),
                 int: v.int,
                 from: v.from,
@@ -417,6 +427,7 @@ impl EventRef<'_> {
                 token: v.token,
                 max_token: v.max_token,
                 lease_ms: v.lease_ms,
+                sent_ns: v.sent_ns,
                 holder: own(&v.holder),
                 int: v.int,
                 from: v.from,

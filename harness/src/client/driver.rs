@@ -233,6 +233,10 @@ impl<L: LockClient> Client<L> {
                 token: grant.token,
                 holder: Some(grant.holder.clone()),
                 lease_ms: grant.lease_ms,
+                sent_ns: grant.request_sent.map(|at| {
+                    at.saturating_duration_since(self.ctx.recorder.start())
+                        .as_nanos() as u64
+                }),
                 ..detail
             },
             None,

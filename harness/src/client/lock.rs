@@ -21,6 +21,12 @@ pub struct Grant {
     /// When the client sent the acquire that succeeded: the lease is counted from there, the
     /// earliest moment the server could have started it.
     pub sent_at: Instant,
+    /// When the request the lock granted was sent, for a recipe where one request decides the
+    /// grant (a `SET NX`, an `INSERT`): the lock cannot have granted before it, and a lease it
+    /// set runs at least until then plus the lease. The history records it (`sent_ns`). `None`
+    /// where the grant came of waiting (etcd, ZooKeeper: a predecessor went away) or from an
+    /// adapter, whose library's requests lockpick does not see.
+    pub request_sent: Option<Instant>,
 }
 
 /// A lock implementation: makes sessions, one per client process.

@@ -22,7 +22,9 @@
 //!
 //! Counting from the invocation is the bound that needs nothing of the lock, and it is too
 //! short for an acquire that waited: a client that polled for a second before it won holds a
-//! lease that began near its reply, not its request. So when the reply says the lease the
+//! lease that began near its reply, not its request. A built-in recipe where one request
+//! decides the grant knows when it sent it, and the history says (`sent_ns`): its lease, and
+//! the earliest its grant can have happened, count from there. When the reply says the lease the
 //! library holds (an adapter's `lease_ms`, counted from its reply: the library's own claim;
 //! [`LeaseFrom::Reply`]) and the holder was not stopped between its request and the reply,
 //! the lease also runs until the reply less [`REPLY_SLACK_MS`] plus that claim. A correct library's claim ends no later than the
@@ -68,15 +70,24 @@ struct Grant {
     asked_ms: u64,
     /// The lease the reply said the library holds, counted from the reply.
     claimed_ms: Option<u64>,
+    /// When the request that won was sent, if the client said (a built-in recipe).
+    sent_ns: Option<u64>,
 }
 
 impl Grant {
+    /// The earliest the server can have started this lease: when the request that won was
+    /// sent, if the client said, else the request.
+    fn earliest(&self) -> u64 {
+        self.sent_ns
+            .map_or(self.invoke_ns, |s| s.max(self.invoke_ns))
+    }
+
     /// Until when the lock was this grant's holder's, at least, whatever the server's clock
-    /// said: from the request, and from the reply by the library's claim unless `stopped`
+    /// said: from the request ([`Grant::earliest`]), and from the reply by the library's claim unless `stopped`
     /// (the holder was paused between them, so the reply may have been counted long before
     /// lockpick read it).
     fn granted_until(&self, stopped: bool) -> u64 {
-        let from_request = self.invoke_ns + self.lease_ms * 1_000_000;
+        let from_request = self.earliest() + self.lease_ms * 1_000_000;
         match self.claimed_ms {
             Some(claim) if !stopped => from_request
                 .max((self.ok_ns + claim * 1_000_000).saturating_sub(REPLY_SLACK_MS * 1_000_000)),
@@ -84,7 +95,7 @@ impl Grant {
         }
     }
 
-    /// The earliest the server can have granted it: its request, or, by the library's claim
+    /// The earliest the server can have granted it: [`Grant::earliest`], or, by the library's claim
     /// (counted from when it sent the request that won: a claim of `c` of an asked `t` says
     /// that request went `t - c` before the reply) unless `stopped`, the reply less that and
     /// the reply's slack. Without that, an acquire that polled for a second may have been
@@ -93,10 +104,10 @@ impl Grant {
         match self.claimed_ms {
             Some(claim) if !stopped => {
                 let before_reply = self.asked_ms.saturating_sub(claim) + REPLY_SLACK_MS;
-                self.invoke_ns
+                self.earliest()
                     .max(self.ok_ns.saturating_sub(before_reply * 1_000_000))
             }
-            _ => self.invoke_ns,
+            _ => self.earliest(),
         }
     }
 }
@@ -134,6 +145,7 @@ fn grants(
                                 LeaseFrom::Reply => e.value.lease_ms,
                                 LeaseFrom::Request => None,
                             },
+                            sent_ns: e.value.sent_ns,
                         });
                 }
             }
@@ -495,6 +507,53 @@ mod tests {
         ]);
         let g = grants(&h, 1000, LeaseFrom::Request);
         assert_eq!(double(&finding(1, 2, 700, 900), &g, &[]), Found::LockBug);
+    }
+
+    /// The history as a built-in recipe that did not say when it sent would have written it.
+    fn without_sent(h: &[Event]) -> Vec<Event> {
+        let mut h = h.to_vec();
+        for e in &mut h {
+            e.value.sent_ns = None;
+        }
+        h
+    }
+
+    #[test]
+    fn a_built_in_recipe_counts_from_the_request_that_won() {
+        // A built-in recipe records when it sent the request that won (`sent_ns`). Process 1
+        // polled for 1.2 s; its winning SET went at 1200, so its lease ran until 2200, and
+        // process 2's grant at 1400 was inside it. Counted from the invocation it had run out.
+        let sent = |ms: u64| format!(r#","value":{{"sent_ns":{}}}"#, ms * 1_000_000);
+        let (s1200, s1399, s1500, s1799) = (sent(1200), sent(1399), sent(1500), sent(1799));
+        let h = history(&[
+            (0, "1", "invoke", "acquire", LEASE),
+            (1201, "1", "ok", "acquire", &s1200),
+            (1300, "2", "invoke", "acquire", LEASE),
+            (1400, "2", "ok", "acquire", &s1399),
+        ]);
+        let g = grants(&h, 1000, LeaseFrom::Request);
+        assert_eq!(double(&finding(1, 2, 1400, 1800), &g, &[]), Found::LockBug);
+        let g = grants(&without_sent(&h), 1000, LeaseFrom::Request);
+        assert_eq!(
+            double(&finding(1, 2, 1400, 1800), &g, &[]),
+            Found::Kleppmann
+        );
+        // Process 2 polled from before process 1's grant, longer than a lease: by its
+        // invocation it may have been granted first, its lease run out, and its reply come
+        // late. Its winning request went at 1799, after process 1's reply: the lock's doing.
+        let h = history(&[
+            (0, "2", "invoke", "acquire", LEASE),
+            (1500, "1", "invoke", "acquire", LEASE),
+            (1505, "1", "ok", "acquire", &s1500),
+            (1800, "2", "ok", "acquire", &s1799),
+        ]);
+        let g = grants(&h, 1000, LeaseFrom::Request);
+        assert_eq!(double(&finding(1, 2, 1800, 2000), &g, &[]), Found::LockBug);
+        let g = grants(&without_sent(&h), 1000, LeaseFrom::Request);
+        assert_eq!(
+            double(&finding(1, 2, 1800, 2000), &g, &[]),
+            Found::Kleppmann
+        );
     }
 
     #[test]

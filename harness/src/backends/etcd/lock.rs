@@ -413,6 +413,8 @@ impl LockSession for EtcdSession {
             lease_ms: Some(granted_ms),
             // The lease runs from the last keep-alive (or grant) the cluster acknowledged.
             sent_at: lease_sent,
+            // Granted by waiting: no one request decides it.
+            request_sent: None,
         })
     }
 

@@ -76,6 +76,7 @@ impl LockSession for MyForUpdateSession {
                         holder: holder.to_owned(),
                         lease_ms: None,
                         sent_at,
+                        request_sent: Some(sent_at),
                     })
                 })
             })

@@ -58,6 +58,7 @@ impl LockSession for MyGetLockSession {
                         holder: holder.to_owned(),
                         lease_ms: None,
                         sent_at,
+                        request_sent: Some(sent_at),
                     })
                 })
             })

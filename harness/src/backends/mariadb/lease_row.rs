@@ -97,6 +97,7 @@ impl LockSession for MyLeaseRowSession {
                         holder: holder.to_owned(),
                         lease_ms: Some(ttl_us / 1000),
                         sent_at,
+                        request_sent: Some(sent_at),
                     })
                 })
             })

@@ -70,6 +70,7 @@ impl LockSession for PgAdvisorySession {
                         holder: holder.to_owned(),
                         lease_ms: None,
                         sent_at,
+                        request_sent: Some(sent_at),
                     })
                 })
             })

@@ -96,6 +96,7 @@ impl LockSession for PgForUpdateSession {
                             holder: holder.to_owned(),
                             lease_ms: None,
                             sent_at,
+                            request_sent: Some(sent_at),
                         })
                     })
                 }

@@ -111,6 +111,7 @@ impl LockSession for PgLeaseRowSession {
                         holder: holder.to_owned(),
                         lease_ms: Some(ttl_ms as u64),
                         sent_at,
+                        request_sent: Some(sent_at),
                     })
                 })
             })

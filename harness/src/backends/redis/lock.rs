@@ -141,6 +141,7 @@ impl LockSession for RedisSession {
                         holder: holder.to_owned(),
                         lease_ms: Some(config.ttl_ms),
                         sent_at,
+                        request_sent: Some(sent_at),
                     })
                 })
             })

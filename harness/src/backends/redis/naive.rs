@@ -65,6 +65,7 @@ impl LockSession for RedisNaiveSession {
                             holder: holder.to_owned(),
                             lease_ms: None,
                             sent_at,
+                            request_sent: Some(sent_at),
                         })
                     })
             })

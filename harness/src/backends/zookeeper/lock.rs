@@ -310,6 +310,8 @@ impl LockSession for ZkSession {
             holder: holder.to_owned(),
             lease_ms: Some(self.config.session_timeout.as_millis() as u64),
             sent_at: Instant::now(),
+            // Granted by waiting: no one request decides it.
+            request_sent: None,
         })
     }
 

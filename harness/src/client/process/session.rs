@@ -688,6 +688,8 @@ impl LockSession for ProcessSession {
                     lease_ms,
                     // The adapter reports the lease left when it replied.
                     sent_at: Instant::now(),
+                    // The library's requests are its own.
+                    request_sent: None,
                 })
             }
             Reply::Fail { reason, .. } => Outcome::Fail(reason),
