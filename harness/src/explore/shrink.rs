@@ -3,7 +3,7 @@
 //! tells the [`Shrinker`] which ones held; runs are real processes, so "holds" is a rate
 //! (`k` of `n` re-runs, decided as soon as the answer is certain).
 //!
-//! Reductions, simplest first: drop a fault; the workload's shape back toward the scenario's
+//! Reductions, simplest first: drop a fault (the last one too); the workload's shape back toward the scenario's
 //! own ([`super::workload::shape_candidates`]: all of it, the watchdog, holds halved, thinks);
 //! fewer clients; a recurring pause once; a fault's size halved (toward the
 //! smallest that still breaks the lock); a window halved; a fault moved earlier; a shorter
@@ -47,12 +47,17 @@ fn with(d: &Drawn, f: impl FnOnce(&mut Drawn)) -> Drawn {
 pub fn candidates(s: &Schedule, lease_ms: u64, base: &Workload) -> Vec<Candidate> {
     let mut out = Vec::new();
     let mut push = |change: String, schedule: Schedule| out.push(Candidate { change, schedule });
-    if s.faults.len() > 1 {
-        for (i, d) in s.faults.iter().enumerate() {
-            let mut t = s.clone();
-            t.faults.remove(i);
-            push(format!("dropped {}", d.describe()), t);
-        }
+    // The last fault too: a lock whose check and set are two commands breaks with none, and a
+    // schedule that keeps a fault it does not need points the user at the wrong cause.
+    for (i, d) in s.faults.iter().enumerate() {
+        let mut t = s.clone();
+        t.faults.remove(i);
+        let left = if t.faults.is_empty() {
+            " (no fault left)"
+        } else {
+            ""
+        };
+        push(format!("dropped {}{left}", d.describe()), t);
     }
     if let Some(w) = &s.workload {
         for (change, nw) in shape_candidates(w, base) {
@@ -372,6 +377,30 @@ mod tests {
             w.think_ms,
             [0, 10],
             "the think time went back to the scenario's"
+        );
+    }
+
+    #[test]
+    fn a_bug_that_needs_no_fault_loses_every_fault() {
+        // The lock breaks with two clients and nothing else: a check and a set that are two
+        // commands.
+        let (s, _) = shrink(|_| true);
+        assert!(s.faults.is_empty(), "{s:?}");
+        assert_eq!(s.clients, 2);
+        assert_eq!(s.workload, Some(base()));
+        assert_eq!(s.duration_ms, 2000, "two leases: the shortest workload");
+        let c = &candidates(&start(), 1000, &base())[..3];
+        assert!(c.iter().all(|c| c.change.starts_with("dropped ")), "{c:?}");
+        let one = Schedule {
+            faults: vec![fault("latency", 1200, 700)],
+            ..start()
+        };
+        let first = &candidates(&one, 1000, &base())[0];
+        assert!(first.schedule.faults.is_empty());
+        assert!(
+            first.change.ends_with("(no fault left)"),
+            "{}",
+            first.change
         );
     }
 
