@@ -80,16 +80,7 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
         }
     }
     if let Some(s) = &ex.shrunk {
-        outln!(
-            "  {} {} fault(s): {}",
-            if s.shrunk {
-                "shrunk to"
-            } else {
-                "not shrunk (it did not reproduce reliably):"
-            },
-            s.schedule.faults.len(),
-            s.schedule.describe()
-        );
+        outln!("  {}", s.schedule.shrunk_headline(s.shrunk));
         outln!("  reproduced in {}/{} runs", s.hits, s.runs);
         outln!("  scenario: {}", s.file.display());
         outln!("  repeat:   {}", s.command);

@@ -188,6 +188,11 @@ impl DrawnExt for Drawn {
 pub trait ScheduleExt {
     /// `latency 312 ms on n1 at 1.200 s; hold 300-600 ms, …, 3 clients`.
     fn describe(&self) -> String;
+
+    /// What shrinking left, for the terminal: `shrunk to 1 fault(s): …`, or `shrunk to no
+    /// fault; …` when the workload alone breaks the lock; `not shrunk …` when the find did
+    /// not reproduce reliably enough to shrink.
+    fn shrunk_headline(&self, shrunk: bool) -> String;
 }
 
 impl ScheduleExt for Schedule {
@@ -201,6 +206,18 @@ impl ScheduleExt for Schedule {
         match &self.workload {
             None => faults,
             Some(w) => format!("{faults}; {}, {} clients", w.describe(), self.clients),
+        }
+    }
+
+    fn shrunk_headline(&self, shrunk: bool) -> String {
+        let what = if shrunk {
+            "shrunk to"
+        } else {
+            "not shrunk (it did not reproduce reliably):"
+        };
+        match self.faults.len() {
+            0 => format!("{what} {}", self.describe()),
+            n => format!("{what} {n} fault(s): {}", self.describe()),
         }
     }
 }
@@ -475,6 +492,36 @@ mod tests {
 
     fn all() -> Vec<&'static str> {
         FAULTS.iter().map(|f| f.name()).collect()
+    }
+
+    #[test]
+    fn a_shrunk_schedule_without_faults_says_no_fault() {
+        let mut s = Schedule {
+            faults: Vec::new(),
+            clients: 2,
+            duration_ms: 2000,
+            workload: None,
+        };
+        assert_eq!(s.shrunk_headline(true), "shrunk to no fault");
+        s.faults.push(Drawn {
+            fault: "latency".into(),
+            at_ms: 100,
+            size_ms: 86,
+            window_ms: Some(2000),
+            client: None,
+            point: None,
+            node: Some("n1".into()),
+            negative: false,
+            op: None,
+            every_ms: None,
+        });
+        let one = s.shrunk_headline(false);
+        assert!(
+            one.starts_with(
+                "not shrunk (it did not reproduce reliably): 1 fault(s): latency 86 ms"
+            ),
+            "{one}"
+        );
     }
 
     #[test]

@@ -598,14 +598,8 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         .render(&schedule, &name, &comment, Some("invalid"), seed);
     lockpick_store::write_atomic(&file, text.as_bytes()).map_err(|e| RunError::store(&file, e))?;
     (s.say)(&format!(
-        "{} {} fault(s): {}; reproduced {hits}/{runs}\n  scenario: {}\n  repeat:   {command}",
-        if reproduced {
-            "shrunk to"
-        } else {
-            "not shrunk (it did not reproduce reliably):"
-        },
-        schedule.faults.len(),
-        schedule.describe(),
+        "{}; reproduced {hits}/{runs}\n  scenario: {}\n  repeat:   {command}",
+        schedule.shrunk_headline(reproduced),
         file.display()
     ));
     s.ex.shrunk = Some(Shrunk {
