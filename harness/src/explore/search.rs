@@ -322,8 +322,9 @@ fn later_order(finds: &[(Found, usize)]) -> Vec<(Found, usize)> {
 /// Re-runs run `n`'s schedule until its find reproduces in `need` or cannot, and records it
 /// as a step: a find is believed when it reproduces like any shrinking step (runs are real
 /// processes, and one violation may be a one-off). A find that came back, but too seldom, is
-/// tried once more on a longer run when a fault of it recurs ([`lengthened`]) and the workload
-/// is drawn. Returns the schedule that reproduced.
+/// tried on a run twice as long when a fault of it recurs ([`lengthened`]) and the workload is
+/// drawn, and again while its rate rises ([`lengthen_again`]). Returns the schedule that
+/// reproduced.
 async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, RunError> {
     let t = s.ex.tries[n - 1].clone();
     let need = s.cfg.need;
@@ -338,14 +339,16 @@ async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, Run
         format!("the schedule of run {n} as found ({})", t.found.name()),
         t.schedule.clone(),
     ));
+    let mut before = None;
     while let Some((change, schedule)) = next.take() {
         let (hits, runs, _) = s
             .measure(Phase::Reproduce, &schedule, t.found, need, t.seed)
             .await?;
         let ok = need.decided(hits, runs) == Some(true);
-        let longer = (!ok && hits > 0 && schedule == t.schedule)
+        let longer = (!ok && lengthen_again(before, hits, runs))
             .then(|| lengthened(&schedule, longest))
             .flatten();
+        before = Some((hits, runs));
         (s.say)(&format!(
             "  {change}: reproduced {hits}/{runs}: {}",
             match (ok, &longer, t.found.stops_search()) {
@@ -368,6 +371,16 @@ async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, Run
         next = longer.map(|c| (format!("run {n}'s schedule, {}", c.change), c.schedule));
     }
     Ok(None)
+}
+
+/// Whether a find that reproduced `hits` of `runs`, too seldom, is worth a run twice as long:
+/// when it came back at all, the first time (`before` is `None`); after that only while the
+/// rate rises over the last length's, since a race that more tries per run wins more often
+/// shows it by climbing, and one that does not climb will not reach the rate wanted.
+fn lengthen_again(before: Option<(u32, u32)>, hits: u32, runs: u32) -> bool {
+    hits > 0
+        && before
+            .is_none_or(|(h, r)| u64::from(hits) * u64::from(r) > u64::from(h) * u64::from(runs))
 }
 
 /// The find to shrink: its class, its run, and the schedule that reproduced it, if one did.
@@ -629,6 +642,16 @@ pub enum ExploreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_find_too_seldom_is_lengthened_while_its_rate_rises() {
+        assert!(lengthen_again(None, 1, 3), "came back once: try longer");
+        assert!(!lengthen_again(None, 0, 2), "never came back");
+        assert!(lengthen_again(Some((1, 3)), 3, 5), "1/3 to 3/5 rises");
+        assert!(!lengthen_again(Some((3, 5)), 3, 5), "no rise: stop");
+        assert!(!lengthen_again(Some((3, 5)), 1, 3), "fell: stop");
+        assert!(!lengthen_again(Some((1, 3)), 0, 2));
+    }
 
     #[test]
     fn later_finds_are_re_run_a_class_at_a_time_worst_first_and_capped() {
