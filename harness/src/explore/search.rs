@@ -71,6 +71,17 @@ struct Search<'a> {
 const MAX_ERRORS_IN_A_ROW: u32 = 3;
 
 impl Search<'_> {
+    /// The longest run a find is lengthened to ([`lengthened`]): twice the longest drawn;
+    /// `--fixed-workload` (a matrix cell's search) keeps the scenario's length.
+    fn longest_ms(&self) -> u64 {
+        let base = self.cfg.base.scenario.workload.duration_ms;
+        if self.cfg.fixed_workload {
+            base
+        } else {
+            base * LONGEST_RUN * 2
+        }
+    }
+
     fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
@@ -328,13 +339,7 @@ fn later_order(finds: &[(Found, usize)]) -> Vec<(Found, usize)> {
 async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, RunError> {
     let t = s.ex.tries[n - 1].clone();
     let need = s.cfg.need;
-    // `--fixed-workload` (a matrix cell's search) keeps the scenario's length too.
-    let base = s.cfg.base.scenario.workload.duration_ms;
-    let longest = if s.cfg.fixed_workload {
-        base
-    } else {
-        base * LONGEST_RUN * 2
-    };
+    let longest = s.longest_ms();
     let mut next = Some((
         format!("the schedule of run {n} as found ({})", t.found.name()),
         t.schedule.clone(),
@@ -381,6 +386,20 @@ fn lengthen_again(before: Option<(u32, u32)>, hits: u32, runs: u32) -> bool {
     hits > 0
         && before
             .is_none_or(|(h, r)| u64::from(hits) * u64::from(r) > u64::from(h) * u64::from(runs))
+}
+
+/// A schedule's confirming runs: it, its hits, its runs, and the seed of its first hit.
+type Confirmed = (Schedule, u32, u32, Option<u64>);
+
+/// The confirmation with the higher rate; `shorter` (the one before a lengthening) on a tie.
+fn better(shorter: Confirmed, longer: Confirmed) -> Confirmed {
+    let rate = |c: &Confirmed| (u64::from(c.1), u64::from(c.2).max(1));
+    let ((h0, r0), (h1, r1)) = (rate(&shorter), rate(&longer));
+    if h1 * r0 > h0 * r1 {
+        longer
+    } else {
+        shorter
+    }
 }
 
 /// The find to shrink: its class, its run, and the schedule that reproduced it, if one did.
@@ -533,11 +552,19 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
     // kept on a lucky few re-runs can lower it (a size halved to the edge of what breaks):
     // then the last kept change is undone and the schedule before it confirmed, until one
     // holds the rate or nothing is left to undo.
+    //
+    // With nothing left to undo, a schedule whose fault recurs is confirmed on a run twice as
+    // long, while its rate rises ([`lengthen_again`]): the same race, more tries per run.
     let want = cfg.need.hits_in(cfg.confirm);
     let mut undone = Vec::new();
+    // The longer schedule being confirmed, and the confirmation before it.
+    let mut lengthening: Option<(Schedule, Confirmed)> = None;
     let (schedule, hits, runs, first_hit) = loop {
-        let schedule = shrinker.current().clone();
-        let can_undo = reproduced && shrinker.can_undo();
+        let schedule = match &lengthening {
+            Some((longer, _)) => longer.clone(),
+            None => shrinker.current().clone(),
+        };
+        let can_undo = reproduced && lengthening.is_none() && shrinker.can_undo();
         // Every confirming run is made, so the rate is over all of them, unless a change can
         // be undone and the rate is already out of reach.
         let (hits, runs, first_hit) = s
@@ -549,8 +576,37 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
                 |hits, runs| runs >= cfg.confirm || (can_undo && runs - hits > cfg.confirm - want),
             )
             .await?;
-        if hits >= want || !can_undo || s.interrupt.is_cancelled() {
+        if hits >= want || s.interrupt.is_cancelled() {
             break (schedule, hits, runs, first_hit);
+        }
+        if !can_undo {
+            let before = lengthening.as_ref().map(|(_, c)| (c.1, c.2));
+            let longer = (reproduced && lengthen_again(before, hits, runs))
+                .then(|| lengthened(&schedule, s.longest_ms()))
+                .flatten();
+            let this = (schedule, hits, runs, first_hit);
+            let Some(longer) = longer else {
+                // The better of this length and the one before (a rate that fell keeps the
+                // shorter run).
+                break match lengthening {
+                    Some((_, prev)) => better(prev, this),
+                    None => this,
+                };
+            };
+            let step = format!(
+                "confirming: {} (the schedule reproduced {hits}/{runs}; {want}/{} wanted)",
+                longer.change, cfg.confirm
+            );
+            (s.say)(&format!("  {step}"));
+            s.ex.shrink.push(ShrinkStep {
+                change: step,
+                schedule: this.0.clone(),
+                hits,
+                runs,
+                kept: false,
+            });
+            lengthening = Some((longer.schedule, this));
+            continue;
         }
         let change = shrinker.undo().expect("a change to undo");
         let step = format!(
@@ -590,6 +646,13 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         comment.push(format!(
             "It reproduced too seldom on the {} ms run it was found on, and was shrunk from a {ms} ms run.",
             found.schedule.duration_ms
+        ));
+    }
+    if schedule.duration_ms > shrinker.current().duration_ms {
+        comment.push(format!(
+            "It confirmed too seldom on the {} ms run it was shrunk to, and is confirmed on a {} ms run.",
+            shrinker.current().duration_ms,
+            schedule.duration_ms
         ));
     }
     if removed.is_empty() {
@@ -642,6 +705,32 @@ pub enum ExploreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lengthened_confirmation_is_kept_only_when_its_rate_is_higher() {
+        let at = |ms: u64, hits: u32, runs: u32| -> Confirmed {
+            let schedule = Schedule {
+                faults: Vec::new(),
+                clients: 2,
+                duration_ms: ms,
+                workload: None,
+            };
+            (schedule, hits, runs, Some(1))
+        };
+        assert_eq!(
+            better(at(5000, 7, 10), at(10_000, 9, 10)).0.duration_ms,
+            10_000
+        );
+        assert_eq!(
+            better(at(5000, 7, 10), at(10_000, 6, 10)).0.duration_ms,
+            5000
+        );
+        assert_eq!(
+            better(at(5000, 7, 10), at(10_000, 7, 10)).0.duration_ms,
+            5000,
+            "a tie keeps the shorter"
+        );
+    }
 
     #[test]
     fn a_find_too_seldom_is_lengthened_while_its_rate_rises() {
