@@ -509,13 +509,15 @@ mod tests {
         assert_eq!(double(&finding(1, 2, 700, 900), &g, &[]), Found::LockBug);
     }
 
-    /// The history as a built-in recipe that did not say when it sent would have written it.
-    fn without_sent(h: &[Event]) -> Vec<Event> {
-        let mut h = h.to_vec();
-        for e in &mut h {
+    /// The class of `f` in `h`, and in `h` as a built-in recipe that did not say when it sent
+    /// would have written it.
+    fn with_and_without_sent(h: &[Event], f: &Finding) -> (Found, Found) {
+        let mut without = h.to_vec();
+        for e in &mut without {
             e.value.sent_ns = None;
         }
-        h
+        let class = |h: &[Event]| double(f, &grants(h, 1000, LeaseFrom::Request), &[]);
+        (class(h), class(&without))
     }
 
     #[test]
@@ -531,12 +533,9 @@ mod tests {
             (1300, "2", "invoke", "acquire", LEASE),
             (1400, "2", "ok", "acquire", &s1399),
         ]);
-        let g = grants(&h, 1000, LeaseFrom::Request);
-        assert_eq!(double(&finding(1, 2, 1400, 1800), &g, &[]), Found::LockBug);
-        let g = grants(&without_sent(&h), 1000, LeaseFrom::Request);
         assert_eq!(
-            double(&finding(1, 2, 1400, 1800), &g, &[]),
-            Found::Kleppmann
+            with_and_without_sent(&h, &finding(1, 2, 1400, 1800)),
+            (Found::LockBug, Found::Kleppmann)
         );
         // Process 2 polled from before process 1's grant, longer than a lease: by its
         // invocation it may have been granted first, its lease run out, and its reply come
@@ -547,12 +546,9 @@ mod tests {
             (1505, "1", "ok", "acquire", &s1500),
             (1800, "2", "ok", "acquire", &s1799),
         ]);
-        let g = grants(&h, 1000, LeaseFrom::Request);
-        assert_eq!(double(&finding(1, 2, 1800, 2000), &g, &[]), Found::LockBug);
-        let g = grants(&without_sent(&h), 1000, LeaseFrom::Request);
         assert_eq!(
-            double(&finding(1, 2, 1800, 2000), &g, &[]),
-            Found::Kleppmann
+            with_and_without_sent(&h, &finding(1, 2, 1800, 2000)),
+            (Found::LockBug, Found::Kleppmann)
         );
     }
 

@@ -494,6 +494,22 @@ mod tests {
         FAULTS.iter().map(|f| f.name()).collect()
     }
 
+    /// A latency of `size_ms` on n1 from `at_ms`, for 2 s.
+    fn latency(at_ms: u64, size_ms: u64) -> Drawn {
+        Drawn {
+            fault: "latency".into(),
+            at_ms,
+            size_ms,
+            window_ms: Some(2000),
+            client: None,
+            point: None,
+            node: Some("n1".into()),
+            negative: false,
+            op: None,
+            every_ms: None,
+        }
+    }
+
     #[test]
     fn a_shrunk_schedule_without_faults_says_no_fault() {
         let mut s = Schedule {
@@ -503,18 +519,7 @@ mod tests {
             workload: None,
         };
         assert_eq!(s.shrunk_headline(true), "shrunk to no fault");
-        s.faults.push(Drawn {
-            fault: "latency".into(),
-            at_ms: 100,
-            size_ms: 86,
-            window_ms: Some(2000),
-            client: None,
-            point: None,
-            node: Some("n1".into()),
-            negative: false,
-            op: None,
-            every_ms: None,
-        });
+        s.faults.push(latency(100, 86));
         let one = s.shrunk_headline(false);
         assert!(
             one.starts_with(
@@ -786,18 +791,7 @@ mod tests {
 
     #[test]
     fn an_entry_has_the_faults_own_fields_with_the_drawn_numbers() {
-        let d = Drawn {
-            fault: "latency".into(),
-            at_ms: 1200,
-            size_ms: 312,
-            window_ms: Some(2000),
-            client: None,
-            point: None,
-            node: Some("n1".into()),
-            negative: false,
-            op: None,
-            every_ms: None,
-        };
+        let d = latency(1200, 312);
         let e = d.entry();
         assert_eq!(e["latency_ms"].as_integer(), Some(312));
         assert_eq!(e["duration_ms"].as_integer(), Some(2000));
