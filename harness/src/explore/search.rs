@@ -383,9 +383,12 @@ async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, Run
 /// rate rises over the last length's, since a race that more tries per run wins more often
 /// shows it by climbing, and one that does not climb will not reach the rate wanted.
 fn lengthen_again(before: Option<(u32, u32)>, hits: u32, runs: u32) -> bool {
-    hits > 0
-        && before
-            .is_none_or(|(h, r)| u64::from(hits) * u64::from(r) > u64::from(h) * u64::from(runs))
+    hits > 0 && before.is_none_or(|b| higher_rate((hits, runs), b))
+}
+
+/// Whether `a` (hits, runs) is a higher reproduction rate than `b`.
+fn higher_rate(a: (u32, u32), b: (u32, u32)) -> bool {
+    u64::from(a.0) * u64::from(b.1) > u64::from(b.0) * u64::from(a.1)
 }
 
 /// A schedule's confirming runs: it, its hits, its runs, and the seed of its first hit.
@@ -393,9 +396,7 @@ type Confirmed = (Schedule, u32, u32, Option<u64>);
 
 /// The confirmation with the higher rate; `shorter` (the one before a lengthening) on a tie.
 fn better(shorter: Confirmed, longer: Confirmed) -> Confirmed {
-    let rate = |c: &Confirmed| (u64::from(c.1), u64::from(c.2).max(1));
-    let ((h0, r0), (h1, r1)) = (rate(&shorter), rate(&longer));
-    if h1 * r0 > h0 * r1 {
+    if higher_rate((longer.1, longer.2), (shorter.1, shorter.2)) {
         longer
     } else {
         shorter
