@@ -82,6 +82,19 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
     let body = std::fs::read_to_string(file).unwrap();
     assert!(body.contains("expected = \"invalid\""), "{body}");
     assert!(body.starts_with("# Shrunk by `lockpick explore`"), "{body}");
+    // A budget that ran out is said on a line of its own, not listed as a change removed.
+    let ran_out = shrunk["budget_ran_out"]
+        .as_bool()
+        .expect("budget_ran_out recorded");
+    assert_eq!(
+        body.contains("Shrinking stopped when its budget"),
+        ran_out,
+        "{body}"
+    );
+    assert!(
+        !body.contains("#   - ("),
+        "only changes listed as removed: {body}"
+    );
     assert!(text.contains(&format!("repeat:   cargo run -- scenario {file} --seed")));
     // The shrunk file is a scenario like any other.
     let seed = shrunk["seed"].as_u64().unwrap().to_string();

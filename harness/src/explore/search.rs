@@ -515,12 +515,15 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         cfg.base.shape(),
     );
     let mut removed = Vec::new();
-    if !reproduced {
-        removed.push("(not shrunk: the schedule as found did not reproduce reliably)".to_owned());
-    }
+    // Candidates were left untried when the budget ran out (the comment and the page say so:
+    // a longer `--shrink-budget` may remove more).
+    let mut budget_ran_out = false;
     while let Some(c) = reproduced.then(|| shrinker.next_candidate()).flatten() {
-        if s.interrupt.is_cancelled() || s.elapsed() - shrink_started >= cfg.shrink_budget {
-            removed.push("(shrinking stopped by its budget)".to_owned());
+        if s.interrupt.is_cancelled() {
+            break;
+        }
+        if s.elapsed() - shrink_started >= cfg.shrink_budget {
+            budget_ran_out = true;
             break;
         }
         let (hits, runs, _) = s
@@ -656,9 +659,21 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
             schedule.duration_ms
         ));
     }
-    if removed.is_empty() {
+    if !reproduced {
+        comment.push(format!(
+            "Not shrunk: the schedule as found did not reproduce in {} of {} re-runs.",
+            cfg.need.k, cfg.need.n
+        ));
+    } else if removed.is_empty() && !budget_ran_out {
         comment.push("Nothing could be removed.".into());
-    } else {
+    }
+    if budget_ran_out {
+        comment.push(format!(
+            "Shrinking stopped when its budget ({:.0} s) ran out, with changes left to try; a longer --shrink-budget may remove more.",
+            cfg.shrink_budget.as_secs_f64()
+        ));
+    }
+    if !removed.is_empty() {
         comment.push("Removed:".into());
         comment.extend(removed.iter().map(|r| format!("  - {r}")));
     }
@@ -688,6 +703,7 @@ async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
         command,
         removed,
         shrunk: reproduced,
+        budget_ran_out,
     });
     Ok(())
 }

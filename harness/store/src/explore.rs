@@ -276,6 +276,9 @@ pub struct Shrunk {
     /// Whether the find reproduced reliably enough to be shrunk.
     #[serde(default)]
     pub shrunk: bool,
+    /// Whether shrinking stopped at its budget with changes left to try.
+    #[serde(default)]
+    pub budget_ran_out: bool,
 }
 
 /// Everything one exploration did: `explore.json`.

@@ -23,7 +23,8 @@ fn json(store: &Path) -> String {
         "shrink": [{"change": "dropped latency", "schedule": {"faults": [], "clients": 4, "duration_ms": 5000}, "hits": 0, "runs": 2, "kept": false}],
         "shrunk": {"file": "nowhere.toml", "schedule": {"faults": [{"fault": "latency", "at_ms": 100, "size_ms": 350}], "clients": 2, "duration_ms": 3000,
                    "workload": {"hold_ms": [150, 300], "think_ms": [0, 10], "watchdog": true}},
-                   "hits": 9, "runs": 10, "seed": 3, "command": "cargo run -- scenario nowhere.toml --seed 3", "removed": []},
+                   "hits": 9, "runs": 10, "seed": 3, "command": "cargo run -- scenario nowhere.toml --seed 3", "removed": [],
+                   "shrunk": true, "budget_ran_out": true},
         "stopped": "run 1 found a bug of the lock", "elapsed_s": 100.0, "done": true
     })
     .to_string()
@@ -54,6 +55,10 @@ fn the_page_shows_what_was_tried_the_find_the_shrink_steps_and_the_rate() {
     );
     assert!(html.contains("<td class=\"num\">0/2</td>"));
     assert!(html.contains("reproduced in <b>9/10</b> runs"));
+    assert!(
+        html.contains("<b>Shrinking stopped at its budget</b> (600 s)"),
+        "{html}"
+    );
     assert!(html.contains("cargo run -- scenario nowhere.toml --seed 3"));
     assert!(html.contains("Left out: failover (no replica)"));
     // The drawn workload shape: in the run's row and in the shrunk schedule.
