@@ -17,7 +17,8 @@ pub const EXPLORE_FILE: &str = "explore.json";
 
 /// The record's format. 1: the first (no `version` field, read as 1); 2: schedules carry the
 /// drawn workload shape (`schedule.workload`), a `during-op` pause its request (`op`), and a
-/// recurring pause its period (`every_ms`).
+/// recurring pause its period (`every_ms`). Added inside 2, read as false when absent:
+/// `shrunk.shrunk`, `shrunk.budget_ran_out`.
 pub const EXPLORE_RECORD_VERSION: u32 = 2;
 
 fn one() -> u32 {
