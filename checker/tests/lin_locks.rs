@@ -1,6 +1,6 @@
 //! Lock models on hand-built lockpick histories: two owners, a release by a non-owner, a
 //! token that goes backwards and an expiry before the lease ran out are each rejected; the
-//! correct variants are accepted.
+//! correct variants are accepted, and a grant to the process that holds the lock is a re-entry.
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::lin::Budget;
@@ -180,4 +180,55 @@ fn lease_renewal_pushes_expiry_out() {
         op(2, F::Acquire, 1900, 1910).lease(1000),
     ];
     assert_eq!(verdict(&lease::LEASE, &after_renewal), Verdict::Valid);
+}
+
+#[test]
+fn a_grant_to_the_process_that_holds_the_lock_is_a_re_entry_not_a_second_holder() {
+    // 1's release failed (it did not happen), so 1 still holds the lock when it acquires
+    // again: a reentrant lock grants that at once (Redisson's MultiLock after an unlock that
+    // stopped at a sub-lock a crashed server forgot).
+    let reentry = |m: &'static dyn Model| {
+        let steps = [
+            op(1, F::Acquire, 0, 10).lease(1000),
+            op(1, F::Release, 100, 110).kind(EventKind::Fail),
+            op(1, F::Acquire, 120, 130).lease(1000),
+            op(1, F::Release, 200, 210),
+            op(2, F::Acquire, 300, 310).lease(1000),
+        ];
+        verdict(m, &steps)
+    };
+    assert_eq!(reentry(&lease::LEASE), Verdict::Valid);
+    assert_eq!(reentry(&mutex::MUTEX), Verdict::Valid);
+    // Another process is still refused while the holder's lease runs, before and after the
+    // holder re-entered: the re-entry's lease pushes the bound out as a renewal does.
+    let other_during = [
+        op(1, F::Acquire, 0, 10).lease(1000),
+        op(1, F::Release, 100, 110).kind(EventKind::Fail),
+        op(1, F::Acquire, 800, 810).lease(1000),
+        op(2, F::Acquire, 1500, 1510).lease(1000),
+    ];
+    assert_eq!(verdict(&lease::LEASE, &other_during), Verdict::Invalid);
+    assert_eq!(verdict(&mutex::MUTEX, &other_during), Verdict::Invalid);
+    let other_after = [
+        op(1, F::Acquire, 0, 10).lease(1000),
+        op(1, F::Release, 100, 110).kind(EventKind::Fail),
+        op(1, F::Acquire, 800, 810).lease(1000),
+        op(2, F::Acquire, 1900, 1910).lease(1000),
+    ];
+    assert_eq!(verdict(&lease::LEASE, &other_after), Verdict::Valid);
+    // A re-entry may repeat the holder's token, never go below it; a new holder must exceed it.
+    let fenced = |again: u64, next: u64| {
+        let steps = [
+            op(1, F::Acquire, 0, 10).token(5),
+            op(1, F::Release, 100, 110).kind(EventKind::Fail),
+            op(1, F::Acquire, 120, 130).token(again),
+            op(1, F::Release, 200, 210),
+            op(2, F::Acquire, 300, 310).token(next),
+        ];
+        verdict(&mutex::FENCED_MUTEX, &steps)
+    };
+    assert_eq!(fenced(5, 6), Verdict::Valid);
+    assert_eq!(fenced(7, 8), Verdict::Valid);
+    assert_eq!(fenced(4, 6), Verdict::Invalid);
+    assert_eq!(fenced(7, 6), Verdict::Invalid);
 }

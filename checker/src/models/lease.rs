@@ -7,6 +7,9 @@
 //! `invoked + lease`; an acquire by someone else is possible only if it returned at or after
 //! that time. Renewals push the bound out the same way. Operations without a lease length hold
 //! the lock until released.
+//!
+//! An acquire granted to the process that holds the lock is a re-entry, as with the `mutex`
+//! model: it keeps the lock, and its lease pushes the bound out as a renewal does.
 
 use super::error::ModelError;
 use super::model::Model;
@@ -89,6 +92,12 @@ impl Spec for LeaseSpec {
     fn step(&mut self, s: &LeaseState, op: usize) -> Option<LeaseState> {
         match self.ops[op] {
             LeaseOp::Acquire { p, expires, latest } => {
+                if s.owner == p {
+                    return Some(LeaseState {
+                        owner: p,
+                        expires: s.expires.max(expires),
+                    });
+                }
                 let free = s.owner.is_nobody() || s.expires <= latest;
                 free.then_some(LeaseState { owner: p, expires })
             }

@@ -1,6 +1,14 @@
 //! The `mutex` and `fenced-mutex` models: a lock with an owner (unlike Knossos' ownerless
 //! mutex, only the holder may release or renew it), optionally requiring every new holder's
 //! fencing token to exceed the previous holder's. Split per lock.
+//!
+//! An acquire granted to the process that already holds the lock is a re-entry, not a second
+//! holder: mutual exclusion is between processes. A process acquires while it holds only after
+//! its release failed (a failed release did not happen), and a reentrant lock grants that at
+//! once: Redisson's `RLock` counts re-entries per thread, and a `MultiLock` whose `unlock()`
+//! stopped at a sub-lock a crashed server forgot still holds the rest. A non-reentrant lock
+//! makes the process wait until its own lease ran out, which the models accept as well. A
+//! re-entry's token may repeat the holder's, never go below it.
 
 use super::error::ModelError;
 use super::model::Model;
@@ -130,16 +138,20 @@ impl Spec for MutexSpec {
     fn step(&mut self, s: &MutexState, op: usize) -> Option<MutexState> {
         match self.ops[op] {
             LockOp::Acquire(p, token) => {
-                if !s.owner.is_nobody() {
+                let reentry = s.owner == p;
+                if !s.owner.is_nobody() && !reentry {
                     return None;
                 }
                 let mut last = s.last_token;
                 if self.fenced {
                     if let Some(t) = token {
-                        if s.last_token().is_some_and(|l| t <= l) {
+                        let below = s
+                            .last_token()
+                            .is_some_and(|l| t < l || (t == l && !reentry));
+                        if below {
                             return None;
                         }
-                        last = t + 1;
+                        last = last.max(t + 1);
                     }
                 }
                 Some(MutexState {
