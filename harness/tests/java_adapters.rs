@@ -5,8 +5,8 @@
 
 mod scenario_support;
 
-use lockpick_checker::history::{Event, EventKind, F};
-use lockpick_checker::lock::LockReport;
+use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::lock::{FindingKind, LockReport};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
@@ -180,6 +180,61 @@ fn redisson_multilock_over_five_masters_cannot_save_a_stopped_jvm() {
                 .as_deref()
                 .is_some_and(|r| r.contains("none is held now"))
     });
+}
+
+#[test]
+fn redisson_multilock_unlock_that_meets_a_forgotten_sub_lock_keeps_everyone_else_out() {
+    if !java_adapters_built(
+        "redisson_multilock_unlock_that_meets_a_forgotten_sub_lock_keeps_everyone_else_out",
+    ) {
+        return;
+    }
+    let name = "java-redisson-multilock-crash-stall";
+    let (report, verdict, expected, dir) = scenario_support::run_min_ops(name, 5);
+    assert_eq!(expected, Some(Verdict::Stuck));
+    // Liveness, not safety: never two holders, and the lease model takes the holder's
+    // re-entries as re-entries.
+    assert_ne!(verdict, Verdict::Invalid, "{report}");
+    assert!(
+        report
+            .violations
+            .iter()
+            .all(|f| f.kind == FindingKind::Deadlock),
+        "{report}"
+    );
+    let events = history(&dir);
+    let crashed_at = events
+        .iter()
+        .find(|e| e.f == F::Crash && e.kind == EventKind::Info)
+        .expect("n1 was crashed")
+        .time_ns;
+    // The holder's unlock threw at n1's forgotten sub-lock and left n2-n5 held.
+    let failed = events
+        .iter()
+        .find(|e| e.f == F::Release && e.time_ns > crashed_at && is_not_owner(e))
+        .unwrap_or_else(|| panic!("no release failed after the crash: {report}"));
+    let Process::Client(holder) = failed.process else {
+        panic!("a release by the nemesis: {failed:?}")
+    };
+    let stderr = std::fs::read_to_string(dir.join(format!("clients/p{holder}.stderr")))
+        .expect("the holder's stderr");
+    assert!(
+        stderr.contains("still held (and renewed): n2, n3, n4, n5"),
+        "{stderr}"
+    );
+    // From then to the end, every other client asked and none was granted the lock.
+    let after: Vec<&Event> = events
+        .iter()
+        .filter(|e| e.f == F::Acquire && e.time_ns > failed.time_ns && e.process != failed.process)
+        .collect();
+    assert!(
+        after.iter().all(|e| e.kind != EventKind::Ok),
+        "another client got the lock after {holder}'s failed release: {after:?}"
+    );
+    assert!(
+        after.iter().filter(|e| e.kind == EventKind::Fail).count() >= 3,
+        "the others asked: {after:?}"
+    );
 }
 
 #[test]
