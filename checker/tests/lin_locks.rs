@@ -201,21 +201,18 @@ fn a_grant_to_the_process_that_holds_the_lock_is_a_re_entry_not_a_second_holder(
     assert_eq!(reentry(&mutex::MUTEX), Verdict::Valid);
     // Another process is still refused while the holder's lease runs, before and after the
     // holder re-entered: the re-entry's lease pushes the bound out as a renewal does.
-    let other_during = [
-        op(1, F::Acquire, 0, 10).lease(1000),
-        op(1, F::Release, 100, 110).kind(EventKind::Fail),
-        op(1, F::Acquire, 800, 810).lease(1000),
-        op(2, F::Acquire, 1500, 1510).lease(1000),
-    ];
-    assert_eq!(verdict(&lease::LEASE, &other_during), Verdict::Invalid);
-    assert_eq!(verdict(&mutex::MUTEX, &other_during), Verdict::Invalid);
-    let other_after = [
-        op(1, F::Acquire, 0, 10).lease(1000),
-        op(1, F::Release, 100, 110).kind(EventKind::Fail),
-        op(1, F::Acquire, 800, 810).lease(1000),
-        op(2, F::Acquire, 1900, 1910).lease(1000),
-    ];
-    assert_eq!(verdict(&lease::LEASE, &other_after), Verdict::Valid);
+    // 1 re-enters at 800 ms, 2 is granted at `at` ms.
+    let other_at = |at: u64| {
+        [
+            op(1, F::Acquire, 0, 10).lease(1000),
+            op(1, F::Release, 100, 110).kind(EventKind::Fail),
+            op(1, F::Acquire, 800, 810).lease(1000),
+            op(2, F::Acquire, at, at + 10).lease(1000),
+        ]
+    };
+    assert_eq!(verdict(&lease::LEASE, &other_at(1500)), Verdict::Invalid);
+    assert_eq!(verdict(&mutex::MUTEX, &other_at(1500)), Verdict::Invalid);
+    assert_eq!(verdict(&lease::LEASE, &other_at(1900)), Verdict::Valid);
     // A re-entry may repeat the holder's token, never go below it; a new holder must exceed it.
     let fenced = |again: u64, next: u64| {
         let steps = [
