@@ -47,11 +47,15 @@ mod tests {
     fn counts_cpu_a_child_burned_and_that_of_reaped_grandchildren() {
         // A shell that spins a grandchild for a while, waits for it, then sleeps: the
         // grandchild's time must show in the tree's total after it exited.
+        use std::os::unix::process::CommandExt;
+        // A process group of its own, so that the kill below reaches the sleep too (it would
+        // otherwise outlive the test by 30 s, holding the test's output open).
         let mut child = std::process::Command::new("sh")
             .args([
                 "-c",
                 "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'; sleep 30",
             ])
+            .process_group(0)
             .spawn()
             .unwrap();
         let pid = child.id();
@@ -68,7 +72,8 @@ mod tests {
                 break;
             }
         }
-        child.kill().unwrap();
+        // SAFETY: kill(2) with the group id of the shell spawned above; no memory is shared.
+        unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
         child.wait().unwrap();
         assert!(
             total >= 10,
