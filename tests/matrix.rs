@@ -1,6 +1,8 @@
 //! `lockpick matrix` end to end: a tiny real matrix (redis × {no fault, a pause past the lease,
 //! a pause shorter than it} × 1 seed) through the binary, its matrix.json and matrix.html, and
-//! `--resume` running only what is missing.
+//! `--resume` running only what is missing. The matrices run one at a time (leases of 300 ms
+//! on a 2-core machine: two at once made each other's clients miss leases): the `matrix` test
+//! group of .config/nextest.toml.
 
 mod cli_support;
 
@@ -48,14 +50,6 @@ expect.pause = "invalid: Kleppmann"
 expect.short-pause = "valid: the lease outlives the pause"
 "#;
 
-/// The matrices of these tests run one at a time: each is a timing experiment (leases of
-/// 300 ms) on a 2-core machine, and several at once make each other's clients miss leases.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn only_dir(root: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
@@ -96,7 +90,6 @@ fn tiny_in_tmp() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 #[test]
 fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
-    let _serial = serial();
     let (tmp, file, store) = tiny_in_tmp();
     let (f, s) = (file.to_str().unwrap(), store.to_str().unwrap());
     let out = lockpick(&["matrix", f, "--store", s]);
@@ -230,7 +223,6 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
 
 #[test]
 fn explore_safe_breaks_a_cell_whose_fixed_size_tested_nothing_and_resuming_does_not_search_again() {
-    let _serial = serial();
     let (_tmp, file, store) = tiny_in_tmp();
     let (f, s) = (file.to_str().unwrap(), store.to_str().unwrap());
     // A shard cannot know which cells came out safe: refused before anything runs.
@@ -372,7 +364,6 @@ fn pinned(package: &str) -> String {
 /// run, and a resumed matrix still finds the adapter (its path is relative to the shipped file).
 #[test]
 fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
-    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     let md = tmp.path().join("libraries.md");
@@ -549,7 +540,6 @@ fn matrix_json(dir: &Path) -> Value {
 
 #[test]
 fn a_matrix_run_in_three_shards_merges_into_the_whole_one() {
-    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     std::fs::write(&file, TINY.replace("seeds = 1", "seeds = 2")).unwrap();
@@ -711,7 +701,6 @@ fn instance_of(store: &Path, run: &Value) -> Value {
 
 #[test]
 fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for() {
-    let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("tiny.toml");
     // A crash column first in the file: the row's other cells run before it, so all four

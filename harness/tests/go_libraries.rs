@@ -141,9 +141,6 @@ fn an_init_key_the_adapter_does_not_know_stops_the_run_naming_it() {
     let Some(binary) = adapter("redislock") else {
         return;
     };
-    let _guard = scenario_support::SERIAL
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("unknown-key.toml");
     // redislock has no auto-extension: a scenario asking for one must not run the plain lock.

@@ -1,7 +1,10 @@
 //! The Java adapters (clients/java: Redisson, Apache Curator, ShedLock; clients/java/spring-integration:
 //! Spring Integration's lock registries) run through the real proxy against real servers, as
 //! `lockpick scenario` runs them. Each test skips, saying so on stderr, only when its project's
-//! jar is not built (`bash scripts/setup` builds both; it needs a JDK 17 and Maven).
+//! jar is not built (`bash scripts/setup` builds both; it needs a JDK 17 and Maven), except the
+//! last: Curator's connection listener tells its holder LOST (a protocol 2 `lost` event) only
+//! after another process was granted the lock, and that test has no skip and fails without the
+//! jar.
 
 mod scenario_support;
 
@@ -12,8 +15,8 @@ use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
 use scenario_support::{
     assert_caused_by, assert_fence_held, assert_grants_around, assert_hello,
-    assert_pause_broke_the_lock, double_holder, expecting, history, run, run_in, stale_releases,
-    RunDir,
+    assert_pause_broke_the_lock, assert_zookeeper_library_told_lost, double_holder, expecting,
+    history, run, run_in, stale_releases, RunDir,
 };
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -283,10 +286,11 @@ fn shedlock_on_mariadb_with_db_time_follows_the_servers_clock_jump() {
     // Only the first jump can break it (the scenario's description says why), and only if it
     // strikes while a holder holds: on a loaded machine the JVMs' first grant can come after
     // it, and such a run tested nothing. The history says which runs did; the first that did
-    // must be invalid.
+    // must be invalid. The jump struck a holder in 9 runs of 10 (seeds 1-10, docs/tiers.md):
+    // six seeds all missing has a chance of about 1 in a million.
     let name = "java-shedlock-jdbc-mariadb-db-time-clock-jump";
     let rt = tokio::runtime::Runtime::new().unwrap();
-    for seed in 1..=4 {
+    for seed in 1..=6 {
         let run = run_in(&rt, name, 20, |o| o.seed = Some(seed));
         if !held_when_first_struck(&run.3, F::Clock) {
             eprintln!("{name} seed {seed}: no holder when the first jump struck; next seed");
@@ -300,7 +304,7 @@ fn shedlock_on_mariadb_with_db_time_follows_the_servers_clock_jump() {
         assert_caused_by(finding, F::Clock);
         return;
     }
-    panic!("{name}: in 4 seeds the first jump never struck while a holder held the lock");
+    panic!("{name}: in 6 seeds the first jump never struck while a holder held the lock");
 }
 
 /// Whether a client held the lock when the history's first `f` struck: granted before it,
@@ -352,9 +356,6 @@ fn a_java_adapter_refuses_an_unknown_init_key() {
     if !java_adapters_built("a_java_adapter_refuses_an_unknown_init_key") {
         return;
     }
-    let _guard = scenario_support::SERIAL
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/java-typo.toml");
     // `watchdg`: a typo that a silent default would turn into the watchdog variant.
     let text = r#"
@@ -415,4 +416,9 @@ duration_ms = 60000
         message.contains("watchdog (boolean, default true)"),
         "{message}"
     );
+}
+
+#[test]
+fn curator_tells_its_holder_lost_when_zookeeper_expired_its_session() {
+    assert_zookeeper_library_told_lost("java-curator-mutex-session-expiry");
 }

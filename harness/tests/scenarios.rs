@@ -6,7 +6,7 @@ mod scenario_support;
 use lockpick_harness::scenario::load_scenario;
 use scenario_support::{
     assert_baseline_stats, assert_caused_by, assert_fence_held, assert_pause_broke_the_lock,
-    double_holder, expecting, history, kinds, run, run_in, run_min_ops, SERIAL,
+    double_holder, expecting, history, kinds, run, run_in, run_min_ops,
 };
 
 use lockpick_checker::history::F;
@@ -426,9 +426,24 @@ fn redis_clock_jump_expires_the_lock_under_its_holder() {
 
 #[test]
 fn clock_fault_scenarios_leave_no_faketime_shm_files() {
+    // Other tests may run clock faults at the same time (each test is a process of its own
+    // under nextest): only a file left by a process that died, absent before this run and
+    // still there a second later (after any other test's own clean-up), is this run's leftover.
+    let before = stale_faketime_files();
     let _ = run("redis-clock-jump");
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let stale: Vec<String> = std::fs::read_dir("/dev/shm")
+    let after = stale_faketime_files();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let still = stale_faketime_files();
+    let left: Vec<&String> = after
+        .iter()
+        .filter(|n| !before.contains(*n) && still.contains(*n))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// libfaketime's files in /dev/shm whose process is gone.
+fn stale_faketime_files() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
@@ -437,8 +452,7 @@ fn clock_fault_scenarios_leave_no_faketime_shm_files() {
             let pid = n.rsplit('_').next().unwrap_or("");
             !std::path::Path::new(&format!("/proc/{pid}")).exists()
         })
-        .collect();
-    assert!(stale.is_empty(), "left behind: {stale:?}");
+        .collect()
 }
 
 /// The acquire completions of a run's history.

@@ -10,7 +10,6 @@ use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario_in, RunOptions, RunOutcome, ServerPool};
 use lockpick_harness::scenario::{load_scenario, Scenario};
 use lockpick_store::{RunState, ServerInstance};
-use scenario_support::SERIAL;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
@@ -80,7 +79,6 @@ fn without_faults(scenario: &Scenario) -> Scenario {
 
 #[test]
 fn a_lock_key_left_forever_does_not_leak_into_the_next_run_on_the_same_redis() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = tempfile::tempdir().unwrap();
     let mut pool = ServerPool::reusing();
@@ -118,7 +116,6 @@ fn a_lock_key_left_forever_does_not_leak_into_the_next_run_on_the_same_redis() {
 
 #[test]
 fn the_token_counter_starts_again_at_1_on_a_reset_redis_postgres_and_mariadb() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = tempfile::tempdir().unwrap();
     for name in [
@@ -167,7 +164,6 @@ fn the_token_counter_starts_again_at_1_on_a_reset_redis_postgres_and_mariadb() {
 
 #[test]
 fn etcd_tokens_keep_growing_across_runs_on_a_reset_cluster_and_never_collide() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = tempfile::tempdir().unwrap();
     let scenario = load_scenario("etcd-baseline").unwrap();
@@ -192,7 +188,6 @@ fn etcd_tokens_keep_growing_across_runs_on_a_reset_cluster_and_never_collide() {
 
 #[test]
 fn a_node_crash_makes_the_next_run_start_fresh_servers() {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = tempfile::tempdir().unwrap();
     let crash = load_scenario("redlock-crash-no-persistence").unwrap();

@@ -1,5 +1,6 @@
 //! A real three-member cluster for an integration test, its peer links behind an embedded
-//! proxy, run one at a time; and the queue of lock waiters the herd tests release.
+//! proxy (one cluster test at a time: the `clusters` test group of .config/nextest.toml); and
+//! the queue of lock waiters the herd tests release.
 
 // Each test binary that includes this module uses only part of it.
 #![allow(dead_code)]
@@ -12,17 +13,13 @@ use lockpick_harness::db::Supervisor;
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Mutex as StdMutex;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
-// Clusters are timing experiments on a 2-core machine: one at a time.
-static SERIAL: StdMutex<()> = StdMutex::new(());
-
-/// Runs `test` on a fresh runtime, after any other cluster test of this binary.
+/// Runs `test` on a fresh runtime. Cluster tests run one at a time (they time elections on a
+/// 2-core machine): the `clusters` test group of .config/nextest.toml.
 pub fn one_at_a_time<F: Future>(test: impl FnOnce() -> F) -> F::Output {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     tokio::runtime::Runtime::new().unwrap().block_on(test())
 }
 

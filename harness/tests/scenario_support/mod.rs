@@ -1,5 +1,7 @@
-//! Running a shipped scenario from an integration test: one at a time, in a temporary store
-//! removed afterwards, with the checks every scenario test makes.
+//! Running a shipped scenario from an integration test, in a temporary store removed
+//! afterwards, with the checks every scenario test makes. Each test is a process of its own
+//! under nextest (scripts/test), whose test groups (.config/nextest.toml) say which may run
+//! together.
 
 // Each test binary that includes this module uses only part of it.
 #![allow(dead_code)]
@@ -9,11 +11,7 @@ use lockpick_checker::lock::{Finding, FindingKind, LockReport};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunOptions};
 use lockpick_harness::scenario::load_scenario;
-use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
-
-// Runs one at a time: they are timing experiments on a 2-core machine.
-pub static SERIAL: Mutex<()> = Mutex::new(());
 
 /// A run's store folder, removed with its temporary store when dropped.
 pub struct RunDir {
@@ -46,7 +44,6 @@ pub fn run_in(
     min_ops: u64,
     tweak: impl FnOnce(&mut RunOptions),
 ) -> (LockReport, Verdict, Option<Verdict>, RunDir) {
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let scenario = load_scenario(name).expect("shipped scenario loads");
     let store = tempfile::tempdir().expect("temp dir");
     let mut opts = RunOptions {
@@ -255,4 +252,78 @@ pub fn stale_releases<'a>(events: &'a [Event], finding: &Finding) -> Vec<&'a Eve
                 && e.time_ns >= woke
         })
         .collect()
+}
+
+// The `lost` notices of protocol 2 adapters, checked by the library tests of several languages.
+
+/// Every `lost` notice the report sets after another process's grant came from the holder,
+/// after that grant, and any write it lists lies between the two; at least one such notice
+/// exists. The summary prints learned-at beside lost-at.
+pub fn assert_learned_late<'a>(
+    report: &'a LockReport,
+    events: &[Event],
+) -> Vec<&'a lockpick_checker::lock::Learned> {
+    use lockpick_checker::history::{EventKind, Process};
+    let late: Vec<_> = report
+        .learned
+        .iter()
+        .filter(|l| {
+            l.event == "lost"
+                && l.lost_by
+                    .as_deref()
+                    .is_some_and(|b| b.starts_with("granted to process"))
+                && l.delay_ns.is_some_and(|d| d > 0)
+        })
+        .collect();
+    assert!(!late.is_empty(), "{report}");
+    for l in &late {
+        let lost = &events[l.lost_index.unwrap() as usize];
+        let notice = &events[l.index as usize];
+        assert_eq!((lost.f, lost.kind), (F::Acquire, EventKind::Ok));
+        assert_ne!(lost.process, Process::Client(l.process));
+        assert_eq!(
+            (notice.f, notice.process),
+            (F::Notice, Process::Client(l.process))
+        );
+        assert!(lost.index < notice.index);
+        for &w in &l.writes_between {
+            let write = &events[w as usize];
+            assert_eq!((write.f, write.kind), (F::Write, EventKind::Invoke));
+            assert_eq!(write.process, Process::Client(l.process));
+            assert!(lost.index < w && w < notice.index);
+        }
+    }
+    let summary = report.to_string();
+    assert!(summary.contains("TOLD: process"), "{summary}");
+    assert!(summary.contains("after it lost the lock at"), "{summary}");
+    late
+}
+
+/// The notices of a run, each checked to be a client's `info` carrying one of `events`.
+pub fn notices<'a>(events: &'a [Event], allowed: &[&str]) -> Vec<&'a Event> {
+    use lockpick_checker::history::{EventKind, Process};
+    let told: Vec<&Event> = events.iter().filter(|e| e.f == F::Notice).collect();
+    for e in &told {
+        assert!(matches!(e.process, Process::Client(_)), "{e:?}");
+        assert_eq!(e.kind, EventKind::Info);
+        assert!(
+            allowed.contains(&e.value.event.as_deref().unwrap_or("")),
+            "{e:?}"
+        );
+    }
+    told
+}
+
+/// Runs a ZooKeeper library's session-expiry scenario: the library's connection listener told
+/// the stopped holder LOST, after another process was granted the lock.
+pub fn assert_zookeeper_library_told_lost(scenario: &str) {
+    let (report, dir) = expecting(run(scenario), Verdict::Invalid);
+    let events = history(&dir);
+    let told = notices(&events, &["lost", "suspended", "reconnected"]);
+    assert!(
+        told.iter().any(|e| e.value.event.as_deref() == Some("lost")
+            && e.value.note.as_deref() == Some("connection state LOST")),
+        "{report}"
+    );
+    assert_learned_late(&report, &events);
 }
