@@ -422,3 +422,46 @@ duration_ms = 60000
 fn curator_tells_its_holder_lost_when_zookeeper_expired_its_session() {
     assert_zookeeper_library_told_lost("java-curator-mutex-session-expiry");
 }
+
+/// The JVM's performance-data files (`hsperfdata_<user>/<pid>` in the system temp folder) whose
+/// modification time is `since` or later.
+fn perf_data_files_since(since: std::time::SystemTime) -> Vec<std::path::PathBuf> {
+    let tmp = std::env::temp_dir();
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+        if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
+            continue;
+        }
+        for file in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let fresh = file
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= since);
+            if fresh {
+                out.push(file.path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_java_adapter_run_writes_no_perf_data_file_outside_the_store() {
+    if !java_adapters_built("a_java_adapter_run_writes_no_perf_data_file_outside_the_store") {
+        return;
+    }
+    // Every JVM lockpick starts runs with -XX:-UsePerfData (the adapters' launchers, ZooKeeper):
+    // a JVM writes its file at start and removes it only on a clean exit, so each adapter a run
+    // stopped left one behind. Other tests' JVMs may run meanwhile, and are lockpick's too.
+    let since = std::time::SystemTime::now();
+    let (_, dir) = expecting(run("java-redisson-lease-baseline"), Verdict::Valid);
+    assert_hello(&dir, "redisson", "3.");
+    assert_eq!(
+        perf_data_files_since(since),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
