@@ -47,6 +47,36 @@ fn completion_without_invocation_names_its_line() {
 }
 
 #[test]
+fn a_negative_or_oversized_process_in_a_jepsen_log_is_an_error_naming_its_line() {
+    // Skipped, the line's write would vanish and the read of 2 below would have no write to
+    // explain it; the history must be refused instead, at the line that holds it.
+    for process in ["-3", "18446744073709551616"] {
+        let text = format!(
+            "INFO  jepsen.util - 0\t:invoke\t:read\tnil\n\
+             INFO  jepsen.util - {process}\t:invoke\t:write\t2\n\
+             INFO  jepsen.util - 0\t:ok\t:read\t2\n"
+        );
+        match parse_text(&text, Some(Format::JepsenLog)) {
+            Err(ImportError::Parse {
+                line: 2, message, ..
+            }) => assert!(
+                message.contains(process) && message.contains("allowed"),
+                "{message}"
+            ),
+            other => panic!("{process}: {other:?}"),
+        }
+    }
+    // A named process (the nemesis) is still not a client's and is skipped.
+    let text = "INFO  jepsen.util - :nemesis\t:info\t:start\tnil\n\
+                INFO  jepsen.util - 0\t:invoke\t:read\tnil\n\
+                INFO  jepsen.util - 0\t:ok\t:read\tnil\n";
+    assert_eq!(
+        parse_text(text, Some(Format::JepsenLog)).unwrap().ops.len(),
+        1
+    );
+}
+
+#[test]
 fn edn_lines_and_history_vector_read_the_same() {
     let lines = r#"{:process 0, :type :invoke, :f :append, :key "k", :value "a"}
 {:process 1, :type :invoke, :f :get, :key "k", :value nil}

@@ -34,7 +34,7 @@ fn fields(line: &str) -> Option<(&str, &str, &str, &str)> {
 }
 
 /// Parses a whole log. Lines that are not operation lines (other log output) are skipped, as
-/// are the nemesis's.
+/// are the nemesis's; a process number that no client can have is an error naming its line.
 pub fn parse(text: &str) -> Result<Imported, ImportError> {
     let mut events = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -50,8 +50,17 @@ pub fn parse(text: &str) -> Result<Imported, ImportError> {
             line: lineno,
             message,
         };
-        let Ok(process) = process.parse::<u64>() else {
-            continue;
+        // A client process is a non-negative integer; the nemesis and other named processes
+        // (`:nemesis`) are skipped. A number that is no client process (negative, or past
+        // u64) is an error: skipping it would drop the line's operation from the check.
+        let process = match process.parse::<i128>() {
+            Ok(p) => u64::try_from(p).map_err(|_| {
+                err(format!(
+                    "process {p}; allowed: an integer from 0 to {} (a client), or a name such as :nemesis",
+                    u64::MAX
+                ))
+            })?,
+            Err(_) => continue,
         };
         let f = op_f(f).map_err(err)?;
         // The value is the first EDN form after the operation; Jepsen may log more after it.
