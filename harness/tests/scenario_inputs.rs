@@ -359,6 +359,41 @@ fn toml_and_type_errors_name_the_table_and_key() {
 }
 
 #[test]
+fn a_sql_session_setting_past_the_servers_limit_is_refused_at_load() {
+    // A value the server refuses only when a session sets it, mid-run: refused at load instead,
+    // naming the line, the field and the server's range. The shipped files load as they are.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    for (file, line, field, value, allowed) in [
+        (
+            "pg-for-update-gc-pause.toml",
+            "idle_in_transaction_session_timeout_ms = 1000",
+            "idle_in_transaction_session_timeout_ms",
+            "9223372036854775807",
+            "allowed: 0 to 2147483647",
+        ),
+        (
+            "mysql-get-lock-gc-pause.toml",
+            "wait_timeout_s = 1",
+            "wait_timeout_s",
+            "31536001",
+            "allowed: 0 to 31536000",
+        ),
+    ] {
+        let good = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(parse_scenario(Path::new(file), &good).is_ok(), "{file}");
+        assert_eq!(good.matches(line).count(), 1, "{line:?} once in {file}");
+        let lineno = good.lines().position(|l| l == line).unwrap() + 1;
+        let bad = good.replacen(line, &format!("{field} = {value}"), 1);
+        let err = parse_scenario(Path::new(file), &bad)
+            .expect_err("refused")
+            .to_string();
+        let head = format!("load scenario {file}:{lineno}: field `client.{field}`: ");
+        assert!(err.starts_with(&head), "want {head:?}…, got {err:?}");
+        assert!(err.contains(allowed) && err.contains(value), "{err}");
+    }
+}
+
+#[test]
 fn a_field_that_moved_to_the_client_table_says_where_it_went() {
     for (field, value) in [
         ("wait_replicas", "1"),

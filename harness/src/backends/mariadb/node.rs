@@ -56,6 +56,10 @@ pub struct MySettings {
     pub discipline: IgnoredAny,
     /// `wait_timeout`: the server closes a connection idle this long (whole seconds; the
     /// server's default is 8 hours).
+    #[serde(
+        default,
+        deserialize_with = "crate::backends::sql::limits::mariadb_wait_timeout"
+    )]
     pub wait_timeout_s: Option<u64>,
 }
 

@@ -51,14 +51,19 @@ pub struct PgSettings {
     pub discipline: IgnoredAny,
     /// `idle_session_timeout`: the server closes a session idle (outside a transaction) this
     /// long. 0 or absent: never (the server's default).
+    #[serde(default, deserialize_with = "crate::backends::sql::limits::pg_int")]
     pub idle_session_timeout_ms: Option<u64>,
     /// `idle_in_transaction_session_timeout`: the same inside an open transaction.
+    #[serde(default, deserialize_with = "crate::backends::sql::limits::pg_int")]
     pub idle_in_transaction_session_timeout_ms: Option<u64>,
     /// `tcp_keepalives_idle`, `_interval`, `_count`: when the server probes a silent client.
     /// Through a proxy the probes are answered by the proxy's socket, so they only end a
     /// session whose proxy connection is gone.
+    #[serde(default, deserialize_with = "crate::backends::sql::limits::pg_int")]
     pub tcp_keepalives_idle_s: Option<u64>,
+    #[serde(default, deserialize_with = "crate::backends::sql::limits::pg_int")]
     pub tcp_keepalives_interval_s: Option<u64>,
+    #[serde(default, deserialize_with = "crate::backends::sql::limits::pg_int")]
     pub tcp_keepalives_count: Option<u64>,
 }
 

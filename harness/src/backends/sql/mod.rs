@@ -2,6 +2,7 @@
 //! written once over it, and the client kind that builds them.
 
 pub(crate) mod kind;
+pub(crate) mod limits;
 pub(crate) mod lock;
 pub(crate) mod node;
 
