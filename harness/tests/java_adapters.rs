@@ -465,3 +465,88 @@ fn a_java_adapter_run_writes_no_perf_data_file_outside_the_store() {
         Vec::<std::path::PathBuf>::new()
     );
 }
+
+/// Pids of live processes whose command line contains `needle`, with the UDP sockets each has
+/// open (`local address:port` in /proc's hex form, from its own network namespace's tables).
+fn udp_sockets_of(needle: &str) -> Vec<(u32, Vec<String>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(needle) {
+            continue;
+        }
+        let inodes: Vec<String> = std::fs::read_dir(entry.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .filter_map(|l| {
+                let l = l.to_string_lossy().into_owned();
+                Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+            })
+            .collect();
+        let mut udp = Vec::new();
+        for table in ["net/udp", "net/udp6"] {
+            let text = std::fs::read_to_string(entry.path().join(table)).unwrap_or_default();
+            for line in text.lines().skip(1) {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                if fields.len() > 9 && inodes.iter().any(|i| i == fields[9]) {
+                    udp.push(fields[1].to_owned());
+                }
+            }
+        }
+        out.push((pid, udp));
+    }
+    out
+}
+
+#[test]
+fn the_redis_java_adapters_open_no_udp_socket() {
+    let test = "the_redis_java_adapters_open_no_udp_socket";
+    if !java_adapters_built(test) || !spring_adapters_built(test) {
+        return;
+    }
+    // Netty's DNS resolver, the default of Redisson and of Lettuce (Spring Data Redis), opens
+    // UDP sockets on the wildcard address at start; the adapters resolve with the JDK's resolver
+    // instead, so a run's processes use loopback only. Watched while each run goes on.
+    for (scenario, class) in [
+        ("java-redisson-lease-baseline", "lockpick.RedissonAdapter"),
+        (
+            "java-spring-redis-registry-baseline",
+            "lockpick.spring.RedisRegistryAdapter",
+        ),
+    ] {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watcher = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut adapters = std::collections::BTreeSet::new();
+                let mut udp = std::collections::BTreeSet::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for (pid, sockets) in udp_sockets_of(class) {
+                        adapters.insert(pid);
+                        udp.extend(sockets.into_iter().map(|s| format!("pid {pid}: {s}")));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                (adapters, udp)
+            })
+        };
+        let (_, _dir) = expecting(run(scenario), Verdict::Valid);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (adapters, udp) = watcher.join().unwrap();
+        assert!(
+            !adapters.is_empty(),
+            "{scenario}: no {class} process was seen during the run"
+        );
+        assert!(
+            udp.is_empty(),
+            "{scenario}: {} UDP socket(s) of {class} (pid: local address, hex), e.g. {:?}",
+            udp.len(),
+            udp.iter().take(5).collect::<Vec<_>>()
+        );
+    }
+}

@@ -1,5 +1,6 @@
 package lockpick;
 
+import io.netty.resolver.DefaultAddressResolverGroup;
 import java.util.concurrent.TimeUnit;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.BadInit;
@@ -187,6 +188,12 @@ public final class RedissonAdapter {
     private static RedissonClient client(Init init, String node, boolean small) {
         Config config = new Config();
         config.setLockWatchdogTimeout(init.ttlMs);
+        // The JDK's resolver instead of Redisson's default Netty DNS resolver, which opens UDP
+        // sockets on the wildcard address (0.0.0.0) at start though the address is a literal
+        // 127.0.0.1 that needs no lookup: lockpick's processes stay on loopback. Resolving only;
+        // the lock's code paths are Redisson's defaults.
+        config.setAddressResolverGroupFactory(
+                (datagram, socket, nameServers) -> DefaultAddressResolverGroup.INSTANCE);
         var server = config.useSingleServer().setAddress("redis://" + node);
         if (small) {
             server.setConnectionMinimumIdleSize(1).setSubscriptionConnectionMinimumIdleSize(1);

@@ -1,5 +1,7 @@
 package lockpick.spring;
 
+import io.lettuce.core.resource.ClientResources;
+import io.netty.resolver.DefaultAddressResolverGroup;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.locks.Lock;
@@ -9,6 +11,7 @@ import lockpick.Protocol.Init;
 import lockpick.Protocol.Keys;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
@@ -46,8 +49,15 @@ public final class RedisRegistryAdapter {
     static Adapter start(Init init) throws Exception {
         boolean renewal = KEYS.read(init.extra).bool("renewal");
         String[] node = Protocol.hostPort(init.nodes.get(0));
-        LettuceConnectionFactory connections =
-                new LettuceConnectionFactory(new RedisStandaloneConfiguration(node[0], Integer.parseInt(node[1])));
+        // The JDK's resolver instead of Lettuce's default Netty DNS resolver, which opens UDP
+        // sockets on the wildcard address (0.0.0.0) at start though the address is a literal
+        // 127.0.0.1 that needs no lookup: lockpick's processes stay on loopback. Resolving only;
+        // the connection and the registry are Spring's defaults.
+        ClientResources resources =
+                ClientResources.builder().addressResolverGroup(DefaultAddressResolverGroup.INSTANCE).build();
+        LettuceConnectionFactory connections = new LettuceConnectionFactory(
+                new RedisStandaloneConfiguration(node[0], Integer.parseInt(node[1])),
+                LettuceClientConfiguration.builder().clientResources(resources).build());
         // Connect at start (Spring Data Redis's eagerInitialization, off by default) rather than
         // in the first acquire: four fresh JVMs at once on a loaded 2-core machine took over 3 s
         // for that first acquire, which lockpick's deadlock check (3 s without a grant) then
