@@ -774,3 +774,47 @@ fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for
     }
     assert_eq!(verdicts[0], verdicts[1], "reuse changed a verdict");
 }
+
+#[test]
+fn a_row_not_selected_is_still_checked_before_any_run() {
+    // libraries.toml with one row's `init` of the wrong type (its adapter declares `fenced` a
+    // boolean), run for another row only: refused at once, naming the bad row's line and field,
+    // and nothing is run or written.
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(Path::new(repo).join("scenarios/matrix/libraries.toml"))
+        .unwrap()
+        .replace("\"../../clients/", &format!("\"{repo}/clients/"));
+    let good = "init = { fenced = true }";
+    assert_eq!(text.matches(good).count(), 1);
+    let file = tmp.path().join("libraries.toml");
+    std::fs::write(&file, text.replace(good, "init = { fenced = \"yes\" }")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let name = lines
+        .iter()
+        .position(|l| *l == "name = \"java-redisson-fenced\"")
+        .unwrap();
+    let row_line = (0..name).rev().find(|&i| lines[i] == "[[row]]").unwrap() + 1;
+    let store = tmp.path().join("store");
+    let out = lockpick(&[
+        "matrix",
+        file.to_str().unwrap(),
+        "--rows",
+        "python-redis-py",
+        "--faults",
+        "none",
+        "--seeds",
+        "1",
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "libraries.toml:{row_line}: field `row.client.init.fenced`: row \"java-redisson-fenced\": a string (\"yes\") is not allowed; allowed: a boolean"
+        )),
+        "{err}"
+    );
+    assert!(!store.exists(), "nothing written: {err}");
+}

@@ -10,6 +10,6 @@ pub use file::{
     folder_of, load_matrix, load_matrix_in, parse_matrix, parse_matrix_in, Column, ColumnSize,
     Expectation, Expected, Matrix, MatrixError, Row, MAX_SEEDS,
 };
-pub use plan::{plan_cell, plan_matrix, promise, CellPlan, Resolved};
+pub use plan::{plan_cell, plan_matrix, preflight_matrix, promise, CellPlan, Resolved};
 pub use shard::{assign, RunCost, Shard, MAX_SHARDS};
 pub use size::{Basis, Promise, Size};

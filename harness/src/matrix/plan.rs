@@ -346,12 +346,7 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         Ok(s) => s,
         // The row's client options are the row's fields: name them as the matrix writes them.
         Err(ScenarioError::Invalid(l)) if l.field.starts_with("client.") => {
-            return Err(MatrixError::Invalid {
-                path: m.path.clone(),
-                line: row.line,
-                field: format!("row.{}", l.field),
-                message: format!("row {:?}: {}", row.name, l.message),
-            })
+            return Err(row_client_error(m, row, &l.field, &l.message))
         }
         Err(e) => {
             return Err(err(format!(
@@ -438,6 +433,40 @@ pub fn plan_matrix(m: &Matrix) -> Result<Vec<CellPlan>, MatrixError> {
         }
     }
     Ok(out)
+}
+
+/// A row's client options are the row's fields: an error about one names it as the matrix
+/// writes it (`row.client.init.fenced`), at the row's line.
+fn row_client_error(m: &Matrix, row: &Row, field: &str, message: &str) -> MatrixError {
+    MatrixError::Invalid {
+        path: m.path.clone(),
+        line: row.line,
+        field: format!("row.{field}"),
+        message: format!("row {:?}: {message}", row.name),
+    }
+}
+
+/// Checks every cell's client against this machine (`ClientOptions::preflight`: an adapter's
+/// command, the types its declaration gives each `init` option), for the whole file before any
+/// run: a run of some rows (`--rows`) must not start while another row is wrong, and a wrong
+/// row must not stop a long matrix only when its cells come.
+pub fn preflight_matrix(m: &Matrix, plans: &[CellPlan]) -> Result<(), MatrixError> {
+    for plan in plans {
+        let Some(built) = &plan.built else {
+            continue;
+        };
+        let Some(row) = m.rows.iter().find(|r| r.name == plan.row) else {
+            continue;
+        };
+        match built.client.options.preflight() {
+            Ok(()) => {}
+            Err(ScenarioError::Invalid(l)) => {
+                return Err(row_client_error(m, row, &l.field, &l.message))
+            }
+            Err(e) => return Err(row_client_error(m, row, "client", &e.to_string())),
+        }
+    }
+    Ok(())
 }
 
 fn quote(s: &str) -> String {

@@ -20,7 +20,8 @@ use lockpick_harness::client::process::read_hello;
 use lockpick_harness::explore::Base;
 use lockpick_harness::fault::AfterRun;
 use lockpick_harness::matrix::{
-    assign, folder_of, load_matrix_in, plan_matrix, CellPlan, Matrix, RunCost, Shard, MAX_SEEDS,
+    assign, folder_of, load_matrix_in, plan_matrix, preflight_matrix, CellPlan, Matrix, RunCost,
+    Shard, MAX_SEEDS,
 };
 use lockpick_harness::run::{run_scenario_in, utc_stamp, RunOptions, ServerPool};
 use lockpick_harness::scenario::Scenario;
@@ -255,6 +256,11 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         }
     }
     let plans = plan_matrix(&full)?;
+    // The whole file, not only the selected rows, before any run; a page rebuilt from
+    // recorded runs (--report-only) needs no adapter on this machine.
+    if !args.report_only {
+        preflight_matrix(&full, &plans)?;
+    }
     let dir = &place.dir;
     let scenarios_dir = dir.join("scenarios");
     std::fs::create_dir_all(&scenarios_dir)
