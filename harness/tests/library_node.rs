@@ -43,8 +43,6 @@ fn redis_semaphore_redlock_mutex_grants_behind_a_slow_master_after_its_keys_expi
         run_min_ops("node-redis-semaphore-redlock-slow-master", 5),
         Verdict::Invalid,
     );
-    let finding = double_holder(&report);
-    let first = Process::Client(finding.processes[0]);
     let events = history(&dir);
     let nemesis = |f: F, kind: EventKind| {
         events
@@ -57,33 +55,52 @@ fn redis_semaphore_redlock_mutex_grants_behind_a_slow_master_after_its_keys_expi
         nemesis(F::Slow, EventKind::Info),
         nemesis(F::Heal, EventKind::Invoke),
     );
-    let window_start = finding
-        .window
-        .expect("a double holder has a window")
-        .start_ns;
-    let granted = events
+    // Every double holder of the run comes from a grant behind the slow master; the one the
+    // finding describes is a first holder granted while it was slow, whose release then says
+    // the lock was lost. A run can also show an earlier such grant whose holder released
+    // before its refresh noticed (seen in 2 clean-clone CI runs of 6: granted at 6.3 s,
+    // released 51 ms after the next grant, release ok), so the test looks for the episode
+    // among all of them rather than taking the first.
+    let doubles: Vec<_> = report
+        .violations
         .iter()
-        .filter(|e| {
+        .filter(|f| f.kind == FindingKind::DoubleHolder)
+        .collect();
+    assert!(!doubles.is_empty(), "no double holder: {report}");
+    let described = doubles.iter().any(|finding| {
+        let first = Process::Client(finding.processes[0]);
+        let window_start = finding
+            .window
+            .expect("a double holder has a window")
+            .start_ns;
+        let Some(granted) = events
+            .iter()
+            .filter(|e| {
+                e.process == first
+                    && e.f == F::Acquire
+                    && e.kind == EventKind::Ok
+                    && e.time_ns <= window_start
+            })
+            .map(|e| e.time_ns)
+            .max()
+        else {
+            return false;
+        };
+        // A try cannot end before the slow master answers (1.5 s): granted while it was
+        // slow, the grant came after the 1 s keys of that try had expired.
+        let behind_the_slow_master = granted >= slow + 1_500_000_000 && granted < healed;
+        let release_says_lost = events.iter().any(|e| {
             e.process == first
-                && e.f == F::Acquire
-                && e.kind == EventKind::Ok
-                && e.time_ns <= window_start
-        })
-        .map(|e| e.time_ns)
-        .max()
-        .expect("the first holder's grant");
-    // A try cannot end before the slow master answers (1.5 s): granted while it was slow, the
-    // grant came after the 1 s keys of that try had expired.
+                && e.f == F::Release
+                && e.kind == EventKind::Fail
+                && e.time_ns > granted
+                && e.error.as_deref().is_some_and(|r| r.starts_with("lost:"))
+        });
+        behind_the_slow_master && release_says_lost
+    });
     assert!(
-        granted >= slow + 1_500_000_000 && granted < healed,
-        "granted at {granted} ns, slow from {slow} to {healed}: {report}"
-    );
-    assert!(
-        events.iter().any(|e| e.process == first
-            && e.f == F::Release
-            && e.kind == EventKind::Fail
-            && e.error.as_deref().is_some_and(|r| r.starts_with("lost:"))),
-        "the first holder's release says the lock was lost: {report}"
+        described,
+        "no double holder whose first holder was granted while n5 was slow (from {slow} to {healed} ns, at least 1.5 s in) and whose release says the lock was lost: {report}"
     );
 }
 
