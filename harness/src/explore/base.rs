@@ -4,7 +4,7 @@
 //! paths made absolute so that the file runs from the store. The file is read back with the
 //! scenario loader, so a run of the search is a run of a file `lockpick scenario` takes.
 
-use super::draw::{Drawn, DrawnExt, Schedule, Space};
+use super::draw::{drawing, Drawn, DrawnExt, Schedule, Space};
 use super::workload::{BaseShape, Workload};
 use crate::fault::FAULTS;
 use crate::scenario::{parse_scenario, Scenario, ScenarioError};
@@ -258,13 +258,14 @@ impl Base {
         // A client fault joins the draw at the points the loader takes for this client kind
         // only (`during-op` stops inside an adapter's requests; no crash is taken there).
         let template = space.clone();
-        for (kind, points) in [
-            ("client-pause", &mut space.pause_points),
-            ("client-crash", &mut space.crash_points),
-        ] {
-            if !space.faults.contains(&kind) {
+        let client_faults: Vec<&'static str> = (space.faults.iter().copied())
+            .filter(|f| drawing(f).is_some_and(|d| d.aim.at_client()))
+            .collect();
+        for kind in client_faults {
+            let aim = drawing(kind).map(|d| d.aim);
+            let Some(points) = space.points_mut(aim) else {
                 continue;
-            }
+            };
             let mut refused = Vec::new();
             points.retain(|&point| {
                 let sample = Space {

@@ -5,9 +5,11 @@
 //! A drawn fault is concrete data (a node name, a client index, milliseconds), never a range
 //! or a "random-one", so that the run's schedule is the drawn one and the shrinker can change
 //! one number at a time. It becomes an ordinary `[[nemesis]]` table ([`Drawn::entry`]), which
-//! the fault's own parser reads.
+//! the fault's own parser reads. What is drawn for a fault, and into which of its fields, is
+//! the fault's own declaration ([`crate::fault::Drawing`]): no fault is known here by name.
 
 use super::workload::{draw_shape, BaseShape};
+use crate::fault::{find_fault, Aim, Drawing, Sign};
 use crate::vocab::PausePoint;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -42,48 +44,25 @@ pub struct Space {
     pub shape: BaseShape,
 }
 
-/// How a fault's `[[nemesis]]` fields come from a [`Drawn`]: one arm per fault, and a unit
-/// test that every registered fault has one, so a new fault joins the draw or fails a test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// Stops a client at a point for `size` (client-pause).
-    ClientPause,
-    /// Kills a client at a point (client-crash): no size.
-    ClientCrash,
-    /// Slows a node's links by `size` for `window` (latency).
-    Latency,
-    /// Cuts, pauses or kills a node for `size` (partition, isolate, node-pause, node-crash).
-    NodeWindow,
-    /// Moves a node's clock by ±`size` for `window` (clock-jump).
-    ClockJump,
-    /// Runs a node's clock fast for `size` (clock-rate).
-    ClockRate,
-    /// Flips a node's clock by `size` every size/8 for `window` (clock-strobe).
-    ClockStrobe,
-    /// Happens once with no size (failover).
-    Once,
+impl Space {
+    /// The points a client fault aimed as `aim` may be drawn at; `None` for a fault not aimed
+    /// at a client.
+    pub fn points_mut(&mut self, aim: Option<Aim>) -> Option<&mut Vec<PausePoint>> {
+        match aim? {
+            Aim::ClientPause => Some(&mut self.pause_points),
+            Aim::ClientCrash => Some(&mut self.crash_points),
+            Aim::Node | Aim::Once => None,
+        }
+    }
 }
 
-/// The shape of fault `name`, if the explorer knows it.
-pub fn shape(name: &str) -> Option<Shape> {
-    Some(match name {
-        "client-pause" => Shape::ClientPause,
-        "client-crash" => Shape::ClientCrash,
-        "latency" => Shape::Latency,
-        "partition" | "isolate" | "node-pause" | "node-crash" => Shape::NodeWindow,
-        "clock-jump" => Shape::ClockJump,
-        "clock-rate" => Shape::ClockRate,
-        "clock-strobe" => Shape::ClockStrobe,
-        "failover" => Shape::Once,
-        _ => return None,
-    })
+/// How fault `name` is drawn, as its module declares it; `None` for a name no fault has.
+pub fn drawing(name: &str) -> Option<Drawing> {
+    find_fault(name).map(|f| f.drawing())
 }
-
-/// How fast a `clock-rate` fault runs the clock: fast enough to expire a lease early.
-pub const CLOCK_RATE: f64 = 10.0;
 
 /// What the harness adds to a drawn fault: its `[[nemesis]]` table and its line for people,
-/// both by the fault's [`Shape`] (the record itself lives in `lockpick-store`).
+/// both as the fault's [`Drawing`] says (the record itself lives in `lockpick-store`).
 pub trait DrawnExt {
     /// The fault's `[[nemesis]]` table.
     fn entry(&self) -> toml::Table;
@@ -117,34 +96,22 @@ impl DrawnExt for Drawn {
         if let Some(n) = &self.node {
             t.insert("nodes".into(), toml::Value::Array(vec![n.clone().into()]));
         }
+        let Some(drawing) = drawing(&self.fault) else {
+            return t;
+        };
         let size = self.size_ms.max(1);
-        let window = self.window_ms.unwrap_or(size).max(1);
-        match shape(&self.fault) {
-            Some(Shape::ClientPause | Shape::NodeWindow) => {
-                t.insert("duration_ms".into(), int(size));
-            }
-            Some(Shape::ClientCrash | Shape::Once) | None => {}
-            Some(Shape::Latency) => {
-                t.insert("latency_ms".into(), int(size));
-                t.insert("duration_ms".into(), int(window));
-            }
-            Some(Shape::ClockJump) => {
-                let offset = size.min(i64::MAX as u64) as i64;
-                t.insert(
-                    "offset_ms".into(),
-                    (if self.negative { -offset } else { offset }).into(),
-                );
-                t.insert("duration_ms".into(), int(window));
-            }
-            Some(Shape::ClockRate) => {
-                t.insert("rate".into(), CLOCK_RATE.into());
-                t.insert("duration_ms".into(), int(size));
-            }
-            Some(Shape::ClockStrobe) => {
-                t.insert("offset_ms".into(), int(size));
-                t.insert("period_ms".into(), int((size / 8).max(10)));
-                t.insert("duration_ms".into(), int(window));
-            }
+        if let Some(field) = drawing.size {
+            let value = match drawing.sign {
+                Sign::Either if self.negative => -(size.min(i64::MAX as u64) as i64),
+                Sign::Plain | Sign::Either | Sign::Amplitude => size.min(i64::MAX as u64) as i64,
+            };
+            t.insert(field.into(), value.into());
+        }
+        if let Some(field) = drawing.window {
+            t.insert(field.into(), int(self.window_ms.unwrap_or(size).max(1)));
+        }
+        for (field, value) in (drawing.extra)(size) {
+            t.insert(field.into(), value);
         }
         t
     }
@@ -157,15 +124,16 @@ impl DrawnExt for Drawn {
         if let Some(o) = &self.op {
             s.push_str(&format!(" ({o})"));
         }
-        match shape(&self.fault) {
-            Some(Shape::ClientCrash | Shape::Once) | None => {}
-            Some(Shape::ClockJump) => s.push_str(&format!(
-                " {}{} ms",
-                if self.negative { "-" } else { "+" },
-                self.size_ms
-            )),
-            Some(Shape::ClockStrobe) => s.push_str(&format!(" ±{} ms", self.size_ms)),
-            Some(_) => s.push_str(&format!(" {} ms", self.size_ms)),
+        if let Some(d) = drawing(&self.fault).filter(|d| d.size.is_some()) {
+            match d.sign {
+                Sign::Either => s.push_str(&format!(
+                    " {}{} ms",
+                    if self.negative { "-" } else { "+" },
+                    self.size_ms
+                )),
+                Sign::Amplitude => s.push_str(&format!(" ±{} ms", self.size_ms)),
+                Sign::Plain => s.push_str(&format!(" {} ms", self.size_ms)),
+            }
         }
         if let Some(c) = self.client {
             s.push_str(&format!(" on client {c}"));
@@ -284,8 +252,11 @@ fn draw_fault(
         all[rng.random_range(0..all.len())].name().to_owned()
     };
     let window = |rng: &mut ChaCha8Rng| lease * rng.random_range(1..=3);
-    match shape(fault) {
-        Some(Shape::ClientPause) => {
+    let Some(drawing) = drawing(fault) else {
+        return d;
+    };
+    match drawing.aim {
+        Aim::ClientPause => {
             d.client = Some(rng.random_range(0..clients));
             // A pause inside each request (acquire, release, renew) is a place of its own:
             // a release that stops between its read and its write is where a release's bug
@@ -314,26 +285,25 @@ fn draw_fault(
                 d.every_ms = Some(((lease as f64) * rng.random_range(0.5..=1.5)).round() as u64);
             }
         }
-        Some(Shape::ClientCrash) => {
+        Aim::ClientCrash => {
             d.client = Some(rng.random_range(0..clients));
             d.point = Some(point(rng, &space.crash_points));
         }
-        Some(Shape::Latency | Shape::ClockStrobe) => {
-            d.node = Some(node(rng));
+        Aim::Node => d.node = Some(node(rng)),
+        Aim::Once => {}
+    }
+    // A client pause's size is its own (above); any other size, window and sign as declared,
+    // drawn in this order so that a fault's draws stay where they were.
+    if drawing.aim != Aim::ClientPause {
+        if drawing.size.is_some() {
             d.size_ms = size(rng, lease);
+        }
+        if drawing.window.is_some() {
             d.window_ms = Some(window(rng));
         }
-        Some(Shape::NodeWindow | Shape::ClockRate) => {
-            d.node = Some(node(rng));
-            d.size_ms = size(rng, lease);
-        }
-        Some(Shape::ClockJump) => {
-            d.node = Some(node(rng));
-            d.size_ms = size(rng, lease);
-            d.window_ms = Some(window(rng));
+        if drawing.sign == Sign::Either {
             d.negative = rng.random_bool(0.5);
         }
-        Some(Shape::Once) | None => {}
     }
     d.at_ms = outlived(&d, duration_ms, lease);
     d
@@ -344,11 +314,7 @@ fn draw_fault(
 /// that ends after the last acquire tests nothing, and what a fault breaks shows only once
 /// another client could take the lock after it (up to a lease later).
 fn outlived(d: &Drawn, duration_ms: u64, lease_ms: u64) -> u64 {
-    let length = match shape(&d.fault) {
-        Some(Shape::ClientPause | Shape::NodeWindow | Shape::ClockRate) => d.size_ms,
-        Some(Shape::Latency | Shape::ClockJump | Shape::ClockStrobe) => d.window_ms.unwrap_or(0),
-        Some(Shape::ClientCrash | Shape::Once) | None => 0,
-    };
+    let length = drawing(&d.fault).map_or(0, |w| w.length_ms(d.size_ms, d.window_ms));
     let drawn_over = duration_ms * 6 / 10;
     let latest = duration_ms
         .saturating_sub(length + lease_ms)
@@ -397,12 +363,12 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     // A client pause at each place (a point, or inside each request) is a fault of its own:
     // the lock sees each differently, so the kind weighs as many as it has places (and gains
     // weight when a point is added).
-    let weight = |kind: &str| match shape(kind) {
-        Some(Shape::ClientPause) => pause_places(&space.pause_points, workload.watchdog).len(),
+    let weight = |kind: &str| match drawing(kind).map(|d| d.aim) {
+        Some(Aim::ClientPause) => pause_places(&space.pause_points, workload.watchdog).len(),
         // Wherever a client died, the lock sees the same: a client that never comes back
         // (the point decides only whether it wrote first), so a crash weighs one kind.
-        Some(Shape::ClientCrash) => 1,
-        Some(_) | None => 1,
+        Some(Aim::ClientCrash) => 1,
+        Some(Aim::Node | Aim::Once) | None => 1,
     };
     let total: usize = space.faults.iter().map(|k| weight(k)).sum();
     let mut faults: Vec<Drawn> = (0..n)
@@ -425,7 +391,7 @@ pub fn draw(rng: &mut ChaCha8Rng, space: &Space) -> Schedule {
     // A fault that happens once (failover) appears once at most.
     let mut seen_once = false;
     faults.retain(|d| {
-        let once = shape(&d.fault) == Some(Shape::Once);
+        let once = drawing(&d.fault).is_some_and(|w| w.aim == Aim::Once);
         let keep = !(once && seen_once);
         seen_once |= once;
         keep
@@ -530,11 +496,25 @@ mod tests {
     }
 
     #[test]
-    fn every_registered_fault_has_a_shape() {
+    fn every_fault_draws_into_fields_it_reads() {
         for f in FAULTS {
+            let d = f.drawing();
+            let extra = (d.extra)(500);
+            let fields = d
+                .size
+                .into_iter()
+                .chain(d.window)
+                .chain(extra.iter().map(|(field, _)| *field));
+            for field in fields {
+                assert!(
+                    f.fields().contains(&field),
+                    "{}: explore writes {field}, which it does not read",
+                    f.name()
+                );
+            }
             assert!(
-                shape(f.name()).is_some(),
-                "{}: add it to draw::shape",
+                d.window.is_none() || d.size.is_some(),
+                "{}: a window holds a size",
                 f.name()
             );
         }
@@ -561,7 +541,7 @@ mod tests {
             assert!((1..=MAX_FAULTS).contains(&sched.faults.len()));
             for d in &sched.faults {
                 assert!(d.at_ms <= sched.duration_ms * 6 / 10, "{d:?}");
-                if matches!(shape(&d.fault), Some(Shape::ClientCrash | Shape::Once)) {
+                if drawing(&d.fault).unwrap().size.is_none() {
                     assert_eq!(d.size_ms, 0);
                     continue;
                 }
@@ -586,13 +566,8 @@ mod tests {
         for _ in 0..2000 {
             let sched = draw(&mut rng, &s);
             for d in sched.faults {
-                let length = match shape(&d.fault) {
-                    Some(Shape::Latency | Shape::ClockJump | Shape::ClockStrobe) => {
-                        d.window_ms.unwrap()
-                    }
-                    Some(Shape::ClientCrash | Shape::Once) => 0,
-                    _ => d.size_ms,
-                };
+                // A window when it has one, else its size (none: 0).
+                let length = d.window_ms.unwrap_or(d.size_ms);
                 assert!(d.at_ms + length + 1000 <= sched.duration_ms, "{d:?}");
                 if length > 0 && length < 500 && sched.duration_ms == 5000 {
                     shorts += 1;

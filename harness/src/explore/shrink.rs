@@ -10,7 +10,7 @@
 //! workload. Each makes the schedule strictly smaller on a well-founded measure (fewer faults,
 //! fewer clients, or smaller numbers bounded below), so shrinking ends.
 
-use super::draw::{shape, Drawn, DrawnExt, Schedule, Shape};
+use super::draw::{drawing, Drawn, DrawnExt, Schedule};
 use super::workload::{shape_candidates, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -80,10 +80,7 @@ pub fn candidates(s: &Schedule, lease_ms: u64, base: &Workload) -> Vec<Candidate
         }
     }
     for (i, d) in s.faults.iter().enumerate() {
-        let sized = !matches!(
-            shape(&d.fault),
-            Some(Shape::ClientCrash | Shape::Once) | None
-        );
+        let sized = drawing(&d.fault).is_some_and(|w| w.size.is_some());
         let mut change = |what: String, nd: Drawn| {
             let mut t = s.clone();
             t.faults[i] = nd;

@@ -1,6 +1,7 @@
 //! `client-crash`: one client dies at a point of its cycle (an adapter process is SIGKILLed)
 //! and never releases what it holds.
 
+use super::drawing::{Aim, Drawing};
 use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
@@ -24,6 +25,9 @@ impl FaultKind for ClientCrash {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::client(F::Crash, None)
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::without_size(Aim::ClientCrash)
     }
     /// A client process dies; the servers are untouched, and the sessions it left are ended by the reset.
     fn after_run(&self) -> super::AfterRun {

@@ -2,6 +2,7 @@
 //! adapter process, a real SIGSTOP/SIGCONT), or, at point `during-op`, of an adapter process
 //! inside one of its requests (`ops`), at a moment drawn from the seed.
 
+use super::drawing::{Aim, Drawing, Sign};
 use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
@@ -25,6 +26,15 @@ impl FaultKind for ClientPause {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::client(F::Pause, Some(F::Resume))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing {
+            aim: Aim::ClientPause,
+            size: Some("duration_ms"),
+            sign: Sign::Plain,
+            window: None,
+            extra: super::drawing::no_extra,
+        }
     }
     /// Only a client stops; the servers are untouched.
     fn after_run(&self) -> super::AfterRun {

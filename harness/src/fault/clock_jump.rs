@@ -2,6 +2,7 @@
 //! while, through libfaketime.
 
 use super::clock;
+use super::drawing::{Drawing, Sign};
 use super::entry::Entry;
 use super::plan::Plan;
 use super::targets::Targets;
@@ -22,6 +23,9 @@ impl FaultKind for ClockJump {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Clock, Some(F::ClockReset))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::node_size_over_window("offset_ms", Sign::Either)
     }
     /// The nemesis puts every clock it moved back to real time when the run ends; what the moved clock expired or kept is cleared by the reset.
     fn after_run(&self) -> super::AfterRun {

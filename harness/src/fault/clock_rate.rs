@@ -2,6 +2,7 @@
 //! through libfaketime.
 
 use super::clock;
+use super::drawing::Drawing;
 use super::entry::Entry;
 use super::plan::Plan;
 use super::targets::Targets;
@@ -22,6 +23,9 @@ impl FaultKind for ClockRate {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Clock, Some(F::ClockReset))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::node_window().with_extra(explore_rate)
     }
     /// The nemesis puts every clock it moved back to real time when the run ends; what the moved clock expired or kept is cleared by the reset.
     fn after_run(&self) -> super::AfterRun {
@@ -75,4 +79,12 @@ impl FaultSpec for Spec {
         let rate = Some(self.rate_milli);
         clock::window(plan, at, &self.targets, self.duration, 0, rate);
     }
+}
+
+/// How fast explore runs a clock: fast enough to expire a lease early.
+pub const EXPLORE_RATE: f64 = 10.0;
+
+/// The `rate` explore writes beside a drawn clock-rate's length.
+fn explore_rate(_size_ms: u64) -> Vec<(&'static str, toml::Value)> {
+    vec![("rate", EXPLORE_RATE.into())]
 }

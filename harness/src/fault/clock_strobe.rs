@@ -2,6 +2,7 @@
 //! `period_ms` for a while, through libfaketime.
 
 use super::clock::{self, ResetClock, SetClock};
+use super::drawing::{Drawing, Sign};
 use super::entry::Entry;
 use super::plan::Plan;
 use super::targets::Targets;
@@ -23,6 +24,9 @@ impl FaultKind for ClockStrobe {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Clock, Some(F::ClockReset))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::node_size_over_window("offset_ms", Sign::Amplitude).with_extra(explore_period)
     }
     /// The nemesis puts every clock it moved back to real time when the run ends; what the moved clock expired or kept is cleared by the reset.
     fn after_run(&self) -> super::AfterRun {
@@ -97,4 +101,14 @@ impl FaultSpec for Spec {
         }
         plan.push(at + ms, ResetClock { nodes, id });
     }
+}
+
+/// The `period_ms` explore writes beside a drawn strobe's offset: eight flips per offset's
+/// worth of time, never under 10 ms.
+fn explore_period(size_ms: u64) -> Vec<(&'static str, toml::Value)> {
+    let period = (size_ms / 8).max(10);
+    vec![(
+        "period_ms",
+        toml::Value::Integer(period.min(i64::MAX as u64) as i64),
+    )]
 }

@@ -5,6 +5,7 @@
 //! old primary stays down, since starting it again would make a second primary.
 
 use super::act::{nodes_value, perform};
+use super::drawing::{Aim, Drawing};
 use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
@@ -26,6 +27,9 @@ impl FaultKind for Failover {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Failover, None)
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::without_size(Aim::Once)
     }
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Restart(

@@ -2,6 +2,7 @@
 //! cut (a minority or majority split) for a while; clients still reach every member.
 
 use super::act::{nodes_value, perform};
+use super::drawing::Drawing;
 use super::entry::Entry;
 use super::members::{self, Members};
 use super::plan::Plan;
@@ -25,6 +26,9 @@ impl FaultKind for Isolate {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Partition, Some(F::Heal))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::node_window()
     }
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Restart(

@@ -2,6 +2,7 @@
 //! peer links), through their proxies, for a while.
 
 use super::act::perform;
+use super::drawing::{Drawing, Sign};
 use super::entry::Entry;
 use super::links::{self, LinksHeal, Reach};
 use super::plan::Plan;
@@ -25,6 +26,9 @@ impl FaultKind for Latency {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Slow, Some(F::Heal))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::node_size_over_window("latency_ms", Sign::Plain)
     }
     /// Only the proxies slow down, and the reset heals every proxy (latency on peer links
     /// restarts: see `Reach::after_run`).

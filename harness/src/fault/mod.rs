@@ -1,12 +1,13 @@
 //! Faults, one module each, as a Jepsen nemesis package: a fault's `[[nemesis]]` parameters,
 //! the servers that can take it, the steps it adds to a schedule, how each step is carried out
-//! and healed, its history verb and its label all live in its module. Adding a fault is one new
+//! and healed, its history verb, its label and how explore draws it all live in its module. Adding a fault is one new
 //! module plus one line in [`FAULTS`].
 
 mod act;
 mod budget;
 mod clock;
 mod ctx;
+mod drawing;
 mod entry;
 mod error;
 mod links;
@@ -30,6 +31,7 @@ mod partition;
 pub use crate::vocab::PausePoint;
 pub use budget::{check_schedule_size, max_steps};
 pub use ctx::NemesisCtx;
+pub use drawing::{Aim, Drawing, Sign};
 pub use entry::{Entry, RawEntry};
 pub use error::NemesisError;
 pub use members::Members;
@@ -79,6 +81,8 @@ pub trait FaultKind: Sync {
     fn parse(&self, entry: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError>;
     /// The history verbs it records, whatever its fields.
     fn verbs(&self) -> Verbs;
+    /// How explore draws it and writes the drawn numbers into its fields.
+    fn drawing(&self) -> Drawing;
     /// What a run with it leaves of the servers once it is healed: whether the next run may
     /// keep them (reset) or must start its own. Every fault decides.
     fn after_run(&self) -> AfterRun;

@@ -3,6 +3,7 @@
 //! persistence kept. On a cluster the target may be the leader.
 
 use super::act::{nodes_value, perform};
+use super::drawing::Drawing;
 use super::entry::Entry;
 use super::members::{self, Members};
 use super::plan::Plan;
@@ -26,6 +27,9 @@ impl FaultKind for NodeCrash {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Crash, Some(F::Restart))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::node_window()
     }
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Restart(

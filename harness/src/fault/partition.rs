@@ -2,6 +2,7 @@
 //! their proxies, for a while.
 
 use super::act::{nodes_value, perform};
+use super::drawing::Drawing;
 use super::entry::Entry;
 use super::links::{self, LinksHeal, Reach};
 use super::plan::Plan;
@@ -24,6 +25,9 @@ impl FaultKind for Partition {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Partition, Some(F::Heal))
+    }
+    fn drawing(&self) -> Drawing {
+        Drawing::node_window()
     }
     /// Only client links through the proxies are cut, and the reset heals every proxy (a
     /// partition of peer links restarts: see `Reach::after_run`).
