@@ -5,11 +5,64 @@ use super::act::{nodes_value, perform};
 use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
+use super::{AfterRun, FaultKind, FaultSpec, Verbs};
 use super::{NemesisCtx, NemesisError};
 use crate::db::faketime::{control_file, set_clock, ClockSetting};
 use crate::server::ServerKind;
 use crate::vocab::MsRange;
 use lockpick_checker::history::{Value, F};
+use std::fmt;
+
+/// Every clock fault's verbs: the clock moved, then reset.
+pub(crate) const VERBS: Verbs = Verbs::nodes(F::Clock, Some(F::ClockReset));
+
+/// The nemesis puts every clock it moved back to real time when the run ends; what the moved
+/// clock expired or kept is cleared by the reset.
+pub(crate) const AFTER_RUN: AfterRun = AfterRun::Reset;
+
+/// What a clock fault's spec says of itself; the rest of its [`FaultSpec`] (which servers take
+/// it, that it needs servers lockpick started and moves clocks) is every clock fault's.
+pub(crate) trait ClockSpec: fmt::Debug + Send + Sync {
+    fn kind(&self) -> &'static dyn FaultKind;
+    fn label(&self) -> String;
+    /// As [`FaultSpec::steps_per_start`]: a move and a reset unless it moves more often.
+    fn steps_per_start(&self, _duration_ms: u64) -> u64 {
+        2
+    }
+    /// As [`FaultSpec::size_field`].
+    fn size_field(&self) -> &'static str {
+        "nemesis.every_ms"
+    }
+    fn schedule(&self, plan: &mut Plan<'_>, at: u64);
+}
+
+impl<T: ClockSpec> FaultSpec for T {
+    fn kind(&self) -> &'static dyn FaultKind {
+        ClockSpec::kind(self)
+    }
+    fn label(&self) -> String {
+        ClockSpec::label(self)
+    }
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+        let clock = server.capabilities().clock;
+        super::unsupported(self.name(), server, "it moves clocks", clock)
+    }
+    fn needs_own_nodes(&self) -> Option<&'static str> {
+        Some("it moves clocks through libfaketime, under which lockpick starts its own servers")
+    }
+    fn moves_clocks(&self) -> bool {
+        true
+    }
+    fn steps_per_start(&self, duration_ms: u64) -> u64 {
+        ClockSpec::steps_per_start(self, duration_ms)
+    }
+    fn size_field(&self) -> &'static str {
+        ClockSpec::size_field(self)
+    }
+    fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
+        ClockSpec::schedule(self, plan, at)
+    }
+}
 
 /// Sets the wall clock of `nodes`: `offset_ms` from real time, running at `rate_milli / 1000`
 /// times real speed if set. `id` is the fault it belongs to (not in the schedule file).
@@ -108,16 +161,6 @@ async fn set_clocks(
     }
     Ok(())
 }
-
-/// Why `server` cannot take clock fault `name`, if it cannot.
-pub(crate) fn cannot_move_clocks(name: &str, server: &dyn ServerKind) -> Option<String> {
-    let clock = server.capabilities().clock;
-    super::unsupported(name, server, "it moves clocks", clock)
-}
-
-/// Why clock faults cannot run on servers lockpick did not start.
-pub(crate) const NEEDS_OWN_NODES: &str =
-    "it moves clocks through libfaketime, under which lockpick starts its own servers";
 
 /// What clock faults allow in `nodes`: any node or all, never the leader.
 pub(crate) const TARGETS: TargetRule = TargetRule {

@@ -7,9 +7,7 @@ use super::entry::Entry;
 use super::plan::Plan;
 use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
-use crate::server::ServerKind;
 use crate::vocab::{MsRange, ScenarioError};
-use lockpick_checker::history::F;
 use std::sync::Arc;
 
 pub struct ClockRate;
@@ -22,14 +20,13 @@ impl FaultKind for ClockRate {
         &["duration_ms", "nodes", "rate"]
     }
     fn verbs(&self) -> super::Verbs {
-        super::Verbs::nodes(F::Clock, Some(F::ClockReset))
+        clock::VERBS
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_window().with_extra(explore_rate)
     }
-    /// The nemesis puts every clock it moved back to real time when the run ends; what the moved clock expired or kept is cleared by the reset.
     fn after_run(&self) -> super::AfterRun {
-        super::AfterRun::Reset
+        clock::AFTER_RUN
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let targets = e.targets(clock::TARGETS)?;
@@ -56,24 +53,12 @@ struct Spec {
     duration: MsRange,
 }
 
-impl FaultSpec for Spec {
+impl clock::ClockSpec for Spec {
     fn kind(&self) -> &'static dyn FaultKind {
         &ClockRate
     }
     fn label(&self) -> String {
-        format!("{} x{}", self.name(), self.rate_milli as f64 / 1000.0)
-    }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
-        clock::cannot_move_clocks(self.name(), server)
-    }
-    fn needs_own_nodes(&self) -> Option<&'static str> {
-        Some(clock::NEEDS_OWN_NODES)
-    }
-    fn moves_clocks(&self) -> bool {
-        true
-    }
-    fn steps_per_start(&self, _: u64) -> u64 {
-        2
+        format!("{} x{}", ClockRate.name(), self.rate_milli as f64 / 1000.0)
     }
     fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
         let rate = Some(self.rate_milli);

@@ -7,10 +7,8 @@ use super::entry::Entry;
 use super::plan::Plan;
 use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
-use crate::server::ServerKind;
 use crate::vocab::rules::{MAX_FAULT_MS, MIN_STROBE_PERIOD_MS};
 use crate::vocab::{MsRange, ScenarioError};
-use lockpick_checker::history::F;
 use std::sync::Arc;
 
 pub struct ClockStrobe;
@@ -23,14 +21,13 @@ impl FaultKind for ClockStrobe {
         &["duration_ms", "nodes", "offset_ms", "period_ms"]
     }
     fn verbs(&self) -> super::Verbs {
-        super::Verbs::nodes(F::Clock, Some(F::ClockReset))
+        clock::VERBS
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_size_over_window("offset_ms", Sign::Amplitude).with_extra(explore_period)
     }
-    /// The nemesis puts every clock it moved back to real time when the run ends; what the moved clock expired or kept is cleared by the reset.
     fn after_run(&self) -> super::AfterRun {
-        super::AfterRun::Reset
+        clock::AFTER_RUN
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
         let targets = e.targets(clock::TARGETS)?;
@@ -53,21 +50,12 @@ struct Spec {
     duration: MsRange,
 }
 
-impl FaultSpec for Spec {
+impl clock::ClockSpec for Spec {
     fn kind(&self) -> &'static dyn FaultKind {
         &ClockStrobe
     }
     fn label(&self) -> String {
-        format!("{} {:+} ms", self.name(), self.offset_ms)
-    }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
-        clock::cannot_move_clocks(self.name(), server)
-    }
-    fn needs_own_nodes(&self) -> Option<&'static str> {
-        Some(clock::NEEDS_OWN_NODES)
-    }
-    fn moves_clocks(&self) -> bool {
-        true
+        format!("{} {:+} ms", ClockStrobe.name(), self.offset_ms)
     }
     fn steps_per_start(&self, duration_ms: u64) -> u64 {
         self.duration

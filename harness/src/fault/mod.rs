@@ -11,6 +11,7 @@ mod drawing;
 mod entry;
 mod error;
 mod links;
+mod member_fault;
 mod members;
 mod plan;
 mod step;

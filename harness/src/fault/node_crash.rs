@@ -5,14 +5,12 @@
 use super::act::{nodes_value, perform};
 use super::drawing::Drawing;
 use super::entry::Entry;
-use super::members::{self, Members};
-use super::plan::Plan;
-use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
-use super::targets::Targets;
+use super::member_fault::{MemberFault, Start};
+use super::members;
+use super::step::{Heal, StepFuture};
 use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
-use crate::server::ServerKind;
-use crate::vocab::{MsRange, ScenarioError};
+use crate::vocab::ScenarioError;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -37,85 +35,35 @@ impl FaultKind for NodeCrash {
         )
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
-        Ok(Arc::new(Spec {
-            targets: members::process_targets(e)?,
-            duration: e.duration()?,
-        }))
+        CRASH.parse(e)
     }
 }
 
-#[derive(Debug)]
-struct Spec {
-    targets: Targets,
-    duration: MsRange,
-}
+/// Everything else about it is every member fault's ([`MemberFault`]).
+static CRASH: MemberFault = MemberFault {
+    kind: &NodeCrash,
+    open_tag: "crash-nodes",
+    heal_tag: "restart-nodes",
+    targets: members::process_targets,
+    cannot_run_on: members::cannot_signal,
+    needs_own_nodes: members::SIGNALS_NEED_OWN_NODES,
+    start: kill,
+};
 
-impl FaultSpec for Spec {
-    fn kind(&self) -> &'static dyn FaultKind {
-        &NodeCrash
-    }
-    fn label(&self) -> String {
-        self.name().to_owned()
-    }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
-        members::cannot_signal(self.name(), &self.targets, server)
-    }
-    fn needs_own_nodes(&self) -> Option<&'static str> {
-        Some(members::SIGNALS_NEED_OWN_NODES)
-    }
-    fn moves_clocks(&self) -> bool {
-        false
-    }
-    fn steps_per_start(&self, _: u64) -> u64 {
-        2
-    }
-    fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
-        members::window(
-            plan,
-            at,
-            &self.targets,
-            self.duration,
-            "restart-nodes",
-            |members, id| CrashNodes { members, id },
-        );
-    }
-}
-
-/// Kill the processes of `members` (SIGKILL).
-#[derive(Debug)]
-struct CrashNodes {
-    members: Members,
-    id: usize,
-}
-
-impl StepAction for CrashNodes {
-    fn tag(&self) -> &'static str {
-        "crash-nodes"
-    }
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![("members", json(&self.members)), ("id", json(self.id))]
-    }
-    fn opens(&self) -> Option<usize> {
-        Some(self.id)
-    }
-    fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
-        Box::pin(async move {
-            // No leader emerged: the fault did not take effect, so nothing is recorded.
-            let Some(nodes) = self.members.resolve(ctx).await else {
-                return Ok(());
-            };
-            let value = nodes_value(&nodes, Some(self.members.note("SIGKILL", &nodes)));
-            open.open(self.id, Box::new(Restart(nodes.clone())));
-            perform(ctx, F::Crash, value, async {
-                let mut supervisor = ctx.supervisor.lock().await;
-                for node in &nodes {
-                    supervisor.kill(node).await?;
-                }
-                Ok(())
-            })
-            .await
+/// Kills the nodes' processes (SIGKILL).
+fn kill(s: Start<'_>) -> StepFuture<'_> {
+    Box::pin(async move {
+        let value = nodes_value(&s.nodes, Some(s.members.note("SIGKILL", &s.nodes)));
+        s.open.open(s.id, Box::new(Restart(s.nodes.clone())));
+        perform(s.ctx, F::Crash, value, async {
+            let mut supervisor = s.ctx.supervisor.lock().await;
+            for node in &s.nodes {
+                supervisor.kill(node).await?;
+            }
+            Ok(())
         })
-    }
+        .await
+    })
 }
 
 /// Starts these crashed nodes again.

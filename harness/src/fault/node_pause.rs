@@ -4,15 +4,13 @@
 use super::act::{nodes_value, perform};
 use super::drawing::Drawing;
 use super::entry::Entry;
-use super::members::{self, Members};
-use super::plan::Plan;
-use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
-use super::targets::Targets;
+use super::member_fault::{MemberFault, Start};
+use super::members;
+use super::step::{Heal, StepFuture};
 use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
 use crate::db::DbError;
-use crate::server::ServerKind;
-use crate::vocab::{MsRange, ScenarioError};
+use crate::vocab::ScenarioError;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -37,90 +35,40 @@ impl FaultKind for NodePause {
         )
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {
-        Ok(Arc::new(Spec {
-            targets: members::process_targets(e)?,
-            duration: e.duration()?,
-        }))
+        PAUSE.parse(e)
     }
 }
 
-#[derive(Debug)]
-struct Spec {
-    targets: Targets,
-    duration: MsRange,
-}
+/// Everything else about it is every member fault's ([`MemberFault`]).
+static PAUSE: MemberFault = MemberFault {
+    kind: &NodePause,
+    open_tag: "pause-nodes",
+    heal_tag: "resume-nodes",
+    targets: members::process_targets,
+    cannot_run_on: members::cannot_signal,
+    needs_own_nodes: members::SIGNALS_NEED_OWN_NODES,
+    start: stop,
+};
 
-impl FaultSpec for Spec {
-    fn kind(&self) -> &'static dyn FaultKind {
-        &NodePause
-    }
-    fn label(&self) -> String {
-        self.name().to_owned()
-    }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
-        members::cannot_signal(self.name(), &self.targets, server)
-    }
-    fn needs_own_nodes(&self) -> Option<&'static str> {
-        Some(members::SIGNALS_NEED_OWN_NODES)
-    }
-    fn moves_clocks(&self) -> bool {
-        false
-    }
-    fn steps_per_start(&self, _: u64) -> u64 {
-        2
-    }
-    fn schedule(&self, plan: &mut Plan<'_>, at: u64) {
-        members::window(
-            plan,
-            at,
-            &self.targets,
-            self.duration,
-            "resume-nodes",
-            |members, id| PauseNodes { members, id },
-        );
-    }
-}
-
-/// Stop the processes of `members` (SIGSTOP).
-#[derive(Debug)]
-struct PauseNodes {
-    members: Members,
-    id: usize,
-}
-
-impl StepAction for PauseNodes {
-    fn tag(&self) -> &'static str {
-        "pause-nodes"
-    }
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![("members", json(&self.members)), ("id", json(self.id))]
-    }
-    fn opens(&self) -> Option<usize> {
-        Some(self.id)
-    }
-    fn apply<'a>(&'a self, ctx: &'a NemesisCtx, open: &'a mut OpenFaults) -> StepFuture<'a> {
-        Box::pin(async move {
-            // No leader emerged: the fault did not take effect, so nothing is recorded.
-            let Some(nodes) = self.members.resolve(ctx).await else {
-                return Ok(());
-            };
-            let value = nodes_value(&nodes, Some(self.members.note("SIGSTOP", &nodes)));
-            open.open(self.id, Box::new(Resume(nodes.clone())));
-            perform(ctx, F::Pause, value, async {
-                let mut supervisor = ctx.supervisor.lock().await;
-                for node in &nodes {
-                    match supervisor.pause(node) {
-                        Ok(()) => {}
-                        // Crashed by another fault: there is no process to stop.
-                        Err(DbError::NotRunning { .. }) => {}
-                        Err(e) => return Err(e.into()),
-                    }
+/// Stops the nodes' processes (SIGSTOP).
+fn stop(s: Start<'_>) -> StepFuture<'_> {
+    Box::pin(async move {
+        let value = nodes_value(&s.nodes, Some(s.members.note("SIGSTOP", &s.nodes)));
+        s.open.open(s.id, Box::new(Resume(s.nodes.clone())));
+        perform(s.ctx, F::Pause, value, async {
+            let mut supervisor = s.ctx.supervisor.lock().await;
+            for node in &s.nodes {
+                match supervisor.pause(node) {
+                    Ok(()) => {}
+                    // Crashed by another fault: there is no process to stop.
+                    Err(DbError::NotRunning { .. }) => {}
+                    Err(e) => return Err(e.into()),
                 }
-                Ok(())
-            })
-            .await
+            }
+            Ok(())
         })
-    }
+        .await
+    })
 }
 
 /// Lets these paused nodes go on (SIGCONT).
