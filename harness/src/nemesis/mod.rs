@@ -4,6 +4,11 @@
 mod execute;
 mod schedule;
 
+#[cfg(test)]
+mod recorded_verbs;
+#[cfg(test)]
+mod step_bounds;
+
 pub use crate::fault::Step;
 // What faults act on and how they fail live with the faults; kept here too, where the runner
 // has always found them.

@@ -1,13 +1,13 @@
-//! Every fault records in the history exactly the verbs it declares ([`super::Verbs`]): each
+//! Every fault records in the history exactly the verbs it declares ([`crate::fault::Verbs`]): each
 //! step of its schedule, and each heal it leaves for the end of the run, is carried out and
 //! what the history got is compared with the declaration.
 
-use super::tests::{sample, scenario};
-use super::{OpenFaults, PausePoint, FAULTS};
+use super::{build_schedule, NemesisCtx};
 use crate::client::{Interrupt, PausePoints};
 use crate::cluster::ClusterNet;
 use crate::db::Supervisor;
-use crate::nemesis::{build_schedule, NemesisCtx};
+use crate::fault::tests::{sample, scenario};
+use crate::fault::{OpenFaults, PausePoint, FAULTS};
 use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
 use lockpick_checker::history::{read_history, Process, F};
