@@ -141,7 +141,7 @@ impl Failure {
                 // succeeds once the server is up.
                 RunError::Unreachable { .. } => HARNESS,
                 RunError::Store { .. }
-                | RunError::Db(_)
+                | RunError::Process(_)
                 | RunError::Proxy(_)
                 | RunError::Nemesis(_)
                 | RunError::Cluster(_)

@@ -28,7 +28,7 @@ pub fn install() -> Result<CancellationToken, Failure> {
                 lockpick_harness::run::note_interrupt(name);
                 cancel.cancel();
             } else {
-                lockpick_harness::db::kill_all_children();
+                lockpick_harness::processes::kill_all_children();
                 // Nothing will be checked: say so in each run's run.json.
                 lockpick_harness::run::mark_runs_killed(name);
                 std::process::exit(i32::from(exit_code::INTERRUPTED));

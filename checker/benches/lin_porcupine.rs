@@ -5,7 +5,7 @@
 //! histories).
 
 use lockpick_checker::import::read_file;
-use lockpick_checker::lin::{Budget, Datum, History, Op, OpF};
+use lockpick_checker::lin_search::{Budget, Datum, History, Op, OpF};
 use lockpick_checker::linearizability::check_history;
 use lockpick_checker::models::{find_model, mutex, register, Model};
 use lockpick_checker::verdict::Verdict;

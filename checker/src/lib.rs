@@ -1,15 +1,15 @@
 //! Pure, synchronous checkers for lockpick histories: the history format, lock-safety checks,
 //! linearizability, and verdicts. No async runtime and no I/O beyond reading a history file.
 
+pub mod fault_reached;
 pub mod fault_verbs;
 pub mod faults;
 pub mod history;
 pub mod import;
-pub mod lin;
+pub mod lin_search;
 pub mod linearizability;
 pub mod lock;
 pub mod models;
-pub mod reach;
 pub mod results;
 pub mod run_checks;
 pub mod verdict;

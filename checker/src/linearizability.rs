@@ -1,10 +1,10 @@
 //! Linearizability's entry points: a history, lockpick events or a file in any importable
-//! format, checked against a model of the registry. Above the search (`lin`), the models and
+//! format, checked against a model of the registry. Above the search (`lin_search`), the models and
 //! the importers, which all stay below it.
 
 use crate::history::Event;
 use crate::import::{self, Format, ImportError};
-use crate::lin::{Budget, History, LinReport};
+use crate::lin_search::{Budget, History, LinReport};
 use crate::models::{coverage, Model, ModelError};
 use crate::verdict::Verdict;
 use std::path::Path;

@@ -1,10 +1,10 @@
 //! Every check a scenario run gets, in one call, so a run and a re-check agree; and the same
 //! checks over a history file in one streaming pass, in memory that does not grow with it.
 
+use crate::fault_reached::{with_reach, Needs, ReachStream};
 use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine, F};
-use crate::lin::Budget;
+use crate::lin_search::Budget;
 use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream};
-use crate::reach::{with_reach, Needs, ReachStream};
 use crate::results::LinSummary;
 use crate::verdict::Verdict;
 use std::io::BufRead;

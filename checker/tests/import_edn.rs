@@ -5,7 +5,7 @@
 
 use lockpick_checker::import::edn::MAX_DEPTH;
 use lockpick_checker::import::{parse_text, parse_text_lines, Format, ImportError};
-use lockpick_checker::lin::{Budget, Datum, History, OpF};
+use lockpick_checker::lin_search::{Budget, Datum, History, OpF};
 use lockpick_checker::linearizability::check_history;
 use lockpick_checker::models::{kv, lease, mutex, register, Model};
 use lockpick_checker::verdict::Verdict;

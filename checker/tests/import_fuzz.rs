@@ -5,7 +5,7 @@
 //! a named error) or an error that names a line of the input.
 
 use lockpick_checker::import::{parse_text, Format, ImportError};
-use lockpick_checker::lin::Budget;
+use lockpick_checker::lin_search::Budget;
 use lockpick_checker::linearizability::check_history;
 use lockpick_checker::models::MODELS;
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
 //! A check that runs out of its time or memory budget says `unknown`, never a guess.
 
-use lockpick_checker::lin::{Budget, Datum, History, Op, OpF};
+use lockpick_checker::lin_search::{Budget, Datum, History, Op, OpF};
 use lockpick_checker::linearizability::check_history;
 use lockpick_checker::models::kv;
 use lockpick_checker::verdict::Verdict;

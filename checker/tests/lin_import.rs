@@ -2,7 +2,7 @@
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use lockpick_checker::import::{from_events, parse_text, to_jepsen_edn, Format, ImportError};
-use lockpick_checker::lin::{Budget, Datum, OpF};
+use lockpick_checker::lin_search::{Budget, Datum, OpF};
 use lockpick_checker::linearizability::{check_events, check_history};
 use lockpick_checker::models::{kv, lease, mutex, register};
 use lockpick_checker::verdict::Verdict;
@@ -89,7 +89,7 @@ fn edn_lines_and_history_vector_read_the_same() {
     let a = parse_text(lines, None).expect("lines");
     let b = parse_text(&vector, None).expect("vector");
     // Positions are line numbers in one, op numbers in the other; everything else agrees.
-    let shape = |h: &lockpick_checker::lin::History| {
+    let shape = |h: &lockpick_checker::lin_search::History| {
         h.ops
             .iter()
             .map(|o| (o.process, o.f, o.key.clone(), o.arg.clone(), o.out.clone()))
@@ -214,7 +214,7 @@ fn edn_export_reads_back_as_the_same_operations() {
     assert!(edn.contains(r#":key "l\"1""#), "{edn}");
     let back = parse_text(&edn, None).expect("exported EDN parses");
     let direct = from_events(&lock_run()).unwrap();
-    let strip = |h: lockpick_checker::lin::History| {
+    let strip = |h: lockpick_checker::lin_search::History| {
         h.ops
             .into_iter()
             .map(|o| {

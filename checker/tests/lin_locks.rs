@@ -3,7 +3,7 @@
 //! correct variants are accepted, and a grant to the process that holds the lock is a re-entry.
 
 use lockpick_checker::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
-use lockpick_checker::lin::Budget;
+use lockpick_checker::lin_search::Budget;
 use lockpick_checker::linearizability::check_events;
 use lockpick_checker::models::{lease, mutex, Model};
 use lockpick_checker::verdict::Verdict;

@@ -1,7 +1,7 @@
 //! Every published Porcupine/Jepsen history in `../shared/data/porcupine` gets the verdict its
 //! suite asserts, single-threaded and with parallel parts.
 
-use lockpick_checker::lin::Budget;
+use lockpick_checker::lin_search::Budget;
 use lockpick_checker::linearizability::check_file;
 use lockpick_checker::models::{find_model, Model};
 use lockpick_checker::verdict::Verdict;

@@ -2,7 +2,7 @@
 //! overlaps and some operations of unknown outcome, are always linearizable; the same history
 //! with one read result changed to a value nobody wrote never is.
 
-use lockpick_checker::lin::{Budget, Datum, History, Op, OpF};
+use lockpick_checker::lin_search::{Budget, Datum, History, Op, OpF};
 use lockpick_checker::linearizability::check_history;
 use lockpick_checker::models::{kv, register, Model};
 use lockpick_checker::verdict::Verdict;

@@ -217,7 +217,7 @@ fn pause_event(ms: u64, f: F, client: u64) -> Event {
 
 /// Checks `events` as a run of a client-pause scenario, one event at a time.
 fn check_paused_run(events: &[Event]) -> lockpick_checker::run_checks::RunChecks {
-    use lockpick_checker::reach::Needs;
+    use lockpick_checker::fault_reached::Needs;
     use lockpick_checker::run_checks::RunStream;
     let mut stream = RunStream::with_needs(
         &params(Property::Exclusive),

@@ -11,7 +11,7 @@
 use lockpick_harness::backends::redis::RedisLock;
 use lockpick_harness::backends::redis::RedisOptions;
 use lockpick_harness::client::{Broken, ClientCtx, Clients, PausePoints, StartGate};
-use lockpick_harness::db::Supervisor;
+use lockpick_harness::processes::Supervisor;
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
 use lockpick_harness::resource::Resource;

@@ -6,7 +6,7 @@
 //! `cargo bench --profile dev -p lockpick-harness --bench pg_replica_start`.
 
 use lockpick_harness::backends::postgres::{replicas_streaming, PgOptions};
-use lockpick_harness::db::{NodeKind, Supervisor};
+use lockpick_harness::processes::{NodeKind, Supervisor};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 10;

@@ -7,7 +7,7 @@
 use lockpick_harness::backends::postgres::PgOptions;
 use lockpick_harness::backends::postgres::{PgLeaseRowLock, PgNode, PgSettings};
 use lockpick_harness::client::LockClient;
-use lockpick_harness::db::{NodeKind, Supervisor};
+use lockpick_harness::processes::{NodeKind, Supervisor};
 use lockpick_harness::scenario::MsRange;
 use std::time::Instant;
 
@@ -27,7 +27,7 @@ fn summary(name: &str, unit: &str, mut v: Vec<f64>) {
 /// `pid` and every process below it (unshare, postgres, its helpers and backends).
 fn tree(pid: u32) -> Vec<u32> {
     let mut out = vec![pid];
-    out.extend(lockpick_harness::db::descendants(pid));
+    out.extend(lockpick_harness::processes::descendants(pid));
     out
 }
 

@@ -3,7 +3,7 @@
 //! bind retry, and a new attempt with new ports in the same names starts.
 
 use lockpick_harness::backends::etcd::EtcdOptions;
-use lockpick_harness::db::{reserve_port, DbError, MemberSpec, NodeKind, Supervisor};
+use lockpick_harness::processes::{reserve_port, MemberSpec, NodeKind, ProcessError, Supervisor};
 use std::net::{SocketAddr, TcpListener};
 
 fn member(name: &str) -> MemberSpec {
@@ -31,7 +31,10 @@ async fn a_member_port_taken_by_another_process_is_retried_on_new_ports() {
     taken.client.release();
     let thief = TcpListener::bind(("127.0.0.1", taken.client.port())).unwrap();
     let err = sup.start_cluster(vec![taken]).await.unwrap_err();
-    assert!(matches!(err, DbError::ClusterPortTaken { .. }), "{err}");
+    assert!(
+        matches!(err, ProcessError::ClusterPortTaken { .. }),
+        "{err}"
+    );
     assert_eq!(sup.bind_retries(), 1);
     assert!(run.path().join("nodes/n1.port-taken-1").is_dir());
     drop(thief);

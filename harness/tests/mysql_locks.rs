@@ -3,16 +3,16 @@
 //! and leaves nothing behind; each lock grants exclusively,
 //! releases, and a cut link is `info`.
 
-mod db_support;
+mod processes_support;
 mod sql_support;
 
-use db_support::{proc_state, wait_not_running};
 use lockpick_harness::backends::mariadb::{mariadb_ready, MariaDbOptions};
 use lockpick_harness::backends::mariadb::{
     MyForUpdateLock, MyGetLock, MyLeaseRowLock, MyNode, MySettings,
 };
 use lockpick_harness::client::{LockClient, LockSession, Outcome};
-use lockpick_harness::db::NodeKind;
+use lockpick_harness::processes::NodeKind;
+use processes_support::{proc_state, wait_not_running};
 use sql_support::{
     cut_link_is_info, delay, granted, grants_exclusively, partitioned_acquire_is_info, Setup, LOCK,
     LONG, NO_LEASE, OP_TIMEOUT_MS,

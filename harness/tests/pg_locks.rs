@@ -10,7 +10,7 @@ use lockpick_harness::backends::postgres::{
     PgAdvisoryLock, PgForUpdateLock, PgLeaseRowLock, PgNode, PgSettings,
 };
 use lockpick_harness::client::{LockClient, LockSession, Outcome};
-use lockpick_harness::db::NodeKind;
+use lockpick_harness::processes::NodeKind;
 use sql_support::{
     cut_link_is_info, delay, granted, grants_exclusively, partitioned_acquire_is_info, soon, Setup,
     LOCK, LONG, NO_LEASE, OP_TIMEOUT_MS,

@@ -17,7 +17,7 @@ use lockpick_harness::client::{
     run_client, Broken, ClientCtx, Connecting, Interrupt, LockClient, LockSession, Outcome,
     PausePlan, PausePoints, StartGate,
 };
-use lockpick_harness::db::{live_children, Supervisor};
+use lockpick_harness::processes::{live_children, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::recorder::Recorder;
 use lockpick_harness::resource::Resource;
@@ -926,10 +926,10 @@ fn helper_holds_an_adapter_until_killed() {
     let pid = session.pid();
     // The hello came after the fork, so the tree is complete; /proc may show it a moment later.
     let deadline = Instant::now() + Duration::from_secs(20);
-    let mut tree = lockpick_harness::db::descendants(pid);
+    let mut tree = lockpick_harness::processes::descendants(pid);
     while tree.len() < below && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
-        tree = lockpick_harness::db::descendants(pid);
+        tree = lockpick_harness::processes::descendants(pid);
     }
     let listed: Vec<String> = std::iter::once(pid)
         .chain(tree)
@@ -1006,10 +1006,10 @@ async fn a_retired_adapters_whole_tree_is_killed_with_it() {
             .unwrap();
         let pid = session.pid();
         let deadline = Instant::now() + Duration::from_secs(20);
-        let mut tree = lockpick_harness::db::descendants(pid);
+        let mut tree = lockpick_harness::processes::descendants(pid);
         while tree.len() < below && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            tree = lockpick_harness::db::descendants(pid);
+            tree = lockpick_harness::processes::descendants(pid);
         }
         assert!(tree.len() >= below, "{shape}: {tree:?}");
         drop(session);

@@ -1,14 +1,14 @@
 //! The Redlock client against five real redis-server masters (no proxy): what a failed
 //! majority leaves behind, and what a granted lock records.
 
-mod db_support;
+mod processes_support;
 
-use db_support::command;
 use lockpick_harness::backends::redis::RedisOptions;
 use lockpick_harness::backends::redis::Redlock;
 use lockpick_harness::client::{LockClient, LockSession, Outcome};
-use lockpick_harness::db::Supervisor;
+use lockpick_harness::processes::Supervisor;
 use lockpick_harness::scenario::MsRange;
+use processes_support::command;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

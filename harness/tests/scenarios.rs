@@ -28,7 +28,7 @@ fn redis_gc_pause_shows_double_holder_and_accepted_stale_write() {
 #[test]
 fn external_servers_are_used_as_they_are_and_take_the_network_faults() {
     use lockpick_harness::backends::redis::RedisOptions;
-    use lockpick_harness::db::Supervisor;
+    use lockpick_harness::processes::Supervisor;
     // redis-servers the run does not own stand in for a user's (or docker-compose's): one for
     // the lock, one for the resource, which still holds a max token from an earlier run.
     let rt = tokio::runtime::Runtime::new().unwrap();

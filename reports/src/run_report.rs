@@ -124,9 +124,9 @@ fn learned_row(l: &Learned) -> LearnedRow {
             || "–".to_owned(),
             |d| {
                 if d >= 0 {
-                    format!("{} ms late", lockpick_checker::lock::learned::ms(d))
+                    format!("{} ms late", lockpick_checker::lock::notices::ms(d))
                 } else {
-                    format!("{} ms early", lockpick_checker::lock::learned::ms(-d))
+                    format!("{} ms early", lockpick_checker::lock::notices::ms(-d))
                 }
             },
         ),

@@ -7,7 +7,7 @@ use crate::failure::StoredScenarioError;
 use crate::outcome::{Exit, Failure, Outcome};
 use crate::printable::printable;
 use crate::run_args::write_report;
-use lockpick_checker::lin::Budget;
+use lockpick_checker::lin_search::Budget;
 use lockpick_checker::linearizability::check_file;
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::Model;

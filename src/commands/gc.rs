@@ -21,7 +21,7 @@ pub(super) fn gc(store: &Path) -> Outcome {
     for path in &report.running {
         outln!("kept {} (its lockpick is still running)", path.display());
     }
-    let shm = lockpick_harness::db::faketime::clean_stale_shm();
+    let shm = lockpick_harness::processes::faketime::clean_stale_shm();
     outln!(
         "freed {} in {} node data folders; removed {shm} stale libfaketime files from /dev/shm",
         mib(report.freed_bytes()),

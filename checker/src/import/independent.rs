@@ -5,7 +5,7 @@
 use super::edn::Edn;
 use super::jepsen_event::JepsenEvent;
 use super::pair::Kind;
-use crate::lin::OpF;
+use crate::lin_search::OpF;
 
 fn tuple(value: &Edn) -> Option<(&Edn, &Edn)> {
     match value {

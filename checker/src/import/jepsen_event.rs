@@ -3,7 +3,7 @@
 
 use super::edn::Edn;
 use super::pair::Kind;
-use crate::lin::OpF;
+use crate::lin_search::OpF;
 
 /// One client event with its value still in EDN: whether the history is independent is known
 /// only once every event has been read.

@@ -7,7 +7,7 @@ pub use super::jepsen_event::JepsenEvent;
 use super::pair::{Kind, Pairer, RawEvent};
 use super::value::datum;
 use super::Imported;
-use crate::lin::{Datum, OpF};
+use crate::lin_search::{Datum, OpF};
 
 /// Pairs the events into operations, splitting an independent history's `[key value]` tuples
 /// into keys. `fail` and `info` values are not read: Jepsen gives them no meaning.

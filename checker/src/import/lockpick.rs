@@ -4,7 +4,7 @@ use super::error::ImportError;
 use super::pair::{Kind, Pairer, RawEvent};
 use super::Imported;
 use crate::history::{Event, EventKind, Process, F};
-use crate::lin::{Datum, History, OpF};
+use crate::lin_search::{Datum, History, OpF};
 
 fn op_f(f: F) -> Option<OpF> {
     Some(match f {

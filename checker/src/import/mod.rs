@@ -21,7 +21,7 @@ pub use format::{Format, UnknownFormat};
 pub use lockpick::from_events;
 pub use read::{parse_text, parse_text_lines, read_file, read_file_lines};
 
-use crate::lin::History;
+use crate::lin_search::History;
 
 /// An imported history with the source line of each operation's invocation, so an error
 /// about an operation can name the line a reader looks up.

@@ -3,7 +3,7 @@
 
 use super::error::ImportError;
 use super::Imported;
-use crate::lin::{Datum, History, Op, OpF};
+use crate::lin_search::{Datum, History, Op, OpF};
 use std::collections::HashMap;
 
 /// Jepsen's event types.

@@ -3,7 +3,7 @@
 use super::error::ImportError;
 use super::format::Format;
 use super::{jepsen_edn, jepsen_log, lockpick, Imported};
-use crate::lin::History;
+use crate::lin_search::History;
 use std::path::Path;
 
 /// Reads and parses a history file; the format is detected when `format` is `None`.

@@ -1,7 +1,7 @@
 //! Turning EDN values into operation arguments and results.
 
 use super::edn::Edn;
-use crate::lin::Datum;
+use crate::lin_search::Datum;
 
 /// An argument or result: nil, an integer, a `[from to]` pair or a string.
 pub fn datum(e: &Edn) -> Result<Datum, String> {

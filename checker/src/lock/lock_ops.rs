@@ -7,7 +7,7 @@
 use super::params::Property;
 use super::LinSummary;
 use crate::history::{EventKind, EventRef, Process, F};
-use crate::lin::{Budget, Datum, History, LinReport, Op, OpF};
+use crate::lin_search::{Budget, Datum, History, LinReport, Op, OpF};
 use crate::linearizability::check_history;
 use crate::models::{lease, mutex, Model};
 use crate::verdict::Verdict;

@@ -3,10 +3,10 @@
 //! [`LockReport`]; and linearizability of the lock operations against a lock model.
 
 mod check;
-pub mod learned;
 mod lin_summary;
-mod linearizable;
+mod lock_linearizability;
 mod lock_ops;
+pub mod notices;
 #[cfg(test)]
 mod oracle;
 mod params;
@@ -14,10 +14,10 @@ mod report;
 mod stream;
 
 pub use check::check_locks;
-pub use learned::Learned;
 pub use lin_summary::LinSummary;
-pub use linearizable::{check_lock_linearizability, lock_model_for};
+pub use lock_linearizability::{check_lock_linearizability, lock_model_for};
 pub use lock_ops::LockOps;
+pub use notices::Learned;
 pub use params::{LockCheckParams, Property};
 pub use report::{
     Finding, FindingKind, KindCount, LockCounts, LockReport, LockStats, TimeWindow, MAX_LISTED,

@@ -1,6 +1,6 @@
 //! Why a history does not fit a model.
 
-use crate::lin::Op;
+use crate::lin_search::Op;
 use std::fmt;
 
 /// An operation the model cannot interpret.

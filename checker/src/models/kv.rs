@@ -5,8 +5,8 @@
 use super::error::ModelError;
 use super::model::Model;
 use super::split::by_key;
-use crate::lin::hash::{hash_one, FastBuild};
-use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
+use crate::lin_search::hash::{hash_one, FastBuild};
+use crate::lin_search::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
 use std::collections::HashMap;
 
 /// `kv`: independent string keys with get, put and append.

@@ -16,7 +16,7 @@ use super::model::Model;
 use super::mutex::{owner_of, Owner};
 use super::split::{by_key, is_lock_op};
 use super::vocabulary::{LOCK, RESOURCE};
-use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
+use crate::lin_search::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
 
 /// `lease`: a mutex whose holder may lose it once its lease has run out.
 pub static LEASE: LeaseModel = LeaseModel;

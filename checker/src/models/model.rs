@@ -2,7 +2,7 @@
 //! model is named, printed and compared (by its name).
 
 use super::error::ModelError;
-use crate::lin::{Budget, History, LinReport, OpF};
+use crate::lin_search::{Budget, History, LinReport, OpF};
 use std::fmt;
 
 /// A sequential specification a history can be checked against, listed in
@@ -18,7 +18,7 @@ pub trait Model: Sync {
     /// operation must be one it takes.
     fn passes_over(&self) -> &'static [OpF];
     /// Splits `history` into the independent parts of the specification and checks them with
-    /// [`crate::lin::check_parts`], naming this model. [`super::coverage`] has already refused
+    /// [`crate::lin_search::check_parts`], naming this model. [`super::coverage`] has already refused
     /// an operation outside [`Model::takes`] and [`Model::passes_over`]; one whose argument or
     /// result the model cannot read is an error naming it.
     fn check(&self, history: &History, budget: &Budget) -> Result<LinReport, ModelError>;

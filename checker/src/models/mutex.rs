@@ -14,7 +14,7 @@ use super::error::ModelError;
 use super::model::Model;
 use super::split::{by_key, is_lock_op};
 use super::vocabulary::{LOCK, RESOURCE};
-use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
+use crate::lin_search::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
 
 /// `mutex`: only the holder may release or renew.
 pub static MUTEX: MutexModel = MutexModel {
@@ -95,7 +95,7 @@ impl Owner {
 pub(super) fn owner_of(
     model: &'static str,
     i: usize,
-    op: &crate::lin::Op,
+    op: &crate::lin_search::Op,
 ) -> Result<Owner, ModelError> {
     Owner::of(op.process).ok_or_else(|| {
         ModelError::new(

@@ -4,8 +4,8 @@
 use super::error::ModelError;
 use super::model::Model;
 use super::split::by_key;
-use crate::lin::hash::hash_one;
-use crate::lin::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
+use crate::lin_search::hash::hash_one;
+use crate::lin_search::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
 
 /// `register`: read and write.
 pub static REGISTER: RegisterModel = RegisterModel {

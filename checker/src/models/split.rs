@@ -1,6 +1,6 @@
 //! Splitting a history into independent parts by key or lock name (P-compositionality).
 
-use crate::lin::{History, OpF};
+use crate::lin_search::{History, OpF};
 use std::collections::BTreeMap;
 
 /// Groups the indices of the kept operations by their key; operations without a key form the

@@ -4,7 +4,7 @@
 
 use super::error::ModelError;
 use super::model::Model;
-use crate::lin::{History, OpF};
+use crate::lin_search::{History, OpF};
 
 /// What the lock models take.
 pub(super) const LOCK: &[OpF] = &[OpF::Acquire, OpF::Release, OpF::Renew];

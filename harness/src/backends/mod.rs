@@ -45,7 +45,7 @@ pub fn packages() -> Vec<&'static str> {
         .iter()
         .flat_map(|b| b.packages.iter().copied())
         .collect();
-    out.push(crate::db::faketime::LIBFAKETIME_PACKAGE);
+    out.push(crate::processes::faketime::LIBFAKETIME_PACKAGE);
     out
 }
 

@@ -30,8 +30,9 @@ impl PauseGate {
         let mut addrs = Vec::new();
         let mut tasks = Vec::new();
         for &upstream in upstreams {
-            let listener =
-                crate::db::ports::bind_listener_tokio((std::net::Ipv4Addr::LOCALHOST, 0).into())?;
+            let listener = crate::processes::ports::bind_listener_tokio(
+                (std::net::Ipv4Addr::LOCALHOST, 0).into(),
+            )?;
             addrs.push(listener.local_addr()?);
             let points = points.clone();
             tasks.push(tokio::spawn(async move {

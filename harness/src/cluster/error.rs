@@ -6,7 +6,7 @@ pub enum ClusterError {
     #[error(transparent)]
     Proxy(#[from] crate::proxy::ProxyError),
     #[error(transparent)]
-    Db(#[from] crate::db::DbError),
+    Process(#[from] crate::processes::ProcessError),
     #[error("start the peer router of member {member}: {source}")]
     Router {
         member: String,

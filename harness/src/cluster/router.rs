@@ -9,7 +9,7 @@
 //! clients, a library adapter). Without one such connections are refused.
 
 use super::owner::dialer_dir;
-use crate::db::live_children;
+use crate::processes::live_children;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -37,8 +37,9 @@ impl PeerRouter {
         routes: BTreeMap<PathBuf, SocketAddr>,
         fallback: Option<SocketAddr>,
     ) -> std::io::Result<PeerRouter> {
-        let listener =
-            crate::db::ports::bind_listener_tokio((std::net::Ipv4Addr::LOCALHOST, 0).into())?;
+        let listener = crate::processes::ports::bind_listener_tokio(
+            (std::net::Ipv4Addr::LOCALHOST, 0).into(),
+        )?;
         let addr = listener.local_addr()?;
         let routes = Arc::new(routes);
         let task = tokio::spawn(async move {

@@ -4,7 +4,7 @@
 
 use super::error::ClusterError;
 use super::net::{ClusterNet, MemberPorts, Routing};
-use crate::db::{reserve_port, DbError, MemberSpec, NodeInfo, NodeKind, Supervisor};
+use crate::processes::{reserve_port, MemberSpec, NodeInfo, NodeKind, ProcessError, Supervisor};
 use crate::proxy::FaultProxies;
 use std::net::SocketAddr;
 use tokio::sync::Mutex;
@@ -54,7 +54,7 @@ pub(crate) async fn start_members(
             Ok(started) => break (started, net),
             // Another process took a port before its member bound it: new ports, new peer
             // proxies in front of them, new configs.
-            Err(DbError::ClusterPortTaken { .. }) if attempt < START_ATTEMPTS => {
+            Err(ProcessError::ClusterPortTaken { .. }) if attempt < START_ATTEMPTS => {
                 net.delete().await;
             }
             Err(e) => {
@@ -86,7 +86,7 @@ async fn prepare_members(
     kind: &mut impl FnMut(&ClusterNet, &Member<'_>) -> NodeKind,
 ) -> Result<(ClusterNet, Vec<MemberSpec>), ClusterError> {
     let reserve = |name: &str| {
-        reserve_port().map_err(|source| DbError::Port {
+        reserve_port().map_err(|source| ProcessError::Port {
             node: name.to_owned(),
             source,
         })

@@ -7,7 +7,7 @@ use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
 use super::{AfterRun, FaultKind, FaultSpec, Verbs};
 use super::{NemesisCtx, NemesisError};
-use crate::db::faketime::{control_file, set_clock, ClockSetting};
+use crate::processes::faketime::{control_file, set_clock, ClockSetting};
 use crate::server::ServerKind;
 use crate::vocab::MsRange;
 use lockpick_checker::history::{Value, F};

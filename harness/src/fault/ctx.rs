@@ -20,7 +20,7 @@ pub struct NemesisCtx {
     /// Cancelled when the workload ends: no new fault starts.
     pub stop: CancellationToken,
     /// The run's nodes, for faults on server processes.
-    pub supervisor: Arc<tokio::sync::Mutex<crate::db::Supervisor>>,
+    pub supervisor: Arc<tokio::sync::Mutex<crate::processes::Supervisor>>,
     /// The peer network, when the backend is a cluster.
     pub cluster: Option<Arc<ClusterNet>>,
 }

@@ -9,7 +9,7 @@ pub enum NemesisError {
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
     #[error(transparent)]
-    Db(#[from] crate::db::DbError),
+    Process(#[from] crate::processes::ProcessError),
     #[error("apply {fault} to the cluster: this backend has no peer network")]
     NotACluster { fault: &'static str },
     #[error("set the clock of node {node} in {path}: {source}")]

@@ -9,7 +9,7 @@ use super::members;
 use super::step::{Heal, StepFuture};
 use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
-use crate::db::DbError;
+use crate::processes::ProcessError;
 use crate::vocab::ScenarioError;
 use lockpick_checker::history::F;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ fn stop(s: Start<'_>) -> StepFuture<'_> {
                 match supervisor.pause(node) {
                     Ok(()) => {}
                     // Crashed by another fault: there is no process to stop.
-                    Err(DbError::NotRunning { .. }) => {}
+                    Err(ProcessError::NotRunning { .. }) => {}
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -81,7 +81,7 @@ impl Heal for Resume {
             for node in &self.0 {
                 match supervisor.resume(node) {
                     // Not running: crashed by another fault meanwhile, nothing to resume.
-                    Ok(()) | Err(DbError::NotRunning { .. }) => {}
+                    Ok(()) | Err(ProcessError::NotRunning { .. }) => {}
                     Err(e) => return Err(e.into()),
                 }
             }

@@ -5,9 +5,9 @@
 use super::{build_schedule, NemesisCtx};
 use crate::client::{Interrupt, PausePoints};
 use crate::cluster::ClusterNet;
-use crate::db::Supervisor;
 use crate::fault::tests::{sample, scenario};
 use crate::fault::{OpenFaults, PausePoint, FAULTS};
+use crate::processes::Supervisor;
 use crate::proxy::FaultProxies;
 use crate::recorder::Recorder;
 use lockpick_checker::history::{read_history, Process, F};

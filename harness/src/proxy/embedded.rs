@@ -40,10 +40,11 @@ impl EmbeddedToxiproxy {
                 }))
             }
         });
-        let bound = crate::db::ports::bind_listener(listen).map_err(|source| ProxyError::Bind {
-            addr: listen,
-            source,
-        })?;
+        let bound =
+            crate::processes::ports::bind_listener(listen).map_err(|source| ProxyError::Bind {
+                addr: listen,
+                source,
+            })?;
         let builder = hyper::Server::from_tcp(bound).map_err(|e| ProxyError::Bind {
             addr: listen,
             source: std::io::Error::other(e),

@@ -6,7 +6,7 @@
 
 use super::api_worker::ApiWorker;
 use super::error::ProxyError;
-use crate::db::{reserve_port, ReservedPort};
+use crate::processes::{reserve_port, ReservedPort};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

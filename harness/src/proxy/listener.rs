@@ -21,7 +21,7 @@ impl Listening {
         upstream: String,
         toxics: watch::Receiver<ToxicList>,
     ) -> std::io::Result<Listening> {
-        let listener = crate::db::ports::bind_listener_tokio(addr)?;
+        let listener = crate::processes::ports::bind_listener_tokio(addr)?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(listener, upstream, toxics, stopped));

@@ -5,7 +5,7 @@
 use super::error::RunError;
 use crate::client::{BuildCtx, Clients};
 use crate::cluster::ClusterNet;
-use crate::db::Supervisor;
+use crate::processes::Supervisor;
 use crate::proxy::FaultProxies;
 use crate::scenario::Scenario;
 use crate::server::{external, Endpoints, StartCtx, StartError};

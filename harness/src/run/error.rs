@@ -11,7 +11,7 @@ pub enum RunError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Db(#[from] crate::db::DbError),
+    Process(#[from] crate::processes::ProcessError),
     #[error(transparent)]
     Proxy(#[from] crate::proxy::ProxyError),
     #[error(transparent)]

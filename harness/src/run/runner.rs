@@ -8,8 +8,8 @@ use super::plan::{RunPlan, Swapped};
 use super::servers::{Instance, ServerPool, RESOURCE_NODE};
 use super::store::{create_run_dir, interrupt_signal, write_store_file, RunRecord};
 use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
-use crate::db::Supervisor;
 use crate::nemesis::{run_nemesis, NemesisCtx};
+use crate::processes::Supervisor;
 use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
@@ -86,7 +86,7 @@ pub async fn run_plan_in(
         super::external::check_reachable(&scenario.node_names(), &opts.external).await?;
     }
     // libfaketime files of nodes an earlier, killed run left behind.
-    crate::db::faketime::clean_stale_shm();
+    crate::processes::faketime::clean_stale_shm();
     let dir = create_run_dir(&opts.store, &scenario.name, plan.seed)?;
     let mut text = std::fs::read_to_string(&scenario.path).unwrap_or_default();
     if let Some(swapped) = &plan.swapped {
@@ -339,7 +339,7 @@ async fn server_cpu(
     nodes
         .into_iter()
         .filter(|n| n.name != RESOURCE_NODE)
-        .filter_map(|n| Some((n.name, crate::db::cpu::tree_cpu_ms(n.pid)?)))
+        .filter_map(|n| Some((n.name, crate::processes::cpu::tree_cpu_ms(n.pid)?)))
         .collect()
 }
 

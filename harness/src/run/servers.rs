@@ -14,8 +14,8 @@ use super::error::RunError;
 use super::plan::RunPlan;
 use super::store::{discard_node_data, note_instance_dir, RunRecord};
 use crate::backends::redis::RedisOptions;
-use crate::db::{NodeState, Supervisor};
 use crate::fault::AfterRun;
+use crate::processes::{NodeState, Supervisor};
 use crate::proxy::{EmbeddedToxiproxy, FaultProxies};
 use crate::scenario::Scenario;
 use lockpick_store::ServerInstance;
@@ -338,10 +338,13 @@ impl Instance {
             }
             // The nemesis put every clock it moved back already; a node under libfaketime is
             // set to real time once more, so no setting can outlive its run.
-            let control = crate::db::faketime::control_file(&node.dir);
+            let control = crate::processes::faketime::control_file(&node.dir);
             if self.setup.faketime && control.is_file() {
-                crate::db::faketime::set_clock(&control, crate::db::faketime::ClockSetting::REAL)
-                    .map_err(|e| format!("set {} to real time: {e}", control.display()))?;
+                crate::processes::faketime::set_clock(
+                    &control,
+                    crate::processes::faketime::ClockSetting::REAL,
+                )
+                .map_err(|e| format!("set {} to real time: {e}", control.display()))?;
             }
         }
         reset.reset(&self.nodes.endpoints, RESET_LIMIT).await
@@ -395,7 +398,7 @@ impl Shell {
         }
         self.supervisor.lock().await.stop_all().await;
         // Killed libfaketime nodes cannot remove their shared-memory files themselves.
-        crate::db::faketime::clean_stale_shm();
+        crate::processes::faketime::clean_stale_shm();
         if !self.keep_data {
             discard_node_data(&self.dir);
         }

@@ -135,7 +135,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Records in every run in progress that `signal` (a second SIGINT/SIGTERM) killed it, and
 /// removes its nodes' data as a finished run's: for the emergency exit, which skips the
 /// teardown and the check. Call it once the servers are dead
-/// ([`crate::db::kill_all_children`]).
+/// ([`crate::processes::kill_all_children`]).
 pub fn mark_runs_killed(signal: &str) {
     let active: Vec<RunRecord> = lock(&ACTIVE).clone();
     for record in active {

@@ -5,7 +5,7 @@
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Db(#[from] crate::db::DbError),
+    Process(#[from] crate::processes::ProcessError),
     #[error(transparent)]
     Proxy(#[from] crate::proxy::ProxyError),
     #[error(transparent)]

@@ -26,7 +26,7 @@ mod shapes;
 mod version;
 
 use crate::cluster::ClusterNet;
-use crate::db::Supervisor;
+use crate::processes::Supervisor;
 use crate::proxy::FaultProxies;
 
 use crate::vocab::{LockSpec, Persistence};

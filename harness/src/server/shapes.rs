@@ -3,7 +3,7 @@
 
 use super::{Endpoints, NodeRule, StartCtx, StartError, Started};
 use crate::cluster::Cluster;
-use crate::db::NodeKind;
+use crate::processes::NodeKind;
 use std::sync::Arc;
 
 /// The node rule of a consensus cluster: an odd size so that every split has a majority side.

@@ -9,7 +9,7 @@ use lockpick_harness::backends::etcd::start_etcd_cluster;
 use lockpick_harness::backends::zookeeper::start_zk_cluster;
 use lockpick_harness::client::{Grant, LockClient, LockSession, Outcome};
 use lockpick_harness::cluster::Cluster;
-use lockpick_harness::db::Supervisor;
+use lockpick_harness::processes::Supervisor;
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use std::future::Future;
 use std::net::SocketAddr;

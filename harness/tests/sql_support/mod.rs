@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test file uses a different subset
 
 use lockpick_harness::client::{Grant, LockClient, LockSession, Outcome};
-use lockpick_harness::db::{NodeKind, Supervisor};
+use lockpick_harness::processes::{NodeKind, Supervisor};
 use lockpick_harness::proxy::{EmbeddedToxiproxy, FaultProxies};
 use lockpick_harness::scenario::MsRange;
 use std::net::SocketAddr;

@@ -7,7 +7,7 @@ mod record;
 mod run_stats;
 
 pub use cell::{aggregate, with_exploration, CellHead};
-pub use lockpick_checker::reach::{fault_reach, Needs};
+pub use lockpick_checker::fault_reached::{fault_reach, Needs};
 pub use markdown::matrix_markdown;
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
 pub use record::recorded_folder;

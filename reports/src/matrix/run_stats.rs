@@ -4,8 +4,8 @@
 use super::record::{RunSummary, MATRIX_VERSION};
 use crate::quantiles::quantile;
 use crate::view::{Outcome, RunView};
+use lockpick_checker::fault_reached::{fault_reach, Needs};
 use lockpick_checker::history::{Event, EventKind, Process, F};
-use lockpick_checker::reach::{fault_reach, Needs};
 use lockpick_checker::results::RunResults;
 
 /// Where a run sits in the matrix and how to find and repeat it.

@@ -5,7 +5,7 @@ use crate::backends::etcd::EtcdOptions;
 use crate::cluster::error::ClusterError;
 use crate::cluster::net::Routing;
 use crate::cluster::start::{start_members, Cluster};
-use crate::db::{NodeKind, Supervisor};
+use crate::processes::{NodeKind, Supervisor};
 use crate::proxy::FaultProxies;
 use std::net::SocketAddr;
 use std::path::Path;

@@ -1,12 +1,12 @@
 //! etcd as a node kind: one member of a cluster, its command line, readiness probe (the
 //! member sees a leader) and leader probe.
 //!
-//! Members are started together ([`crate::db::Supervisor::start_cluster`]): a lone member of a
+//! Members are started together ([`crate::processes::Supervisor::start_cluster`]): a lone member of a
 //! new three-member cluster never becomes ready. Tear-down is SIGKILL, as for every node: a
 //! SIGTERM'd leader first tries to hand over leadership and hangs for seconds when the others
 //! are going down too.
 
-use crate::db::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
+use crate::processes::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::db::folder::NodeFolder;
-use crate::db::http;
+use crate::processes::folder::NodeFolder;
+use crate::processes::http;
 
 /// Debian package that provides `etcd`.
 pub(crate) const PACKAGE: &str = "etcd-server";
@@ -221,9 +221,9 @@ impl NodeRecipe for EtcdOptions {
 }
 
 /// An etcd member as a node kind, for callers outside this crate (tests starting a cluster by
-/// hand with [`crate::db::Supervisor::start_cluster`]).
-impl From<EtcdOptions> for crate::db::NodeKind {
-    fn from(options: EtcdOptions) -> crate::db::NodeKind {
-        crate::db::NodeKind::new(options)
+/// hand with [`crate::processes::Supervisor::start_cluster`]).
+impl From<EtcdOptions> for crate::processes::NodeKind {
+    fn from(options: EtcdOptions) -> crate::processes::NodeKind {
+        crate::processes::NodeKind::new(options)
     }
 }

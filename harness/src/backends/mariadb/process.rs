@@ -18,8 +18,8 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
-use crate::db::folder::NodeFolder;
-use crate::db::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
+use crate::processes::folder::NodeFolder;
+use crate::processes::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
 
 /// Debian package that provides `mariadbd`.
 pub(crate) const PACKAGE: &str = "mariadb-server";
@@ -67,7 +67,7 @@ impl Default for MariaDbOptions {
 impl MariaDbOptions {
     pub(crate) fn validate(&self) -> Result<(), String> {
         if self.faketime {
-            crate::db::faketime::check_installed()?;
+            crate::processes::faketime::check_installed()?;
         }
         for (name, value) in &self.extra_config {
             let name_ok = !name.is_empty()
@@ -88,9 +88,12 @@ impl MariaDbOptions {
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         std::fs::write(&folder.config, self.config_text(folder, port)?)?;
         if self.faketime {
-            let control = crate::db::faketime::control_file(&folder.root);
+            let control = crate::processes::faketime::control_file(&folder.root);
             if !control.exists() {
-                crate::db::faketime::set_clock(&control, crate::db::faketime::ClockSetting::REAL)?;
+                crate::processes::faketime::set_clock(
+                    &control,
+                    crate::processes::faketime::ClockSetting::REAL,
+                )?;
             }
         }
         Ok(())
@@ -142,9 +145,9 @@ impl MariaDbOptions {
             .arg(format!("--defaults-file={}", folder.config.display()))
             .current_dir(&folder.root);
         if self.faketime {
-            crate::db::faketime::prepare(
+            crate::processes::faketime::prepare(
                 &mut command,
-                &crate::db::faketime::control_file(&folder.root),
+                &crate::processes::faketime::control_file(&folder.root),
             );
         }
         command

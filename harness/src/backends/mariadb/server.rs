@@ -2,7 +2,7 @@
 //! folder, under libfaketime when clocks move so `NOW()` moves.
 
 use crate::backends::mariadb::MariaDbOptions;
-use crate::db::NodeKind;
+use crate::processes::NodeKind;
 use crate::server::StartError;
 use crate::server::{BoxFuture, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::vocab::Persistence;

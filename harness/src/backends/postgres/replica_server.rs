@@ -13,7 +13,7 @@
 //! commit only once the replica has applied it.
 
 use crate::backends::postgres::{replicas_streaming, PgOptions};
-use crate::db::NodeKind;
+use crate::processes::NodeKind;
 use crate::server::StartError;
 use crate::server::{
     BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,

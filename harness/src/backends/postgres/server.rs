@@ -2,7 +2,7 @@
 //! `lockpick-db` when lockpick is root), under libfaketime when clocks move so `now()` moves.
 
 use crate::backends::postgres::PgOptions;
-use crate::db::NodeKind;
+use crate::processes::NodeKind;
 use crate::server::StartError;
 use crate::server::{BoxFuture, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support};
 use crate::vocab::Persistence;

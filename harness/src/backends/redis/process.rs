@@ -1,6 +1,6 @@
 //! Redis as a node kind: its options, config file, command line and readiness probe.
 
-use crate::db::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
+use crate::processes::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::db::folder::NodeFolder;
+use crate::processes::folder::NodeFolder;
 
 /// Debian package that provides `redis-server`.
 pub(crate) const PACKAGE: &str = "redis-server";
@@ -32,7 +32,7 @@ pub struct RedisOptions {
     /// How long to wait for the first PONG after spawning.
     pub ready_timeout: Duration,
     /// Run under libfaketime with the control file `faketime.rc` in the node folder, so the
-    /// nemesis can move the node's wall clock (see [`crate::db::faketime`]).
+    /// nemesis can move the node's wall clock (see [`crate::processes::faketime`]).
     pub faketime: bool,
 }
 
@@ -52,7 +52,7 @@ impl RedisOptions {
     /// Checks what the config file cannot express safely: lines that would split or merge.
     pub(crate) fn validate(&self) -> Result<(), String> {
         if self.faketime {
-            crate::db::faketime::check_installed()?;
+            crate::processes::faketime::check_installed()?;
         }
         for (key, value) in &self.extra_config {
             if key.is_empty() || key.contains(char::is_whitespace) || value.contains(['\n', '\r']) {
@@ -66,9 +66,12 @@ impl RedisOptions {
     pub(crate) fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         std::fs::write(&folder.config, self.config_text(folder, port)?)?;
         if self.faketime {
-            let control = crate::db::faketime::control_file(&folder.root);
+            let control = crate::processes::faketime::control_file(&folder.root);
             if !control.exists() {
-                crate::db::faketime::set_clock(&control, crate::db::faketime::ClockSetting::REAL)?;
+                crate::processes::faketime::set_clock(
+                    &control,
+                    crate::processes::faketime::ClockSetting::REAL,
+                )?;
             }
         }
         Ok(())
@@ -99,9 +102,9 @@ impl RedisOptions {
         let mut command = Command::new(&self.binary);
         command.arg(&folder.config).current_dir(&folder.root);
         if self.faketime {
-            crate::db::faketime::prepare(
+            crate::processes::faketime::prepare(
                 &mut command,
-                &crate::db::faketime::control_file(&folder.root),
+                &crate::processes::faketime::control_file(&folder.root),
             );
         }
         command
@@ -222,14 +225,15 @@ impl NodeRecipe for RedisOptions {
 
 // In the Redis backend, beside the recipe, though the supervisor is the db layer's: the
 // protected resource and most tests start a plain redis-server this way.
-impl crate::db::Supervisor {
+impl crate::processes::Supervisor {
     /// Starts a `redis-server` named `name` on a free loopback port and waits until it
     /// answers PING. `name` must be new to this supervisor and its folder must not exist.
     pub async fn start_redis(
         &mut self,
         name: &str,
         opts: RedisOptions,
-    ) -> Result<crate::db::NodeInfo, crate::db::DbError> {
-        self.start(name, crate::db::NodeKind::new(opts)).await
+    ) -> Result<crate::processes::NodeInfo, crate::processes::ProcessError> {
+        self.start(name, crate::processes::NodeKind::new(opts))
+            .await
     }
 }

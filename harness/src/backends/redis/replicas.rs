@@ -13,7 +13,7 @@ use crate::backends::redis::RedisOptions;
 use crate::cluster::error::ClusterError;
 use crate::cluster::net::{ClusterNet, MemberPorts, Routing};
 use crate::cluster::start::Cluster;
-use crate::db::{reserve_port, DbError, MemberSpec, NodeKind, Supervisor};
+use crate::processes::{reserve_port, MemberSpec, NodeKind, ProcessError, Supervisor};
 use crate::proxy::FaultProxies;
 use std::net::SocketAddr;
 use tokio::sync::Mutex;
@@ -56,7 +56,7 @@ pub async fn start_redis_replicas(
                     let _ = proxies.delete(node).await;
                 }
                 match e {
-                    DbError::ClusterPortTaken { .. } if attempt < START_ATTEMPTS => {}
+                    ProcessError::ClusterPortTaken { .. } if attempt < START_ATTEMPTS => {}
                     other => return Err(other.into()),
                 }
             }
@@ -76,7 +76,7 @@ async fn prepare(
     let mut client_addrs = Vec::new();
     let mut members = Vec::new();
     for node in nodes {
-        let port = reserve_port().map_err(|source| DbError::Port {
+        let port = reserve_port().map_err(|source| ProcessError::Port {
             node: node.clone(),
             source,
         })?;

@@ -1,7 +1,7 @@
 //! Redis Sentinel as a node kind: a `redis-sentinel` process watching one master, with the
 //! failover timing the scenarios rely on (`down-after-milliseconds`).
 
-use crate::db::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
+use crate::processes::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::backends::redis::process::quote;
-use crate::db::folder::NodeFolder;
+use crate::processes::folder::NodeFolder;
 
 /// Debian package that provides `redis-sentinel`.
 pub(crate) const PACKAGE: &str = "redis-sentinel";

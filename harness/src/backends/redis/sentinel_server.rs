@@ -126,7 +126,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
             .await
             .start(
                 name,
-                crate::db::NodeKind::new(SentinelOptions {
+                crate::processes::NodeKind::new(SentinelOptions {
                     ready_timeout: SETTLE,
                     ..SentinelOptions::new(routed_master)
                 }),

@@ -55,7 +55,7 @@ impl ServerKind for Redis {
                 faketime: ctx.faketime,
                 ..RedisOptions::default()
             };
-            crate::server::start_all(ctx, crate::db::NodeKind::new(options)).await
+            crate::server::start_all(ctx, crate::processes::NodeKind::new(options)).await
         })
     }
 

@@ -2,7 +2,7 @@
 //! (the Debian jars under OpenJDK), readiness probe (the server has joined a quorum, as leader
 //! or follower) and leader probe, both through the `srvr` four-letter word.
 
-use crate::db::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
+use crate::processes::kind::{BoxFuture, NodeRecipe, PROBE_TIMEOUT};
 use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::db::folder::NodeFolder;
+use crate::processes::folder::NodeFolder;
 
 /// Debian package that provides the ZooKeeper jars (Java itself is `default-jre-headless`).
 pub(crate) const PACKAGE: &str = "zookeeper";

@@ -17,7 +17,7 @@
 //! then `lockpick-adapter.json` in its folder or in one of the two folders above it (a binary
 //! in `target/release/` finds the one beside its `Cargo.toml`).
 
-use crate::db::find_binary;
+use crate::processes::find_binary;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;

@@ -14,7 +14,7 @@ use super::Config;
 use crate::client::adapter_error::{tail, AdapterError};
 use crate::client::lock::{Connecting, Grant, LockSession, Outcome};
 use crate::client::pause::{PauseHook, PausePoints};
-use crate::db::Child;
+use crate::processes::Child;
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -51,7 +51,7 @@ struct Shared {
     /// The client's pause points, for a pause inside a request.
     points: Arc<PausePoints>,
     /// The adapter's processes below the one lockpick spawned, listed once it answered init:
-    /// a stop reaches them at once ([`crate::db::signal_child_known`]).
+    /// a stop reaches them at once ([`crate::processes::signal_child_known`]).
     tree: Arc<Mutex<Vec<u32>>>,
     renew: bool,
     broken: Arc<Mutex<Option<AdapterError>>>,
@@ -147,7 +147,7 @@ impl ProcessSession {
                 let known = tree.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 // A retired adapter's hook may outlive its process by a moment: the registry
                 // refuses to signal a pid that is not a live child of ours.
-                let _ = crate::db::signal_child_known(pid, &known, signal);
+                let _ = crate::processes::signal_child_known(pid, &known, signal);
             })
         };
         points.on_pause(&hook);
@@ -168,7 +168,7 @@ impl ProcessSession {
         };
         let hello = shared.hello(&mut pipes).await?;
         *tree.lock().unwrap_or_else(|p| p.into_inner()) =
-            crate::db::descendants(shared.child.pid());
+            crate::processes::descendants(shared.child.pid());
         let mut shared = shared;
         if let Some(s) = Arc::get_mut(&mut shared) {
             s.renew = hello.ops.iter().any(|op| op == "renew");

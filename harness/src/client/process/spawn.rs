@@ -6,7 +6,7 @@
 use super::Config;
 use crate::client::adapter_error::AdapterError;
 use crate::client::lock::Connecting;
-use crate::db::{find_binary, spawn_piped, SpawnFailure, Spawned};
+use crate::processes::{find_binary, spawn_piped, SpawnFailure, Spawned};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@
 //!   container or an unprivileged user often does not have, and still someone to write to it.
 //! - A PID namespace needs neither: when its init dies, the kernel SIGKILLs every other
 //!   process in it, stopped ones included, and no process can leave its namespace. The chain
-//!   is the one PostgreSQL already runs in ([`crate::db::pid_namespace`]): lockpick forks
+//!   is the one PostgreSQL already runs in ([`crate::processes::pid_namespace`]): lockpick forks
 //!   `unshare --pid --fork --kill-child` on its spawner thread (PDEATHSIG = SIGKILL), and
 //!   unshare gives the adapter PDEATHSIG = SIGKILL in turn. So SIGKILL of lockpick kills
 //!   unshare, which kills the adapter, which ends the namespace; a retired or crashed adapter
@@ -23,7 +23,7 @@
 //! A pause (SIGSTOP) reaches the whole tree: the registry stops the pid it spawned and every
 //! process below it, the adapter's children included.
 
-use crate::db::{find_binary, pid_namespace};
+use crate::processes::{find_binary, pid_namespace};
 use std::path::Path;
 use std::process::Command;
 

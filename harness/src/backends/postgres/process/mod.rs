@@ -3,10 +3,10 @@
 //! `SELECT 1`, and the clean-up of the one System V segment postgres leaves when it is killed.
 //!
 //! Facts measured with Debian's PostgreSQL 15 here: postgres exits at once when run as root,
-//! so as root it runs as [`crate::db::run_as::SERVER_USER`] with the node folder handed to that
+//! so as root it runs as [`crate::processes::run_as::SERVER_USER`] with the node folder handed to that
 //! user; its backends call `setsid()`, so signals reach them only one by one (the registry
 //! signals a node's whole process tree), and PDEATHSIG does not reach them at all (postgres
-//! runs as PID 1 of a PID namespace of its own, see [`crate::db::pid_namespace`]); a postmaster killed with SIGKILL leaves a 56-byte
+//! runs as PID 1 of a PID namespace of its own, see [`crate::processes::pid_namespace`]); a postmaster killed with SIGKILL leaves a 56-byte
 //! System V segment behind (the data-folder interlock), marked for removal once the server
 //! is ready so that no exit path leaks it; with `unix_socket_directories = ''` and
 //! `dynamic_shared_memory_type = mmap` nothing is written outside the node folder.
@@ -21,10 +21,10 @@ use std::time::Duration;
 
 mod replica;
 
-use crate::db::folder::NodeFolder;
-use crate::db::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
-use crate::db::pid_namespace;
-use crate::db::run_as::{self, Account};
+use crate::processes::folder::NodeFolder;
+use crate::processes::kind::{BoxFuture, NodeKind, NodeRecipe, PROBE_TIMEOUT};
+use crate::processes::pid_namespace;
+use crate::processes::run_as::{self, Account};
 pub use replica::replicas_streaming;
 
 /// Debian package that provides `postgres` and `initdb` (PostgreSQL 15 on Debian 12).
@@ -60,7 +60,7 @@ pub struct PgOptions {
     /// How long to wait for the first answer to `SELECT 1` after spawning.
     pub ready_timeout: Duration,
     /// Run under libfaketime like Redis, so the nemesis can move `now()` (see
-    /// [`crate::db::faketime`]).
+    /// [`crate::processes::faketime`]).
     pub faketime: bool,
     /// A streaming replica of the primary reached at this address (`pg_basebackup -R` from
     /// it instead of `initdb`, see [`replica`]), instead of a primary of its own.
@@ -106,7 +106,7 @@ impl PgOptions {
 
     pub(crate) fn validate(&self) -> Result<(), String> {
         if self.faketime {
-            crate::db::faketime::check_installed()?;
+            crate::processes::faketime::check_installed()?;
         }
         pid_namespace::check_installed()?;
         run_as::server_account()?;
@@ -172,9 +172,12 @@ impl PgOptions {
             .append(true)
             .open(&folder.log)?;
         if self.faketime {
-            let control = crate::db::faketime::control_file(&folder.root);
+            let control = crate::processes::faketime::control_file(&folder.root);
             if !control.exists() {
-                crate::db::faketime::set_clock(&control, crate::db::faketime::ClockSetting::REAL)?;
+                crate::processes::faketime::set_clock(
+                    &control,
+                    crate::processes::faketime::ClockSetting::REAL,
+                )?;
             }
         }
         Ok(())
@@ -217,7 +220,7 @@ impl PgOptions {
     pub(crate) fn command(&self, folder: &NodeFolder) -> Command {
         // validate() ran before: the account is known or the node was refused.
         let account = run_as::server_account().ok().flatten();
-        let preload = self.faketime.then(crate::db::faketime::preload);
+        let preload = self.faketime.then(crate::processes::faketime::preload);
         let mut command = pid_namespace::command(&self.binary, account, preload.as_deref());
         command
             .arg("-D")
@@ -226,8 +229,8 @@ impl PgOptions {
             .arg(format!("config_file={}", folder.config.display()))
             .current_dir(&folder.root);
         if self.faketime {
-            let control = crate::db::faketime::control_file(&folder.root);
-            crate::db::faketime::clock_env(&mut command, &control);
+            let control = crate::processes::faketime::control_file(&folder.root);
+            crate::processes::faketime::clock_env(&mut command, &control);
         }
         command
     }

@@ -15,8 +15,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::backends::postgres::process::{run_setup, PgOptions, DATABASE, USER};
-use crate::db::folder::NodeFolder;
-use crate::db::run_as::Account;
+use crate::processes::folder::NodeFolder;
+use crate::processes::run_as::Account;
 
 /// pg_basebackup's output, in the node folder.
 const BASEBACKUP_LOG: &str = "basebackup.log";

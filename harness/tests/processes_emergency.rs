@@ -1,11 +1,11 @@
 //! `kill_all_children`, the emergency stop for SIGINT/SIGTERM. In its own test binary because
 //! it shuts down spawning for the whole process.
 
-mod db_support;
+mod processes_support;
 
-use db_support::proc_state;
 use lockpick_harness::backends::redis::RedisOptions;
-use lockpick_harness::db::{kill_all_children, DbError, NodeState, Supervisor};
+use lockpick_harness::processes::{kill_all_children, NodeState, ProcessError, Supervisor};
+use processes_support::proc_state;
 
 #[tokio::test]
 async fn kill_all_children_kills_nodes_of_every_supervisor_and_refuses_new_ones() {
@@ -27,8 +27,14 @@ async fn kill_all_children_kills_nodes_of_every_supervisor_and_refuses_new_ones(
         NodeState::Crashed(_)
     ));
     let err = a.start_redis("three", RedisOptions::default()).await;
-    assert!(matches!(err, Err(DbError::ShuttingDown { .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(ProcessError::ShuttingDown { .. })),
+        "{err:?}"
+    );
     let err = b.restart("two").await;
-    assert!(matches!(err, Err(DbError::ShuttingDown { .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(ProcessError::ShuttingDown { .. })),
+        "{err:?}"
+    );
     kill_all_children(); // idempotent
 }

@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::child::Child;
-use super::error::DbError;
+use super::error::ProcessError;
 use super::folder::NodeFolder;
 use super::kind::{NodeKind, PROBE_INTERVAL};
 use super::registry;
@@ -17,8 +17,8 @@ use super::spawner::{self, SpawnFailure};
 /// Why one launch attempt failed.
 pub(crate) enum LaunchFailure {
     /// The port was taken; another attempt may succeed.
-    AddressInUse(DbError),
-    Fatal(DbError),
+    AddressInUse(ProcessError),
+    Fatal(ProcessError),
 }
 
 /// Kills a child whose start is abandoned, including when the starting future is dropped.
@@ -51,7 +51,7 @@ pub(crate) async fn launch(
     addr: SocketAddr,
 ) -> Result<(Child, Duration), LaunchFailure> {
     let folder_err = |path: &Path, source: io::Error| {
-        LaunchFailure::Fatal(DbError::Folder {
+        LaunchFailure::Fatal(ProcessError::Folder {
             node: name.to_string(),
             path: path.to_path_buf(),
             source,
@@ -76,16 +76,16 @@ pub(crate) async fn launch(
     let spawned_at = Instant::now();
     let child = spawner::spawn(command).await.map_err(|failure| {
         LaunchFailure::Fatal(match failure {
-            SpawnFailure::ShuttingDown => DbError::ShuttingDown {
+            SpawnFailure::ShuttingDown => ProcessError::ShuttingDown {
                 node: name.to_string(),
             },
             SpawnFailure::Io(source) if source.kind() == io::ErrorKind::NotFound => {
-                DbError::MissingBinary {
+                ProcessError::MissingBinary {
                     binary: kind.binary().to_path_buf(),
                     package: kind.package(),
                 }
             }
-            SpawnFailure::Io(source) => DbError::Spawn {
+            SpawnFailure::Io(source) => ProcessError::Spawn {
                 node: name.to_string(),
                 binary: kind.binary().to_path_buf(),
                 source,
@@ -96,7 +96,7 @@ pub(crate) async fn launch(
     let timeout = kind.ready_timeout();
     loop {
         if let Some(status) = guard.child().exit() {
-            let err = DbError::ExitedEarly {
+            let err = ProcessError::ExitedEarly {
                 node: name.to_string(),
                 addr: addr.to_string(),
                 status,
@@ -117,7 +117,7 @@ pub(crate) async fn launch(
             let child = guard.disarm();
             let _ = registry::signal(child.pid(), libc::SIGKILL);
             child.wait().await;
-            let err = DbError::NotReady {
+            let err = ProcessError::NotReady {
                 node: name.to_string(),
                 addr: addr.to_string(),
                 timeout,

@@ -1,15 +1,15 @@
 //! Supervisor tests against the real `redis-server`: start, pause/resume, kill/restart with
 //! and without AOF, crash detection, cleanup on drop and the missing-binary error.
 
-mod db_support;
+mod processes_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use db_support::{command, pings, proc_state, wait_not_running};
 use lockpick_harness::backends::redis::RedisOptions;
-use lockpick_harness::db::{DbError, NodeState, Supervisor};
+use lockpick_harness::processes::{NodeState, ProcessError, Supervisor};
+use processes_support::{command, pings, proc_state, wait_not_running};
 
 const SHORT: Duration = Duration::from_millis(300);
 const LONG: Duration = Duration::from_secs(2);
@@ -126,7 +126,10 @@ async fn a_paused_node_can_be_killed_and_restarted() {
         .expect("kill of a paused node hangs")
         .unwrap();
     assert_eq!(proc_state(node.pid), None);
-    assert!(matches!(sup.pause("r"), Err(DbError::NotRunning { .. })));
+    assert!(matches!(
+        sup.pause("r"),
+        Err(ProcessError::NotRunning { .. })
+    ));
     let after = sup.restart("r").await.unwrap();
     assert!(pings(after.addr, LONG));
 }
@@ -221,7 +224,7 @@ async fn a_missing_binary_names_the_debian_package() {
     assert!(
         matches!(
             err,
-            DbError::MissingBinary {
+            ProcessError::MissingBinary {
                 package: "redis-server",
                 ..
             }
@@ -239,23 +242,26 @@ async fn names_and_duplicates_are_rejected() {
     let mut sup = Supervisor::new(run.path());
     for bad in ["", "..", "a/b", "a b"] {
         let err = sup.start_redis(bad, RedisOptions::default()).await;
-        assert!(matches!(err, Err(DbError::InvalidName { .. })), "{bad:?}");
+        assert!(
+            matches!(err, Err(ProcessError::InvalidName { .. })),
+            "{bad:?}"
+        );
     }
     sup.start_redis("r", RedisOptions::default()).await.unwrap();
     let err = sup.start_redis("r", RedisOptions::default()).await;
-    assert!(matches!(err, Err(DbError::DuplicateNode { .. })));
+    assert!(matches!(err, Err(ProcessError::DuplicateNode { .. })));
     let opts = RedisOptions {
         extra_config: vec![("maxmemory".into(), "1\nport 1".into())],
         ..RedisOptions::default()
     };
     let err = sup.start_redis("r2", opts).await;
     assert!(
-        matches!(err, Err(DbError::InvalidOptions { .. })),
+        matches!(err, Err(ProcessError::InvalidOptions { .. })),
         "{err:?}"
     );
     assert!(matches!(
         sup.pause("other"),
-        Err(DbError::UnknownNode { .. })
+        Err(ProcessError::UnknownNode { .. })
     ));
 }
 
@@ -277,7 +283,7 @@ async fn a_server_that_exits_at_start_reports_its_output() {
         ..RedisOptions::default()
     };
     let err = sup.start_redis("r", opts).await.unwrap_err();
-    let DbError::ExitedEarly {
+    let ProcessError::ExitedEarly {
         status, log_tail, ..
     } = &err
     else {
@@ -303,7 +309,7 @@ async fn a_server_that_never_answers_times_out_with_its_log_and_is_killed() {
         ..RedisOptions::default()
     };
     let err = sup.start_redis("r", opts).await.unwrap_err();
-    let DbError::NotReady { log_tail, .. } = &err else {
+    let ProcessError::NotReady { log_tail, .. } = &err else {
         panic!("expected NotReady, got {err:?}");
     };
     assert!(log_tail.contains("still booting"), "{log_tail}");
@@ -365,7 +371,7 @@ async fn a_restart_keeps_its_port_and_reports_when_it_is_taken() {
     }
     let squatter = std::net::TcpListener::bind(node.addr).unwrap();
     let err = sup.restart("r").await.unwrap_err();
-    let DbError::ExitedEarly { addr, log_tail, .. } = &err else {
+    let ProcessError::ExitedEarly { addr, log_tail, .. } = &err else {
         panic!("expected ExitedEarly, got {err:?}");
     };
     assert_eq!(addr, &node.addr.to_string());

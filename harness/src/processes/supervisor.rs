@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::child::Child;
-use super::error::DbError;
+use super::error::ProcessError;
 use super::folder::NodeFolder;
 use super::kind::NodeKind;
 use super::launch::{launch, LaunchFailure};
@@ -113,25 +113,26 @@ impl Supervisor {
     }
 
     /// Starts a node of any kind (`start_redis` in the Redis backend is this for Redis).
-    pub async fn start(&mut self, name: &str, kind: NodeKind) -> Result<NodeInfo, DbError> {
+    pub async fn start(&mut self, name: &str, kind: NodeKind) -> Result<NodeInfo, ProcessError> {
         validate_name(name)?;
         if self.nodes.contains_key(name) {
-            return Err(DbError::DuplicateNode {
+            return Err(ProcessError::DuplicateNode {
                 name: name.to_string(),
             });
         }
-        kind.validate().map_err(|reason| DbError::InvalidOptions {
-            node: name.to_string(),
-            reason,
-        })?;
+        kind.validate()
+            .map_err(|reason| ProcessError::InvalidOptions {
+                node: name.to_string(),
+                reason,
+            })?;
         if find_binary(kind.binary()).is_none() {
-            return Err(DbError::MissingBinary {
+            return Err(ProcessError::MissingBinary {
                 binary: kind.binary().to_path_buf(),
                 package: kind.package(),
             });
         }
         let folder = NodeFolder::new(&self.run_dir, name, kind.config_file());
-        folder.create().map_err(|source| DbError::Folder {
+        folder.create().map_err(|source| ProcessError::Folder {
             node: name.to_string(),
             path: folder.root.clone(),
             source,
@@ -139,7 +140,7 @@ impl Supervisor {
         let mut attempt = 0;
         let (addr, port, child, startup) = loop {
             attempt += 1;
-            let mut port = lease_free_port().map_err(|source| DbError::Port {
+            let mut port = lease_free_port().map_err(|source| ProcessError::Port {
                 node: name.to_string(),
                 source,
             })?;
@@ -177,11 +178,11 @@ impl Supervisor {
     /// etcd: sees a leader), since no member of a new cluster is ready before a quorum runs.
     /// Ports are the caller's, reserved before the member configs were built. On any failure
     /// every member started here is killed; when a member found its port taken the error is
-    /// [`DbError::ClusterPortTaken`] and the caller may try again with new ports.
+    /// [`ProcessError::ClusterPortTaken`] and the caller may try again with new ports.
     pub async fn start_cluster(
         &mut self,
         members: Vec<MemberSpec>,
-    ) -> Result<Vec<NodeInfo>, DbError> {
+    ) -> Result<Vec<NodeInfo>, ProcessError> {
         let mut prepared = Vec::new();
         for member in members {
             validate_name(&member.name)?;
@@ -190,23 +191,23 @@ impl Supervisor {
                     .iter()
                     .any(|(m, _): &(MemberSpec, _)| m.name == member.name)
             {
-                return Err(DbError::DuplicateNode { name: member.name });
+                return Err(ProcessError::DuplicateNode { name: member.name });
             }
             member
                 .kind
                 .validate()
-                .map_err(|reason| DbError::InvalidOptions {
+                .map_err(|reason| ProcessError::InvalidOptions {
                     node: member.name.clone(),
                     reason,
                 })?;
             if find_binary(member.kind.binary()).is_none() {
-                return Err(DbError::MissingBinary {
+                return Err(ProcessError::MissingBinary {
                     binary: member.kind.binary().to_path_buf(),
                     package: member.kind.package(),
                 });
             }
             let folder = NodeFolder::new(&self.run_dir, &member.name, member.kind.config_file());
-            folder.create().map_err(|source| DbError::Folder {
+            folder.create().map_err(|source| ProcessError::Folder {
                 node: member.name.clone(),
                 path: folder.root.clone(),
                 source,
@@ -260,7 +261,7 @@ impl Supervisor {
                     self.node_dir(&format!("{}.port-taken-{}", member.name, self.bind_retries));
                 let _ = std::fs::rename(&folder.root, aside);
             }
-            return Err(DbError::ClusterPortTaken {
+            return Err(ProcessError::ClusterPortTaken {
                 source: Box::new(err),
             });
         }
@@ -331,7 +332,7 @@ impl Supervisor {
     /// Freezes the node with SIGSTOP: it keeps its connections but answers nothing. Returns
     /// once the kernel shows the process stopped (signal delivery is asynchronous), or after
     /// a short bound if it never does.
-    pub fn pause(&mut self, name: &str) -> Result<(), DbError> {
+    pub fn pause(&mut self, name: &str) -> Result<(), ProcessError> {
         let node = self.node_mut(name)?;
         signal(name, node, libc::SIGSTOP, "SIGSTOP")?;
         node.paused = true;
@@ -341,7 +342,7 @@ impl Supervisor {
 
     /// Thaws a node paused by [`Supervisor::pause`] with SIGCONT. Resuming a running node is
     /// harmless.
-    pub fn resume(&mut self, name: &str) -> Result<(), DbError> {
+    pub fn resume(&mut self, name: &str) -> Result<(), ProcessError> {
         let node = self.node_mut(name)?;
         signal(name, node, libc::SIGCONT, "SIGCONT")?;
         node.paused = false;
@@ -350,7 +351,7 @@ impl Supervisor {
 
     /// Kills the node with SIGKILL (also when paused) and waits until it is reaped. Killing a
     /// node that is already dead succeeds and leaves its state as it was.
-    pub async fn kill(&mut self, name: &str) -> Result<(), DbError> {
+    pub async fn kill(&mut self, name: &str) -> Result<(), ProcessError> {
         let node = self.node_mut(name)?;
         if !node.alive() {
             return Ok(());
@@ -358,7 +359,7 @@ impl Supervisor {
         node.killed = true;
         match signal(name, node, libc::SIGKILL, "SIGKILL") {
             // It died on its own between the check and the signal; the reaper has it.
-            Ok(()) | Err(DbError::NotRunning { .. }) => {}
+            Ok(()) | Err(ProcessError::NotRunning { .. }) => {}
             Err(err) => return Err(err),
         }
         node.child.wait().await;
@@ -369,15 +370,15 @@ impl Supervisor {
 
     /// Promotes the replica `name` to a primary (a failover) and waits until it takes writes;
     /// the node must be running. Returns its address.
-    pub async fn promote(&self, name: &str) -> Result<SocketAddr, DbError> {
-        let node = self.nodes.get(name).ok_or_else(|| DbError::Promote {
+    pub async fn promote(&self, name: &str) -> Result<SocketAddr, ProcessError> {
+        let node = self.nodes.get(name).ok_or_else(|| ProcessError::Promote {
             node: name.to_owned(),
             reason: "no such node".to_owned(),
         })?;
         let (kind, addr) = (node.kind.clone(), node.addr);
         kind.promote(addr)
             .await
-            .map_err(|reason| DbError::Promote {
+            .map_err(|reason| ProcessError::Promote {
                 node: name.to_owned(),
                 reason,
             })?;
@@ -387,7 +388,7 @@ impl Supervisor {
     /// Starts the node again on the same port with the same folder, config and data (so an
     /// AOF written before a crash is replayed), and waits until it is ready. A node still
     /// running is killed first.
-    pub async fn restart(&mut self, name: &str) -> Result<NodeInfo, DbError> {
+    pub async fn restart(&mut self, name: &str) -> Result<NodeInfo, ProcessError> {
         let mut infos = self.restart_all(&[name.to_owned()]).await?;
         Ok(infos.remove(0))
     }
@@ -397,7 +398,7 @@ impl Supervisor {
     /// is restarted once (two launches on one port would both pass the readiness probe, the
     /// first process answering for the second, and the first would be lost untracked).
     /// Returns the first error; nodes that started are kept, one per name in first-seen order.
-    pub async fn restart_all(&mut self, names: &[String]) -> Result<Vec<NodeInfo>, DbError> {
+    pub async fn restart_all(&mut self, names: &[String]) -> Result<Vec<NodeInfo>, ProcessError> {
         let mut unique: Vec<String> = Vec::with_capacity(names.len());
         for name in names {
             if !unique.contains(name) {
@@ -485,10 +486,10 @@ impl Supervisor {
         }
     }
 
-    fn node_mut(&mut self, name: &str) -> Result<&mut Node, DbError> {
+    fn node_mut(&mut self, name: &str) -> Result<&mut Node, ProcessError> {
         self.nodes
             .get_mut(name)
-            .ok_or_else(|| DbError::UnknownNode {
+            .ok_or_else(|| ProcessError::UnknownNode {
                 name: name.to_string(),
             })
     }
@@ -510,13 +511,18 @@ impl Drop for Supervisor {
     }
 }
 
-fn signal(name: &str, node: &Node, sig: libc::c_int, label: &'static str) -> Result<(), DbError> {
+fn signal(
+    name: &str,
+    node: &Node,
+    sig: libc::c_int,
+    label: &'static str,
+) -> Result<(), ProcessError> {
     registry::signal(node.child.pid(), sig).map_err(|failure| match failure {
-        SignalFailure::NotRunning => DbError::NotRunning {
+        SignalFailure::NotRunning => ProcessError::NotRunning {
             node: name.to_string(),
             signal: label,
         },
-        SignalFailure::Os(source) => DbError::Signal {
+        SignalFailure::Os(source) => ProcessError::Signal {
             node: name.to_string(),
             pid: node.child.pid(),
             signal: label,

@@ -8,7 +8,7 @@ use super::lock_ops::LockOps;
 use super::params::Property;
 use super::LinSummary;
 use crate::history::Event;
-use crate::lin::Budget;
+use crate::lin_search::Budget;
 use crate::models::Model;
 
 /// The model a lock history is checked against under `property`, if one fits (as

@@ -169,7 +169,7 @@ pub(crate) fn remove_then<T>(pid: u32, reap: impl FnOnce() -> T) -> T {
 /// Meant for the binary's SIGINT/SIGTERM handling, called from an ordinary thread (not from a
 /// raw signal handler: it takes a mutex) right before the process exits. Safe to call more
 /// than once and concurrently with supervisors that are still running; their later operations
-/// fail with [`crate::db::DbError::ShuttingDown`] or [`crate::db::DbError::NotRunning`].
+/// fail with [`crate::processes::ProcessError::ShuttingDown`] or [`crate::processes::ProcessError::NotRunning`].
 pub fn kill_all_children() {
     let mut state = lock();
     state.shutting_down = true;

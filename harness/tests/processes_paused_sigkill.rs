@@ -4,16 +4,16 @@
 //! stands in for lockpick: it starts the server, opens a connection (a postgres backend),
 //! pauses the node and waits to be SIGKILLed.
 
-mod db_support;
+mod processes_support;
 
 use std::ffi::OsStr;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use db_support::{kill_helper_and_list_survivors, proc_state, processes_in, spawn_helper};
 use lockpick_harness::backends::mariadb::MariaDbOptions;
 use lockpick_harness::backends::postgres::PgOptions;
-use lockpick_harness::db::{descendants, NodeKind, Supervisor};
+use lockpick_harness::processes::{descendants, NodeKind, Supervisor};
+use processes_support::{kill_helper_and_list_survivors, proc_state, processes_in, spawn_helper};
 
 const HELPER_DIR: &str = "LOCKPICK_DB_PAUSED_HELPER_DIR";
 const HELPER_KIND: &str = "LOCKPICK_DB_PAUSED_HELPER_KIND";

@@ -2,16 +2,16 @@
 //! (backends included), kill and restart keeping the data, no process or shared-memory
 //! segment left behind on drop or when lockpick is SIGKILLed, and `now()` under libfaketime.
 
-mod db_support;
+mod processes_support;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use db_support::{
+use lockpick_harness::backends::postgres::{pg_ready, PgOptions, PG_DATABASE, PG_USER};
+use lockpick_harness::processes::{faketime, NodeKind, NodeState, Supervisor};
+use processes_support::{
     is_running, kill_helper_and_list_survivors, proc_state, spawn_helper, wait_not_running,
 };
-use lockpick_harness::backends::postgres::{pg_ready, PgOptions, PG_DATABASE, PG_USER};
-use lockpick_harness::db::{faketime, NodeKind, NodeState, Supervisor};
 
 const LONG: Duration = Duration::from_secs(5);
 const HELPER_ENV: &str = "LOCKPICK_DB_POSTGRES_HELPER_DIR";
@@ -31,7 +31,7 @@ async fn connect(addr: SocketAddr) -> tokio_postgres::Client {
 
 /// The pids below `pid` (postgres, its backends and helpers), from /proc.
 fn workers(pid: u32) -> Vec<u32> {
-    lockpick_harness::db::descendants(pid)
+    lockpick_harness::processes::descendants(pid)
 }
 
 /// The System V segment id postgres recorded in its pid file.

@@ -19,7 +19,7 @@ mod spawner;
 mod supervisor;
 
 pub(crate) use child::Child;
-pub use error::DbError;
+pub use error::ProcessError;
 pub use kind::NodeKind;
 pub use node::{NodeInfo, NodeState};
 pub use ports::{reserve_port, ReservedPort};

@@ -9,7 +9,7 @@ use std::time::Duration;
 pub enum NodeState {
     /// Started, answered its readiness probe, and not paused.
     Running,
-    /// Stopped with SIGSTOP by [`crate::db::Supervisor::pause`].
+    /// Stopped with SIGSTOP by [`crate::processes::Supervisor::pause`].
     Paused,
     /// Killed on purpose by the supervisor (kill, stop, drop).
     Killed,

@@ -1,12 +1,12 @@
 //! Clock faults for real: redis-server under libfaketime (behind the allocator shim), its wall
 //! clock moved at runtime through its control file.
 
-mod db_support;
+mod processes_support;
 
-use db_support::command;
 use lockpick_harness::backends::redis::RedisOptions;
-use lockpick_harness::db::faketime::{control_file, set_clock, ClockSetting};
-use lockpick_harness::db::Supervisor;
+use lockpick_harness::processes::faketime::{control_file, set_clock, ClockSetting};
+use lockpick_harness::processes::Supervisor;
+use processes_support::command;
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(2);

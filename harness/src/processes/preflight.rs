@@ -3,10 +3,10 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::error::DbError;
+use super::error::ProcessError;
 
 /// Node names become folder names: keep them to a safe alphabet.
-pub(crate) fn validate_name(name: &str) -> Result<(), DbError> {
+pub(crate) fn validate_name(name: &str) -> Result<(), ProcessError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name != "."
@@ -17,7 +17,7 @@ pub(crate) fn validate_name(name: &str) -> Result<(), DbError> {
     if ok {
         Ok(())
     } else {
-        Err(DbError::InvalidName {
+        Err(ProcessError::InvalidName {
             name: name.to_string(),
         })
     }

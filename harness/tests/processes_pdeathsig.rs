@@ -2,13 +2,13 @@
 //! from a thread that lives as long as the process, so they outlive whichever thread or
 //! runtime asked for them but not the process.
 
-mod db_support;
+mod processes_support;
 
 use std::time::Duration;
 
-use db_support::{is_running, kill_helper_and_list_survivors, pings, spawn_helper};
 use lockpick_harness::backends::redis::RedisOptions;
-use lockpick_harness::db::Supervisor;
+use lockpick_harness::processes::Supervisor;
+use processes_support::{is_running, kill_helper_and_list_survivors, pings, spawn_helper};
 
 const HELPER_ENV: &str = "LOCKPICK_DB_PDEATHSIG_HELPER_DIR";
 

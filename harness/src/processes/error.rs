@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Why the supervisor could not do what it was asked. Messages read after "failed to …".
 #[derive(Debug, thiserror::Error)]
-pub enum DbError {
+pub enum ProcessError {
     /// The server binary is not installed; `package` is the Debian package that provides it.
     #[error("find {binary} (install the Debian package `{package}`, e.g. with scripts/setup)")]
     MissingBinary {
@@ -46,7 +46,7 @@ pub enum DbError {
     #[error("start the cluster: a port was taken before its member bound it: {source}")]
     ClusterPortTaken {
         #[source]
-        source: Box<DbError>,
+        source: Box<ProcessError>,
     },
     /// fork/exec failed.
     #[error("spawn {binary} for node {node}: {source}")]
@@ -56,7 +56,7 @@ pub enum DbError {
         #[source]
         source: io::Error,
     },
-    /// [`crate::db::kill_all_children`] was called; the process is shutting down.
+    /// [`crate::processes::kill_all_children`] was called; the process is shutting down.
     #[error("spawn node {node}: lockpick is shutting down")]
     ShuttingDown { node: String },
     /// The server exited before it answered its readiness probe.

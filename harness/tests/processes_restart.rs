@@ -1,11 +1,11 @@
 //! Restarting one node named twice (a crash fault listing it twice): exactly one process runs
 //! it afterwards, and none is left once the supervisor is dropped.
 
-mod db_support;
+mod processes_support;
 
-use db_support::pings;
 use lockpick_harness::backends::redis::RedisOptions;
-use lockpick_harness::db::Supervisor;
+use lockpick_harness::processes::Supervisor;
+use processes_support::pings;
 use std::path::Path;
 use std::time::Duration;
 

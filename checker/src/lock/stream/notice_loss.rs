@@ -3,7 +3,7 @@
 //! ([`crate::lock::Learned`]). Memory: one holding per process, plus the holdings a notice
 //! is about, each with at most [`MAX_WRITES`] writes.
 
-use crate::lock::learned::{ms, Learned};
+use crate::lock::notices::{ms, Learned};
 use std::collections::HashMap;
 
 /// Writes kept per holding: a holding writes a few times; a runaway one keeps its first.
