@@ -8,6 +8,7 @@ use lockpick_checker::history::ReadError;
 use lockpick_checker::linearizability::CheckError;
 use lockpick_harness::client::process::AdapterError;
 use lockpick_harness::matrix::MatrixError;
+use lockpick_harness::matrix_run::MatrixRunError;
 use lockpick_harness::proxy::ProxyError;
 use lockpick_harness::run::RunError;
 use lockpick_harness::scenario::ScenarioError;
@@ -90,6 +91,21 @@ impl From<RunError> for Failure {
         Failure::Run {
             source: Box::new(source),
             reproduce: None,
+        }
+    }
+}
+
+impl From<MatrixRunError> for Failure {
+    /// Each of a matrix's errors as the command's own: bad input, or the harness.
+    fn from(e: MatrixRunError) -> Self {
+        match e {
+            MatrixRunError::Input(why) => Failure::Usage(why),
+            MatrixRunError::Matrix(e) => Failure::Matrix(e),
+            MatrixRunError::Scenario(e) => Failure::Scenario(e),
+            MatrixRunError::ReadInput { path, source } => Failure::ReadInput { path, source },
+            MatrixRunError::CreateDir { path, source } => Failure::CreateDir { path, source },
+            MatrixRunError::Write(e) => Failure::WriteOutput(e),
+            MatrixRunError::Run { source, reproduce } => Failure::Run { source, reproduce },
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod explore;
 pub mod fault;
 pub mod locks;
 pub mod matrix;
+pub mod matrix_run;
 pub mod nemesis;
 pub mod processes;
 pub mod proxy;

@@ -3,14 +3,13 @@
 //! lock hands over, not how fast the workload is paced: grants per second, acquire latency
 //! p50/p99, and the CPU its servers spent per grant (polling clients against watch-based ones).
 
-use super::suite::relative_run;
 use crate::cli::BenchArgs;
 use crate::outcome::{Exit, Failure, Outcome};
 use crate::reproduce::Reproduce;
 use crate::run_args::{run_size_args, runtime};
 use lockpick_harness::client::process::read_hello;
 use lockpick_harness::matrix::{folder_of, load_matrix_in, plan_matrix, CellPlan};
-use lockpick_harness::run::{run_scenario, utc_stamp, RunOptions};
+use lockpick_harness::run::{relative_run, run_scenario, utc_stamp, RunOptions};
 use lockpick_harness::scenario::load_scenario;
 use lockpick_reports::bench::{
     bench_markdown, write_bench, BenchPoint, BenchRecord, BENCH_DIR, BENCH_VERSION,

@@ -10,7 +10,7 @@ use crate::run_args::{runtime, write_report};
 use lockpick_checker::results::RunResults;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::matrix::{assign, RunCost, Shard};
-use lockpick_harness::run::{run_scenario_in, utc_stamp, RunOptions, ServerPool};
+use lockpick_harness::run::{relative_run, run_scenario_in, utc_stamp, RunOptions, ServerPool};
 use lockpick_harness::scenario::{list_scenarios, load_scenario, Scenario};
 use lockpick_reports::{CaseStatus, SuiteCase, SuiteRecord, SUITE_DIR, SUITE_VERSION};
 use std::collections::BTreeSet;
@@ -300,17 +300,6 @@ fn mismatch_message(r: &RunResults, expected: Verdict) -> String {
         );
     }
     lines.join("\n")
-}
-
-/// The run folder relative to the store root, as `<scenario>/<run-id>`.
-pub(super) fn relative_run(store: &Path, dir: &Path) -> Option<String> {
-    let rel = dir.strip_prefix(store).ok()?;
-    Some(
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
 }
 
 /// The command line that runs this suite again.

@@ -194,3 +194,15 @@ pub fn note_interrupt(signal: &str) {
 pub(crate) fn interrupt_signal() -> Option<String> {
     lock(&INTERRUPT_SIGNAL).clone()
 }
+
+/// A run folder `dir` as a path relative to the store `store`, `/`-separated (how records
+/// and pages name runs); `None` when it is not under the store.
+pub fn relative_run(store: &Path, dir: &Path) -> Option<String> {
+    let rel = dir.strip_prefix(store).ok()?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}

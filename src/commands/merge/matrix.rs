@@ -6,9 +6,10 @@
 
 use super::{collect, copy_run, copy_tree, create_dir, fresh_folder, store_of, write, ShardOf};
 use crate::cli::{MatrixArgs, MergeArgs};
-use crate::commands::matrix::{newest_matrix, run};
+use crate::commands::matrix::run;
 use crate::outcome::{Failure, Outcome};
 use lockpick_harness::matrix::Shard;
+use lockpick_harness::matrix_run::newest_matrix;
 use lockpick_reports::matrix::{MatrixRecord, RunSummary, MATRIX_DIR};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,13 +3,13 @@
 //! (`[server] version`), as their files report them. What each row's runs actually reported is
 //! recorded per row (`RowInfo::server_version`).
 
-use lockpick_harness::server::Install;
+use crate::server::Install;
 use std::path::Path;
 use std::process::Command;
 
 /// `(package or release, version)` of each; an absent one is "not installed".
 pub fn server_versions() -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = lockpick_harness::backends::packages()
+    let mut out: Vec<(String, String)> = crate::backends::packages()
         .iter()
         .map(|p| {
             let v = Command::new("dpkg-query")
@@ -23,7 +23,7 @@ pub fn server_versions() -> Vec<(String, String)> {
             ((*p).to_owned(), v)
         })
         .collect();
-    for kind in lockpick_harness::backends::servers() {
+    for kind in crate::backends::servers() {
         for version in kind.versions() {
             let Install::Setup { path } = version.install else {
                 continue;

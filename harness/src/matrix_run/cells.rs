@@ -1,0 +1,186 @@
+//! A matrix's cells on disk and in order: each cell's scenario file and head written into
+//! the folder, the runnable cells of the selection loaded once, the runs of one shard, and
+//! the order in which a seed's runs share their servers.
+
+use super::book::{Book, RunKey};
+use super::place::Place;
+use super::{MatrixRequest, MatrixRunError};
+use crate::fault::AfterRun;
+use crate::matrix::{assign, CellPlan, Matrix, RunCost};
+use crate::scenario::Scenario;
+use lockpick_reports::matrix::{CellHead, Needs};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A cell's key: (row, column).
+pub(super) type CellKey = (String, String);
+
+/// A cell that runs: its plan, its scenario file in the matrix folder, the scenario loaded
+/// from it and what its runs must show for the fault to count.
+pub(super) struct Cell<'a> {
+    pub plan: &'a CellPlan,
+    pub file: PathBuf,
+    pub scenario: Scenario,
+    pub needs: Needs,
+}
+
+/// Makes the matrix folder (`scenarios/`, `runs/`, the matrix file as run) and writes each
+/// cell's scenario file; the cells' heads, a cell the servers cannot take (or, with
+/// `--external`, cannot reach) said not applicable.
+pub(super) fn write_cells(
+    req: &MatrixRequest,
+    place: &Place,
+    plans: &[CellPlan],
+) -> Result<BTreeMap<CellKey, CellHead>, MatrixRunError> {
+    let dir = &place.dir;
+    let scenarios_dir = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios_dir)
+        .and_then(|()| std::fs::create_dir_all(dir.join("runs")))
+        .map_err(|source| MatrixRunError::CreateDir {
+            path: dir.clone(),
+            source,
+        })?;
+    if place.copy_file {
+        let text = std::fs::read(&place.file).map_err(|source| MatrixRunError::ReadInput {
+            path: place.file.clone(),
+            source,
+        })?;
+        lockpick_reports::write_atomic(&dir.join("matrix.toml"), &text)
+            .map_err(MatrixRunError::Write)?;
+    }
+    let mut heads = BTreeMap::new();
+    for plan in plans {
+        let file = scenarios_dir.join(format!("{}--{}.toml", plan.row, plan.column));
+        let mut not_applicable = plan.not_applicable.clone();
+        if not_applicable.is_none() {
+            lockpick_reports::write_atomic(&file, plan.text.as_bytes())
+                .map_err(MatrixRunError::Write)?;
+            if !req.external.is_empty() {
+                let s = cell_scenario(plan, &file);
+                if let Err(why) = s.check_external(&req.external) {
+                    not_applicable = Some(format!("with --external: {why}"));
+                }
+            }
+        }
+        heads.insert(
+            (plan.row.clone(), plan.column.clone()),
+            head(plan, not_applicable, &file, dir),
+        );
+    }
+    Ok(heads)
+}
+
+/// The runnable cells of the selection (applicable, not declared untestable), each loaded
+/// once from its file.
+pub(super) fn runnable<'a>(plans: &'a [CellPlan], selected: &Matrix, book: &Book) -> Vec<Cell<'a>> {
+    let mut cells = Vec::new();
+    for plan in plans.iter().filter(|p| {
+        selected.rows.iter().any(|r| r.name == p.row)
+            && selected.columns.iter().any(|c| c.name == p.column)
+    }) {
+        let head = &book.heads[&(plan.row.clone(), plan.column.clone())];
+        if head.not_applicable.is_some() || head.declared_not_tested.is_some() {
+            continue;
+        }
+        let file = (head.scenario_file.as_ref())
+            .map(|f| book.place.dir.join(f))
+            .expect("runnable cells have a file");
+        let scenario = cell_scenario(plan, &file);
+        let needs = Needs {
+            verbs: (scenario.nemesis.faults.first())
+                .map(|f| f.spec.verb())
+                .into_iter()
+                .collect(),
+            outlast_lease: plan.must_outlast_lease,
+            planned_lease_ms: Some(plan.promise.lease_ms),
+        };
+        cells.push(Cell {
+            plan,
+            file,
+            scenario,
+            needs,
+        });
+    }
+    cells
+}
+
+/// With a shard, the runs it makes: every run of the selection is placed, here as on every
+/// other machine, and only this shard's are made. `None`: every run.
+pub(super) fn shard_runs(book: &Book, cells: &[Cell<'_>]) -> Option<BTreeSet<RunKey>> {
+    let shard = book.place.shard?;
+    let m = &book.matrix;
+    let runs: Vec<RunCost> = (0..m.seeds)
+        .flat_map(|k| {
+            let seed = m.first_seed.wrapping_add(k);
+            cells.iter().map(move |c| RunCost {
+                row: c.plan.row.clone(),
+                column: c.plan.column.clone(),
+                seed,
+                cost_ms: c.scenario.expected_run_ms(),
+            })
+        })
+        .collect();
+    let owner = assign(&runs, shard.n);
+    Some(
+        runs.into_iter()
+            .zip(owner)
+            .filter(|(_, s)| *s == shard.k)
+            .map(|(r, _)| (r.row, r.column, r.seed))
+            .collect(),
+    )
+}
+
+/// The order a seed's runs are made in, as indices into `cells`: row by row as the file has
+/// them, and in each row first the cells whose servers a reset puts back, then those whose
+/// fault leaves servers that must be restarted (a node crash), then the cells whose nodes run
+/// under libfaketime (another server setup). So a row's consecutive runs share one start of
+/// its servers as far as they can (`ServerPool`); the order changes no run's plan or seed.
+pub(super) fn reuse_order(cells: &[Cell<'_>]) -> Vec<usize> {
+    let mut rows: Vec<&str> = Vec::new();
+    for c in cells {
+        if !rows.contains(&c.plan.row.as_str()) {
+            rows.push(&c.plan.row);
+        }
+    }
+    let mut order: Vec<usize> = (0..cells.len()).collect();
+    order.sort_by_key(|&i| {
+        let c = &cells[i];
+        let row = rows.iter().position(|r| *r == c.plan.row).unwrap_or(0);
+        let restarts = (c.scenario.nemesis.faults.iter())
+            .any(|f| matches!(f.spec.after_run(), AfterRun::Restart(_)));
+        (row, c.scenario.has_clock_faults(), restarts)
+    });
+    order
+}
+
+/// The scenario a runnable cell runs, as the matrix built it, naming the cell's file it was
+/// written to (which the run copies into its folder and `--seed N` reproduces).
+fn cell_scenario(plan: &CellPlan, file: &Path) -> Scenario {
+    let mut scenario = (plan.built.clone()).expect("a cell the row can take has its scenario");
+    scenario.path = file.to_owned();
+    scenario
+}
+
+/// What the record says of a cell before any run.
+fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path) -> CellHead {
+    CellHead {
+        row: plan.row.clone(),
+        column: plan.column.clone(),
+        expected: plan.expect.verdict.name().to_owned(),
+        expected_why: plan.expect.why.clone(),
+        note: plan.note.clone(),
+        declared_not_tested: plan.not_tested.clone(),
+        scenario_file: not_applicable.is_none().then(|| {
+            file.strip_prefix(dir)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned()
+        }),
+        not_applicable,
+        sizes: (plan.resolved.iter())
+            .map(|r| format!("{} = {} = {} ms", r.field, r.asked, r.ms))
+            .collect(),
+        lease_ms: plan.promise.lease_ms,
+        lease_from: plan.lease_from.clone(),
+    }
+}
