@@ -29,6 +29,12 @@ impl FaultKind for ClientCrash {
     fn drawing(&self) -> Drawing {
         Drawing::without_size(Aim::ClientCrash)
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "client = 1",
+        }
+    }
     /// A client process dies; the servers are untouched, and the sessions it left are ended by the reset.
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Reset

@@ -36,6 +36,12 @@ impl FaultKind for ClientPause {
             extra: super::drawing::no_extra,
         }
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "duration_ms = [100, 900]\npoint = \"before-write\"",
+        }
+    }
     /// Only a client stops; the servers are untouched.
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Reset

@@ -25,6 +25,12 @@ impl FaultKind for ClockJump {
     fn drawing(&self) -> Drawing {
         Drawing::node_size_over_window("offset_ms", Sign::Either)
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "nodes = [\"n3\"]\noffset_ms = -2000\nduration_ms = 300",
+        }
+    }
     fn after_run(&self) -> super::AfterRun {
         clock::AFTER_RUN
     }

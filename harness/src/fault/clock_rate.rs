@@ -25,6 +25,12 @@ impl FaultKind for ClockRate {
     fn drawing(&self) -> Drawing {
         Drawing::node_window().with_extra(explore_rate)
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "nodes = [\"n3\"]\nrate = 10\nduration_ms = 300",
+        }
+    }
     fn after_run(&self) -> super::AfterRun {
         clock::AFTER_RUN
     }

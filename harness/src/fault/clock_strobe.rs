@@ -26,6 +26,12 @@ impl FaultKind for ClockStrobe {
     fn drawing(&self) -> Drawing {
         Drawing::node_size_over_window("offset_ms", Sign::Amplitude).with_extra(explore_period)
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "nodes = [\"n3\"]\noffset_ms = 500\nperiod_ms = 40\nduration_ms = 300",
+        }
+    }
     fn after_run(&self) -> super::AfterRun {
         clock::AFTER_RUN
     }

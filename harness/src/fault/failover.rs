@@ -31,6 +31,12 @@ impl FaultKind for Failover {
     fn drawing(&self) -> Drawing {
         Drawing::without_size(Aim::Once)
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "postgres-async-replica/pg-lease-row",
+            body: "",
+        }
+    }
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Restart(
             "a promoted replica stays the primary, and the old primary is no longer one; only a restart puts the pair back",

@@ -28,6 +28,12 @@ impl FaultKind for Isolate {
     fn drawing(&self) -> Drawing {
         Drawing::node_window()
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "etcd",
+            body: "nodes = \"leader\"\nduration_ms = 300",
+        }
+    }
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Restart(
             "a member cut from its peers may still be catching up or voting when the next run would start; a reset cannot tell that it settled",

@@ -30,6 +30,12 @@ impl FaultKind for Latency {
     fn drawing(&self) -> Drawing {
         Drawing::node_size_over_window("latency_ms", Sign::Plain)
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "latency_ms = 40\njitter_ms = 5\nduration_ms = 300",
+        }
+    }
     /// Only the proxies slow down, and the reset heals every proxy (latency on peer links
     /// restarts: see `Reach::after_run`).
     fn after_run(&self) -> super::AfterRun {

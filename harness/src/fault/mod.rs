@@ -84,9 +84,21 @@ pub trait FaultKind: Sync {
     fn verbs(&self) -> Verbs;
     /// How explore draws it and writes the drawn numbers into its fields.
     fn drawing(&self) -> Drawing;
+    /// A `[[nemesis]]` body it takes and a backend that can take it: what its tests (every
+    /// fault parses, schedules within its bound, records its verbs) run it with.
+    fn example(&self) -> Example;
     /// What a run with it leaves of the servers once it is healed: whether the next run may
     /// keep them (reset) or must start its own. Every fault decides.
     fn after_run(&self) -> AfterRun;
+}
+
+/// A fault's own example ([`FaultKind::example`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Example {
+    /// A lock preset (`redlock`, `etcd`), or `server-kind/client-kind`.
+    pub backend: &'static str,
+    /// Its fields beside `fault`, `at_ms` and `every_ms`/`count`, one per line.
+    pub body: &'static str,
 }
 
 /// Whether servers a fault hit can serve the next run after a reset ([`FaultKind::after_run`]).
@@ -266,39 +278,16 @@ pub(crate) mod tests {
         }
     }
 
-    /// A valid `[[nemesis]]` body of each fault, and the server kind that can take it.
+    /// A valid `[[nemesis]]` body of fault `name` and the backend that can take it, as the
+    /// fault declares them.
     pub(crate) fn sample(name: &str) -> (&'static str, &'static str) {
-        match name {
-            "client-pause" => (
-                "redlock",
-                "duration_ms = [100, 900]\npoint = \"before-write\"",
-            ),
-            "client-crash" => ("redlock", "client = 1"),
-            "latency" => (
-                "redlock",
-                "latency_ms = 40\njitter_ms = 5\nduration_ms = 300",
-            ),
-            "partition" => ("redlock", "nodes = \"random-one\"\nduration_ms = 300"),
-            "isolate" => ("etcd", "nodes = \"leader\"\nduration_ms = 300"),
-            "node-pause" => ("redlock", "nodes = [\"n1\", \"n2\"]\nduration_ms = 300"),
-            "node-crash" => ("redlock", "nodes = [\"n3\"]\nduration_ms = [0, 300]"),
-            "clock-jump" => (
-                "redlock",
-                "nodes = [\"n3\"]\noffset_ms = -2000\nduration_ms = 300",
-            ),
-            "clock-rate" => ("redlock", "nodes = [\"n3\"]\nrate = 10\nduration_ms = 300"),
-            "clock-strobe" => (
-                "redlock",
-                "nodes = [\"n3\"]\noffset_ms = 500\nperiod_ms = 40\nduration_ms = 300",
-            ),
-            "failover" => ("postgres-async-replica/pg-lease-row", ""),
-            other => panic!("no sample for fault {other:?}: add one here"),
-        }
+        let example = find_fault(name).expect("a registered fault").example();
+        (example.backend, example.body)
     }
 
     /// Faults that happen once and refuse `every_ms`.
     fn once(fault: &str) -> bool {
-        fault == "failover"
+        find_fault(fault).is_some_and(|f| f.drawing().aim == Aim::Once)
     }
 
     pub(crate) fn scenario(
@@ -324,6 +313,63 @@ pub(crate) mod tests {
             "name = \"t\"\n{backend}\n[workload]\nkind = \"fenced-write\"\nclients = 3\nduration_ms = 5000\n[[nemesis]]\nfault = \"{fault}\"\nat_ms = [0, 200]\n{every}\n{body}\n"
         );
         parse_scenario(Path::new("t.toml"), &text).map_err(|e| e.to_string())
+    }
+
+    /// The code outside `fault/` (and `proxy/`) that is not test code: each file up to its test
+    /// module.
+    fn code_outside_faults() -> Vec<(std::path::PathBuf, String)> {
+        fn walk(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    // The faults' own modules, and the proxy, whose words are Toxiproxy's
+                    // (its toxic types `latency`, `timeout`), not lockpick's faults.
+                    if !path.ends_with("fault") && !path.ends_with("proxy") {
+                        walk(&path, out);
+                    }
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let code = match text.find("#[cfg(test)]") {
+                        Some(i) => text[..i].to_owned(),
+                        None => text,
+                    };
+                    out.push((path, code));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
+        out
+    }
+
+    #[test]
+    fn no_code_outside_a_faults_module_decides_by_its_name() {
+        // What explore, the matrix and the runner do with a fault is its declaration's
+        // (`FaultKind`, `FaultSpec`, `Drawing`): a match arm or a comparison on a fault's name
+        // elsewhere is a place a new fault would have to be added by hand.
+        let files = code_outside_faults();
+        assert!(files.len() > 50, "read {} files", files.len());
+        for f in FAULTS {
+            let quoted = format!("\"{}\"", f.name());
+            let forms = [
+                format!("{quoted} =>"),
+                format!("{quoted} |"),
+                format!("| {quoted}"),
+                format!("== {quoted}"),
+                format!("!= {quoted}"),
+                format!("contains(&{quoted})"),
+            ];
+            for (path, code) in &files {
+                for form in &forms {
+                    assert!(
+                        !code.contains(form.as_str()),
+                        "{} decides by the name of fault {:?} ({form}): declare it in the fault's module instead",
+                        path.display(),
+                        f.name()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

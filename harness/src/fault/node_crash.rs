@@ -29,6 +29,12 @@ impl FaultKind for NodeCrash {
     fn drawing(&self) -> Drawing {
         Drawing::node_window()
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "nodes = [\"n3\"]\nduration_ms = [0, 300]",
+        }
+    }
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Restart(
             "a killed node lost what it held in memory (and a restarted member may still be catching up): a fresh start is what the next run needs",

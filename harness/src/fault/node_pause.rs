@@ -29,6 +29,12 @@ impl FaultKind for NodePause {
     fn drawing(&self) -> Drawing {
         Drawing::node_window()
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "nodes = [\"n1\", \"n2\"]\nduration_ms = 300",
+        }
+    }
     fn after_run(&self) -> super::AfterRun {
         super::AfterRun::Restart(
             "a stopped member may still be catching up or voting after it is continued; a reset cannot tell that it settled",

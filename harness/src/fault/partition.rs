@@ -29,6 +29,12 @@ impl FaultKind for Partition {
     fn drawing(&self) -> Drawing {
         Drawing::node_window()
     }
+    fn example(&self) -> super::Example {
+        super::Example {
+            backend: "redlock",
+            body: "nodes = \"random-one\"\nduration_ms = 300",
+        }
+    }
     /// Only client links through the proxies are cut, and the reset heals every proxy (a
     /// partition of peer links restarts: see `Reach::after_run`).
     fn after_run(&self) -> super::AfterRun {
