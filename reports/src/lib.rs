@@ -12,6 +12,7 @@ mod junit;
 pub mod matrix;
 mod quantiles;
 mod run_report;
+pub mod stats;
 mod store_index;
 mod suite_page;
 mod suite_record;

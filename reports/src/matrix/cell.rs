@@ -4,7 +4,7 @@
 //! violation, availability, latency and throughput, and whether it disagrees with the
 //! expectation.
 
-use super::record::{CellExplore, CellStatus, CellSummary, RunSummary};
+use super::record::{CellExplore, CellStatus, CellSummary, Rate, RunSummary};
 
 /// What a cell is, before its runs.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +37,15 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         .iter()
         .filter(|r| verdict_is(r, "valid") && r.not_tested.is_none())
         .count() as u64;
+    // The runs that could have shown a violation: one that did, or one whose fault reached
+    // its size (a deadlocked run too: its safety held under the fault).
+    let counted = runs
+        .iter()
+        .filter(|r| {
+            verdict_is(r, "invalid")
+                || ((verdict_is(r, "valid") || verdict_is(r, "stuck")) && r.not_tested.is_none())
+        })
+        .count() as u64;
     let status = if let Some(why) = &head.not_applicable {
         CellStatus::NotApplicable(why.clone())
     } else if let Some(why) = &head.declared_not_tested {
@@ -46,7 +55,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     } else if violating > 0 {
         CellStatus::Unsafe {
             k: violating,
-            n: checked,
+            n: counted,
         }
     } else if stuck > 0 {
         // Liveness, not safety: a deadlock is never shown as unsafe.
@@ -102,6 +111,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         scenario_file: head.scenario_file,
         runs,
         explored: None,
+        rate: Rate::of(violating, counted, checked - counted),
     }
 }
 
@@ -208,6 +218,50 @@ pub(crate) mod tests {
         // The same runs against an expectation of safety are a mismatch.
         let c = aggregate(head("valid"), vec![run(1, "invalid", Some(1.0), None)]);
         assert!(c.mismatch);
+    }
+
+    #[test]
+    fn the_rate_counts_violations_and_runs_whose_fault_reached_its_size_with_its_interval() {
+        let c = aggregate(
+            head("invalid"),
+            vec![
+                run(1, "invalid", Some(1.0), None),
+                run(2, "valid", None, None),
+                run(3, "valid", None, Some("the pause ended before the lease")),
+                run(
+                    4,
+                    "invalid",
+                    Some(2.0),
+                    Some("the pause ended before the lease"),
+                ),
+                run(5, "stuck", None, None),
+            ],
+        );
+        // A violation counts wherever its fault reached; a run that tested nothing does not.
+        assert_eq!(c.status, CellStatus::Unsafe { k: 2, n: 4 });
+        let r = c.rate.as_ref().unwrap();
+        assert_eq!((r.k, r.n, r.left_out), (2, 4, 1));
+        assert_eq!(r.method, "Clopper-Pearson, 95%");
+        assert_eq!(r.interval_text(), "6–94%");
+        assert!(crate::matrix::cell_text(&c).starts_with("UNSAFE 2/4 6–94%"));
+        let sentence = crate::matrix::cell_sentence(&c);
+        assert!(sentence.contains("the rate is 6% to 94%"), "{sentence}");
+        assert!(sentence.contains("1 run(s) did not count"), "{sentence}");
+
+        let ten: Vec<RunSummary> = (1..=10).map(|s| run(s, "valid", None, None)).collect();
+        let c = aggregate(head("valid"), ten);
+        assert_eq!(crate::matrix::cell_text(&c), "safe 0/10 ≤31%");
+        let sentence = crate::matrix::cell_sentence(&c);
+        assert!(
+            sentence.contains("a violation in more than 31% of such runs would have shown here with 95% confidence"),
+            "{sentence}"
+        );
+        // Nothing counted, no rate.
+        let c = aggregate(
+            head("valid"),
+            vec![run(1, "valid", None, Some("never started"))],
+        );
+        assert_eq!(c.rate, None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub use markdown::matrix_markdown;
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
 pub use record::recorded_folder;
 pub use record::{
-    CellExplore, CellStatus, CellSummary, ColumnInfo, MatrixRecord, RowInfo, RunSummary,
-    MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
+    percent_up, CellExplore, CellStatus, CellSummary, ColumnInfo, MatrixRecord, Rate, RowInfo,
+    RunSummary, MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
 };
 pub use run_stats::{failed_run, summarize_run, RunPlace};

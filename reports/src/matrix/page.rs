@@ -18,14 +18,50 @@ pub fn cell_text(c: &CellSummary) -> String {
             None => "not tested".to_owned(),
         },
         CellStatus::Safe { tested } => match &c.explored {
-            Some(_) => format!("safe 0/{tested} +explore"),
-            None => format!("safe 0/{tested}"),
+            Some(_) => format!("safe 0/{tested}{} +explore", interval(c)),
+            None => format!("safe 0/{tested}{}", interval(c)),
         },
-        CellStatus::Unsafe { k, n } => format!("UNSAFE {k}/{n}"),
+        CellStatus::Unsafe { k, n } => format!("UNSAFE {k}/{n}{}", interval(c)),
         CellStatus::UnsafeExplored { .. } => "UNSAFE (explore)".to_owned(),
         CellStatus::Stuck { k, n } => format!("STUCK {k}/{n}"),
         CellStatus::Unknown(_) => "unknown".to_owned(),
     }
+}
+
+/// The cell's interval after its count, ` ≤31%` or ` 7–65%`; empty without a rate.
+fn interval(c: &CellSummary) -> String {
+    c.rate
+        .as_ref()
+        .map_or(String::new(), |r| format!(" {}", r.interval_text()))
+}
+
+/// What a cell's rate says, in a sentence: the interval, and for a cell without a violation
+/// the rate it rules out; with the runs that did not count.
+pub fn rate_sentence(c: &CellSummary) -> String {
+    let Some(r) = &c.rate else {
+        return String::new();
+    };
+    let mut s = if r.k == 0 {
+        format!(
+            "; a violation in more than {} of such runs would have shown here with 95% confidence ({})",
+            r.high_text(),
+            r.method
+        )
+    } else {
+        format!(
+            "; the rate is {} to {} ({})",
+            r.low_text(),
+            r.high_text(),
+            r.method
+        )
+    };
+    if r.left_out > 0 {
+        s.push_str(&format!(
+            "; {} run(s) did not count (their fault tested nothing, or the check could not decide)",
+            r.left_out
+        ));
+    }
+    s
 }
 
 /// The short text with `≠` when the cell disagrees with its expectation, for tables.
@@ -46,13 +82,17 @@ pub fn cell_sentence(c: &CellSummary) -> String {
                 .map_or(String::new(), |e| format!("; {}", explore_sentence(e)))
         ),
         CellStatus::Safe { tested } => format!(
-            "no violation in {tested} run(s) whose fault reached its size (of {}){}",
+            "no violation in {tested} run(s) whose fault reached its size (of {}){}{}",
             c.runs_made,
+            rate_sentence(c),
             c.explored
                 .as_ref()
                 .map_or(String::new(), |e| format!("; {}", explore_sentence(e)))
         ),
-        CellStatus::Unsafe { k, n } => format!("safety violations in {k} of {n} run(s)"),
+        CellStatus::Unsafe { k, n } => format!(
+            "safety violations in {k} of {n} run(s) that could show one{}",
+            rate_sentence(c)
+        ),
         CellStatus::UnsafeExplored { .. } => format!(
             "no violation in the {} run(s) at the matrix's fixed sizes, but {}",
             c.runs_made,

@@ -61,7 +61,8 @@ pub enum CellStatus {
     NotTested(String),
     /// No violation in `tested` runs whose fault reached its size.
     Safe { tested: u64 },
-    /// Safety violations in `k` of `n` runs.
+    /// Safety violations in `k` of the `n` runs that could have shown one (a violation, or
+    /// a fault that reached its size).
     Unsafe { k: u64, n: u64 },
     /// No violation at the matrix's fixed sizes, but `matrix --explore-safe` drew sizes and
     /// timings of the column's fault that break the lock: a violation of `class` (explore's
@@ -125,6 +126,87 @@ pub struct CellSummary {
     /// What `matrix --explore-safe` searched in this cell, if it did.
     #[serde(default)]
     pub explored: Option<CellExplore>,
+    /// The safety-violation rate over the runs that counted, with its interval; `None` when
+    /// no run counted.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+}
+
+/// A cell's safety-violation rate over the runs that could have shown a violation (a run
+/// with one, or a run whose fault reached its size), with its interval: what tells 0 of 10
+/// (a rate below 31% at 95%) from 0 of 40 (below 9%).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Runs with a safety violation, of the `n` that counted.
+    pub k: u64,
+    pub n: u64,
+    /// Runs checked that did not count: their fault tested nothing, or the check could not
+    /// decide.
+    pub left_out: u64,
+    /// The interval of the rate, as fractions.
+    pub low: f64,
+    pub high: f64,
+    /// How the interval was made (`Clopper-Pearson, 95%`).
+    pub method: String,
+}
+
+impl Rate {
+    /// The rate of `k` violations in `n` runs that counted, `left_out` runs apart; `None`
+    /// when none counted.
+    pub fn of(k: u64, n: u64, left_out: u64) -> Option<Rate> {
+        let (low, high) = crate::stats::clopper_pearson(k, n)?;
+        Some(Rate {
+            k,
+            n,
+            left_out,
+            low,
+            high,
+            method: crate::stats::INTERVAL_METHOD.to_owned(),
+        })
+    }
+
+    /// The interval for people, widened to what it prints (its low end rounded down, its
+    /// high end up): `7–65%`, or `≤31%` when nothing was seen.
+    pub fn interval_text(&self) -> String {
+        if self.k == 0 {
+            format!("≤{}", percent_up(self.high))
+        } else {
+            format!(
+                "{}–{}",
+                percent_number(self.low, f64::floor),
+                percent_up(self.high)
+            )
+        }
+    }
+
+    /// The low end for people, rounded down: `2%`.
+    pub fn low_text(&self) -> String {
+        format!("{}%", percent_number(self.low, f64::floor))
+    }
+
+    /// The high end for people, rounded up: `31%` (what a bound claims is never less).
+    pub fn high_text(&self) -> String {
+        percent_up(self.high)
+    }
+}
+
+/// A fraction as a percentage rounded up, whole above 1%, to a tenth below: `31%`, `0.4%`.
+pub fn percent_up(x: f64) -> String {
+    format!("{}%", percent_number(x, f64::ceil))
+}
+
+/// `x` as a percentage, whole above 1%, to a tenth below, rounded by `round` (a tiny
+/// allowance first, so that 31.0000000001 stays 31).
+fn percent_number(x: f64, round: fn(f64) -> f64) -> String {
+    let p = 100.0 * x;
+    let scale = if p > 0.0 && p < 1.0 { 10.0 } else { 1.0 };
+    let nudge = if round(0.5) > 0.5 { -1e-9 } else { 1e-9 };
+    let v = round(p * scale + nudge).clamp(0.0, 100.0 * scale) / scale;
+    if scale > 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
 }
 
 /// What `matrix --explore-safe` did in one cell that came out safe on the matrix's fixed
