@@ -221,6 +221,39 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     let json: Value =
         serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap();
     assert_eq!(json["seeds"], 3);
+
+    // `matrix diff`: the same matrix with the pause cell's run made valid, against this one.
+    let mut older = json.clone();
+    for cell in older["cells"].as_array_mut().unwrap() {
+        if cell["column"] == "pause" {
+            for run in cell["runs"].as_array_mut().unwrap() {
+                run["verdict"] = "valid".into();
+                run["violations"] = 0.into();
+            }
+        }
+    }
+    let old = tmp.path().join("old-matrix.json");
+    std::fs::write(&old, serde_json::to_vec(&older).unwrap()).unwrap();
+    let out = lockpick(&["matrix", "diff", old.to_str().unwrap(), dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "Holm-corrected",
+        "moved: 0\n",
+        // Counted from the runs; the labels are the ones each record shows.
+        "changed within noise: 1\n  redis × pause: 0/1 → 1/1 (",
+        "UNSAFE 1/1 2–100%), p = 1.000, corrected 1.000",
+        "not compared: 1\n  redis × short-pause: no run that could show a violation",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in:\n{text}");
+    }
+    let out = lockpick(&["matrix", "diff", "/nonexistent/store", old.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("matrix diff /nonexistent/store: no matrix.json there; allowed: a matrix.json, the matrix folder holding one, or a store"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

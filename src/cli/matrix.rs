@@ -1,11 +1,15 @@
 //! `lockpick matrix`'s arguments.
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct MatrixArgs {
+    /// `diff OLD NEW`: two publications side by side, instead of running a matrix.
+    #[command(subcommand)]
+    pub action: Option<MatrixAction>,
     /// The matrix file (default: scenarios/matrix/default.toml). With --resume, the copy in the
     /// matrix folder unless a FILE is given: it then replaces the copy (new expectations or
     /// notes) and the runs already made are kept (use --redo after changing a fault's size).
@@ -67,6 +71,24 @@ pub struct MatrixArgs {
     /// `--resume DIR --explore-safe 5m`) or --report-only.
     #[arg(long, value_name = "BUDGET", value_parser = super::explore::budget)]
     pub explore_safe: Option<std::time::Duration>,
+}
+
+/// What `matrix` does instead of running one.
+#[derive(Debug, Subcommand)]
+pub enum MatrixAction {
+    /// Two publications of a matrix side by side: each cell's violations over the runs that
+    /// could show one, before and after, with Fisher's exact test, and the cells that moved
+    /// beyond noise (Holm-corrected over every cell compared, at 5%).
+    Diff(MatrixDiffArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixDiffArgs {
+    /// The older publication: its matrix.json, its matrix folder, or a store (its newest
+    /// matrix).
+    pub old: PathBuf,
+    /// The newer one, the same way.
+    pub new: PathBuf,
 }
 
 #[derive(Debug, Args)]

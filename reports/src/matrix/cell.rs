@@ -37,15 +37,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         .iter()
         .filter(|r| verdict_is(r, "valid") && r.not_tested.is_none())
         .count() as u64;
-    // The runs that could have shown a violation: one that did, or one whose fault reached
-    // its size (a deadlocked run too: its safety held under the fault).
-    let counted = runs
-        .iter()
-        .filter(|r| {
-            verdict_is(r, "invalid")
-                || ((verdict_is(r, "valid") || verdict_is(r, "stuck")) && r.not_tested.is_none())
-        })
-        .count() as u64;
+    let (_, counted) = safety_counts(&runs);
     let status = if let Some(why) = &head.not_applicable {
         CellStatus::NotApplicable(why.clone())
     } else if let Some(why) = &head.declared_not_tested {
@@ -113,6 +105,22 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
         explored: None,
         rate: Rate::of(violating, counted, checked - counted),
     }
+}
+
+/// Of `runs`, those with a safety violation and those that could have shown one: a run that
+/// did, or one whose fault reached its size (a deadlocked run too: its safety held under the
+/// fault). A run whose fault tested nothing, or whose check could not decide, is in neither.
+pub fn safety_counts(runs: &[RunSummary]) -> (u64, u64) {
+    let verdict_is = |r: &RunSummary, v: &str| r.verdict.as_deref() == Some(v);
+    let violating = runs.iter().filter(|r| verdict_is(r, "invalid")).count() as u64;
+    let counted = runs
+        .iter()
+        .filter(|r| {
+            verdict_is(r, "invalid")
+                || ((verdict_is(r, "valid") || verdict_is(r, "stuck")) && r.not_tested.is_none())
+        })
+        .count() as u64;
+    (violating, counted)
 }
 
 /// Whether `status` disagrees with the expected verdict `expected`.

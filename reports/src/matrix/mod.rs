@@ -1,12 +1,14 @@
 //! The safety matrix's records, cell aggregation, page (`matrix.html`) and markdown table.
 
 mod cell;
+mod diff;
 mod markdown;
 mod page;
 mod record;
 mod run_stats;
 
-pub use cell::{aggregate, with_exploration, CellHead};
+pub use cell::{aggregate, safety_counts, with_exploration, CellHead};
+pub use diff::{diff_matrices, diff_text, CellDiff, MatrixDiff};
 pub use lockpick_checker::fault_reached::{fault_reach, Needs};
 pub use markdown::matrix_markdown;
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};

@@ -3,7 +3,9 @@
 //! into a request, names the command lines the matrix shows, prints what the matrix tells as
 //! it goes, then the heatmap, and writes the markdown table when asked.
 
-use crate::cli::MatrixArgs;
+mod diff;
+
+use crate::cli::{MatrixAction, MatrixArgs};
 use crate::outcome::{Exit, Failure, Outcome};
 use crate::printable::printable;
 use crate::reproduce::Reproduce;
@@ -18,7 +20,10 @@ use std::time::Instant;
 const DEFAULT_FILE: &str = "scenarios/matrix/default.toml";
 
 pub fn matrix(args: MatrixArgs) -> Outcome {
-    run(&args)
+    match &args.action {
+        Some(MatrixAction::Diff(d)) => diff::diff(d),
+        None => run(&args),
+    }
 }
 
 /// Runs the matrix `args` ask for (also what `merge` calls to build a merged matrix's page).

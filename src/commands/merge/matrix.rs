@@ -67,6 +67,7 @@ pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         out.display()
     );
     run(&MatrixArgs {
+        action: None,
         file: None,
         seeds: None,
         rows: Vec::new(),
