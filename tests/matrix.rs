@@ -234,7 +234,12 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     }
     let old = tmp.path().join("old-matrix.json");
     std::fs::write(&old, serde_json::to_vec(&older).unwrap()).unwrap();
-    let out = lockpick(&["matrix", "diff", old.to_str().unwrap(), dir.to_str().unwrap()]);
+    let out = lockpick(&[
+        "matrix",
+        "diff",
+        old.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     for needle in [
@@ -247,7 +252,12 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     ] {
         assert!(text.contains(needle), "{needle:?} not in:\n{text}");
     }
-    let out = lockpick(&["matrix", "diff", "/nonexistent/store", old.to_str().unwrap()]);
+    let out = lockpick(&[
+        "matrix",
+        "diff",
+        "/nonexistent/store",
+        old.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("matrix diff /nonexistent/store: no matrix.json there; allowed: a matrix.json, the matrix folder holding one, or a store"),
@@ -852,4 +862,77 @@ fn a_row_not_selected_is_still_checked_before_any_run() {
         "{err}"
     );
     assert!(!store.exists(), "nothing written: {err}");
+}
+
+#[test]
+fn until_adds_seeds_to_a_safe_cell_until_its_bound_and_stops_an_unsafe_one_at_its_violation() {
+    let (tmp, file, store) = tiny_in_tmp();
+    let (f, s) = (file.to_str().unwrap(), store.to_str().unwrap());
+    let only = ["--faults", "none,pause", "--max-seeds", "12"];
+    let mut args = vec!["matrix", f, "--store", s, "--until", "50%"];
+    args.extend(only);
+    let out = lockpick(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let dir = only_dir(&store.join("matrix"));
+    let read = || -> Value {
+        serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap()
+    };
+    let json = read();
+    assert_eq!(json["until"]["bound"], 0.5, "{}", json["until"]);
+    // No violation without a fault: 0 of 5 bounds the rate at 52%, 0 of 6 at 46%.
+    let none = cell(&json, "none");
+    assert_eq!(none["status"]["status"], "safe", "{none:#}");
+    assert_eq!(none["runs"].as_array().unwrap().len(), 6, "{none:#}");
+    assert!(none["rate"]["high"].as_f64().unwrap() <= 0.5, "{none:#}");
+    // The pause cell stops at its first violation, whichever seed it came on.
+    let pause = cell(&json, "pause");
+    let verdicts: Vec<&str> = pause["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts.last(), Some(&"invalid"), "{verdicts:?}");
+    assert!(
+        verdicts[..verdicts.len() - 1]
+            .iter()
+            .all(|v| *v != "invalid"),
+        "{verdicts:?}"
+    );
+
+    // A tighter bound on resume adds seeds to the safe cell only, and makes no run again:
+    // 0 of 8 bounds it at 37%.
+    let md = tmp.path().join("until.md");
+    let mut args = vec!["matrix", "--resume", dir.to_str().unwrap(), "--store", s];
+    args.extend(["--until", "40%", "--markdown", md.to_str().unwrap()]);
+    args.extend(only);
+    let out = lockpick(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let ran: Vec<&str> = err.lines().filter(|l| l.contains(" seed ")).collect();
+    assert_eq!(ran.len(), 2, "{err}");
+    assert!(ran[0].starts_with("redis × none seed 7: "), "{err}");
+    assert!(ran[1].starts_with("redis × none seed 8: "), "{err}");
+    assert_eq!(cell(&read(), "none")["runs"].as_array().unwrap().len(), 8);
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains("**Seeds until sure:** each cell ran 1 seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds); the cells below have "),
+        "{md}"
+    );
+    assert!(md.contains("safe 0/8 ≤37%"), "{md}");
+    // The short-pause cell, left out by --faults, has no run: still short of the bound.
+    assert!(
+        md.contains("**Incomplete:** 1 cell(s) still short of it"),
+        "{md}"
+    );
+
+    // A bound out of range is refused before anything runs.
+    let out = lockpick(&["matrix", f, "--store", s, "--until", "100%"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("100% is out of range; allowed: above 0% and below 100%"),
+        "{}",
+        stderr(&out)
+    );
 }

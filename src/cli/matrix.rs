@@ -71,6 +71,30 @@ pub struct MatrixArgs {
     /// `--resume DIR --explore-safe 5m`) or --report-only.
     #[arg(long, value_name = "BUDGET", value_parser = super::explore::budget)]
     pub explore_safe: Option<std::time::Duration>,
+    /// Seeds until the answer is sure: after the matrix's seeds, keep adding seeds to each
+    /// cell until it has a violation or the 95% upper bound of its violation rate
+    /// (Clopper-Pearson, over the runs that could show one) is at most this (`20%`): 17 runs
+    /// without a violation for 20%, 36 for 10%. Up to --max-seeds per cell; resumable, and
+    /// with --shard each shard takes whole cells.
+    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    pub until: Option<f64>,
+    /// With --until: the most seeds a cell gets (default 100).
+    #[arg(long, value_name = "N", requires = "until")]
+    pub max_seeds: Option<u64>,
+}
+
+/// A percentage (`20%` or `20`) as a fraction, above 0 and below 100.
+fn percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%');
+    let p: f64 = number.parse().map_err(|_| {
+        format!("{text:?} is not a percentage; allowed: a number above 0 and below 100, like 20%")
+    })?;
+    if !(p > 0.0 && p < 100.0) {
+        return Err(format!(
+            "{text} is out of range; allowed: above 0% and below 100%"
+        ));
+    }
+    Ok(p / 100.0)
 }
 
 /// What `matrix` does instead of running one.

@@ -8,8 +8,8 @@ use super::{versions, MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError
 use crate::matrix::Matrix;
 use crate::run::utc_stamp;
 use lockpick_reports::matrix::{
-    aggregate, with_exploration, write_matrix, CellExplore, CellHead, ColumnInfo, MatrixRecord,
-    RowInfo, RunSummary, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
+    aggregate, safety_counts, with_exploration, write_matrix, CellExplore, CellHead, ColumnInfo,
+    MatrixRecord, RowInfo, RunSummary, Until, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,8 @@ pub(super) struct Book {
     /// The runs made (`runs/`) and the cells searched (`explore/`).
     pub done: BTreeMap<RunKey, RunSummary>,
     pub explored: BTreeMap<CellKey, CellExplore>,
+    /// Seeds added to each cell until its answer is sure, if asked.
+    pub until: Option<Until>,
 }
 
 impl Book {
@@ -79,7 +81,32 @@ impl Book {
             heads,
             done,
             explored,
+            until: None,
         }
+    }
+
+    /// How many seeds from the first a cell may have: the matrix's, or with `until` its most.
+    pub fn seed_window(&self) -> u64 {
+        self.until.map_or(self.matrix.seeds, |u| u.max_seeds)
+    }
+
+    /// Whether a cell still needs seeds to make its answer sure (`until`); never without it.
+    pub fn unsure(&self, row: &str, column: &str) -> bool {
+        let Some(until) = self.until else {
+            return false;
+        };
+        let (k, n) = safety_counts(&self.runs_of(row, column));
+        until.open(k, n)
+    }
+
+    /// A cell's runs recorded within its seeds.
+    pub fn runs_of(&self, row: &str, column: &str) -> Vec<RunSummary> {
+        let (row, column) = (row.to_owned(), column.to_owned());
+        (self.done)
+            .range((row.clone(), column.clone(), 0)..=(row, column, u64::MAX))
+            .filter(|(k, _)| k.2.wrapping_sub(self.matrix.first_seed) < self.seed_window())
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
     /// Records a finished run in `runs/` and rewrites the matrix's record and page.
@@ -123,14 +150,7 @@ impl Book {
         for r in &m.rows {
             for c in &m.columns {
                 let head = self.heads[&(r.name.clone(), c.name.clone())].clone();
-                let runs: Vec<RunSummary> = (self.done)
-                    .range(
-                        (r.name.clone(), c.name.clone(), 0)
-                            ..=(r.name.clone(), c.name.clone(), u64::MAX),
-                    )
-                    .filter(|(k, _)| k.2.wrapping_sub(m.first_seed) < m.seeds)
-                    .map(|(_, v)| v.clone())
-                    .collect();
+                let runs = self.runs_of(&r.name, &c.name);
                 let searched = self
                     .explored
                     .get(&(r.name.clone(), c.name.clone()))
@@ -149,6 +169,7 @@ impl Book {
             command: self.command.clone(),
             file_folder: Some(self.place.folder.display().to_string()),
             seeds: m.seeds,
+            until: self.until,
             interrupted: false,
             shard: self.place.shard.map(|s| s.to_string()),
             missing_shards: self.place.missing_shards.clone(),

@@ -104,30 +104,69 @@ pub(super) fn runnable<'a>(plans: &'a [CellPlan], selected: &Matrix, book: &Book
     cells
 }
 
-/// With a shard, the runs it makes: every run of the selection is placed, here as on every
-/// other machine, and only this shard's are made. `None`: every run.
-pub(super) fn shard_runs(book: &Book, cells: &[Cell<'_>]) -> Option<BTreeSet<RunKey>> {
-    let shard = book.place.shard?;
-    let m = &book.matrix;
-    let runs: Vec<RunCost> = (0..m.seeds)
-        .flat_map(|k| {
-            let seed = m.first_seed.wrapping_add(k);
-            cells.iter().map(move |c| RunCost {
-                row: c.plan.row.clone(),
-                column: c.plan.column.clone(),
-                seed,
-                cost_ms: c.scenario.expected_run_ms(),
+/// Which runs this machine makes: every run, or with a shard its share, placed here as on
+/// every other machine from the same inputs.
+pub(super) enum Ownership {
+    All,
+    /// These runs (each cell's first seeds, spread by cost).
+    Runs(BTreeSet<RunKey>),
+    /// Every seed of these cells: with `until` a cell's seeds depend on its own runs, which
+    /// one machine must see.
+    Cells(BTreeSet<CellKey>),
+}
+
+impl Ownership {
+    /// What `book`'s shard (if any) makes of `cells`.
+    pub fn of(book: &Book, cells: &[Cell<'_>]) -> Ownership {
+        let Some(shard) = book.place.shard else {
+            return Ownership::All;
+        };
+        let m = &book.matrix;
+        if book.until.is_some() {
+            let costs: Vec<RunCost> = (cells.iter())
+                .map(|c| RunCost {
+                    row: c.plan.row.clone(),
+                    column: c.plan.column.clone(),
+                    seed: m.first_seed,
+                    cost_ms: c.scenario.expected_run_ms(),
+                })
+                .collect();
+            let owner = assign(&costs, shard.n);
+            return Ownership::Cells(
+                (costs.into_iter().zip(owner))
+                    .filter(|(_, s)| *s == shard.k)
+                    .map(|(r, _)| (r.row, r.column))
+                    .collect(),
+            );
+        }
+        let runs: Vec<RunCost> = (0..m.seeds)
+            .flat_map(|k| {
+                let seed = m.first_seed.wrapping_add(k);
+                cells.iter().map(move |c| RunCost {
+                    row: c.plan.row.clone(),
+                    column: c.plan.column.clone(),
+                    seed,
+                    cost_ms: c.scenario.expected_run_ms(),
+                })
             })
-        })
-        .collect();
-    let owner = assign(&runs, shard.n);
-    Some(
-        runs.into_iter()
-            .zip(owner)
-            .filter(|(_, s)| *s == shard.k)
-            .map(|(r, _)| (r.row, r.column, r.seed))
-            .collect(),
-    )
+            .collect();
+        let owner = assign(&runs, shard.n);
+        Ownership::Runs(
+            (runs.into_iter().zip(owner))
+                .filter(|(_, s)| *s == shard.k)
+                .map(|(r, _)| (r.row, r.column, r.seed))
+                .collect(),
+        )
+    }
+
+    /// Whether this machine makes the run `key`.
+    pub fn owns(&self, key: &RunKey) -> bool {
+        match self {
+            Ownership::All => true,
+            Ownership::Runs(runs) => runs.contains(key),
+            Ownership::Cells(cells) => cells.contains(&(key.0.clone(), key.1.clone())),
+        }
+    }
 }
 
 /// The order a seed's runs are made in, as indices into `cells`: row by row as the file has

@@ -21,6 +21,7 @@ pub use versions::server_versions;
 
 use crate::matrix::{load_matrix_in, plan_matrix, preflight_matrix, Matrix, Shard, MAX_SEEDS};
 use book::Book;
+pub use lockpick_reports::matrix::Until;
 use lockpick_reports::matrix::{MatrixRecord, RunSummary};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,8 @@ pub struct MatrixRequest {
     pub explore_safe: Option<Duration>,
     /// Start every run's servers afresh.
     pub fresh_servers: bool,
+    /// Add seeds to each cell until its answer is sure (`--until`, `--max-seeds`).
+    pub until: Option<Until>,
     pub toxiproxy: Option<SocketAddr>,
     pub external: Vec<SocketAddr>,
     pub resource: Option<SocketAddr>,
@@ -119,6 +122,7 @@ pub async fn run_matrix(
     let place = place::place(req)?;
     let mut full = load_matrix_in(&place.file, &place.folder)?;
     full.seeds = seeds(req, place.recorded.as_ref())?.unwrap_or(full.seeds);
+    let until = until(req, place.recorded.as_ref(), full.seeds)?;
     let selected = select(&full, req)?;
     refuse_explore_safe(req, place.shard)?;
     let plans = plan_matrix(&full)?;
@@ -129,6 +133,7 @@ pub async fn run_matrix(
     }
     let heads = cells::write_cells(req, &place, &plans)?;
     let mut book = Book::open(req, commands, full, place, heads, say);
+    book.until = until;
     book.write()?;
     say(MatrixEvent::Started {
         name: &book.matrix.name,
@@ -182,6 +187,31 @@ fn seeds(
     Ok(recorded
         .map(|r| r.seeds)
         .filter(|s| (1..=MAX_SEEDS).contains(s)))
+}
+
+/// Seeds until sure: `--until`, else what a resumed matrix was run with; its most seeds at
+/// least the cells' first seeds and at most [`MAX_SEEDS`].
+fn until(
+    req: &MatrixRequest,
+    recorded: Option<&MatrixRecord>,
+    seeds: u64,
+) -> Result<Option<Until>, MatrixRunError> {
+    let Some(u) = req.until.or(recorded.and_then(|r| r.until)) else {
+        return Ok(None);
+    };
+    if !(u.bound > 0.0 && u.bound < 1.0) {
+        return Err(MatrixRunError::Input(format!(
+            "read --until: {}% is out of range; allowed: above 0% and below 100%",
+            u.bound * 100.0
+        )));
+    }
+    if !(seeds..=MAX_SEEDS).contains(&u.max_seeds) {
+        return Err(MatrixRunError::Input(format!(
+            "read --max-seeds: {} is out of range; allowed: {seeds} (the seeds every cell runs first) to {MAX_SEEDS}",
+            u.max_seeds
+        )));
+    }
+    Ok(Some(u))
 }
 
 /// `explore_safe` needs the whole matrix's verdicts and runs: not on a shard, not report-only.

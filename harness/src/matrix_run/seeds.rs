@@ -2,7 +2,7 @@
 //! about as many runs in every cell), each recorded as it ends.
 
 use super::book::{Book, RunKey};
-use super::cells::{reuse_order, shard_runs, Cell};
+use super::cells::{reuse_order, Cell, Ownership};
 use super::{MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError, Say};
 use crate::client::process::read_hello;
 use crate::run::{relative_run, run_scenario_in, RunOptions, ServerPool};
@@ -42,14 +42,21 @@ async fn make_runs(
     interrupt: CancellationToken,
     say: &mut Say,
 ) -> Result<bool, MatrixRunError> {
-    let mine = shard_runs(book, cells);
+    let mine = Ownership::of(book, cells);
     let order = reuse_order(cells);
     let (first_seed, seeds) = (book.matrix.first_seed, book.matrix.seeds);
-    for k in 0..seeds {
+    for k in 0..book.seed_window() {
         let seed = first_seed.wrapping_add(k);
-        for cell in order.iter().map(|&i| &cells[i]) {
+        // Past the first seeds (with `until`), only the cells whose answer is not sure yet.
+        let open: Vec<&Cell<'_>> = (order.iter().map(|&i| &cells[i]))
+            .filter(|c| k < seeds || book.unsure(&c.plan.row, &c.plan.column))
+            .collect();
+        if open.is_empty() {
+            break;
+        }
+        for cell in open {
             let key: RunKey = (cell.plan.row.clone(), cell.plan.column.clone(), seed);
-            if mine.as_ref().is_some_and(|m| !m.contains(&key)) {
+            if !mine.owns(&key) {
                 continue;
             }
             let finished = book.done.get(&key).is_some_and(|r| r.error.is_none());

@@ -3,7 +3,7 @@
 //! with the cells that disagree or were not tested explained.
 
 use super::page::{cell_label, cell_numbers, cell_sentence};
-use super::record::{CellStatus, MatrixRecord};
+use super::record::{percent_up, CellStatus, MatrixRecord};
 use std::fmt::Write as _;
 
 /// The markdown text of `record`; `again` is the command that makes the whole matrix (and this
@@ -54,7 +54,30 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
             record.missing_shards.join(", ")
         );
     }
-    if lo < record.seeds {
+    if let Some(u) = &record.until {
+        let open = (record.cells.iter())
+            .filter(|c| {
+                c.rate.as_ref().is_none_or(|r| u.open(r.k, r.n))
+                    && !matches!(
+                        c.status,
+                        CellStatus::NotApplicable(_) | CellStatus::NotTested(_)
+                    )
+            })
+            .filter(|c| c.runs_made < u.max_seeds)
+            .count();
+        let _ = writeln!(
+            md,
+            "\n**Seeds until sure:** each cell ran {} seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds); the cells below have {lo} to {hi} run(s) each.{}",
+            record.seeds,
+            percent_up(u.bound),
+            u.max_seeds,
+            if open > 0 {
+                format!(" **Incomplete:** {open} cell(s) still short of it (resume with `cargo run -- matrix --resume store/matrix/{}`).", record.started)
+            } else {
+                String::new()
+            }
+        );
+    } else if lo < record.seeds {
         let _ = writeln!(
             md,
             "\n**Incomplete:** {} seeds per cell were asked for; the cells below have {lo} to {hi} run(s) each (resume with `cargo run -- matrix --resume store/matrix/{}`).",

@@ -15,6 +15,6 @@ pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_m
 pub use record::recorded_folder;
 pub use record::{
     percent_up, CellExplore, CellStatus, CellSummary, ColumnInfo, MatrixRecord, Rate, RowInfo,
-    RunSummary, MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
+    RunSummary, Until, MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
 };
 pub use run_stats::{failed_run, summarize_run, RunPlace};

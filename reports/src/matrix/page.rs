@@ -535,6 +535,7 @@ mod tests {
                 command: "c".into(),
                 file_folder: None,
                 seeds: 10,
+                until: None,
                 interrupted: false,
                 shard: None,
                 missing_shards: Vec::new(),

@@ -132,6 +132,24 @@ pub struct CellSummary {
     pub rate: Option<Rate>,
 }
 
+/// `matrix --until`: seeds added to a cell until its answer is sure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Until {
+    /// The upper bound of the violation rate (a fraction) at which a cell without a violation
+    /// stops.
+    pub bound: f64,
+    /// The most seeds a cell gets.
+    pub max_seeds: u64,
+}
+
+impl Until {
+    /// Whether a cell with `k` violations in `n` runs that counted needs more: no violation
+    /// yet, and its interval's upper end still above the bound.
+    pub fn open(&self, k: u64, n: u64) -> bool {
+        k == 0 && crate::stats::clopper_pearson(0, n).is_none_or(|(_, high)| high > self.bound)
+    }
+}
+
 /// A cell's safety-violation rate over the runs that could have shown a violation (a run
 /// with one, or a run whose fault reached its size), with its interval: what tells 0 of 10
 /// (a rate below 31% at 95%) from 0 of 40 (below 9%).
@@ -304,6 +322,10 @@ pub struct MatrixRecord {
     #[serde(default)]
     pub file_folder: Option<String>,
     pub seeds: u64,
+    /// With `matrix --until`: each cell got seeds past `seeds` until its violation rate's
+    /// upper bound was at most `bound` or it had a violation, up to `max_seeds` per cell.
+    #[serde(default)]
+    pub until: Option<Until>,
     pub interrupted: bool,
     /// `K/N` when this folder holds shard K of N of the matrix's runs (`--shard`): its other
     /// runs are in the other shards' stores, and `lockpick merge` joins them.

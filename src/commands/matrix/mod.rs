@@ -11,10 +11,13 @@ use crate::printable::printable;
 use crate::reproduce::Reproduce;
 use crate::run_args::runtime;
 use lockpick_harness::matrix::Shard;
-use lockpick_harness::matrix_run::{run_matrix, MatrixCommands, MatrixEvent, MatrixRequest};
+use lockpick_harness::matrix_run::{run_matrix, MatrixCommands, MatrixEvent, MatrixRequest, Until};
 use lockpick_reports::matrix::{cell_label, matrix_markdown, CellStatus, MatrixRecord, RunSummary};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The most seeds `--until` gives a cell when `--max-seeds` does not say.
+const DEFAULT_MAX_SEEDS: u64 = 100;
 
 /// The matrix `cargo run -- matrix` runs without a file argument.
 const DEFAULT_FILE: &str = "scenarios/matrix/default.toml";
@@ -99,6 +102,10 @@ fn request(args: &MatrixArgs) -> MatrixRequest {
         report_only: args.report_only,
         explore_safe: args.explore_safe,
         fresh_servers: args.fresh_servers,
+        until: args.until.map(|bound| Until {
+            bound,
+            max_seeds: args.max_seeds.unwrap_or(DEFAULT_MAX_SEEDS),
+        }),
         toxiproxy: args.toxiproxy,
         external: args.external.clone(),
         resource: args.resource,
@@ -158,6 +165,12 @@ impl MatrixCommands for Commands<'_> {
         ));
         if let Some(budget) = args.explore_safe {
             cmd.push_str(&format!(" --explore-safe {}s", budget.as_secs()));
+        }
+        if let Some(until) = args.until {
+            cmd.push_str(&format!(" --until {}%", until * 100.0));
+        }
+        if let Some(max) = args.max_seeds {
+            cmd.push_str(&format!(" --max-seeds {max}"));
         }
         if let Some(md) = &args.markdown {
             cmd.push_str(&format!(" --markdown {}", md.display()));

@@ -83,6 +83,8 @@ pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         explore_safe: None,
         resource: None,
         fresh_servers: false,
+        until: None,
+        max_seeds: None,
     })
 }
 
