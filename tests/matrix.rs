@@ -921,6 +921,11 @@ fn until_adds_seeds_to_a_safe_cell_until_its_bound_and_stops_an_unsafe_one_at_it
         "{md}"
     );
     assert!(md.contains("safe 0/8 ≤37%"), "{md}");
+    let html = std::fs::read_to_string(dir.join("matrix.html")).unwrap();
+    assert!(
+        html.contains("1 seed(s) per cell, then more until each cell had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds)"),
+        "matrix.html does not say how its seeds were chosen"
+    );
     // The short-pause cell, left out by --faults, has no run: still short of the bound.
     assert!(
         md.contains("**Incomplete:** 1 cell(s) still short of it"),

@@ -211,6 +211,8 @@ struct Page<'a> {
     not_tested: usize,
     not_run: usize,
     resume: String,
+    /// With `--until`: how seeds were added past the first ones, in words.
+    until: Option<String>,
 }
 
 fn anchor(c: &CellSummary) -> String {
@@ -426,6 +428,13 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             not_tested: count("nottested"),
             not_run: count("notrun"),
             resume: resume.to_owned(),
+            until: record.until.map(|u| {
+                format!(
+                    "then more until each cell had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds)",
+                    super::record::percent_up(u.bound),
+                    u.max_seeds
+                )
+            }),
         },
     )
 }
