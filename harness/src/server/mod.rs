@@ -41,9 +41,44 @@ pub use error::StartError;
 pub use shapes::{start_all, started_cluster, CLUSTER_NODES, SINGLE_SERVER};
 pub use version::{Install, NotInstalled, ServerVersion};
 
-/// Whether a server kind supports something; `Err` says why not, in words that read after
-/// "cannot …: ".
-pub type Support = Result<(), &'static str>;
+/// Whether a server kind supports something; `Err` says why not.
+pub type Support = Result<(), Cannot>;
+
+/// Why a server kind cannot take something, in words that read after "cannot …: ", and
+/// whether the lock itself could never meet it or only lockpick cannot bring it here: a
+/// matrix says `n/a` for the first and `not injectable here` for the second, never that a
+/// lock is immune to what only this machine cannot do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cannot {
+    /// The lock cannot meet it at all (a single server has no replica to fail over to).
+    Never(&'static str),
+    /// The lock could meet it in production, but lockpick cannot bring it to these servers on
+    /// this machine (libfaketime does not reach a Go binary's clock).
+    NotHere(&'static str),
+}
+
+impl Cannot {
+    /// The reason, in words.
+    pub fn why(self) -> &'static str {
+        match self {
+            Cannot::Never(why) | Cannot::NotHere(why) => why,
+        }
+    }
+
+    /// Whether only lockpick, here, cannot do it.
+    pub fn not_here(self) -> bool {
+        match self {
+            Cannot::Never(_) => false,
+            Cannot::NotHere(_) => true,
+        }
+    }
+}
+
+impl std::fmt::Display for Cannot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.why())
+    }
+}
 
 /// What the nodes of a server kind can take. Every field must be decided by every kind.
 #[derive(Debug, Clone, Copy)]

@@ -4,8 +4,8 @@
 use super::process::PACKAGE;
 use crate::backends::etcd::{etcd_version, start_etcd_cluster_of};
 use crate::server::{
-    BoxFuture, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion, StartCtx,
-    Started, Support,
+    BoxFuture, Cannot, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion,
+    StartCtx, Started, Support,
 };
 use crate::server::{NotInstalled, StartError};
 use crate::vocab::LockSpec;
@@ -58,12 +58,14 @@ impl ServerKind for Etcd {
             signals: Ok(()),
             // libfaketime works by preloading into libc's time calls; Go reads the clock
             // through vDSO/raw syscalls and is statically linked against its own runtime.
-            clock: Err(
+            clock: Err(Cannot::NotHere(
                 "etcd is a Go binary, which ignores libfaketime: its clock cannot be skewed",
-            ),
+            )),
             peers: Ok(()),
             external: Ok(()),
-            failover: Err("its members are a consensus cluster: it elects a new leader by itself"),
+            failover: Err(Cannot::Never(
+                "its members are a consensus cluster: it elects a new leader by itself",
+            )),
         }
     }
 
@@ -76,7 +78,9 @@ impl ServerKind for Etcd {
     }
 
     fn persistence(&self) -> Support {
-        Err("etcd always syncs its log to disk; only redis nodes take `persistence`")
+        Err(Cannot::Never(
+            "etcd always syncs its log to disk; only redis nodes take `persistence`",
+        ))
     }
 
     fn check_lock(&self, lock: &LockSpec) -> Result<(), FieldError> {

@@ -4,7 +4,9 @@
 use crate::backends::mariadb::MariaDbOptions;
 use crate::processes::NodeKind;
 use crate::server::StartError;
-use crate::server::{BoxFuture, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support};
+use crate::server::{
+    BoxFuture, Cannot, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support,
+};
 use crate::vocab::Persistence;
 
 pub(super) struct MariaDb;
@@ -30,9 +32,11 @@ impl ServerKind for MariaDb {
         Capabilities {
             signals: Ok(()),
             clock: Ok(()),
-            peers: Err("it is a single server, not members of a cluster"),
+            peers: Err(Cannot::Never(
+                "it is a single server, not members of a cluster",
+            )),
             external: Ok(()),
-            failover: Err("it is a single server without a replica"),
+            failover: Err(Cannot::Never("it is a single server without a replica")),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::backends::postgres::{replicas_streaming, PgOptions};
 use crate::processes::NodeKind;
 use crate::server::StartError;
 use crate::server::{
-    BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,
+    BoxFuture, Cannot, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,
 };
 use crate::vocab::Persistence;
 use std::time::{Duration, Instant};
@@ -70,8 +70,12 @@ impl ServerKind for PostgresReplica {
         Capabilities {
             signals: Ok(()),
             clock: Ok(()),
-            peers: Err("its replica follows the primary; they are not a consensus cluster"),
-            external: Err("it needs a replica lockpick copies from the primary it starts"),
+            peers: Err(Cannot::Never(
+                "its replica follows the primary; they are not a consensus cluster",
+            )),
+            external: Err(Cannot::Never(
+                "it needs a replica lockpick copies from the primary it starts",
+            )),
             failover: Ok(()),
         }
     }

@@ -4,7 +4,9 @@
 use crate::backends::postgres::PgOptions;
 use crate::processes::NodeKind;
 use crate::server::StartError;
-use crate::server::{BoxFuture, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support};
+use crate::server::{
+    BoxFuture, Cannot, Capabilities, NodeRule, ServerKind, StartCtx, Started, Support,
+};
 use crate::vocab::Persistence;
 
 pub(super) struct Postgres;
@@ -30,9 +32,9 @@ impl ServerKind for Postgres {
         Capabilities {
             signals: Ok(()),
             clock: Ok(()),
-            peers: Err("it is a single server, not members of a cluster"),
+            peers: Err(Cannot::Never("it is a single server, not members of a cluster")),
             external: Ok(()),
-            failover: Err("it is a single server without a replica (use server kind postgres-async-replica or postgres-sync-replica)"),
+            failover: Err(Cannot::Never("it is a single server without a replica (use server kind postgres-async-replica or postgres-sync-replica)")),
         }
     }
 

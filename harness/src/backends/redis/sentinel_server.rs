@@ -11,7 +11,7 @@ use crate::backends::redis::start_redis_replicas;
 use crate::backends::redis::{RedisOptions, SentinelOptions};
 use crate::server::StartError;
 use crate::server::{
-    BoxFuture, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,
+    BoxFuture, Cannot, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,
 };
 use crate::vocab::Outcome;
 use crate::vocab::Persistence;
@@ -67,8 +67,8 @@ impl ServerKind for RedisSentinel {
             // Not a consensus cluster, but every node-to-node and sentinel-to-node link runs
             // through a proxy of its own, so a node can be isolated; its leader is the master.
             peers: Ok(()),
-            external: Err("it needs sentinels and replicas lockpick starts"),
-            failover: Err("its sentinels fail the master over by themselves (crash the master with node-crash)"),
+            external: Err(Cannot::Never("it needs sentinels and replicas lockpick starts")),
+            failover: Err(Cannot::Never("its sentinels fail the master over by themselves (crash the master with node-crash)")),
         }
     }
 

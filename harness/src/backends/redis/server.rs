@@ -4,7 +4,7 @@
 use crate::backends::redis::RedisOptions;
 use crate::server::StartError;
 use crate::server::{
-    BoxFuture, Capabilities, NodeRule, Reset, ServerKind, StartCtx, Started, Support,
+    BoxFuture, Cannot, Capabilities, NodeRule, Reset, ServerKind, StartCtx, Started, Support,
 };
 use crate::vocab::Persistence;
 
@@ -36,11 +36,13 @@ impl ServerKind for Redis {
         Capabilities {
             signals: Ok(()),
             clock: Ok(()),
-            peers: Err("its nodes are independent servers, not members of a cluster"),
+            peers: Err(Cannot::Never(
+                "its nodes are independent servers, not members of a cluster",
+            )),
             external: Ok(()),
-            failover: Err(
+            failover: Err(Cannot::Never(
                 "it is a single server without a replica (redis-sentinel fails over by itself)",
-            ),
+            )),
         }
     }
 

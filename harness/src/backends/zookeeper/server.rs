@@ -5,8 +5,8 @@
 use super::process::{DEBIAN_CLASS_PATH, PACKAGE};
 use crate::backends::zookeeper::{start_zk_cluster_of, zk_version};
 use crate::server::{
-    BoxFuture, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion, StartCtx,
-    Started, Support,
+    BoxFuture, Cannot, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion,
+    StartCtx, Started, Support,
 };
 use crate::server::{NotInstalled, StartError};
 use crate::vocab::LockSpec;
@@ -85,10 +85,12 @@ impl ServerKind for ZooKeeper {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),
-            clock: Err("its servers do not run under libfaketime"),
+            clock: Err(Cannot::NotHere("its servers do not run under libfaketime")),
             peers: Ok(()),
             external: Ok(()),
-            failover: Err("its members are a consensus cluster: it elects a new leader by itself"),
+            failover: Err(Cannot::Never(
+                "its members are a consensus cluster: it elects a new leader by itself",
+            )),
         }
     }
 
@@ -101,7 +103,9 @@ impl ServerKind for ZooKeeper {
     }
 
     fn persistence(&self) -> Support {
-        Err("ZooKeeper always syncs its log to disk; only redis nodes take `persistence`")
+        Err(Cannot::Never(
+            "ZooKeeper always syncs its log to disk; only redis nodes take `persistence`",
+        ))
     }
 
     fn check_lock(&self, lock: &LockSpec) -> Result<(), FieldError> {
