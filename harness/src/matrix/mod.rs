@@ -1,6 +1,7 @@
 //! Safety matrices: locks (rows) × faults (columns), each cell an ordinary scenario whose
 //! fault sizes are resolved against the row's own lease, run over several seeds.
 
+mod cell_file;
 mod file;
 mod plan;
 mod shard;
