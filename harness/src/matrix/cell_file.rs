@@ -1,7 +1,9 @@
 //! A cell's settings, and the two things made from them: the scenario as the loader's layout
 //! (which the loader checks as any scenario's), and the scenario file a run of the cell repeats.
 
-use super::file::{Column, Expected, Matrix, Row};
+use super::column::Column;
+use super::file::Matrix;
+use super::row::{Expected, Row};
 use super::size::Promise;
 use crate::fault::RawEntry;
 use crate::scenario::{

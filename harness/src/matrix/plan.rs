@@ -16,8 +16,10 @@
 //! shipped cell's file loads back into the scenario built here.
 
 use super::cell_file::CellSettings;
-use super::file::DEFAULT_AT_MS;
-use super::file::{column_error, Column, ColumnSize, Expectation, Matrix, MatrixError, Row};
+use super::column::{column_error, Column, ColumnSize, DEFAULT_AT_MS};
+use super::error::MatrixError;
+use super::file::Matrix;
+use super::row::{Expectation, Row};
 use super::size::Promise;
 use crate::fault::RawEntry;
 use crate::scenario::{check, read_fault, ClientTable, Scenario, ScenarioError, Source};
