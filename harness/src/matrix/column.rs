@@ -5,10 +5,9 @@
 use super::error::MatrixError;
 use super::size::{size_field, Size};
 use crate::fault::RawEntry;
-use crate::fault::{fault_names, find_fault};
+use crate::fault::{fault_names, find_fault, FaultKind};
 use crate::scenario::{rules, ScenarioError, Source};
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::Path;
 use toml::Spanned;
 
@@ -73,121 +72,21 @@ pub(super) const DEFAULT_AT_MS: [i64; 2] = [300, 800];
 /// whose keys the fault's own field list checks now (they are the same for every row) and
 /// whose values the fault reads for each row.
 pub(super) fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
-    let err = |span: Range<usize>, field: &str, message: String| MatrixError::Invalid {
-        path: src.path.to_owned(),
-        line: src.line_of(span.start),
-        field: field.to_owned(),
-        message,
-    };
-    let table = raw.get_ref();
-    let text = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
-        match table.get(key) {
-            None => Ok(None),
-            Some(v) => match v.get_ref() {
-                toml::Value::String(s) => Ok(Some(Spanned::new(v.span(), s.clone()))),
-                other => Err(err(
-                    v.span(),
-                    &format!("column.{key}"),
-                    format!("a {} is not text; allowed: a string", other.type_str()),
-                )),
-            },
-        }
-    };
-    let name = text("name")?.ok_or_else(|| {
-        err(
-            raw.span(),
-            "column.name",
-            "missing; every column needs a name (what its row's `expect` entries name)".into(),
-        )
-    })?;
-    rules::check_name(name.get_ref()).map_err(|why| err(name.span(), "column.name", why))?;
-    let about = text("about")?.ok_or_else(|| {
-        err(
-            raw.span(),
-            "column.about",
-            "missing; allowed: one sentence on what the fault does".into(),
-        )
-    })?;
-    let fault = match text("fault")? {
-        Some(f) => Some(find_fault(f.get_ref()).ok_or_else(|| {
-            err(
-                f.span(),
-                "column.fault",
-                format!(
-                    "unknown fault {:?}; allowed: {} (or no `fault` for the baseline)",
-                    f.get_ref(),
-                    fault_names().join(", ")
-                ),
-            )
-        })?),
-        None => None,
-    };
-    let must_outlast_lease = match table.get("must_outlast_lease") {
-        None => false,
-        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
-            err(
-                v.span(),
-                "column.must_outlast_lease",
-                format!(
-                    "a {} is not a boolean; allowed: true, false",
-                    v.get_ref().type_str()
-                ),
-            )
-        })?,
-    };
-    let run = table
-        .get("run")
-        .map(|v| size_field(src, src.path, "column.run", v))
-        .transpose()?;
-    // The rest is the fault's entry.
-    let mut entry = BTreeMap::new();
-    let mut written = BTreeMap::new();
-    for (key, value) in table {
-        if COLUMN_KEYS.contains(&key.as_str()) {
-            continue;
-        }
-        let full = match SHORTHANDS.iter().find(|(short, _)| short == key) {
-            Some((short, full)) => {
-                if table.contains_key(*full) {
-                    return Err(err(
-                        value.span(),
-                        &format!("column.{short}"),
-                        format!("{short} is the shorthand for {full}; give one of them"),
-                    ));
-                }
-                written.insert((*full).to_owned(), (*short).to_owned());
-                (*full).to_owned()
-            }
-            None => key.clone(),
-        };
-        entry.insert(full, value.clone());
-    }
-    let entry: RawEntry = Spanned::new(raw.span(), entry);
-    let line = src.line_of(raw.span().start);
+    let own = own_keys(src, raw)?;
+    let (entry, written) = fault_entry(src, raw)?;
     let mut column = Column {
-        name: name.into_inner(),
-        about: about.into_inner(),
-        fault: fault.map(|f| f.name().to_owned()),
+        name: own.name,
+        about: own.about,
+        fault: own.fault.map(|f| f.name().to_owned()),
         entry,
         sizes: Vec::new(),
         written,
-        must_outlast_lease,
-        run,
-        line,
+        must_outlast_lease: own.must_outlast_lease,
+        run: own.run,
+        line: src.line_of(raw.span().start),
     };
-    let Some(kind) = fault else {
-        // The baseline: a fault field here would be ignored, so it is refused.
-        if let Some((key, value)) = column.entry.get_ref().iter().next() {
-            return Err(err(
-                value.span(),
-                &format!("column.{}", column.written(key)),
-                format!(
-                    "column {:?} has no `fault`, so it takes no fault fields; allowed: {}",
-                    column.name,
-                    COLUMN_KEYS.join(", ")
-                ),
-            ));
-        }
+    let Some(kind) = own.fault else {
+        refuse_baseline_fields(src, &column)?;
         return Ok(column);
     };
     crate::scenario::check_fields(src, &column.entry, kind).map_err(|e| {
@@ -203,7 +102,158 @@ pub(super) fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError
             )
         })
     })?;
-    // Every size field the fault takes, in its field order, then the timing every fault has.
+    column.sizes = sizes(src, &column, kind)?;
+    Ok(column)
+}
+
+/// The keys of a `[[column]]` that are the column's own ([`COLUMN_KEYS`]), checked.
+struct OwnKeys {
+    name: String,
+    about: String,
+    /// `None` for the baseline.
+    fault: Option<&'static dyn FaultKind>,
+    must_outlast_lease: bool,
+    run: Option<Size>,
+}
+
+/// Reads the column's own keys, in order: `name` (required, a plain name), `about`
+/// (required), `fault` (one lockpick knows), `must_outlast_lease`, `run` (a size).
+fn own_keys(src: &Source, raw: &RawEntry) -> Result<OwnKeys, MatrixError> {
+    let table = raw.get_ref();
+    let text = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(v) => match v.get_ref() {
+                toml::Value::String(s) => Ok(Some(Spanned::new(v.span(), s.clone()))),
+                other => Err(MatrixError::at(
+                    src,
+                    v.span(),
+                    &format!("column.{key}"),
+                    format!("a {} is not text; allowed: a string", other.type_str()),
+                )),
+            },
+        }
+    };
+    let name = text("name")?.ok_or_else(|| {
+        MatrixError::at(
+            src,
+            raw.span(),
+            "column.name",
+            "missing; every column needs a name (what its row's `expect` entries name)".into(),
+        )
+    })?;
+    rules::check_name(name.get_ref())
+        .map_err(|why| MatrixError::at(src, name.span(), "column.name", why))?;
+    let about = text("about")?.ok_or_else(|| {
+        MatrixError::at(
+            src,
+            raw.span(),
+            "column.about",
+            "missing; allowed: one sentence on what the fault does".into(),
+        )
+    })?;
+    let fault = match text("fault")? {
+        Some(f) => Some(find_fault(f.get_ref()).ok_or_else(|| {
+            MatrixError::at(
+                src,
+                f.span(),
+                "column.fault",
+                format!(
+                    "unknown fault {:?}; allowed: {} (or no `fault` for the baseline)",
+                    f.get_ref(),
+                    fault_names().join(", ")
+                ),
+            )
+        })?),
+        None => None,
+    };
+    let must_outlast_lease = match table.get("must_outlast_lease") {
+        None => false,
+        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
+            MatrixError::at(
+                src,
+                v.span(),
+                "column.must_outlast_lease",
+                format!(
+                    "a {} is not a boolean; allowed: true, false",
+                    v.get_ref().type_str()
+                ),
+            )
+        })?,
+    };
+    let run = table
+        .get("run")
+        .map(|v| size_field(src, src.path, "column.run", v))
+        .transpose()?;
+    Ok(OwnKeys {
+        name: name.into_inner(),
+        about: about.into_inner(),
+        fault,
+        must_outlast_lease,
+        run,
+    })
+}
+
+/// The keys of a `[[column]]` that are not the column's own, as the fault's entry: each
+/// shorthand renamed to its `_ms` key (refused beside that key), with what the column wrote
+/// for each renamed key.
+fn fault_entry(
+    src: &Source,
+    raw: &RawEntry,
+) -> Result<(RawEntry, BTreeMap<String, String>), MatrixError> {
+    let table = raw.get_ref();
+    let mut entry = BTreeMap::new();
+    let mut written = BTreeMap::new();
+    for (key, value) in table {
+        if COLUMN_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let full = match SHORTHANDS.iter().find(|(short, _)| short == key) {
+            Some((short, full)) => {
+                if table.contains_key(*full) {
+                    return Err(MatrixError::at(
+                        src,
+                        value.span(),
+                        &format!("column.{short}"),
+                        format!("{short} is the shorthand for {full}; give one of them"),
+                    ));
+                }
+                written.insert((*full).to_owned(), (*short).to_owned());
+                (*full).to_owned()
+            }
+            None => key.clone(),
+        };
+        entry.insert(full, value.clone());
+    }
+    Ok((Spanned::new(raw.span(), entry), written))
+}
+
+/// The baseline (a column without `fault`) takes no fault field: one would be ignored, so it
+/// is refused.
+fn refuse_baseline_fields(src: &Source, column: &Column) -> Result<(), MatrixError> {
+    let Some((key, value)) = column.entry.get_ref().iter().next() else {
+        return Ok(());
+    };
+    Err(MatrixError::at(
+        src,
+        value.span(),
+        &format!("column.{}", column.written(key)),
+        format!(
+            "column {:?} has no `fault`, so it takes no fault fields; allowed: {}",
+            column.name,
+            COLUMN_KEYS.join(", ")
+        ),
+    ))
+}
+
+/// Every size field `kind` takes that the column gives, in the fault's field order, then the
+/// timing every fault has (`at_ms`, `every_ms`): one size or a range of them. A value that is
+/// not a size is left for the fault to refuse, saying what it wants there.
+fn sizes(
+    src: &Source,
+    column: &Column,
+    kind: &'static dyn FaultKind,
+) -> Result<Vec<(String, ColumnSize)>, MatrixError> {
     let order: Vec<&str> = kind
         .fields()
         .iter()
@@ -211,6 +261,7 @@ pub(super) fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError
         .chain(["at_ms", "every_ms"])
         .filter(|k| k.ends_with("_ms"))
         .collect();
+    let mut sizes = Vec::new();
     for key in order {
         let Some(value) = column.entry.get_ref().get(key) else {
             continue;
@@ -238,9 +289,9 @@ pub(super) fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError
             // Not a size: the fault says what it wants there.
             _ => continue,
         };
-        column.sizes.push((key.to_owned(), sized));
+        sizes.push((key.to_owned(), sized));
     }
-    Ok(column)
+    Ok(sizes)
 }
 
 /// A fault's error about a column's entry as a matrix error: at the same line, the field named

@@ -1,6 +1,8 @@
 //! A matrix file that cannot be used: the error names the file, the line and the field, like
 //! the scenario loader's.
 
+use crate::scenario::Source;
+use std::ops::Range;
 use std::path::PathBuf;
 
 /// A matrix file that cannot be used. Reads after "failed to".
@@ -18,4 +20,17 @@ pub enum MatrixError {
         field: String,
         message: String,
     },
+}
+
+impl MatrixError {
+    /// The error at `span` of the matrix file `src`: its path, the span's line, `field` and
+    /// `message`.
+    pub(super) fn at(src: &Source, span: Range<usize>, field: &str, message: String) -> Self {
+        MatrixError::Invalid {
+            path: src.path.to_owned(),
+            line: src.line_of(span.start),
+            field: field.to_owned(),
+            message,
+        }
+    }
 }
