@@ -71,7 +71,7 @@ pub(super) const DEFAULT_AT_MS: [i64; 2] = [300, 800];
 /// Reads one `[[column]]`: its own keys, then the rest as the fault's `[[nemesis]]` entry,
 /// whose keys the fault's own field list checks now (they are the same for every row) and
 /// whose values the fault reads for each row.
-pub(super) fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
+fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
     let own = own_keys(src, raw)?;
     let (entry, written) = fault_entry(src, raw)?;
     let mut column = Column {
@@ -292,6 +292,29 @@ fn sizes(
         sizes.push((key.to_owned(), sized));
     }
     Ok(sizes)
+}
+
+/// Reads every `[[column]]` in order: two of one name are refused at the second, and a file
+/// without columns is refused.
+pub(super) fn read_columns(src: &Source, raw: &[RawEntry]) -> Result<Vec<Column>, MatrixError> {
+    let mut columns: Vec<Column> = Vec::new();
+    for c in raw {
+        let col = column(src, c)?;
+        if columns.iter().any(|k| k.name == col.name) {
+            let span = c.get_ref().get("name").map_or(c.span(), Spanned::span);
+            return Err(MatrixError::at(
+                src,
+                span,
+                "column.name",
+                format!("column {:?} is named twice; each column once", col.name),
+            ));
+        }
+        columns.push(col);
+    }
+    if columns.is_empty() {
+        return Err(MatrixError::none_given(src, "column"));
+    }
+    Ok(columns)
 }
 
 /// A fault's error about a column's entry as a matrix error: at the same line, the field named

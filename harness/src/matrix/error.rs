@@ -33,4 +33,14 @@ impl MatrixError {
             message,
         }
     }
+
+    /// A file without a `[[table]]` entry, which it needs at least one of: at its first line.
+    pub(super) fn none_given(src: &Source, table: &str) -> Self {
+        MatrixError::at(
+            src,
+            0..0,
+            table,
+            format!("no [[{table}]]; give at least one"),
+        )
+    }
 }

@@ -2,17 +2,17 @@
 //! relative to each row's lease), seeds per cell, the workload every cell shares, and the
 //! expected verdict of every cell with its reason. Errors name the file, the line and the
 //! field, like the scenario loader's. A column's table, beside the column's own keys, is the
-//! fault's `[[nemesis]]` entry: its keys are checked against the fault's field list here,
-//! its values are the fault's to read for each row (see `plan`).
+//! fault's `[[nemesis]]` entry: its keys are checked against the fault's field list when the
+//! file is read (see `column`), its values are the fault's to read for each row (see `plan`).
+//! The rows are read in `row`.
 
-use super::column::{column, Column};
+use super::column::{read_columns, Column};
 use super::error::MatrixError;
-use super::row::{column_names, expectation, row_kinds, RawRow, Row};
+use super::row::{check_clients, read_rows, RawRow, Row};
 use super::size::{size_field, Size};
 use crate::fault::RawEntry;
 use crate::scenario::{rules, MsRange, Source};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -117,209 +117,26 @@ pub fn parse_matrix(path: &Path, text: &str) -> Result<Matrix, MatrixError> {
 }
 
 /// Parses matrix text; `path` is used in messages, relative paths resolve against `folder`.
+/// The fields are checked in this order, the first error the one reported: the name, `seeds`,
+/// the workload, every column, then every row (whose expectations name the columns).
 pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix, MatrixError> {
     let src = Source::new(path, text);
-    let err = |span: std::ops::Range<usize>, field: &str, message: String| MatrixError::Invalid {
-        path: path.to_owned(),
-        line: src.line_of(span.start),
-        field: field.to_owned(),
-        message,
-    };
-    let raw: RawMatrix = toml::from_str(text).map_err(|e| match src.toml_error(&e) {
-        crate::scenario::ScenarioError::Invalid(l) => MatrixError::Invalid {
-            path: l.path,
-            line: l.line,
-            field: l.field,
-            message: l.message,
-        },
-        other => MatrixError::Invalid {
-            path: path.to_owned(),
-            line: 1,
-            field: String::new(),
-            message: other.to_string(),
-        },
-    })?;
-    rules::check_name(raw.name.get_ref()).map_err(|why| err(raw.name.span(), "name", why))?;
+    let raw: RawMatrix = toml::from_str(text).map_err(|e| toml_error(&src, &e))?;
+    rules::check_name(raw.name.get_ref())
+        .map_err(|why| MatrixError::at(&src, raw.name.span(), "name", why))?;
     let seeds = *raw.seeds.get_ref();
     if !(1..=MAX_SEEDS).contains(&seeds) {
-        return Err(err(
+        return Err(MatrixError::at(
+            &src,
             raw.seeds.span(),
             "seeds",
             format!("{seeds} is out of range; allowed: 1 to {MAX_SEEDS}"),
         ));
     }
-    let check_clients = |v: &Spanned<u64>, field: &str| {
-        let clients = *v.get_ref();
-        if (2..=rules::MAX_CLIENTS as u64).contains(&clients) {
-            Ok(clients)
-        } else {
-            Err(err(
-                v.span(),
-                field,
-                format!(
-                    "{clients} is out of range; allowed: 2 to {} (one client cannot contend)",
-                    rules::MAX_CLIENTS
-                ),
-            ))
-        }
-    };
-    let clients = check_clients(&raw.workload.clients, "workload.clients")?;
+    let clients = check_clients(&src, &raw.workload.clients, "workload.clients")?;
     let duration = size_field(&src, path, "workload.duration", &raw.workload.duration)?;
-
-    let mut columns: Vec<Column> = Vec::new();
-    for c in &raw.columns {
-        let col = column(&src, c)?;
-        if columns.iter().any(|k| k.name == col.name) {
-            let span = c.get_ref().get("name").map_or(c.span(), Spanned::span);
-            return Err(err(
-                span,
-                "column.name",
-                format!("column {:?} is named twice; each column once", col.name),
-            ));
-        }
-        columns.push(col);
-    }
-    if columns.is_empty() {
-        return Err(err(
-            0..0,
-            "column",
-            "no [[column]]; give at least one".into(),
-        ));
-    }
-
-    let mut rows: Vec<Row> = Vec::new();
-    for r in &raw.rows {
-        let line = src.line_of(r.span().start);
-        let row_span = r.span();
-        let r = r.get_ref();
-        let kinds = row_kinds(r, row_span.clone(), folder)
-            .map_err(|(span, field, m)| err(span, &field, m))?;
-        let name = match (&r.name, kinds.preset) {
-            (Some(n), _) => {
-                rules::check_name(n.get_ref()).map_err(|why| err(n.span(), "row.name", why))?;
-                n.get_ref().clone()
-            }
-            (None, Some(lock)) => lock.name.to_owned(),
-            (None, None) => {
-                return Err(err(
-                    row_span,
-                    "row.name",
-                    "missing; a row given by `server` and `client.kind` needs a name (e.g. the library's, \"node-redlock-v5\")".into(),
-                ))
-            }
-        };
-        if rows.iter().any(|k| k.name == name) {
-            let span = r.name.as_ref().map_or(row_span.clone(), Spanned::span);
-            return Err(err(
-                span,
-                "row.name",
-                format!("row {name:?} is named twice; give one a `name`"),
-            ));
-        }
-        let about = match (&r.about, kinds.preset) {
-            (Some(about), _) => about.clone(),
-            (None, Some(lock)) => lock.client_kind().about().to_owned(),
-            (None, None) => {
-                return Err(err(
-                    row_span,
-                    "row.about",
-                    format!("row {name:?} names its client kind, so it needs `about`: one sentence on how the lock works and what its token is"),
-                ))
-            }
-        };
-        let fenced = match &r.resource {
-            Some(m) if m.get_ref() == "fenced" => true,
-            Some(m) if m.get_ref() == "naive" => false,
-            Some(m) => {
-                return Err(err(
-                    m.span(),
-                    "row.resource",
-                    format!("unknown mode {:?}; allowed: naive, fenced", m.get_ref()),
-                ))
-            }
-            None => false,
-        };
-        let mut expect = BTreeMap::new();
-        for (column, text) in &r.expect {
-            let field = format!("row.expect.{column}");
-            if !columns.iter().any(|c| &c.name == column) {
-                return Err(err(
-                    text.span(),
-                    &field,
-                    format!(
-                        "no column {column:?}; the columns are: {}",
-                        column_names(&columns)
-                    ),
-                ));
-            }
-            let parsed = expectation(text.get_ref()).map_err(|m| err(text.span(), &field, m))?;
-            expect.insert(column.clone(), parsed);
-        }
-        if let Some(missing) = columns.iter().find(|c| !expect.contains_key(&c.name)) {
-            return Err(err(
-                row_span,
-                &format!("row.expect.{}", missing.name),
-                format!(
-                    "row {name:?} gives no expectation for column {:?}; every cell needs one (\"valid: why\", \"invalid: why\" or \"n/a: why\")",
-                    missing.name
-                ),
-            ));
-        }
-        let mut notes = BTreeMap::new();
-        let mut not_tested = BTreeMap::new();
-        for (table, column, text) in r
-            .note
-            .iter()
-            .map(|(c, t)| ("note", c, t))
-            .chain(r.not_tested.iter().map(|(c, t)| ("not_tested", c, t)))
-        {
-            if !columns.iter().any(|c| &c.name == column) {
-                return Err(err(
-                    text.span(),
-                    &format!("row.{table}.{column}"),
-                    format!(
-                        "no column {column:?}; the columns are: {}",
-                        column_names(&columns)
-                    ),
-                ));
-            }
-            let into = if table == "note" {
-                &mut notes
-            } else {
-                &mut not_tested
-            };
-            into.insert(column.clone(), text.get_ref().trim().to_owned());
-        }
-        rows.push(Row {
-            notes,
-            not_tested,
-            name,
-            preset: kinds.preset,
-            server: kinds.server,
-            client_kind: kinds.client,
-            ttl_ms: *r.ttl_ms.get_ref(),
-            lease_ms: r.lease_ms.as_ref().map(|l| *l.get_ref()),
-            fenced,
-            nodes: r.nodes,
-            version: r.version.clone(),
-            watchdog: r.watchdog,
-            client: kinds.options,
-            clients: r
-                .clients
-                .as_ref()
-                .map(|c| check_clients(c, "row.clients"))
-                .transpose()?,
-            acquire_timeout_ms: r.acquire_timeout_ms,
-            op_timeout_ms: r.op_timeout_ms,
-            about,
-            expect,
-            line,
-            span: row_span,
-        });
-    }
-    if rows.is_empty() {
-        return Err(err(0..0, "row", "no [[row]]; give at least one".into()));
-    }
+    let columns = read_columns(&src, &raw.columns)?;
+    let rows = read_rows(&src, &raw.rows, &columns, folder)?;
     Ok(Matrix {
         name: raw.name.get_ref().clone(),
         description: raw.description.unwrap_or_default(),
@@ -336,6 +153,25 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
         columns,
         text: text.to_owned(),
     })
+}
+
+/// The file's TOML error (bad syntax, an unknown or missing field) as a matrix error, at the
+/// line and field the scenario loader's reading of it names.
+fn toml_error(src: &Source, e: &toml::de::Error) -> MatrixError {
+    match src.toml_error(e) {
+        crate::scenario::ScenarioError::Invalid(l) => MatrixError::Invalid {
+            path: l.path,
+            line: l.line,
+            field: l.field,
+            message: l.message,
+        },
+        other => MatrixError::Invalid {
+            path: src.path.to_owned(),
+            line: 1,
+            field: String::new(),
+            message: other.to_string(),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,12 @@
 //! options), its settings, and the expected verdict of each of its cells with the reason.
 
 use super::column::Column;
+use super::error::MatrixError;
 use crate::backends::{client_names, find_client};
 use crate::backends::{find_server, server_names};
 use crate::client::ClientKind;
 use crate::locks::{find_lock, lock_label, lock_names, LockPreset};
+use crate::scenario::{rules, Source};
 use crate::server::ServerKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -18,33 +20,33 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRow {
     /// A named lock (a server kind and a client kind with its defaults)…
-    pub(super) lock: Option<Spanned<String>>,
+    lock: Option<Spanned<String>>,
     /// … or a server kind, with the client kind in `client.kind` (a library's adapter).
-    pub(super) server: Option<Spanned<String>>,
-    pub(super) name: Option<Spanned<String>>,
-    pub(super) ttl_ms: Spanned<u64>,
-    pub(super) lease_ms: Option<Spanned<u64>>,
-    pub(super) resource: Option<Spanned<String>>,
-    pub(super) nodes: Option<u64>,
+    server: Option<Spanned<String>>,
+    name: Option<Spanned<String>>,
+    ttl_ms: Spanned<u64>,
+    lease_ms: Option<Spanned<u64>>,
+    resource: Option<Spanned<String>>,
+    nodes: Option<u64>,
     /// The server's release (`[server] version`); the kind's default (Debian's) if absent.
-    pub(super) version: Option<Spanned<String>>,
+    version: Option<Spanned<String>>,
     #[serde(default)]
-    pub(super) watchdog: bool,
-    pub(super) client: Option<Spanned<toml::Table>>,
+    watchdog: bool,
+    client: Option<Spanned<toml::Table>>,
     /// Clients contending for this row's lock instead of `[workload] clients`.
-    pub(super) clients: Option<Spanned<u64>>,
+    clients: Option<Spanned<u64>>,
     /// `[lock]` settings of this row instead of the matrix's (a library's own limits).
-    pub(super) acquire_timeout_ms: Option<u64>,
-    pub(super) op_timeout_ms: Option<u64>,
-    pub(super) about: Option<String>,
-    pub(super) expect: BTreeMap<String, Spanned<String>>,
+    acquire_timeout_ms: Option<u64>,
+    op_timeout_ms: Option<u64>,
+    about: Option<String>,
+    expect: BTreeMap<String, Spanned<String>>,
     /// What the runs of a cell showed that its expectation did not foresee, per column.
     #[serde(default)]
-    pub(super) note: BTreeMap<String, Spanned<String>>,
+    note: BTreeMap<String, Spanned<String>>,
     /// Cells this row's setup cannot test though the lock could take the fault (a link of
     /// ours that does not run through the proxies), per column: not run, shown as not tested.
     #[serde(default)]
-    pub(super) not_tested: BTreeMap<String, Spanned<String>>,
+    not_tested: BTreeMap<String, Spanned<String>>,
 }
 
 /// A lock under test: a server kind and a client kind on it.
@@ -151,18 +153,255 @@ impl fmt::Display for Expectation {
     }
 }
 
+/// A number of contending clients (`[workload] clients`, a row's `clients`): 2 to
+/// [`rules::MAX_CLIENTS`].
+pub(super) fn check_clients(
+    src: &Source,
+    v: &Spanned<u64>,
+    field: &str,
+) -> Result<u64, MatrixError> {
+    let clients = *v.get_ref();
+    if (2..=rules::MAX_CLIENTS as u64).contains(&clients) {
+        Ok(clients)
+    } else {
+        Err(MatrixError::at(
+            src,
+            v.span(),
+            field,
+            format!(
+                "{clients} is out of range; allowed: 2 to {} (one client cannot contend)",
+                rules::MAX_CLIENTS
+            ),
+        ))
+    }
+}
+
+/// Reads every `[[row]]` in order, against the matrix's `columns`; relative paths in a row's
+/// client options resolve against `folder`. A file without rows is refused.
+pub(super) fn read_rows(
+    src: &Source,
+    raw: &[Spanned<RawRow>],
+    columns: &[Column],
+    folder: &Path,
+) -> Result<Vec<Row>, MatrixError> {
+    let mut rows: Vec<Row> = Vec::new();
+    for r in raw {
+        let row = read_row(src, r, columns, &rows, folder)?;
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(MatrixError::none_given(src, "row"));
+    }
+    Ok(rows)
+}
+
+/// Reads one `[[row]]`, in order: its kinds, its name (not one of the rows `before` it), its
+/// `about`, its resource, its expectation of every column, its notes, its clients.
+fn read_row(
+    src: &Source,
+    raw: &Spanned<RawRow>,
+    columns: &[Column],
+    before: &[Row],
+    folder: &Path,
+) -> Result<Row, MatrixError> {
+    let r = raw.get_ref();
+    let kinds = row_kinds(r, raw.span(), folder)
+        .map_err(|(span, field, m)| MatrixError::at(src, span, &field, m))?;
+    let name = row_name(src, raw, kinds.preset, before)?;
+    let about = row_about(src, raw, kinds.preset, &name)?;
+    let fenced = row_fenced(src, r)?;
+    let expect = row_expectations(src, raw, &name, columns)?;
+    let (notes, not_tested) = row_notes(src, r, columns)?;
+    Ok(Row {
+        notes,
+        not_tested,
+        name,
+        preset: kinds.preset,
+        server: kinds.server,
+        client_kind: kinds.client,
+        ttl_ms: *r.ttl_ms.get_ref(),
+        lease_ms: r.lease_ms.as_ref().map(|l| *l.get_ref()),
+        fenced,
+        nodes: r.nodes,
+        version: r.version.clone(),
+        watchdog: r.watchdog,
+        client: kinds.options,
+        clients: r
+            .clients
+            .as_ref()
+            .map(|c| check_clients(src, c, "row.clients"))
+            .transpose()?,
+        acquire_timeout_ms: r.acquire_timeout_ms,
+        op_timeout_ms: r.op_timeout_ms,
+        about,
+        expect,
+        line: src.line_of(raw.span().start),
+        span: raw.span(),
+    })
+}
+
+/// The row's `name` (a plain name), else its named lock's; a row given by its kinds must
+/// have one. Two rows of one name are refused at the second.
+fn row_name(
+    src: &Source,
+    raw: &Spanned<RawRow>,
+    preset: Option<&'static LockPreset>,
+    before: &[Row],
+) -> Result<String, MatrixError> {
+    let r = raw.get_ref();
+    let name = match (&r.name, preset) {
+        (Some(n), _) => {
+            rules::check_name(n.get_ref())
+                .map_err(|why| MatrixError::at(src, n.span(), "row.name", why))?;
+            n.get_ref().clone()
+        }
+        (None, Some(lock)) => lock.name.to_owned(),
+        (None, None) => {
+            return Err(MatrixError::at(
+                src,
+                raw.span(),
+                "row.name",
+                "missing; a row given by `server` and `client.kind` needs a name (e.g. the library's, \"node-redlock-v5\")".into(),
+            ))
+        }
+    };
+    if before.iter().any(|k| k.name == name) {
+        let span = r.name.as_ref().map_or(raw.span(), Spanned::span);
+        return Err(MatrixError::at(
+            src,
+            span,
+            "row.name",
+            format!("row {name:?} is named twice; give one a `name`"),
+        ));
+    }
+    Ok(name)
+}
+
+/// The row's `about`, else its named lock's client kind's; a row given by its kinds must
+/// have one.
+fn row_about(
+    src: &Source,
+    raw: &Spanned<RawRow>,
+    preset: Option<&'static LockPreset>,
+    name: &str,
+) -> Result<String, MatrixError> {
+    match (&raw.get_ref().about, preset) {
+        (Some(about), _) => Ok(about.clone()),
+        (None, Some(lock)) => Ok(lock.client_kind().about().to_owned()),
+        (None, None) => Err(MatrixError::at(
+            src,
+            raw.span(),
+            "row.about",
+            format!("row {name:?} names its client kind, so it needs `about`: one sentence on how the lock works and what its token is"),
+        )),
+    }
+}
+
+/// Whether the row's `resource` is fenced (naive when absent).
+fn row_fenced(src: &Source, r: &RawRow) -> Result<bool, MatrixError> {
+    match &r.resource {
+        Some(m) if m.get_ref() == "fenced" => Ok(true),
+        Some(m) if m.get_ref() == "naive" => Ok(false),
+        Some(m) => Err(MatrixError::at(
+            src,
+            m.span(),
+            "row.resource",
+            format!("unknown mode {:?}; allowed: naive, fenced", m.get_ref()),
+        )),
+        None => Ok(false),
+    }
+}
+
+/// The row's `expect`, one per column: each names a column and parses ([`expectation`]); a
+/// column without one is refused.
+fn row_expectations(
+    src: &Source,
+    raw: &Spanned<RawRow>,
+    name: &str,
+    columns: &[Column],
+) -> Result<BTreeMap<String, Expectation>, MatrixError> {
+    let mut expect = BTreeMap::new();
+    for (column, text) in &raw.get_ref().expect {
+        let field = format!("row.expect.{column}");
+        if !columns.iter().any(|c| &c.name == column) {
+            return Err(MatrixError::at(
+                src,
+                text.span(),
+                &field,
+                format!(
+                    "no column {column:?}; the columns are: {}",
+                    column_names(columns)
+                ),
+            ));
+        }
+        let parsed = expectation(text.get_ref())
+            .map_err(|m| MatrixError::at(src, text.span(), &field, m))?;
+        expect.insert(column.clone(), parsed);
+    }
+    if let Some(missing) = columns.iter().find(|c| !expect.contains_key(&c.name)) {
+        return Err(MatrixError::at(
+            src,
+            raw.span(),
+            &format!("row.expect.{}", missing.name),
+            format!(
+                "row {name:?} gives no expectation for column {:?}; every cell needs one (\"valid: why\", \"invalid: why\" or \"n/a: why\")",
+                missing.name
+            ),
+        ));
+    }
+    Ok(expect)
+}
+
+/// A text per column name.
+type PerColumn = BTreeMap<String, String>;
+
+/// The row's `note` and `not_tested` entries, trimmed, each naming a column.
+fn row_notes(
+    src: &Source,
+    r: &RawRow,
+    columns: &[Column],
+) -> Result<(PerColumn, PerColumn), MatrixError> {
+    let mut notes = BTreeMap::new();
+    let mut not_tested = BTreeMap::new();
+    for (table, column, text) in r
+        .note
+        .iter()
+        .map(|(c, t)| ("note", c, t))
+        .chain(r.not_tested.iter().map(|(c, t)| ("not_tested", c, t)))
+    {
+        if !columns.iter().any(|c| &c.name == column) {
+            return Err(MatrixError::at(
+                src,
+                text.span(),
+                &format!("row.{table}.{column}"),
+                format!(
+                    "no column {column:?}; the columns are: {}",
+                    column_names(columns)
+                ),
+            ));
+        }
+        let into = if table == "note" {
+            &mut notes
+        } else {
+            &mut not_tested
+        };
+        into.insert(column.clone(), text.get_ref().trim().to_owned());
+    }
+    Ok((notes, not_tested))
+}
+
 /// A row's server kind, client kind and client options, from `lock` or from `server` and
 /// `client.kind`.
-pub(super) struct RowKinds {
-    pub(super) preset: Option<&'static LockPreset>,
-    pub(super) server: &'static dyn ServerKind,
-    pub(super) client: &'static dyn ClientKind,
-    pub(super) options: toml::Table,
+struct RowKinds {
+    preset: Option<&'static LockPreset>,
+    server: &'static dyn ServerKind,
+    client: &'static dyn ClientKind,
+    options: toml::Table,
 }
 
 type FieldError = (std::ops::Range<usize>, String, String);
 
-pub(super) fn row_kinds(
+fn row_kinds(
     r: &RawRow,
     row_span: std::ops::Range<usize>,
     folder: &Path,
@@ -277,7 +516,7 @@ pub(super) fn row_kinds(
     })
 }
 
-pub(super) fn column_names(columns: &[Column]) -> String {
+fn column_names(columns: &[Column]) -> String {
     columns
         .iter()
         .map(|c| c.name.as_str())
@@ -286,7 +525,7 @@ pub(super) fn column_names(columns: &[Column]) -> String {
 }
 
 /// `"invalid: the lease expires during the pause"`.
-pub(super) fn expectation(text: &str) -> Result<Expectation, String> {
+fn expectation(text: &str) -> Result<Expectation, String> {
     let allowed = "allowed: \"valid: <why>\", \"invalid: <why>\" (a safety violation), \"stuck: <why>\" (a deadlock) or \"n/a: <why>\"";
     let (verdict, why) = text
         .split_once(':')
