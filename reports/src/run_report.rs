@@ -254,34 +254,7 @@ fn render_view(
     n_events: usize,
 ) -> Result<String, ReportError> {
     let lock = &results.lock;
-    let episodes = episodes(&lock.violations, view.end_ns);
-    let mut zooms = Vec::new();
-    let mut zoom_of = vec![None; lock.violations.len()];
-    for (k, ep) in episodes.iter().take(MAX_ZOOMS).enumerate() {
-        let id = format!("zoom-{}", k + 1);
-        let numbers: Vec<String> = ep.members.iter().map(|m| format!("{}", m + 1)).collect();
-        let mut kinds: Vec<&str> = ep
-            .members
-            .iter()
-            .map(|&m| lock.violations[m].kind.name())
-            .collect();
-        kinds.dedup();
-        zooms.push(Zoom {
-            id: id.clone(),
-            title: format!(
-                "violation{} {}: {} between {} and {}",
-                if numbers.len() > 1 { "s" } else { "" },
-                numbers.join(", "),
-                kinds.join(", "),
-                secs(ep.from_ns),
-                secs(ep.to_ns)
-            ),
-            svg: zoom_svg(view, &lock.violations, ep)?,
-        });
-        for &m in &ep.members {
-            zoom_of[m] = Some(id.clone());
-        }
-    }
+    let (zooms, zoom_of) = zooms(view, &lock.violations)?;
     let violations: Vec<FindingRow> = lock
         .violations
         .iter()
@@ -295,40 +268,13 @@ fn render_view(
         .enumerate()
         .map(|(n, f)| finding_row(format!("o-{}", n + 1), f, None))
         .collect();
-
-    let involved: BTreeSet<u64> = lock
-        .violations
-        .iter()
-        .flat_map(|f| f.processes.iter().copied())
-        .collect();
-    let lanes = pick_lanes(view.lanes.iter().collect(), &involved);
-    let windows: Vec<TimeWindow> = lock.violations.iter().filter_map(|f| f.window).collect();
-    let timeline = timeline_svg(
-        view,
-        &TimelineSpec {
-            from_ns: 0,
-            to_ns: view.end_ns,
-            lanes: lanes.clone(),
-            violations: &windows,
-        },
-    )?;
-    let timeline_note = if lanes.len() < view.lanes.len() {
-        format!(
-            "{} of {} processes shown: those in violations first, then the busiest.",
-            lanes.len(),
-            view.lanes.len()
-        )
-    } else {
-        String::new()
-    };
-
+    let (timeline, timeline_note) = overview_timeline(view, &lock.violations)?;
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
         if let Some(svg) = latency_svg(view, f)? {
             latency.push(svg);
         }
     }
-
     let cited = cited_indices(results);
     let evidence: Vec<EvidenceRow> = evidence_events
         .iter()
@@ -338,41 +284,8 @@ fn render_view(
             line: serde_json::to_string(e).unwrap_or_default(),
         })
         .collect();
-
-    let s = &lock.stats;
     let page = Page {
-        r: RunSummary {
-            scenario: results.scenario.clone(),
-            backend: results.backend.clone(),
-            server: results.server.as_ref().map(|s| s.describe()),
-            instance: results.server.as_ref().and_then(|s| s.instance.clone()),
-            discipline: results.discipline.clone(),
-            seed: results.seed,
-            verdict: results.verdict.name().to_owned(),
-            headline: results.verdict.headline().to_owned(),
-            not_tested: (results.verdict == Verdict::NotTested)
-                .then(|| results.not_tested.clone())
-                .flatten(),
-            expected: results.expected.map(|e| e.name().to_owned()),
-            as_expected: results.expected.map(|e| e == results.verdict),
-            interrupted: results.interrupted,
-            property: lock.property.name().to_owned(),
-            duration: format!("{:.1} s", results.workload_ms as f64 / 1000.0),
-            ops: results.ops,
-            ops_per_sec: format!("{:.0}", results.ops_per_sec()),
-            events: n_events,
-            processes: view.lanes.len(),
-            acquires: format!(
-                "{} ok / {} fail / {} info",
-                s.acquires_ok, s.acquires_fail, s.acquires_info
-            ),
-            writes: format!(
-                "{} ok / {} rejected / {} fail / {} info",
-                s.writes_ok, s.writes_rejected, s.writes_fail, s.writes_info
-            ),
-            max_holders: s.max_concurrent_holders,
-            reproduce: results.reproduce.clone(),
-        },
+        r: run_summary(results, view, n_events),
         violations,
         observations,
         omitted_violations: lock.omitted_violations,
@@ -407,6 +320,114 @@ fn render_view(
         locks_note: locks_note(&lock.per_lock),
     };
     render("report.html", &page)
+}
+
+/// The zoomed timelines of the first [`MAX_ZOOMS`] episodes of `violations`, and the anchor
+/// of the zoom each violation is shown in, if any.
+fn zooms(
+    view: &RunView,
+    violations: &[Finding],
+) -> Result<(Vec<Zoom>, Vec<Option<String>>), ReportError> {
+    let episodes = episodes(violations, view.end_ns);
+    let mut zooms = Vec::new();
+    let mut zoom_of = vec![None; violations.len()];
+    for (k, ep) in episodes.iter().take(MAX_ZOOMS).enumerate() {
+        let id = format!("zoom-{}", k + 1);
+        let numbers: Vec<String> = ep.members.iter().map(|m| format!("{}", m + 1)).collect();
+        let mut kinds: Vec<&str> = ep
+            .members
+            .iter()
+            .map(|&m| violations[m].kind.name())
+            .collect();
+        kinds.dedup();
+        zooms.push(Zoom {
+            id: id.clone(),
+            title: format!(
+                "violation{} {}: {} between {} and {}",
+                if numbers.len() > 1 { "s" } else { "" },
+                numbers.join(", "),
+                kinds.join(", "),
+                secs(ep.from_ns),
+                secs(ep.to_ns)
+            ),
+            svg: zoom_svg(view, violations, ep)?,
+        });
+        for &m in &ep.members {
+            zoom_of[m] = Some(id.clone());
+        }
+    }
+    Ok((zooms, zoom_of))
+}
+
+/// The whole run's timeline, of at most [`MAX_LANES`] processes (those in `violations`
+/// first), and the note that says so when some are left out.
+fn overview_timeline(
+    view: &RunView,
+    violations: &[Finding],
+) -> Result<(String, String), ReportError> {
+    let involved: BTreeSet<u64> = violations
+        .iter()
+        .flat_map(|f| f.processes.iter().copied())
+        .collect();
+    let lanes = pick_lanes(view.lanes.iter().collect(), &involved);
+    let windows: Vec<TimeWindow> = violations.iter().filter_map(|f| f.window).collect();
+    let svg = timeline_svg(
+        view,
+        &TimelineSpec {
+            from_ns: 0,
+            to_ns: view.end_ns,
+            lanes: lanes.clone(),
+            violations: &windows,
+        },
+    )?;
+    let note = if lanes.len() < view.lanes.len() {
+        format!(
+            "{} of {} processes shown: those in violations first, then the busiest.",
+            lanes.len(),
+            view.lanes.len()
+        )
+    } else {
+        String::new()
+    };
+    Ok((svg, note))
+}
+
+/// The facts of the summary table: the run, its verdict, its counts.
+fn run_summary(results: &RunResults, view: &RunView, n_events: usize) -> RunSummary {
+    let lock = &results.lock;
+    let s = &lock.stats;
+    RunSummary {
+        scenario: results.scenario.clone(),
+        backend: results.backend.clone(),
+        server: results.server.as_ref().map(|s| s.describe()),
+        instance: results.server.as_ref().and_then(|s| s.instance.clone()),
+        discipline: results.discipline.clone(),
+        seed: results.seed,
+        verdict: results.verdict.name().to_owned(),
+        headline: results.verdict.headline().to_owned(),
+        not_tested: (results.verdict == Verdict::NotTested)
+            .then(|| results.not_tested.clone())
+            .flatten(),
+        expected: results.expected.map(|e| e.name().to_owned()),
+        as_expected: results.expected.map(|e| e == results.verdict),
+        interrupted: results.interrupted,
+        property: lock.property.name().to_owned(),
+        duration: format!("{:.1} s", results.workload_ms as f64 / 1000.0),
+        ops: results.ops,
+        ops_per_sec: format!("{:.0}", results.ops_per_sec()),
+        events: n_events,
+        processes: view.lanes.len(),
+        acquires: format!(
+            "{} ok / {} fail / {} info",
+            s.acquires_ok, s.acquires_fail, s.acquires_info
+        ),
+        writes: format!(
+            "{} ok / {} rejected / {} fail / {} info",
+            s.writes_ok, s.writes_rejected, s.writes_fail, s.writes_info
+        ),
+        max_holders: s.max_concurrent_holders,
+        reproduce: results.reproduce.clone(),
+    }
 }
 
 /// What the per-lock table says about the locks it does not list.

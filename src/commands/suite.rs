@@ -20,21 +20,11 @@ use std::time::{Duration, Instant, SystemTime};
 /// The most runs per scenario (`--seeds`): a nightly suite, not an endless loop.
 const MAX_SEEDS: u64 = 10_000;
 
+/// Runs the suite `args` asks for, prints its table and writes its record: each seed of each
+/// scenario with an expected verdict (of this shard), until Ctrl-C or the time budget.
 pub(super) fn suite(args: SuiteArgs) -> Outcome {
-    if !(1..=MAX_SEEDS).contains(&args.seeds) {
-        return Err(Failure::Usage(format!(
-            "read --seeds: {} is out of range; allowed: 1 to {MAX_SEEDS} (0 runs would test nothing)",
-            args.seeds
-        )));
-    }
-    let budget = match args.time_budget {
-        Some(t) if !(t > 0.0 && t.is_finite() && t <= 7.0 * 86_400.0) => {
-            return Err(Failure::Usage(format!(
-                "read --time-budget: {t:?} is not a number of seconds from above 0 to 604800 (a week)"
-            )));
-        }
-        t => t.map(Duration::from_secs_f64),
-    };
+    check_seeds(&args)?;
+    let budget = time_budget(&args)?;
     let scenarios = scenarios(&args.filter)?;
     for scenario in &scenarios {
         if !args.external.is_empty() {
@@ -45,142 +35,32 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
     }
     let started_at = SystemTime::now();
     let started = Instant::now();
-    let mut record = SuiteRecord {
-        v: SUITE_VERSION,
-        started: utc_stamp(started_at),
-        secs: 0.0,
-        lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
-        command: suite_command(&args),
-        seeds: args.seeds,
-        interrupted: false,
-        shard: args.shard.map(|s| s.to_string()),
-        missing_shards: Vec::new(),
-        cases: Vec::new(),
+    let mut run = SuiteRun {
+        args: &args,
+        budget,
+        started,
+        record: SuiteRecord {
+            v: SUITE_VERSION,
+            started: utc_stamp(started_at),
+            secs: 0.0,
+            lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
+            command: suite_command(&args),
+            seeds: args.seeds,
+            interrupted: false,
+            shard: args.shard.map(|s| s.to_string()),
+            missing_shards: Vec::new(),
+            cases: Vec::new(),
+        },
+        mine: args
+            .shard
+            .map(|shard| shard_runs(&scenarios, args.seeds, shard)),
     };
-    let mine = args
-        .shard
-        .map(|shard| shard_runs(&scenarios, args.seeds, shard));
     let rt = runtime();
-    let result = rt.block_on(async {
-        let interrupt = crate::signals::install()?;
-        let mut pool = if args.fresh_servers {
-            ServerPool::fresh()
-        } else {
-            ServerPool::reusing()
-        };
-        for scenario in &scenarios {
-            let expected = scenario.expected.expect("filtered on expected");
-            let mut matched = 0;
-            let mut planned = 0;
-            for k in 0..args.seeds {
-                let seed = scenario.seed.wrapping_add(k);
-                if mine
-                    .as_ref()
-                    .is_some_and(|m| !m.contains(&(scenario.name.clone(), seed)))
-                {
-                    continue;
-                }
-                planned += 1;
-                let reproduce = Reproduce {
-                    scenario: scenario.name.clone(),
-                    seed,
-                    toxiproxy: args.toxiproxy.map(|t| t.to_string()),
-                    external: args.external.clone(),
-                    resource: args.resource,
-                    ..Reproduce::default()
-                }
-                .command();
-                let mut case = SuiteCase {
-                    scenario: scenario.name.clone(),
-                    seed,
-                    expected: expected.name().to_owned(),
-                    status: CaseStatus::Skipped,
-                    verdict: None,
-                    message: String::new(),
-                    reproduce: reproduce.clone(),
-                    run: None,
-                    secs: 0.0,
-                    ops: 0,
-                };
-                if interrupt.is_cancelled() {
-                    record.interrupted = true;
-                    case.message = "not run: the suite was interrupted".to_owned();
-                    record.cases.push(case);
-                    continue;
-                }
-                if let Some(b) = budget.filter(|b| started.elapsed() >= *b) {
-                    case.message = format!(
-                        "not run: the time budget of {} s was spent",
-                        b.as_secs_f64()
-                    );
-                    record.cases.push(case);
-                    continue;
-                }
-                let opts = RunOptions {
-                    seed: Some(seed),
-                    store: args.store.clone(),
-                    reproduce,
-                    toxiproxy: args.toxiproxy,
-                    external: args.external.clone(),
-                    resource: args.resource,
-                    ..RunOptions::default()
-                };
-                let run_started = Instant::now();
-                let outcome = run_scenario_in(scenario, &opts, interrupt.clone(), &mut pool).await;
-                case.secs = run_started.elapsed().as_secs_f64();
-                match outcome {
-                    Ok(outcome) => {
-                        let r = &outcome.results;
-                        write_report(&outcome.dir, r);
-                        case.verdict = Some(r.verdict.name().to_owned());
-                        case.ops = r.ops;
-                        case.run = relative_run(&args.store, &outcome.dir);
-                        if r.interrupted {
-                            record.interrupted = true;
-                        }
-                        if r.verdict == expected {
-                            case.status = CaseStatus::Passed;
-                            matched += 1;
-                        } else if r.interrupted {
-                            // A run cut short proves nothing either way.
-                            case.status = CaseStatus::Skipped;
-                            case.message = format!(
-                                "interrupted: the partial history was {}",
-                                r.verdict
-                            );
-                        } else {
-                            case.status = CaseStatus::Mismatch;
-                            case.message = mismatch_message(r, expected);
-                            eprintln!(
-                                "MISMATCH {} seed {seed}: {} (expected {expected}); store {}; reproduce: {}",
-                                scenario.name,
-                                r.verdict,
-                                outcome.dir.display(),
-                                r.reproduce
-                            );
-                        }
-                    }
-                    Err(e) => {
-                        case.status = CaseStatus::Error;
-                        case.message = format!("failed to {e}");
-                        eprintln!(
-                            "ERROR {} seed {seed}: failed to {e}; reproduce: {}",
-                            scenario.name, case.reproduce
-                        );
-                    }
-                }
-                record.cases.push(case);
-            }
-            if planned > 0 {
-                eprintln!("{}: {matched}/{planned} as expected", scenario.name);
-            }
-        }
-        pool.close().await;
-        Ok::<_, Failure>(())
-    });
+    let result = rt.block_on(run.run(&scenarios));
     drop(rt);
     // Only the signal handler's installation can fail here: runs report their own errors.
     result?;
+    let mut record = run.record;
     record.secs = started.elapsed().as_secs_f64();
     print_table(&record);
     let ended = ending(&record);
@@ -192,6 +72,217 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
             ended
         }
         Ok(()) => ended,
+    }
+}
+
+/// Refuses `--seeds` outside 1 to [`MAX_SEEDS`].
+fn check_seeds(args: &SuiteArgs) -> Result<(), Failure> {
+    if !(1..=MAX_SEEDS).contains(&args.seeds) {
+        return Err(Failure::Usage(format!(
+            "read --seeds: {} is out of range; allowed: 1 to {MAX_SEEDS} (0 runs would test nothing)",
+            args.seeds
+        )));
+    }
+    Ok(())
+}
+
+/// `--time-budget`, in seconds above 0 and at most a week.
+fn time_budget(args: &SuiteArgs) -> Result<Option<Duration>, Failure> {
+    match args.time_budget {
+        Some(t) if !(t > 0.0 && t.is_finite() && t <= 7.0 * 86_400.0) => {
+            Err(Failure::Usage(format!(
+                "read --time-budget: {t:?} is not a number of seconds from above 0 to 604800 (a week)"
+            )))
+        }
+        t => Ok(t.map(Duration::from_secs_f64)),
+    }
+}
+
+/// A suite while it runs: what it was asked, its time budget from when it started, the runs
+/// of its shard, and the record of the runs so far.
+struct SuiteRun<'a> {
+    args: &'a SuiteArgs,
+    budget: Option<Duration>,
+    started: Instant,
+    /// The (scenario, seed) runs of `--shard`; `None` runs them all.
+    mine: Option<BTreeSet<(String, u64)>>,
+    record: SuiteRecord,
+}
+
+impl SuiteRun<'_> {
+    /// Runs every scenario's seeds in turn on one pool of servers, until Ctrl-C: the runs
+    /// left are then recorded as not run. `Err` only when the signal handler cannot be
+    /// installed.
+    async fn run(&mut self, scenarios: &[Scenario]) -> Result<(), Failure> {
+        let interrupt = crate::signals::install()?;
+        let mut pool = if self.args.fresh_servers {
+            ServerPool::fresh()
+        } else {
+            ServerPool::reusing()
+        };
+        for scenario in scenarios {
+            self.run_scenario(scenario, &interrupt, &mut pool).await;
+        }
+        pool.close().await;
+        Ok(())
+    }
+
+    /// Runs `scenario`'s seeds of this shard, each recorded as a case, and says how many
+    /// reached the expected verdict.
+    async fn run_scenario(
+        &mut self,
+        scenario: &Scenario,
+        interrupt: &tokio_util::sync::CancellationToken,
+        pool: &mut ServerPool,
+    ) {
+        let expected = scenario.expected.expect("filtered on expected");
+        let mut matched = 0;
+        let mut planned = 0;
+        for k in 0..self.args.seeds {
+            let seed = scenario.seed.wrapping_add(k);
+            if self
+                .mine
+                .as_ref()
+                .is_some_and(|m| !m.contains(&(scenario.name.clone(), seed)))
+            {
+                continue;
+            }
+            planned += 1;
+            let mut case = self.case(scenario, seed, expected);
+            if let Some(why) = self.not_run(interrupt) {
+                case.message = why;
+                self.record.cases.push(case);
+                continue;
+            }
+            if self
+                .run_case(scenario, expected, &mut case, interrupt, pool)
+                .await
+            {
+                matched += 1;
+            }
+            self.record.cases.push(case);
+        }
+        if planned > 0 {
+            eprintln!("{}: {matched}/{planned} as expected", scenario.name);
+        }
+    }
+
+    /// The case of `scenario` with `seed`, not run yet (skipped until it is), with the
+    /// command that reproduces it.
+    fn case(&self, scenario: &Scenario, seed: u64, expected: Verdict) -> SuiteCase {
+        let args = self.args;
+        let reproduce = Reproduce {
+            scenario: scenario.name.clone(),
+            seed,
+            toxiproxy: args.toxiproxy.map(|t| t.to_string()),
+            external: args.external.clone(),
+            resource: args.resource,
+            ..Reproduce::default()
+        }
+        .command();
+        SuiteCase {
+            scenario: scenario.name.clone(),
+            seed,
+            expected: expected.name().to_owned(),
+            status: CaseStatus::Skipped,
+            verdict: None,
+            message: String::new(),
+            reproduce,
+            run: None,
+            secs: 0.0,
+            ops: 0,
+        }
+    }
+
+    /// Why the next run is not made, if it is not: the suite was interrupted (which the
+    /// record notes), or its time budget is spent.
+    fn not_run(&mut self, interrupt: &tokio_util::sync::CancellationToken) -> Option<String> {
+        if interrupt.is_cancelled() {
+            self.record.interrupted = true;
+            return Some("not run: the suite was interrupted".to_owned());
+        }
+        let spent = self.budget.filter(|b| self.started.elapsed() >= *b)?;
+        Some(format!(
+            "not run: the time budget of {} s was spent",
+            spent.as_secs_f64()
+        ))
+    }
+
+    /// Runs `case`, recording its time and how it ended; true when it reached `expected`.
+    async fn run_case(
+        &mut self,
+        scenario: &Scenario,
+        expected: Verdict,
+        case: &mut SuiteCase,
+        interrupt: &tokio_util::sync::CancellationToken,
+        pool: &mut ServerPool,
+    ) -> bool {
+        let args = self.args;
+        let opts = RunOptions {
+            seed: Some(case.seed),
+            store: args.store.clone(),
+            reproduce: case.reproduce.clone(),
+            toxiproxy: args.toxiproxy,
+            external: args.external.clone(),
+            resource: args.resource,
+            ..RunOptions::default()
+        };
+        let run_started = Instant::now();
+        let outcome = run_scenario_in(scenario, &opts, interrupt.clone(), pool).await;
+        case.secs = run_started.elapsed().as_secs_f64();
+        match outcome {
+            Ok(outcome) => self.judge(scenario, expected, case, &outcome),
+            Err(e) => {
+                case.status = CaseStatus::Error;
+                case.message = format!("failed to {e}");
+                eprintln!(
+                    "ERROR {} seed {}: failed to {e}; reproduce: {}",
+                    scenario.name, case.seed, case.reproduce
+                );
+                false
+            }
+        }
+    }
+
+    /// Writes the report of a run that was carried out and records it in `case`: passed when
+    /// it reached `expected`, skipped when it was cut short (which proves nothing either way),
+    /// else a mismatch, said on standard error. True when it passed.
+    fn judge(
+        &mut self,
+        scenario: &Scenario,
+        expected: Verdict,
+        case: &mut SuiteCase,
+        outcome: &lockpick_harness::run::RunOutcome,
+    ) -> bool {
+        let r = &outcome.results;
+        write_report(&outcome.dir, r);
+        case.verdict = Some(r.verdict.name().to_owned());
+        case.ops = r.ops;
+        case.run = relative_run(&self.args.store, &outcome.dir);
+        if r.interrupted {
+            self.record.interrupted = true;
+        }
+        if r.verdict == expected {
+            case.status = CaseStatus::Passed;
+            return true;
+        }
+        if r.interrupted {
+            // A run cut short proves nothing either way.
+            case.status = CaseStatus::Skipped;
+            case.message = format!("interrupted: the partial history was {}", r.verdict);
+        } else {
+            case.status = CaseStatus::Mismatch;
+            case.message = mismatch_message(r, expected);
+            eprintln!(
+                "MISMATCH {} seed {}: {} (expected {expected}); store {}; reproduce: {}",
+                scenario.name,
+                case.seed,
+                r.verdict,
+                outcome.dir.display(),
+                r.reproduce
+            );
+        }
+        false
     }
 }
 

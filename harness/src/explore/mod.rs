@@ -3,9 +3,11 @@
 //!
 //! The search is apart from running: [`draw`] is the seeded distribution of schedules,
 //! [`shrink`] the reductions of a schedule that broke the lock, [`classify`] what a run found;
-//! [`workload`] the workload shapes drawn beside the faults; all four are pure. [`search`] runs them as ordinary stored runs ([`crate::run::run_plan`]).
+//! [`workload`] the workload shapes drawn beside the faults; `choose` which finds and
+//! confirmations the search keeps; all five are pure. [`search`] runs them as ordinary stored runs ([`crate::run::run_plan`]).
 
 pub mod base;
+mod choose;
 pub mod classify;
 pub mod draw;
 pub mod search;

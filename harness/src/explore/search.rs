@@ -9,6 +9,7 @@
 //! `explore.json` (rewritten after every run, so a killed search leaves what it did).
 
 use super::base::Base;
+use super::choose::{better, later_order, lengthen_again, offer, Best, Confirmed};
 use super::classify::{explain, Found};
 use super::draw::{draw, Schedule, ScheduleExt, Space, LONGEST_RUN};
 use super::shrink::{lengthened, Need, Shrinker};
@@ -306,30 +307,6 @@ pub async fn explore(
     Ok(s.ex)
 }
 
-/// How many finds of the classes that do not stop the search are re-run once the budget is
-/// spent, when no bug of the lock was found.
-const LATER_TRIES: usize = 6;
-
-/// The finds to re-run after the search, from `finds` (class, run number) in the order found:
-/// the first of each class, worst class first, then the second of each, and so on, at most
-/// [`LATER_TRIES`]: one class whose finds never reproduce does not use up the tries of the next.
-fn later_order(finds: &[(Found, usize)]) -> Vec<(Found, usize)> {
-    let mut ranked: Vec<(usize, Found, usize)> = finds
-        .iter()
-        .enumerate()
-        .map(|(i, &(c, n))| {
-            let nth = finds[..i].iter().filter(|&&(d, _)| d == c).count();
-            (nth, c, n)
-        })
-        .collect();
-    ranked.sort();
-    ranked
-        .into_iter()
-        .take(LATER_TRIES)
-        .map(|(_, c, n)| (c, n))
-        .collect()
-}
-
 /// Re-runs run `n`'s schedule until its find reproduces in `need` or cannot, and records it
 /// as a step: a find is believed when it reproduces like any shrinking step (runs are real
 /// processes, and one violation may be a one-off). A find that came back, but too seldom, is
@@ -378,334 +355,429 @@ async fn reproduce(s: &mut Search<'_>, n: usize) -> Result<Option<Schedule>, Run
     Ok(None)
 }
 
-/// Whether a find that reproduced `hits` of `runs`, too seldom, is worth a run twice as long:
-/// when it came back at all, the first time (`before` is `None`); after that only while the
-/// rate rises over the last length's, since a race that more tries per run wins more often
-/// shows it by climbing, and one that does not climb will not reach the rate wanted.
-fn lengthen_again(before: Option<(u32, u32)>, hits: u32, runs: u32) -> bool {
-    hits > 0 && before.is_none_or(|b| higher_rate((hits, runs), b))
+/// The find the search settled on, as recorded in `explore.json`: what shrinking, confirming
+/// and the shrunk scenario's comment start from.
+struct Find {
+    class: Found,
+    /// Its run's number.
+    n: usize,
+    /// Its run: the schedule and seed as found, and what it found.
+    found: Try,
+    /// Whether it reproduced in `need` re-runs, and so is shrunk.
+    reproduced: bool,
+    /// The length of the run it reproduced on, when longer than the run it was found on.
+    longer: Option<u64>,
 }
 
-/// Whether `a` (hits, runs) is a higher reproduction rate than `b`.
-fn higher_rate(a: (u32, u32), b: (u32, u32)) -> bool {
-    u64::from(a.0) * u64::from(b.1) > u64::from(b.0) * u64::from(a.1)
+/// Where shrinking got to: the schedule (in the shrinker), the changes kept and those undone
+/// when confirming.
+struct Shrinking {
+    shrinker: Shrinker,
+    /// The changes kept, in order, without those undone since.
+    removed: Vec<String>,
+    /// The changes undone when the schedule with them did not confirm.
+    undone: Vec<String>,
+    /// Candidates were left untried when the budget ran out (the comment and the page say so:
+    /// a longer `--shrink-budget` may remove more).
+    budget_ran_out: bool,
 }
 
-/// A schedule's confirming runs: it, its hits, its runs, and the seed of its first hit.
-type Confirmed = (Schedule, u32, u32, Option<u64>);
-
-/// The confirmation with the higher rate; `shorter` (the one before a lengthening) on a tie.
-fn better(shorter: Confirmed, longer: Confirmed) -> Confirmed {
-    if higher_rate((longer.1, longer.2), (shorter.1, shorter.2)) {
-        longer
-    } else {
-        shorter
-    }
-}
-
-/// The find to shrink: its class, its run, and the schedule that reproduced it, if one did.
-type Best = Option<(Found, usize, Option<Schedule>)>;
-
-/// Offers run `n`'s find to `best`: it becomes the find when it reproduced, or when there is
-/// none yet (a find that came back too seldom is still reported, not shrunk). True when it
-/// reproduced.
-fn offer(best: &mut Best, class: Found, n: usize, reproduced: Option<Schedule>) -> bool {
-    let ok = reproduced.is_some();
-    if ok || best.is_none() {
-        *best = Some((class, n, reproduced));
-    }
-    ok
-}
-
+/// Searches, then shrinks and confirms what was found and writes it as a scenario; each
+/// phase ends the search quietly (with `stopped` saying why) when interrupted.
 async fn run_all(s: &mut Search<'_>, space: &Space) -> Result<(), RunError> {
-    let cfg = s.cfg;
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut best: Best = None;
-    // Finds of the classes that do not stop the search (the environment's, Kleppmann's), in
-    // the order found. They are re-run only once the budget is spent with no bug of the lock:
-    // re-running each as it came took a fifth to a third of a 10-minute search.
-    let mut later: Vec<(Found, usize)> = Vec::new();
-    let mut faults_tried = 0;
-    let mut i = 0u64;
-    loop {
-        if s.interrupt.is_cancelled() {
-            s.ex.stopped = "interrupted".into();
-            return Ok(());
-        }
-        if s.elapsed() >= cfg.budget {
-            s.ex.stopped = format!("the budget of {:.0} s ran out", cfg.budget.as_secs_f64());
-            break;
-        }
-        let schedule = draw(&mut rng, space);
-        faults_tried += schedule.faults.len();
-        let t = s
-            .run(Phase::Search, &schedule, cfg.seed.wrapping_add(i))
-            .await?;
-        i += 1;
-        let left = cfg.budget.saturating_sub(s.elapsed());
-        (s.say)(&format!(
-            "run {:>3} | {faults_tried} faults tried | {:>4.0} s left | {} → {}{}",
-            t.n,
-            left.as_secs_f64(),
-            schedule.describe(),
-            t.verdict.map_or("error", |v| v.name()),
-            match t.found {
-                Found::Nothing => String::new(),
-                f => format!(" ({})", f.name()),
-            }
-        ));
-        if t.found == Found::Nothing {
-            continue;
-        }
-        if !t.found.stops_search() {
-            later.push((t.found, t.n));
-            continue;
-        }
-        if offer(&mut best, t.found, t.n, reproduce(s, t.n).await?) {
-            s.ex.stopped = format!("run {} found a bug of the lock", t.n);
-            break;
-        }
-    }
+    let Some(later) = s.search(space, &mut best).await? else {
+        return Ok(());
+    };
     // A bug of the lock that came back too seldom to shrink is still what the search found:
     // one history shows it. The other finds are re-run only when there was none.
-    if best.is_none() && !later.is_empty() {
-        (s.say)("no bug of the lock found; re-running the other finds, worst class first");
-        for (class, n) in later_order(&later) {
-            if s.interrupt.is_cancelled() {
-                s.ex.stopped.push_str("; interrupted");
-                return Ok(());
-            }
-            if offer(&mut best, class, n, reproduce(s, n).await?) {
-                break;
-            }
-        }
+    if best.is_none() && !later.is_empty() && !s.re_run_later(&later, &mut best).await? {
+        return Ok(());
     }
     let Some((class, n, start)) = best else {
         s.ex.stopped.push_str("; no safety violation found");
         return Ok(());
     };
-    let reproduced = start.is_some();
-    s.ex.found = Some(n);
-    s.ex.found_class = class;
-    s.ex.found_about = class.about().to_owned();
-    let found = s.ex.tries[n - 1].clone();
-    let longer = start
-        .as_ref()
-        .filter(|r| r.duration_ms != found.schedule.duration_ms)
-        .map(|r| r.duration_ms);
-    (s.say)(&format!(
-        "found ({}) in run {n}: {}\n  {}",
-        class.name(),
-        found.schedule.describe(),
-        found.finding.as_deref().unwrap_or(""),
-    ));
-    if reproduced {
-        (s.say)(&format!(
-            "shrinking for at most {:.0} s, keeping a change when it reproduces in {}/{} re-runs",
-            cfg.shrink_budget.as_secs_f64(),
-            cfg.need.k,
-            cfg.need.n
-        ));
-    }
-    let shrink_started = s.elapsed();
-    // What reproduced (the schedule as found, or on a longer run) is what shrinks.
-    let mut shrinker = Shrinker::new(
-        start.unwrap_or_else(|| found.schedule.clone()),
-        cfg.base.lease_ms(),
-        cfg.base.shape(),
-    );
-    let mut removed = Vec::new();
-    // Candidates were left untried when the budget ran out (the comment and the page say so:
-    // a longer `--shrink-budget` may remove more).
-    let mut budget_ran_out = false;
-    while let Some(c) = reproduced.then(|| shrinker.next_candidate()).flatten() {
-        if s.interrupt.is_cancelled() {
-            break;
-        }
-        if s.elapsed() - shrink_started >= cfg.shrink_budget {
-            budget_ran_out = true;
-            break;
-        }
-        let (hits, runs, _) = s
-            .measure(Phase::Shrink, &c.schedule, class, cfg.need, found.seed)
-            .await?;
-        let kept = cfg.need.decided(hits, runs) == Some(true);
-        (s.say)(&format!(
-            "  {} {}: reproduced {hits}/{runs}",
-            if kept { "kept:    " } else { "refused: " },
-            c.change
-        ));
-        s.ex.shrink.push(ShrinkStep {
-            change: c.change.clone(),
-            schedule: c.schedule.clone(),
-            hits,
-            runs,
-            kept,
-        });
-        if kept {
-            removed.push(c.change.clone());
-            shrinker.accept(c);
-        }
-    }
+    let (find, start) = s.record_find(class, n, start);
+    let mut shrinking = s.shrink(&find, start).await?;
     if s.interrupt.is_cancelled() {
         s.ex.stopped.push_str("; interrupted while shrinking");
         return Ok(());
     }
-    let confirm_seed = found.seed;
-    // The confirming runs must hold the rate each step was kept at (8 of 10 for 4/5). A step
-    // kept on a lucky few re-runs can lower it (a size halved to the edge of what breaks):
-    // then the last kept change is undone and the schedule before it confirmed, until one
-    // holds the rate or nothing is left to undo.
-    //
-    // With nothing left to undo, a schedule whose fault recurs is confirmed on a run twice as
-    // long, while its rate rises ([`lengthen_again`]): the same race, more tries per run.
-    let want = cfg.need.hits_in(cfg.confirm);
-    let mut undone = Vec::new();
-    // The longer schedule being confirmed, and the confirmation before it.
-    let mut lengthening: Option<(Schedule, Confirmed)> = None;
-    let (schedule, hits, runs, first_hit) = loop {
-        let schedule = match &lengthening {
-            Some((longer, _)) => longer.clone(),
-            None => shrinker.current().clone(),
-        };
-        let can_undo = reproduced && lengthening.is_none() && shrinker.can_undo();
-        // Every confirming run is made, so the rate is over all of them, unless a change can
-        // be undone and the rate is already out of reach.
-        let (hits, runs, first_hit) = s
-            .rerun(
-                Phase::Confirm,
-                &schedule,
-                class,
-                confirm_seed,
-                |hits, runs| runs >= cfg.confirm || (can_undo && runs - hits > cfg.confirm - want),
-            )
-            .await?;
-        if hits >= want || s.interrupt.is_cancelled() {
-            break (schedule, hits, runs, first_hit);
+    let confirmed = s.confirm(&find, &mut shrinking).await?;
+    s.write_shrunk(&find, &shrinking, confirmed)
+}
+
+impl Search<'_> {
+    /// Draws and runs schedules until the budget is spent or a bug of the lock reproduces
+    /// (offered to `best`). Returns the finds of the classes that do not stop the search (the
+    /// environment's, Kleppmann's) in the order found; `None` when interrupted. They are
+    /// re-run only once the budget is spent with no bug of the lock: re-running each as it
+    /// came took a fifth to a third of a 10-minute search.
+    async fn search(
+        &mut self,
+        space: &Space,
+        best: &mut Best,
+    ) -> Result<Option<Vec<(Found, usize)>>, RunError> {
+        let cfg = self.cfg;
+        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+        let mut later: Vec<(Found, usize)> = Vec::new();
+        let mut faults_tried = 0;
+        let mut i = 0u64;
+        loop {
+            if self.interrupt.is_cancelled() {
+                self.ex.stopped = "interrupted".into();
+                return Ok(None);
+            }
+            if self.elapsed() >= cfg.budget {
+                self.ex.stopped =
+                    format!("the budget of {:.0} s ran out", cfg.budget.as_secs_f64());
+                break;
+            }
+            let schedule = draw(&mut rng, space);
+            faults_tried += schedule.faults.len();
+            let t = self
+                .run(Phase::Search, &schedule, cfg.seed.wrapping_add(i))
+                .await?;
+            i += 1;
+            let left = cfg.budget.saturating_sub(self.elapsed());
+            (self.say)(&format!(
+                "run {:>3} | {faults_tried} faults tried | {:>4.0} s left | {} → {}{}",
+                t.n,
+                left.as_secs_f64(),
+                schedule.describe(),
+                t.verdict.map_or("error", |v| v.name()),
+                match t.found {
+                    Found::Nothing => String::new(),
+                    f => format!(" ({})", f.name()),
+                }
+            ));
+            if t.found == Found::Nothing {
+                continue;
+            }
+            if !t.found.stops_search() {
+                later.push((t.found, t.n));
+                continue;
+            }
+            if offer(best, t.found, t.n, reproduce(self, t.n).await?) {
+                self.ex.stopped = format!("run {} found a bug of the lock", t.n);
+                break;
+            }
         }
-        if !can_undo {
+        Ok(Some(later))
+    }
+
+    /// Re-runs the finds of `later`, in [`later_order`], until one reproduces (offered to
+    /// `best`); false when interrupted.
+    async fn re_run_later(
+        &mut self,
+        later: &[(Found, usize)],
+        best: &mut Best,
+    ) -> Result<bool, RunError> {
+        (self.say)("no bug of the lock found; re-running the other finds, worst class first");
+        for (class, n) in later_order(later) {
+            if self.interrupt.is_cancelled() {
+                self.ex.stopped.push_str("; interrupted");
+                return Ok(false);
+            }
+            if offer(best, class, n, reproduce(self, n).await?) {
+                break;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Records run `n`'s find of `class` as the exploration's and says it. Returns it, and the
+    /// schedule shrinking starts from: what reproduced (`start`: the schedule as found, or on
+    /// a longer run), else the schedule as found.
+    fn record_find(&mut self, class: Found, n: usize, start: Option<Schedule>) -> (Find, Schedule) {
+        self.ex.found = Some(n);
+        self.ex.found_class = class;
+        self.ex.found_about = class.about().to_owned();
+        let found = self.ex.tries[n - 1].clone();
+        let longer = start
+            .as_ref()
+            .filter(|r| r.duration_ms != found.schedule.duration_ms)
+            .map(|r| r.duration_ms);
+        (self.say)(&format!(
+            "found ({}) in run {n}: {}\n  {}",
+            class.name(),
+            found.schedule.describe(),
+            found.finding.as_deref().unwrap_or(""),
+        ));
+        let find = Find {
+            class,
+            n,
+            reproduced: start.is_some(),
+            longer,
+            found,
+        };
+        let start = start.unwrap_or_else(|| find.found.schedule.clone());
+        (find, start)
+    }
+
+    /// Shrinks `start`, a find that reproduced, within the shrink budget: each candidate is
+    /// measured by re-runs and kept when it reproduces in `need`. A find that did not
+    /// reproduce is not shrunk. Stops early when interrupted.
+    async fn shrink(&mut self, find: &Find, start: Schedule) -> Result<Shrinking, RunError> {
+        let cfg = self.cfg;
+        if find.reproduced {
+            (self.say)(&format!(
+                "shrinking for at most {:.0} s, keeping a change when it reproduces in {}/{} re-runs",
+                cfg.shrink_budget.as_secs_f64(),
+                cfg.need.k,
+                cfg.need.n
+            ));
+        }
+        let shrink_started = self.elapsed();
+        let mut sh = Shrinking {
+            shrinker: Shrinker::new(start, cfg.base.lease_ms(), cfg.base.shape()),
+            removed: Vec::new(),
+            undone: Vec::new(),
+            budget_ran_out: false,
+        };
+        while let Some(c) = find
+            .reproduced
+            .then(|| sh.shrinker.next_candidate())
+            .flatten()
+        {
+            if self.interrupt.is_cancelled() {
+                break;
+            }
+            if self.elapsed() - shrink_started >= cfg.shrink_budget {
+                sh.budget_ran_out = true;
+                break;
+            }
+            let (hits, runs, _) = self
+                .measure(
+                    Phase::Shrink,
+                    &c.schedule,
+                    find.class,
+                    cfg.need,
+                    find.found.seed,
+                )
+                .await?;
+            let kept = cfg.need.decided(hits, runs) == Some(true);
+            (self.say)(&format!(
+                "  {} {}: reproduced {hits}/{runs}",
+                if kept { "kept:    " } else { "refused: " },
+                c.change
+            ));
+            self.ex.shrink.push(ShrinkStep {
+                change: c.change.clone(),
+                schedule: c.schedule.clone(),
+                hits,
+                runs,
+                kept,
+            });
+            if kept {
+                sh.removed.push(c.change.clone());
+                sh.shrinker.accept(c);
+            }
+        }
+        Ok(sh)
+    }
+
+    /// Confirms the shrunk schedule over `confirm` runs from the find's seed.
+    ///
+    /// The confirming runs must hold the rate each step was kept at (8 of 10 for 4/5). A step
+    /// kept on a lucky few re-runs can lower it (a size halved to the edge of what breaks):
+    /// then the last kept change is undone and the schedule before it confirmed, until one
+    /// holds the rate or nothing is left to undo.
+    ///
+    /// With nothing left to undo, a schedule whose fault recurs is confirmed on a run twice as
+    /// long, while its rate rises ([`lengthen_again`]): the same race, more tries per run.
+    async fn confirm(&mut self, find: &Find, sh: &mut Shrinking) -> Result<Confirmed, RunError> {
+        let cfg = self.cfg;
+        let want = cfg.need.hits_in(cfg.confirm);
+        // The longer schedule being confirmed, and the confirmation before it.
+        let mut lengthening: Option<(Schedule, Confirmed)> = None;
+        loop {
+            let schedule = match &lengthening {
+                Some((longer, _)) => longer.clone(),
+                None => sh.shrinker.current().clone(),
+            };
+            let can_undo = find.reproduced && lengthening.is_none() && sh.shrinker.can_undo();
+            // Every confirming run is made, so the rate is over all of them, unless a change
+            // can be undone and the rate is already out of reach.
+            let (hits, runs, first_hit) = self
+                .rerun(
+                    Phase::Confirm,
+                    &schedule,
+                    find.class,
+                    find.found.seed,
+                    |hits, runs| {
+                        runs >= cfg.confirm || (can_undo && runs - hits > cfg.confirm - want)
+                    },
+                )
+                .await?;
+            if hits >= want || self.interrupt.is_cancelled() {
+                return Ok((schedule, hits, runs, first_hit));
+            }
+            if can_undo {
+                self.undo_last(sh, schedule, hits, runs);
+                continue;
+            }
             let before = lengthening.as_ref().map(|(_, c)| (c.1, c.2));
-            let longer = (reproduced && lengthen_again(before, hits, runs))
-                .then(|| lengthened(&schedule, s.longest_ms()))
+            let longer = (find.reproduced && lengthen_again(before, hits, runs))
+                .then(|| lengthened(&schedule, self.longest_ms()))
                 .flatten();
             let this = (schedule, hits, runs, first_hit);
             let Some(longer) = longer else {
                 // The better of this length and the one before (a rate that fell keeps the
                 // shorter run).
-                break match lengthening {
+                return Ok(match lengthening {
                     Some((_, prev)) => better(prev, this),
                     None => this,
-                };
+                });
             };
             let step = format!(
                 "confirming: {} (the schedule reproduced {hits}/{runs}; {want}/{} wanted)",
                 longer.change, cfg.confirm
             );
-            (s.say)(&format!("  {step}"));
-            s.ex.shrink.push(ShrinkStep {
-                change: step,
-                schedule: this.0.clone(),
-                hits,
-                runs,
-                kept: false,
-            });
+            self.confirm_step(step, this.0.clone(), hits, runs);
             lengthening = Some((longer.schedule, this));
-            continue;
         }
-        let change = shrinker.undo().expect("a change to undo");
+    }
+
+    /// Undoes the last change shrinking kept, after `schedule` (with it) confirmed `hits` of
+    /// `runs`, too seldom; the change goes from `removed` to `undone`.
+    fn undo_last(&mut self, sh: &mut Shrinking, schedule: Schedule, hits: u32, runs: u32) {
+        let change = sh.shrinker.undo().expect("a change to undo");
         let step = format!(
             "undone: {change} (the schedule with it reproduced {hits}/{runs} when confirming; \
              {want}/{} wanted)",
-            cfg.confirm
+            self.cfg.confirm,
+            want = self.cfg.need.hits_in(self.cfg.confirm),
         );
-        (s.say)(&format!("  {step}"));
-        s.ex.shrink.push(ShrinkStep {
+        self.confirm_step(step, schedule, hits, runs);
+        if let Some(i) = sh.removed.iter().rposition(|r| r == &change) {
+            sh.removed.remove(i);
+        }
+        sh.undone.push(change);
+    }
+
+    /// Says and records a step of confirming that was not kept: a change undone, or a longer
+    /// run tried.
+    fn confirm_step(&mut self, step: String, schedule: Schedule, hits: u32, runs: u32) {
+        (self.say)(&format!("  {step}"));
+        self.ex.shrink.push(ShrinkStep {
             change: step,
             schedule,
             hits,
             runs,
             kept: false,
         });
-        if let Some(i) = removed.iter().rposition(|r| r == &change) {
-            removed.remove(i);
+    }
+
+    /// Writes the confirmed schedule as `<base>-shrunk.toml` (expected invalid, run with the
+    /// seed of its first confirming hit), says where, and records it as the exploration's
+    /// result.
+    fn write_shrunk(
+        &mut self,
+        find: &Find,
+        sh: &Shrinking,
+        confirmed: Confirmed,
+    ) -> Result<(), RunError> {
+        let cfg = self.cfg;
+        let (schedule, hits, runs, first_hit) = confirmed;
+        let seed = first_hit.unwrap_or(find.found.seed);
+        let file = self.ex.dir.join(format!("{}-shrunk.toml", cfg.base.name));
+        let command = format!("{} scenario {} --seed {seed}", cfg.program, file.display());
+        let comment = self.shrunk_comment(find, sh, &schedule, (hits, runs), &command);
+        let name = format!("{}-shrunk", cfg.base.name);
+        let text = cfg
+            .base
+            .render(&schedule, &name, &comment, Some("invalid"), seed);
+        lockpick_store::write_atomic(&file, text.as_bytes())
+            .map_err(|e| RunError::store(&file, e))?;
+        (self.say)(&format!(
+            "{}; reproduced {hits}/{runs}\n  scenario: {}\n  repeat:   {command}",
+            schedule.shrunk_headline(find.reproduced),
+            file.display()
+        ));
+        self.ex.shrunk = Some(Shrunk {
+            file,
+            schedule,
+            hits,
+            runs,
+            seed,
+            command,
+            removed: sh.removed.clone(),
+            shrunk: find.reproduced,
+            budget_ran_out: sh.budget_ran_out,
+        });
+        Ok(())
+    }
+
+    /// The comment on top of the shrunk scenario: where it was found, how often `schedule`
+    /// reproduced (`hits` of `runs`) and the command that repeats it, then how it was
+    /// lengthened, shrunk or not, and what was removed or kept.
+    fn shrunk_comment(
+        &self,
+        find: &Find,
+        sh: &Shrinking,
+        schedule: &Schedule,
+        (hits, runs): (u32, u32),
+        command: &str,
+    ) -> Vec<String> {
+        let cfg = self.cfg;
+        let found = &find.found;
+        let confirm_seed = found.seed;
+        let mut comment = vec![
+            format!(
+                "Shrunk by `lockpick explore` {} from run {} ({}), which found: {}",
+                self.ex.id,
+                find.n,
+                found.schedule.describe(),
+                find.class.about()
+            ),
+            format!(
+                "Reproduced in {hits} of {runs} runs (seeds {confirm_seed} to {}); repeat with: {command}",
+                confirm_seed.wrapping_add(runs.saturating_sub(1) as u64)
+            ),
+        ];
+        if let Some(ms) = find.longer {
+            comment.push(format!(
+                "It reproduced too seldom on the {} ms run it was found on, and was shrunk from a {ms} ms run.",
+                found.schedule.duration_ms
+            ));
         }
-        undone.push(change);
-    };
-    let seed = first_hit.unwrap_or(found.seed);
-    let file = s.ex.dir.join(format!("{}-shrunk.toml", cfg.base.name));
-    let command = format!("{} scenario {} --seed {seed}", cfg.program, file.display());
-    let mut comment = vec![
-        format!(
-            "Shrunk by `lockpick explore` {} from run {n} ({}), which found: {}",
-            s.ex.id,
-            found.schedule.describe(),
-            class.about()
-        ),
-        format!(
-            "Reproduced in {hits} of {runs} runs (seeds {confirm_seed} to {}); repeat with: {command}",
-            confirm_seed.wrapping_add(runs.saturating_sub(1) as u64)
-        ),
-    ];
-    if let Some(ms) = longer {
-        comment.push(format!(
-            "It reproduced too seldom on the {} ms run it was found on, and was shrunk from a {ms} ms run.",
-            found.schedule.duration_ms
-        ));
+        if schedule.duration_ms > sh.shrinker.current().duration_ms {
+            comment.push(format!(
+                "It confirmed too seldom on the {} ms run it was shrunk to, and is confirmed on a {} ms run.",
+                sh.shrinker.current().duration_ms,
+                schedule.duration_ms
+            ));
+        }
+        if !find.reproduced {
+            comment.push(format!(
+                "Not shrunk: the schedule as found did not reproduce in {} of {} re-runs.",
+                cfg.need.k, cfg.need.n
+            ));
+        } else if sh.removed.is_empty() && !sh.budget_ran_out {
+            comment.push("Nothing could be removed.".into());
+        }
+        if sh.budget_ran_out {
+            comment.push(format!(
+                "Shrinking stopped when its budget ({:.0} s) ran out, with changes left to try; a longer --shrink-budget may remove more.",
+                cfg.shrink_budget.as_secs_f64()
+            ));
+        }
+        if !sh.removed.is_empty() {
+            comment.push("Removed:".into());
+            comment.extend(sh.removed.iter().map(|r| format!("  - {r}")));
+        }
+        if !sh.undone.is_empty() {
+            comment.push(format!(
+                "Kept although shrinking had removed them (without them it reproduced below {} of {}):",
+                cfg.need.hits_in(cfg.confirm),
+                cfg.confirm
+            ));
+            comment.extend(sh.undone.iter().map(|r| format!("  - {r}")));
+        }
+        comment
     }
-    if schedule.duration_ms > shrinker.current().duration_ms {
-        comment.push(format!(
-            "It confirmed too seldom on the {} ms run it was shrunk to, and is confirmed on a {} ms run.",
-            shrinker.current().duration_ms,
-            schedule.duration_ms
-        ));
-    }
-    if !reproduced {
-        comment.push(format!(
-            "Not shrunk: the schedule as found did not reproduce in {} of {} re-runs.",
-            cfg.need.k, cfg.need.n
-        ));
-    } else if removed.is_empty() && !budget_ran_out {
-        comment.push("Nothing could be removed.".into());
-    }
-    if budget_ran_out {
-        comment.push(format!(
-            "Shrinking stopped when its budget ({:.0} s) ran out, with changes left to try; a longer --shrink-budget may remove more.",
-            cfg.shrink_budget.as_secs_f64()
-        ));
-    }
-    if !removed.is_empty() {
-        comment.push("Removed:".into());
-        comment.extend(removed.iter().map(|r| format!("  - {r}")));
-    }
-    if !undone.is_empty() {
-        comment.push(format!(
-            "Kept although shrinking had removed them (without them it reproduced below {want} of {}):",
-            cfg.confirm
-        ));
-        comment.extend(undone.iter().map(|r| format!("  - {r}")));
-    }
-    let name = format!("{}-shrunk", cfg.base.name);
-    let text = cfg
-        .base
-        .render(&schedule, &name, &comment, Some("invalid"), seed);
-    lockpick_store::write_atomic(&file, text.as_bytes()).map_err(|e| RunError::store(&file, e))?;
-    (s.say)(&format!(
-        "{}; reproduced {hits}/{runs}\n  scenario: {}\n  repeat:   {command}",
-        schedule.shrunk_headline(reproduced),
-        file.display()
-    ));
-    s.ex.shrunk = Some(Shrunk {
-        file,
-        schedule,
-        hits,
-        runs,
-        seed,
-        command,
-        removed,
-        shrunk: reproduced,
-        budget_ran_out,
-    });
-    Ok(())
 }
 
 /// Why an exploration could not be carried out.
@@ -717,73 +789,4 @@ pub enum ExploreError {
     /// Runs could not be carried out.
     #[error(transparent)]
     Run(#[from] RunError),
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_lengthened_confirmation_is_kept_only_when_its_rate_is_higher() {
-        let at = |ms: u64, hits: u32, runs: u32| -> Confirmed {
-            let schedule = Schedule {
-                faults: Vec::new(),
-                clients: 2,
-                duration_ms: ms,
-                workload: None,
-            };
-            (schedule, hits, runs, Some(1))
-        };
-        assert_eq!(
-            better(at(5000, 7, 10), at(10_000, 9, 10)).0.duration_ms,
-            10_000
-        );
-        assert_eq!(
-            better(at(5000, 7, 10), at(10_000, 6, 10)).0.duration_ms,
-            5000
-        );
-        assert_eq!(
-            better(at(5000, 7, 10), at(10_000, 7, 10)).0.duration_ms,
-            5000,
-            "a tie keeps the shorter"
-        );
-    }
-
-    #[test]
-    fn a_find_too_seldom_is_lengthened_while_its_rate_rises() {
-        assert!(lengthen_again(None, 1, 3), "came back once: try longer");
-        assert!(!lengthen_again(None, 0, 2), "never came back");
-        assert!(lengthen_again(Some((1, 3)), 3, 5), "1/3 to 3/5 rises");
-        assert!(!lengthen_again(Some((3, 5)), 3, 5), "no rise: stop");
-        assert!(!lengthen_again(Some((3, 5)), 1, 3), "fell: stop");
-        assert!(!lengthen_again(Some((1, 3)), 0, 2));
-    }
-
-    #[test]
-    fn later_finds_are_re_run_a_class_at_a_time_worst_first_and_capped() {
-        use Found::{Clock, Kleppmann, NodeRestart};
-        let finds = [
-            (Kleppmann, 2),
-            (Clock, 5),
-            (Kleppmann, 7),
-            (Clock, 9),
-            (Clock, 11),
-            (NodeRestart, 12),
-            (Kleppmann, 14),
-            (Clock, 20),
-        ];
-        assert_eq!(
-            later_order(&finds),
-            vec![
-                (Clock, 5),
-                (NodeRestart, 12),
-                (Kleppmann, 2),
-                (Clock, 9),
-                (Kleppmann, 7),
-                (Clock, 11),
-            ]
-        );
-        assert!(later_order(&[]).is_empty());
-        assert_eq!(later_order(&[(Kleppmann, 3)]), vec![(Kleppmann, 3)]);
-    }
 }

@@ -15,18 +15,15 @@
 //! the cell can be repeated with `lockpick scenario FILE --seed N`; a test checks that every
 //! shipped cell's file loads back into the scenario built here.
 
-use super::file::DEFAULT_AT_MS;
-use super::file::{
-    column_error, Column, ColumnSize, Expectation, Expected, Matrix, MatrixError, Row,
-};
+use super::cell_file::CellSettings;
+use super::column::{column_error, Column, ColumnSize, DEFAULT_AT_MS};
+use super::error::MatrixError;
+use super::file::Matrix;
+use super::row::{Expectation, Row};
 use super::size::Promise;
 use crate::fault::RawEntry;
-use crate::scenario::{
-    check, read_fault, ClientTable, RawCheck, RawClientKind, RawLock, RawResource, RawScenario,
-    RawServer, RawWorkload, Scenario, ScenarioError, Source,
-};
+use crate::scenario::{check, read_fault, ClientTable, Scenario, ScenarioError, Source};
 use serde::Serialize;
-use std::fmt::Write as _;
 use toml::Spanned;
 
 /// One size as resolved for a row: what was asked and what it became.
@@ -169,258 +166,168 @@ fn resolve_entry(
 pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, MatrixError> {
     let (promise, lease_from) = promise(row);
     let mut resolved = Vec::new();
-    let err = |message: String| MatrixError::Invalid {
-        path: m.path.clone(),
-        line: row.line,
-        field: format!("row.{}", row.name),
-        message,
-    };
-    let run = col.run.as_ref().unwrap_or(&m.duration);
-    let duration = run.resolve(promise).ok_or_else(|| {
-        err(format!(
-            "workload.duration_ms = {run} is beyond a day for this row"
-        ))
-    })?;
-    if duration < 1 {
-        return Err(err(format!(
-            "column {:?}: workload.duration_ms = {run} resolves to {duration} ms for row {:?} (lease {} ms); allowed: at least 1",
-            col.name, row.name, promise.lease_ms
-        )));
-    }
-    resolved.push(Resolved {
-        field: "workload.duration_ms".into(),
-        asked: run.to_string(),
-        ms: duration,
-    });
+    let duration_ms = run_length(m, row, col, promise, &mut resolved)?;
     let entry = col
         .fault
         .is_some()
         .then(|| resolve_entry(m, row, col, promise, &mut resolved))
         .transpose()?;
-
-    let scenario_name = format!("{}-{}-{}", m.name, row.name, col.name);
-    let description = format!("{} under {}: {}", row.name, col.name, col.about);
-    let expected = match row.expect[&col.name].verdict {
-        Expected::Valid => Some("valid"),
-        Expected::Invalid => Some("invalid"),
-        Expected::Stuck => Some("stuck"),
-        Expected::NotApplicable => None,
-    };
-    let clients = row.clients.unwrap_or(m.clients);
-    let acquire_timeout_ms = row.acquire_timeout_ms.unwrap_or(m.acquire_timeout_ms);
-    let op_timeout_ms = row.op_timeout_ms.unwrap_or(m.op_timeout_ms);
-    let (mode, property) = if row.fenced {
-        ("fenced", "fenced")
-    } else {
-        ("naive", "exclusive")
-    };
-
-    // The row's part, as the loader's layout; every setting at the row's span.
-    let at = |v| Spanned::new(row.span.clone(), v);
-    let text_at = |v: &str| at(v.to_owned());
-    let raw = RawScenario {
-        name: text_at(&scenario_name),
-        description: Some(text_at(&description)),
-        expected: expected.map(text_at),
-        seed: m.first_seed,
-        backend: None,
-        server: Some(Spanned::new(
-            row.span.clone(),
-            RawServer {
-                kind: text_at(row.server.name()),
-                nodes: row.nodes.map(|n| Spanned::new(row.span.clone(), n)),
-                persistence: None,
-                version: row.version.clone(),
-            },
-        )),
-        client: Some(Spanned::new(
-            row.span.clone(),
-            RawClientKind {
-                kind: Some(text_at(row.client_kind.name())),
-                discipline: row
-                    .client
-                    .get("discipline")
-                    .and_then(toml::Value::as_str)
-                    .map(text_at),
-            },
-        )),
-        lock: RawLock {
-            name: None,
-            ttl_ms: Some(Spanned::new(row.span.clone(), row.ttl_ms)),
-            acquire_timeout_ms: Some(Spanned::new(row.span.clone(), acquire_timeout_ms)),
-            retry_delay_ms: None,
-            op_timeout_ms: Some(Spanned::new(row.span.clone(), op_timeout_ms)),
-            watchdog: row.watchdog,
-        },
-        workload: RawWorkload {
-            kind: text_at("fenced-write"),
-            clients: Spanned::new(row.span.clone(), clients),
-            duration_ms: Spanned::new(row.span.clone(), duration as u64),
-            hold_ms: Some(Spanned::new(row.span.clone(), m.hold_ms)),
-            think_ms: Some(Spanned::new(row.span.clone(), m.think_ms)),
-            locks: None,
-        },
-        resource: RawResource {
-            mode: Some(text_at(mode)),
-        },
-        check: RawCheck {
-            property: Some(text_at(property)),
-            deadlock_ms: None,
-        },
-        nemesis: Vec::new(),
-    };
-    // The row's `[client]` options, for the client kind to read as it reads a scenario's.
-    let mut client = row.client.clone();
-    client.insert("kind".into(), row.client_kind.name().into());
-    let client_text = toml::to_string(&toml::Table::from_iter([(
-        "client".to_owned(),
-        toml::Value::Table(client),
-    )]))
-    .expect("a TOML table prints");
-    let client_src = Source::new(&m.path, &client_text);
-    let src = Source::new(&m.path, &m.text);
-
+    let cell = CellSettings::new(m, row, col, promise, duration_ms);
     // The file, from the same values; the fault's line in it is the scenario's fault line.
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "# Generated by `lockpick matrix` from {}: row {:?} × column {:?}.",
-        m.path.display(),
-        row.name,
-        col.name
-    );
-    let _ = writeln!(
-        t,
-        "# Sizes relative to the row's lease ({} ms, from {lease_from}).",
-        promise.lease_ms
-    );
-    let _ = writeln!(t, "name = {}", quote(&scenario_name));
-    let _ = writeln!(t, "description = {}", quote(&description));
-    if let Some(v) = expected {
-        let _ = writeln!(t, "expected = {}", quote(v));
-    }
-    let _ = writeln!(t, "seed = {}", m.first_seed);
-    let _ = writeln!(t, "\n[server]\nkind = {}", quote(row.server.name()));
-    if let Some(n) = row.nodes {
-        let _ = writeln!(t, "nodes = {n}");
-    }
-    if let Some(v) = &row.version {
-        let _ = writeln!(t, "version = {}", quote(v.get_ref()));
-    }
-    let _ = writeln!(t, "\n[client]\nkind = {}", quote(row.client_kind.name()));
-    for (k, v) in &row.client {
-        let _ = writeln!(t, "{} = {}", quote(k), inline(v));
-    }
-    let _ = writeln!(
-        t,
-        "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {acquire_timeout_ms}\nop_timeout_ms = {op_timeout_ms}\nwatchdog = {}",
-        row.ttl_ms, row.watchdog
-    );
-    let _ = writeln!(
-        t,
-        "\n[workload]\nkind = \"fenced-write\"\nclients = {clients}\nduration_ms = {duration}\nhold_ms = {}\nthink_ms = {}",
-        range(m.hold_ms),
-        range(m.think_ms)
-    );
-    let _ = writeln!(
-        t,
-        "\n[resource]\nmode = \"{mode}\"\n\n[check]\nproperty = \"{property}\""
-    );
-    let mut fault_line = 0;
-    if let Some(entry) = &entry {
-        t.push('\n');
-        fault_line = t.lines().count() + 1;
-        t.push_str("[[nemesis]]\n");
-        let table = entry.get_ref();
-        // `fault` first, for the reader.
-        for (k, v) in table
-            .iter()
-            .filter(|(k, _)| *k == "fault")
-            .chain(table.iter().filter(|(k, _)| *k != "fault"))
-        {
-            let _ = writeln!(t, "{k} = {}", inline(v.get_ref()));
-        }
-    }
-
-    let mut scenario = match check(&src, &raw, &ClientTable::new(client_src, true)) {
-        Ok(s) => s,
-        // The row's client options are the row's fields: name them as the matrix writes them.
-        Err(ScenarioError::Invalid(l)) if l.field.starts_with("client.") => {
-            return Err(row_client_error(m, row, &l.field, &l.message))
-        }
-        Err(e) => {
-            return Err(err(format!(
-                "column {:?} makes a scenario that cannot load: {e}",
-                col.name
-            )))
-        }
+    let (text, fault_line) = cell.text(&lease_from, entry.as_ref());
+    let src = Source::new(&m.path, &m.text);
+    let mut scenario = check_cell(&cell, &src)?;
+    let not_applicable = match &entry {
+        Some(entry) => add_fault(&cell, &src, entry, fault_line, &resolved, &mut scenario)?,
+        None => None,
     };
-    let mut not_applicable = None;
-    if let Some(entry) = &entry {
-        // The fault's own message, with what a resolved size became for this row.
-        let refused = |e: ScenarioError| {
-            column_error(&m.path, col, e, |key, message| {
-                let of_key = |r: &&Resolved| {
-                    r.field
-                        .strip_prefix("nemesis.")
-                        .and_then(|f| f.strip_prefix(key))
-                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('['))
-                };
-                let sizes: Vec<String> = resolved
-                    .iter()
-                    .filter(of_key)
-                    .map(|r| format!("{} = {} = {} ms", r.field, r.asked, r.ms))
-                    .collect();
-                let sizes = if sizes.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " ({} for its lease of {} ms)",
-                        sizes.join(", "),
-                        promise.lease_ms
-                    )
-                };
-                format!(
-                    "column {:?} on row {:?}{sizes}: {message}",
-                    col.name, row.name
-                )
-            })
-        };
-        let mut fault = read_fault(
-            &src,
-            entry,
-            &scenario.node_names(),
-            scenario.workload.clients,
-            scenario.server,
-        )
-        .map_err(refused)?;
-        fault.line = fault_line;
-        // The one refusal that makes the cell n/a rather than the matrix wrong, by the rule
-        // the loader applies to any scenario.
-        not_applicable = fault.spec.cannot_run_on(scenario.server);
-        if not_applicable.is_none() {
-            scenario.nemesis.faults.push(fault);
-            crate::fault::check_schedule_size(
-                &scenario.nemesis.faults,
-                scenario.workload.duration_ms,
-            )
-            .map_err(|(_, field, why)| refused(src.error(entry.span(), field, why)))?;
-        }
-    }
     Ok(CellPlan {
         row: row.name.clone(),
         column: col.name.clone(),
         promise,
         lease_from,
         resolved,
-        scenario: scenario_name,
+        scenario: cell.name,
         built: not_applicable.is_none().then_some(scenario),
-        text: t,
+        text,
         not_applicable,
         expect: row.expect[&col.name].clone(),
         note: row.notes.get(&col.name).cloned(),
         not_tested: row.not_tested.get(&col.name).cloned(),
         must_outlast_lease: col.must_outlast_lease,
+    })
+}
+
+/// An error of the matrix at `row`'s line.
+fn row_error(m: &Matrix, row: &Row, message: String) -> MatrixError {
+    MatrixError::Invalid {
+        path: m.path.clone(),
+        line: row.line,
+        field: format!("row.{}", row.name),
+        message,
+    }
+}
+
+/// The length of the cell's run for `row`: the column's `run`, else the matrix's duration,
+/// resolved against the row's lease (recorded in `resolved`); at least 1 ms.
+fn run_length(
+    m: &Matrix,
+    row: &Row,
+    col: &Column,
+    promise: Promise,
+    resolved: &mut Vec<Resolved>,
+) -> Result<i64, MatrixError> {
+    let run = col.run.as_ref().unwrap_or(&m.duration);
+    let duration = run.resolve(promise).ok_or_else(|| {
+        row_error(
+            m,
+            row,
+            format!("workload.duration_ms = {run} is beyond a day for this row"),
+        )
+    })?;
+    if duration < 1 {
+        return Err(row_error(
+            m,
+            row,
+            format!(
+                "column {:?}: workload.duration_ms = {run} resolves to {duration} ms for row {:?} (lease {} ms); allowed: at least 1",
+                col.name, row.name, promise.lease_ms
+            ),
+        ));
+    }
+    resolved.push(Resolved {
+        field: "workload.duration_ms".into(),
+        asked: run.to_string(),
+        ms: duration,
+    });
+    Ok(duration)
+}
+
+/// The cell's scenario without its fault, checked by the loader's rules ([`check`]). An
+/// error about the row's client options names them as the matrix writes them; any other is
+/// the column's, at the row's line.
+fn check_cell(cell: &CellSettings, src: &Source) -> Result<Scenario, MatrixError> {
+    let client_text = cell.client_text();
+    let client_src = Source::new(&cell.m.path, &client_text);
+    match check(src, &cell.raw(), &ClientTable::new(client_src, true)) {
+        Ok(s) => Ok(s),
+        // The row's client options are the row's fields: name them as the matrix writes them.
+        Err(ScenarioError::Invalid(l)) if l.field.starts_with("client.") => {
+            Err(row_client_error(cell.m, cell.row, &l.field, &l.message))
+        }
+        Err(e) => Err(row_error(
+            cell.m,
+            cell.row,
+            format!(
+                "column {:?} makes a scenario that cannot load: {e}",
+                cell.col.name
+            ),
+        )),
+    }
+}
+
+/// Reads the column's fault `entry`, resolved for the row, into `scenario` (its line in the
+/// cell's file `fault_line`), unless the row's server cannot take it: then returns why, and
+/// the cell is n/a. What else the fault refuses, or a schedule too large, is the column's
+/// error ([`fault_refused`]).
+fn add_fault(
+    cell: &CellSettings,
+    src: &Source,
+    entry: &RawEntry,
+    fault_line: usize,
+    resolved: &[Resolved],
+    scenario: &mut Scenario,
+) -> Result<Option<String>, MatrixError> {
+    let refused = |e: ScenarioError| fault_refused(cell, resolved, e);
+    let mut fault = read_fault(
+        src,
+        entry,
+        &scenario.node_names(),
+        scenario.workload.clients,
+        scenario.server,
+    )
+    .map_err(refused)?;
+    fault.line = fault_line;
+    // The one refusal that makes the cell n/a rather than the matrix wrong, by the rule
+    // the loader applies to any scenario.
+    let not_applicable = fault.spec.cannot_run_on(scenario.server);
+    if not_applicable.is_none() {
+        scenario.nemesis.faults.push(fault);
+        crate::fault::check_schedule_size(&scenario.nemesis.faults, scenario.workload.duration_ms)
+            .map_err(|(_, field, why)| refused(src.error(entry.span(), field, why)))?;
+    }
+    Ok(not_applicable)
+}
+
+/// What the fault refused, as the column's error: the fault's own message, with what each
+/// resolved size of the field it names became for this row.
+fn fault_refused(cell: &CellSettings, resolved: &[Resolved], e: ScenarioError) -> MatrixError {
+    let (row, col) = (cell.row, cell.col);
+    column_error(&cell.m.path, col, e, |key, message| {
+        let of_key = |r: &&Resolved| {
+            r.field
+                .strip_prefix("nemesis.")
+                .and_then(|f| f.strip_prefix(key))
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('['))
+        };
+        let sizes: Vec<String> = resolved
+            .iter()
+            .filter(of_key)
+            .map(|r| format!("{} = {} = {} ms", r.field, r.asked, r.ms))
+            .collect();
+        let sizes = if sizes.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} for its lease of {} ms)",
+                sizes.join(", "),
+                cell.promise.lease_ms
+            )
+        };
+        format!(
+            "column {:?} on row {:?}{sizes}: {message}",
+            col.name, row.name
+        )
     })
 }
 
@@ -467,37 +374,6 @@ pub fn preflight_matrix(m: &Matrix, plans: &[CellPlan]) -> Result<(), MatrixErro
         }
     }
     Ok(())
-}
-
-fn quote(s: &str) -> String {
-    // A JSON string is a valid TOML basic string.
-    serde_json::to_string(s).expect("strings serialize")
-}
-
-fn range(r: crate::scenario::MsRange) -> String {
-    format!("[{}, {}]", r.min, r.max)
-}
-
-/// A TOML value on one line.
-fn inline(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => quote(s),
-        toml::Value::Integer(i) => i.to_string(),
-        toml::Value::Float(f) => format!("{f:?}"),
-        toml::Value::Boolean(b) => b.to_string(),
-        toml::Value::Datetime(d) => d.to_string(),
-        toml::Value::Array(items) => {
-            let parts: Vec<String> = items.iter().map(inline).collect();
-            format!("[{}]", parts.join(", "))
-        }
-        toml::Value::Table(t) => {
-            let parts: Vec<String> = t
-                .iter()
-                .map(|(k, v)| format!("{} = {}", quote(k), inline(v)))
-                .collect();
-            format!("{{ {} }}", parts.join(", "))
-        }
-    }
 }
 
 #[cfg(test)]

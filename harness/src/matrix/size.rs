@@ -3,8 +3,12 @@
 //! fault of the same weight against its own lease, and the row resolves them to the concrete
 //! milliseconds of an ordinary scenario.
 
+use super::error::MatrixError;
+use crate::scenario::Source;
 use serde::Serialize;
 use std::fmt;
+use std::path::Path;
+use toml::Spanned;
 
 /// What a relative size is a multiple of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -151,6 +155,29 @@ fn parse_ms(text: &str) -> Option<i64> {
     }
     let ms: i64 = digits.parse().ok()?;
     ((ms as f64) <= MAX_ABS_MS).then_some(sign * ms)
+}
+
+/// A size field: an integer (ms) or a string [`Size::parse`] reads.
+pub(super) fn size_field(
+    src: &Source,
+    path: &Path,
+    field: &str,
+    v: &Spanned<toml::Value>,
+) -> Result<Size, MatrixError> {
+    let parsed = match v.get_ref() {
+        toml::Value::Integer(ms) => Ok(Size::Ms(*ms)),
+        toml::Value::String(s) => Size::parse(s),
+        other => Err(format!(
+            "a {} is not a size; allowed: milliseconds or a string such as \"2x lease\"",
+            other.type_str()
+        )),
+    };
+    parsed.map_err(|message| MatrixError::Invalid {
+        path: path.to_owned(),
+        line: src.line_of(v.span().start),
+        field: field.to_owned(),
+        message,
+    })
 }
 
 #[cfg(test)]

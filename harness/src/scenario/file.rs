@@ -1,10 +1,11 @@
 //! The TOML layout of a scenario file and its conversion into a checked [`Scenario`].
 
+use super::fault_entry::read_fault;
 use super::model::*;
 use crate::backends::{client_names, find_client};
 use crate::backends::{find_server, server_names};
 use crate::client::ClientKind;
-use crate::fault::{fault_names, find_fault, Entry, RawEntry, FAULTS};
+use crate::fault::RawEntry;
 use crate::locks::{find_lock, lock_names};
 use crate::server::{ServerKind, ServerVersion};
 use crate::vocab::rules::{self, *};
@@ -184,6 +185,11 @@ pub(super) fn parse(src: &Source) -> Result<Scenario, ScenarioError> {
 /// once. `raw` may come from a file or be filled in as values by another reader (a matrix
 /// cell), its spans in `src`, which errors then name; `client` holds the `[client]` options,
 /// which the client kind reads itself.
+///
+/// The fields are checked in a fixed order (name, description, the number of `[[nemesis]]`
+/// entries, `[server]`, `expected`, `[lock]`, `[client]`, `[workload]`, `[resource]`,
+/// `[check]`, each `[[nemesis]]` entry, the schedule's size): the first error found is the one
+/// reported.
 pub(crate) fn check(
     src: &Source,
     raw: &RawScenario,
@@ -192,81 +198,174 @@ pub(crate) fn check(
     // The name becomes the run's folder under the store and is printed: it must be a plain
     // file name that cannot climb out of the store, nest, or forge output.
     let name = name_value(src, "name", &raw.name)?;
-    let description = match &raw.description {
+    let description = description(src, raw)?;
+    check_entry_count(src, &raw.nemesis)?;
+    let servers = server_settings(src, raw)?;
+    let expected = expected_verdict(src, raw)?;
+    let lock = lock_spec(src, raw, &servers)?;
+    let client = client_spec(src, raw, servers.client_kind, client)?;
+    let workload = workload_spec(src, &raw.workload)?;
+    let resource = resource_mode(src, &raw.resource)?;
+    let property = property(src, &raw.check)?;
+    let deadlock_ms = match &raw.check.deadlock_ms {
+        Some(d) => in_range(src, "check.deadlock_ms", d, 1, MAX_RUN_MS)?,
+        None => (3 * lock.ttl_ms).max(3000),
+    };
+    let faults = faults(src, raw, &servers, workload.clients)?;
+    let scenario = Scenario {
+        name,
+        description,
+        path: src.path.to_owned(),
+        expected,
+        seed: raw.seed,
+        server: servers.server,
+        version: servers.version,
+        nodes: servers.nodes,
+        persistence: servers.persistence,
+        client,
+        lock,
+        workload,
+        resource,
+        property,
+        deadlock_ms,
+        nemesis: Nemesis { faults },
+    };
+    check_schedule_size(src, raw, &scenario)?;
+    Ok(scenario)
+}
+
+/// `description`, within [`DESCRIPTION_MAX_CHARS`] of printable text; empty when absent.
+fn description(src: &Source, raw: &RawScenario) -> Result<String, ScenarioError> {
+    match &raw.description {
         Some(d) => {
             rules::check_text(d.get_ref(), DESCRIPTION_MAX_CHARS)
                 .map_err(|why| src.error(d.span(), "description", why))?;
-            d.get_ref().clone()
+            Ok(d.get_ref().clone())
         }
-        None => String::new(),
-    };
-    if raw.nemesis.len() > MAX_FAULT_ENTRIES {
-        let span = raw.nemesis[MAX_FAULT_ENTRIES].span();
-        return Err(src.error(
-            span,
-            "nemesis",
-            format!(
-                "{} [[nemesis]] entries; allowed: at most {MAX_FAULT_ENTRIES} (use every_ms and count for a fault that recurs)",
-                raw.nemesis.len()
-            ),
-        ));
+        None => Ok(String::new()),
     }
+}
 
+/// Refuses more than [`MAX_FAULT_ENTRIES`] `[[nemesis]]` entries, at the first one too many,
+/// before any entry is read.
+fn check_entry_count(src: &Source, nemesis: &[RawEntry]) -> Result<(), ScenarioError> {
+    if nemesis.len() <= MAX_FAULT_ENTRIES {
+        return Ok(());
+    }
+    Err(src.error(
+        nemesis[MAX_FAULT_ENTRIES].span(),
+        "nemesis",
+        format!(
+            "{} [[nemesis]] entries; allowed: at most {MAX_FAULT_ENTRIES} (use every_ms and count for a fault that recurs)",
+            nemesis.len()
+        ),
+    ))
+}
+
+/// What `[server]` (or `[backend]`) and `[client] kind` say, checked: the kinds, and how the
+/// server runs.
+struct ServerSettings<'a> {
+    server: &'static dyn ServerKind,
+    client_kind: &'static dyn ClientKind,
+    /// The table the server settings are in; an error about a field left at its default
+    /// points at its `kind`.
+    table: Option<&'a RawServer>,
+    nodes: usize,
+    version: Option<&'static ServerVersion>,
+    persistence: Persistence,
+}
+
+/// Reads the server and client kinds, then the server's `nodes`, `version` and
+/// `persistence`, each checked against what that server (and client) can take.
+fn server_settings<'a>(
+    src: &Source,
+    raw: &'a RawScenario,
+) -> Result<ServerSettings<'a>, ScenarioError> {
     let (server, client_kind, section) = server_and_client(src, raw)?;
     let table = raw
         .backend
         .as_ref()
         .or(raw.server.as_ref())
         .map(|t| t.get_ref());
-    let rule = node_rule(server, client_kind);
-    let nodes = match table.and_then(|t| t.nodes.as_ref()) {
-        Some(n) => {
-            let field = format!("{section}.nodes");
-            let v = in_range(src, &field, n, rule.min as u64, rule.max as u64)? as usize;
-            if !rule.allows(v) {
-                return Err(src.error(
-                    n.span(),
-                    &field,
-                    format!(
-                        "{v} members cannot always form a majority; allowed: {}",
-                        (rule.min..=rule.max)
-                            .filter(|n| rule.allows(*n))
-                            .map(|n| n.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
-            v
-        }
-        None => rule.default,
-    };
+    let nodes = node_count(src, server, client_kind, table, section)?;
     let version = server_version(src, server, table.and_then(|t| t.version.as_ref()), section)?;
-    let persistence = match table.and_then(|t| t.persistence.as_ref()) {
-        Some(p) => {
-            let field = format!("{section}.persistence");
-            let v = one_of(
-                src,
-                &field,
-                p,
-                &[
-                    ("none", Persistence::None),
-                    ("aof-always", Persistence::AofAlways),
-                ],
-            )?;
-            if let Err(why) = server.persistence() {
-                return Err(src.error(
-                    p.span(),
-                    &field,
-                    format!("server {:?} cannot take it: {why}", server.name()),
-                ));
-            }
-            v
-        }
-        None => Persistence::None,
+    let persistence = persistence(src, server, table, section)?;
+    Ok(ServerSettings {
+        server,
+        client_kind,
+        table,
+        nodes,
+        version,
+        persistence,
+    })
+}
+
+/// `nodes` of the server table, within the [`node_rule`] of the server and client (a count
+/// that cannot always form a majority is refused); the rule's default when absent.
+fn node_count(
+    src: &Source,
+    server: &'static dyn ServerKind,
+    client_kind: &'static dyn ClientKind,
+    table: Option<&RawServer>,
+    section: &str,
+) -> Result<usize, ScenarioError> {
+    let rule = node_rule(server, client_kind);
+    let Some(n) = table.and_then(|t| t.nodes.as_ref()) else {
+        return Ok(rule.default);
     };
-    let expected = raw
-        .expected
+    let field = format!("{section}.nodes");
+    let v = in_range(src, &field, n, rule.min as u64, rule.max as u64)? as usize;
+    if !rule.allows(v) {
+        return Err(src.error(
+            n.span(),
+            &field,
+            format!(
+                "{v} members cannot always form a majority; allowed: {}",
+                (rule.min..=rule.max)
+                    .filter(|n| rule.allows(*n))
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// `persistence` of the server table, refused for a server that cannot take it; none when
+/// absent.
+fn persistence(
+    src: &Source,
+    server: &'static dyn ServerKind,
+    table: Option<&RawServer>,
+    section: &str,
+) -> Result<Persistence, ScenarioError> {
+    let Some(p) = table.and_then(|t| t.persistence.as_ref()) else {
+        return Ok(Persistence::None);
+    };
+    let field = format!("{section}.persistence");
+    let v = one_of(
+        src,
+        &field,
+        p,
+        &[
+            ("none", Persistence::None),
+            ("aof-always", Persistence::AofAlways),
+        ],
+    )?;
+    if let Err(why) = server.persistence() {
+        return Err(src.error(
+            p.span(),
+            &field,
+            format!("server {:?} cannot take it: {why}", server.name()),
+        ));
+    }
+    Ok(v)
+}
+
+/// `expected`: the verdict the scenario is expected to reach, if it says.
+fn expected_verdict(src: &Source, raw: &RawScenario) -> Result<Option<Verdict>, ScenarioError> {
+    raw.expected
         .as_ref()
         .map(|e| {
             one_of(
@@ -285,8 +384,17 @@ pub(crate) fn check(
                 ],
             )
         })
-        .transpose()?;
+        .transpose()
+}
 
+/// `[lock]`, with `[workload] locks`, checked field by field and then by the server
+/// ([`ServerKind::check_lock`]), whose error points at the field it names or, for a field
+/// left at its default, at the server's `kind`.
+fn lock_spec(
+    src: &Source,
+    raw: &RawScenario,
+    servers: &ServerSettings,
+) -> Result<LockSpec, ScenarioError> {
     let ttl_ms = raw
         .lock
         .ttl_ms
@@ -312,7 +420,7 @@ pub(crate) fn check(
         Some(n) => name_value(src, "lock.name", n)?,
         None => "lock".to_owned(),
     };
-    let count = lock_count(src, &raw.workload, &lock_name, client_kind)?;
+    let count = lock_count(src, &raw.workload, &lock_name, servers.client_kind)?;
     let lock = LockSpec {
         // A ZooKeeper node, an etcd key and Redis keys are named after it.
         name: lock_name,
@@ -326,7 +434,7 @@ pub(crate) fn check(
         op_timeout_ms,
         watchdog: raw.lock.watchdog,
     };
-    if let Err(e) = server.check_lock(&lock) {
+    if let Err(e) = servers.server.check_lock(&lock) {
         let span = match e.field {
             "lock.ttl_ms" => raw.lock.ttl_ms.as_ref().map(|v| v.span()),
             "lock.acquire_timeout_ms" => raw.lock.acquire_timeout_ms.as_ref().map(|v| v.span()),
@@ -334,9 +442,20 @@ pub(crate) fn check(
             // Another field, or one left at its default: the line of the server's kind.
             _ => None,
         };
-        let at = span.unwrap_or_else(|| table.map_or(0..0, |t| t.kind.span()));
+        let at = span.unwrap_or_else(|| servers.table.map_or(0..0, |t| t.kind.span()));
         return Err(src.error(at, e.field, e.message));
     }
+    Ok(lock)
+}
+
+/// `[client]`: its `discipline` (the client kind's default when absent), then the options
+/// the client kind reads from `table` itself.
+fn client_spec(
+    src: &Source,
+    raw: &RawScenario,
+    client_kind: &'static dyn ClientKind,
+    table: &ClientTable,
+) -> Result<ClientSpec, ScenarioError> {
     let discipline = match raw
         .client
         .as_ref()
@@ -350,17 +469,20 @@ pub(crate) fn check(
         )?,
         None => client_kind.default_discipline(),
     };
-    let client = ClientSpec {
+    Ok(ClientSpec {
         kind: client_kind,
-        options: client_kind.options(client)?,
+        options: client_kind.options(table)?,
         discipline,
-    };
+    })
+}
 
-    let workload = WorkloadSpec {
+/// `[workload]`, except its `locks` (read with `[lock]`).
+fn workload_spec(src: &Source, workload: &RawWorkload) -> Result<WorkloadSpec, ScenarioError> {
+    Ok(WorkloadSpec {
         kind: one_of(
             src,
             "workload.kind",
-            &raw.workload.kind,
+            &workload.kind,
             &[
                 ("fenced-write", WorkloadKind::FencedWrite),
                 ("counter", WorkloadKind::Counter),
@@ -369,28 +491,31 @@ pub(crate) fn check(
         clients: in_range(
             src,
             "workload.clients",
-            &raw.workload.clients,
+            &workload.clients,
             1,
             MAX_CLIENTS as u64,
         )? as usize,
         duration_ms: in_range(
             src,
             "workload.duration_ms",
-            &raw.workload.duration_ms,
+            &workload.duration_ms,
             1,
             MAX_RUN_MS,
         )?,
-        hold_ms: match &raw.workload.hold_ms {
+        hold_ms: match &workload.hold_ms {
             Some(h) => ms_in_range(src, "workload.hold_ms", h, 0, MAX_FAULT_MS)?,
             None => MsRange::fixed(5),
         },
-        think_ms: match &raw.workload.think_ms {
+        think_ms: match &workload.think_ms {
             Some(t) => ms_in_range(src, "workload.think_ms", t, 0, MAX_FAULT_MS)?,
             None => MsRange { min: 0, max: 20 },
         },
-    };
+    })
+}
 
-    let resource = match &raw.resource.mode {
+/// `[resource] mode`; naive when absent.
+fn resource_mode(src: &Source, resource: &RawResource) -> Result<ResourceMode, ScenarioError> {
+    match &resource.mode {
         Some(m) => one_of(
             src,
             "resource.mode",
@@ -399,10 +524,14 @@ pub(crate) fn check(
                 ("naive", ResourceMode::Naive),
                 ("fenced", ResourceMode::Fenced),
             ],
-        )?,
-        None => ResourceMode::Naive,
-    };
-    let property = match &raw.check.property {
+        ),
+        None => Ok(ResourceMode::Naive),
+    }
+}
+
+/// `[check] property`; exclusive when absent.
+fn property(src: &Source, check: &RawCheck) -> Result<Property, ScenarioError> {
+    match &check.property {
         Some(p) => one_of(
             src,
             "check.property",
@@ -411,27 +540,32 @@ pub(crate) fn check(
                 ("exclusive", Property::Exclusive),
                 ("fenced", Property::Fenced),
             ],
-        )?,
-        None => Property::Exclusive,
-    };
-    let deadlock_ms = match &raw.check.deadlock_ms {
-        Some(d) => in_range(src, "check.deadlock_ms", d, 1, MAX_RUN_MS)?,
-        None => (3 * ttl_ms).max(3000),
-    };
+        ),
+        None => Ok(Property::Exclusive),
+    }
+}
 
-    let node_names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
+/// Reads every `[[nemesis]]` entry in order, refusing one the server cannot take (at its
+/// `fault`) or whose point the client kind refuses (at its `point`).
+fn faults(
+    src: &Source,
+    raw: &RawScenario,
+    servers: &ServerSettings,
+    clients: usize,
+) -> Result<Vec<Fault>, ScenarioError> {
+    let node_names: Vec<String> = (1..=servers.nodes).map(|i| format!("n{i}")).collect();
     let mut faults = Vec::new();
     for f in &raw.nemesis {
-        let fault = read_fault(src, f, &node_names, workload.clients, server)?;
+        let fault = read_fault(src, f, &node_names, clients, servers.server)?;
         // What the server can take is the fault's to say, from the server's capabilities.
-        if let Some(why) = fault.spec.cannot_run_on(server) {
+        if let Some(why) = fault.spec.cannot_run_on(servers.server) {
             let at = f
                 .get_ref()
                 .get("fault")
                 .map_or_else(|| f.span(), Spanned::span);
             return Err(src.error(at, "nemesis.fault", why));
         }
-        if let Some(why) = inside_requests_refused(&*fault.spec, client_kind) {
+        if let Some(why) = inside_requests_refused(&*fault.spec, servers.client_kind) {
             let at = f
                 .get_ref()
                 .get("point")
@@ -440,39 +574,29 @@ pub(crate) fn check(
         }
         faults.push(fault);
     }
+    Ok(faults)
+}
 
-    let scenario = Scenario {
-        name,
-        description,
-        path: src.path.to_owned(),
-        expected,
-        seed: raw.seed,
-        server,
-        version,
-        nodes,
-        persistence,
-        client,
-        lock,
-        workload,
-        resource,
-        property,
-        deadlock_ms,
-        nemesis: Nemesis { faults },
-    };
-    // The schedule is drawn whole before the run: a fault that recurs or flips too often
-    // would fill memory before anything starts.
-    if let Err((index, field, why)) =
+/// Refuses a schedule too large to draw, at the field of the entry that makes it so. The
+/// schedule is drawn whole before the run: a fault that recurs or flips too often would fill
+/// memory before anything starts.
+fn check_schedule_size(
+    src: &Source,
+    raw: &RawScenario,
+    scenario: &Scenario,
+) -> Result<(), ScenarioError> {
+    let Err((index, field, why)) =
         crate::fault::check_schedule_size(&scenario.nemesis.faults, scenario.workload.duration_ms)
-    {
-        let entry = raw.nemesis[index].get_ref();
-        let key = field.strip_prefix("nemesis.").unwrap_or(field);
-        let span = entry
-            .get(key)
-            .map(Spanned::span)
-            .unwrap_or_else(|| raw.nemesis[index].span());
-        return Err(src.error(span, field, why));
-    }
-    Ok(scenario)
+    else {
+        return Ok(());
+    };
+    let entry = raw.nemesis[index].get_ref();
+    let key = field.strip_prefix("nemesis.").unwrap_or(field);
+    let span = entry
+        .get(key)
+        .map(Spanned::span)
+        .unwrap_or_else(|| raw.nemesis[index].span());
+    Err(src.error(span, field, why))
 }
 
 /// `[workload] locks`: how many, and only for a client kind that can pick a lock per
@@ -509,138 +633,6 @@ fn lock_count(
         ));
     }
     Ok(count)
-}
-
-/// The fields every fault has, beside its own.
-const COMMON_FIELDS: &[&str] = &["fault", "at_ms", "every_ms", "count"];
-
-/// Reads one `[[nemesis]]` entry: the fault it names reads its own fields, then the timing
-/// every fault has. Whether `server` can take it is the caller's to ask
-/// ([`crate::fault::FaultSpec::cannot_run_on`]): a matrix makes its cell n/a where a scenario
-/// file is refused.
-pub(crate) fn read_fault(
-    src: &Source,
-    raw: &RawEntry,
-    node_names: &[String],
-    clients: usize,
-    server: &dyn ServerKind,
-) -> Result<Fault, ScenarioError> {
-    let line = src.line_of(raw.span().start);
-    let kind = fault_kind(src, raw)?;
-    check_fields(src, raw, kind)?;
-    let entry = Entry {
-        src,
-        raw,
-        kind,
-        node_names,
-        clients,
-        server,
-    };
-    let spec = kind.parse(&entry)?;
-    let count = match entry.get::<u32>("count")? {
-        Some(c) if (1..=MAX_FAULT_COUNT).contains(&c) => Some(c),
-        Some(c) => {
-            return Err(entry.at(
-                "count",
-                format!(
-                    "{c} is out of range; allowed: 1 to {MAX_FAULT_COUNT} (0 would never run the fault)"
-                ),
-            ))
-        }
-        None => None,
-    };
-    Ok(Fault {
-        spec,
-        at_ms: match entry.get("at_ms")? {
-            Some(a) => entry.ms_in_range("at_ms", a, 0, MAX_RUN_MS)?,
-            None => MsRange::fixed(0),
-        },
-        every_ms: entry
-            .get("every_ms")?
-            .map(|e| entry.ms_in_range("every_ms", e, 1, MAX_RUN_MS))
-            .transpose()?,
-        count,
-        line,
-    })
-}
-
-/// The fault an entry names in `fault`.
-fn fault_kind(
-    src: &Source,
-    raw: &RawEntry,
-) -> Result<&'static dyn crate::fault::FaultKind, ScenarioError> {
-    let table = raw.get_ref();
-    let Some(name) = table.get("fault") else {
-        return Err(src.error(
-            raw.span(),
-            "nemesis.fault",
-            format!(
-                "missing field `fault`; allowed: {}",
-                fault_names().join(", ")
-            ),
-        ));
-    };
-    name.get_ref().as_str().and_then(find_fault).ok_or_else(|| {
-        src.error(
-            name.span(),
-            "nemesis.fault",
-            format!(
-                "unknown fault {}; allowed: {}",
-                name.get_ref(),
-                fault_names().join(", ")
-            ),
-        )
-    })
-}
-
-/// Refuses a key of `raw` that is neither common to every fault nor one of `kind`'s own,
-/// saying which are allowed.
-pub(crate) fn check_fields(
-    src: &Source,
-    raw: &RawEntry,
-    kind: &'static dyn crate::fault::FaultKind,
-) -> Result<(), ScenarioError> {
-    let allowed = kind.fields();
-    // The fields every fault has, then the fault's own.
-    let allowed_here = ["at_ms", "every_ms", "count"]
-        .iter()
-        .chain(allowed)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    for (key, value) in raw.get_ref() {
-        if COMMON_FIELDS.contains(&key.as_str()) || allowed.contains(&key.as_str()) {
-            continue;
-        }
-        let known = FAULTS.iter().any(|f| f.fields().contains(&key.as_str()));
-        return Err(if known {
-            src.error(
-                raw.span(),
-                &format!("nemesis.{key}"),
-                format!(
-                    "not allowed for fault {:?}; allowed here: {allowed_here}",
-                    kind.name(),
-                ),
-            )
-        } else {
-            let mut all: Vec<&str> = COMMON_FIELDS.to_vec();
-            for name in FAULTS.iter().flat_map(|f| f.fields()) {
-                if !all.contains(name) {
-                    all.push(name);
-                }
-            }
-            src.error(
-                value.span(),
-                &format!("nemesis.{key}"),
-                format!(
-                    "unknown field `{key}`; allowed for fault {:?}: {allowed_here}; fields of any fault: {}",
-                    kind.name(),
-                    all.join(", ")
-                ),
-            )
-        });
-    }
-    Ok(())
 }
 
 /// The release `asked` names among `server`'s versions, or its default (the first) when the

@@ -1,6 +1,7 @@
 //! Scenario files: what a run starts, how clients behave, which faults to inject, and the
 //! verdict it is expected to reach.
 
+mod fault_entry;
 mod file;
 mod load;
 mod model;
@@ -13,9 +14,9 @@ pub use crate::vocab::{
     lock_names_of, rules, ClientTable, LockSpec, MsRange, PausePoint, Persistence, ResourceMode,
     ScenarioError, WorkloadKind, WorkloadSpec,
 };
+pub(crate) use fault_entry::{check_fields, read_fault};
 pub(crate) use file::{
-    check, check_fields, read_fault, RawCheck, RawClientKind, RawLock, RawResource, RawScenario,
-    RawServer, RawWorkload,
+    check, RawCheck, RawClientKind, RawLock, RawResource, RawScenario, RawServer, RawWorkload,
 };
 pub use load::{
     find_scenario, list_scenarios, load_scenario, parse_scenario, ScenarioEntry, SCENARIO_GROUPS,

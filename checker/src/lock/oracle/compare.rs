@@ -24,6 +24,8 @@ impl Rng {
     }
 }
 
+/// A client of the generated history: its current process id, the operation it has in
+/// flight (what, on which lock, with what), and the token it was last granted.
 struct Client {
     id: u64,
     in_flight: Option<(F, Option<String>, Value)>,
@@ -34,34 +36,73 @@ struct Client {
 /// decreasing), with faults, retirements, crashes, stale and rejected writes, a counter and
 /// operations that never complete.
 fn generate(seed: u64) -> Vec<Event> {
-    let mut rng = Rng(seed);
-    let locks = ["l", "m", ""];
-    let n_locks = 1 + rng.below(2) as usize;
-    let mut clients: Vec<Client> = (0..2 + rng.below(4))
-        .map(|id| Client {
-            id,
-            in_flight: None,
-            token: None,
-        })
-        .collect();
-    let mut next_id = clients.len() as u64;
-    let mut next_token = 1u64;
-    let mut counter = 0i64;
-    let counter_mode = rng.chance(30);
-    let mut events = Vec::new();
-    let mut time = 0u64;
-    let push = |events: &mut Vec<Event>,
-                time: u64,
-                p: Process,
-                kind,
-                f,
-                lock: Option<String>,
-                value,
-                error: Option<&str>| {
-        events.push(Event {
+    let mut g = Generator::new(seed);
+    let steps = 10 + g.rng.below(120);
+    for _ in 0..steps {
+        g.step();
+    }
+    g.events
+}
+
+/// The locks an operation may name; the last, empty, is written as no lock half the time.
+const LOCKS: [&str; 3] = ["l", "m", ""];
+
+/// A history being generated: the draws, the clients and what each has in flight, the next
+/// process id and token to hand out, the counter, the clock and the events so far.
+struct Generator {
+    rng: Rng,
+    /// How many of [`LOCKS`] the operations name.
+    n_locks: usize,
+    clients: Vec<Client>,
+    next_id: u64,
+    next_token: u64,
+    counter: i64,
+    /// Writes carry the counter's next value and reads return it.
+    counter_mode: bool,
+    events: Vec<Event>,
+    time: u64,
+}
+
+impl Generator {
+    /// A generator drawing from `seed`: 1 or 2 locks, 2 to 5 clients, a counter 30% of the time.
+    fn new(seed: u64) -> Self {
+        let mut rng = Rng(seed);
+        let n_locks = 1 + rng.below(2) as usize;
+        let clients: Vec<Client> = (0..2 + rng.below(4))
+            .map(|id| Client {
+                id,
+                in_flight: None,
+                token: None,
+            })
+            .collect();
+        let counter_mode = rng.chance(30);
+        Generator {
+            rng,
+            n_locks,
+            next_id: clients.len() as u64,
+            clients,
+            next_token: 1,
+            counter: 0,
+            counter_mode,
+            events: Vec::new(),
+            time: 0,
+        }
+    }
+
+    /// Appends an event at the current time.
+    fn push(
+        &mut self,
+        p: Process,
+        kind: EventKind,
+        f: F,
+        lock: Option<String>,
+        value: Value,
+        error: Option<&str>,
+    ) {
+        self.events.push(Event {
             v: FORMAT_VERSION,
-            index: events.len() as u64,
-            time_ns: time,
+            index: self.events.len() as u64,
+            time_ns: self.time,
             process: p,
             kind,
             f,
@@ -69,199 +110,188 @@ fn generate(seed: u64) -> Vec<Event> {
             value,
             error: error.map(str::to_string),
         })
-    };
-    let steps = 10 + rng.below(120);
-    for _ in 0..steps {
-        time += rng.below(4) * 1_000_000 * (1 + rng.below(3) * rng.below(2) * 1000);
-        if rng.chance(8) {
-            let c = clients[rng.below(clients.len() as u64) as usize].id;
-            let (f, value) = match rng.below(6) {
-                0 => (
-                    F::Pause,
-                    Value {
-                        client: Some(c),
-                        ..Value::default()
-                    },
-                ),
-                1 => (
-                    F::Resume,
-                    Value {
-                        client: Some(c),
-                        ..Value::default()
-                    },
-                ),
-                2 => (
-                    F::Crash,
-                    Value {
-                        client: Some(c),
-                        ..Value::default()
-                    },
-                ),
-                3 => (
-                    F::Partition,
-                    Value {
-                        nodes: vec!["n1".into()],
-                        ..Value::default()
-                    },
-                ),
-                4 => (
-                    F::Heal,
-                    Value {
-                        nodes: vec!["n1".into()],
-                        ..Value::default()
-                    },
-                ),
-                _ => (
-                    F::Slow,
-                    Value {
-                        nodes: vec!["n2".into()],
-                        ..Value::default()
-                    },
-                ),
-            };
-            if rng.chance(50) && value.client.is_none() {
-                push(
-                    &mut events,
-                    time,
-                    Process::Nemesis,
-                    EventKind::Invoke,
-                    f,
-                    None,
-                    value.clone(),
-                    None,
-                );
-            }
-            push(
-                &mut events,
-                time,
-                Process::Nemesis,
-                EventKind::Info,
-                f,
-                None,
-                value,
-                None,
-            );
-            continue;
+    }
+
+    /// Moves the clock on (now and then by whole seconds), then adds a fault (8%), or an
+    /// operation of a random client: invoked when it has none in flight, else completed.
+    fn step(&mut self) {
+        let rng = &mut self.rng;
+        self.time += rng.below(4) * 1_000_000 * (1 + rng.below(3) * rng.below(2) * 1000);
+        if self.rng.chance(8) {
+            self.fault();
+            return;
         }
-        let i = rng.below(clients.len() as u64) as usize;
-        let c = &mut clients[i];
-        let p = Process::Client(c.id);
-        match c.in_flight.take() {
-            None => {
-                let lock = Some(locks[rng.below(n_locks as u64) as usize].to_string())
-                    .filter(|l| !l.is_empty() || rng.chance(50));
-                let (f, value) = match rng.below(10) {
-                    0..=3 => (F::Acquire, Value::default()),
-                    4..=5 => {
-                        let token = c.token.map(|t| {
-                            if rng.chance(20) {
-                                t.saturating_sub(1)
-                            } else {
-                                t
-                            }
-                        });
-                        let int = counter_mode.then(|| counter + 1 - rng.below(2) as i64);
-                        (
-                            F::Write,
-                            Value {
-                                token,
-                                int,
-                                ..Value::default()
-                            },
-                        )
-                    }
-                    6..=7 => (
-                        F::Release,
-                        Value {
-                            token: c.token,
-                            ..Value::default()
-                        },
-                    ),
-                    8 => (F::Renew, Value::default()),
-                    _ => {
-                        let note = (counter_mode && rng.chance(30)).then(|| "final".to_string());
-                        (
-                            F::Read,
-                            Value {
-                                note,
-                                ..Value::default()
-                            },
-                        )
-                    }
-                };
-                push(
-                    &mut events,
-                    time,
-                    p,
-                    EventKind::Invoke,
-                    f,
-                    lock.clone(),
-                    value.clone(),
-                    None,
-                );
-                c.in_flight = Some((f, lock, value));
-            }
-            Some((f, lock, args)) => {
-                let r = rng.below(100);
-                let kind = if r < 70 {
-                    EventKind::Ok
-                } else if r < 92 {
-                    EventKind::Fail
-                } else {
-                    EventKind::Info
-                };
-                let mut value = Value::default();
-                let mut error = None;
-                match (f, kind) {
-                    (F::Acquire, EventKind::Ok) => {
-                        let t = if rng.chance(15) {
-                            next_token.saturating_sub(2)
-                        } else {
-                            next_token
-                        };
-                        next_token += 1;
-                        c.token = Some(t);
-                        value.token = Some(t);
-                    }
-                    (F::Write, EventKind::Ok) => {
-                        value.token = args.token;
-                        value.int = args.int;
-                        if let Some(n) = args.int {
-                            counter = counter.max(n);
-                        }
-                        value.max_token = match rng.below(3) {
-                            0 => None,
-                            1 => Some(next_token.saturating_sub(1)),
-                            _ => args.token.map(|t| t.saturating_sub(1)),
-                        };
-                    }
-                    (F::Write, EventKind::Fail) => {
-                        error = Some(if rng.chance(60) {
-                            "stale-token"
-                        } else {
-                            "refused"
-                        });
-                        value.max_token = Some(next_token.saturating_sub(1));
-                    }
-                    (F::Read, EventKind::Ok) => {
-                        value.int = Some(counter - rng.below(2) as i64);
-                        value.note = args.note.clone();
-                    }
-                    (_, EventKind::Fail) => error = Some("lost"),
-                    (_, EventKind::Info) => error = Some("timeout"),
-                    _ => {}
-                }
-                let lock = if rng.chance(10) { None } else { lock };
-                push(&mut events, time, p, kind, f, lock, value, error);
-                if kind == EventKind::Info {
-                    c.id = next_id;
-                    c.token = None;
-                    next_id += 1;
-                }
-            }
+        let i = self.rng.below(self.clients.len() as u64) as usize;
+        match self.clients[i].in_flight.take() {
+            None => self.invoke(i),
+            Some((f, lock, args)) => self.complete(i, f, lock, args),
         }
     }
-    events
+
+    /// A nemesis event: a client paused, resumed or crashed, or a node cut off, healed or
+    /// slowed; a node fault is invoked first half the time.
+    fn fault(&mut self) {
+        let at = self.rng.below(self.clients.len() as u64) as usize;
+        let c = self.clients[at].id;
+        let on_client = |c| Value {
+            client: Some(c),
+            ..Value::default()
+        };
+        let on_node = |n: &str| Value {
+            nodes: vec![n.into()],
+            ..Value::default()
+        };
+        let (f, value) = match self.rng.below(6) {
+            0 => (F::Pause, on_client(c)),
+            1 => (F::Resume, on_client(c)),
+            2 => (F::Crash, on_client(c)),
+            3 => (F::Partition, on_node("n1")),
+            4 => (F::Heal, on_node("n1")),
+            _ => (F::Slow, on_node("n2")),
+        };
+        if self.rng.chance(50) && value.client.is_none() {
+            self.push(
+                Process::Nemesis,
+                EventKind::Invoke,
+                f,
+                None,
+                value.clone(),
+                None,
+            );
+        }
+        self.push(Process::Nemesis, EventKind::Info, f, None, value, None);
+    }
+
+    /// Client `i` invokes an operation: an acquire, a write (with a token that may be one
+    /// behind, and the counter's next value or one short), a release, a renew or a read.
+    fn invoke(&mut self, i: usize) {
+        let rng = &mut self.rng;
+        let lock = Some(LOCKS[rng.below(self.n_locks as u64) as usize].to_string())
+            .filter(|l| !l.is_empty() || rng.chance(50));
+        let held = self.clients[i].token;
+        let (f, value) = match rng.below(10) {
+            0..=3 => (F::Acquire, Value::default()),
+            4..=5 => {
+                let token = held.map(|t| {
+                    if rng.chance(20) {
+                        t.saturating_sub(1)
+                    } else {
+                        t
+                    }
+                });
+                let int = self
+                    .counter_mode
+                    .then(|| self.counter + 1 - rng.below(2) as i64);
+                (
+                    F::Write,
+                    Value {
+                        token,
+                        int,
+                        ..Value::default()
+                    },
+                )
+            }
+            6..=7 => (
+                F::Release,
+                Value {
+                    token: held,
+                    ..Value::default()
+                },
+            ),
+            8 => (F::Renew, Value::default()),
+            _ => {
+                let note = (self.counter_mode && rng.chance(30)).then(|| "final".to_string());
+                (
+                    F::Read,
+                    Value {
+                        note,
+                        ..Value::default()
+                    },
+                )
+            }
+        };
+        let p = Process::Client(self.clients[i].id);
+        self.push(p, EventKind::Invoke, f, lock.clone(), value.clone(), None);
+        self.clients[i].in_flight = Some((f, lock, value));
+    }
+
+    /// Client `i` completes its operation `f` on `lock`, invoked with `args`: ok (70%), failed
+    /// (22%) or unknown; now and then without its lock. A client whose outcome is unknown
+    /// retires: its process id is not used again.
+    fn complete(&mut self, i: usize, f: F, lock: Option<String>, args: Value) {
+        let p = Process::Client(self.clients[i].id);
+        let r = self.rng.below(100);
+        let kind = if r < 70 {
+            EventKind::Ok
+        } else if r < 92 {
+            EventKind::Fail
+        } else {
+            EventKind::Info
+        };
+        let (value, error) = self.outcome(i, f, kind, &args);
+        let lock = if self.rng.chance(10) { None } else { lock };
+        self.push(p, kind, f, lock, value, error);
+        if kind == EventKind::Info {
+            let c = &mut self.clients[i];
+            c.id = self.next_id;
+            c.token = None;
+            self.next_id += 1;
+        }
+    }
+
+    /// What client `i`'s operation `f`, invoked with `args`, returns as `kind`: a granted
+    /// token (now and then an old one), a write's token and fence, a write's refusal, a
+    /// read's counter (now and then one short), or the error of a failed or unknown one.
+    fn outcome(
+        &mut self,
+        i: usize,
+        f: F,
+        kind: EventKind,
+        args: &Value,
+    ) -> (Value, Option<&'static str>) {
+        let mut value = Value::default();
+        let mut error = None;
+        match (f, kind) {
+            (F::Acquire, EventKind::Ok) => {
+                let t = if self.rng.chance(15) {
+                    self.next_token.saturating_sub(2)
+                } else {
+                    self.next_token
+                };
+                self.next_token += 1;
+                self.clients[i].token = Some(t);
+                value.token = Some(t);
+            }
+            (F::Write, EventKind::Ok) => {
+                value.token = args.token;
+                value.int = args.int;
+                if let Some(n) = args.int {
+                    self.counter = self.counter.max(n);
+                }
+                value.max_token = match self.rng.below(3) {
+                    0 => None,
+                    1 => Some(self.next_token.saturating_sub(1)),
+                    _ => args.token.map(|t| t.saturating_sub(1)),
+                };
+            }
+            (F::Write, EventKind::Fail) => {
+                error = Some(if self.rng.chance(60) {
+                    "stale-token"
+                } else {
+                    "refused"
+                });
+                value.max_token = Some(self.next_token.saturating_sub(1));
+            }
+            (F::Read, EventKind::Ok) => {
+                value.int = Some(self.counter - self.rng.below(2) as i64);
+                value.note = args.note.clone();
+            }
+            (_, EventKind::Fail) => error = Some("lost"),
+            (_, EventKind::Info) => error = Some("timeout"),
+            _ => {}
+        }
+        (value, error)
+    }
 }
 
 #[test]
