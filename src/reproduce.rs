@@ -18,6 +18,27 @@ pub struct Reproduce {
 }
 
 impl Reproduce {
+    /// The command that repeats `scenario` at `seed` on the servers the options name (a
+    /// Toxiproxy, external nodes, a resource), nothing else changed: a suite case's or a
+    /// matrix cell's run.
+    pub fn on_servers(
+        scenario: String,
+        seed: u64,
+        toxiproxy: Option<SocketAddr>,
+        external: &[SocketAddr],
+        resource: Option<SocketAddr>,
+    ) -> String {
+        Reproduce {
+            scenario,
+            seed,
+            toxiproxy: toxiproxy.map(|t| t.to_string()),
+            external: external.to_vec(),
+            resource,
+            ..Reproduce::default()
+        }
+        .command()
+    }
+
     /// `cargo run -- scenario NAME --seed N` and every option that was given.
     pub fn command(&self) -> String {
         let mut cmd = format!(

@@ -171,15 +171,13 @@ impl SuiteRun<'_> {
     /// command that reproduces it.
     fn case(&self, scenario: &Scenario, seed: u64, expected: Verdict) -> SuiteCase {
         let args = self.args;
-        let reproduce = Reproduce {
-            scenario: scenario.name.clone(),
+        let reproduce = Reproduce::on_servers(
+            scenario.name.clone(),
             seed,
-            toxiproxy: args.toxiproxy.map(|t| t.to_string()),
-            external: args.external.clone(),
-            resource: args.resource,
-            ..Reproduce::default()
-        }
-        .command();
+            args.toxiproxy,
+            &args.external,
+            args.resource,
+        );
         SuiteCase {
             scenario: scenario.name.clone(),
             seed,

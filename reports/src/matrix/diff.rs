@@ -189,25 +189,7 @@ mod tests {
                 aggregate(head, runs)
             })
             .collect();
-        MatrixRecord {
-            v: 1,
-            name: "m".into(),
-            description: String::new(),
-            started: "t".into(),
-            updated: "t".into(),
-            lockpick_version: "0".into(),
-            server_versions: Vec::new(),
-            command: "c".into(),
-            file_folder: None,
-            seeds: 10,
-            until: None,
-            interrupted: false,
-            shard: None,
-            missing_shards: Vec::new(),
-            rows: Vec::new(),
-            columns: Vec::new(),
-            cells,
-        }
+        MatrixRecord::of_cells(cells)
     }
 
     #[test]

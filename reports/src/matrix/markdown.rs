@@ -31,59 +31,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     for (k, v) in &record.server_versions {
         let _ = writeln!(md, "- {k} {v}");
     }
-    let made: Vec<u64> = record
-        .cells
-        .iter()
-        .filter(|c| !matches!(c.status, CellStatus::NotApplicable(_)))
-        .map(|c| c.runs_made)
-        .collect();
-    let (lo, hi) = (
-        made.iter().min().copied().unwrap_or(0),
-        made.iter().max().copied().unwrap_or(0),
-    );
-    if let Some(shard) = &record.shard {
-        let _ = writeln!(
-            md,
-            "\n**Shard {shard}:** only this shard's runs; `lockpick merge` joins the shards' stores."
-        );
-    }
-    if !record.missing_shards.is_empty() {
-        let _ = writeln!(
-            md,
-            "\n**Shards missing:** {} (their runs are not counted).",
-            record.missing_shards.join(", ")
-        );
-    }
-    if let Some(u) = &record.until {
-        let open = (record.cells.iter())
-            .filter(|c| {
-                c.rate.as_ref().is_none_or(|r| u.open(r.k, r.n))
-                    && !matches!(
-                        c.status,
-                        CellStatus::NotApplicable(_) | CellStatus::NotTested(_)
-                    )
-            })
-            .filter(|c| c.runs_made < u.max_seeds)
-            .count();
-        let _ = writeln!(
-            md,
-            "\n**Seeds until sure:** each cell ran {} seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds); the cells below have {lo} to {hi} run(s) each.{}",
-            record.seeds,
-            percent_up(u.bound),
-            u.max_seeds,
-            if open > 0 {
-                format!(" **Incomplete:** {open} cell(s) still short of it (resume with `cargo run -- matrix --resume store/matrix/{}`).", record.started)
-            } else {
-                String::new()
-            }
-        );
-    } else if lo < record.seeds {
-        let _ = writeln!(
-            md,
-            "\n**Incomplete:** {} seeds per cell were asked for; the cells below have {lo} to {hi} run(s) each (resume with `cargo run -- matrix --resume store/matrix/{}`).",
-            record.seeds, record.started
-        );
-    }
+    md.push_str(&completeness(record));
     let _ = writeln!(
         md,
         "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock (liveness: clients kept asking and nobody got the lock) in k of N runs. `safe 0/N`: no violation in the N runs whose fault reached the size it needed. `not tested`: the fault never reached that size (it says nothing either way). `n/a`: the lock physically cannot take the fault. `+explore`: `--explore-safe` also searched other sizes and timings of the column's fault and found nothing; `UNSAFE (explore)`: safe at the fixed sizes, but that search found a schedule of the column's fault that breaks the lock and reproduces (the cell says which, and the command that repeats it). ≠ marks a cell that disagrees with its expected verdict.\n",
@@ -162,4 +110,64 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
         );
     }
     md
+}
+
+/// What the page's runs cover: the shard, the shards missing, and whether every cell has the
+/// runs asked for (its seeds, or with `--until` a sure answer).
+fn completeness(record: &MatrixRecord) -> String {
+    let mut out = String::new();
+    let made: Vec<u64> = record
+        .cells
+        .iter()
+        .filter(|c| !matches!(c.status, CellStatus::NotApplicable(_)))
+        .map(|c| c.runs_made)
+        .collect();
+    let (lo, hi) = (
+        made.iter().min().copied().unwrap_or(0),
+        made.iter().max().copied().unwrap_or(0),
+    );
+    if let Some(shard) = &record.shard {
+        let _ = writeln!(
+            out,
+            "\n**Shard {shard}:** only this shard's runs; `lockpick merge` joins the shards' stores."
+        );
+    }
+    if !record.missing_shards.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**Shards missing:** {} (their runs are not counted).",
+            record.missing_shards.join(", ")
+        );
+    }
+    if let Some(u) = &record.until {
+        let open = (record.cells.iter())
+            .filter(|c| {
+                c.rate.as_ref().is_none_or(|r| u.open(r.k, r.n))
+                    && !matches!(
+                        c.status,
+                        CellStatus::NotApplicable(_) | CellStatus::NotTested(_)
+                    )
+            })
+            .filter(|c| c.runs_made < u.max_seeds)
+            .count();
+        let _ = writeln!(
+            out,
+            "\n**Seeds until sure:** each cell ran {} seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds); the cells below have {lo} to {hi} run(s) each.{}",
+            record.seeds,
+            percent_up(u.bound),
+            u.max_seeds,
+            if open > 0 {
+                format!(" **Incomplete:** {open} cell(s) still short of it (resume with `cargo run -- matrix --resume store/matrix/{}`).", record.started)
+            } else {
+                String::new()
+            }
+        );
+    } else if lo < record.seeds {
+        let _ = writeln!(
+            out,
+            "\n**Incomplete:** {} seeds per cell were asked for; the cells below have {lo} to {hi} run(s) each (resume with `cargo run -- matrix --resume store/matrix/{}`).",
+            record.seeds, record.started
+        );
+    }
+    out
 }

@@ -532,30 +532,9 @@ mod tests {
         );
         assert!(s.contains("broke it (kleppmann: about) with client-pause after-acquire 2400 ms on client 1, reproduced in 5 of 5 re-runs; repeat: cargo run -- scenario x-shrunk.toml --seed 3"), "{s}");
         assert_eq!(heat_cell(&c).class, "unsafe");
-        let page = render_matrix_page(
-            &MatrixRecord {
-                v: 1,
-                name: "m".into(),
-                description: String::new(),
-                started: "t".into(),
-                updated: "t".into(),
-                lockpick_version: "0".into(),
-                server_versions: Vec::new(),
-                command: "c".into(),
-                file_folder: None,
-                seeds: 10,
-                until: None,
-                interrupted: false,
-                shard: None,
-                missing_shards: Vec::new(),
-                rows: Vec::new(),
-                columns: Vec::new(),
-                cells: vec![c],
-            },
-            "r",
-        )
-        .unwrap()
-        .replace("&#x2f;", "/");
+        let page = render_matrix_page(&MatrixRecord::of_cells(vec![c]), "r")
+            .unwrap()
+            .replace("&#x2f;", "/");
         assert!(
             page.contains(r#"class="explore-page" href="../../explore/x/explore.html""#),
             "links the search: {page}"

@@ -341,6 +341,31 @@ pub struct MatrixRecord {
 }
 
 impl MatrixRecord {
+    /// A record of `cells` alone, the rest placeholders: what the tests of pages and diffs
+    /// build on.
+    #[cfg(test)]
+    pub(crate) fn of_cells(cells: Vec<CellSummary>) -> MatrixRecord {
+        MatrixRecord {
+            v: 1,
+            name: "m".into(),
+            description: String::new(),
+            started: "t".into(),
+            updated: "t".into(),
+            lockpick_version: "0".into(),
+            server_versions: Vec::new(),
+            command: "c".into(),
+            file_folder: None,
+            seeds: 10,
+            until: None,
+            interrupted: false,
+            shard: None,
+            missing_shards: Vec::new(),
+            rows: Vec::new(),
+            columns: Vec::new(),
+            cells,
+        }
+    }
+
     pub fn cell(&self, row: &str, column: &str) -> Option<&CellSummary> {
         self.cells
             .iter()

@@ -191,15 +191,13 @@ impl MatrixCommands for Commands<'_> {
 
     fn reproduce(&self, scenario: &Path, seed: u64) -> String {
         let args = self.0;
-        Reproduce {
-            scenario: scenario.display().to_string(),
+        Reproduce::on_servers(
+            scenario.display().to_string(),
             seed,
-            toxiproxy: args.toxiproxy.map(|t| t.to_string()),
-            external: args.external.clone(),
-            resource: args.resource,
-            ..Reproduce::default()
-        }
-        .command()
+            args.toxiproxy,
+            &args.external,
+            args.resource,
+        )
     }
 
     fn program(&self) -> String {
