@@ -241,7 +241,7 @@ impl Base {
                         None => space.faults.push(name),
                         Some(why) => left_out.push(LeftOut {
                             fault: name.into(),
-                            reason: why,
+                            reason: why.why,
                         }),
                     },
                     None => left_out.push(LeftOut {

@@ -6,6 +6,7 @@ use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::NemesisCtx;
+use super::Refusal;
 use super::{FaultKind, FaultSpec};
 use crate::client::{Interrupt, PausePlan};
 use crate::server::ServerKind;
@@ -68,7 +69,7 @@ impl FaultSpec for Spec {
     fn label(&self) -> String {
         format!("{} {}", self.name(), self.point.name())
     }
-    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
+    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<Refusal> {
         None
     }
     fn needs_own_nodes(&self) -> Option<&'static str> {

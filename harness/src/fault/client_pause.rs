@@ -7,6 +7,7 @@ use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::NemesisCtx;
+use super::Refusal;
 use super::{FaultKind, FaultSpec};
 use crate::client::{InsidePause, Interrupt, PausePlan};
 use crate::server::ServerKind;
@@ -118,7 +119,7 @@ impl FaultSpec for Spec {
     fn inside_requests(&self) -> bool {
         self.point == PausePoint::DuringOp
     }
-    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<String> {
+    fn cannot_run_on(&self, _: &dyn ServerKind) -> Option<Refusal> {
         None
     }
     fn needs_own_nodes(&self) -> Option<&'static str> {

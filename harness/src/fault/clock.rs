@@ -5,6 +5,7 @@ use super::act::{nodes_value, perform};
 use super::plan::Plan;
 use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
+use super::Refusal;
 use super::{AfterRun, FaultKind, FaultSpec, Verbs};
 use super::{NemesisCtx, NemesisError};
 use crate::processes::faketime::{control_file, set_clock, ClockSetting};
@@ -43,7 +44,7 @@ impl<T: ClockSpec> FaultSpec for T {
     fn label(&self) -> String {
         ClockSpec::label(self)
     }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<Refusal> {
         let clock = server.capabilities().clock;
         super::unsupported(self.name(), server, "it moves clocks", clock)
     }

@@ -10,6 +10,7 @@ use super::entry::Entry;
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::NemesisCtx;
+use super::Refusal;
 use super::{unsupported, FaultKind, FaultSpec};
 use crate::server::ServerKind;
 use crate::vocab::ScenarioError;
@@ -65,7 +66,7 @@ impl FaultSpec for Spec {
     fn label(&self) -> String {
         self.name().to_owned()
     }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<Refusal> {
         unsupported(
             self.name(),
             server,

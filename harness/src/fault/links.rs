@@ -11,6 +11,7 @@ use super::step::{json, Heal, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
 use super::unsupported;
 use super::NemesisCtx;
+use super::Refusal;
 use crate::server::ServerKind;
 use crate::vocab::{MsRange, ScenarioError};
 use lockpick_checker::history::F;
@@ -123,7 +124,7 @@ impl Reach {
     }
 
     /// Why `server` cannot take the network fault `name` on these links, if it cannot.
-    pub(crate) fn cannot_run_on(&self, name: &str, server: &dyn ServerKind) -> Option<String> {
+    pub(crate) fn cannot_run_on(&self, name: &str, server: &dyn ServerKind) -> Option<Refusal> {
         match self {
             Reach::Clients(_) => None,
             Reach::Peers(_) => unsupported(

@@ -9,6 +9,7 @@ use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::targets::Targets;
 use super::NemesisCtx;
+use super::Refusal;
 use super::{FaultKind, FaultSpec};
 use crate::server::ServerKind;
 use crate::vocab::{MsRange, ScenarioError};
@@ -24,7 +25,7 @@ pub(crate) struct MemberFault {
     /// The members a scenario may name for it.
     pub targets: fn(&Entry<'_>) -> Result<Targets, ScenarioError>,
     /// Why `server` cannot take it (named `name`) on `targets`, if it cannot.
-    pub cannot_run_on: fn(name: &str, &Targets, server: &dyn ServerKind) -> Option<String>,
+    pub cannot_run_on: fn(name: &str, &Targets, server: &dyn ServerKind) -> Option<Refusal>,
     /// Why it cannot run on servers lockpick did not start.
     pub needs_own_nodes: &'static str,
     /// Starts it on the members as they are now: records its verb with its note and opens
@@ -74,7 +75,7 @@ impl FaultSpec for Spec {
     fn label(&self) -> String {
         self.name().to_owned()
     }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<Refusal> {
         (self.fault.cannot_run_on)(self.name(), &self.targets, server)
     }
     fn needs_own_nodes(&self) -> Option<&'static str> {

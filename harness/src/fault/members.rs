@@ -7,6 +7,7 @@ use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::targets::{TargetRule, Targets};
 use super::unsupported;
 use super::NemesisCtx;
+use super::Refusal;
 use crate::server::ServerKind;
 use crate::vocab::{MsRange, ScenarioError};
 use serde::Serialize;
@@ -98,7 +99,7 @@ pub(crate) fn cannot_signal(
     name: &str,
     targets: &Targets,
     server: &dyn ServerKind,
-) -> Option<String> {
+) -> Option<Refusal> {
     let caps = server.capabilities();
     match targets {
         Targets::Leader => unsupported(name, server, "it acts on the cluster's leader", caps.peers),

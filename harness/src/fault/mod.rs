@@ -155,7 +155,7 @@ pub trait FaultSpec: fmt::Debug + Send + Sync {
     }
     /// Why a server of kind `server` cannot take it (from the server's capabilities), or
     /// `None` when it can.
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String>;
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<Refusal>;
     /// Why it cannot run on servers lockpick did not start (`--external`), if it cannot.
     fn needs_own_nodes(&self) -> Option<&'static str>;
     /// Whether it moves nodes' clocks, so the nodes must run under libfaketime.
@@ -205,19 +205,35 @@ pub struct Fault {
     pub line: usize,
 }
 
-/// The message for a fault `name` that a server cannot take because it lacks `support`
+/// Why a fault cannot run on a server, and whether only this machine is the reason (the
+/// lock could meet the fault, lockpick cannot bring it here): a matrix shows the first as
+/// `n/a` and the second as `not injectable here`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Refusal {
+    pub why: String,
+    pub not_here: bool,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+/// The refusal of a fault `name` that a server cannot take because it lacks `support`
 /// (`what` says what the fault needs it for), or `None` when it has it.
 pub(crate) fn unsupported(
     name: &str,
     server: &dyn ServerKind,
     what: &str,
     support: Support,
-) -> Option<String> {
-    support.err().map(|why| {
-        format!(
-            "{name} cannot run on server {:?} ({what}): {why}",
+) -> Option<Refusal> {
+    support.err().map(|cannot| Refusal {
+        why: format!(
+            "{name} cannot run on server {:?} ({what}): {cannot}",
             server.name()
-        )
+        ),
+        not_here: cannot.not_here(),
     })
 }
 

@@ -8,6 +8,7 @@ use super::links::{self, LinksHeal, Reach};
 use super::plan::Plan;
 use super::step::{json, OpenFaults, StepAction, StepFuture};
 use super::NemesisCtx;
+use super::Refusal;
 use super::{FaultKind, FaultSpec};
 use crate::server::ServerKind;
 use crate::vocab::{MsRange, ScenarioError};
@@ -64,7 +65,7 @@ impl FaultSpec for Spec {
     fn label(&self) -> String {
         self.name().to_owned()
     }
-    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<String> {
+    fn cannot_run_on(&self, server: &dyn ServerKind) -> Option<Refusal> {
         self.reach.cannot_run_on(self.name(), server)
     }
     fn needs_own_nodes(&self) -> Option<&'static str> {

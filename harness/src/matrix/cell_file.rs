@@ -48,7 +48,7 @@ impl<'a> CellSettings<'a> {
             Expected::Valid => Some("valid"),
             Expected::Invalid => Some("invalid"),
             Expected::Stuck => Some("stuck"),
-            Expected::NotApplicable => None,
+            Expected::NotApplicable | Expected::NotInjectable => None,
         };
         let (mode, property) = if row.fenced {
             ("fenced", "fenced")

@@ -21,7 +21,7 @@ use super::error::MatrixError;
 use super::file::Matrix;
 use super::row::{Expectation, Row};
 use super::size::Promise;
-use crate::fault::RawEntry;
+use crate::fault::{RawEntry, Refusal};
 use crate::scenario::{check, read_fault, ClientTable, Scenario, ScenarioError, Source};
 use serde::Serialize;
 use toml::Spanned;
@@ -55,8 +55,9 @@ pub struct CellPlan {
     pub built: Option<Scenario>,
     /// The scenario file's text, from the same resolved values.
     pub text: String,
-    /// Why the row cannot take the fault at all; the cell then has no run.
-    pub not_applicable: Option<String>,
+    /// Why the row cannot take the fault (the lock never meets it, or lockpick cannot bring
+    /// it here); the cell then has no run.
+    pub not_applicable: Option<Refusal>,
     pub expect: Expectation,
     /// The matrix file's note on this cell, if any.
     pub note: Option<String>,
@@ -277,7 +278,7 @@ fn add_fault(
     fault_line: usize,
     resolved: &[Resolved],
     scenario: &mut Scenario,
-) -> Result<Option<String>, MatrixError> {
+) -> Result<Option<Refusal>, MatrixError> {
     let refused = |e: ScenarioError| fault_refused(cell, resolved, e);
     let mut fault = read_fault(
         src,
@@ -379,6 +380,18 @@ pub fn preflight_matrix(m: &Matrix, plans: &[CellPlan]) -> Result<(), MatrixErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The refusal a cell's expectation foresees: none, the lock's (`n/a`: `Some(false)`) or
+    /// this machine's (`not-injectable`: `Some(true)`).
+    fn refusal_expected(c: &CellPlan) -> Option<bool> {
+        match c.expect.verdict {
+            crate::matrix::Expected::NotApplicable => Some(false),
+            crate::matrix::Expected::NotInjectable => Some(true),
+            crate::matrix::Expected::Valid
+            | crate::matrix::Expected::Invalid
+            | crate::matrix::Expected::Stuck => None,
+        }
+    }
     use crate::matrix::file::{parse_matrix, parse_matrix_in};
     use crate::nemesis::build_schedule;
     use crate::scenario::parse_scenario;
@@ -470,7 +483,11 @@ offset = "+1.5x lease"
         let cells = plan_matrix(&m).unwrap();
         let etcd_clock = &cells[3];
         assert!(etcd_clock.built.is_none(), "an n/a cell has nothing to run");
-        let why = etcd_clock.not_applicable.as_deref().unwrap();
+        let why = etcd_clock
+            .not_applicable
+            .as_ref()
+            .map(|r| r.why.as_str())
+            .unwrap();
         assert!(
             why.contains("clock-jump cannot run on server \"etcd\""),
             "{why}"
@@ -495,11 +512,11 @@ offset = "+1.5x lease"
         let cells = plan_matrix(&m).unwrap();
         assert_eq!(cells.len(), m.rows.len() * m.columns.len());
         for c in &cells {
-            // The file's n/a expectations are exactly the cells the servers refuse.
-            let na = c.expect.verdict == crate::matrix::Expected::NotApplicable;
+            // The file's n/a and not-injectable expectations are exactly the cells the
+            // servers refuse, each for its reason.
             assert_eq!(
-                na,
-                c.not_applicable.is_some(),
+                refusal_expected(c),
+                c.not_applicable.as_ref().map(|r| r.not_here),
                 "{} × {}: {:?}",
                 c.row,
                 c.column,
@@ -522,8 +539,13 @@ offset = "+1.5x lease"
         let cells = plan_matrix(&m).unwrap();
         assert_eq!(cells.len(), m.rows.len() * m.columns.len());
         for c in &cells {
-            let na = c.expect.verdict == crate::matrix::Expected::NotApplicable;
-            assert_eq!(na, c.not_applicable.is_some(), "{} × {}", c.row, c.column);
+            assert_eq!(
+                refusal_expected(c),
+                c.not_applicable.as_ref().map(|r| r.not_here),
+                "{} × {}",
+                c.row,
+                c.column
+            );
             // The generated scenario lives in the store: no path in it may be relative.
             assert!(
                 !c.text.contains("\"./") && !c.text.contains("\"../"),
@@ -597,7 +619,11 @@ expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore
         );
         // The same server rule makes a fault n/a on a library row as on a built-in one.
         assert_eq!(cells[1].not_applicable, None);
-        let why = cells[3].not_applicable.as_deref().unwrap();
+        let why = cells[3]
+            .not_applicable
+            .as_ref()
+            .map(|r| r.why.as_str())
+            .unwrap();
         assert!(
             why.contains("clock-jump cannot run on server \"zookeeper\""),
             "{why}"
@@ -663,7 +689,7 @@ expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore
                     (None, Some(why)) => {
                         let e = parse_scenario(file, &cell.text).unwrap_err().to_string();
                         assert!(e.contains("field `nemesis.fault`: "), "{at}: {e}");
-                        assert!(e.ends_with(why.as_str()), "{at}: {e}\n  wanted {why}");
+                        assert!(e.ends_with(why.why.as_str()), "{at}: {e}\n  wanted {why}");
                     }
                     (built, why) => panic!("{at}: built {}, n/a {why:?}", built.is_some()),
                 }

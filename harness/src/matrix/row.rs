@@ -127,6 +127,8 @@ pub enum Expected {
     Stuck,
     /// The lock cannot take the fault.
     NotApplicable,
+    /// The lock could meet the fault, but lockpick cannot bring it to these servers here.
+    NotInjectable,
 }
 
 impl Expected {
@@ -136,6 +138,7 @@ impl Expected {
             Expected::Invalid => "invalid",
             Expected::Stuck => "stuck",
             Expected::NotApplicable => "n/a",
+            Expected::NotInjectable => "not-injectable",
         }
     }
 }
@@ -526,7 +529,7 @@ fn column_names(columns: &[Column]) -> String {
 
 /// `"invalid: the lease expires during the pause"`.
 fn expectation(text: &str) -> Result<Expectation, String> {
-    let allowed = "allowed: \"valid: <why>\", \"invalid: <why>\" (a safety violation), \"stuck: <why>\" (a deadlock) or \"n/a: <why>\"";
+    let allowed = "allowed: \"valid: <why>\", \"invalid: <why>\" (a safety violation), \"stuck: <why>\" (a deadlock), \"n/a: <why>\" (the lock cannot meet the fault) or \"not-injectable: <why>\" (lockpick cannot bring it here)";
     let (verdict, why) = text
         .split_once(':')
         .ok_or_else(|| format!("{text:?} has no reason; {allowed}"))?;
@@ -535,6 +538,7 @@ fn expectation(text: &str) -> Result<Expectation, String> {
         "invalid" => Expected::Invalid,
         "stuck" => Expected::Stuck,
         "n/a" => Expected::NotApplicable,
+        "not-injectable" => Expected::NotInjectable,
         other => return Err(format!("unknown verdict {other:?}; {allowed}")),
     };
     let why = why.trim();

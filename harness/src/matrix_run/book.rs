@@ -2,9 +2,10 @@
 //! the record (`matrix.json`) and page (`matrix.html`) made from them, rewritten after every
 //! run so that a matrix cut short still has its page.
 
-use super::cells::CellKey;
 use super::place::Place;
-use super::{versions, MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError, Say};
+use super::{
+    versions, CellKey, MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError, RunKey, Say,
+};
 use crate::matrix::Matrix;
 use crate::run::utc_stamp;
 use lockpick_reports::matrix::{
@@ -14,9 +15,6 @@ use lockpick_reports::matrix::{
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-
-/// A run's key: (row, column, seed).
-pub(super) type RunKey = (String, String, u64);
 
 /// Version of the per-cell search summaries (`explore/<row>--<column>.json`).
 pub(super) const CELL_EXPLORE_VERSION: u32 = 1;

@@ -2,18 +2,15 @@
 //! the folder, the runnable cells of the selection loaded once, the runs of one shard, and
 //! the order in which a seed's runs share their servers.
 
-use super::book::{Book, RunKey};
+use super::book::Book;
 use super::place::Place;
-use super::{MatrixRequest, MatrixRunError};
-use crate::fault::AfterRun;
+use super::{CellKey, MatrixRequest, MatrixRunError, RunKey};
+use crate::fault::{AfterRun, Refusal};
 use crate::matrix::{assign, CellPlan, Matrix, RunCost};
 use crate::scenario::Scenario;
 use lockpick_reports::matrix::{CellHead, Needs};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// A cell's key: (row, column).
-pub(super) type CellKey = (String, String);
 
 /// A cell that runs: its plan, its scenario file in the matrix folder, the scenario loaded
 /// from it and what its runs must show for the fault to count.
@@ -51,20 +48,24 @@ pub(super) fn write_cells(
     let mut heads = BTreeMap::new();
     for plan in plans {
         let file = scenarios_dir.join(format!("{}--{}.toml", plan.row, plan.column));
-        let mut not_applicable = plan.not_applicable.clone();
-        if not_applicable.is_none() {
+        let mut refused = plan.not_applicable.clone();
+        if refused.is_none() {
             lockpick_reports::write_atomic(&file, plan.text.as_bytes())
                 .map_err(MatrixRunError::Write)?;
             if !req.external.is_empty() {
                 let s = cell_scenario(plan, &file);
                 if let Err(why) = s.check_external(&req.external) {
-                    not_applicable = Some(format!("with --external: {why}"));
+                    // The lock could meet the fault; these servers, not started here, cannot.
+                    refused = Some(Refusal {
+                        why: format!("with --external: {why}"),
+                        not_here: true,
+                    });
                 }
             }
         }
         heads.insert(
             (plan.row.clone(), plan.column.clone()),
-            head(plan, not_applicable, &file, dir),
+            head(plan, refused, &file, dir),
         );
     }
     Ok(heads)
@@ -79,7 +80,10 @@ pub(super) fn runnable<'a>(plans: &'a [CellPlan], selected: &Matrix, book: &Book
             && selected.columns.iter().any(|c| c.name == p.column)
     }) {
         let head = &book.heads[&(plan.row.clone(), plan.column.clone())];
-        if head.not_applicable.is_some() || head.declared_not_tested.is_some() {
+        if head.not_applicable.is_some()
+            || head.not_injectable.is_some()
+            || head.declared_not_tested.is_some()
+        {
             continue;
         }
         let file = (head.scenario_file.as_ref())
@@ -201,7 +205,13 @@ fn cell_scenario(plan: &CellPlan, file: &Path) -> Scenario {
 }
 
 /// What the record says of a cell before any run.
-fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path) -> CellHead {
+fn head(plan: &CellPlan, refused: Option<Refusal>, file: &Path, dir: &Path) -> CellHead {
+    let runs = refused.is_none();
+    let (not_applicable, not_injectable) = match refused {
+        Some(r) if r.not_here => (None, Some(r.why)),
+        Some(r) => (Some(r.why), None),
+        None => (None, None),
+    };
     CellHead {
         row: plan.row.clone(),
         column: plan.column.clone(),
@@ -209,13 +219,14 @@ fn head(plan: &CellPlan, not_applicable: Option<String>, file: &Path, dir: &Path
         expected_why: plan.expect.why.clone(),
         note: plan.note.clone(),
         declared_not_tested: plan.not_tested.clone(),
-        scenario_file: not_applicable.is_none().then(|| {
+        scenario_file: runs.then(|| {
             file.strip_prefix(dir)
                 .unwrap_or(file)
                 .to_string_lossy()
                 .into_owned()
         }),
         not_applicable,
+        not_injectable,
         sizes: (plan.resolved.iter())
             .map(|r| format!("{} = {} = {} ms", r.field, r.asked, r.ms))
             .collect(),

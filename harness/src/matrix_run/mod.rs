@@ -28,6 +28,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// A cell's key: (row, column).
+pub(crate) type CellKey = (String, String);
+
+/// A run's key: (row, column, seed).
+pub(crate) type RunKey = (String, String, u64);
+
 /// What to run: the command line's options, as the matrix takes them.
 #[derive(Debug, Clone, Default)]
 pub struct MatrixRequest {

@@ -1,9 +1,9 @@
 //! The matrix's runs, seed by seed across the whole matrix (so that a matrix cut short has
 //! about as many runs in every cell), each recorded as it ends.
 
-use super::book::{Book, RunKey};
+use super::book::Book;
 use super::cells::{reuse_order, Cell, Ownership};
-use super::{MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError, Say};
+use super::{MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError, RunKey, Say};
 use crate::client::process::read_hello;
 use crate::run::{relative_run, run_scenario_in, RunOptions, ServerPool};
 use lockpick_checker::history::read_history;

@@ -563,7 +563,7 @@ fn faults(
                 .get_ref()
                 .get("fault")
                 .map_or_else(|| f.span(), Spanned::span);
-            return Err(src.error(at, "nemesis.fault", why));
+            return Err(src.error(at, "nemesis.fault", why.why));
         }
         if let Some(why) = inside_requests_refused(&*fault.spec, servers.client_kind) {
             let at = f

@@ -140,9 +140,7 @@ impl Scenario {
         let mut skipped = Vec::new();
         let mut index = 0;
         s.nemesis.faults.retain(|f| {
-            let reason = f
-                .spec
-                .cannot_run_on(server)
+            let reason = (f.spec.cannot_run_on(server).map(|r| r.why))
                 .or_else(|| inside_requests_refused(&*f.spec, client));
             if let Some(reason) = reason.clone() {
                 skipped.push(SkippedFault { index, reason });

@@ -20,6 +20,9 @@ pub struct CellHead {
     /// whatever runs were made.
     pub declared_not_tested: Option<String>,
     pub not_applicable: Option<String>,
+    /// Why lockpick cannot bring the fault to this row's servers here, though the lock could
+    /// meet it.
+    pub not_injectable: Option<String>,
     pub sizes: Vec<String>,
     pub lease_ms: u64,
     pub lease_from: String,
@@ -40,6 +43,8 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     let (_, counted) = safety_counts(&runs);
     let status = if let Some(why) = &head.not_applicable {
         CellStatus::NotApplicable(why.clone())
+    } else if let Some(why) = &head.not_injectable {
+        CellStatus::NotInjectable(why.clone())
     } else if let Some(why) = &head.declared_not_tested {
         CellStatus::NotTested(why.clone())
     } else if runs.is_empty() {
@@ -127,6 +132,7 @@ pub fn safety_counts(runs: &[RunSummary]) -> (u64, u64) {
 fn disagrees(status: &CellStatus, expected: &str) -> bool {
     match (status, expected) {
         (CellStatus::NotApplicable(_), e) => e != "n/a",
+        (CellStatus::NotInjectable(_), e) => e != "not-injectable",
         (CellStatus::Unsafe { .. } | CellStatus::UnsafeExplored { .. }, e) => e != "invalid",
         (CellStatus::Stuck { .. }, e) => e != "stuck",
         (CellStatus::Safe { .. }, e) => e != "valid",
@@ -411,6 +417,18 @@ pub(crate) mod tests {
         assert!(!c.mismatch);
         h.expected = "valid".into();
         assert!(aggregate(h, vec![]).mismatch, "an n/a cell expected to run");
+        // What only this machine cannot do is not the lock's n/a.
+        let mut h = head("not-injectable");
+        h.not_injectable = Some("etcd is a Go binary and ignores libfaketime".into());
+        let c = aggregate(h.clone(), vec![]);
+        assert_eq!(c.status.class(), "notinjectable");
+        assert!(!c.mismatch);
+        assert_eq!(crate::matrix::cell_text(&c), "not injectable here");
+        assert!(crate::matrix::cell_sentence(&c).starts_with(
+            "not injectable here: etcd is a Go binary and ignores libfaketime (the lock could meet this fault; this says nothing about it)"
+        ));
+        h.expected = "n/a".into();
+        assert!(aggregate(h, vec![]).mismatch, "expected n/a, refused only here");
         assert_eq!(aggregate(head("valid"), vec![]).status, CellStatus::NotRun);
         let mut failed = run(1, "valid", None, None);
         failed.verdict = None;

@@ -34,7 +34,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
     md.push_str(&completeness(record));
     let _ = writeln!(
         md,
-        "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock (liveness: clients kept asking and nobody got the lock) in k of N runs. `safe 0/N`: no violation in the N runs whose fault reached the size it needed. `not tested`: the fault never reached that size (it says nothing either way). `n/a`: the lock physically cannot take the fault. `+explore`: `--explore-safe` also searched other sizes and timings of the column's fault and found nothing; `UNSAFE (explore)`: safe at the fixed sizes, but that search found a schedule of the column's fault that breaks the lock and reproduces (the cell says which, and the command that repeats it). ≠ marks a cell that disagrees with its expected verdict.\n",
+        "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock (liveness: clients kept asking and nobody got the lock) in k of N runs. `safe 0/N`: no violation in the N runs whose fault reached the size it needed. `not tested`: the fault never reached that size (it says nothing either way). `n/a`: the lock cannot meet the fault. `not injectable here`: the lock could meet it, but lockpick cannot bring it to these servers on this machine (it says nothing about the lock). `+explore`: `--explore-safe` also searched other sizes and timings of the column's fault and found nothing; `UNSAFE (explore)`: safe at the fixed sizes, but that search found a schedule of the column's fault that breaks the lock and reproduces (the cell says which, and the command that repeats it). ≠ marks a cell that disagrees with its expected verdict.\n",
         record.seeds
     );
     let _ = write!(md, "| lock |");
@@ -101,7 +101,9 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
             c.expected,
             c.expected_why,
             match c.status {
-                CellStatus::NotApplicable(_) | CellStatus::NotRun => String::new(),
+                CellStatus::NotApplicable(_)
+                | CellStatus::NotInjectable(_)
+                | CellStatus::NotRun => String::new(),
                 _ => cell_numbers(c),
             },
             c.note
@@ -119,7 +121,12 @@ fn completeness(record: &MatrixRecord) -> String {
     let made: Vec<u64> = record
         .cells
         .iter()
-        .filter(|c| !matches!(c.status, CellStatus::NotApplicable(_)))
+        .filter(|c| {
+            !matches!(
+                c.status,
+                CellStatus::NotApplicable(_) | CellStatus::NotInjectable(_)
+            )
+        })
         .map(|c| c.runs_made)
         .collect();
     let (lo, hi) = (
@@ -145,7 +152,9 @@ fn completeness(record: &MatrixRecord) -> String {
                 c.rate.as_ref().is_none_or(|r| u.open(r.k, r.n))
                     && !matches!(
                         c.status,
-                        CellStatus::NotApplicable(_) | CellStatus::NotTested(_)
+                        CellStatus::NotApplicable(_)
+                            | CellStatus::NotInjectable(_)
+                            | CellStatus::NotTested(_)
                     )
             })
             .filter(|c| c.runs_made < u.max_seeds)

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 pub fn cell_text(c: &CellSummary) -> String {
     match &c.status {
         CellStatus::NotApplicable(_) => "n/a".to_owned(),
+        CellStatus::NotInjectable(_) => "not injectable here".to_owned(),
         CellStatus::NotRun => "not run".to_owned(),
         CellStatus::NotTested(_) => match &c.explored {
             Some(_) => "not tested +explore".to_owned(),
@@ -74,6 +75,9 @@ pub fn cell_label(c: &CellSummary) -> String {
 pub fn cell_sentence(c: &CellSummary) -> String {
     match &c.status {
         CellStatus::NotApplicable(why) => format!("n/a: {why}"),
+        CellStatus::NotInjectable(why) => format!(
+            "not injectable here: {why} (the lock could meet this fault; this says nothing about it)"
+        ),
         CellStatus::NotRun => "not run yet".to_owned(),
         CellStatus::NotTested(why) => format!(
             "not tested: {why}{}",
@@ -389,7 +393,9 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
                 CellStatus::Safe { .. } => "valid",
                 CellStatus::NotTested(_) => "not-tested",
                 CellStatus::Unknown(_) => "unknown",
-                CellStatus::NotApplicable(_) | CellStatus::NotRun => "skipped",
+                CellStatus::NotApplicable(_)
+                | CellStatus::NotInjectable(_)
+                | CellStatus::NotRun => "skipped",
             },
             expected: c.expected.clone(),
             expected_why: c.expected_why.clone(),

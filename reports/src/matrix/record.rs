@@ -55,6 +55,9 @@ pub struct RunSummary {
 pub enum CellStatus {
     /// The lock cannot take the fault.
     NotApplicable(String),
+    /// The lock could meet the fault, but lockpick cannot bring it to these servers here
+    /// (libfaketime does not reach a Go binary's clock): it says nothing about the lock.
+    NotInjectable(String),
     /// No run was made (yet).
     NotRun,
     /// No violation, and no run whose fault reached its size.
@@ -79,6 +82,7 @@ impl CellStatus {
     pub fn class(&self) -> &'static str {
         match self {
             CellStatus::NotApplicable(_) => "na",
+            CellStatus::NotInjectable(_) => "notinjectable",
             CellStatus::NotRun => "notrun",
             CellStatus::NotTested(_) => "nottested",
             CellStatus::Safe { .. } => "safe",
