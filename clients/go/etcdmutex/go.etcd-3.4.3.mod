@@ -1,4 +1,11 @@
-module lockpick/clients/go-pinned/etcd-client-3.4.3
+// The module file this adapter is built with for the pinned release 3.4.3 of etcd's Go client
+// (pinned-releases: go build -modfile=etcdmutex/go.etcd-3.4.3.mod -tags etcd34), instead of
+// clients/go/go.mod: the same module and source, with go.etcd.io/etcd at the v3.4.3 tag's
+// commit (the 3.4 line has no /v3 module path, so it is required by that commit's
+// pseudo-version) and gRPC 1.23.1 as that release pinned it. Its checksums are in
+// go.etcd-3.4.3.sum beside it (the go command's rule for -modfile). Only ./etcdmutex is built
+// with it.
+module lockpick/clients/go
 
 go 1.26.0
 
