@@ -1,10 +1,10 @@
-//! The Java adapters (clients/java: Redisson, Apache Curator, ShedLock; clients/java/spring-integration:
-//! Spring Integration's lock registries) run through the real proxy against real servers, as
-//! `lockpick scenario` runs them. Each test skips, saying so on stderr, only when its project's
-//! jar is not built (`bash scripts/setup` builds both; it needs a JDK 17 and Maven), except the
-//! last: Curator's connection listener tells its holder LOST (a protocol 2 `lost` event) only
-//! after another process was granted the lock, and that test has no skip and fails without the
-//! jar.
+//! The Java adapters (clients/java/<library>: Redisson, Apache Curator, ShedLock, and Spring
+//! Integration's lock registries) run through the real proxy against real servers, as
+//! `lockpick scenario` runs them. Each test skips, saying so on stderr, only when the jar of a
+//! library it runs is not built (`bash scripts/setup` builds them; it needs a JDK 17 and
+//! Maven), except the one where Curator's connection listener tells its holder LOST (a
+//! protocol 2 `lost` event) only after another process was granted the lock, which has no skip
+//! and fails without the jar.
 
 mod scenario_support;
 
@@ -21,30 +21,31 @@ use scenario_support::{
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
-/// True when the Java adapters are built; otherwise says loudly why the test does nothing.
+/// True when the Redisson, Curator and ShedLock adapters are built; otherwise says loudly why
+/// the test does nothing.
 fn java_adapters_built(test: &str) -> bool {
-    jar_built(test, "target/lockpick-java-adapters.jar")
+    libraries_built(test, &["redisson", "curator", "shedlock-jdbc"])
 }
 
 /// True when the Spring Integration adapters are built; otherwise says loudly why not.
 fn spring_adapters_built(test: &str) -> bool {
-    jar_built(
-        test,
-        "spring-integration/target/lockpick-spring-adapters.jar",
-    )
+    libraries_built(test, &["spring-redis", "spring-jdbc", "spring-zookeeper"])
 }
 
-fn jar_built(test: &str, jar: &str) -> bool {
-    let jar = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../clients/java")
-        .join(jar);
-    if jar.is_file() {
+/// True when each library's jar (clients/java/<library>/target/lockpick-adapter.jar) is there.
+fn libraries_built(test: &str, libraries: &[&str]) -> bool {
+    let java = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/java");
+    let missing: Vec<_> = libraries
+        .iter()
+        .map(|library| java.join(library).join("target/lockpick-adapter.jar"))
+        .filter(|jar| !jar.is_file())
+        .collect();
+    if missing.is_empty() {
         return true;
     }
     eprintln!(
-        "SKIPPED {test}: {} is not built. Run `bash scripts/setup` (it needs a JDK 17 and Maven: \
-         apt-get install openjdk-17-jdk-headless maven)",
-        jar.display()
+        "SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it needs a JDK 17 and \
+         Maven: apt-get install openjdk-17-jdk-headless maven)"
     );
     false
 }

@@ -14,10 +14,12 @@ use std::path::Path;
 /// True when both ShedLock 4.9 builds are there; otherwise says loudly why the test does
 /// nothing.
 fn shedlock_49_built(test: &str) -> bool {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/java-pinned/shedlock-4.9");
+    // The releases clients/java/shedlock-jdbc/pinned-releases lists, each built into its own
+    // target/<release>/.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/java/shedlock-jdbc");
     let missing: Vec<_> = ["4.9.2", "4.9.3"]
         .iter()
-        .map(|r| root.join(format!("target/{r}/lockpick-shedlock49.jar")))
+        .map(|r| root.join(format!("target/{r}/lockpick-adapter.jar")))
         .filter(|jar| !jar.is_file())
         .collect();
     if missing.is_empty() {

@@ -1,4 +1,4 @@
-// Command etcdmutex is the lockpick adapter for etcd's own lock, go.etcd.io/etcd/client/v3's
+// Command etcdmutex is the lockpick adapter for etcd's own lock, the etcd Go client's
 // concurrency.Mutex (docs/client-protocol.md), used as its documentation shows: clientv3.New
 // on every node, concurrency.NewSession(client, concurrency.WithTTL(seconds)),
 // concurrency.NewMutex(session, prefix), Lock(ctx), Unlock(ctx). The session's lease, kept
@@ -8,12 +8,19 @@
 //
 // The library tells its user that the session (and any lock held on it) is gone by closing
 // Session.Done(): the keep-alive stopped, the lease expired or was revoked. Each session's
-// Done is told to lockpick as a `lost` event (protocol 2) the moment it closes.
+// Done is told to lockpick as a `lost` event (protocol 2) the moment it closes (not in the
+// 3.4 build: etcd34.go says why).
 //
 // The fencing token is the create revision of the mutex's key, the number the library itself
 // compares to prove ownership (Mutex.IsOwner: CreateRevision(Key()) == myRev), read from that
 // comparison, with no extra request. Mutex.Header().Revision is not it: after a wait it is the
 // revision of the Get that saw the lock free, later than the create revision.
+//
+// One source for every client release it is built against: by default go.etcd.io/etcd/client/v3
+// as go.mod pins it; the releases in pinned-releases with their own module file and build tag
+// (tag etcd34 for the 3.4 line, whose import paths differ). The library's names this file uses
+// (newClient, newSession, etcdMutex, ...) are bound to the library in etcd36.go and etcd34.go,
+// the only files that import it.
 package main
 
 import (
@@ -23,15 +30,8 @@ import (
 	"os"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
-
 	"lockpick/clients/go/protocol"
 )
-
-// library is the module under test, whose version the hello reports.
-const library = "go.etcd.io/etcd/client/v3"
 
 // extra is every `[client] init` key this adapter accepts (none); any other is an error.
 type extra struct{}
@@ -40,8 +40,8 @@ func main() { protocol.Serve(library, start) }
 
 // session is a concurrency.Session, its mutex and the TTL etcd granted its lease.
 type session struct {
-	s     *concurrency.Session
-	mutex *concurrency.Mutex
+	s     *etcdSession
+	mutex *etcdMutex
 	ttl   time.Duration
 }
 
@@ -50,7 +50,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 	if err := protocol.DecodeExtra(init, &x); err != nil {
 		return nil, err
 	}
-	client, err := clientv3.New(clientv3.Config{
+	client, err := newClient(clientConfig{
 		Endpoints:   init.Nodes,
 		DialTimeout: 5 * time.Second,
 	})
@@ -60,21 +60,23 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 	ttlSeconds := int(protocol.Seconds(init.TTL()))
 	prefix := "/lockpick/lock/" + init.Lock
 	newSession := func(ctx context.Context) (*session, error) {
-		s, err := concurrency.NewSession(client, concurrency.WithTTL(ttlSeconds), concurrency.WithContext(context.Background()))
+		s, err := newSession(client, withTTL(ttlSeconds), withContext(context.Background()))
 		if err != nil {
 			return nil, err
 		}
-		go func() {
-			<-s.Done()
-			fmt.Fprintf(os.Stderr, "adapter: session %x Done (its lease ended)\n", s.Lease())
-			protocol.Event("lost", nil, fmt.Sprintf("Session.Done: the keep-alive of lease %x stopped", s.Lease()))
-		}()
+		if len(events) > 0 {
+			go func() {
+				<-s.Done()
+				fmt.Fprintf(os.Stderr, "adapter: session %x Done (its lease ended)\n", s.Lease())
+				protocol.Event("lost", nil, fmt.Sprintf("Session.Done: the keep-alive of lease %x stopped", s.Lease()))
+			}()
+		}
 		// etcd may grant more than asked (its minimum TTL): the lease is what it granted.
 		ttl := time.Duration(ttlSeconds) * time.Second
 		if live, err := client.TimeToLive(ctx, s.Lease()); err == nil && live.GrantedTTL > 0 {
 			ttl = time.Duration(live.GrantedTTL) * time.Second
 		}
-		return &session{s: s, mutex: concurrency.NewMutex(s, prefix), ttl: ttl}, nil
+		return &session{s: s, mutex: newMutex(s, prefix), ttl: ttl}, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	current, err := newSession(ctx)
@@ -116,7 +118,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			// concurrency.Mutex claims no lease of its own (the session keeps one alive in the
 			// background; the mutex does not say how long it is still held): none reported.
 			return protocol.OK(protocol.Token(uint64(revision)), nil, note)
-		case errors.Is(err, concurrency.ErrSessionExpired):
+		case errors.Is(err, errSessionExpired):
 			// Lock saw its own key gone after the wait: the session's lease ended.
 			return protocol.Fail("session-expired")
 		case m.Key() == "\x00":
@@ -144,7 +146,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		switch err := s.mutex.Unlock(ctx); {
 		case err == nil:
 			return protocol.OK(nil, nil, "")
-		case errors.Is(err, concurrency.ErrLockReleased):
+		case errors.Is(err, errLockReleased):
 			return protocol.Fail("not-owner")
 		default:
 			return protocol.Info(err.Error())
@@ -155,14 +157,14 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		Name:    "go-etcd-concurrency-mutex",
 		Acquire: acquire,
 		Release: release,
-		Events:  []string{"lost"},
+		Events:  events,
 	}, nil
 }
 
 // createRevision is the create revision of m's key, as the library compares it in IsOwner.
-func createRevision(m *concurrency.Mutex) int64 {
+func createRevision(m *etcdMutex) int64 {
 	cmp := m.IsOwner()
-	if rev, ok := cmp.TargetUnion.(*etcdserverpb.Compare_CreateRevision); ok {
+	if rev, ok := cmp.TargetUnion.(*compareCreateRevision); ok {
 		return rev.CreateRevision
 	}
 	panic(fmt.Sprintf("Mutex.IsOwner compares %v, not the create revision", cmp.Target))

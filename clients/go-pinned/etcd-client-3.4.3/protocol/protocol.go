@@ -1,1 +1,0 @@
-../../../go/protocol/protocol.go
