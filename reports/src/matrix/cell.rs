@@ -428,7 +428,10 @@ pub(crate) mod tests {
             "not injectable here: etcd is a Go binary and ignores libfaketime (the lock could meet this fault; this says nothing about it)"
         ));
         h.expected = "n/a".into();
-        assert!(aggregate(h, vec![]).mismatch, "expected n/a, refused only here");
+        assert!(
+            aggregate(h, vec![]).mismatch,
+            "expected n/a, refused only here"
+        );
         assert_eq!(aggregate(head("valid"), vec![]).status, CellStatus::NotRun);
         let mut failed = run(1, "valid", None, None);
         failed.verdict = None;
