@@ -23,10 +23,11 @@ pub const INCOMPLETE_RUN: u8 = 6;
 /// Liveness: no safety violation, but clients kept asking for a free lock and nobody got it
 /// for longer than the scenario's `deadlock_ms` (a deadlock). Printed `STUCK`.
 pub const STUCK: u8 = 7;
-/// No violation, but the run's fault could not have tested the property: it never took
-/// effect, or every client pause ended before the holder's lease could run out. Printed
-/// `NOT TESTED: <why>`; never reported as valid.
-pub const NOT_TESTED: u8 = 8;
+/// No violation, but no fault instance of the run opened a window in which one was possible
+/// (docs/exposure.md): it never took effect, or every client pause ended before the holder's
+/// lease could run out, or a crashed node came back after the hold. Printed
+/// `NOT EXPOSED: <why>`; never reported as valid.
+pub const NOT_EXPOSED: u8 = 8;
 /// Standard output was closed before everything was printed (`lockpick list | head -1`): the
 /// command finished its work (a run is stored whole) and stopped printing. 141 is what a
 /// shell reports for a program ended by SIGPIPE, so a pipeline reads it the usual way. A

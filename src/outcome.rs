@@ -10,7 +10,7 @@ use lockpick_checker::verdict::Verdict;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// It checked something: 0 valid, 1 invalid (safety), 2 unknown, 7 stuck (liveness),
-    /// 8 not tested.
+    /// 8 not exposed.
     Verdict(Verdict),
     /// It did what it was asked (list, report, gc, serve, export): 0.
     Done,
@@ -29,7 +29,7 @@ impl Exit {
             Exit::Verdict(Verdict::Invalid) => exit_code::INVALID,
             Exit::Verdict(Verdict::Unknown) => exit_code::UNKNOWN,
             Exit::Verdict(Verdict::Stuck) => exit_code::STUCK,
-            Exit::Verdict(Verdict::NotTested) => exit_code::NOT_TESTED,
+            Exit::Verdict(Verdict::NotExposed) => exit_code::NOT_EXPOSED,
             Exit::SuiteMismatch => exit_code::SUITE_MISMATCH,
             Exit::IncompleteRun => exit_code::INCOMPLETE_RUN,
             Exit::Interrupted => exit_code::INTERRUPTED,
@@ -71,7 +71,7 @@ mod tests {
             (Exit::SuiteMismatch.code(), 5),
             (Exit::IncompleteRun.code(), 6),
             (Exit::Verdict(Verdict::Stuck).code(), 7),
-            (Exit::Verdict(Verdict::NotTested).code(), 8),
+            (Exit::Verdict(Verdict::NotExposed).code(), 8),
             (Exit::Interrupted.code(), 130),
         ];
         for (got, want) in codes {

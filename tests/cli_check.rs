@@ -106,17 +106,17 @@ fn fenced_run_history() -> String {
         Value::default(),
         None,
     );
-    push(110, 1, EventKind::Ok, F::Acquire, token(2), None);
-    push(200, 1, EventKind::Invoke, F::Write, token(2), None);
-    push(210, 1, EventKind::Ok, F::Write, token(2), None);
-    push(300, 0, EventKind::Invoke, F::Write, token(1), None);
+    push(320, 1, EventKind::Ok, F::Acquire, token(2), None);
+    push(330, 1, EventKind::Invoke, F::Write, token(2), None);
+    push(340, 1, EventKind::Ok, F::Write, token(2), None);
+    push(360, 0, EventKind::Invoke, F::Write, token(1), None);
     let rejected = Value {
         token: Some(1),
         max_token: Some(2),
         ..Value::default()
     };
     push(
-        310,
+        370,
         0,
         EventKind::Fail,
         F::Write,
@@ -148,8 +148,9 @@ fn fenced_run_history() -> String {
         Value::default(),
         Some("not-owner"),
     );
-    // The scenario's GC pause: process 0 stopped from 20 ms to 290 ms, taken over meanwhile.
-    // Without it the fault never took effect and the run would be not tested.
+    // The scenario's GC pause: process 0 stopped from 20 ms to 350 ms, past the 300 ms lease
+    // of its grant at 10 ms, and taken over at 320 ms meanwhile. Without it the run would be
+    // not exposed (docs/exposure.md).
     let pause = |ms: u64, f: F| Event {
         v: FORMAT_VERSION,
         index: 0,
@@ -165,7 +166,7 @@ fn fenced_run_history() -> String {
         error: None,
     };
     events.insert(2, pause(20, F::Pause));
-    events.insert(7, pause(290, F::Resume));
+    events.insert(7, pause(350, F::Resume));
     for (i, e) in events.iter_mut().enumerate() {
         e.index = i as u64;
     }

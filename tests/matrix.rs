@@ -31,7 +31,6 @@ fault = "client-pause"
 point = "before-write"
 at_ms = [200, 400]
 duration = "2x lease"
-must_outlast_lease = true
 
 [[column]]
 name = "short-pause"
@@ -40,7 +39,6 @@ fault = "client-pause"
 point = "before-write"
 at_ms = [200, 400]
 duration = "0.5x lease"
-must_outlast_lease = true
 
 [[row]]
 lock = "redis"
@@ -133,18 +131,23 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         "{reproduce}"
     );
 
-    // A pause of half a lease could not let it run out: not tested, never "safe".
+    // A pause of half a lease could not let it run out: not exposed, never "safe".
     let short = cell(&json, "short-pause");
     let run = &short["runs"][0];
     assert!(
-        run["not_tested"]
+        run["not_exposed"]
             .as_str()
             .unwrap()
-            .contains("not past the 300 ms lease"),
+            .contains("within its 300 ms lease"),
         "{run:#}"
     );
-    if run["verdict"] == "valid" {
-        assert_eq!(short["status"]["status"], "not-tested", "{short:#}");
+    assert_eq!(
+        run["exposed_instances"],
+        serde_json::json!([0, 1]),
+        "{run:#}"
+    );
+    if run["verdict"] == "not-exposed" {
+        assert_eq!(short["status"]["status"], "not-exposed", "{short:#}");
     }
 
     let html = std::fs::read_to_string(dir.join("matrix.html")).unwrap();
@@ -318,8 +321,8 @@ fn explore_safe_breaks_a_cell_whose_fixed_size_tested_nothing_and_resuming_does_
     assert_eq!(short["status"]["detail"]["class"], "kleppmann", "{short:#}");
     assert_eq!(short["mismatch"], true);
     assert_eq!(
-        short["runs"][0]["verdict"], "not-tested",
-        "the fixed size tested nothing"
+        short["runs"][0]["verdict"], "not-exposed",
+        "the fixed size exposed nothing"
     );
     assert_eq!(short["runs"][0]["violations"], 0);
     let explored = &short["explored"];

@@ -297,7 +297,6 @@ fault = "client-pause"
 point = "before-write"
 at_ms = [200, 400]
 duration = "2x lease"
-must_outlast_lease = true
 [[row]]
 lock = "redis"
 ttl_ms = 300

@@ -104,8 +104,9 @@ fn report_that_cannot_write_its_page_is_a_harness_error() {
         reproduce: "cargo run -- scenario stale --seed 1".to_owned(),
         lock: found.checks.lock,
         linearizability: found.checks.linearizability,
-        not_tested: None,
-        reached: None,
+        not_exposed: None,
+        exposed_by: None,
+        exposures: None,
         server: None,
         discipline: None,
     };
@@ -213,7 +214,7 @@ fn compare_with_an_unknown_scenario_exits_3() {
 }
 
 #[test]
-fn compare_of_a_pause_that_cannot_outlast_etcds_lease_is_not_tested_never_valid() {
+fn compare_of_a_pause_that_cannot_outlast_etcds_lease_is_not_exposed_never_valid() {
     // redis-gc-pause pauses a client 700-1100 ms; etcd grants at least a whole second (the
     // 300 ms TTL is rounded up to 1000 ms). Seed 1's longest pause, 1097 ms, outlasts it by
     // less than etcd's revoke lag: no other client is granted the lock while the holder is
@@ -250,36 +251,41 @@ fn compare_of_a_pause_that_cannot_outlast_etcds_lease_is_not_tested_never_valid(
         });
     let results: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("results.json")).unwrap()).unwrap();
-    // What the history shows decides: a clean run whose pauses fell short is not tested; had
+    // What the history shows decides: a clean run whose pauses fell short is not exposed; had
     // a pause reached past the lease (or a violation shown up), the test says which.
     let verdict = results["verdict"].as_str().unwrap();
     assert_ne!(verdict, "valid", "{results}");
-    if verdict == "not-tested" {
+    if verdict == "not-exposed" {
         assert_eq!(
             out.status.code(),
             Some(8),
             "{stdout}
 {stderr}"
         );
-        let why = results["not_tested"].as_str().unwrap();
+        let why = results["not_exposed"].as_str().unwrap();
         // Either every pause ended before etcd's whole-second lease, or one outlasted it by
         // less than etcd takes to revoke an expired lease, so nobody took the lock meanwhile.
         assert!(
-            why.contains("not past the 1000 ms lease")
-                || why.contains("the server had not let the lease go yet"),
+            why.contains("within its 1000 ms lease")
+                || why.contains("the server had not let its lease go"),
             "{why}"
         );
-        assert!(stdout.contains(&format!("NOT TESTED: {why}")), "{stdout}");
+        assert!(stdout.contains(&format!("NOT EXPOSED: {why}")), "{stdout}");
+        let instances = results["exposures"]["faults"].as_array().unwrap();
+        assert!(
+            !instances.is_empty() && instances.iter().all(|x| x["window"].is_null()),
+            "{results}"
+        );
         let compare = stdout
             .lines()
             .find_map(|l| l.strip_prefix("compare: "))
             .unwrap_or_else(|| panic!("no compare page in:\n{stdout}"));
         let page = std::fs::read_to_string(compare.trim()).unwrap();
         assert!(
-            page.contains(r#"<tr class="row-not-tested" data-backend="etcd">"#),
+            page.contains(r#"<tr class="row-not-exposed" data-backend="etcd">"#),
             "{page}"
         );
-        assert!(page.contains("not-tested-cell\">not tested: "), "{page}");
+        assert!(page.contains("not-exposed-cell\">not exposed: "), "{page}");
     } else {
         // A pause did outlast the lease, and etcd's lock then broke: a safety violation.
         assert_eq!(verdict, "invalid", "{results}");

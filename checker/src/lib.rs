@@ -1,7 +1,7 @@
 //! Pure, synchronous checkers for lockpick histories: the history format, lock-safety checks,
 //! linearizability, and verdicts. No async runtime and no I/O beyond reading a history file.
 
-pub mod fault_reached;
+pub mod exposure;
 pub mod fault_verbs;
 pub mod faults;
 pub mod history;

@@ -37,14 +37,18 @@ pub struct RunResults {
     /// written before it was checked.
     #[serde(default)]
     pub linearizability: Option<LinSummary>,
-    /// Why the run's fault tested nothing (the verdict is then not-tested, unless a violation
-    /// or a deadlock was found anyway); absent when it reached its size, and in results
-    /// written before the reach was checked.
+    /// Why no fault of the run opened a window for a violation (the verdict is then
+    /// not-exposed, unless a violation or a deadlock was found anyway); absent when one did.
+    /// Written `not_tested` before exposure was judged per fault instance.
+    #[serde(default, alias = "not_tested", skip_serializing_if = "Option::is_none")]
+    pub not_exposed: Option<String>,
+    /// What exposed the run, when a fault did (`reached` before).
+    #[serde(default, alias = "reached", skip_serializing_if = "Option::is_none")]
+    pub exposed_by: Option<String>,
+    /// Every fault instance of the run judged by its exposure rule (docs/exposure.md); absent
+    /// in results written before, and for a history checked without its scenario.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_tested: Option<String>,
-    /// What the run's fault reached, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reached: Option<String>,
+    pub exposures: Option<crate::exposure::Exposures>,
     /// The server the run used, with the version it reported; absent in results written
     /// before it was recorded.
     #[serde(default)]

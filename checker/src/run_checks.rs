@@ -1,7 +1,7 @@
 //! Every check a scenario run gets, in one call, so a run and a re-check agree; and the same
 //! checks over a history file in one streaming pass, in memory that does not grow with it.
 
-use crate::fault_reached::{with_reach, Needs, ReachStream};
+use crate::exposure::{self, with_exposure, ExposureStream, Exposures};
 use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine, F};
 use crate::lin_search::Budget;
 use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream};
@@ -18,39 +18,33 @@ pub struct RunChecks {
     /// `None` when no lock model fits the history (see
     /// [`lock_model_for`](crate::lock::lock_model_for)).
     pub linearizability: Option<LinSummary>,
-    /// Whether the run's fault reached the size the property needed (`Err`: why it tested
-    /// nothing); `None` when the check was not told what the fault needed.
-    pub reach: Option<Result<String, String>>,
+    /// Each fault instance of the run judged by its fault's exposure rule; `None` when the
+    /// check was not told the run's faults (a history checked on its own).
+    pub exposure: Option<Exposures>,
 }
 
 impl RunChecks {
-    /// Every check's verdict, merged; a valid run whose fault tested nothing is not tested.
+    /// Every check's verdict, merged; a valid run that no fault exposed is not exposed.
     pub fn verdict(&self) -> Verdict {
         let lin = self
             .linearizability
             .as_ref()
             .map_or(Verdict::Valid, |l| l.verdict);
         let merged = self.lock.verdict.merge(lin);
-        match &self.reach {
-            Some(reach) => with_reach(merged, reach),
+        match &self.exposure {
+            Some(exposure) => with_exposure(merged, exposure),
             None => merged,
         }
     }
 
-    /// Why the run tested nothing, if its fault fell short.
-    pub fn not_tested(&self) -> Option<&str> {
-        self.reach
-            .as_ref()
-            .and_then(|r| r.as_ref().err())
-            .map(String::as_str)
+    /// Why no fault of the run exposed the lock, if none did.
+    pub fn not_exposed(&self) -> Option<String> {
+        self.exposure.as_ref().and_then(|e| e.summary().err())
     }
 
-    /// What the run's fault reached, when it did.
-    pub fn reached(&self) -> Option<&str> {
-        self.reach
-            .as_ref()
-            .and_then(|r| r.as_ref().ok())
-            .map(String::as_str)
+    /// What exposed the lock, when a fault did.
+    pub fn exposed_by(&self) -> Option<String> {
+        self.exposure.as_ref().and_then(|e| e.summary().ok())
     }
 }
 
@@ -69,7 +63,7 @@ pub struct RunStream {
     params: LockCheckParams,
     lock: LockStream,
     lin: LockOps,
-    reach: Option<ReachStream>,
+    exposure: Option<ExposureStream>,
     /// Events taken.
     pub events: u64,
     /// Client completions (`ok`, `fail`, `info`) taken.
@@ -84,17 +78,17 @@ impl RunStream {
             params: *params,
             lock: LockStream::new(params),
             lin: LockOps::default(),
-            reach: None,
+            exposure: None,
             events: 0,
             completions: 0,
             end_ns: 0,
         }
     }
 
-    /// Every check, and whether the run's fault reached what `needs` says it must.
-    pub fn with_needs(params: &LockCheckParams, needs: Needs) -> Self {
+    /// Every check, and each fault instance judged by the rule `plan` gives its fault.
+    pub fn with_exposure(params: &LockCheckParams, plan: exposure::Plan) -> Self {
         RunStream {
-            reach: Some(ReachStream::new(needs)),
+            exposure: Some(ExposureStream::new(plan)),
             ..RunStream::new(params)
         }
     }
@@ -111,8 +105,8 @@ impl RunStream {
         }
         self.lock.push(e);
         self.lin.push(e);
-        if let Some(r) = &mut self.reach {
-            r.push(e);
+        if let Some(x) = &mut self.exposure {
+            x.push(e);
         }
     }
 
@@ -120,7 +114,7 @@ impl RunStream {
         RunChecks {
             lock: self.lock.finish(),
             linearizability: self.lin.check(self.params.property, &run_budget()),
-            reach: self.reach.map(ReachStream::finish),
+            exposure: self.exposure.map(ExposureStream::finish),
         }
     }
 }
@@ -153,16 +147,16 @@ pub fn check_run_file(path: &Path, params: &LockCheckParams) -> Result<FileCheck
     check_run_reader(HistoryReader::open(path)?, params)
 }
 
-/// [`check_run_file`], and whether the run's fault reached what `needs` says it must: the
-/// checks of a scenario run, whose verdict is not-tested when its fault tested nothing.
-pub fn check_run_file_reach(
+/// [`check_run_file`], and each fault instance judged by the rule `plan` gives its fault: the
+/// checks of a scenario run, whose verdict is not-exposed when no fault exposed the lock.
+pub fn check_run_file_exposed(
     path: &Path,
     params: &LockCheckParams,
-    needs: Needs,
+    plan: exposure::Plan,
 ) -> Result<FileChecks, ReadError> {
     stream_reader(
         HistoryReader::open(path)?,
-        RunStream::with_needs(params, needs),
+        RunStream::with_exposure(params, plan),
     )
 }
 

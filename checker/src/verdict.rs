@@ -1,13 +1,13 @@
 //! The verdict of a check or a run, and how verdicts merge. Safety and liveness are apart:
 //! `invalid` is a safety violation only (double holder, stale write, lost update, a history
-//! no lock could produce); a deadlock is `stuck`; a run whose fault could not have tested the
-//! property is `not-tested`, never `valid`.
+//! no lock could produce); a deadlock is `stuck`; a run no fault of which opened a window for a
+//! violation is `not-exposed`, never `valid`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Outcome of a check or a run. Merging keeps the worst, in this order:
-/// invalid > stuck > unknown > not-tested > valid. A safety violation outranks everything; a
+/// invalid > stuck > unknown > not-exposed > valid. A safety violation outranks everything; a
 /// deadlock is a finding with evidence, so it outranks a check that could not decide; and a
 /// fault that tested nothing only matters when nothing else was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -15,9 +15,11 @@ use std::fmt;
 pub enum Verdict {
     /// The history satisfies the property.
     Valid,
-    /// No violation, but the run's fault could not have tested the property (it never took
-    /// effect, or a pause ended before the holder's lease could run out).
-    NotTested,
+    /// No violation, but no fault of the run opened a window in which one was possible (see
+    /// [`crate::exposure`]): it never took effect, or a pause ended before the holder's lease
+    /// could run out, or a crashed node came back after the hold. Written `not-tested` before.
+    #[serde(alias = "not-tested")]
+    NotExposed,
     /// The check could not decide (budget ran out, too little evidence).
     Unknown,
     /// Liveness: clients kept asking for a free lock and nobody got it (a deadlock). No safety
@@ -31,7 +33,7 @@ impl Verdict {
     /// Every verdict, best first.
     pub const ALL: [Verdict; 5] = [
         Verdict::Valid,
-        Verdict::NotTested,
+        Verdict::NotExposed,
         Verdict::Unknown,
         Verdict::Stuck,
         Verdict::Invalid,
@@ -51,16 +53,20 @@ impl Verdict {
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Valid => "valid",
-            Verdict::NotTested => "not-tested",
+            Verdict::NotExposed => "not-exposed",
             Verdict::Unknown => "unknown",
             Verdict::Stuck => "stuck",
             Verdict::Invalid => "invalid",
         }
     }
 
-    /// The verdict of a name written by [`Verdict::name`].
+    /// The verdict of a name written by [`Verdict::name`] (or `not-tested`, the name of
+    /// `not-exposed` in files written before exposure was judged).
     pub fn from_name(name: &str) -> Option<Verdict> {
-        Verdict::ALL.into_iter().find(|v| v.name() == name)
+        match name {
+            "not-tested" => Some(Verdict::NotExposed),
+            _ => Verdict::ALL.into_iter().find(|v| v.name() == name),
+        }
     }
 
     /// The headline a run's summary prints (the matrix's cells say `UNSAFE k/N` and
@@ -68,7 +74,7 @@ impl Verdict {
     pub fn headline(self) -> &'static str {
         match self {
             Verdict::Valid => "VALID",
-            Verdict::NotTested => "NOT TESTED",
+            Verdict::NotExposed => "NOT EXPOSED",
             Verdict::Unknown => "UNKNOWN",
             Verdict::Stuck => "STUCK",
             Verdict::Invalid => "INVALID",
@@ -88,7 +94,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn safety_beats_liveness_beats_unknown_beats_not_tested_beats_valid() {
+    fn safety_beats_liveness_beats_unknown_beats_not_exposed_beats_valid() {
         assert_eq!(Valid.merge(Unknown), Unknown);
         assert_eq!(Unknown.merge(Invalid), Invalid);
         assert_eq!(Invalid.merge(Valid), Invalid);
@@ -98,8 +104,8 @@ mod tests {
             "a double holder outranks a deadlock"
         );
         assert_eq!(Unknown.merge(Stuck), Stuck);
-        assert_eq!(NotTested.merge(Unknown), Unknown);
-        assert_eq!(Valid.merge(NotTested), NotTested);
+        assert_eq!(NotExposed.merge(Unknown), Unknown);
+        assert_eq!(Valid.merge(NotExposed), NotExposed);
         assert_eq!(Verdict::merge_all([]), Valid);
         assert_eq!(Verdict::merge_all([Valid, Unknown, Valid]), Unknown);
     }
@@ -114,5 +120,10 @@ mod tests {
             );
         }
         assert_eq!(Verdict::from_name("nottested"), None);
+        assert_eq!(Verdict::from_name("not-tested"), Some(NotExposed));
+        assert_eq!(
+            serde_json::from_str::<Verdict>("\"not-tested\"").unwrap(),
+            NotExposed
+        );
     }
 }

@@ -217,16 +217,18 @@ fn pause_event(ms: u64, f: F, client: u64) -> Event {
 
 /// Checks `events` as a run of a client-pause scenario, one event at a time.
 fn check_paused_run(events: &[Event]) -> lockpick_checker::run_checks::RunChecks {
-    use lockpick_checker::fault_reached::Needs;
+    use lockpick_checker::exposure::{FaultRule, Plan, Rule};
+    use lockpick_checker::fault_verbs::Target;
     use lockpick_checker::run_checks::RunStream;
-    let mut stream = RunStream::with_needs(
-        &params(Property::Exclusive),
-        Needs {
-            verbs: vec![F::Pause],
-            outlast_lease: true,
-            planned_lease_ms: None,
-        },
-    );
+    let plan = Plan {
+        faults: vec![FaultRule {
+            verb: F::Pause,
+            target: Target::Client,
+            rule: Rule::PauseOutlastsLease,
+        }],
+        ..Plan::default()
+    };
+    let mut stream = RunStream::with_exposure(&params(Property::Exclusive), plan);
     for e in events {
         stream.push(&e.as_ref());
     }
@@ -234,7 +236,7 @@ fn check_paused_run(events: &[Event]) -> lockpick_checker::run_checks::RunChecks
 }
 
 #[test]
-fn a_clean_run_whose_pause_could_not_outlast_the_lease_is_not_tested_never_valid() {
+fn a_clean_run_whose_pause_could_not_outlast_the_lease_is_not_exposed_never_valid() {
     // etcd grants 1000 ms; process 0 is stopped for 900 ms while holding, and process 1 gets
     // the lock only after the holder let go: no violation, and none was possible.
     let mut events = history(&[
@@ -251,12 +253,12 @@ fn a_clean_run_whose_pause_could_not_outlast_the_lease_is_not_tested_never_valid
     events.insert(4, pause_event(910, F::Resume, 0));
     let checks = check_paused_run(&events);
     assert_eq!(checks.lock.verdict, Verdict::Valid);
-    assert_eq!(checks.verdict(), Verdict::NotTested);
+    assert_eq!(checks.verdict(), Verdict::NotExposed);
     assert_eq!(
-        checks.not_tested(),
-        Some("the longest client pause lasted 900 ms, ending 905 ms after its holder's lease began, while other clients still asked for the lock, not past the 1000 ms lease: it could not run out")
+        checks.not_exposed().as_deref(),
+        Some("pause of client 0 at 0.010 s–0.910 s: the pause ended 905 ms after client 0's lease began, within its 1000 ms lease")
     );
-    // The same history checked without a fault to reach stays valid: the reach is the run's.
+    // The same history checked without its faults stays valid: exposure is the run's.
     assert_eq!(
         check_run(&events, &params(Property::Exclusive)).verdict(),
         Verdict::Valid
@@ -277,6 +279,6 @@ fn a_violation_counts_even_when_the_pause_fell_short() {
     events.insert(2, pause_event(10, F::Pause, 0));
     events.push(pause_event(200, F::Resume, 0));
     let checks = check_paused_run(&events);
-    assert!(checks.not_tested().is_some());
+    assert!(checks.not_exposed().is_some());
     assert_eq!(checks.verdict(), Verdict::Invalid);
 }

@@ -138,13 +138,15 @@ fn ran_row(
                 .iter()
                 .filter(|v| v.faults.iter().any(|w| w.f == col.verb))
                 .count();
-            if n == 0 && r.verdict == Verdict::NotTested {
+            if n == 0 && r.verdict == Verdict::NotExposed {
                 // No violation, but the fault fell short: it says nothing either way.
                 Cell {
-                    class: "not-tested".to_owned(),
+                    class: "not-exposed".to_owned(),
                     text: format!(
-                        "not tested: {}",
-                        r.not_tested.as_deref().unwrap_or("the fault fell short")
+                        "not exposed: {}",
+                        r.not_exposed
+                            .as_deref()
+                            .unwrap_or("the fault opened no window")
                     ),
                 }
             } else if n == 0 {

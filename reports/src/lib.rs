@@ -8,6 +8,7 @@ mod charts;
 mod compare;
 mod error;
 pub mod explore;
+mod exposure;
 mod junit;
 pub mod matrix;
 mod quantiles;
@@ -27,6 +28,7 @@ pub use compare::{
 };
 pub use error::ReportError;
 pub use explore::{list_explorations, write_explore_page, EXPLORE_DIR};
+pub use exposure::exposure_text;
 pub use junit::junit_xml;
 pub use quantiles::{latency_quantiles, quantile, Quantiles};
 pub use run_report::{

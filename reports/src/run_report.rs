@@ -148,10 +148,13 @@ struct RunSummary {
     discipline: Option<String>,
     seed: u64,
     verdict: String,
-    /// The badge's text: `INVALID`, `STUCK`, `NOT TESTED`, …
+    /// The badge's text: `INVALID`, `STUCK`, `NOT EXPOSED`, …
     headline: String,
-    /// Why the run's fault tested nothing, when the verdict says so.
-    not_tested: Option<String>,
+    /// Why no fault of the run opened a window for a violation, when the verdict says so.
+    not_exposed: Option<String>,
+    /// Each fault instance and its exposure; empty for a run without faults or results
+    /// written before exposure was judged.
+    exposures: Vec<crate::exposure::ExposureRow>,
     expected: Option<String>,
     as_expected: Option<bool>,
     interrupted: bool,
@@ -405,9 +408,11 @@ fn run_summary(results: &RunResults, view: &RunView, n_events: usize) -> RunSumm
         seed: results.seed,
         verdict: results.verdict.name().to_owned(),
         headline: results.verdict.headline().to_owned(),
-        not_tested: (results.verdict == Verdict::NotTested)
-            .then(|| results.not_tested.clone())
+        not_exposed: (results.verdict == Verdict::NotExposed)
+            .then(|| results.not_exposed.clone())
             .flatten(),
+        exposures: (results.exposures.as_ref())
+            .map_or_else(Vec::new, crate::exposure::exposure_rows),
         expected: results.expected.map(|e| e.name().to_owned()),
         as_expected: results.expected.map(|e| e == results.verdict),
         interrupted: results.interrupted,

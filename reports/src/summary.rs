@@ -36,8 +36,13 @@ pub fn text_summary(results: &RunResults, dir: &Path) -> String {
         results.ops,
         results.ops_per_sec()
     );
-    if let (Verdict::NotTested, Some(why)) = (results.verdict, &results.not_tested) {
-        let _ = writeln!(out, "  NOT TESTED: {why}");
+    if let Some(exposures) = &results.exposures {
+        for line in crate::exposure_text(exposures).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if let (Verdict::NotExposed, Some(why)) = (results.verdict, &results.not_exposed) {
+        let _ = writeln!(out, "  NOT EXPOSED: {why}");
     }
     if results.verdict == Verdict::Stuck {
         let _ = writeln!(

@@ -204,26 +204,67 @@ fn a_deadlock_is_reported_stuck_never_invalid() {
 }
 
 #[test]
-fn a_run_whose_fault_fell_short_is_reported_not_tested_never_valid() {
+fn a_run_whose_fault_opened_no_window_is_reported_not_exposed_never_valid() {
+    use lockpick_checker::exposure::{exposures, FaultRule, LockShape, Plan, Rule};
+    use lockpick_checker::fault_verbs::Target;
     use lockpick_checker::verdict::Verdict;
     let events = gc_pause_history();
+    let plan = |lease_ms| Plan {
+        faults: vec![FaultRule {
+            verb: lockpick_checker::history::F::Pause,
+            target: Target::Client,
+            rule: Rule::PauseOutlastsLease,
+        }],
+        lock: LockShape {
+            lease_ms: Some(lease_ms),
+            nodes: vec!["n1".into()],
+            quorum: 1,
+        },
+    };
+    // Against a 1000 ms lease the 900 ms pause of the holder granted at 102 ms ended inside
+    // it: as the runner writes a clean run of it.
+    let found = exposures(&events, plan(1000));
     let mut results = results_for(&events, "hand-built-short-pause");
-    // As the runner writes a clean run whose pause could not outlast the lease.
     results.lock.violations.clear();
     results.lock.violation_counts.clear();
-    results.verdict = Verdict::NotTested;
-    let why = "the longest client pause lasted 900 ms while other clients still asked for the lock, not past the 1000 ms lease: it could not run out";
-    results.not_tested = Some(why.to_owned());
+    results.verdict = Verdict::NotExposed;
+    let why = found.summary().unwrap_err();
+    assert_eq!(
+        why,
+        "pause of client 0 at 0.110 s–1.010 s: the pause ended 908 ms after client 0's lease began, within its 1000 ms lease"
+    );
+    results.not_exposed = Some(why.clone());
+    results.exposures = Some(found);
     let summary = lockpick_reports::text_summary(&results, std::path::Path::new("run"));
     assert!(
-        summary.starts_with("hand-built-short-pause on redis, seed 7: NOT TESTED\n"),
+        summary.starts_with("hand-built-short-pause on redis, seed 7: NOT EXPOSED\n"),
         "{summary}"
     );
     assert!(
-        summary.contains(&format!("  NOT TESTED: {why}\n")),
+        summary.contains(&format!("  NOT EXPOSED: {why}\n")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("exposure: 0 of 1 fault instance(s) opened a window"),
         "{summary}"
     );
     let html = render_run_report(&results, &events).unwrap();
-    assert!(html.contains(r#"<span id="verdict" class="badge not-tested">NOT TESTED</span>"#));
-    assert!(html.contains(r#"<p id="not-tested">"#), "{html}");
+    assert!(html.contains(r#"<span id="verdict" class="badge not-exposed">NOT EXPOSED</span>"#));
+    assert!(html.contains(r#"<p id="not-exposed">"#), "{html}");
+    assert!(html.contains(r#"<table id="exposures">"#), "{html}");
+    assert!(
+        html.contains("<td>pause-outlasts-lease</td><td>no</td>"),
+        "{html}"
+    );
+
+    // Against a 200 ms lease the same pause outlasted it, and process 1 was granted at 420 ms
+    // while process 0 still held: exposed, with the window on the page.
+    let found = exposures(&events, plan(200));
+    assert!(found.exposed(), "{found:?}");
+    results.exposures = Some(found);
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(
+        html.contains("<td>pause-outlasts-lease</td><td>yes</td><td>0.302 s–"),
+        "{html}"
+    );
 }

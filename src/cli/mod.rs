@@ -18,7 +18,7 @@ use std::path::PathBuf;
 ///
 /// Exit codes: 0 valid, 1 invalid (a safety violation), 2 unknown, 3 bad input, 4 harness
 /// error, 5 suite mismatch, 6 incomplete run (check/report), 7 stuck (a deadlock: liveness),
-/// 8 not tested (the fault could not test the property), 130 interrupted.
+/// 8 not exposed (no fault opened a window for a violation), 130 interrupted.
 #[derive(Debug, Parser)]
 #[command(name = "lockpick", version)]
 pub struct Cli {

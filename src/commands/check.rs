@@ -12,7 +12,7 @@ use lockpick_checker::linearizability::check_file;
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::Model;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::{check_run_file, check_run_file_reach, FileChecks, RunChecks};
+use lockpick_checker::run_checks::{check_run_file, check_run_file_exposed, FileChecks, RunChecks};
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::scenario::{parse_scenario, Scenario};
 use std::path::{Path, PathBuf};
@@ -69,10 +69,12 @@ fn check_locks(args: CheckArgs) -> Outcome {
             return Ok(exit);
         }
     }
-    // A run's own scenario says what its faults had to reach: a re-check says "not tested"
+    // A run's own scenario says what its faults are judged by: a re-check says "not exposed"
     // where the run did.
     let found = match (&stored, &run_dir) {
-        (Some(scenario), Some(_)) => check_run_file_reach(&history, &params, scenario.needs())?,
+        (Some(scenario), Some(_)) => {
+            check_run_file_exposed(&history, &params, scenario.exposure_plan())?
+        }
         _ => check_run_file(&history, &params)?,
     };
     let checks = found.checks.clone();
@@ -85,8 +87,11 @@ fn check_locks(args: CheckArgs) -> Outcome {
         out!("{}", printable(&lockpick_reports::lin_text(lin)));
     }
     let verdict = checks.verdict();
-    if let (Verdict::NotTested, Some(why)) = (verdict, checks.not_tested()) {
-        outln!("NOT TESTED: {}", printable(why));
+    if let Some(exposures) = &checks.exposure {
+        out!("{}", printable(&lockpick_reports::exposure_text(exposures)));
+    }
+    if let (Verdict::NotExposed, Some(why)) = (verdict, checks.not_exposed()) {
+        outln!("NOT EXPOSED: {}", printable(&why));
     }
     if let Some(dir) = run_dir {
         let results = checked_results(&dir, stored.as_ref(), &found, checks);
@@ -154,14 +159,16 @@ fn checked_results(
     checks: RunChecks,
 ) -> RunResults {
     let verdict = checks.verdict();
-    let not_tested = checks.not_tested().map(str::to_owned);
-    let reached = checks.reached().map(str::to_owned);
+    let not_exposed = checks.not_exposed();
+    let exposed_by = checks.exposed_by();
+    let exposures = checks.exposure.clone();
     let (lock, linearizability) = (checks.lock, checks.linearizability);
     match lockpick_reports::read_results(dir) {
         Ok(mut r) => {
             r.verdict = verdict;
-            r.not_tested = not_tested;
-            r.reached = reached;
+            r.not_exposed = not_exposed;
+            r.exposed_by = exposed_by;
+            r.exposures = exposures;
             r.lock = lock;
             r.linearizability = linearizability;
             r
@@ -183,8 +190,9 @@ fn checked_results(
                 reproduce: format!("cargo run -- check {}", dir.display()),
                 lock,
                 linearizability,
-                not_tested,
-                reached,
+                not_exposed,
+                exposed_by,
+                exposures,
                 // What the stored scenario asked for; what ran was not recorded.
                 server: stored.map(|s| lockpick_checker::results::ServerRan {
                     kind: s.server.name().to_owned(),

@@ -360,8 +360,8 @@ fn mismatch_message(r: &RunResults, expected: Verdict) -> String {
         r.seed,
         r.verdict.headline()
     )];
-    if let (Verdict::NotTested, Some(why)) = (r.verdict, &r.not_tested) {
-        lines.push(format!("not tested: {why}"));
+    if let (Verdict::NotExposed, Some(why)) = (r.verdict, &r.not_exposed) {
+        lines.push(format!("not exposed: {why}"));
     }
     for v in &r.lock.violations {
         // A deadlock is liveness (the run is stuck), not a safety violation.

@@ -268,7 +268,7 @@ fn merge(summary: &mut LinSummary, report: &LinReport) -> bool {
         }
         // The search decides valid, invalid or unknown only; liveness and a fault's reach
         // are other checks'.
-        Verdict::Valid | Verdict::NotTested | Verdict::Stuck => false,
+        Verdict::Valid | Verdict::NotExposed | Verdict::Stuck => false,
     }
 }
 

@@ -2,7 +2,10 @@
 //! names what is installed instead of a number written in the source.
 
 fn main() {
-    let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock");
+    // Read at run time, not baked in with env!(): setup builds every checkout into one shared
+    // target folder, where a build script compiled for another checkout's path is reused.
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let lock = std::path::Path::new(&dir).join("Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock.display());
     let text = std::fs::read_to_string(&lock).expect("clients/rust/rslock/Cargo.lock");
     let mut lines = text.lines();

@@ -12,6 +12,7 @@ use crate::client::{Interrupt, PausePlan};
 use crate::server::ServerKind;
 use crate::vocab::PausePoint;
 use crate::vocab::ScenarioError;
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -26,6 +27,10 @@ impl FaultKind for ClientCrash {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::client(F::Crash, None)
+    }
+    /// Its exposure rule ([`Rule::HolderCrashed`]): the crashed client held the lock and another asked after: only its lease can free it (liveness).
+    fn exposure(&self) -> Rule {
+        Rule::HolderCrashed
     }
     fn drawing(&self) -> Drawing {
         Drawing::without_size(Aim::ClientCrash)

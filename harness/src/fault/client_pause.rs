@@ -13,6 +13,7 @@ use crate::client::{InsidePause, Interrupt, PausePlan};
 use crate::server::ServerKind;
 use crate::vocab::PausePoint;
 use crate::vocab::{MsRange, RequestOps, ScenarioError};
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -27,6 +28,10 @@ impl FaultKind for ClientPause {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::client(F::Pause, Some(F::Resume))
+    }
+    /// Its exposure rule ([`Rule::PauseOutlastsLease`]): the holder stopped past the lease it had left while another asked.
+    fn exposure(&self) -> Rule {
+        Rule::PauseOutlastsLease
     }
     fn drawing(&self) -> Drawing {
         Drawing {

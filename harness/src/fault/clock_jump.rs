@@ -8,6 +8,7 @@ use super::plan::Plan;
 use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
 use crate::vocab::{MsRange, ScenarioError};
+use lockpick_checker::exposure::Rule;
 use std::sync::Arc;
 
 pub struct ClockJump;
@@ -21,6 +22,10 @@ impl FaultKind for ClockJump {
     }
     fn verbs(&self) -> super::Verbs {
         clock::VERBS
+    }
+    /// Its exposure rule ([`Rule::JumpPastLease`]): a forward jump past the lease left expires the key early on that node.
+    fn exposure(&self) -> Rule {
+        Rule::JumpPastLease
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_size_over_window("offset_ms", Sign::Either)

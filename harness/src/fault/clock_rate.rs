@@ -8,6 +8,7 @@ use super::plan::Plan;
 use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
 use crate::vocab::{MsRange, ScenarioError};
+use lockpick_checker::exposure::Rule;
 use std::sync::Arc;
 
 pub struct ClockRate;
@@ -21,6 +22,10 @@ impl FaultKind for ClockRate {
     }
     fn verbs(&self) -> super::Verbs {
         clock::VERBS
+    }
+    /// Its exposure rule ([`Rule::InForceDuringContendedHold`]): a clock that runs fast moves leases by an amount the history does not record, so only its being in force during a contended hold can be said.
+    fn exposure(&self) -> Rule {
+        Rule::InForceDuringContendedHold
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_window().with_extra(explore_rate)

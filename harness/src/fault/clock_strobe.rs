@@ -9,6 +9,7 @@ use super::targets::Targets;
 use super::{FaultKind, FaultSpec};
 use crate::vocab::rules::{MAX_FAULT_MS, MIN_STROBE_PERIOD_MS};
 use crate::vocab::{MsRange, ScenarioError};
+use lockpick_checker::exposure::Rule;
 use std::sync::Arc;
 
 pub struct ClockStrobe;
@@ -22,6 +23,10 @@ impl FaultKind for ClockStrobe {
     }
     fn verbs(&self) -> super::Verbs {
         clock::VERBS
+    }
+    /// Its exposure rule ([`Rule::InForceDuringContendedHold`]): a strobing clock moves leases back and forth by amounts the history does not record, so only its being in force during a contended hold can be said.
+    fn exposure(&self) -> Rule {
+        Rule::InForceDuringContendedHold
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_size_over_window("offset_ms", Sign::Amplitude).with_extra(explore_period)

@@ -14,6 +14,7 @@ use super::Refusal;
 use super::{unsupported, FaultKind, FaultSpec};
 use crate::server::ServerKind;
 use crate::vocab::ScenarioError;
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -28,6 +29,10 @@ impl FaultKind for Failover {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Failover, None)
+    }
+    /// Its exposure rule ([`Rule::InForceDuringContendedHold`]): a promoted replica may lack the grant of a hold in force; whether it replicated is not in the history.
+    fn exposure(&self) -> Rule {
+        Rule::InForceDuringContendedHold
     }
     fn drawing(&self) -> Drawing {
         Drawing::without_size(Aim::Once)

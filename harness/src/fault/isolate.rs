@@ -10,6 +10,7 @@ use super::targets::TargetRule;
 use super::{unsupported, FaultKind, FaultSpec};
 use super::{NemesisCtx, NemesisError};
 use crate::vocab::ScenarioError;
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -24,6 +25,10 @@ impl FaultKind for Isolate {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Partition, Some(F::Heal))
+    }
+    /// Its exposure rule ([`Rule::InForceDuringContendedHold`]): clients still reach every member, so whether the cut member could still grant depends on the server; only its being in force during a contended hold can be said.
+    fn exposure(&self) -> Rule {
+        Rule::InForceDuringContendedHold
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_window()

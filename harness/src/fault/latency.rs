@@ -13,6 +13,7 @@ use super::{FaultKind, FaultSpec};
 use crate::server::ServerKind;
 use crate::vocab::rules::MAX_LATENCY_MS;
 use crate::vocab::{MsRange, ScenarioError};
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::{Value, F};
 use std::sync::Arc;
 
@@ -27,6 +28,10 @@ impl FaultKind for Latency {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Slow, Some(F::Heal))
+    }
+    /// Its exposure rule ([`Rule::DelayPastLease`]): a grant or renewal slowed past its lease may come back already expired.
+    fn exposure(&self) -> Rule {
+        Rule::DelayPastLease
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_size_over_window("latency_ms", Sign::Plain)

@@ -82,6 +82,9 @@ pub trait FaultKind: Sync {
     fn parse(&self, entry: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError>;
     /// The history verbs it records, whatever its fields.
     fn verbs(&self) -> Verbs;
+    /// The rule by which the checker judges whether an instance of it opened a window for a
+    /// violation (docs/exposure.md): a run none of whose instances did is not exposed.
+    fn exposure(&self) -> lockpick_checker::exposure::Rule;
     /// How explore draws it and writes the drawn numbers into its fields.
     fn drawing(&self) -> Drawing;
     /// A `[[nemesis]]` body it takes and a backend that can take it: what its tests (every
@@ -385,6 +388,28 @@ pub(crate) mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn every_fault_is_listed_in_docs_exposure_under_the_rule_it_declares() {
+        // The docs' table has a row per rule naming its faults; a fault whose rule changes, or
+        // a new fault, must move or join its row, so the page cannot go stale.
+        let docs = include_str!("../../../docs/exposure.md");
+        for f in FAULTS {
+            let rule = f.exposure().name();
+            let row = docs
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{rule}` |")))
+                .unwrap_or_else(|| panic!("docs/exposure.md has no row for {rule}"));
+            let faults = row.split('|').nth(2).unwrap_or("");
+            assert!(
+                faults
+                    .split(',')
+                    .any(|x| x.split_whitespace().next() == Some(f.name())),
+                "docs/exposure.md's row for {rule} does not name {}: {row}",
+                f.name()
+            );
         }
     }
 

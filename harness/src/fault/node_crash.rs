@@ -11,6 +11,7 @@ use super::step::{Heal, StepFuture};
 use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
 use crate::vocab::ScenarioError;
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -25,6 +26,10 @@ impl FaultKind for NodeCrash {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Crash, Some(F::Restart))
+    }
+    /// Its exposure rule ([`Rule::RestartInsideLease`]): a node that forgot the key can grant it again only once it is back, and only while the holder still believes.
+    fn exposure(&self) -> Rule {
+        Rule::RestartInsideLease
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_window()

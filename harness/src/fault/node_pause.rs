@@ -11,6 +11,7 @@ use super::NemesisCtx;
 use super::{FaultKind, FaultSpec};
 use crate::processes::ProcessError;
 use crate::vocab::ScenarioError;
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -25,6 +26,10 @@ impl FaultKind for NodePause {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Pause, Some(F::Resume))
+    }
+    /// Its exposure rule ([`Rule::CutPastLease`]): a stopped node answers nobody, as a cut of its client links does.
+    fn exposure(&self) -> Rule {
+        Rule::CutPastLease
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_window()

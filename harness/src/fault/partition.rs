@@ -12,6 +12,7 @@ use super::Refusal;
 use super::{FaultKind, FaultSpec};
 use crate::server::ServerKind;
 use crate::vocab::{MsRange, ScenarioError};
+use lockpick_checker::exposure::Rule;
 use lockpick_checker::history::F;
 use std::sync::Arc;
 
@@ -26,6 +27,10 @@ impl FaultKind for Partition {
     }
     fn verbs(&self) -> super::Verbs {
         super::Verbs::nodes(F::Partition, Some(F::Heal))
+    }
+    /// Its exposure rule ([`Rule::CutPastLease`]): the holder cut from a quorum cannot renew, and loses the lock once its lease runs out.
+    fn exposure(&self) -> Rule {
+        Rule::CutPastLease
     }
     fn drawing(&self) -> Drawing {
         Drawing::node_window()

@@ -108,6 +108,7 @@ impl<'a> CellSettings<'a> {
             lock: RawLock {
                 name: None,
                 ttl_ms: Some(Spanned::new(row.span.clone(), row.ttl_ms)),
+                lease_ms: row.lease_ms.map(|l| Spanned::new(row.span.clone(), l)),
                 acquire_timeout_ms: Some(Spanned::new(row.span.clone(), self.acquire_timeout_ms)),
                 retry_delay_ms: None,
                 op_timeout_ms: Some(Spanned::new(row.span.clone(), self.op_timeout_ms)),
@@ -184,6 +185,9 @@ impl<'a> CellSettings<'a> {
             "\n[lock]\nttl_ms = {}\nacquire_timeout_ms = {}\nop_timeout_ms = {}\nwatchdog = {}",
             row.ttl_ms, self.acquire_timeout_ms, self.op_timeout_ms, row.watchdog
         );
+        if let Some(lease) = row.lease_ms {
+            let _ = writeln!(t, "lease_ms = {lease}");
+        }
         let _ = writeln!(
             t,
             "\n[workload]\nkind = \"fenced-write\"\nclients = {}\nduration_ms = {}\nhold_ms = {}\nthink_ms = {}",

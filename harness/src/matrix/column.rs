@@ -29,8 +29,6 @@ pub struct Column {
     /// The key as the column wrote it, where that is a shorthand (`duration` for
     /// `duration_ms`), for messages.
     pub written: BTreeMap<String, String>,
-    /// The cell is "not tested" unless the history shows a pause longer than the lease.
-    pub must_outlast_lease: bool,
     /// The workload's length for this column (e.g. long enough after a partition heals for a
     /// lost release to show as a deadlock), instead of the matrix's.
     pub run: Option<Size>,
@@ -55,7 +53,7 @@ pub enum ColumnSize {
 }
 
 /// The keys of a column that are the column's, not the fault's.
-const COLUMN_KEYS: &[&str] = &["name", "about", "must_outlast_lease", "run"];
+const COLUMN_KEYS: &[&str] = &["name", "about", "run"];
 
 /// Shorthands a column may write for a fault's size field (the names the first matrices used).
 const SHORTHANDS: &[(&str, &str)] = &[
@@ -81,7 +79,6 @@ fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
         entry,
         sizes: Vec::new(),
         written,
-        must_outlast_lease: own.must_outlast_lease,
         run: own.run,
         line: src.line_of(raw.span().start),
     };
@@ -112,12 +109,11 @@ struct OwnKeys {
     about: String,
     /// `None` for the baseline.
     fault: Option<&'static dyn FaultKind>,
-    must_outlast_lease: bool,
     run: Option<Size>,
 }
 
 /// Reads the column's own keys, in order: `name` (required, a plain name), `about`
-/// (required), `fault` (one lockpick knows), `must_outlast_lease`, `run` (a size).
+/// (required), `fault` (one lockpick knows), `run` (a size).
 fn own_keys(src: &Source, raw: &RawEntry) -> Result<OwnKeys, MatrixError> {
     let table = raw.get_ref();
     let text = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
@@ -167,20 +163,15 @@ fn own_keys(src: &Source, raw: &RawEntry) -> Result<OwnKeys, MatrixError> {
         })?),
         None => None,
     };
-    let must_outlast_lease = match table.get("must_outlast_lease") {
-        None => false,
-        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
-            MatrixError::at(
-                src,
-                v.span(),
-                "column.must_outlast_lease",
-                format!(
-                    "a {} is not a boolean; allowed: true, false",
-                    v.get_ref().type_str()
-                ),
-            )
-        })?,
-    };
+    if let Some(v) = table.get("must_outlast_lease") {
+        // Gone: each fault's exposure rule now says when a run counts, for every column.
+        return Err(MatrixError::at(
+            src,
+            v.span(),
+            "column.must_outlast_lease",
+            "no longer a column key: every run is judged by its fault's exposure rule (docs/exposure.md); remove it".to_owned(),
+        ));
+    }
     let run = table
         .get("run")
         .map(|v| size_field(src, src.path, "column.run", v))
@@ -189,7 +180,6 @@ fn own_keys(src: &Source, raw: &RawEntry) -> Result<OwnKeys, MatrixError> {
         name: name.into_inner(),
         about: about.into_inner(),
         fault,
-        must_outlast_lease,
         run,
     })
 }

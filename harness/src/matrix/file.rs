@@ -209,7 +209,6 @@ about = "a GC pause"
 fault = "client-pause"
 point = "before-write"
 duration = "2x lease"
-must_outlast_lease = true
 "#;
 
     fn parse(text: &str) -> Result<Matrix, MatrixError> {
@@ -301,10 +300,22 @@ must_outlast_lease = true
             "gives no expectation for column \"pause\"",
         );
         fails(
-            &SMALL.replace("must_outlast_lease", "must_outlive_lease"),
+            &SMALL.replace(
+                "duration = \"2x lease\"\n",
+                "duration = \"2x lease\"\nmust_outlive_lease = true\n",
+            ),
             31,
             "column.must_outlive_lease",
             "unknown field",
+        );
+        fails(
+            &SMALL.replace(
+                "duration = \"2x lease\"\n",
+                "duration = \"2x lease\"\nmust_outlast_lease = true\n",
+            ),
+            31,
+            "column.must_outlast_lease",
+            "every run is judged by its fault's exposure rule",
         );
         fails(
             &SMALL.replace("resource = \"fenced\"", "resource = \"fence\""),

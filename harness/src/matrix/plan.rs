@@ -64,8 +64,6 @@ pub struct CellPlan {
     /// Why this row's setup cannot test the fault (declared in the matrix file): the cell
     /// is not run.
     pub not_tested: Option<String>,
-    /// The column needs a pause that outlasted the lease to count as tested.
-    pub must_outlast_lease: bool,
 }
 
 /// The lease a row promises: its `lease_ms` (what frees a lease-less lock) or its TTL, which
@@ -195,7 +193,6 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
         expect: row.expect[&col.name].clone(),
         note: row.notes.get(&col.name).cloned(),
         not_tested: row.not_tested.get(&col.name).cloned(),
-        must_outlast_lease: col.must_outlast_lease,
     })
 }
 
@@ -428,7 +425,6 @@ about = "a GC pause"
 fault = "client-pause"
 point = "before-write"
 duration = "2x lease"
-must_outlast_lease = true
 
 [[column]]
 name = "clock"
@@ -818,7 +814,7 @@ period_ms = "0.1x lease"
             "column.period",
             &[
                 "unknown field `period`; allowed for fault \"clock-strobe\": at_ms, every_ms, count, duration_ms, nodes, offset_ms, period_ms",
-                "a column also has: name, about, must_outlast_lease, run, and the shorthands duration (for duration_ms)",
+                "a column also has: name, about, run, and the shorthands duration (for duration_ms)",
             ],
         );
         let e = with("nodes = \"all\"", "point = \"before-write\"").unwrap_err();

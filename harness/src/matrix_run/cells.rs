@@ -8,17 +8,16 @@ use super::{CellKey, MatrixRequest, MatrixRunError, RunKey};
 use crate::fault::{AfterRun, Refusal};
 use crate::matrix::{assign, CellPlan, Matrix, RunCost};
 use crate::scenario::Scenario;
-use lockpick_reports::matrix::{CellHead, Needs};
+use lockpick_reports::matrix::CellHead;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// A cell that runs: its plan, its scenario file in the matrix folder, the scenario loaded
-/// from it and what its runs must show for the fault to count.
+/// A cell that runs: its plan, its scenario file in the matrix folder and the scenario loaded
+/// from it (whose exposure plan judges its runs).
 pub(super) struct Cell<'a> {
     pub plan: &'a CellPlan,
     pub file: PathBuf,
     pub scenario: Scenario,
-    pub needs: Needs,
 }
 
 /// Makes the matrix folder (`scenarios/`, `runs/`, the matrix file as run) and writes each
@@ -90,19 +89,10 @@ pub(super) fn runnable<'a>(plans: &'a [CellPlan], selected: &Matrix, book: &Book
             .map(|f| book.place.dir.join(f))
             .expect("runnable cells have a file");
         let scenario = cell_scenario(plan, &file);
-        let needs = Needs {
-            verbs: (scenario.nemesis.faults.first())
-                .map(|f| f.spec.verb())
-                .into_iter()
-                .collect(),
-            outlast_lease: plan.must_outlast_lease,
-            planned_lease_ms: Some(plan.promise.lease_ms),
-        };
         cells.push(Cell {
             plan,
             file,
             scenario,
-            needs,
         });
     }
     cells

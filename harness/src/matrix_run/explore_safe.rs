@@ -46,7 +46,7 @@ impl Search<'_> {
                 matches!(
                     c.status,
                     CellStatus::Safe { .. }
-                        | CellStatus::NotTested(_)
+                        | CellStatus::NotExposed(_)
                         | CellStatus::UnsafeExplored { .. }
                 )
             });

@@ -130,9 +130,9 @@ impl OneRun<'_> {
             return None;
         }
         at.run = relative_run(&req.store, &outcome.dir);
-        let needs = self.cell.needs.clone();
+        let plan = self.cell.scenario.exposure_plan();
         let mut summary = match read_history(&outcome.dir.join(&outcome.results.history)) {
-            Ok(events) => summarize_run(at, &outcome.results, &events, needs),
+            Ok(events) => summarize_run(at, &outcome.results, &events, plan),
             Err(e) => failed_run(at, format!("read the history: {e}")),
         };
         summary.library = read_hello(&outcome.dir).map(|h| format!("{} {}", h.library, h.version));

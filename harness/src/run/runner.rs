@@ -16,7 +16,7 @@ use crate::scenario::{Scenario, WorkloadKind};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, ServerRan, RESULTS_VERSION};
-use lockpick_checker::run_checks::check_run_file_reach;
+use lockpick_checker::run_checks::check_run_file_exposed;
 use lockpick_store::{Ended, Phase};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -143,13 +143,13 @@ async fn run_recorded(
 
     record.advance(Phase::Checking)?;
     // One streaming pass: memory follows the operations in flight, not the history's length.
-    let checks = check_run_file_reach(
+    let checks = check_run_file_exposed(
         &dir.join("history.jsonl"),
         &LockCheckParams {
             property: scenario.property,
             deadlock_ms: scenario.deadlock_ms,
         },
-        scenario.needs(),
+        scenario.exposure_plan(),
     )?
     .checks;
     let results = RunResults {
@@ -158,8 +158,9 @@ async fn run_recorded(
         backend: scenario.lock_name(),
         seed: plan.seed,
         verdict: checks.verdict(),
-        not_tested: checks.not_tested().map(str::to_owned),
-        reached: checks.reached().map(str::to_owned),
+        not_exposed: checks.not_exposed(),
+        exposed_by: checks.exposed_by(),
+        exposures: checks.exposure.clone(),
         expected: scenario.expected,
         interrupted: interrupt.is_cancelled(),
         workload_ms: recorded.workload_time.as_millis() as u64,

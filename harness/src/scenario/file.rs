@@ -64,6 +64,9 @@ pub(crate) struct RawClientKind {
 pub(crate) struct RawLock {
     pub(crate) name: Option<Spanned<String>>,
     pub(crate) ttl_ms: Option<Spanned<u64>>,
+    /// What frees the lock under a silent holder when it is not `ttl_ms` (a server timeout
+    /// of a lease-less lock): the lease exposure measures faults against.
+    pub(crate) lease_ms: Option<Spanned<u64>>,
     pub(crate) acquire_timeout_ms: Option<Spanned<u64>>,
     pub(crate) retry_delay_ms: Option<Spanned<MsRange>>,
     pub(crate) op_timeout_ms: Option<Spanned<u64>>,
@@ -372,14 +375,16 @@ fn expected_verdict(src: &Source, raw: &RawScenario) -> Result<Option<Verdict>, 
                 src,
                 "expected",
                 e,
-                // `invalid` is a safety violation; a deadlock is `stuck`; `not-tested`: the
-                // fault, by design of the scenario, cannot test the property (the suite
-                // holds it to that, so a change that makes it test something shows).
+                // `invalid` is a safety violation; a deadlock is `stuck`; `not-exposed`: the
+                // fault, by design of the scenario, opens no window for a violation (the suite
+                // holds it to that, so a change that makes it expose the lock shows).
+                // `not-tested` is its name in files written before exposure.
                 &[
                     ("valid", Verdict::Valid),
                     ("invalid", Verdict::Invalid),
                     ("stuck", Verdict::Stuck),
-                    ("not-tested", Verdict::NotTested),
+                    ("not-exposed", Verdict::NotExposed),
+                    ("not-tested", Verdict::NotExposed),
                     ("unknown", Verdict::Unknown),
                 ],
             )
@@ -416,6 +421,9 @@ fn lock_spec(
         .map(|v| in_range(src, "lock.op_timeout_ms", v, 1, 600_000))
         .transpose()?
         .unwrap_or(250);
+    let lease_ms = (raw.lock.lease_ms.as_ref())
+        .map(|v| in_range(src, "lock.lease_ms", v, 1, 3_600_000))
+        .transpose()?;
     let lock_name = match &raw.lock.name {
         Some(n) => name_value(src, "lock.name", n)?,
         None => "lock".to_owned(),
@@ -426,6 +434,7 @@ fn lock_spec(
         name: lock_name,
         count,
         ttl_ms,
+        lease_ms,
         acquire_timeout_ms,
         retry_delay_ms: match &raw.lock.retry_delay_ms {
             Some(r) => ms_in_range(src, "lock.retry_delay_ms", r, 0, 60_000)?,

@@ -5,7 +5,7 @@ pub use crate::fault::{Fault, Targets};
 use crate::locks::{lock_label, LockPreset};
 use crate::server::{NodeRule, ServerKind, ServerVersion};
 use crate::vocab::{ClientTable, Discipline, LockSpec, Persistence, ResourceMode, WorkloadSpec};
-use lockpick_checker::fault_reached::Needs;
+use lockpick_checker::exposure::{FaultRule, LockShape, Plan};
 pub use lockpick_checker::lock::Property;
 use lockpick_checker::verdict::Verdict;
 use serde::Serialize;
@@ -151,19 +151,27 @@ impl Scenario {
         (s, skipped)
     }
 
-    /// What this scenario's run must show for its faults to have tested the property: every
-    /// fault must take effect, and a client pause must outlast the lease its client was granted
-    /// (a pause shorter than the lease cannot make it run out). The lease is read from the
-    /// history's grants: a lock without one (a session lock) counts a pause of any length.
-    pub fn needs(&self) -> Needs {
-        Needs {
-            verbs: self.nemesis.faults.iter().map(|f| f.spec.verb()).collect(),
-            outlast_lease: self
-                .nemesis
-                .faults
-                .iter()
-                .any(|f| f.spec.max_client_pause_ms().is_some()),
-            planned_lease_ms: None,
+    /// How this scenario's run is judged exposed: each fault's rule, the lock's lease (its
+    /// `lease_ms`, else its `ttl_ms`, for grants whose history records none) and the nodes
+    /// that grant it.
+    pub fn exposure_plan(&self) -> Plan {
+        let (nodes, quorum) = self.server.granting(&self.node_names());
+        Plan {
+            faults: (self.nemesis.faults.iter())
+                .map(|f| {
+                    let verbs = f.spec.kind().verbs();
+                    FaultRule {
+                        verb: verbs.opens,
+                        target: verbs.target,
+                        rule: f.spec.kind().exposure(),
+                    }
+                })
+                .collect(),
+            lock: LockShape {
+                lease_ms: Some(self.lock.lease_ms.unwrap_or(self.lock.ttl_ms)),
+                nodes,
+                quorum,
+            },
         }
     }
 

@@ -208,6 +208,15 @@ pub trait ServerKind: Sync + 'static {
     /// (`persistence = "aof-always"`).
     fn persistence(&self) -> Support;
 
+    /// The nodes of `nodes` whose grants make a lock on it, and how many of them a holder must
+    /// reach to keep it: what exposure's cut rule measures a cut against (docs/exposure.md).
+    /// Every node and a majority by default (one node of one; Redlock, etcd, ZooKeeper). A
+    /// majority where a library needs all (Redisson's MultiLock) under-counts the cuts that
+    /// silence its holder: such a run is called not exposed, never exposed wrongly.
+    fn granting(&self, nodes: &[String]) -> (Vec<String>, usize) {
+        (nodes.to_vec(), nodes.len() / 2 + 1)
+    }
+
     /// Processes besides the nodes that reach the nodes through link proxies of their own, by
     /// name (redis-sentinel: its sentinels `s1`…): a fault may name their links
     /// (`links = ["s1-to-n1"]`).

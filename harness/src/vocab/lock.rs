@@ -13,6 +13,10 @@ pub struct LockSpec {
     pub count: usize,
     /// Lease length; ignored by locks without one (`redis-naive`).
     pub ttl_ms: u64,
+    /// What frees the lock under a silent holder, when that is not `ttl_ms`: a server timeout
+    /// of a lock without a lease (PostgreSQL's idle_session_timeout). Exposure measures the
+    /// faults against it (docs/exposure.md); `None`: the TTL.
+    pub lease_ms: Option<u64>,
     /// How long one acquire keeps retrying before it definitely fails.
     pub acquire_timeout_ms: u64,
     /// Pause between tries of one acquire.

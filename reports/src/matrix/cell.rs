@@ -38,7 +38,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     let checked = runs.iter().filter(|r| r.verdict.is_some()).count() as u64;
     let tested = runs
         .iter()
-        .filter(|r| verdict_is(r, "valid") && r.not_tested.is_none())
+        .filter(|r| verdict_is(r, "valid") && r.not_exposed.is_none())
         .count() as u64;
     let (_, counted) = safety_counts(&runs);
     let status = if let Some(why) = &head.not_applicable {
@@ -46,7 +46,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     } else if let Some(why) = &head.not_injectable {
         CellStatus::NotInjectable(why.clone())
     } else if let Some(why) = &head.declared_not_tested {
-        CellStatus::NotTested(why.clone())
+        CellStatus::Untestable(why.clone())
     } else if runs.is_empty() {
         CellStatus::NotRun
     } else if violating > 0 {
@@ -73,9 +73,9 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
     } else {
         let why = runs
             .iter()
-            .find_map(|r| r.not_tested.clone())
+            .find_map(|r| r.not_exposed.clone())
             .unwrap_or_else(|| "no run reached the fault".to_owned());
-        CellStatus::NotTested(why)
+        CellStatus::NotExposed(why)
     };
     let mismatch = disagrees(&status, &head.expected);
     let mut first: Vec<f64> = runs.iter().filter_map(|r| r.first_violation_ms).collect();
@@ -122,7 +122,7 @@ pub fn safety_counts(runs: &[RunSummary]) -> (u64, u64) {
         .iter()
         .filter(|r| {
             verdict_is(r, "invalid")
-                || ((verdict_is(r, "valid") || verdict_is(r, "stuck")) && r.not_tested.is_none())
+                || ((verdict_is(r, "valid") || verdict_is(r, "stuck")) && r.not_exposed.is_none())
         })
         .count() as u64;
     (violating, counted)
@@ -137,7 +137,13 @@ fn disagrees(status: &CellStatus, expected: &str) -> bool {
         (CellStatus::Stuck { .. }, e) => e != "stuck",
         (CellStatus::Safe { .. }, e) => e != "valid",
         // Neither agrees nor disagrees: shown as such, not as a mismatch.
-        (CellStatus::NotRun | CellStatus::NotTested(_) | CellStatus::Unknown(_), _) => false,
+        (
+            CellStatus::NotRun
+            | CellStatus::Untestable(_)
+            | CellStatus::NotExposed(_)
+            | CellStatus::Unknown(_),
+            _,
+        ) => false,
     }
 }
 
@@ -146,7 +152,8 @@ fn disagrees(status: &CellStatus, expected: &str) -> bool {
 /// by a search that did; a find that did not reproduce leaves the cell as it was (and is
 /// shown beside it). Exploring never makes a cell safer.
 pub fn with_exploration(mut cell: CellSummary, explored: Option<CellExplore>) -> CellSummary {
-    if let (CellStatus::Safe { .. } | CellStatus::NotTested(_), Some(e)) = (&cell.status, &explored)
+    if let (CellStatus::Safe { .. } | CellStatus::NotExposed(_), Some(e)) =
+        (&cell.status, &explored)
     {
         if e.broke {
             let (hits, runs) = e.reproduced.unwrap_or((0, 0));
@@ -184,8 +191,9 @@ pub(crate) mod tests {
             seed,
             verdict: Some(verdict.into()),
             error: None,
-            not_tested: not_tested.map(Into::into),
-            reached: None,
+            not_exposed: not_tested.map(Into::into),
+            exposed_by: None,
+            exposed_instances: None,
             violations: u64::from(verdict == "invalid"),
             first_violation_ms: first,
             acquires_ok: 90,
@@ -310,7 +318,7 @@ pub(crate) mod tests {
         // The runner's own not-tested verdict is not tested in the cell too.
         let why = "the pause fell short";
         let c = aggregate(head("invalid"), vec![run(1, "not-tested", None, Some(why))]);
-        assert_eq!(c.status, CellStatus::NotTested(why.into()));
+        assert_eq!(c.status, CellStatus::NotExposed(why.into()));
     }
 
     #[test]
@@ -321,7 +329,7 @@ pub(crate) mod tests {
             head("invalid"),
             vec![run(1, "valid", None, short), run(2, "valid", None, short)],
         );
-        assert_eq!(c.status, CellStatus::NotTested(why.into()));
+        assert_eq!(c.status, CellStatus::NotExposed(why.into()));
         assert!(!c.mismatch, "not tested is shown as such, not as a verdict");
         // One run that reached the size makes the cell safe in that run.
         let c = aggregate(
@@ -390,7 +398,7 @@ pub(crate) mod tests {
         let short = Some("the pause ended before the lease ran out");
         let untested = || aggregate(head("valid"), vec![run(1, "valid", None, short)]);
         let c = with_exploration(untested(), Some(explored("nothing", None, false)));
-        assert!(matches!(c.status, CellStatus::NotTested(_)));
+        assert!(matches!(c.status, CellStatus::NotExposed(_)));
         let c = with_exploration(untested(), Some(explored("kleppmann", Some((5, 5)), true)));
         assert_eq!(c.status.class(), "unsafe");
         assert!(c.mismatch);
@@ -448,7 +456,7 @@ pub(crate) mod tests {
         let c = aggregate(h, vec![run(1, "valid", None, None)]);
         assert_eq!(
             c.status,
-            CellStatus::NotTested("clients bypass the proxies".into())
+            CellStatus::Untestable("clients bypass the proxies".into())
         );
         assert!(!c.mismatch);
         // An expectation of n/a on a cell that ran is a mismatch.

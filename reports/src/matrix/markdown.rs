@@ -103,6 +103,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
             match c.status {
                 CellStatus::NotApplicable(_)
                 | CellStatus::NotInjectable(_)
+                | CellStatus::Untestable(_)
                 | CellStatus::NotRun => String::new(),
                 _ => cell_numbers(c),
             },
@@ -124,7 +125,9 @@ fn completeness(record: &MatrixRecord) -> String {
         .filter(|c| {
             !matches!(
                 c.status,
-                CellStatus::NotApplicable(_) | CellStatus::NotInjectable(_)
+                CellStatus::NotApplicable(_)
+                    | CellStatus::NotInjectable(_)
+                    | CellStatus::Untestable(_)
             )
         })
         .map(|c| c.runs_made)
@@ -154,7 +157,8 @@ fn completeness(record: &MatrixRecord) -> String {
                         c.status,
                         CellStatus::NotApplicable(_)
                             | CellStatus::NotInjectable(_)
-                            | CellStatus::NotTested(_)
+                            | CellStatus::Untestable(_)
+                            | CellStatus::NotExposed(_)
                     )
             })
             .filter(|c| c.runs_made < u.max_seeds)

@@ -14,9 +14,10 @@ pub fn cell_text(c: &CellSummary) -> String {
         CellStatus::NotApplicable(_) => "n/a".to_owned(),
         CellStatus::NotInjectable(_) => "not injectable here".to_owned(),
         CellStatus::NotRun => "not run".to_owned(),
-        CellStatus::NotTested(_) => match &c.explored {
-            Some(_) => "not tested +explore".to_owned(),
-            None => "not tested".to_owned(),
+        CellStatus::Untestable(_) => "not tested".to_owned(),
+        CellStatus::NotExposed(_) => match &c.explored {
+            Some(_) => "not exposed +explore".to_owned(),
+            None => "not exposed".to_owned(),
         },
         CellStatus::Safe { tested } => match &c.explored {
             Some(_) => format!("safe 0/{tested}{} +explore", interval(c)),
@@ -79,8 +80,9 @@ pub fn cell_sentence(c: &CellSummary) -> String {
             "not injectable here: {why} (the lock could meet this fault; this says nothing about it)"
         ),
         CellStatus::NotRun => "not run yet".to_owned(),
-        CellStatus::NotTested(why) => format!(
-            "not tested: {why}{}",
+        CellStatus::Untestable(why) => format!("not tested: {why}"),
+        CellStatus::NotExposed(why) => format!(
+            "not exposed: {why}{}",
             c.explored
                 .as_ref()
                 .map_or(String::new(), |e| format!("; {}", explore_sentence(e)))
@@ -262,7 +264,7 @@ fn run_row(r: &RunSummary) -> RunRow {
             (None, Some(e)) => format!("error: {e}"),
             (None, None) => "—".to_owned(),
         },
-        reach: match (&r.reached, &r.not_tested) {
+        reach: match (&r.exposed_by, &r.not_exposed) {
             (_, Some(why)) => format!("not tested: {why}"),
             (Some(what), None) => what.clone(),
             (None, None) => "—".to_owned(),
@@ -391,10 +393,11 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
                 CellStatus::Unsafe { .. } | CellStatus::UnsafeExplored { .. } => "invalid",
                 CellStatus::Stuck { .. } => "stuck",
                 CellStatus::Safe { .. } => "valid",
-                CellStatus::NotTested(_) => "not-tested",
+                CellStatus::NotExposed(_) => "not-exposed",
                 CellStatus::Unknown(_) => "unknown",
                 CellStatus::NotApplicable(_)
                 | CellStatus::NotInjectable(_)
+                | CellStatus::Untestable(_)
                 | CellStatus::NotRun => "skipped",
             },
             expected: c.expected.clone(),
@@ -431,7 +434,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             column_views,
             details,
             mismatches: record.mismatches(),
-            not_tested: count("nottested"),
+            not_tested: count("notexposed"),
             not_run: count("notrun"),
             resume: resume.to_owned(),
             until: record.until.map(|u| {
@@ -480,8 +483,9 @@ mod tests {
             seed: 2,
             verdict: Some("stuck".into()),
             error: None,
-            not_tested: None,
-            reached: Some("the partition fault took effect".into()),
+            not_exposed: None,
+            exposed_by: Some("the partition fault took effect".into()),
+            exposed_instances: None,
             violations: 0,
             first_violation_ms: None,
             acquires_ok: 10,

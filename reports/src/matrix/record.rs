@@ -16,14 +16,22 @@ pub struct RunSummary {
     pub row: String,
     pub column: String,
     pub seed: u64,
-    /// `valid`, `invalid`, `stuck`, `not-tested` or `unknown`; `None` when the harness failed.
+    /// `valid`, `invalid`, `stuck`, `not-exposed` (`not-tested` before) or `unknown`; `None`
+    /// when the harness failed.
     pub verdict: Option<String>,
     /// The harness error, if the run could not be made.
     pub error: Option<String>,
-    /// `Err` in JSON as `not_tested`: why this run's fault tested nothing.
-    pub not_tested: Option<String>,
-    /// What the fault reached, when it did.
-    pub reached: Option<String>,
+    /// Why no fault instance of the run opened a window for a violation (`not_tested`
+    /// before exposure was judged per instance).
+    #[serde(alias = "not_tested")]
+    pub not_exposed: Option<String>,
+    /// What exposed the run, when a fault did (`reached` before).
+    #[serde(alias = "reached")]
+    pub exposed_by: Option<String>,
+    /// How many of the run's fault instances opened a window, of how many; `None` in records
+    /// written before, and for a run the harness could not make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposed_instances: Option<(usize, usize)>,
     /// Safety violations found (listed and omitted); deadlocks are not counted here.
     pub violations: u64,
     /// From the start of the workload to the start of the first violation.
@@ -58,10 +66,14 @@ pub enum CellStatus {
     /// The lock could meet the fault, but lockpick cannot bring it to these servers here
     /// (libfaketime does not reach a Go binary's clock): it says nothing about the lock.
     NotInjectable(String),
+    /// The row's setup cannot test the fault though the lock could meet it (the matrix file
+    /// says why, e.g. a link of ours that does not run through the proxies): not run.
+    Untestable(String),
     /// No run was made (yet).
     NotRun,
-    /// No violation, and no run whose fault reached its size.
-    NotTested(String),
+    /// No violation, and no run that a fault exposed (`not-tested` before).
+    #[serde(alias = "not-tested")]
+    NotExposed(String),
     /// No violation in `tested` runs whose fault reached its size.
     Safe { tested: u64 },
     /// Safety violations in `k` of the `n` runs that could have shown one (a violation, or
@@ -83,8 +95,9 @@ impl CellStatus {
         match self {
             CellStatus::NotApplicable(_) => "na",
             CellStatus::NotInjectable(_) => "notinjectable",
+            CellStatus::Untestable(_) => "untestable",
             CellStatus::NotRun => "notrun",
-            CellStatus::NotTested(_) => "nottested",
+            CellStatus::NotExposed(_) => "notexposed",
             CellStatus::Safe { .. } => "safe",
             CellStatus::Unsafe { .. } | CellStatus::UnsafeExplored { .. } => "unsafe",
             CellStatus::Stuck { .. } => "stuck",

@@ -4,7 +4,7 @@
 use super::record::{RunSummary, MATRIX_VERSION};
 use crate::quantiles::quantile;
 use crate::view::{Outcome, RunView};
-use lockpick_checker::fault_reached::{fault_reach, Needs};
+use lockpick_checker::exposure::{exposures, Plan};
 use lockpick_checker::history::{Event, EventKind, Process, F};
 use lockpick_checker::results::RunResults;
 
@@ -21,13 +21,10 @@ pub struct RunPlace {
 }
 
 /// Summarizes a checked run from its results and history.
-pub fn summarize_run(
-    place: RunPlace,
-    r: &RunResults,
-    events: &[Event],
-    needs: Needs,
-) -> RunSummary {
-    let reach = fault_reach(events, needs);
+pub fn summarize_run(place: RunPlace, r: &RunResults, events: &[Event], plan: Plan) -> RunSummary {
+    let exposure = exposures(events, plan);
+    let (exposed_instances, instances) = exposure.count();
+    let reach = exposure.summary();
     // Times count from the workload's start: the first client operation.
     let start_ns = events
         .iter()
@@ -67,8 +64,9 @@ pub fn summarize_run(
         seed: place.seed,
         verdict: Some(r.verdict.name().to_owned()),
         error: None,
-        reached: reach.as_ref().ok().cloned(),
-        not_tested: reach.err(),
+        exposed_by: reach.as_ref().ok().cloned(),
+        not_exposed: reach.err(),
+        exposed_instances: exposure.planned.then_some((exposed_instances, instances)),
         // A non-linearizable lock history is a violation too; a deadlock is not one.
         violations: safety_violations(&r.lock)
             + u64::from(
@@ -126,8 +124,9 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         seed: place.seed,
         verdict: None,
         error: Some(error),
-        not_tested: None,
-        reached: None,
+        not_exposed: None,
+        exposed_by: None,
+        exposed_instances: None,
         violations: 0,
         first_violation_ms: None,
         acquires_ok: 0,
@@ -209,20 +208,21 @@ mod tests {
                 unknown_reason: None,
                 violated_at_ns: Some(150 * MS),
             }),
-            not_tested: None,
-            reached: None,
+            not_exposed: None,
+            exposed_by: None,
+            exposures: None,
             server: None,
             discipline: None,
         };
-        let needs = Needs::none();
-        let run = summarize_run(RunPlace::default(), &results, &events, needs.clone());
+        let plan = Plan::none();
+        let run = summarize_run(RunPlace::default(), &results, &events, plan.clone());
         assert_eq!(run.violations, 1);
         // Counted from the workload's first operation, like the lock checks' findings.
         assert_eq!(run.first_violation_ms, Some(50.0));
 
         // A violation that could not be narrowed down to an operation has no time.
         results.linearizability.as_mut().unwrap().violated_at_ns = None;
-        let run = summarize_run(RunPlace::default(), &results, &events, needs);
+        let run = summarize_run(RunPlace::default(), &results, &events, plan);
         assert_eq!((run.violations, run.first_violation_ms), (1, None));
     }
 }

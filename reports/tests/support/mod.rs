@@ -137,8 +137,9 @@ pub fn results_for(events: &[Event], scenario: &str) -> RunResults {
         reproduce: format!("cargo run -- scenario {scenario} --seed 7"),
         lock,
         linearizability: None,
-        not_tested: None,
-        reached: None,
+        not_exposed: None,
+        exposed_by: None,
+        exposures: None,
         server: None,
         discipline: None,
     }

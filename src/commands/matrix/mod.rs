@@ -208,10 +208,10 @@ impl MatrixCommands for Commands<'_> {
 /// A run's line: its cell, seed, verdict (or why it tested nothing, or failed) and the
 /// command that repeats it.
 fn progress_line(r: &RunSummary) -> String {
-    let what = match (&r.verdict, &r.error, &r.not_tested) {
+    let what = match (&r.verdict, &r.error, &r.not_exposed) {
         (_, Some(e), _) => format!("ERROR: failed to {e}"),
-        (Some(v), None, Some(why)) if v == "valid" || v == "not-tested" => {
-            format!("not tested: {why}")
+        (Some(v), None, Some(why)) if v == "valid" || v == "not-exposed" => {
+            format!("not exposed: {why}")
         }
         (Some(v), None, _) => format!("{v} ({} violation(s))", r.violations),
         (None, None, _) => "no verdict".to_owned(),
@@ -264,8 +264,8 @@ fn print_table(record: &MatrixRecord) {
         );
     }
     for c in &record.cells {
-        if let CellStatus::NotTested(why) = &c.status {
-            outln!("not tested {} × {}: {why}", c.row, c.column);
+        if let CellStatus::NotExposed(why) = &c.status {
+            outln!("not exposed {} × {}: {why}", c.row, c.column);
         }
     }
 }

@@ -224,8 +224,9 @@ fn stored_run(store: &Path) -> PathBuf {
         reproduce: "cargo run -- scenario scen --seed 7".to_owned(),
         lock,
         linearizability: None,
-        not_tested: None,
-        reached: None,
+        not_exposed: None,
+        exposed_by: None,
+        exposures: None,
         server: None,
         discipline: None,
     };

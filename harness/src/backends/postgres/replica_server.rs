@@ -62,6 +62,12 @@ impl ServerKind for PostgresReplica {
         }
     }
 
+    /// Only the primary n1: clients write to it (the replicas grant nothing until a failover promotes
+    /// one, which exposure judges on its own).
+    fn granting(&self, nodes: &[String]) -> (Vec<String>, usize) {
+        (nodes.iter().take(1).cloned().collect(), 1)
+    }
+
     fn start_cost_ms(&self) -> u64 {
         9500
     }

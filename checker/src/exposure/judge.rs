@@ -1,0 +1,259 @@
+//! Each rule judged on one fault instance: the window each candidate hold gives under the
+//! rule, and whether another client asked inside it.
+
+use super::parts::{Cand, Instance};
+use super::{Exposure, LockShape, Rule, Window};
+use crate::faults::secs;
+use std::collections::BTreeSet;
+
+/// A candidate under the rule: `Ok(the window in which a rival's ask could have made a second
+/// holder)` or `Err(why this hold could not be broken by the instance)`.
+type Judged = Result<(u64, u64), String>;
+
+/// The instance judged: exposed by its first candidate whose window met an ask.
+pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure {
+    let mut why_not: Option<String> = None;
+    let mut window = None;
+    for cand in &i.cands {
+        let judged = match i.rule {
+            Rule::PauseOutlastsLease => silenced_past_lease(i, cand, lock, run_end_ns, "pause"),
+            Rule::CutPastLease => cut(i, cand, lock, run_end_ns),
+            Rule::RestartInsideLease => restart(i, cand, lock, run_end_ns),
+            Rule::JumpPastLease => jump(i, cand, lock, run_end_ns),
+            Rule::DelayPastLease => delay(cand, lock, run_end_ns),
+            Rule::HolderCrashed => Ok((i.start_ns, run_end_ns)),
+            Rule::InForceDuringContendedHold => in_force(i, cand, run_end_ns),
+        };
+        // The rules of a silenced holder need the rival granted, not only asking: see
+        // `Rule::PauseOutlastsLease`.
+        let granted = match i.rule {
+            Rule::PauseOutlastsLease | Rule::CutPastLease => true,
+            Rule::RestartInsideLease
+            | Rule::JumpPastLease
+            | Rule::DelayPastLease
+            | Rule::HolderCrashed
+            | Rule::InForceDuringContendedHold => false,
+        };
+        match judged.and_then(|(from, to)| asked(cand, from, to, granted)) {
+            Ok(w) => {
+                window = Some(w);
+                break;
+            }
+            Err(why) => {
+                why_not.get_or_insert(why);
+            }
+        }
+    }
+    let why = match &window {
+        Some(w) => exposed_why(i.rule, w),
+        None => why_not.unwrap_or_else(|| no_hold(i.rule)),
+    };
+    Exposure {
+        fault: i.verb,
+        rule: i.rule,
+        start_ns: i.start_ns,
+        end_ns: i.end_ns,
+        nodes: i.nodes.clone(),
+        client: i.client,
+        window,
+        why,
+    }
+}
+
+/// The window `[from, to]` if another client asked inside it (and was granted there, if
+/// `granted`).
+fn asked(cand: &Cand, from: u64, to: u64, granted: bool) -> Result<Window, String> {
+    if from > to {
+        return Err(format!(
+            "the window closed before it opened ({} after {})",
+            secs(from),
+            secs(to)
+        ));
+    }
+    let askers: BTreeSet<u64> = (cand.asks.iter())
+        .filter(|a| a.invoke_ns <= to)
+        .filter(|a| match granted {
+            // Granted inside the window: the rival knew it held while the holder still did,
+            // which a double holder or a stale write needs (a grant whose reply came after
+            // the holder was done made no second holder).
+            true => a.granted && a.done_ns >= from && a.done_ns <= to,
+            false => a.done_ns >= from,
+        })
+        .map(|a| a.client)
+        .collect();
+    if askers.is_empty() && granted {
+        return Err(format!(
+            "no other client was granted the lock from {} to {}, while client {} could have lost it: the server had not let its lease go",
+            secs(from),
+            secs(to),
+            cand.holder
+        ));
+    }
+    if askers.is_empty() {
+        return Err(format!(
+            "no other client asked for the lock from {} to {}, while client {} could have lost it",
+            secs(from),
+            secs(to),
+            cand.holder
+        ));
+    }
+    Ok(Window {
+        from_ns: from,
+        to_ns: to,
+        holder: cand.holder,
+        askers: askers.into_iter().collect(),
+        lock: cand.hold.lock.clone(),
+    })
+}
+
+/// The lease a hold runs on: the history's, else the lock's.
+fn lease(cand: &Cand, lock: &LockShape) -> Option<u64> {
+    cand.hold.lease_ms.or(lock.lease_ms)
+}
+
+fn hold_end(cand: &Cand, run_end_ns: u64) -> u64 {
+    cand.end_ns.unwrap_or(run_end_ns)
+}
+
+/// A holder that could not speak to the lock from the instance's start to its end: exposed
+/// past the lease it had left (from the lease's end to the hold's), or over the whole hold for
+/// a lock without a lease.
+fn silenced_past_lease(
+    i: &Instance,
+    cand: &Cand,
+    lock: &LockShape,
+    run_end_ns: u64,
+    what: &str,
+) -> Judged {
+    let end = i.end_ns.unwrap_or(run_end_ns);
+    let hold_end = hold_end(cand, run_end_ns);
+    let Some(lease) = lease(cand, lock) else {
+        return Ok((i.start_ns, hold_end));
+    };
+    let lease_end = cand.hold.since_ns + lease * 1_000_000;
+    if end <= lease_end {
+        return Err(format!(
+            "the {what} ended {} ms after client {}'s lease began, within its {lease} ms lease",
+            end.saturating_sub(cand.hold.since_ns) / 1_000_000,
+            cand.holder
+        ));
+    }
+    Ok((lease_end.max(i.start_ns), hold_end))
+}
+
+fn cut(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
+    if let Some((left, of)) = lock.reachable(&i.nodes) {
+        if left >= lock.quorum {
+            return Err(format!(
+                "the cut of {} left every client {left} of the lock's {of} nodes, a quorum of {}",
+                i.nodes.join(","),
+                lock.quorum
+            ));
+        }
+    }
+    silenced_past_lease(i, cand, lock, run_end_ns, "cut")
+}
+
+fn restart(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
+    if !lock.touches(&i.nodes) {
+        return Err(format!("{} grants no part of the lock", i.nodes.join(",")));
+    }
+    let Some(restart) = i.end_ns else {
+        return Err("the node did not come back before the run ended".to_owned());
+    };
+    let mut until = hold_end(cand, run_end_ns);
+    if let Some(lease) = lease(cand, lock) {
+        until = until.min(cand.hold.since_ns + lease * 1_000_000);
+    }
+    if restart >= until {
+        return Err(format!(
+            "the node came back at {}, after client {}'s hold or lease ended at {}",
+            secs(restart),
+            cand.holder,
+            secs(until)
+        ));
+    }
+    Ok((restart, until))
+}
+
+fn jump(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
+    if !lock.touches(&i.nodes) {
+        return Err(format!("{} grants no part of the lock", i.nodes.join(",")));
+    }
+    let Some(lease) = lease(cand, lock) else {
+        return Err("the lock keeps no lease, so it reads no clock".to_owned());
+    };
+    let lease_end = cand.hold.since_ns + lease * 1_000_000;
+    let left_ms = lease_end.saturating_sub(i.start_ns) / 1_000_000;
+    let offset = i.offset_ms.unwrap_or(0);
+    if offset <= 0 || offset.unsigned_abs() <= left_ms {
+        return Err(format!(
+            "a jump of {offset:+} ms, not forward past the {left_ms} ms client {} had left",
+            cand.holder
+        ));
+    }
+    Ok((i.start_ns, hold_end(cand, run_end_ns).min(lease_end)))
+}
+
+fn delay(cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
+    let Some(lease) = lease(cand, lock) else {
+        return Err("the lock keeps no lease for a slow grant to outlast".to_owned());
+    };
+    let round_trip = cand.hold.since_ns.saturating_sub(cand.hold.sent_ns) / 1_000_000;
+    if round_trip <= lease {
+        return Err(format!(
+            "client {}'s grant came back {round_trip} ms after it was sent, within its {lease} ms lease",
+            cand.holder
+        ));
+    }
+    Ok((
+        cand.hold.sent_ns + lease * 1_000_000,
+        hold_end(cand, run_end_ns),
+    ))
+}
+
+fn in_force(i: &Instance, cand: &Cand, run_end_ns: u64) -> Judged {
+    let from = i.start_ns.max(cand.hold.granted_ns);
+    let to = i
+        .end_ns
+        .unwrap_or(run_end_ns)
+        .min(hold_end(cand, run_end_ns));
+    Ok((from, to))
+}
+
+/// Why an instance with no candidate hold opened no window.
+fn no_hold(rule: Rule) -> String {
+    match rule {
+        Rule::PauseOutlastsLease => "the paused client held no lock when it stopped".to_owned(),
+        Rule::HolderCrashed => "the crashed client held no lock".to_owned(),
+        Rule::DelayPastLease => "no grant came back while the latency was in force".to_owned(),
+        Rule::CutPastLease
+        | Rule::RestartInsideLease
+        | Rule::JumpPastLease
+        | Rule::InForceDuringContendedHold => {
+            "no client held the lock while the fault was in force".to_owned()
+        }
+    }
+}
+
+/// What an exposed instance opened, in a sentence.
+fn exposed_why(rule: Rule, w: &Window) -> String {
+    let askers: Vec<String> = w.askers.iter().map(u64::to_string).collect();
+    let opened = match rule {
+        Rule::PauseOutlastsLease => "the pause outlasted the lease its client held",
+        Rule::CutPastLease => "the cut kept the holder from a quorum past its lease",
+        Rule::RestartInsideLease => "the node came back inside the holder's lease",
+        Rule::JumpPastLease => "the jump passed the lease the holder had left",
+        Rule::DelayPastLease => "a grant came back past its lease",
+        Rule::HolderCrashed => "the crashed client held the lock",
+        Rule::InForceDuringContendedHold => "the fault was in force during a hold",
+    };
+    format!(
+        "{opened}: client {} held from {} to {}, and client{} {} asked",
+        w.holder,
+        secs(w.from_ns),
+        secs(w.to_ns),
+        if askers.len() == 1 { "" } else { "s" },
+        askers.join(", ")
+    )
+}

@@ -1,0 +1,84 @@
+//! What the exposure stream keeps of a history, and what the rules judge: holds, asks, fault
+//! instances and the holds each could have broken.
+
+use super::Rule;
+use crate::fault_verbs::Target;
+use crate::history::F;
+
+/// A client's hold: granted and not yet done with.
+#[derive(Debug, Clone)]
+pub(super) struct Hold {
+    pub lock: Option<String>,
+    pub granted_ns: u64,
+    /// When the lease it holds began at the latest: its grant's or last renewal's reply.
+    pub since_ns: u64,
+    /// The lease the history records for it.
+    pub lease_ms: Option<u64>,
+    /// When the request that granted (or last renewed) it was sent.
+    pub sent_ns: u64,
+}
+
+/// Another client's acquire that met a candidate's hold.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ask {
+    pub client: u64,
+    pub invoke_ns: u64,
+    /// Its completion, or the run's end for one still pending.
+    pub done_ns: u64,
+    /// Whether it was granted.
+    pub granted: bool,
+}
+
+/// A hold a fault instance could have broken, and the asks of the others while it lasted.
+#[derive(Debug, Clone)]
+pub(super) struct Cand {
+    pub holder: u64,
+    pub hold: Hold,
+    /// When the hold ended (its release came back); `None`: still held at the run's end.
+    pub end_ns: Option<u64>,
+    pub asks: Vec<Ask>,
+}
+
+/// One fault instance as the history shows it.
+#[derive(Debug, Clone)]
+pub(super) struct Instance {
+    pub verb: F,
+    pub target: Target,
+    pub rule: Rule,
+    pub start_ns: u64,
+    pub end_ns: Option<u64>,
+    pub nodes: Vec<String>,
+    pub client: Option<u64>,
+    pub offset_ms: Option<i64>,
+    pub cands: Vec<Cand>,
+}
+
+impl Instance {
+    pub(super) fn open(&self) -> bool {
+        self.end_ns.is_none()
+    }
+
+    /// Whether a hold granted while this instance is in force is one of its candidates.
+    pub(super) fn takes_new_holds(&self) -> bool {
+        match self.rule {
+            Rule::CutPastLease | Rule::DelayPastLease | Rule::InForceDuringContendedHold => true,
+            Rule::PauseOutlastsLease
+            | Rule::RestartInsideLease
+            | Rule::JumpPastLease
+            | Rule::HolderCrashed => false,
+        }
+    }
+
+    /// Whether the holds in force when it starts are its candidates: all of them, those of
+    /// its client, or none (latency judges the grants it slows).
+    pub(super) fn takes_hold_of(&self, client: u64) -> bool {
+        match self.rule {
+            Rule::PauseOutlastsLease | Rule::HolderCrashed => self.client == Some(client),
+            Rule::CutPastLease
+            | Rule::RestartInsideLease
+            | Rule::JumpPastLease
+            | Rule::InForceDuringContendedHold => true,
+            Rule::DelayPastLease => false,
+        }
+    }
+}

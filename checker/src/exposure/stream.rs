@@ -1,0 +1,265 @@
+//! The history read once for exposure: the holds and the asks as they happen, and for each
+//! fault instance the holds it could have broken (its candidates), with the asks that met them.
+//! Memory follows the clients, the fault instances and the asks during their holds, not the
+//! history's length.
+
+use super::judge::judge;
+use super::parts::{Ask, Cand, Hold, Instance};
+use super::{Exposures, Plan, Rule};
+use crate::fault_verbs::{self, Ends, Target};
+use crate::history::{EventKind, EventRef, Process, F};
+use std::collections::BTreeMap;
+
+/// Exposure fed one event at a time.
+#[derive(Debug, Clone)]
+pub struct ExposureStream {
+    plan: Plan,
+    holds: BTreeMap<u64, Hold>,
+    /// Each client's pending acquire: when it was sent, and its lock.
+    asking: BTreeMap<u64, (u64, Option<String>)>,
+    /// Each client's pending renewal: when it was sent.
+    renewing: BTreeMap<u64, u64>,
+    instances: Vec<Instance>,
+    end_ns: u64,
+}
+
+impl ExposureStream {
+    pub fn new(plan: Plan) -> ExposureStream {
+        ExposureStream {
+            plan,
+            holds: BTreeMap::new(),
+            asking: BTreeMap::new(),
+            renewing: BTreeMap::new(),
+            instances: Vec::new(),
+            end_ns: 0,
+        }
+    }
+
+    /// Takes the next event, in history order.
+    pub fn push(&mut self, e: &EventRef<'_>) {
+        self.end_ns = e.time_ns;
+        match e.process {
+            Process::Client(c) => self.client_event(c, e),
+            Process::Nemesis => self.nemesis_event(e),
+        }
+    }
+
+    fn client_event(&mut self, c: u64, e: &EventRef<'_>) {
+        let t = e.time_ns;
+        match (e.f, e.kind) {
+            (F::Acquire, EventKind::Invoke) => {
+                self.asking
+                    .insert(c, (t, e.lock.as_deref().map(str::to_owned)));
+            }
+            (F::Acquire, EventKind::Ok | EventKind::Fail | EventKind::Info) => {
+                let invoke_ns = self.asking.remove(&c).map_or(t, |(at, _)| at);
+                let granted = e.kind == EventKind::Ok;
+                self.met(c, e.lock.as_deref(), invoke_ns, t, granted);
+                if e.kind == EventKind::Ok {
+                    let hold = Hold {
+                        lock: e.lock.as_deref().map(str::to_owned),
+                        granted_ns: t,
+                        since_ns: t,
+                        lease_ms: e.value.lease_ms,
+                        sent_ns: e.value.sent_ns.unwrap_or(invoke_ns),
+                    };
+                    self.granted(c, &hold);
+                    self.holds.insert(c, hold);
+                }
+            }
+            (F::Renew, EventKind::Invoke) => {
+                self.renewing.insert(c, t);
+            }
+            (F::Renew, EventKind::Ok) => {
+                let sent = self.renewing.remove(&c).unwrap_or(t);
+                if let Some(h) = self.holds.get_mut(&c) {
+                    h.since_ns = t;
+                    h.sent_ns = sent;
+                    h.lease_ms = e.value.lease_ms.or(h.lease_ms);
+                    let renewed = h.clone();
+                    for cand in self.live_cands_of(c) {
+                        cand.hold.since_ns = renewed.since_ns;
+                        cand.hold.lease_ms = renewed.lease_ms;
+                    }
+                    // A renewal is a grant of the lease again: latency judges it as one.
+                    self.granted(c, &renewed);
+                }
+            }
+            (F::Renew, EventKind::Fail | EventKind::Info) => {
+                self.renewing.remove(&c);
+            }
+            (F::Release, EventKind::Ok | EventKind::Fail | EventKind::Info) => {
+                // Any answer ends the hold as far as a violation by this holder goes: after
+                // it, the client no longer writes as the lock's holder.
+                self.holds.remove(&c);
+                for cand in self.live_cands_of(c) {
+                    cand.end_ns = Some(t);
+                }
+            }
+            (F::Release | F::Write | F::Read | F::Cas | F::Notice, _)
+            | (
+                F::Partition
+                | F::Slow
+                | F::Heal
+                | F::Pause
+                | F::Resume
+                | F::Crash
+                | F::Restart
+                | F::Clock
+                | F::ClockReset
+                | F::Failover,
+                _,
+            ) => {}
+        }
+    }
+
+    /// The candidates whose hold is `client`'s and has not ended.
+    fn live_cands_of(&mut self, client: u64) -> impl Iterator<Item = &mut Cand> {
+        (self.instances.iter_mut())
+            .flat_map(|i| i.cands.iter_mut())
+            .filter(move |cand| cand.holder == client && cand.end_ns.is_none())
+    }
+
+    /// `client`'s hold granted (or renewed) now: a candidate of the instances in force that
+    /// judge every hold granted during them.
+    fn granted(&mut self, client: u64, hold: &Hold) {
+        for i in self.instances.iter_mut() {
+            if !(i.open() && i.takes_new_holds()) {
+                continue;
+            }
+            let renewal = i
+                .cands
+                .iter()
+                .any(|c| c.holder == client && c.end_ns.is_none());
+            // A renewal of a hold already judged adds a candidate only for latency, which
+            // judges each grant's round trip.
+            if renewal && i.rule != Rule::DelayPastLease {
+                continue;
+            }
+            i.cands.push(Cand {
+                holder: client,
+                hold: hold.clone(),
+                end_ns: None,
+                asks: Vec::new(),
+            });
+        }
+    }
+
+    /// `client`'s acquire of `lock`, sent at `invoke_ns`, came back at `done_ns` (`granted` or
+    /// not): it met every
+    /// other client's hold of that lock that had not ended before it was sent.
+    fn met(
+        &mut self,
+        client: u64,
+        lock: Option<&str>,
+        invoke_ns: u64,
+        done_ns: u64,
+        granted: bool,
+    ) {
+        let ask = Ask {
+            client,
+            invoke_ns,
+            done_ns,
+            granted,
+        };
+        for cand in self.instances.iter_mut().flat_map(|i| i.cands.iter_mut()) {
+            if cand.holder != client
+                && cand.hold.lock.as_deref() == lock
+                && cand.end_ns.is_none_or(|end| end >= invoke_ns)
+            {
+                cand.asks.push(ask);
+            }
+        }
+    }
+
+    fn nemesis_event(&mut self, e: &EventRef<'_>) {
+        if e.kind != EventKind::Info || e.error.is_some() {
+            return;
+        }
+        let t = e.time_ns;
+        let target = Target::of(e.value.client);
+        let nodes: Vec<String> = e.value.nodes.iter().map(|n| n.to_string()).collect();
+        match fault_verbs::role(e.f) {
+            fault_verbs::Role::Opens(opener) => {
+                let Some(rule) = self.plan.rule_for(e.f, target) else {
+                    return;
+                };
+                // A cut of peer links (`n2-to-n1`) leaves every client its nodes: only the
+                // fault's being in force during a contended hold can be said of it.
+                let rule = match rule {
+                    Rule::CutPastLease if nodes.iter().any(|n| n.contains("-to-")) => {
+                        Rule::InForceDuringContendedHold
+                    }
+                    other => other,
+                };
+                let mut instance = Instance {
+                    verb: e.f,
+                    target,
+                    rule,
+                    start_ns: t,
+                    end_ns: (opener.ends(target) == Ends::Instant).then_some(t),
+                    nodes,
+                    client: e.value.client,
+                    offset_ms: e.value.offset_ms,
+                    cands: Vec::new(),
+                };
+                for (&holder, hold) in &self.holds {
+                    if instance.takes_hold_of(holder) {
+                        instance.cands.push(Cand {
+                            holder,
+                            hold: hold.clone(),
+                            end_ns: None,
+                            asks: Vec::new(),
+                        });
+                    }
+                }
+                self.instances.push(instance);
+            }
+            fault_verbs::Role::Closes => {
+                for i in self.instances.iter_mut().filter(|i| i.open()) {
+                    let aimed = match i.target {
+                        Target::Client => i.client == e.value.client,
+                        Target::Nodes => {
+                            nodes.is_empty()
+                                || i.nodes.is_empty()
+                                || i.nodes.iter().any(|n| nodes.contains(n))
+                        }
+                    };
+                    if aimed && fault_verbs::closes(e.f, i.verb, i.target) {
+                        i.end_ns = Some(t);
+                    }
+                }
+            }
+            fault_verbs::Role::Client => {}
+        }
+    }
+
+    /// Every fault instance judged; asks still pending count to the run's end.
+    pub fn finish(mut self) -> Exposures {
+        let asking = std::mem::take(&mut self.asking);
+        for (client, (invoke_ns, lock)) in asking {
+            self.met(client, lock.as_deref(), invoke_ns, self.end_ns, false);
+        }
+        let never_started = (self.plan.faults.iter())
+            .filter(|f| {
+                !self
+                    .instances
+                    .iter()
+                    .any(|i| i.verb == f.verb && i.target == f.target)
+            })
+            .map(|f| {
+                format!(
+                    "the {} fault never took effect before the run ended",
+                    f.verb
+                )
+            })
+            .collect();
+        Exposures {
+            planned: !self.plan.faults.is_empty(),
+            faults: (self.instances.iter())
+                .map(|i| judge(i, &self.plan.lock, self.end_ns))
+                .collect(),
+            never_started,
+        }
+    }
+}

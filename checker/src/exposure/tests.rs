@@ -1,0 +1,535 @@
+//! Each rule on hand-built histories: one instance exposed and one of the same fault not.
+
+use super::*;
+use crate::history::{EventKind, Process, Value};
+
+/// A small history builder: times in milliseconds.
+#[derive(Default)]
+struct H(Vec<Event>);
+
+impl H {
+    fn push(&mut self, ms: u64, process: Process, kind: EventKind, f: F, value: Value) {
+        let index = self.0.len() as u64;
+        self.0.push(Event {
+            v: 1,
+            index,
+            time_ns: ms * 1_000_000,
+            process,
+            kind,
+            f,
+            lock: None,
+            value,
+            error: None,
+        });
+    }
+    fn ask(mut self, ms: u64, c: u64) -> H {
+        self.push(
+            ms,
+            Process::Client(c),
+            EventKind::Invoke,
+            F::Acquire,
+            Value::default(),
+        );
+        self
+    }
+    fn grant(mut self, ms: u64, c: u64, lease: Option<u64>) -> H {
+        let value = Value {
+            lease_ms: lease,
+            ..Value::default()
+        };
+        self.push(ms, Process::Client(c), EventKind::Ok, F::Acquire, value);
+        self
+    }
+    fn refused(mut self, ms: u64, c: u64) -> H {
+        self.push(
+            ms,
+            Process::Client(c),
+            EventKind::Fail,
+            F::Acquire,
+            Value::default(),
+        );
+        self
+    }
+    fn release(mut self, ms: u64, c: u64) -> H {
+        self.push(
+            ms,
+            Process::Client(c),
+            EventKind::Invoke,
+            F::Release,
+            Value::default(),
+        );
+        self.push(
+            ms,
+            Process::Client(c),
+            EventKind::Ok,
+            F::Release,
+            Value::default(),
+        );
+        self
+    }
+    fn renew(mut self, sent: u64, ms: u64, c: u64, lease: u64) -> H {
+        self.push(
+            sent,
+            Process::Client(c),
+            EventKind::Invoke,
+            F::Renew,
+            Value::default(),
+        );
+        let value = Value {
+            lease_ms: Some(lease),
+            ..Value::default()
+        };
+        self.push(ms, Process::Client(c), EventKind::Ok, F::Renew, value);
+        self
+    }
+    fn nemesis(mut self, ms: u64, f: F, nodes: &[&str], client: Option<u64>) -> H {
+        let value = Value {
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            client,
+            ..Value::default()
+        };
+        self.push(ms, Process::Nemesis, EventKind::Info, f, value);
+        self
+    }
+    fn jump(mut self, ms: u64, nodes: &[&str], offset_ms: i64) -> H {
+        let value = Value {
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            offset_ms: Some(offset_ms),
+            ..Value::default()
+        };
+        self.push(ms, Process::Nemesis, EventKind::Info, F::Clock, value);
+        self
+    }
+    fn end(mut self, ms: u64) -> H {
+        self.push(
+            ms,
+            Process::Client(9),
+            EventKind::Invoke,
+            F::Read,
+            Value::default(),
+        );
+        self
+    }
+}
+
+fn plan(verb: F, target: Target, rule: Rule, lease: Option<u64>, nodes: &[&str]) -> Plan {
+    Plan {
+        faults: vec![FaultRule { verb, target, rule }],
+        lock: LockShape {
+            lease_ms: lease,
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            quorum: nodes.len() / 2 + 1,
+        },
+    }
+}
+
+fn one(h: H, plan: Plan) -> Exposure {
+    let mut all = exposures(&h.0, plan);
+    assert_eq!(all.faults.len(), 1, "{all:?}");
+    all.faults.remove(0)
+}
+
+fn pause_plan() -> Plan {
+    plan(
+        F::Pause,
+        Target::Client,
+        Rule::PauseOutlastsLease,
+        Some(500),
+        &["n1"],
+    )
+}
+
+#[test]
+fn a_pause_of_the_holder_past_its_lease_while_another_asked_is_exposed() {
+    // Client 1 granted a 500 ms lease at 100 ms, paused from 200 to 900 ms; client 2 asks
+    // from 300 ms and is granted at 700 ms.
+    let h = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(500))
+        .nemesis(200, F::Pause, &[], Some(1))
+        .ask(300, 2)
+        .grant(700, 2, Some(500))
+        .nemesis(900, F::Resume, &[], Some(1))
+        .release(950, 1)
+        .end(1000);
+    let e = one(h, pause_plan());
+    let w = e.window.as_ref().expect("exposed");
+    assert_eq!((w.from_ns, w.to_ns), (600_000_000, 950_000_000));
+    assert_eq!((w.holder, w.askers.clone()), (1, vec![2]));
+    assert!(e.why.contains("outlasted"), "{}", e.why);
+}
+
+#[test]
+fn a_pause_within_the_lease_left_or_of_a_client_holding_nothing_is_not_exposed() {
+    let within = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(500))
+        .nemesis(200, F::Pause, &[], Some(1))
+        .ask(300, 2)
+        .nemesis(550, F::Resume, &[], Some(1))
+        .release(560, 1)
+        .grant(570, 2, Some(500))
+        .end(1000);
+    let e = one(within, pause_plan());
+    assert!(e.window.is_none());
+    assert!(e.why.contains("within its 500 ms lease"), "{}", e.why);
+    let idle = H::default()
+        .nemesis(200, F::Pause, &[], Some(1))
+        .ask(300, 2)
+        .grant(310, 2, Some(500))
+        .nemesis(900, F::Resume, &[], Some(1))
+        .end(1000);
+    let e = one(idle, pause_plan());
+    assert_eq!(e.why, "the paused client held no lock when it stopped");
+}
+
+#[test]
+fn a_pause_past_the_lease_that_nobody_was_granted_after_is_not_exposed() {
+    // Nobody asked after the lease's end; and in the second history client 2 asked from
+    // 650 ms but the server kept the lease (etcd revokes late) and granted it only after the
+    // holder's release.
+    let nobody = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(500))
+        .ask(150, 2)
+        .refused(180, 2)
+        .nemesis(200, F::Pause, &[], Some(1))
+        .nemesis(900, F::Resume, &[], Some(1))
+        .release(950, 1)
+        .end(1000);
+    let kept = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(500))
+        .nemesis(200, F::Pause, &[], Some(1))
+        .ask(650, 2)
+        .nemesis(900, F::Resume, &[], Some(1))
+        .release(950, 1)
+        .grant(960, 2, Some(500))
+        .end(1000);
+    for h in [nobody, kept] {
+        let e = one(h, pause_plan());
+        assert!(e.window.is_none());
+        assert!(
+            e.why
+                .contains("no other client was granted the lock from 0.600 s to 0.950 s"),
+            "{}",
+            e.why
+        );
+    }
+}
+
+#[test]
+fn a_renewal_before_the_pause_moves_the_lease_it_must_outlast() {
+    // Granted at 100 ms with 500 ms and renewed at 400 ms: the lease now ends at 900 ms. A
+    // pause from 450 ms to 880 ms ends inside it; one to 950 ms outlasts it.
+    let base = |resume: u64| {
+        H::default()
+            .ask(0, 1)
+            .grant(100, 1, Some(500))
+            .renew(380, 400, 1, 500)
+            .nemesis(450, F::Pause, &[], Some(1))
+            .ask(500, 2)
+            .grant(905, 2, Some(500))
+            .nemesis(resume, F::Resume, &[], Some(1))
+            .release(resume + 10, 1)
+            .end(2000)
+    };
+    assert!(one(base(880), pause_plan()).window.is_none());
+    assert!(one(base(950), pause_plan()).window.is_some());
+}
+
+fn cut_plan(nodes: &[&str]) -> Plan {
+    plan(
+        F::Partition,
+        Target::Nodes,
+        Rule::CutPastLease,
+        Some(1000),
+        nodes,
+    )
+}
+
+#[test]
+fn a_cut_of_a_quorum_past_the_holders_lease_is_exposed_and_a_cut_of_a_minority_is_not() {
+    let h = |cut: &[&str]| {
+        H::default()
+            .ask(0, 1)
+            .grant(100, 1, Some(1000))
+            .nemesis(500, F::Partition, cut, None)
+            .ask(600, 2)
+            .nemesis(2500, F::Heal, cut, None)
+            .grant(2600, 2, Some(1000))
+            .release(3000, 1)
+            .end(4000)
+    };
+    let nodes = ["n1", "n2", "n3"];
+    let e = one(h(&["n1", "n2"]), cut_plan(&nodes));
+    let w = e.window.expect("two of three cut: no quorum");
+    assert_eq!((w.from_ns, w.to_ns), (1_100_000_000, 3_000_000_000));
+    let e = one(h(&["n1"]), cut_plan(&nodes));
+    assert!(e.window.is_none());
+    assert!(
+        e.why.contains("left every client 2 of the lock's 3 nodes"),
+        "{}",
+        e.why
+    );
+}
+
+#[test]
+fn a_cut_shorter_than_the_lease_left_is_not_exposed() {
+    let h = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(1000))
+        .nemesis(500, F::Partition, &["n1"], None)
+        .ask(600, 2)
+        .nemesis(1000, F::Heal, &["n1"], None)
+        .release(1200, 1)
+        .grant(1210, 2, Some(1000))
+        .end(2000);
+    let e = one(h, cut_plan(&["n1"]));
+    assert!(e.window.is_none());
+    assert!(e.why.contains("within its 1000 ms lease"), "{}", e.why);
+}
+
+#[test]
+fn a_cut_of_peer_links_is_judged_by_its_being_in_force_during_a_contended_hold() {
+    let h = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(1000))
+        .nemesis(500, F::Partition, &["n2-to-n1"], None)
+        .ask(600, 2)
+        .nemesis(700, F::Heal, &["n2-to-n1"], None)
+        .release(800, 1)
+        .end(1000);
+    let e = one(h, cut_plan(&["n1", "n2"]));
+    assert_eq!(e.rule, Rule::InForceDuringContendedHold);
+    let w = e.window.expect("in force during a hold someone asked for");
+    assert_eq!((w.from_ns, w.to_ns), (500_000_000, 700_000_000));
+}
+
+fn crash_plan() -> Plan {
+    plan(
+        F::Crash,
+        Target::Nodes,
+        Rule::RestartInsideLease,
+        Some(2000),
+        &["n1"],
+    )
+}
+
+#[test]
+fn a_node_back_inside_the_holders_lease_while_another_asked_is_exposed() {
+    let h = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(2000))
+        .nemesis(200, F::Crash, &["n1"], None)
+        .ask(300, 2)
+        .nemesis(900, F::Restart, &["n1"], None)
+        .grant(950, 2, Some(2000))
+        .release(1500, 1)
+        .end(3000);
+    let w = one(h, crash_plan()).window.expect("exposed");
+    assert_eq!((w.from_ns, w.to_ns), (900_000_000, 1_500_000_000));
+}
+
+#[test]
+fn a_crash_between_holds_or_a_restart_after_the_hold_is_not_exposed() {
+    // The holder's 1-5 ms hold ended long before the node came back.
+    let short = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(2000))
+        .nemesis(101, F::Crash, &["n1"], None)
+        .release(103, 1)
+        .ask(300, 2)
+        .nemesis(900, F::Restart, &["n1"], None)
+        .grant(950, 2, Some(2000))
+        .end(3000);
+    let e = one(short, crash_plan());
+    assert!(e.window.is_none());
+    assert!(
+        e.why.contains("after client 1's hold or lease ended"),
+        "{}",
+        e.why
+    );
+    let between = H::default()
+        .nemesis(200, F::Crash, &["n1"], None)
+        .ask(300, 2)
+        .nemesis(900, F::Restart, &["n1"], None)
+        .grant(950, 2, Some(2000))
+        .end(3000);
+    let e = one(between, crash_plan());
+    assert_eq!(
+        e.why,
+        "no client held the lock while the fault was in force"
+    );
+}
+
+#[test]
+fn a_crash_of_a_node_that_grants_nothing_is_not_exposed() {
+    let h = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(2000))
+        .nemesis(200, F::Crash, &["n4"], None)
+        .ask(300, 2)
+        .nemesis(900, F::Restart, &["n4"], None)
+        .release(1500, 1)
+        .end(3000);
+    let e = one(h, crash_plan());
+    assert_eq!(e.why, "n4 grants no part of the lock");
+}
+
+fn jump_plan(lease: Option<u64>) -> Plan {
+    plan(F::Clock, Target::Nodes, Rule::JumpPastLease, lease, &["n1"])
+}
+
+#[test]
+fn a_forward_jump_past_the_lease_left_during_a_hold_is_exposed_and_a_small_or_backward_one_is_not()
+{
+    let leased = |offset: i64, lease: Option<u64>| {
+        H::default()
+            .ask(0, 1)
+            .grant(100, 1, lease)
+            .ask(200, 2)
+            .jump(300, &["n1"], offset)
+            .grant(310, 2, lease)
+            .release(600, 1)
+            .nemesis(900, F::ClockReset, &["n1"], None)
+            .end(2000)
+    };
+    let h = |offset: i64| leased(offset, Some(1000));
+    let w = one(h(2000), jump_plan(Some(1000))).window.expect("exposed");
+    assert_eq!(
+        (w.from_ns, w.to_ns, w.askers.clone()),
+        (300_000_000, 600_000_000, vec![2])
+    );
+    let e = one(h(500), jump_plan(Some(1000)));
+    assert!(
+        e.why.contains("+500 ms, not forward past the 800 ms"),
+        "{}",
+        e.why
+    );
+    assert!(one(h(-2000), jump_plan(Some(1000))).window.is_none());
+    let e = one(leased(2000, None), jump_plan(None));
+    assert_eq!(e.why, "the lock keeps no lease, so it reads no clock");
+}
+
+fn latency_plan() -> Plan {
+    plan(
+        F::Slow,
+        Target::Nodes,
+        Rule::DelayPastLease,
+        Some(300),
+        &["n1"],
+    )
+}
+
+#[test]
+fn a_grant_back_later_than_its_lease_is_exposed_and_a_quick_one_is_not() {
+    let h = |granted: u64| {
+        H::default()
+            .nemesis(50, F::Slow, &["n1"], None)
+            .ask(100, 1)
+            .ask(120, 2)
+            .grant(granted, 1, Some(300))
+            .release(granted + 100, 1)
+            .nemesis(1500, F::Heal, &["n1"], None)
+            .end(2000)
+    };
+    let w = one(h(600), latency_plan())
+        .window
+        .expect("500 ms round trip, 300 ms lease");
+    assert_eq!((w.from_ns, w.to_ns), (400_000_000, 700_000_000));
+    let e = one(h(300), latency_plan());
+    assert!(
+        e.why
+            .contains("came back 200 ms after it was sent, within its 300 ms lease"),
+        "{}",
+        e.why
+    );
+}
+
+#[test]
+fn a_crash_of_the_holder_that_others_wait_on_is_exposed_and_of_an_idle_client_is_not() {
+    let plan = || {
+        plan(
+            F::Crash,
+            Target::Client,
+            Rule::HolderCrashed,
+            Some(1000),
+            &["n1"],
+        )
+    };
+    let h = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(1000))
+        .nemesis(200, F::Crash, &[], Some(1))
+        .ask(300, 2)
+        .grant(1100, 2, Some(1000))
+        .end(2000);
+    let w = one(h, plan()).window.expect("exposed");
+    assert_eq!((w.holder, w.askers.clone()), (1, vec![2]));
+    let idle = H::default()
+        .nemesis(200, F::Crash, &[], Some(1))
+        .ask(300, 2)
+        .grant(310, 2, Some(1000))
+        .end(2000);
+    assert_eq!(one(idle, plan()).why, "the crashed client held no lock");
+}
+
+#[test]
+fn a_fault_in_force_during_a_hold_nobody_else_wanted_is_not_exposed() {
+    let plan = plan(
+        F::Failover,
+        Target::Nodes,
+        Rule::InForceDuringContendedHold,
+        Some(1000),
+        &["n1"],
+    );
+    let h = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(1000))
+        .nemesis(200, F::Failover, &["n1"], None)
+        .release(300, 1)
+        .ask(400, 2)
+        .grant(410, 2, Some(1000))
+        .end(2000);
+    let e = one(h, plan.clone());
+    assert!(e.why.contains("no other client asked"), "{}", e.why);
+    let contended = H::default()
+        .ask(0, 1)
+        .grant(100, 1, Some(1000))
+        .ask(150, 2)
+        .nemesis(200, F::Failover, &["n1"], None)
+        .release(300, 1)
+        .grant(310, 2, Some(1000))
+        .end(2000);
+    assert!(one(contended, plan).window.is_some());
+}
+
+#[test]
+fn a_run_is_exposed_by_any_instance_and_a_baseline_needs_none() {
+    assert!(exposures(&H::default().end(10).0, Plan::none()).exposed());
+    let never = exposures(&H::default().end(10).0, pause_plan());
+    assert!(!never.exposed());
+    assert_eq!(
+        never.summary(),
+        Err("the pause fault never took effect before the run ended".to_owned())
+    );
+    assert_eq!(with_exposure(Verdict::Valid, &never), Verdict::NotExposed);
+    assert_eq!(with_exposure(Verdict::Invalid, &never), Verdict::Invalid);
+    assert_eq!(with_exposure(Verdict::Stuck, &never), Verdict::Stuck);
+}
+
+#[test]
+fn every_rule_has_a_name_and_a_sentence_the_docs_state() {
+    let docs = include_str!("../../../docs/exposure.md");
+    for rule in Rule::ALL {
+        assert!(
+            docs.contains(rule.name()) && docs.contains(rule.text()),
+            "docs/exposure.md must state {}: {:?}",
+            rule.name(),
+            rule.text()
+        );
+        let json = serde_json::to_string(&rule).unwrap();
+        assert_eq!(json, format!("\"{}\"", rule.name()));
+    }
+}
