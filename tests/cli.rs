@@ -292,6 +292,55 @@ fn suite_writes_junit_a_record_and_a_trend_page_and_honours_its_time_budget() {
 }
 
 #[test]
+fn a_pause_inside_the_lease_is_not_exposed_on_scenario_and_suite_never_valid() {
+    // issue 40: every pause of redis-short-pause ends inside its holder's 1000 ms lease, so
+    // no violation was possible from it. `scenario` exits 8 with the reason; `suite` holds the
+    // scenario to its expected `not-exposed` (exit 0) and records the run as such.
+    let store = tempfile::tempdir().unwrap();
+    let out = lockpick()
+        .args(["scenario", "redis-short-pause", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(8), "{stdout}\n{stderr}");
+    assert!(stdout.contains("NOT EXPOSED: "), "{stdout}");
+    assert!(stdout.contains("within its 1000 ms lease"), "{stdout}");
+    assert!(
+        stdout.contains("exposure: 0 of ")
+            && stdout.contains("[pause-outlasts-lease]: not exposed"),
+        "{stdout}"
+    );
+    let run = latest_run(store.path(), "redis-short-pause");
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["verdict"], "not-exposed", "{results}");
+    let instances = results["exposures"]["faults"].as_array().unwrap();
+    assert!(instances.len() >= 2, "{results}");
+    assert!(instances.iter().all(|x| x["window"].is_null()), "{results}");
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        page.contains(r#"<p id="not-exposed">"#),
+        "report.html says why"
+    );
+
+    let out = lockpick()
+        .args(["suite", "--filter", "redis-short-pause", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let suites: Vec<PathBuf> = std::fs::read_dir(store.path().join("suite"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let record = std::fs::read_to_string(suites[0].join("suite.json")).unwrap();
+    assert!(record.contains("\"verdict\": \"not-exposed\""), "{record}");
+}
+
+#[test]
 fn suite_refuses_a_time_budget_out_of_range() {
     for budget in ["0", "-1", "nan", "1e300"] {
         let out = lockpick()

@@ -204,6 +204,43 @@ fn lockpick_jsonl_is_detected_and_read() {
 }
 
 #[test]
+fn edn_export_carries_each_fault_instances_exposure_and_still_reads_back() {
+    use lockpick_checker::exposure::{exposures, FaultRule, Plan, Rule};
+    use lockpick_checker::fault_verbs::Target;
+    use lockpick_checker::import::to_jepsen_edn_exposed;
+    let plan = Plan {
+        faults: vec![FaultRule {
+            verb: lockpick_checker::history::F::Partition,
+            target: Target::Nodes,
+            rule: Rule::InForceDuringContendedHold,
+        }],
+        ..Plan::default()
+    };
+    let judged = exposures(&lock_run(), plan);
+    assert_eq!(judged.faults.len(), 1, "{judged:?}");
+    let edn = to_jepsen_edn_exposed(&lock_run(), Some(&judged));
+    let line = edn
+        .lines()
+        .find(|l| l.contains(":f :partition"))
+        .expect("the partition's op");
+    assert!(
+        line.contains(":exposure {:rule \"in-force-during-contended-hold\", :exposed "),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(":why {:?}", judged.faults[0].why)),
+        "{line}"
+    );
+    assert_eq!(
+        edn.lines().filter(|l| l.contains(":exposure")).count(),
+        1,
+        "only the op that started the instance: {edn}"
+    );
+    let back = parse_text(&edn, None).expect("exported EDN with exposures parses");
+    assert_eq!(back.ops.len(), from_events(&lock_run()).unwrap().ops.len());
+}
+
+#[test]
 fn edn_export_reads_back_as_the_same_operations() {
     let edn = to_jepsen_edn(&lock_run());
     assert_eq!(edn.lines().count(), 7);

@@ -1,6 +1,7 @@
 //! Writing a lockpick history as Jepsen EDN op maps, one per line, so Knossos or Elle can
 //! check the same run.
 
+use crate::exposure::Exposures;
 use crate::history::{Event, EventKind, Process, Value, F};
 use std::fmt::Write as _;
 
@@ -40,6 +41,13 @@ fn edn_value(f: crate::history::F, v: &Value) -> String {
 
 /// One EDN map per event, each ending in a newline, in history order.
 pub fn to_jepsen_edn(events: &[Event]) -> String {
+    to_jepsen_edn_exposed(events, None)
+}
+
+/// [`to_jepsen_edn`], with each fault instance's exposure (docs/exposure.md) on the nemesis op
+/// that started it: `:exposure {:rule "pause-outlasts-lease", :exposed true, :why "…",
+/// :window [from-ns to-ns]}`.
+pub fn to_jepsen_edn_exposed(events: &[Event], exposures: Option<&Exposures>) -> String {
     let mut out = String::new();
     // A notice is lockpick's own (what a library told its holder): Jepsen would read a
     // client's `:info` as the process crashing.
@@ -68,6 +76,22 @@ pub fn to_jepsen_edn(events: &[Event]) -> String {
         }
         if let Some(err) = &e.error {
             let _ = write!(out, ", :error {}", edn_str(err));
+        }
+        let started = (exposures.into_iter())
+            .flat_map(|x| &x.faults)
+            .find(|x| e.process == Process::Nemesis && x.fault == e.f && x.start_ns == e.time_ns);
+        if let Some(x) = started.filter(|_| e.kind == EventKind::Info && e.error.is_none()) {
+            let _ = write!(
+                out,
+                ", :exposure {{:rule {}, :exposed {}, :why {}",
+                edn_str(x.rule.name()),
+                x.exposed(),
+                edn_str(&x.why)
+            );
+            if let Some(w) = &x.window {
+                let _ = write!(out, ", :window [{} {}]", w.from_ns, w.to_ns);
+            }
+            out.push('}');
         }
         out.push_str("}\n");
     }

@@ -16,7 +16,7 @@ mod read;
 mod value;
 
 pub use error::ImportError;
-pub use export_edn::to_jepsen_edn;
+pub use export_edn::{to_jepsen_edn, to_jepsen_edn_exposed};
 pub use format::{Format, UnknownFormat};
 pub use lockpick::from_events;
 pub use read::{parse_text, parse_text_lines, read_file, read_file_lines};
