@@ -5,6 +5,7 @@ mod cell_file;
 mod column;
 mod error;
 mod file;
+mod note;
 mod plan;
 mod row;
 mod shard;
