@@ -79,6 +79,30 @@ impl<'de> serde::de::Visitor<'de> for RawNoteVisitor {
     }
 }
 
+/// `record` with the notes of `matrix` (the file as it is now) in place of those it was
+/// written with: what a stored record (a publication's `*.matrix.json`) is rendered with, so
+/// that the notes checked are the ones that would be published. The notes of cells the record
+/// does not have are returned, as `(row, column)`: there is nothing to check them against.
+pub fn with_file_notes(
+    record: &mut lockpick_reports::matrix::MatrixRecord,
+    matrix: &super::Matrix,
+) -> Vec<(String, String)> {
+    for cell in &mut record.cells {
+        cell.note = (matrix.rows.iter())
+            .find(|r| r.name == cell.row)
+            .and_then(|r| r.notes.get(&cell.column).cloned());
+    }
+    let mut unplaced = Vec::new();
+    for row in &matrix.rows {
+        for column in row.notes.keys() {
+            if record.cell(&row.name, column).is_none() {
+                unplaced.push((row.name.clone(), column.clone()));
+            }
+        }
+    }
+    unplaced
+}
+
 /// The keys a note's table takes, for error messages.
 const NOTE_KEYS: &str = "text (the note, a string), seeds (a table of verdict = [seeds])";
 

@@ -6,6 +6,14 @@ use super::note_render::{rendered_note, stale_notes, StaleNotes};
 use super::page::{cell_label, cell_numbers, cell_sentence};
 use super::record::{percent_up, CellStatus, MatrixRecord};
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Where the record a markdown page was made from is written beside it
+/// (`docs/library-matrix.md` → `docs/library-matrix.matrix.json`): committed with the page, it
+/// is what the shipped notes are checked against and what the page can be made again from.
+pub fn record_beside(markdown: &Path) -> PathBuf {
+    markdown.with_extension("matrix.json")
+}
 
 /// The markdown text of `record`; `again` is the command that makes the whole matrix (and this
 /// file) again from nothing. Refused, naming every one, when a cell's note disagrees with the

@@ -14,7 +14,7 @@ mod run_stats;
 pub use cell::{aggregate, safety_counts, with_exploration, CellHead};
 pub use diff::{diff_matrices, diff_text, CellDiff, MatrixDiff};
 pub use lockpick_checker::fault_reached::{fault_reach, Needs};
-pub use markdown::matrix_markdown;
+pub use markdown::{matrix_markdown, record_beside};
 pub use note::{CellNote, RunVerdict};
 pub use note_render::{rendered_note, stale_notes, StaleNote, StaleNotes};
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};

@@ -13,7 +13,7 @@ use crate::run_args::runtime;
 use lockpick_harness::matrix::Shard;
 use lockpick_harness::matrix_run::{run_matrix, MatrixCommands, MatrixEvent, MatrixRequest, Until};
 use lockpick_reports::matrix::{
-    cell_label, matrix_markdown, stale_notes, CellStatus, MatrixRecord, RunSummary,
+    cell_label, matrix_markdown, record_beside, stale_notes, CellStatus, MatrixRecord, RunSummary,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -63,6 +63,10 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         // page (which marks it) are written: correct the note, then `--report-only`.
         let text = matrix_markdown(&outcome.record, &again)?;
         lockpick_reports::write_atomic(md, text.as_bytes()).map_err(Failure::WriteOutput)?;
+        // The record beside the page, so that a committed page keeps what its notes are
+        // checked against (the runs' seeds and verdicts) and can be rendered again.
+        let json = serde_json::to_vec_pretty(&outcome.record).expect("records serialize");
+        lockpick_reports::write_atomic(&record_beside(md), &json).map_err(Failure::WriteOutput)?;
         outln!("markdown: {}", md.display());
     }
     let record = &outcome.record;
