@@ -4,7 +4,6 @@
 //! a generated figure cannot disagree with its cell, and a claim about a seed that the cell's
 //! runs no longer bear out refuses to render ([`super::note_render`]).
 
-use super::record::RunSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -28,6 +27,8 @@ pub enum RunVerdict {
     Failed,
 }
 
+// What a run showed is read from its record in `note_render.rs` (`verdict_of`): this module,
+// which the record holds, cannot depend on it.
 impl RunVerdict {
     pub const ALL: [RunVerdict; 6] = [
         RunVerdict::Invalid,
@@ -57,21 +58,6 @@ impl RunVerdict {
     /// Every name, for error messages.
     pub fn names() -> String {
         RunVerdict::ALL.map(RunVerdict::name).join(", ")
-    }
-
-    /// What `run` showed. A violation counts wherever its fault reached (as the cell counts
-    /// it); an unrecognised verdict string (a newer lockpick's) is unknown, never valid.
-    pub fn of(run: &RunSummary) -> RunVerdict {
-        match (run.verdict.as_deref(), &run.not_tested) {
-            (None, _) => RunVerdict::Failed,
-            (Some("invalid"), _) => RunVerdict::Invalid,
-            (Some("stuck"), _) => RunVerdict::Stuck,
-            (Some("valid"), None) => RunVerdict::Valid,
-            (Some("valid" | "not-tested"), Some(_)) | (Some("not-tested"), None) => {
-                RunVerdict::NotTested
-            }
-            (Some(_), _) => RunVerdict::Unknown,
-        }
     }
 }
 

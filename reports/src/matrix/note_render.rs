@@ -6,7 +6,7 @@
 use super::cell::safety_counts;
 use super::note::{CellNote, RunVerdict};
 use super::note_text::{pieces, Piece, Slot};
-use super::record::{CellStatus, CellSummary, MatrixRecord};
+use super::record::{CellStatus, CellSummary, MatrixRecord, RunSummary};
 use std::fmt;
 
 /// A note that disagrees with its cell, and each thing that does.
@@ -103,10 +103,10 @@ fn claim_problems(note: &CellNote, cell: &CellSummary) -> Vec<String> {
                         s => format!("seeds {s}"),
                     }
                 )),
-                Some(run) if RunVerdict::of(run) != *claimed => problems.push(format!(
+                Some(run) if verdict_of(run) != *claimed => problems.push(format!(
                     "says seed {seed} was {}, but the cell's run of seed {seed} is {}",
                     claimed.name(),
-                    RunVerdict::of(run).name()
+                    verdict_of(run).name()
                 )),
                 Some(_) => {}
             }
@@ -115,13 +115,24 @@ fn claim_problems(note: &CellNote, cell: &CellSummary) -> Vec<String> {
     problems
 }
 
+/// What `run` showed. A violation counts wherever its fault reached (as the cell counts
+/// it); an unrecognised verdict string (a newer lockpick's) is unknown, never valid.
+fn verdict_of(run: &RunSummary) -> RunVerdict {
+    match (run.verdict.as_deref(), &run.not_tested) {
+        (None, _) => RunVerdict::Failed,
+        (Some("invalid"), _) => RunVerdict::Invalid,
+        (Some("stuck"), _) => RunVerdict::Stuck,
+        (Some("valid"), None) => RunVerdict::Valid,
+        (Some("valid" | "not-tested"), Some(_)) | (Some("not-tested"), None) => {
+            RunVerdict::NotTested
+        }
+        (Some(_), _) => RunVerdict::Unknown,
+    }
+}
+
 /// What a placeholder stands for in `cell`.
 fn fill(slot: &Slot, cell: &CellSummary, record: &MatrixRecord) -> Result<String, String> {
-    let count = |v: RunVerdict| {
-        (cell.runs.iter())
-            .filter(|r| RunVerdict::of(r) == v)
-            .count()
-    };
+    let count = |v: RunVerdict| (cell.runs.iter()).filter(|r| verdict_of(r) == v).count();
     Ok(match slot {
         Slot::Cell => cell_figure(cell),
         Slot::CellOf(row) => match record.cell(row, &cell.column) {
@@ -138,7 +149,7 @@ fn fill(slot: &Slot, cell: &CellSummary, record: &MatrixRecord) -> Result<String
         Slot::Count(v) => count(*v).to_string(),
         Slot::Seeds(v) => seed_list(
             (cell.runs.iter())
-                .filter(|r| RunVerdict::of(r) == *v)
+                .filter(|r| verdict_of(r) == *v)
                 .map(|r| r.seed),
         ),
         Slot::Seed(n) => format!("seed {n}"),
@@ -192,7 +203,6 @@ fn seed_list(seeds: impl Iterator<Item = u64>) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::matrix::cell::{aggregate, CellHead};
-    use crate::matrix::record::RunSummary;
 
     /// A run of the cell `java-redisson-fenced × clock-jump`.
     pub(crate) fn run(seed: u64, verdict: &str) -> RunSummary {
