@@ -36,6 +36,10 @@ pub enum Failure {
     /// A matrix file that cannot be read or planned.
     #[error(transparent)]
     Matrix(#[from] MatrixError),
+    /// `matrix --markdown`: notes of the matrix file that disagree with their cells' runs, so
+    /// the publication was not written (the record and page were).
+    #[error(transparent)]
+    StaleNotes(#[from] lockpick_reports::matrix::StaleNotes),
     /// A history (`check`, `export`) that cannot be read.
     #[error(transparent)]
     History(#[from] ReadError),
@@ -131,6 +135,7 @@ impl Failure {
             Failure::Usage(_)
             | Failure::Scenario(_)
             | Failure::Matrix(_)
+            | Failure::StaleNotes(_)
             | Failure::History(_)
             | Failure::CheckModel { .. }
             | Failure::RunScenario(_)

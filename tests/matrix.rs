@@ -197,6 +197,8 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains(" seed 2: "), "{}", stderr(&out));
+    // The record the page was made from, beside it.
+    assert!(tmp.path().join("matrix.matrix.json").is_file());
     let md = std::fs::read_to_string(md).unwrap();
     for needle in [
         "# Safety matrix `tiny`",

@@ -159,6 +159,18 @@ pub fn parse_matrix_in(path: &Path, folder: &Path, text: &str) -> Result<Matrix,
 /// line and field the scenario loader's reading of it names.
 fn toml_error(src: &Source, e: &toml::de::Error) -> MatrixError {
     match src.toml_error(e) {
+        // `toml` cannot give a dotted-key table (`note.pause.text = …`) the span a note's
+        // errors need, and says so in its own words: say what to write instead.
+        crate::scenario::ScenarioError::Invalid(l)
+            if l.field.starts_with("row.note.") && l.message.contains("borrowed string") =>
+        {
+            MatrixError::Invalid {
+                path: l.path,
+                line: l.line,
+                field: l.field,
+                message: "a note given by dotted keys is not read; allowed: a string, or one inline table, note.<column> = { text = \"…\", seeds = { invalid = [4] } }".to_owned(),
+            }
+        }
         crate::scenario::ScenarioError::Invalid(l) => MatrixError::Invalid {
             path: l.path,
             line: l.line,
@@ -175,7 +187,7 @@ fn toml_error(src: &Source, e: &toml::de::Error) -> MatrixError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::matrix::Expected;
 
@@ -233,7 +245,7 @@ duration = "2x lease"
             "expect = { none = \"valid: no fault\", pause = \"valid: the fence\" }\nnote.pause = \" seen twice \"",
         );
         let m2 = parse(&noted).unwrap();
-        assert_eq!(m2.rows[1].notes["pause"], "seen twice");
+        assert_eq!(m2.rows[1].notes["pause"].text, "seen twice");
         let declared = parse(&noted.replace("note.pause", "not_tested.pause")).unwrap();
         assert_eq!(declared.rows[1].not_tested["pause"], "seen twice");
         assert!(declared.rows[1].notes.is_empty());
@@ -248,7 +260,7 @@ duration = "2x lease"
     }
 
     #[track_caller]
-    fn fails(text: &str, line: usize, field: &str, needle: &str) {
+    pub(crate) fn fails(text: &str, line: usize, field: &str, needle: &str) {
         let e = parse(text).unwrap_err().to_string();
         let head = format!("load matrix m.toml:{line}: field `{field}`: ");
         assert!(e.starts_with(&head), "{e}\n  wanted {head}");

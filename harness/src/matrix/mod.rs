@@ -5,6 +5,7 @@ mod cell_file;
 mod column;
 mod error;
 mod file;
+mod note;
 mod plan;
 mod row;
 mod shard;
@@ -15,6 +16,7 @@ pub use error::MatrixError;
 pub use file::{
     folder_of, load_matrix, load_matrix_in, parse_matrix, parse_matrix_in, Matrix, MAX_SEEDS,
 };
+pub use note::with_file_notes;
 pub use plan::{plan_cell, plan_matrix, preflight_matrix, promise, CellPlan, Resolved};
 pub use row::{Expectation, Expected, Row};
 pub use shard::{assign, RunCost, Shard, MAX_SHARDS};

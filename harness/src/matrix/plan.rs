@@ -60,7 +60,7 @@ pub struct CellPlan {
     pub not_applicable: Option<Refusal>,
     pub expect: Expectation,
     /// The matrix file's note on this cell, if any.
-    pub note: Option<String>,
+    pub note: Option<lockpick_reports::matrix::CellNote>,
     /// Why this row's setup cannot test the fault (declared in the matrix file): the cell
     /// is not run.
     pub not_tested: Option<String>,

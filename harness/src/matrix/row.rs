@@ -3,12 +3,14 @@
 
 use super::column::Column;
 use super::error::MatrixError;
+use super::note::{read_note, RawNote};
 use crate::backends::{client_names, find_client};
 use crate::backends::{find_server, server_names};
 use crate::client::ClientKind;
 use crate::locks::{find_lock, lock_label, lock_names, LockPreset};
 use crate::scenario::{rules, Source};
 use crate::server::ServerKind;
+use lockpick_reports::matrix::CellNote;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -40,9 +42,10 @@ pub(super) struct RawRow {
     op_timeout_ms: Option<u64>,
     about: Option<String>,
     expect: BTreeMap<String, Spanned<String>>,
-    /// What the runs of a cell showed that its expectation did not foresee, per column.
+    /// What the runs of a cell showed that its expectation did not foresee, per column: a
+    /// string or a table (`note.rs` reads either).
     #[serde(default)]
-    note: BTreeMap<String, Spanned<String>>,
+    note: BTreeMap<String, Spanned<RawNote>>,
     /// Cells this row's setup cannot test though the lock could take the fault (a link of
     /// ours that does not run through the proxies), per column: not run, shown as not tested.
     #[serde(default)]
@@ -81,8 +84,9 @@ pub struct Row {
     pub about: String,
     /// Expected outcome per column name.
     pub expect: BTreeMap<String, Expectation>,
-    /// Observations per column name: why a cell's runs disagree with its expectation.
-    pub notes: BTreeMap<String, String>,
+    /// Observations per column name: why a cell's runs disagree with its expectation, with
+    /// their figures about runs as data.
+    pub notes: BTreeMap<String, CellNote>,
     /// Cells that cannot be tested with this row's setup, per column name, and why.
     pub not_tested: BTreeMap<String, String>,
     pub line: usize,
@@ -191,6 +195,30 @@ pub(super) fn read_rows(
     for r in raw {
         let row = read_row(src, r, columns, &rows, folder)?;
         rows.push(row);
+    }
+    // A note quoting another row's cell (`{cell:ROW}`) may quote a row below it: checked
+    // once every row is read.
+    for (row, r) in rows.iter().zip(raw) {
+        for (column, note) in &row.notes {
+            let missing = note
+                .rows_quoted()
+                .into_iter()
+                .find(|q| !rows.iter().any(|o| &o.name == q));
+            if let Some(q) = missing {
+                return Err(MatrixError::at(
+                    src,
+                    r.get_ref().note[column].span(),
+                    &format!("row.note.{column}"),
+                    format!(
+                        "{{cell:{q}}} names no row; the rows are: {}",
+                        rows.iter()
+                            .map(|o| o.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
     }
     if rows.is_empty() {
         return Err(MatrixError::none_given(src, "row"));
@@ -355,40 +383,39 @@ fn row_expectations(
     Ok(expect)
 }
 
-/// A text per column name.
-type PerColumn = BTreeMap<String, String>;
+/// The notes per column name, and the reasons a cell is not tested per column name.
+type NotesAndNotTested = (BTreeMap<String, CellNote>, BTreeMap<String, String>);
 
-/// The row's `note` and `not_tested` entries, trimmed, each naming a column.
+/// The row's `note` entries (read by [`read_note`]) and `not_tested` entries (trimmed), each
+/// naming a column.
 fn row_notes(
     src: &Source,
     r: &RawRow,
     columns: &[Column],
-) -> Result<(PerColumn, PerColumn), MatrixError> {
-    let mut notes = BTreeMap::new();
-    let mut not_tested = BTreeMap::new();
-    for (table, column, text) in r
-        .note
-        .iter()
-        .map(|(c, t)| ("note", c, t))
-        .chain(r.not_tested.iter().map(|(c, t)| ("not_tested", c, t)))
-    {
-        if !columns.iter().any(|c| &c.name == column) {
-            return Err(MatrixError::at(
-                src,
-                text.span(),
-                &format!("row.{table}.{column}"),
-                format!(
-                    "no column {column:?}; the columns are: {}",
-                    column_names(columns)
-                ),
-            ));
+) -> Result<NotesAndNotTested, MatrixError> {
+    let known = |table: &str, column: &str, span: Range<usize>| {
+        if columns.iter().any(|c| c.name == column) {
+            return Ok(());
         }
-        let into = if table == "note" {
-            &mut notes
-        } else {
-            &mut not_tested
-        };
-        into.insert(column.clone(), text.get_ref().trim().to_owned());
+        Err(MatrixError::at(
+            src,
+            span,
+            &format!("row.{table}.{column}"),
+            format!(
+                "no column {column:?}; the columns are: {}",
+                column_names(columns)
+            ),
+        ))
+    };
+    let mut notes = BTreeMap::new();
+    for (column, value) in &r.note {
+        known("note", column, value.span())?;
+        notes.insert(column.clone(), read_note(src, column, value)?);
+    }
+    let mut not_tested = BTreeMap::new();
+    for (column, text) in &r.not_tested {
+        known("not_tested", column, text.span())?;
+        not_tested.insert(column.clone(), text.get_ref().trim().to_owned());
     }
     Ok((notes, not_tested))
 }

@@ -4,6 +4,7 @@
 //! violation, availability, latency and throughput, and whether it disagrees with the
 //! expectation.
 
+use super::note::CellNote;
 use super::record::{CellExplore, CellStatus, CellSummary, Rate, RunSummary};
 
 /// What a cell is, before its runs.
@@ -15,7 +16,7 @@ pub struct CellHead {
     pub expected: String,
     pub expected_why: String,
     /// The matrix file's note on the cell.
-    pub note: Option<String>,
+    pub note: Option<CellNote>,
     /// Why the row's setup cannot test this fault (the matrix file says so): not tested,
     /// whatever runs were made.
     pub declared_not_tested: Option<String>,

@@ -2,13 +2,28 @@
 //! date, the command, the versions of every server, the table, and every cell's expectation
 //! with the cells that disagree or were not tested explained.
 
+use super::note_render::{rendered_note, stale_notes, StaleNotes};
 use super::page::{cell_label, cell_numbers, cell_sentence};
 use super::record::{percent_up, CellStatus, MatrixRecord};
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Where the record a markdown page was made from is written beside it
+/// (`docs/library-matrix.md` → `docs/library-matrix.matrix.json`): committed with the page, it
+/// is what the shipped notes are checked against and what the page can be made again from.
+pub fn record_beside(markdown: &Path) -> PathBuf {
+    markdown.with_extension("matrix.json")
+}
 
 /// The markdown text of `record`; `again` is the command that makes the whole matrix (and this
-/// file) again from nothing.
-pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
+/// file) again from nothing. Refused, naming every one, when a cell's note disagrees with the
+/// cell's runs: this is the page people quote, so a note it prints must be true of the runs
+/// it shows (the live `matrix.html` marks such a note instead, see `page.rs`).
+pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, StaleNotes> {
+    let stale = stale_notes(record);
+    if !stale.is_empty() {
+        return Err(StaleNotes(stale));
+    }
     let mut md = String::new();
     let _ = writeln!(md, "# Safety matrix `{}`\n", record.name);
     let _ = writeln!(
@@ -107,12 +122,14 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> String {
                 | CellStatus::NotRun => String::new(),
                 _ => cell_numbers(c),
             },
-            c.note
-                .as_ref()
-                .map_or(String::new(), |n| format!(" *Note:* {n}"))
+            match rendered_note(c, record) {
+                Some(Ok(n)) => format!(" *Note:* {n}"),
+                // Refused above; none is left.
+                Some(Err(_)) | None => String::new(),
+            }
         );
     }
-    md
+    Ok(md)
 }
 
 /// What the page's runs cover: the shard, the shards missing, and whether every cell has the

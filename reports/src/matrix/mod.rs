@@ -3,6 +3,10 @@
 mod cell;
 mod diff;
 mod markdown;
+mod note;
+mod note_figures;
+mod note_render;
+mod note_text;
 mod page;
 mod record;
 mod run_stats;
@@ -10,7 +14,9 @@ mod run_stats;
 pub use cell::{aggregate, safety_counts, with_exploration, CellHead};
 pub use diff::{diff_matrices, diff_text, CellDiff, MatrixDiff};
 pub use lockpick_checker::exposure::{exposures, Plan as ExposurePlan};
-pub use markdown::matrix_markdown;
+pub use markdown::{matrix_markdown, record_beside};
+pub use note::{CellNote, RunVerdict};
+pub use note_render::{rendered_note, stale_notes, StaleNote, StaleNotes};
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
 pub use record::recorded_folder;
 pub use record::{

@@ -1,6 +1,7 @@
 //! `matrix.html` (heatmap, per-fault charts, every cell's runs and reproduce commands) and
 //! `matrix.json`, written whole or not at all into `store/matrix/<time>/`.
 
+use super::note_render::rendered_note;
 use super::record::{CellExplore, CellStatus, CellSummary, MatrixRecord, RunSummary};
 use crate::charts::{availability_svg, first_violation_strip_svg, latency_bars_svg};
 use crate::error::ReportError;
@@ -190,7 +191,10 @@ struct Detail {
     badge: &'static str,
     expected: String,
     expected_why: String,
+    /// The note, its figures filled from the runs; or, for a note the runs disagree with,
+    /// what disagrees (the note's text is then not shown: it would be read as true).
     note: Option<String>,
+    stale_note: Option<String>,
     mismatch: bool,
     sizes: Vec<String>,
     lease_ms: u64,
@@ -278,7 +282,18 @@ fn run_row(r: &RunSummary) -> RunRow {
     }
 }
 
-fn heat_cell(c: &CellSummary) -> HeatCell {
+/// The page's note of a cell: its text, or (stale) what disagrees. The page is rewritten after
+/// every run, when a note about seeds not run yet cannot hold; refusing the page then would
+/// stop the matrix, so the page marks the note and the markdown publication refuses it.
+fn page_note(c: &CellSummary, record: &MatrixRecord) -> (Option<String>, Option<String>) {
+    match rendered_note(c, record) {
+        None => (None, None),
+        Some(Ok(text)) => (Some(text), None),
+        Some(Err(problems)) => (None, Some(problems.join("; "))),
+    }
+}
+
+fn heat_cell(c: &CellSummary, record: &MatrixRecord) -> HeatCell {
     let class = c.status.class();
     let style = match c.status {
         // Broken only by the search: as red as a violation in half the runs.
@@ -308,9 +323,11 @@ fn heat_cell(c: &CellSummary) -> HeatCell {
             cell_sentence(c),
             c.expected,
             c.expected_why,
-            c.note
-                .as_ref()
-                .map_or(String::new(), |n| format!(". Note: {n}"))
+            match page_note(c, record) {
+                (Some(n), _) => format!(". Note: {n}"),
+                (None, Some(stale)) => format!(". Stale note, not shown: {stale}"),
+                (None, None) => String::new(),
+            }
         ),
         anchor: anchor(c),
         mismatch: c.mismatch,
@@ -333,7 +350,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             .columns
             .iter()
             .filter_map(|c| record.cell(&r.name, &c.name))
-            .map(heat_cell)
+            .map(|c| heat_cell(c, record))
             .collect();
         heat.push(HeatRow {
             name: r.name.clone(),
@@ -386,6 +403,8 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
         .iter()
         .map(|c| Detail {
             anchor: anchor(c),
+            note: page_note(c, record).0,
+            stale_note: page_note(c, record).1,
             row: c.row.clone(),
             column: c.column.clone(),
             status: cell_sentence(c),
@@ -402,7 +421,6 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             },
             expected: c.expected.clone(),
             expected_why: c.expected_why.clone(),
-            note: c.note.clone(),
             mismatch: c.mismatch,
             sizes: c.sizes.clone(),
             lease_ms: c.lease_ms,
@@ -504,7 +522,7 @@ mod tests {
         assert_eq!(cell_text(&c), "STUCK 1/1");
         assert_eq!(cell_label(&c), "STUCK 1/1 ≠");
         assert!(cell_sentence(&c).starts_with("no safety violation; a deadlock"));
-        let heat = heat_cell(&c);
+        let heat = heat_cell(&c, &MatrixRecord::of_cells(vec![c.clone()]));
         assert_eq!(heat.class, "stuck");
         assert!(heat.style.contains("106, 27, 154"), "{}", heat.style);
     }
@@ -541,7 +559,10 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("broke it (kleppmann: about) with client-pause after-acquire 2400 ms on client 1, reproduced in 5 of 5 re-runs; repeat: cargo run -- scenario x-shrunk.toml --seed 3"), "{s}");
-        assert_eq!(heat_cell(&c).class, "unsafe");
+        assert_eq!(
+            heat_cell(&c, &MatrixRecord::of_cells(vec![])).class,
+            "unsafe"
+        );
         let page = render_matrix_page(&MatrixRecord::of_cells(vec![c]), "r")
             .unwrap()
             .replace("&#x2f;", "/");

@@ -2,6 +2,7 @@
 //! (`runs/<row>--<column>--seed<N>.json`, what resuming reads) and `matrix.json`, the whole
 //! matrix with every cell aggregated.
 
+use super::note::CellNote;
 use serde::{Deserialize, Serialize};
 
 /// Version of `matrix.json` and of the per-run files.
@@ -115,9 +116,10 @@ pub struct CellSummary {
     /// `valid`, `invalid`, `stuck` or `n/a`, and why.
     pub expected: String,
     pub expected_why: String,
-    /// The matrix file's note: what the runs showed that the expectation did not foresee.
+    /// The matrix file's note: what the runs showed that the expectation did not foresee,
+    /// with its figures as placeholders and the seeds it names (rendered against `runs`).
     #[serde(default)]
-    pub note: Option<String>,
+    pub note: Option<CellNote>,
     /// The status disagrees with the expectation.
     pub mismatch: bool,
     /// Runs with a violation / runs made.

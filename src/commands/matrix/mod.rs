@@ -12,7 +12,9 @@ use crate::reproduce::Reproduce;
 use crate::run_args::runtime;
 use lockpick_harness::matrix::Shard;
 use lockpick_harness::matrix_run::{run_matrix, MatrixCommands, MatrixEvent, MatrixRequest, Until};
-use lockpick_reports::matrix::{cell_label, matrix_markdown, CellStatus, MatrixRecord, RunSummary};
+use lockpick_reports::matrix::{
+    cell_label, matrix_markdown, record_beside, stale_notes, CellStatus, MatrixRecord, RunSummary,
+};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -57,8 +59,14 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
             outcome.seeds,
             md.display()
         ));
-        lockpick_reports::write_atomic(md, matrix_markdown(&outcome.record, &again).as_bytes())
-            .map_err(Failure::WriteOutput)?;
+        // A note its runs disagree with stops the publication here, after the record and the
+        // page (which marks it) are written: correct the note, then `--report-only`.
+        let text = matrix_markdown(&outcome.record, &again)?;
+        lockpick_reports::write_atomic(md, text.as_bytes()).map_err(Failure::WriteOutput)?;
+        // The record beside the page, so that a committed page keeps what its notes are
+        // checked against (the runs' seeds and verdicts) and can be rendered again.
+        let json = serde_json::to_vec_pretty(&outcome.record).expect("records serialize");
+        lockpick_reports::write_atomic(&record_beside(md), &json).map_err(Failure::WriteOutput)?;
         outln!("markdown: {}", md.display());
     }
     let record = &outcome.record;
@@ -267,5 +275,15 @@ fn print_table(record: &MatrixRecord) {
         if let CellStatus::NotExposed(why) = &c.status {
             outln!("not exposed {} × {}: {why}", c.row, c.column);
         }
+    }
+    // Shown whether or not a markdown is asked for: the page marks these notes, and a later
+    // publication would refuse them.
+    for s in stale_notes(record) {
+        outln!(
+            "STALE NOTE {} × {}: {}",
+            s.row,
+            s.column,
+            s.problems.join("; ")
+        );
     }
 }
