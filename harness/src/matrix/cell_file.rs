@@ -5,6 +5,7 @@ use super::column::Column;
 use super::file::Matrix;
 use super::row::{Expected, Row};
 use super::size::Promise;
+use crate::vocab::MsRange;
 use crate::fault::RawEntry;
 use crate::scenario::{
     RawCheck, RawClientKind, RawLock, RawResource, RawScenario, RawServer, RawWorkload,
@@ -28,6 +29,12 @@ pub(super) struct CellSettings<'a> {
     pub(super) clients: u64,
     /// The workload's length, resolved for the row.
     pub(super) duration_ms: i64,
+    /// How long a holder keeps the lock: the column's `hold` resolved for the row, or the
+    /// matrix's `hold_ms`.
+    pub(super) hold_ms: MsRange,
+    /// `[check] deadlock_ms` when the column's holds are long: above the longest hold plus a
+    /// lease, so that a hold the workload asked for is not taken for a lock nobody gets.
+    pub(super) deadlock_ms: Option<u64>,
     pub(super) acquire_timeout_ms: u64,
     pub(super) op_timeout_ms: u64,
     /// `[resource] mode` and `[check] property`: fenced for a fenced row.
@@ -43,6 +50,7 @@ impl<'a> CellSettings<'a> {
         col: &'a Column,
         promise: Promise,
         duration_ms: i64,
+        hold_ms: MsRange,
     ) -> Self {
         let expected = match row.expect[&col.name].verdict {
             Expected::Valid => Some("valid"),
@@ -65,6 +73,13 @@ impl<'a> CellSettings<'a> {
             expected,
             clients: row.clients.unwrap_or(m.clients),
             duration_ms,
+            hold_ms,
+            // The scenario's default is 3 TTLs, at least 3 s.
+            deadlock_ms: col.hold.as_ref().map(|_| {
+                (3 * row.ttl_ms)
+                    .max(3000)
+                    .max(hold_ms.max + promise.lease_ms)
+            }),
             acquire_timeout_ms: row.acquire_timeout_ms.unwrap_or(m.acquire_timeout_ms),
             op_timeout_ms: row.op_timeout_ms.unwrap_or(m.op_timeout_ms),
             mode,
@@ -118,7 +133,7 @@ impl<'a> CellSettings<'a> {
                 kind: text_at("fenced-write"),
                 clients: Spanned::new(row.span.clone(), self.clients),
                 duration_ms: Spanned::new(row.span.clone(), self.duration_ms as u64),
-                hold_ms: Some(Spanned::new(row.span.clone(), m.hold_ms)),
+                hold_ms: Some(Spanned::new(row.span.clone(), self.hold_ms)),
                 think_ms: Some(Spanned::new(row.span.clone(), m.think_ms)),
                 locks: None,
             },
@@ -127,7 +142,7 @@ impl<'a> CellSettings<'a> {
             },
             check: RawCheck {
                 property: Some(text_at(self.property)),
-                deadlock_ms: None,
+                deadlock_ms: self.deadlock_ms.map(|ms| Spanned::new(row.span.clone(), ms)),
             },
             nemesis: Vec::new(),
         }
@@ -193,7 +208,7 @@ impl<'a> CellSettings<'a> {
             "\n[workload]\nkind = \"fenced-write\"\nclients = {}\nduration_ms = {}\nhold_ms = {}\nthink_ms = {}",
             self.clients,
             self.duration_ms,
-            range(m.hold_ms),
+            range(self.hold_ms),
             range(m.think_ms)
         );
         let _ = writeln!(
@@ -201,6 +216,9 @@ impl<'a> CellSettings<'a> {
             "\n[resource]\nmode = \"{}\"\n\n[check]\nproperty = \"{}\"",
             self.mode, self.property
         );
+        if let Some(ms) = self.deadlock_ms {
+            let _ = writeln!(t, "deadlock_ms = {ms}");
+        }
         let mut fault_line = 0;
         if let Some(entry) = entry {
             t.push('\n');

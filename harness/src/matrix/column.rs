@@ -32,6 +32,10 @@ pub struct Column {
     /// The workload's length for this column (e.g. long enough after a partition heals for a
     /// lost release to show as a deadlock), instead of the matrix's.
     pub run: Option<Size>,
+    /// How long a holder keeps the lock in this column's runs (`hold = [min, max]`, sizes),
+    /// instead of the matrix's `hold_ms`: long enough for a hold to span the fault (a crash and
+    /// the restart, a cut past the lease), so that the runs are exposed (docs/exposure.md).
+    pub hold: Option<[Size; 2]>,
     pub line: usize,
 }
 
@@ -53,7 +57,7 @@ pub enum ColumnSize {
 }
 
 /// The keys of a column that are the column's, not the fault's.
-const COLUMN_KEYS: &[&str] = &["name", "about", "run"];
+const COLUMN_KEYS: &[&str] = &["name", "about", "run", "hold"];
 
 /// Shorthands a column may write for a fault's size field (the names the first matrices used).
 const SHORTHANDS: &[(&str, &str)] = &[
@@ -80,6 +84,7 @@ fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
         sizes: Vec::new(),
         written,
         run: own.run,
+        hold: own.hold,
         line: src.line_of(raw.span().start),
     };
     let Some(kind) = own.fault else {
@@ -110,6 +115,7 @@ struct OwnKeys {
     /// `None` for the baseline.
     fault: Option<&'static dyn FaultKind>,
     run: Option<Size>,
+    hold: Option<[Size; 2]>,
 }
 
 /// Reads the column's own keys, in order: `name` (required, a plain name), `about`
@@ -176,12 +182,42 @@ fn own_keys(src: &Source, raw: &RawEntry) -> Result<OwnKeys, MatrixError> {
         .get("run")
         .map(|v| size_field(src, src.path, "column.run", v))
         .transpose()?;
+    let hold = table.get("hold").map(|v| hold_field(src, v)).transpose()?;
     Ok(OwnKeys {
         name: name.into_inner(),
         about: about.into_inner(),
         fault,
         run,
+        hold,
     })
+}
+
+/// `hold = [min, max]`: two sizes.
+fn hold_field(src: &Source, v: &Spanned<toml::Value>) -> Result<[Size; 2], MatrixError> {
+    let wrong = || {
+        MatrixError::at(
+            src,
+            v.span(),
+            "column.hold",
+            "allowed: [min, max], two sizes such as [\"0.6x lease\", \"0.8x lease\"] or [500, 800]"
+                .to_owned(),
+        )
+    };
+    let toml::Value::Array(items) = v.get_ref() else {
+        return Err(wrong());
+    };
+    let [min, max] = items.as_slice() else {
+        return Err(wrong());
+    };
+    let size = |item: &toml::Value| {
+        size_field(
+            src,
+            src.path,
+            "column.hold",
+            &Spanned::new(v.span(), item.clone()),
+        )
+    };
+    Ok([size(min)?, size(max)?])
 }
 
 /// The keys of a `[[column]]` that are not the column's own, as the fault's entry: each

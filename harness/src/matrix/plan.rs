@@ -23,6 +23,7 @@ use super::row::{Expectation, Row};
 use super::size::Promise;
 use crate::fault::{RawEntry, Refusal};
 use crate::scenario::{check, read_fault, ClientTable, Scenario, ScenarioError, Source};
+use crate::vocab::MsRange;
 use serde::Serialize;
 use toml::Spanned;
 
@@ -166,12 +167,13 @@ pub fn plan_cell(m: &Matrix, row: &Row, col: &Column) -> Result<CellPlan, Matrix
     let (promise, lease_from) = promise(row);
     let mut resolved = Vec::new();
     let duration_ms = run_length(m, row, col, promise, &mut resolved)?;
+    let hold_ms = hold_range(m, row, col, promise, &mut resolved)?;
     let entry = col
         .fault
         .is_some()
         .then(|| resolve_entry(m, row, col, promise, &mut resolved))
         .transpose()?;
-    let cell = CellSettings::new(m, row, col, promise, duration_ms);
+    let cell = CellSettings::new(m, row, col, promise, duration_ms, hold_ms);
     // The file, from the same values; the fault's line in it is the scenario's fault line.
     let (text, fault_line) = cell.text(&lease_from, entry.as_ref());
     let src = Source::new(&m.path, &m.text);
@@ -239,6 +241,55 @@ fn run_length(
         ms: duration,
     });
     Ok(duration)
+}
+
+/// How long the cell's holders keep the lock: the column's `hold`, else the matrix's
+/// `hold_ms`, resolved against the row's lease (recorded in `resolved`); min at most max.
+fn hold_range(
+    m: &Matrix,
+    row: &Row,
+    col: &Column,
+    promise: Promise,
+    resolved: &mut Vec<Resolved>,
+) -> Result<MsRange, MatrixError> {
+    let Some([min, max]) = &col.hold else {
+        return Ok(m.hold_ms);
+    };
+    let ms = |size: &super::size::Size| {
+        size.resolve(promise)
+            .filter(|ms| *ms >= 0)
+            .map(|ms| ms as u64)
+            .ok_or_else(|| {
+                row_error(
+                    m,
+                    row,
+                    format!(
+                        "column {:?}: hold {size} resolves below 0 or beyond a day for this row (lease {} ms); allowed: 0 to a day",
+                        col.name, promise.lease_ms
+                    ),
+                )
+            })
+    };
+    let range = MsRange {
+        min: ms(min)?,
+        max: ms(max)?,
+    };
+    if range.min > range.max {
+        return Err(row_error(
+            m,
+            row,
+            format!(
+                "column {:?}: hold [{min}, {max}] resolves to [{}, {}] ms for this row; allowed: min at most max",
+                col.name, range.min, range.max
+            ),
+        ));
+    }
+    resolved.push(Resolved {
+        field: "workload.hold_ms".into(),
+        asked: format!("[{min}, {max}]"),
+        ms: range.max as i64,
+    });
+    Ok(range)
 }
 
 /// The cell's scenario without its fault, checked by the loader's rules ([`check`]). An
