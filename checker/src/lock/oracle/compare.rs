@@ -296,6 +296,12 @@ impl Generator {
 
 #[test]
 fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
+    // Liveness findings of each kind the generated histories produced: the comparison must
+    // cover lockouts and deadlocks, not only agree that there are none.
+    let mut found = [0u64; 2];
+    // Lockouts by a process granted more than once in them, and findings about a holding kept
+    // after a failed release that another process's grant ended.
+    let (mut regranted, mut passed_over) = (0u64, 0u64);
     for seed in 0..1200 {
         let events = generate(seed);
         for property in [Property::Exclusive, Property::Fenced] {
@@ -307,6 +313,20 @@ fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
                 let mut stream = check_locks(&events, &params);
                 let oracle = check_locks_in_memory(&events, &params);
                 let per_lock = std::mem::take(&mut stream.per_lock);
+                for (n, kind) in found
+                    .iter_mut()
+                    .zip([FindingKind::Deadlock, FindingKind::Lockout])
+                {
+                    *n += oracle.violations.iter().filter(|f| f.kind == kind).count() as u64;
+                }
+                for f in oracle.violations.iter().chain(&oracle.observations) {
+                    if f.kind == FindingKind::Lockout && f.count.is_some_and(|n| n > 1) {
+                        regranted += 1;
+                    }
+                    if f.summary.contains("passed over") {
+                        passed_over += 1;
+                    }
+                }
                 if oracle.omitted_violations == 0 && oracle.omitted_observations == 0 {
                     assert_per_lock_counts_match(&per_lock, &oracle, seed);
                 }
@@ -325,6 +345,9 @@ fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
             }
         }
     }
+    eprintln!("deadlocks, lockouts found: {found:?}; regranted {regranted}, passed over {passed_over}");
+    assert!(found.iter().all(|&n| n >= 100), "{found:?}");
+    assert!(regranted >= 10 && passed_over >= 10, "{regranted} {passed_over}");
 }
 
 /// The streaming checker's per-lock counts against the oracle's findings grouped by lock.
@@ -358,6 +381,11 @@ fn assert_per_lock_counts_match(
         assert_eq!(
             c.deadlocks,
             of(&c.lock, FindingKind::Deadlock),
+            "seed {seed}: {c:?}"
+        );
+        assert_eq!(
+            c.lockouts,
+            of(&c.lock, FindingKind::Lockout),
             "seed {seed}: {c:?}"
         );
         violations += c.violations;
