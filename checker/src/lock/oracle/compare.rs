@@ -345,9 +345,14 @@ fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
             }
         }
     }
-    eprintln!("deadlocks, lockouts found: {found:?}; regranted {regranted}, passed over {passed_over}");
+    eprintln!(
+        "deadlocks, lockouts found: {found:?}; regranted {regranted}, passed over {passed_over}"
+    );
     assert!(found.iter().all(|&n| n >= 100), "{found:?}");
-    assert!(regranted >= 10 && passed_over >= 10, "{regranted} {passed_over}");
+    assert!(
+        regranted >= 10 && passed_over >= 10,
+        "{regranted} {passed_over}"
+    );
 }
 
 /// The streaming checker's per-lock counts against the oracle's findings grouped by lock.

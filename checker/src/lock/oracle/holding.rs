@@ -54,9 +54,10 @@ fn grants<'a>(ops: &Ops<'a>) -> Grants<'a> {
             let Some(c) = op.completion else { continue };
             match (c.kind, op.f) {
                 (EventKind::Info, _) => break,
-                (EventKind::Ok, F::Acquire) => {
-                    out.entry(op.lock).or_default().push((c.index, c.time_ns, p))
-                }
+                (EventKind::Ok, F::Acquire) => out
+                    .entry(op.lock)
+                    .or_default()
+                    .push((c.index, c.time_ns, p)),
                 _ => {}
             }
         }
@@ -192,7 +193,8 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
                 }
                 (EventKind::Fail, F::Release) => {
                     let passed_over = |h: &Holding<'a>| {
-                        next_other(&grants, h.lock, p, h.acquire_index).is_some_and(|g| g.0 < c.index)
+                        next_other(&grants, h.lock, p, h.acquire_index)
+                            .is_some_and(|g| g.0 < c.index)
                     };
                     close(
                         &mut open,
@@ -201,9 +203,8 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
                         EndReason::Released,
                     );
                     for h in open.iter_mut().filter(|h| pending(h)) {
-                        h.release = Rel::Kept(
-                            next_other(&grants, h.lock, p, c.index).map(|g| (g.1, g.0)),
-                        );
+                        h.release =
+                            Rel::Kept(next_other(&grants, h.lock, p, c.index).map(|g| (g.1, g.0)));
                     }
                 }
                 (EventKind::Ok, F::Acquire) => {

@@ -312,13 +312,7 @@ const MAX_GRANTS_LISTED: usize = 10;
 
 /// Only `st.process` was granted (or held) `lock` from `a` to `b`, inside stretch `st`, while
 /// other processes asked.
-pub(crate) fn lockout(
-    lock: &str,
-    st: &Stretch,
-    a: u64,
-    b: u64,
-    faults: &[FaultWindow],
-) -> Finding {
+pub(crate) fn lockout(lock: &str, st: &Stretch, a: u64, b: u64, faults: &[FaultWindow]) -> Finding {
     let p = st.process;
     let grants: Vec<&(u64, u64)> = st
         .grants
@@ -327,11 +321,7 @@ pub(crate) fn lockout(
         .collect();
     // A failed acquire or a wanting interval that only touches the piece's start was not
     // waiting inside it.
-    let fails: Vec<&(u64, u64, u64)> = st
-        .fails
-        .iter()
-        .filter(|f| a < f.0 && f.0 <= b)
-        .collect();
+    let fails: Vec<&(u64, u64, u64)> = st.fails.iter().filter(|f| a < f.0 && f.0 <= b).collect();
     let mut askers: Vec<u64> = st
         .wanting
         .iter()
