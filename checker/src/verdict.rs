@@ -1,6 +1,6 @@
 //! The verdict of a check or a run, and how verdicts merge. Safety and liveness are apart:
 //! `invalid` is a safety violation only (double holder, stale write, lost update, a history
-//! no lock could produce); a deadlock is `stuck`; a run whose fault could not have tested the
+//! no lock could produce); a deadlock or a lockout is `stuck`; a run whose fault could not have tested the
 //! property is `not-tested`, never `valid`.
 
 use serde::{Deserialize, Serialize};
@@ -20,8 +20,8 @@ pub enum Verdict {
     NotTested,
     /// The check could not decide (budget ran out, too little evidence).
     Unknown,
-    /// Liveness: clients kept asking for a free lock and nobody got it (a deadlock). No safety
-    /// violation was found.
+    /// Liveness: clients kept asking for a free lock and nobody got it (a deadlock), or only
+    /// one process got or held it (a lockout). No safety violation was found.
     Stuck,
     /// A safety violation; the violations prove it.
     Invalid,

@@ -316,15 +316,33 @@ fn a_release_that_fails_after_another_grant_ends_at_its_invocation() {
 fn a_kept_holding_ends_when_its_lease_runs_out() {
     // Process 0's 1 s lease is not renewed after its release fails: the lock is free from
     // 1 s (counted from the acquire's invocation), and process 1's asking after it is a
-    // deadlock, not a lockout.
-    let r = check(
-        &H::default()
-            .acquire_leased(0, (0, 10), 1_000)
+    // deadlock, not a lockout. With a 200 ms lease, gone before the release was invoked, the
+    // holding ends at that invocation (300 ms), as a release's always did.
+    let history = |lease_ms: u64| {
+        H::default()
+            .acquire_leased(0, (0, 10), lease_ms)
             .release(0, (300, 310), EventKind::Fail)
             .asking(1, 400, 10_400, 1_000)
-            .build(),
-    );
+            .build()
+    };
+    let r = check(&history(1_000));
     assert_eq!(kinds(&r), vec![FindingKind::Deadlock], "{r}");
     let w = r.violations[0].window.expect("a window");
     assert_eq!((w.start_ns, w.end_ns), (1_000 * MS, 10_399 * MS), "{r}");
+    assert!(
+        r.violations[0]
+            .summary
+            .contains("let its lease run out at 1.000 s"),
+        "{r}"
+    );
+    let r = check(&history(200));
+    assert_eq!(kinds(&r), vec![FindingKind::Deadlock], "{r}");
+    let w = r.violations[0].window.expect("a window");
+    assert_eq!((w.start_ns, w.end_ns), (400 * MS, 10_399 * MS), "{r}");
+    assert!(
+        r.violations[0]
+            .summary
+            .contains("invoked release at 0.300 s"),
+        "{r}"
+    );
 }

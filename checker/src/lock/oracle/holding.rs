@@ -5,7 +5,7 @@
 //! checker's rule, [`crate::lock::stream::holdings::Release::Kept`]). Leases are not modelled
 //! (the generated histories carry none).
 
-use super::ops::Ops;
+use super::ops::{Op, Ops};
 use crate::history::{EventKind, F};
 use std::collections::HashMap;
 
@@ -98,151 +98,24 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
     let mut processes: Vec<u64> = ops.by_process.keys().copied().collect();
     processes.sort_unstable();
     for p in processes {
-        let crash = ops.crash.get(&p).copied();
-        let mut open: Vec<Holding<'a>> = Vec::new();
-        let mut close = |open: &mut Vec<Holding<'a>>,
-                         keep: &dyn Fn(&Holding<'a>) -> bool,
-                         at: (u64, u64),
-                         why: EndReason| {
-            let mut i = 0;
-            while i < open.len() {
-                if keep(&open[i]) {
-                    i += 1;
-                } else {
-                    let mut h = open.swap_remove(i);
-                    // A release in flight: it ended at its invocation.
-                    let (at, why) = match h.release {
-                        Rel::Pending(t, i) => ((t, i), EndReason::Released),
-                        Rel::None | Rel::Kept(_) => (at, why),
-                    };
-                    h.end_ns = at.0.max(h.start_ns);
-                    h.end_index = at.1;
-                    h.end = why;
-                    list.push(h);
-                }
-            }
-        };
-        // Kept holdings whose superseding grant came before history index `before`.
-        let supersede = |open: &mut Vec<Holding<'a>>,
-                         close: &mut dyn FnMut(
-            &mut Vec<Holding<'a>>,
-            &dyn Fn(&Holding<'a>) -> bool,
-            (u64, u64),
-            EndReason,
-        ),
-                         before: u64| {
-            let due: Vec<(u64, u64)> = open
-                .iter()
-                .filter_map(|h| match h.release {
-                    Rel::Kept(Some(g)) if g.1 < before => Some(g),
-                    _ => None,
-                })
-                .collect();
-            for g in due {
-                for h in open.iter_mut() {
-                    if matches!(h.release, Rel::Kept(Some(k)) if k == g) {
-                        h.closed_at = g.1;
-                    }
-                }
-                let (at, why) = match crash.filter(|c| c.0 < g.0) {
-                    Some(c) => (c, EndReason::Crashed),
-                    None => (g, EndReason::Superseded),
-                };
-                close(
-                    open,
-                    &|h| !matches!(h.release, Rel::Kept(Some(k)) if k == g),
-                    at,
-                    why,
-                );
-            }
+        let mut w = Walk {
+            p,
+            crash: ops.crash.get(&p).copied(),
+            open: Vec::new(),
+            list: &mut list,
+            grants: &grants,
         };
         for &at in &ops.by_process[&p] {
-            let op = &ops.ops[at];
-            supersede(&mut open, &mut close, op.invoke.index);
-            if let Some(c) = crash.filter(|c| c.0 < op.invoke.time_ns) {
-                close(&mut open, &|_| false, c, EndReason::Crashed);
-            }
-            let invoked = (op.invoke.time_ns, op.invoke.index);
-            match op.f {
-                F::Release => {
-                    for h in open.iter_mut().filter(|h| concerns(op.lock, h.lock)) {
-                        h.release = Rel::Pending(invoked.0, invoked.1);
-                    }
-                }
-                F::Write => {
-                    let named = open.iter().any(|h| h.lock == op.lock);
-                    for h in open.iter_mut() {
-                        if !named || h.lock == op.lock {
-                            h.writes.push(at);
-                        }
-                    }
-                }
-                _ => {}
-            }
-            let Some(c) = op.completion else { continue };
-            supersede(&mut open, &mut close, c.index);
-            let completed = (c.time_ns, c.index);
-            let pending = |h: &Holding<'a>| matches!(h.release, Rel::Pending(..));
-            match (c.kind, op.f) {
-                (EventKind::Info, _) => {
-                    close(&mut open, &|_| false, completed, EndReason::Retired);
-                    break;
-                }
-                (EventKind::Ok, F::Release) => {
-                    close(&mut open, &|h| !pending(h), completed, EndReason::Released)
-                }
-                (EventKind::Fail, F::Release) => {
-                    let passed_over = |h: &Holding<'a>| {
-                        next_other(&grants, h.lock, p, h.acquire_index)
-                            .is_some_and(|g| g.0 < c.index)
-                    };
-                    close(
-                        &mut open,
-                        &|h| !pending(h) || !passed_over(h),
-                        completed,
-                        EndReason::Released,
-                    );
-                    for h in open.iter_mut().filter(|h| pending(h)) {
-                        h.release =
-                            Rel::Kept(next_other(&grants, h.lock, p, c.index).map(|g| (g.1, g.0)));
-                    }
-                }
-                (EventKind::Ok, F::Acquire) => {
-                    close(
-                        &mut open,
-                        &|h| h.lock != op.lock,
-                        completed,
-                        EndReason::Reacquired,
-                    );
-                    open.push(Holding {
-                        process: p,
-                        lock: op.lock,
-                        token: c.value.token,
-                        acquire_index: c.index,
-                        start_ns: c.time_ns,
-                        end_ns: c.time_ns,
-                        end_index: c.index,
-                        end: EndReason::HistoryEnd,
-                        writes: Vec::new(),
-                        release: Rel::None,
-                        closed_at: u64::MAX,
-                    });
-                }
-                (EventKind::Fail, F::Renew) => close(
-                    &mut open,
-                    &|h| !concerns(op.lock, h.lock),
-                    completed,
-                    EndReason::Lost,
-                ),
-                _ => {}
+            if !w.op(at, &ops.ops[at]) {
+                break;
             }
         }
-        supersede(&mut open, &mut close, u64::MAX);
-        let (end, why) = match crash {
+        w.supersede(u64::MAX);
+        let (end, why) = match w.crash {
             Some(c) => (c, EndReason::Crashed),
             None => ((ops.end_ns, ops.end_index), EndReason::HistoryEnd),
         };
-        close(&mut open, &|_| false, end, why);
+        w.close(&|_| false, end, why);
     }
     list.sort_by_key(|h| (h.process, h.start_ns, h.acquire_index));
     for (i, h) in list.iter().enumerate() {
@@ -251,4 +124,141 @@ pub(crate) fn holdings<'a>(ops: &Ops<'a>) -> Holdings<'a> {
         }
     }
     Holdings { list, of_write }
+}
+
+/// One process's operations, walked in order: its open holdings, and where the closed go.
+struct Walk<'a, 'l> {
+    p: u64,
+    crash: Option<(u64, u64)>,
+    open: Vec<Holding<'a>>,
+    list: &'l mut Vec<Holding<'a>>,
+    grants: &'l Grants<'a>,
+}
+
+impl<'a> Walk<'a, '_> {
+    /// Closes the open holdings `keep` refuses at `at` for `why`; one with a release in flight
+    /// ended at that release's invocation.
+    fn close(&mut self, keep: &dyn Fn(&Holding<'a>) -> bool, at: (u64, u64), why: EndReason) {
+        let mut i = 0;
+        while i < self.open.len() {
+            if keep(&self.open[i]) {
+                i += 1;
+                continue;
+            }
+            let mut h = self.open.swap_remove(i);
+            let (at, why) = match h.release {
+                Rel::Pending(t, i) => ((t, i), EndReason::Released),
+                Rel::None | Rel::Kept(_) => (at, why),
+            };
+            h.end_ns = at.0.max(h.start_ns);
+            h.end_index = at.1;
+            h.end = why;
+            self.list.push(h);
+        }
+    }
+
+    /// Closes the kept holdings whose superseding grant came before history index `before`
+    /// (at the process's crash, if that came before the grant).
+    fn supersede(&mut self, before: u64) {
+        let due: Vec<(u64, u64)> = self
+            .open
+            .iter()
+            .filter_map(|h| match h.release {
+                Rel::Kept(Some(g)) if g.1 < before => Some(g),
+                _ => None,
+            })
+            .collect();
+        for g in due {
+            let by_g = |h: &Holding<'a>| matches!(h.release, Rel::Kept(Some(k)) if k == g);
+            for h in self.open.iter_mut().filter(|h| by_g(h)) {
+                h.closed_at = g.1;
+            }
+            let (at, why) = match self.crash.filter(|c| c.0 < g.0) {
+                Some(c) => (c, EndReason::Crashed),
+                None => (g, EndReason::Superseded),
+            };
+            self.close(&|h| !by_g(h), at, why);
+        }
+    }
+
+    /// Operation `op` (at `at` in `Ops::ops`); false once it retired the process.
+    fn op(&mut self, at: usize, op: &Op<'a>) -> bool {
+        self.supersede(op.invoke.index);
+        if let Some(c) = self.crash.filter(|c| c.0 < op.invoke.time_ns) {
+            self.close(&|_| false, c, EndReason::Crashed);
+        }
+        match op.f {
+            F::Release => {
+                for h in self.open.iter_mut().filter(|h| concerns(op.lock, h.lock)) {
+                    h.release = Rel::Pending(op.invoke.time_ns, op.invoke.index);
+                }
+            }
+            F::Write => {
+                let named = self.open.iter().any(|h| h.lock == op.lock);
+                for h in self.open.iter_mut() {
+                    if !named || h.lock == op.lock {
+                        h.writes.push(at);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let Some(c) = op.completion else {
+            return true;
+        };
+        self.supersede(c.index);
+        let completed = (c.time_ns, c.index);
+        let pending = |h: &Holding<'a>| matches!(h.release, Rel::Pending(..));
+        match (c.kind, op.f) {
+            (EventKind::Info, _) => {
+                self.close(&|_| false, completed, EndReason::Retired);
+                return false;
+            }
+            (EventKind::Ok, F::Release) => {
+                self.close(&|h| !pending(h), completed, EndReason::Released)
+            }
+            (EventKind::Fail, F::Release) => self.release_failed(c.index),
+            (EventKind::Ok, F::Acquire) => {
+                self.close(&|h| h.lock != op.lock, completed, EndReason::Reacquired);
+                self.open.push(Holding {
+                    process: self.p,
+                    lock: op.lock,
+                    token: c.value.token,
+                    acquire_index: c.index,
+                    start_ns: c.time_ns,
+                    end_ns: c.time_ns,
+                    end_index: c.index,
+                    end: EndReason::HistoryEnd,
+                    writes: Vec::new(),
+                    release: Rel::None,
+                    closed_at: u64::MAX,
+                });
+            }
+            (EventKind::Fail, F::Renew) => {
+                self.close(&|h| !concerns(op.lock, h.lock), completed, EndReason::Lost)
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// The release in flight came back `fail` at history index `index`: a holding another
+    /// process's grant passed over since it began ended at the release's invocation; the
+    /// others are kept until the next such grant.
+    fn release_failed(&mut self, index: u64) {
+        let (p, grants) = (self.p, self.grants);
+        let pending = |h: &Holding<'a>| matches!(h.release, Rel::Pending(..));
+        let passed_over = |h: &Holding<'a>| {
+            next_other(grants, h.lock, p, h.acquire_index).is_some_and(|g| g.0 < index)
+        };
+        // The time is the pending release's, whatever is given here.
+        self.close(
+            &|h| !pending(h) || !passed_over(h),
+            (0, 0),
+            EndReason::Released,
+        );
+        for h in self.open.iter_mut().filter(|h| pending(h)) {
+            h.release = Rel::Kept(next_other(grants, h.lock, p, index).map(|g| (g.1, g.0)));
+        }
+    }
 }

@@ -95,14 +95,16 @@ pub(crate) enum Release {
     /// holding now, it ended there, as a release that succeeds or whose outcome stays unknown
     /// does (the holder gave the lock up at its invocation).
     Pending(u64, u64),
-    /// A release came back `fail` and no other process had been granted the lock since the
-    /// holding began: the lock is still the holder's as far as anyone knows, so the holding
-    /// goes on. It ends as any holding does, or at its lease's end, or when another process
-    /// is granted the lock (see [`EndReason::Superseded`]). Had another process been granted
-    /// it already, the failure says the key was gone (`not-owner`): the holding ended at the
-    /// release's invocation, as it always did, and no double holder is made of a key the
-    /// history shows was not the holder's.
-    Kept,
+    /// A release invoked at (time, index) came back `fail` and no other process had been
+    /// granted the lock since the holding began: the lock is still the holder's as far as
+    /// anyone knows, so the holding goes on. It ends as any holding does, or at its lease's
+    /// end (but not before that release's invocation, which the holder made believing it
+    /// held the lock), or when another process is granted the lock (see
+    /// [`EndReason::Superseded`]). Had another process been granted it already, the failure
+    /// says the key was gone (`not-owner`): the holding ended at the release's invocation, as
+    /// it always did, and no double holder is made of a key the history shows was not the
+    /// holder's.
+    Kept(u64, u64),
 }
 
 impl Holding {
@@ -194,12 +196,17 @@ fn close(
 
 /// Where and why `h` ends when something would end it at `at` for `why`: at its pending
 /// release's invocation if one is in flight; at its lease's end if it was kept after a failed
-/// release and the lease ran out first (the key surely expired there); else as asked.
+/// release and the lease ran out first (the key surely expired there), or at that release's
+/// invocation if the lease had run out before it; else as asked.
 fn end_of(h: &Holding, at: (u64, u64), why: EndReason) -> ((u64, u64), EndReason) {
     match (h.release, h.lease) {
         (Release::Pending(t, i), _) => ((t, i), EndReason::Released),
-        (Release::Kept, Some(l)) if l.expires_ns() < at.0 => {
-            ((l.expires_ns(), l.index), EndReason::LeaseRanOut)
+        (Release::Kept(t, i), Some(l)) if l.expires_ns() <= at.0 => {
+            if l.expires_ns() <= t {
+                ((t, i), EndReason::Released)
+            } else {
+                ((l.expires_ns(), l.index), EndReason::LeaseRanOut)
+            }
         }
         _ => (at, why),
     }
@@ -319,8 +326,8 @@ impl Holdings {
                     out,
                 );
                 for h in s.open.iter_mut() {
-                    if matches!(h.release, Release::Pending(..)) {
-                        h.release = Release::Kept;
+                    if let Release::Pending(t, i) = h.release {
+                        h.release = Release::Kept(t, i);
                         if !self.kept.contains(&(h.lock, p)) {
                             self.kept.push((h.lock, p));
                         }
@@ -399,7 +406,7 @@ impl Holdings {
             };
             close(
                 &mut s.open,
-                |h| h.lock != lock || h.release != Release::Kept,
+                |h| h.lock != lock || !matches!(h.release, Release::Kept(..)),
                 to,
                 why,
                 out,
