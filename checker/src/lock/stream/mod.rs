@@ -1,7 +1,9 @@
 //! The lock checker in one pass over the history: each event updates the open operations, the
 //! believed holdings and each check's small state, so memory follows the operations in flight
 //! and the live holders, not the history's length. Findings are described at the end, when the
-//! fault windows are known. Every check is keyed by lock name.
+//! fault windows are known. Every check is keyed by lock name. Deadlocks (a free lock nobody
+//! got) and lockouts (a lock only one process got or held) share one module's view of who
+//! wanted which lock when ([`deadlock`], [`lockout`]).
 
 pub(crate) mod counter;
 pub(crate) mod deadlock;
