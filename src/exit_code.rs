@@ -3,7 +3,8 @@
 /// The history satisfied every checked property.
 pub const VALID: u8 = 0;
 /// A safety property was violated (double holder, stale write, lost update, a history no
-/// lock could produce); the results list the evidence. Never a deadlock: that is [`STUCK`].
+/// lock could produce); the results list the evidence. Never a deadlock or a lockout: that is
+/// [`STUCK`].
 pub const INVALID: u8 = 1;
 /// The check could not decide (nothing was tested, or a budget ran out).
 pub const UNKNOWN: u8 = 2;
@@ -21,7 +22,8 @@ pub const SUITE_MISMATCH: u8 = 5;
 /// recorded is still reported as [`INVALID`].
 pub const INCOMPLETE_RUN: u8 = 6;
 /// Liveness: no safety violation, but clients kept asking for a free lock and nobody got it
-/// for longer than the scenario's `deadlock_ms` (a deadlock). Printed `STUCK`.
+/// (a deadlock), or asked while one process alone was granted or held it (a lockout), for
+/// longer than the scenario's `deadlock_ms`. Printed `STUCK`.
 pub const STUCK: u8 = 7;
 /// No violation, but no fault instance of the run opened a window in which one was possible
 /// (docs/exposure.md): it never took effect, or every client pause ended before the holder's

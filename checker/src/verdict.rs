@@ -1,7 +1,7 @@
 //! The verdict of a check or a run, and how verdicts merge. Safety and liveness are apart:
 //! `invalid` is a safety violation only (double holder, stale write, lost update, a history
-//! no lock could produce); a deadlock is `stuck`; a run no fault of which opened a window for a
-//! violation is `not-exposed`, never `valid`.
+//! no lock could produce); a deadlock or a lockout is `stuck`; a run no fault of which opened a
+//! window for a violation is `not-exposed`, never `valid`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -22,8 +22,8 @@ pub enum Verdict {
     NotExposed,
     /// The check could not decide (budget ran out, too little evidence).
     Unknown,
-    /// Liveness: clients kept asking for a free lock and nobody got it (a deadlock). No safety
-    /// violation was found.
+    /// Liveness: clients kept asking for a free lock and nobody got it (a deadlock), or only
+    /// one process got or held it (a lockout). No safety violation was found.
     Stuck,
     /// A safety violation; the violations prove it.
     Invalid,

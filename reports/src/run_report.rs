@@ -32,7 +32,8 @@ const MAX_EVIDENCE: usize = 1500;
 struct FindingRow {
     id: String,
     kind: String,
-    /// `violation` for a safety violation, `liveness` for a deadlock (the run is stuck).
+    /// `violation` for a safety violation, `liveness` for a deadlock or a lockout (the run is
+    /// stuck).
     class: &'static str,
     summary: String,
     indices: Vec<u64>,
@@ -182,7 +183,7 @@ pub fn finding_sentences(results: &RunResults) -> Vec<String> {
         .violations
         .iter()
         .map(|f| {
-            // A deadlock is liveness: the run is stuck, not unsafe.
+            // A deadlock or a lockout is liveness: the run is stuck, not unsafe.
             let head = if f.kind.is_safety() {
                 "VIOLATION"
             } else {

@@ -6,8 +6,8 @@ use super::report::LockReport;
 use super::stream::LockStream;
 use crate::history::Event;
 
-/// Checks a lock history for double holders, accepted stale writes, lost counter updates and
-/// deadlocks, and judges them against `params.property`.
+/// Checks a lock history for double holders, accepted stale writes, lost counter updates,
+/// deadlocks and lockouts, and judges them against `params.property`.
 ///
 /// Preconditions: `events` are in history order (as read by
 /// [`read_history`](crate::history::read_history)); the counter, when there is one, starts at 0.

@@ -1,5 +1,5 @@
-//! The lock-safety checker: double holders, stale fencing-token writes, lost counter updates
-//! and deadlocks, found in one streaming pass ([`LockStream`]) and combined into a
+//! The lock-safety checker: double holders, stale fencing-token writes, lost counter updates,
+//! deadlocks and lockouts, found in one streaming pass ([`LockStream`]) and combined into a
 //! [`LockReport`]; and linearizability of the lock operations against a lock model.
 
 mod check;

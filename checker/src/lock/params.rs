@@ -1,4 +1,5 @@
-//! What the lock checker is asked to verify: the safety property and the deadlock threshold.
+//! What the lock checker is asked to verify: the safety property and the deadlock threshold
+//! (which is the lockout threshold too).
 
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,10 @@ impl Property {
 pub struct LockCheckParams {
     pub property: Property,
     /// Minimum length, in milliseconds, of a fault-free stretch in which clients wait for a
-    /// lock and nobody gets it, for it to count as a deadlock. 0 disables the deadlock check.
+    /// free lock and nobody gets it, for it to count as a deadlock; and of one in which they
+    /// wait while one process alone is granted or holds it, for it to count as a lockout. One
+    /// threshold serves both: scenarios set it above the longest hold the workload asks for,
+    /// so neither an ordinary hold nor a wait for one reaches it, and the others are as stuck
+    /// either way. 0 disables both checks.
     pub deadlock_ms: u64,
 }

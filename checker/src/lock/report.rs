@@ -22,13 +22,16 @@ pub enum FindingKind {
     LostUpdate,
     /// The final counter value is above every increment that may have happened.
     PhantomIncrement,
-    /// Clients wanted a lock and nobody got it for a long fault-free stretch.
+    /// Clients wanted a free lock and nobody got it for a long fault-free stretch.
     Deadlock,
+    /// One process was the only one granted (or holding) a lock for a long fault-free
+    /// stretch while others asked for it: they were locked out.
+    Lockout,
 }
 
 impl FindingKind {
-    /// Whether the finding, as a violation, breaks safety. A deadlock breaks liveness: the
-    /// run is stuck, not unsafe.
+    /// Whether the finding, as a violation, breaks safety. A deadlock or a lockout breaks
+    /// liveness: the run is stuck, not unsafe.
     pub fn is_safety(self) -> bool {
         match self {
             FindingKind::DoubleHolder
@@ -36,7 +39,7 @@ impl FindingKind {
             | FindingKind::RejectedStaleWrite
             | FindingKind::LostUpdate
             | FindingKind::PhantomIncrement => true,
-            FindingKind::Deadlock => false,
+            FindingKind::Deadlock | FindingKind::Lockout => false,
         }
     }
 
@@ -49,6 +52,7 @@ impl FindingKind {
             FindingKind::LostUpdate => "lost-update",
             FindingKind::PhantomIncrement => "phantom-increment",
             FindingKind::Deadlock => "deadlock",
+            FindingKind::Lockout => "lockout",
         }
     }
 }
@@ -80,11 +84,11 @@ pub struct Finding {
     pub processes: Vec<u64>,
     /// Fencing tokens involved, in the order the summary names them.
     pub tokens: Vec<u64>,
-    /// When it happened (the overlap, the deadlock stretch, the two writes).
+    /// When it happened (the overlap, the deadlock or lockout stretch, the two writes).
     pub window: Option<TimeWindow>,
     /// Faults active during `window` (or around the stale write).
     pub faults: Vec<FaultWindow>,
-    /// How many: lost or phantom increments.
+    /// How many: lost or phantom increments, a lockout's grants to the one process.
     pub count: Option<u64>,
 }
 
@@ -168,7 +172,7 @@ pub(crate) struct Found {
     pub doubles: Capped,
     pub accepted: Capped,
     pub rejected: Capped,
-    /// Lost updates, phantom increments, deadlocks: violations whatever the property.
+    /// Lost updates, phantom increments, deadlocks, lockouts: violations whatever the property.
     pub others: Vec<Capped>,
     pub unknowns: Vec<String>,
     pub stats: LockStats,
@@ -225,6 +229,7 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
     for l in &mut per_lock {
         l.violations = l.stale_writes
             + l.deadlocks
+            + l.lockouts
             + match property {
                 Property::Exclusive => l.double_holders,
                 Property::Fenced => 0,
@@ -239,8 +244,8 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
     if found.stats.acquires_ok == 0 {
         unknowns.push("no acquire ever succeeded, so nothing was tested".to_string());
     }
-    // A deadlock is liveness: the run is stuck, not unsafe, unless a safety violation was
-    // found too.
+    // A deadlock or a lockout is liveness: the run is stuck, not unsafe, unless a safety
+    // violation was found too.
     let verdict = Verdict::merge_all([
         Verdict::merge_all(violation_counts.iter().map(|k| {
             if k.kind.is_safety() {
@@ -343,6 +348,10 @@ pub struct LockCounts {
     /// Writes the resource accepted with a stale token.
     pub stale_writes: u64,
     pub deadlocks: u64,
+    /// Stretches in which one process alone was granted the lock while others asked (absent
+    /// in results written before they were found).
+    #[serde(default)]
+    pub lockouts: u64,
     /// The findings above that violate the report's property.
     pub violations: u64,
 }
@@ -366,7 +375,7 @@ impl LockCounts {
 pub struct LockReport {
     pub property: Property,
     pub verdict: Verdict,
-    /// What makes the verdict invalid (safety violations) or stuck (deadlocks, see
+    /// What makes the verdict invalid (safety violations) or stuck (deadlocks, lockouts, see
     /// [`FindingKind::is_safety`]), at most [`MAX_LISTED`] per kind.
     pub violations: Vec<Finding>,
     /// Worth knowing but not a violation of `property`, at most [`MAX_LISTED`] per kind.
@@ -424,7 +433,7 @@ impl LockReport {
         for kind in kinds {
             let listed: Vec<&Finding> = self.violations.iter().filter(|v| v.kind == kind).collect();
             for v in listed.iter().take(per_kind) {
-                // A deadlock is liveness: printed as what makes the run stuck.
+                // A deadlock or a lockout is liveness: printed as what makes the run stuck.
                 let head = if kind.is_safety() {
                     "VIOLATION"
                 } else {

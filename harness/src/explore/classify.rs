@@ -43,14 +43,14 @@ use std::collections::HashMap;
 pub use lockpick_store::explore::Found;
 
 /// A finding that is a safety violation: everything the checker calls a violation except a
-/// deadlock, which is liveness.
+/// deadlock or a lockout, which are liveness.
 pub fn is_safety(f: &Finding) -> bool {
     match f.kind {
         FindingKind::DoubleHolder
         | FindingKind::StaleWrite
         | FindingKind::LostUpdate
         | FindingKind::PhantomIncrement => true,
-        FindingKind::Deadlock | FindingKind::RejectedStaleWrite => false,
+        FindingKind::Deadlock | FindingKind::Lockout | FindingKind::RejectedStaleWrite => false,
     }
 }
 
@@ -306,6 +306,7 @@ fn worst<'f>(
                 | FindingKind::LostUpdate
                 | FindingKind::PhantomIncrement
                 | FindingKind::Deadlock
+                | FindingKind::Lockout
                 | FindingKind::RejectedStaleWrite => {
                     if has_double {
                         Found::Nothing
@@ -674,6 +675,8 @@ mod tests {
         let mut f = finding(1, 2, 0, 1);
         assert!(is_safety(&f));
         f.kind = FindingKind::Deadlock;
+        assert!(!is_safety(&f));
+        f.kind = FindingKind::Lockout;
         assert!(!is_safety(&f));
     }
 }

@@ -5,11 +5,11 @@ use super::column::Column;
 use super::file::Matrix;
 use super::row::{Expected, Row};
 use super::size::Promise;
-use crate::vocab::MsRange;
 use crate::fault::RawEntry;
 use crate::scenario::{
     RawCheck, RawClientKind, RawLock, RawResource, RawScenario, RawServer, RawWorkload,
 };
+use crate::vocab::MsRange;
 use std::fmt::Write as _;
 use toml::Spanned;
 
@@ -142,7 +142,9 @@ impl<'a> CellSettings<'a> {
             },
             check: RawCheck {
                 property: Some(text_at(self.property)),
-                deadlock_ms: self.deadlock_ms.map(|ms| Spanned::new(row.span.clone(), ms)),
+                deadlock_ms: self
+                    .deadlock_ms
+                    .map(|ms| Spanned::new(row.span.clone(), ms)),
             },
             nemesis: Vec::new(),
         }

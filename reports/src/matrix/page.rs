@@ -108,7 +108,7 @@ pub fn cell_sentence(c: &CellSummary) -> String {
                 .map_or("explore broke it".to_owned(), explore_sentence)
         ),
         CellStatus::Stuck { k, n } => format!(
-            "no safety violation; a deadlock (liveness: nobody got the lock) in {k} of {n} run(s)"
+            "no safety violation; a deadlock or a lockout (liveness: nobody got the lock, or only one process did) in {k} of {n} run(s)"
         ),
         CellStatus::Unknown(why) => format!("unknown: {why}"),
     }
@@ -521,7 +521,7 @@ mod tests {
         let c = aggregate(head, vec![run]);
         assert_eq!(cell_text(&c), "STUCK 1/1");
         assert_eq!(cell_label(&c), "STUCK 1/1 ≠");
-        assert!(cell_sentence(&c).starts_with("no safety violation; a deadlock"));
+        assert!(cell_sentence(&c).starts_with("no safety violation; a deadlock or a lockout"));
         let heat = heat_cell(&c, &MatrixRecord::of_cells(vec![c.clone()]));
         assert_eq!(heat.class, "stuck");
         assert!(heat.style.contains("106, 27, 154"), "{}", heat.style);

@@ -33,7 +33,7 @@ pub struct RunSummary {
     /// written before, and for a run the harness could not make.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exposed_instances: Option<(usize, usize)>,
-    /// Safety violations found (listed and omitted); deadlocks are not counted here.
+    /// Safety violations found (listed and omitted); deadlocks and lockouts are not counted here.
     pub violations: u64,
     /// From the start of the workload to the start of the first violation.
     pub first_violation_ms: Option<f64>,
@@ -84,7 +84,7 @@ pub enum CellStatus {
     /// timings of the column's fault that break the lock: a violation of `class` (explore's
     /// name for what explains it) whose schedule reproduced in `hits` of `runs` re-runs.
     UnsafeExplored { class: String, hits: u32, runs: u32 },
-    /// No safety violation, but a deadlock (liveness) in `k` of `n` runs.
+    /// No safety violation, but a deadlock or a lockout (liveness) in `k` of `n` runs.
     Stuck { k: u64, n: u64 },
     /// No violation, but a run's check could not decide or a run failed.
     Unknown(String),

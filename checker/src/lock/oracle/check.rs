@@ -3,17 +3,18 @@
 
 use super::super::params::LockCheckParams;
 use super::super::report::{judge, Capped, Found, LockReport, LockStats};
-use super::deadlock::deadlocks;
+use super::deadlock::{deadlocks, timelines};
 use super::double_holder::double_holders;
 use super::holding::holdings;
+use super::lockout::lockouts;
 use super::lost_update::{lost_updates, CounterCheck};
 use super::ops::split_ops;
 use super::stale_write::stale_writes;
 use crate::faults::fault_windows;
 use crate::history::Event;
 
-/// Checks a lock history for double holders, accepted stale writes, lost counter updates and
-/// deadlocks, and judges them against `params.property`.
+/// Checks a lock history for double holders, accepted stale writes, lost counter updates,
+/// deadlocks and lockouts, and judges them against `params.property`.
 ///
 /// Preconditions: `events` are in history order (as read by
 /// [`read_history`](crate::history::read_history)); the counter, when there is one, starts at 0.
@@ -35,7 +36,9 @@ pub(crate) fn check_locks_in_memory(events: &[Event], params: &LockCheckParams) 
     }
     if params.deadlock_ms > 0 {
         let ns = params.deadlock_ms.saturating_mul(1_000_000);
-        others.push(Capped::of(deadlocks(&ops, &held, &faults, ns)));
+        let mut timelines = timelines(&ops);
+        others.push(Capped::of(deadlocks(&held, &mut timelines, &faults, ns)));
+        others.push(Capped::of(lockouts(&held, &timelines, &faults, ns)));
     }
     let mut stats = LockStats {
         max_concurrent_holders: doubles.max_concurrent,

@@ -296,6 +296,12 @@ impl Generator {
 
 #[test]
 fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
+    // Liveness findings of each kind the generated histories produced: the comparison must
+    // cover lockouts and deadlocks, not only agree that there are none.
+    let mut found = [0u64; 2];
+    // Lockouts by a process granted more than once in them, and findings about a holding kept
+    // after a failed release that another process's grant ended.
+    let (mut regranted, mut passed_over) = (0u64, 0u64);
     for seed in 0..1200 {
         let events = generate(seed);
         for property in [Property::Exclusive, Property::Fenced] {
@@ -307,6 +313,20 @@ fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
                 let mut stream = check_locks(&events, &params);
                 let oracle = check_locks_in_memory(&events, &params);
                 let per_lock = std::mem::take(&mut stream.per_lock);
+                for (n, kind) in found
+                    .iter_mut()
+                    .zip([FindingKind::Deadlock, FindingKind::Lockout])
+                {
+                    *n += oracle.violations.iter().filter(|f| f.kind == kind).count() as u64;
+                }
+                for f in oracle.violations.iter().chain(&oracle.observations) {
+                    if f.kind == FindingKind::Lockout && f.count.is_some_and(|n| n > 1) {
+                        regranted += 1;
+                    }
+                    if f.summary.contains("passed over") {
+                        passed_over += 1;
+                    }
+                }
                 if oracle.omitted_violations == 0 && oracle.omitted_observations == 0 {
                     assert_per_lock_counts_match(&per_lock, &oracle, seed);
                 }
@@ -325,6 +345,14 @@ fn the_streaming_checker_gives_the_in_memory_report_on_generated_histories() {
             }
         }
     }
+    eprintln!(
+        "deadlocks, lockouts found: {found:?}; regranted {regranted}, passed over {passed_over}"
+    );
+    assert!(found.iter().all(|&n| n >= 100), "{found:?}");
+    assert!(
+        regranted >= 10 && passed_over >= 10,
+        "{regranted} {passed_over}"
+    );
 }
 
 /// The streaming checker's per-lock counts against the oracle's findings grouped by lock.
@@ -360,6 +388,11 @@ fn assert_per_lock_counts_match(
             of(&c.lock, FindingKind::Deadlock),
             "seed {seed}: {c:?}"
         );
+        assert_eq!(
+            c.lockouts,
+            of(&c.lock, FindingKind::Lockout),
+            "seed {seed}: {c:?}"
+        );
         violations += c.violations;
     }
     let lock_violations = oracle
@@ -377,4 +410,82 @@ fn assert_per_lock_counts_match(
         ops > 0 || oracle.stats.acquires_ok == 0 || per_lock.is_empty(),
         "seed {seed}"
     );
+}
+
+/// A history in which client 0 hogs lock "l": it takes it again and again, its releases now
+/// and then failing (kept) or never sent (it re-enters holding), while the other clients ask
+/// and fail, and now and then one of them is granted; time moves by milliseconds or seconds.
+fn hog(seed: u64) -> Vec<Event> {
+    let mut g = Generator::new(seed);
+    let others = g.clients.len() as u64 - 1;
+    let mut asking: Vec<bool> = vec![false; others as usize + 1];
+    for _ in 0..20 + g.rng.below(60) {
+        g.time += (1 + g.rng.below(5)) * 1_000_000 * (1 + g.rng.below(2) * 400);
+        let l = Some("l".to_string());
+        let none = Value::default;
+        let hog = Process::Client(0);
+        if g.rng.chance(70) {
+            g.push(hog, EventKind::Invoke, F::Acquire, l.clone(), none(), None);
+            g.push(hog, EventKind::Ok, F::Acquire, l.clone(), none(), None);
+            let kind = match g.rng.below(10) {
+                0..=3 => Some(EventKind::Fail),
+                4..=8 => Some(EventKind::Ok),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                g.time += g.rng.below(3) * 1_000_000;
+                let error = (kind == EventKind::Fail).then_some("not-owner");
+                g.push(hog, EventKind::Invoke, F::Release, l.clone(), none(), None);
+                g.push(hog, kind, F::Release, l.clone(), none(), error);
+            }
+        }
+        // Each other client has an acquire in flight or not; one ends now, failing mostly.
+        let q = 1 + g.rng.below(others) as usize;
+        let p = Process::Client(q as u64);
+        if asking[q] {
+            let (kind, error) = if g.rng.chance(8) {
+                (EventKind::Ok, None)
+            } else {
+                (EventKind::Fail, Some("timeout-waiting"))
+            };
+            g.push(p, kind, F::Acquire, l.clone(), none(), error);
+            if kind == EventKind::Ok {
+                g.push(p, EventKind::Invoke, F::Release, l.clone(), none(), None);
+                g.push(p, EventKind::Ok, F::Release, l, none(), None);
+            }
+        } else {
+            g.push(p, EventKind::Invoke, F::Acquire, l, none(), None);
+        }
+        asking[q] = !asking[q];
+    }
+    g.events
+}
+
+#[test]
+fn the_streaming_checker_gives_the_in_memory_report_on_hogged_locks() {
+    let mut lockouts = 0;
+    for seed in 0..400 {
+        let events = hog(seed);
+        for deadlock_ms in [3, 2000] {
+            let params = LockCheckParams {
+                property: Property::Exclusive,
+                deadlock_ms,
+            };
+            let mut stream = check_locks(&events, &params);
+            let oracle = check_locks_in_memory(&events, &params);
+            stream.per_lock.clear();
+            lockouts += oracle
+                .violations
+                .iter()
+                .filter(|f| f.kind == FindingKind::Lockout)
+                .count();
+            assert!(
+                stream == oracle,
+                "seed {seed}, deadlock {deadlock_ms} ms:\nstream: {}\noracle: {}",
+                serde_json::to_string_pretty(&stream).unwrap(),
+                serde_json::to_string_pretty(&oracle).unwrap()
+            );
+        }
+    }
+    assert!(lockouts >= 100, "{lockouts}");
 }

@@ -1,6 +1,7 @@
-//! Test oracle (the in-memory checker the streaming one replaced): Deadlocks: long fault-free stretches in which clients keep asking for a lock and no acquire
+//! Test oracle (the in-memory checker the streaming one replaced): Deadlocks: long fault-free stretches in which clients keep asking for a free lock and no acquire
 //! succeeds. Built from merged "wanting" intervals, cut at every successful acquire, minus the
-//! fault windows.
+//! fault windows and the time some process held the lock. Also gathers, per lock, who wanted
+//! it when, for the lockouts ([`super::lockout`]).
 
 use super::super::report::Finding;
 use super::holding::Holdings;
@@ -13,23 +14,19 @@ use std::collections::HashMap;
 
 /// Per lock, what the sweep needs.
 #[derive(Default)]
-struct LockTimeline {
+pub(crate) struct LockTimeline {
     /// Intervals in which some process wanted the lock: from its first acquire invoke, across
-    /// failed retries, until an acquire succeeded, it was retired, or it stopped trying.
-    wanting: Vec<(u64, u64)>,
+    /// failed retries, until an acquire succeeded, it was retired, or it stopped trying:
+    /// (from, to, process).
+    pub wanting: Vec<(u64, u64, u64)>,
     /// Successful acquires: (completion time, completion index, process, token).
     grants: Vec<(u64, u64, u64, Option<u64>)>,
     /// Failed acquires: (completion time, completion index, process).
-    fails: Vec<(u64, u64, u64)>,
+    pub fails: Vec<(u64, u64, u64)>,
 }
 
-/// Precondition: `deadlock_ns > 0`.
-pub(crate) fn deadlocks(
-    ops: &Ops<'_>,
-    holdings: &Holdings<'_>,
-    faults: &[FaultWindow],
-    deadlock_ns: u64,
-) -> Vec<Finding> {
+/// Every lock's wanting intervals, grants and failed acquires.
+pub(crate) fn timelines<'a>(ops: &Ops<'a>) -> HashMap<&'a str, LockTimeline> {
     let mut timelines: HashMap<&str, LockTimeline> = HashMap::new();
     for (&p, list) in &ops.by_process {
         let stop = ops.crash.get(&p).map_or(ops.end_ns, |c| c.0);
@@ -44,7 +41,7 @@ pub(crate) fn deadlocks(
                         .entry(lock)
                         .or_default()
                         .wanting
-                        .push((since, last));
+                        .push((since, last, p));
                 }
                 continue;
             }
@@ -53,7 +50,7 @@ pub(crate) fn deadlocks(
             match op.completion {
                 None => {
                     wanting.remove(op.lock);
-                    tl.wanting.push((since, stop.max(since)));
+                    tl.wanting.push((since, stop.max(since), p));
                 }
                 Some(c) => match c.kind {
                     EventKind::Fail => {
@@ -62,7 +59,7 @@ pub(crate) fn deadlocks(
                     }
                     kind => {
                         wanting.remove(op.lock);
-                        tl.wanting.push((since, c.time_ns));
+                        tl.wanting.push((since, c.time_ns, p));
                         if kind == EventKind::Ok {
                             tl.grants.push((c.time_ns, c.index, p, c.value.token));
                         }
@@ -75,10 +72,19 @@ pub(crate) fn deadlocks(
                 .entry(lock)
                 .or_default()
                 .wanting
-                .push((since, last));
+                .push((since, last, p));
         }
     }
+    timelines
+}
 
+/// Precondition: `deadlock_ns > 0`.
+pub(crate) fn deadlocks(
+    holdings: &Holdings<'_>,
+    timelines: &mut HashMap<&str, LockTimeline>,
+    faults: &[FaultWindow],
+    deadlock_ns: u64,
+) -> Vec<Finding> {
     let faulty = faulty(faults);
 
     let mut locks: Vec<&str> = timelines.keys().copied().collect();
@@ -88,7 +94,18 @@ pub(crate) fn deadlocks(
         let tl = timelines.get_mut(lock).expect("lock listed");
         tl.grants.sort_unstable();
         tl.fails.sort_unstable();
-        for (s, e) in merge(&mut tl.wanting) {
+        // Not free while someone held it.
+        let mut holes: Vec<(u64, u64)> = holdings
+            .list
+            .iter()
+            .filter(|h| h.lock == lock)
+            .map(|h| (h.start_ns, h.end_ns))
+            .filter(|h| h.0 < h.1)
+            .chain(faulty.iter().copied())
+            .collect();
+        let holes = merge(&mut holes);
+        let mut wanting: Vec<(u64, u64)> = tl.wanting.iter().map(|w| (w.0, w.1)).collect();
+        for (s, e) in merge(&mut wanting) {
             let first = tl.grants.partition_point(|g| g.0 <= s);
             let mut cuts: Vec<u64> = vec![s];
             cuts.extend(
@@ -99,7 +116,7 @@ pub(crate) fn deadlocks(
             );
             cuts.push(e);
             for piece in cuts.windows(2) {
-                for (a, b) in subtract(piece[0], piece[1], &faulty) {
+                for (a, b) in subtract(piece[0], piece[1], &holes) {
                     if b - a >= deadlock_ns {
                         findings.push(describe(holdings, faults, lock, tl, a, b));
                     }
@@ -132,6 +149,7 @@ fn describe(
         grant,
         grant_end,
         wanting: Vec::new(),
+        held: Vec::new(),
         fails: tl.fails.clone(),
     };
     stream::describe::deadlock(lock, &seg, a, b, faults)

@@ -104,10 +104,11 @@ fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWind
             .map(|op| stream::holdings::WriteRef {
                 invoke_ns: op.invoke.time_ns,
                 invoke_index: op.invoke.index,
-                done_index: op.completion.map(|c| c.index),
+                done_index: op.completion.map(|c| c.index).filter(|&i| i < h.closed_at),
             })
             .collect(),
         lease: None,
+        release: stream::holdings::Release::None,
     };
     stream::describe::double(a.lock, &cut(a), &cut(b), faults)
 }

@@ -6,6 +6,7 @@ mod check;
 mod deadlock;
 mod double_holder;
 mod holding;
+mod lockout;
 mod lost_update;
 mod ops;
 mod stale_write;

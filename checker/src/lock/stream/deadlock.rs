@@ -1,5 +1,8 @@
-//! Deadlocks, per lock: long stretches in which clients kept asking for the lock and no
-//! acquire succeeded, outside fault windows.
+//! Deadlocks, per lock: long stretches in which clients kept asking for a free lock and no
+//! acquire succeeded, outside fault windows. A stretch in which some process held the lock is
+//! not a deadlock (the lock was not free): if others asked while one process alone held it,
+//! that is a lockout ([`super::lockout`]), which this module also feeds with who wanted the
+//! lock when.
 //!
 //! Successful acquires ("grants") cut time into segments; a deadlock lies inside one segment,
 //! so only segments at least the threshold long are kept (with the wanting intervals and the
@@ -7,6 +10,7 @@
 //! current segment of each lock and the long ones, not the history.
 
 use super::holdings::EndReason;
+use super::lockout::{Lockouts, Stretch};
 use std::collections::HashMap;
 
 /// A successful acquire: (completion time, completion index, process, token).
@@ -23,6 +27,9 @@ pub(crate) struct Segment {
     pub grant: Option<Grant>,
     /// Wanting intervals, cut to the segment.
     pub wanting: Vec<(u64, u64)>,
+    /// Holding intervals (as far as liveness goes: to their lease's end), cut to the segment:
+    /// the lock was not free then.
+    pub held: Vec<(u64, u64)>,
     /// Failed acquires: (completion time, completion index, process).
     pub fails: Vec<(u64, u64, u64)>,
     /// How the holding `grant` began ended: (time, index, why), once it did.
@@ -36,6 +43,29 @@ impl Segment {
             self.wanting.push((a, b));
         }
     }
+
+    fn add_held(&mut self, s: u64, e: u64) {
+        let (a, b) = (s.max(self.from), e.min(self.to));
+        if a < b {
+            self.held.push((a, b));
+        }
+    }
+
+    /// The deadlocks in it: its merged wanting minus the merged `faulty` stretches and the
+    /// time someone held the lock, pieces at least `threshold` long.
+    pub(crate) fn deadlocks(&mut self, faulty: &[(u64, u64)], threshold: u64) -> Vec<(u64, u64)> {
+        let mut holes: Vec<(u64, u64)> = faulty.iter().chain(&self.held).copied().collect();
+        let holes = super::merge(&mut holes);
+        let mut out = Vec::new();
+        for (s, e) in super::merge(&mut self.wanting) {
+            for (a, b) in super::subtract(s, e, &holes) {
+                if b - a >= threshold {
+                    out.push((a, b));
+                }
+            }
+        }
+        out
+    }
 }
 
 #[derive(Debug, Default)]
@@ -48,11 +78,19 @@ struct LockTimeline {
 /// Per process and lock: wanting since, last failed acquire completed at.
 type Wanting = HashMap<(u64, u32), (u64, u64)>;
 
+/// Why a process wants a lock now: an acquire in flight, a chain of failed ones, or both.
+const IN_FLIGHT: u8 = 1;
+const CHAIN: u8 = 2;
+
 #[derive(Debug)]
 pub(crate) struct Deadlocks {
     threshold_ns: u64,
     locks: HashMap<u32, LockTimeline>,
     wanting: Wanting,
+    /// Per lock, the processes that want it now, with [`IN_FLIGHT`] and [`CHAIN`] bits: a
+    /// lockout keeps a stretch's grants only once another process wanted the lock.
+    askers: HashMap<u32, HashMap<u64, u8>>,
+    lockouts: Lockouts,
 }
 
 impl Deadlocks {
@@ -61,6 +99,57 @@ impl Deadlocks {
             threshold_ns,
             locks: HashMap::new(),
             wanting: HashMap::new(),
+            askers: HashMap::new(),
+            lockouts: Lockouts::new(threshold_ns),
+        }
+    }
+
+    fn mark(&mut self, p: u64, lock: u32, set: u8, clear: u8) {
+        let a = self.askers.entry(lock).or_default();
+        let bits = a.get(&p).copied().unwrap_or(0) & !clear | set;
+        if bits == 0 {
+            a.remove(&p);
+        } else {
+            a.insert(p, bits);
+        }
+    }
+
+    /// `p`'s holding of `lock` began at `at` (time, `acquire ok` index).
+    pub fn opened(&mut self, lock: u32, p: u64, at: (u64, u64)) {
+        let others = self
+            .askers
+            .get(&lock)
+            .is_some_and(|a| a.len() > usize::from(a.contains_key(&p)));
+        self.lockouts.opened(lock, p, at, others);
+    }
+
+    /// `p`'s holding of `lock` begun at `acquire_index` and held from `start` to `held_until`
+    /// ended at `end`.
+    pub fn closed(
+        &mut self,
+        lock: u32,
+        p: u64,
+        acquire_index: u64,
+        (start, held_until): (u64, u64),
+        end: (u64, u64, EndReason),
+    ) {
+        self.lockouts
+            .closed(lock, p, acquire_index, held_until, end);
+        let tl = self.timeline(lock);
+        tl.current.add_held(start, held_until);
+        for seg in tl.long.iter_mut().rev() {
+            if seg.to < start {
+                break;
+            }
+            seg.add_held(start, held_until);
+        }
+        if let Some(seg) = tl
+            .long
+            .iter_mut()
+            .chain(std::iter::once(&mut tl.current))
+            .find(|s| s.grant.is_some_and(|g| g.1 == acquire_index))
+        {
+            seg.grant_end = Some(end);
         }
     }
 
@@ -78,8 +167,10 @@ impl Deadlocks {
         })
     }
 
-    /// A wanting interval of `lock` ended: it goes to every segment it touches.
-    fn push_wanting(&mut self, lock: u32, s: u64, e: u64) {
+    /// `p`'s wanting interval of `lock` ended: it goes to every segment and stretch it
+    /// touches.
+    fn push_wanting(&mut self, p: u64, lock: u32, s: u64, e: u64) {
+        self.lockouts.wanting(lock, p, s, e);
         let tl = self.timeline(lock);
         tl.current.add_wanting(s, e);
         for seg in tl.long.iter_mut().rev() {
@@ -102,18 +193,23 @@ impl Deadlocks {
         });
         done.sort_unstable();
         for (lock, since, last) in done {
-            self.push_wanting(lock, since, last);
+            self.mark(p, lock, 0, CHAIN);
+            self.push_wanting(p, lock, since, last);
         }
     }
 
-    /// `p` invoked an acquire of `lock` at `at_ns`: the start of its wanting, unless it
-    /// already wanted it.
-    pub fn since(&self, p: u64, lock: u32, at_ns: u64) -> u64 {
+    /// `p` invoked an acquire of `lock` at `at_ns`: returns the start of its wanting, the
+    /// invocation unless it already wanted the lock.
+    pub fn asked(&mut self, p: u64, lock: u32, at_ns: u64) -> u64 {
+        self.mark(p, lock, IN_FLIGHT, 0);
+        self.lockouts.asked(lock, p);
         self.wanting.get(&(p, lock)).map_or(at_ns, |w| w.0)
     }
 
     /// An acquire of `lock` by `p`, invoked wanting since `since`, failed at `at`.
     pub fn failed(&mut self, p: u64, lock: u32, since: u64, at: (u64, u64)) {
+        self.mark(p, lock, CHAIN, IN_FLIGHT);
+        self.lockouts.failed(lock, p, at);
         let tl = self.timeline(lock);
         tl.current.fails.push((at.0, at.1, p));
         // At the very instant of the grant that ended the previous segment: it belongs there
@@ -126,8 +222,9 @@ impl Deadlocks {
 
     /// An acquire ended (ok, info, or never): the wanting since `since` ended at `end_ns`.
     pub fn ended(&mut self, p: u64, lock: u32, since: u64, end_ns: u64) {
+        self.mark(p, lock, 0, IN_FLIGHT | CHAIN);
         self.wanting.remove(&(p, lock));
-        self.push_wanting(lock, since, end_ns);
+        self.push_wanting(p, lock, since, end_ns);
     }
 
     /// A grant: a new segment starts.
@@ -145,6 +242,7 @@ impl Deadlocks {
             grant: Some(g),
             grant_end: None,
             wanting: Vec::new(),
+            held: Vec::new(),
             // Failed acquires at the very instant of the grant belong to both segments.
             fails: tl
                 .current
@@ -163,31 +261,31 @@ impl Deadlocks {
         }
     }
 
-    /// The holding that began with the acquire completed at `acquire_index` on `lock` ended.
-    pub fn holding_closed(&mut self, lock: u32, acquire_index: u64, end: (u64, u64, EndReason)) {
-        let Some(tl) = self.locks.get_mut(&lock) else {
-            return;
-        };
-        for seg in tl.long.iter_mut().chain(std::iter::once(&mut tl.current)) {
-            if seg.grant.is_some_and(|g| g.1 == acquire_index) {
-                seg.grant_end = Some(end);
-            }
-        }
-    }
-
-    /// The history ended. Returns every lock's long segments (and its last one).
-    pub fn finish(mut self) -> HashMap<u32, Vec<Segment>> {
+    /// The history ended (every holding has closed). Returns every lock's long segments (and
+    /// its last one), and its long lockout stretches.
+    pub fn finish(mut self) -> Finished {
         let mut left: Vec<((u64, u32), (u64, u64))> = self.wanting.drain().collect();
         left.sort_unstable();
-        for ((_, lock), (since, last)) in left {
-            self.push_wanting(lock, since, last);
+        for ((p, lock), (since, last)) in left {
+            self.push_wanting(p, lock, since, last);
         }
-        self.locks
+        let segments = self
+            .locks
             .into_iter()
             .map(|(lock, mut tl)| {
                 tl.long.push(tl.current);
                 (lock, tl.long)
             })
-            .collect()
+            .collect();
+        Finished {
+            segments,
+            stretches: self.lockouts.finish(),
+        }
     }
+}
+
+/// What [`Deadlocks::finish`] hands over, per lock.
+pub(crate) struct Finished {
+    pub segments: HashMap<u32, Vec<Segment>>,
+    pub stretches: HashMap<u32, Vec<Stretch>>,
 }

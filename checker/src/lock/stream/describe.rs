@@ -4,6 +4,7 @@
 use super::counter::Counter;
 use super::deadlock::Segment;
 use super::holdings::Holding;
+use super::lockout::Stretch;
 use super::stale::{Proof, Write};
 use crate::faults::{active_during, secs, FaultWindow};
 use crate::history::F;
@@ -303,5 +304,60 @@ pub(crate) fn deadlock(
         end_ns: b,
     });
     f.faults = active_during(faults, a, b).into_iter().cloned().collect();
+    f
+}
+
+/// How many grants a lockout finding lists as evidence.
+const MAX_GRANTS_LISTED: usize = 10;
+
+/// Only `st.process` was granted (or held) `lock` from `a` to `b`, inside stretch `st`, while
+/// other processes asked.
+pub(crate) fn lockout(lock: &str, st: &Stretch, a: u64, b: u64, faults: &[FaultWindow]) -> Finding {
+    let p = st.process;
+    let grants: Vec<&(u64, u64)> = st
+        .grants
+        .iter()
+        .filter(|g| (a..=b).contains(&g.0))
+        .collect();
+    // A failed acquire or a wanting interval that only touches the piece's start was not
+    // waiting inside it.
+    let fails: Vec<&(u64, u64, u64)> = st.fails.iter().filter(|f| a < f.0 && f.0 <= b).collect();
+    let mut askers: Vec<u64> = st
+        .wanting
+        .iter()
+        .filter(|w| w.0 < b && w.1 > a)
+        .map(|w| w.2)
+        .collect();
+    askers.sort_unstable();
+    askers.dedup();
+    let mut indices: Vec<u64> = grants.iter().take(MAX_GRANTS_LISTED).map(|g| g.1).collect();
+    indices.extend(fails.iter().take(MAX_FAILS_LISTED).map(|f| f.1));
+    let end = st.end.filter(|e| e.0 <= b).map_or_else(
+        || format!("; process {p} still held it at {}", secs(b)),
+        |(end_ns, end_index, why)| {
+            indices.push(end_index);
+            format!("; process {p} {} at {}", why.phrase(), secs(end_ns))
+        },
+    );
+    let asker_names: Vec<String> = askers.iter().map(|q| q.to_string()).collect();
+    let summary = format!(
+        "only process {p} was granted or held lock {lock:?} for {} from {} to {} while process(es) {} asked ({} grant(s) to process {p}, {} failed acquire(s) by the others){end}; {}",
+        secs(b - a),
+        secs(a),
+        secs(b),
+        asker_names.join(", "),
+        grants.len(),
+        fails.len(),
+        active_phrase(&active_during(faults, a, b)),
+    );
+    let mut f = Finding::new(FindingKind::Lockout, summary).with_indices(indices);
+    f.lock = (!lock.is_empty()).then(|| lock.to_string());
+    f.processes = std::iter::once(p).chain(askers).collect();
+    f.window = Some(TimeWindow {
+        start_ns: a,
+        end_ns: b,
+    });
+    f.faults = active_during(faults, a, b).into_iter().cloned().collect();
+    f.count = Some(grants.len() as u64);
     f
 }

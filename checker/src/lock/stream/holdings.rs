@@ -1,6 +1,15 @@
 //! Believed holding intervals, followed event by event: from a process's `acquire ok` until it
 //! stops believing it holds the lock (release invoke, lost renew, retirement, crash, or the
 //! end of the history). Memory: the open holdings and one entry per client process.
+//!
+//! A release ends a holding at its invocation (the holder gave the lock up there and writes
+//! nothing more under it) unless it comes back `fail`: a release that failed did not happen,
+//! so the lock is still held as far as anyone knows and the holding goes on, *kept* (see
+//! [`Release::Kept`]). That is what lets a lockout show a holder whose unlock failed and who
+//! keeps the others out (Redisson's MultiLock after a node crash). A release whose outcome is
+//! unknown (`info`, or none) still ends the holding at its invocation, as before: it may have
+//! released, the holder is retired by it and never acts again, and counting it as held longer
+//! could only make double holders the history does not show.
 
 use crate::history::{EventKind, F};
 use std::collections::HashMap;
@@ -24,6 +33,9 @@ pub(crate) enum EndReason {
     /// Nothing ended it, but its lease (counted from the acquire's or the last renewal's
     /// invocation) ran out before the history ended: it stops there.
     LeaseRanOut,
+    /// Kept after a failed release, it ended when another process was granted the lock: the
+    /// lock's server held it free, so the holder's key was gone (expired, forgotten, or taken).
+    Superseded,
 }
 
 impl EndReason {
@@ -37,6 +49,7 @@ impl EndReason {
             EndReason::Reacquired => "acquired again",
             EndReason::HistoryEnd => "still held it when the history ended",
             EndReason::LeaseRanOut => "let its lease run out",
+            EndReason::Superseded => "was passed over after its release failed",
         }
     }
 }
@@ -69,6 +82,42 @@ pub(crate) struct Holding {
     /// The lease: counted from (time, index of the acquire's or renewal's completion, time of
     /// its invocation), for how many milliseconds.
     pub lease: Option<Lease>,
+    /// Where its process's release of it stands.
+    pub release: Release,
+}
+
+/// A holding's release, as far as it went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Not asked to release.
+    None,
+    /// A release was invoked at (time, index) and has not come back: whatever ends the
+    /// holding now, it ended there, as a release that succeeds or whose outcome stays unknown
+    /// does (the holder gave the lock up at its invocation).
+    Pending(u64, u64),
+    /// A release invoked at (time, index) came back `fail` and no other process had been
+    /// granted the lock since the holding began: the lock is still the holder's as far as
+    /// anyone knows, so the holding goes on. It ends as any holding does, or at its lease's
+    /// end (but not before that release's invocation, which the holder made believing it
+    /// held the lock), or when another process is granted the lock (see
+    /// [`EndReason::Superseded`]). Had another process been granted it already, the failure
+    /// says the key was gone (`not-owner`): the holding ended at the release's invocation, as
+    /// it always did, and no double holder is made of a key the history shows was not the
+    /// holder's.
+    Kept(u64, u64),
+}
+
+impl Holding {
+    /// Until when the lock was held as far as liveness goes: to the holding's end, or to its
+    /// lease's end if that came first (the server freed the lock there whatever the holder
+    /// believed). Never before the start.
+    pub fn held_until(&self) -> u64 {
+        let end = match self.lease {
+            Some(l) => self.end_ns.min(l.expires_ns()),
+            None => self.end_ns,
+        };
+        end.max(self.start_ns)
+    }
 }
 
 /// A holder's lease, as it last knew it.
@@ -82,7 +131,7 @@ pub(crate) struct Lease {
 }
 
 impl Lease {
-    fn expires_ns(&self) -> u64 {
+    pub(crate) fn expires_ns(&self) -> u64 {
         self.from_ns
             .saturating_add(self.ms.saturating_mul(1_000_000))
     }
@@ -109,6 +158,12 @@ struct ProcessState {
 pub(crate) struct Holdings {
     processes: HashMap<u64, ProcessState>,
     next_id: u64,
+    /// Per lock, the `acquire ok` index of its latest holding: a failed release keeps a
+    /// holding only if no other process was granted the lock since it began.
+    last_grant: HashMap<u32, u64>,
+    /// (lock, process) of holdings kept after a failed release, which another process's
+    /// grant of the lock ends; entries whose holding ended otherwise are dropped lazily.
+    kept: Vec<(u32, u64)>,
 }
 
 /// Whether an operation on `op_lock` concerns a holding of `held`: an operation that names no
@@ -130,11 +185,30 @@ fn close(
             i += 1;
         } else {
             let mut h = open.swap_remove(i);
+            let (at, why) = end_of(&h, at, why);
             h.end_ns = at.0.max(h.start_ns);
             h.end_index = at.1;
             h.end = why;
             out.push(Change::Closed(h));
         }
+    }
+}
+
+/// Where and why `h` ends when something would end it at `at` for `why`: at its pending
+/// release's invocation if one is in flight; at its lease's end if it was kept after a failed
+/// release and the lease ran out first (the key surely expired there), or at that release's
+/// invocation if the lease had run out before it; else as asked.
+fn end_of(h: &Holding, at: (u64, u64), why: EndReason) -> ((u64, u64), EndReason) {
+    match (h.release, h.lease) {
+        (Release::Pending(t, i), _) => ((t, i), EndReason::Released),
+        (Release::Kept(t, i), Some(l)) if l.expires_ns() <= at.0 => {
+            if l.expires_ns() <= t {
+                ((t, i), EndReason::Released)
+            } else {
+                ((l.expires_ns(), l.index), EndReason::LeaseRanOut)
+            }
+        }
+        _ => (at, why),
     }
 }
 
@@ -168,13 +242,12 @@ impl Holdings {
             close(&mut s.open, |_| false, c, EndReason::Crashed, out);
         }
         match f {
-            F::Release => close(
-                &mut s.open,
-                |h| !concerns(lock, h.lock),
-                at,
-                EndReason::Released,
-                out,
-            ),
+            F::Release => {
+                // Ended at this invocation unless the release comes back `fail`.
+                for h in s.open.iter_mut().filter(|h| concerns(lock, h.lock)) {
+                    h.release = Release::Pending(at.0, at.1);
+                }
+            }
             F::Write => {
                 let named = s.open.iter().any(|h| h.lock == lock);
                 let mut attached = Vec::new();
@@ -231,7 +304,39 @@ impl Holdings {
                 close(&mut s.open, |_| false, at, EndReason::Retired, out);
                 s.retired = true;
             }
+            (EventKind::Ok, F::Release) => close(
+                &mut s.open,
+                |h| !matches!(h.release, Release::Pending(..)),
+                at,
+                EndReason::Released,
+                out,
+            ),
+            (EventKind::Fail, F::Release) => {
+                let last_grant = &self.last_grant;
+                let passed_over = |h: &Holding| {
+                    last_grant
+                        .get(&h.lock)
+                        .is_some_and(|&g| g > h.acquire_index)
+                };
+                close(
+                    &mut s.open,
+                    |h| !matches!(h.release, Release::Pending(..)) || !passed_over(h),
+                    at,
+                    EndReason::Released,
+                    out,
+                );
+                for h in s.open.iter_mut() {
+                    if let Release::Pending(t, i) = h.release {
+                        h.release = Release::Kept(t, i);
+                        if !self.kept.contains(&(h.lock, p)) {
+                            self.kept.push((h.lock, p));
+                        }
+                    }
+                }
+            }
             (EventKind::Ok, F::Acquire) => {
+                self.supersede(p, lock, at, out);
+                let s = self.processes.entry(p).or_default();
                 close(
                     &mut s.open,
                     |h| h.lock != lock,
@@ -255,8 +360,10 @@ impl Holdings {
                         index: at.1,
                         ms,
                     }),
+                    release: Release::None,
                 };
                 self.next_id += 1;
+                self.last_grant.insert(lock, at.1);
                 out.push(Change::Opened(h.clone()));
                 s.open.push(h);
             }
@@ -276,6 +383,34 @@ impl Holdings {
                 out,
             ),
             _ => {}
+        }
+    }
+
+    /// `p` was granted `lock` at `at`: every other process's holding of it kept after a
+    /// failed release ends here (or at its process's crash, if that came first).
+    fn supersede(&mut self, p: u64, lock: u32, at: (u64, u64), out: &mut Vec<Change>) {
+        let mut i = 0;
+        while i < self.kept.len() {
+            let (l, q) = self.kept[i];
+            if l != lock || q == p {
+                i += 1;
+                continue;
+            }
+            self.kept.swap_remove(i);
+            let Some(s) = self.processes.get_mut(&q) else {
+                continue;
+            };
+            let (to, why) = match s.crash.filter(|c| c.0 < at.0) {
+                Some(c) => (c, EndReason::Crashed),
+                None => (at, EndReason::Superseded),
+            };
+            close(
+                &mut s.open,
+                |h| h.lock != lock || !matches!(h.release, Release::Kept(..)),
+                to,
+                why,
+                out,
+            );
         }
     }
 

@@ -1,12 +1,15 @@
 //! The lock checker in one pass over the history: each event updates the open operations, the
 //! believed holdings and each check's small state, so memory follows the operations in flight
 //! and the live holders, not the history's length. Findings are described at the end, when the
-//! fault windows are known. Every check is keyed by lock name.
+//! fault windows are known. Every check is keyed by lock name. Deadlocks (a free lock nobody
+//! got) and lockouts (a lock only one process got or held) share one module's view of who
+//! wanted which lock when ([`deadlock`], [`lockout`]).
 
 pub(crate) mod counter;
 pub(crate) mod deadlock;
 pub(crate) mod describe;
 pub(crate) mod holdings;
+pub(crate) mod lockout;
 mod notice_loss;
 mod overlap;
 pub(crate) mod stale;
@@ -188,7 +191,7 @@ impl LockStream {
             let mut wanting_since = e.time_ns;
             if let Some(d) = &mut self.deadlocks {
                 if e.f == F::Acquire {
-                    wanting_since = d.since(p, lock, e.time_ns);
+                    wanting_since = d.asked(p, lock, e.time_ns);
                 } else {
                     d.moved_on(p);
                 }
@@ -318,7 +321,12 @@ impl LockStream {
     fn apply_changes(&mut self) {
         for c in std::mem::take(&mut self.changes) {
             match c {
-                Change::Opened(h) => self.overlaps.opened(&h),
+                Change::Opened(h) => {
+                    if let Some(d) = &mut self.deadlocks {
+                        d.opened(h.lock, h.process, (h.start_ns, h.acquire_index));
+                    }
+                    self.overlaps.opened(&h)
+                }
                 Change::Closed(h) => self.closed(h),
             }
         }
@@ -327,7 +335,13 @@ impl LockStream {
     fn closed(&mut self, h: Holding) {
         self.stats.holding_intervals += 1;
         if let Some(d) = &mut self.deadlocks {
-            d.holding_closed(h.lock, h.acquire_index, (h.end_ns, h.end_index, h.end));
+            d.closed(
+                h.lock,
+                h.process,
+                h.acquire_index,
+                (h.start_ns, h.held_until()),
+                (h.end_ns, h.end_index, h.end),
+            );
         }
         let names = &self.names.names;
         let counts = &mut self.names.counts;
@@ -386,25 +400,12 @@ impl LockStream {
         }
         if let Some(d) = self.deadlocks {
             let threshold = d.threshold_ns();
-            let mut found: Vec<(&str, u64, Finding)> = Vec::new();
+            let finished = d.finish();
             let faulty = faulty(faults);
-            for (lock, segments) in d.finish() {
-                let name = names[lock as usize].as_str();
-                for mut seg in segments {
-                    for (s, e) in merge(&mut seg.wanting) {
-                        for (a, b) in subtract(s, e, &faulty) {
-                            if b - a >= threshold {
-                                if let Some(c) = (lock as usize).checked_sub(1) {
-                                    per_lock[c].deadlocks += 1;
-                                }
-                                found.push((name, a, describe::deadlock(name, &seg, a, b, faults)));
-                            }
-                        }
-                    }
-                }
-            }
-            found.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
-            others.push(Capped::of(found.into_iter().map(|f| f.2).collect()));
+            let (deadlocks, lockouts) =
+                liveness(finished, &faulty, threshold, names, &mut per_lock, faults);
+            others.push(Capped::of(deadlocks));
+            others.push(Capped::of(lockouts));
         }
         let found = Found {
             doubles: Capped {
@@ -446,6 +447,47 @@ impl LockStream {
         };
         judge(self.params.property, found)
     }
+}
+
+/// The deadlocks and the lockouts the pass found, each ordered by lock name and start, with
+/// each lock's counts.
+fn liveness(
+    finished: deadlock::Finished,
+    faulty: &[(u64, u64)],
+    threshold: u64,
+    names: &[String],
+    per_lock: &mut [LockCounts],
+    faults: &[FaultWindow],
+) -> (Vec<Finding>, Vec<Finding>) {
+    let mut deadlocks: Vec<(&str, u64, Finding)> = Vec::new();
+    for (lock, segments) in finished.segments {
+        let name = names[lock as usize].as_str();
+        for mut seg in segments {
+            for (a, b) in seg.deadlocks(faulty, threshold) {
+                if let Some(c) = (lock as usize).checked_sub(1) {
+                    per_lock[c].deadlocks += 1;
+                }
+                deadlocks.push((name, a, describe::deadlock(name, &seg, a, b, faults)));
+            }
+        }
+    }
+    let mut lockouts: Vec<(&str, u64, Finding)> = Vec::new();
+    for (lock, stretches) in finished.stretches {
+        let name = names[lock as usize].as_str();
+        for st in stretches {
+            for (a, b) in lockout::pieces(&st, faulty, threshold) {
+                if let Some(c) = (lock as usize).checked_sub(1) {
+                    per_lock[c].lockouts += 1;
+                }
+                lockouts.push((name, a, describe::lockout(name, &st, a, b, faults)));
+            }
+        }
+    }
+    let order = |mut v: Vec<(&str, u64, Finding)>| {
+        v.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+        v.into_iter().map(|f| f.2).collect::<Vec<Finding>>()
+    };
+    (order(deadlocks), order(lockouts))
 }
 
 /// The stretches in which some fault was in force, merged (a client crash is an instant, not a
