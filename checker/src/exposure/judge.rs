@@ -13,7 +13,7 @@ type Judged = Result<(u64, u64), String>;
 /// The instance judged: exposed by its first candidate whose window met an ask.
 pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure {
     let mut why_not: Option<String> = None;
-    let mut window = None;
+    let mut window: Option<Window> = None;
     for cand in &i.cands {
         let judged = match i.rule {
             Rule::PauseOutlastsLease => silenced_past_lease(i, cand, lock, run_end_ns, "pause"),
@@ -26,15 +26,36 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
         };
         // The rules of a silenced holder need the rival granted, not only asking: see
         // `Rule::PauseOutlastsLease`.
+        // A holder that gave its hold up inside a cut, past its lease, met the cut with its
+        // own defence (it noticed it lost the session): the rival need only have asked, since
+        // once the holder gave up nobody could be granted on top of it.
+        let gave_up = (i.rule == Rule::CutPastLease)
+            .then(|| gave_up_inside(i, cand, lock, run_end_ns))
+            .flatten();
+        let judged = match gave_up {
+            Some(window) => Ok(window),
+            None => judged,
+        };
         let granted = match i.rule {
-            Rule::PauseOutlastsLease | Rule::CutPastLease => true,
+            Rule::PauseOutlastsLease | Rule::CutPastLease => gave_up.is_none(),
             Rule::RestartInsideLease
             | Rule::JumpPastLease
             | Rule::DelayPastLease
             | Rule::HolderCrashed
             | Rule::InForceDuringContendedHold => false,
         };
-        match judged.and_then(|(from, to)| asked(cand, from, to, granted)) {
+        // A late grant the lock refused is the defence latency tests: no rival needed.
+        let windowed = match cand.refused {
+            true => judged.map(|(from, to)| Window {
+                from_ns: from,
+                to_ns: to,
+                holder: cand.holder,
+                askers: Vec::new(),
+                lock: cand.hold.lock.clone(),
+            }),
+            false => judged.and_then(|(from, to)| asked(cand, from, to, granted)),
+        };
+        match windowed {
             Ok(w) => {
                 window = Some(w);
                 break;
@@ -44,9 +65,31 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
             }
         }
     }
-    let why = match &window {
-        Some(w) => exposed_why(i.rule, w),
-        None => why_not.unwrap_or_else(|| no_hold(i.rule)),
+    // A crash may also make the server forget the tokens it handed out: a grant with a token
+    // after the restart, following grants with tokens before the crash, could repeat one.
+    let mut why_tokens = None;
+    if window.is_none() && i.rule == Rule::RestartInsideLease && lock.touches(&i.nodes) {
+        if let (true, Some(restart), Some((client, at))) =
+            (i.tokens_before, i.end_ns, i.token_after)
+        {
+            window = Some(Window {
+                from_ns: restart,
+                to_ns: at,
+                holder: client,
+                askers: Vec::new(),
+                lock: None,
+            });
+            why_tokens = Some(format!(
+                "the node came back at {} and client {client} was granted a token at {}, after tokens were granted before the crash: a server that forgot its tokens could hand one out again",
+                secs(restart),
+                secs(at)
+            ));
+        }
+    }
+    let why = match (&window, why_tokens) {
+        (Some(_), Some(why)) => why,
+        (Some(w), None) => exposed_why(i.rule, w),
+        (None, _) => why_not.unwrap_or_else(|| no_hold(i.rule)),
     };
     Exposure {
         fault: i.verb,
@@ -141,6 +184,24 @@ fn silenced_past_lease(
     Ok((lease_end.max(i.start_ns), hold_end))
 }
 
+/// Whether `cand`'s holder gave its hold up while cut off and past its lease (it ended after
+/// the lease's end and before the cut's): the window from the lease's end to the cut's.
+fn gave_up_inside(
+    i: &Instance,
+    cand: &Cand,
+    lock: &LockShape,
+    run_end_ns: u64,
+) -> Option<(u64, u64)> {
+    let lease_end = cand.hold.since_ns + lease(cand, lock)? * 1_000_000;
+    let cut_end = i.end_ns.unwrap_or(run_end_ns);
+    let ended = cand.end_ns?;
+    let short = match lock.reachable(&i.nodes) {
+        Some((left, _)) => left < lock.quorum,
+        None => true,
+    };
+    (short && ended > lease_end && ended <= cut_end).then_some((lease_end.max(i.start_ns), cut_end))
+}
+
 fn cut(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
     if let Some((left, of)) = lock.reachable(&i.nodes) {
         if left >= lock.quorum {
@@ -200,7 +261,7 @@ fn delay(cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
         return Err("the lock keeps no lease for a slow grant to outlast".to_owned());
     };
     let round_trip = cand.hold.since_ns.saturating_sub(cand.hold.sent_ns) / 1_000_000;
-    if round_trip <= lease {
+    if round_trip <= lease && !cand.refused {
         return Err(format!(
             "client {}'s grant came back {round_trip} ms after it was sent, within its {lease} ms lease",
             cand.holder
@@ -210,6 +271,11 @@ fn delay(cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
         cand.hold.sent_ns + lease * 1_000_000,
         hold_end(cand, run_end_ns),
     ))
+    .map(|w| match cand.refused {
+        // The acquire's own stretch past its lease.
+        true => (w.0, cand.hold.since_ns),
+        false => w,
+    })
 }
 
 fn in_force(i: &Instance, cand: &Cand, run_end_ns: u64) -> Judged {
@@ -244,10 +310,18 @@ fn exposed_why(rule: Rule, w: &Window) -> String {
         Rule::CutPastLease => "the cut kept the holder from a quorum past its lease",
         Rule::RestartInsideLease => "the node came back inside the holder's lease",
         Rule::JumpPastLease => "the jump passed the lease the holder had left",
-        Rule::DelayPastLease => "a grant came back past its lease",
+        Rule::DelayPastLease => "a grant came back past its lease, or was refused as too late",
         Rule::HolderCrashed => "the crashed client held the lock",
         Rule::InForceDuringContendedHold => "the fault was in force during a hold",
     };
+    if w.askers.is_empty() {
+        return format!(
+            "{opened}: client {}'s acquire ran past its lease from {} to {}",
+            w.holder,
+            secs(w.from_ns),
+            secs(w.to_ns)
+        );
+    }
     format!(
         "{opened}: client {} held from {} to {}, and client{} {} asked",
         w.holder,

@@ -37,6 +37,19 @@ pub(super) struct Cand {
     /// When the hold ended (its release came back); `None`: still held at the run's end.
     pub end_ns: Option<u64>,
     pub asks: Vec<Ask>,
+    /// An acquire that took longer than the lease while the lock was free and was refused
+    /// (not a hold): latency's rule counts the refusal of a grant that came too late, since
+    /// refusing it is the defence the fault tested.
+    pub refused: bool,
+}
+
+/// A pending acquire: when it was sent, its lock, and whether another client held that lock
+/// when it was sent or was granted it meanwhile (then its length says nothing of latency).
+#[derive(Debug, Clone)]
+pub(super) struct Asking {
+    pub invoke_ns: u64,
+    pub lock: Option<String>,
+    pub contended: bool,
 }
 
 /// One fault instance as the history shows it.
@@ -51,6 +64,11 @@ pub(super) struct Instance {
     pub client: Option<u64>,
     pub offset_ms: Option<i64>,
     pub cands: Vec<Cand>,
+    /// Whether a grant with a fencing token came before the instance started.
+    pub tokens_before: bool,
+    /// The first grant with a token after the instance ended (a restart): the client and when.
+    /// A crash that made the server forget the tokens it gave may hand one out again.
+    pub token_after: Option<(u64, u64)>,
 }
 
 impl Instance {

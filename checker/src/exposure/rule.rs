@@ -27,11 +27,15 @@ pub enum Rule {
     /// A cut of clients from nodes (a partition of client links, a paused node): the cut left
     /// the holder fewer of the lock's granting nodes than it needs (a quorum) for longer than
     /// the lease it had left, and another client was granted the lock from the lease's end to
-    /// the end of the hold (as for a pause).
+    /// the end of the hold (as for a pause); or the holder gave its hold up inside the cut,
+    /// past its lease (its library noticed the lost session: the defence the cut tests), while
+    /// another client asked.
     CutPastLease,
     /// A node crash: a node that grants the lock crashed during a hold and came back (without
     /// the key, if it kept none) before the holder's lease ran out; the window runs from the
-    /// restart to the lease's end or the hold's, whichever came first.
+    /// restart to the lease's end or the hold's, whichever came first. Or, whatever the holds,
+    /// a grant with a fencing token after the restart, following grants with tokens before the
+    /// crash: a server that forgot its token counter may hand one out again (a stale write).
     RestartInsideLease,
     /// A clock jump on a node that grants the lock: forward by more than the lease the holder
     /// had left, during a hold, so the node expires the key early; the window runs from the
@@ -39,7 +43,10 @@ pub enum Rule {
     JumpPastLease,
     /// Latency: a grant or renewal whose request, slowed, came back later than the lease it
     /// carried after it was sent, so the lease may have run out before the holder knew it
-    /// held; the window runs from the send plus the lease to the end of the hold.
+    /// held; the window runs from the send plus the lease to the end of the hold. Or an acquire
+    /// of a free lock (nobody held it when it was sent, nobody was granted it meanwhile) that
+    /// took longer than the lease and was refused: the lock refused a grant that came too late,
+    /// the defence this fault tests, and no rival is needed for that.
     DelayPastLease,
     /// A client crash: the crashed client held the lock, and another asked after it: only the
     /// lease (or the session) can free the lock, a liveness exposure. The window runs from the
@@ -83,16 +90,16 @@ impl Rule {
                 "the paused client held the lock, the pause outlasted the lease it had left, and another client was granted the lock before the holder was done"
             }
             Rule::CutPastLease => {
-                "the cut left the holder short of a quorum of the lock's nodes for longer than the lease it had left, and another client was granted the lock before the holder was done"
+                "the cut left the holder short of a quorum of the lock's nodes for longer than the lease it had left, and another client was granted the lock before the holder was done, or the holder gave up inside the cut while another asked"
             }
             Rule::RestartInsideLease => {
-                "a node of the lock crashed during a hold and restarted before the holder's lease ran out, while another client asked"
+                "a node of the lock crashed during a hold and restarted before the holder's lease ran out, while another client asked; or a token was granted after the restart, following tokens granted before the crash"
             }
             Rule::JumpPastLease => {
                 "a node of the lock jumped forward by more than the lease the holder had left, while another client asked"
             }
             Rule::DelayPastLease => {
-                "a grant or renewal came back later than its lease after it was sent, while another client asked"
+                "a grant or renewal came back later than its lease after it was sent, while another client asked; or an acquire of a free lock took longer than its lease and was refused"
             }
             Rule::HolderCrashed => {
                 "the crashed client held the lock, and another client asked after the crash"

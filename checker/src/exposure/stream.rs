@@ -4,7 +4,7 @@
 //! history's length.
 
 use super::judge::judge;
-use super::parts::{Ask, Cand, Hold, Instance};
+use super::parts::{Ask, Asking, Cand, Hold, Instance};
 use super::{Exposures, Plan, Rule};
 use crate::fault_verbs::{self, Ends, Target};
 use crate::history::{EventKind, EventRef, Process, F};
@@ -15,11 +15,13 @@ use std::collections::BTreeMap;
 pub struct ExposureStream {
     plan: Plan,
     holds: BTreeMap<u64, Hold>,
-    /// Each client's pending acquire: when it was sent, and its lock.
-    asking: BTreeMap<u64, (u64, Option<String>)>,
+    /// Each client's pending acquire.
+    asking: BTreeMap<u64, Asking>,
     /// Each client's pending renewal: when it was sent.
     renewing: BTreeMap<u64, u64>,
     instances: Vec<Instance>,
+    /// Whether a grant carried a fencing token yet.
+    token_granted: bool,
     end_ns: u64,
 }
 
@@ -31,6 +33,7 @@ impl ExposureStream {
             asking: BTreeMap::new(),
             renewing: BTreeMap::new(),
             instances: Vec::new(),
+            token_granted: false,
             end_ns: 0,
         }
     }
@@ -48,13 +51,39 @@ impl ExposureStream {
         let t = e.time_ns;
         match (e.f, e.kind) {
             (F::Acquire, EventKind::Invoke) => {
-                self.asking
-                    .insert(c, (t, e.lock.as_deref().map(str::to_owned)));
+                let lock = e.lock.as_deref().map(str::to_owned);
+                let contended = (self.holds.iter()).any(|(h, hold)| *h != c && hold.lock == lock);
+                self.asking.insert(
+                    c,
+                    Asking {
+                        invoke_ns: t,
+                        lock,
+                        contended,
+                    },
+                );
             }
             (F::Acquire, EventKind::Ok | EventKind::Fail | EventKind::Info) => {
-                let invoke_ns = self.asking.remove(&c).map_or(t, |(at, _)| at);
+                let asking = self.asking.remove(&c);
+                let invoke_ns = asking.as_ref().map_or(t, |a| a.invoke_ns);
                 let granted = e.kind == EventKind::Ok;
                 self.met(c, e.lock.as_deref(), invoke_ns, t, granted);
+                if granted {
+                    for other in self.asking.values_mut() {
+                        if other.lock.as_deref() == e.lock.as_deref() {
+                            other.contended = true;
+                        }
+                    }
+                } else if let Some(a) = asking.filter(|a| !a.contended) {
+                    self.refused(c, &a, t);
+                }
+                if granted && e.value.token.is_some() {
+                    self.token_granted = true;
+                    for i in self.instances.iter_mut() {
+                        if i.end_ns.is_some_and(|end| end <= t) && i.token_after.is_none() {
+                            i.token_after = Some((c, t));
+                        }
+                    }
+                }
                 if e.kind == EventKind::Ok {
                     let hold = Hold {
                         lock: e.lock.as_deref().map(str::to_owned),
@@ -124,7 +153,12 @@ impl ExposureStream {
     /// judge every hold granted during them.
     fn granted(&mut self, client: u64, hold: &Hold) {
         for i in self.instances.iter_mut() {
-            if !(i.open() && i.takes_new_holds()) {
+            // Latency judges every grant whose request it slowed, even one that came back after
+            // the heal; the other rules, the holds granted while they were in force.
+            let slowed = i.rule == Rule::DelayPastLease
+                && i.start_ns <= hold.since_ns
+                && i.end_ns.is_none_or(|end| hold.sent_ns <= end);
+            if !(slowed || (i.open() && i.takes_new_holds())) {
                 continue;
             }
             let renewal = i
@@ -141,7 +175,38 @@ impl ExposureStream {
                 hold: hold.clone(),
                 end_ns: None,
                 asks: Vec::new(),
+                refused: false,
             });
+        }
+    }
+
+    /// `client`'s acquire `a`, sent while the lock was free and nobody was granted it since,
+    /// came back refused at `done_ns`: a candidate of the latency in force during it if it
+    /// took longer than the lease (the lock refused a grant that came too late).
+    fn refused(&mut self, client: u64, a: &Asking, done_ns: u64) {
+        let Some(lease) = self.plan.lock.lease_ms else {
+            return;
+        };
+        if done_ns.saturating_sub(a.invoke_ns) <= lease * 1_000_000 {
+            return;
+        }
+        for i in self.instances.iter_mut() {
+            let overlapped = i.start_ns <= done_ns && i.end_ns.is_none_or(|end| end >= a.invoke_ns);
+            if i.rule == Rule::DelayPastLease && overlapped {
+                i.cands.push(Cand {
+                    holder: client,
+                    hold: Hold {
+                        lock: a.lock.clone(),
+                        granted_ns: done_ns,
+                        since_ns: done_ns,
+                        lease_ms: None,
+                        sent_ns: a.invoke_ns,
+                    },
+                    end_ns: Some(done_ns),
+                    asks: Vec::new(),
+                    refused: true,
+                });
+            }
         }
     }
 
@@ -184,10 +249,13 @@ impl ExposureStream {
                 let Some(rule) = self.plan.rule_for(e.f, target) else {
                     return;
                 };
-                // A cut of peer links (`n2-to-n1`) leaves every client its nodes: only the
-                // fault's being in force during a contended hold can be said of it.
+                // A cut or a slowdown of peer links (`n2-to-n1`) leaves every client its nodes
+                // at their speed: only the fault's being in force during a contended hold can be
+                // said of it.
                 let rule = match rule {
-                    Rule::CutPastLease if nodes.iter().any(|n| n.contains("-to-")) => {
+                    Rule::CutPastLease | Rule::DelayPastLease
+                        if nodes.iter().any(|n| n.contains("-to-")) =>
+                    {
                         Rule::InForceDuringContendedHold
                     }
                     other => other,
@@ -202,6 +270,8 @@ impl ExposureStream {
                     client: e.value.client,
                     offset_ms: e.value.offset_ms,
                     cands: Vec::new(),
+                    tokens_before: self.token_granted,
+                    token_after: None,
                 };
                 for (&holder, hold) in &self.holds {
                     if instance.takes_hold_of(holder) {
@@ -210,6 +280,7 @@ impl ExposureStream {
                             hold: hold.clone(),
                             end_ns: None,
                             asks: Vec::new(),
+                            refused: false,
                         });
                     }
                 }
@@ -237,8 +308,8 @@ impl ExposureStream {
     /// Every fault instance judged; asks still pending count to the run's end.
     pub fn finish(mut self) -> Exposures {
         let asking = std::mem::take(&mut self.asking);
-        for (client, (invoke_ns, lock)) in asking {
-            self.met(client, lock.as_deref(), invoke_ns, self.end_ns, false);
+        for (client, a) in asking {
+            self.met(client, a.lock.as_deref(), a.invoke_ns, self.end_ns, false);
         }
         let never_started = (self.plan.faults.iter())
             .filter(|f| {

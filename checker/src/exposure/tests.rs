@@ -275,6 +275,63 @@ fn a_cut_of_a_quorum_past_the_holders_lease_is_exposed_and_a_cut_of_a_minority_i
 }
 
 #[test]
+fn a_holder_that_gives_up_inside_a_cut_past_its_lease_is_exposed_with_a_rival_asking() {
+    // Client 1's library notices the lost session and gives up at 1.5 s, inside the cut and
+    // past its lease (1.1 s): the lock's defence met the cut, though nobody was granted on top.
+    let h = |asks: bool| {
+        let h = H::default().ask(0, 1).grant(100, 1, Some(1000));
+        let h = h.nemesis(500, F::Partition, &["n1"], None);
+        let h = if asks { h.ask(600, 2) } else { h };
+        h.release(1500, 1)
+            .nemesis(2500, F::Heal, &["n1"], None)
+            .grant(2600, 2, Some(1000))
+            .end(4000)
+    };
+    let w = one(h(true), cut_plan(&["n1"]))
+        .window
+        .expect("gave up inside the cut");
+    assert_eq!(
+        (w.from_ns, w.to_ns, w.askers.clone()),
+        (1_100_000_000, 2_500_000_000, vec![2])
+    );
+    assert!(one(h(false), cut_plan(&["n1"])).window.is_none());
+}
+
+#[test]
+fn a_token_granted_after_a_restart_that_followed_token_grants_is_exposed() {
+    // The crash fell between holds, but a token was granted before it and one after the
+    // restart: a server that forgot its counter could hand the same token out again.
+    let token = |mut h: H, ms: u64, c: u64, t: u64| {
+        h.push(
+            ms,
+            Process::Client(c),
+            EventKind::Invoke,
+            F::Acquire,
+            Value::default(),
+        );
+        let value = Value {
+            token: Some(t),
+            lease_ms: Some(2000),
+            ..Value::default()
+        };
+        h.push(ms + 1, Process::Client(c), EventKind::Ok, F::Acquire, value);
+        h
+    };
+    let h = token(H::default(), 100, 1, 7).release(110, 1);
+    let h = h
+        .nemesis(200, F::Crash, &["n1"], None)
+        .nemesis(900, F::Restart, &["n1"], None);
+    let h = token(h, 950, 2, 8).release(960, 2).end(2000);
+    let e = one(h, crash_plan());
+    let w = e.window.expect("a token after the restart");
+    assert_eq!(
+        (w.from_ns, w.to_ns, w.holder),
+        (900_000_000, 951_000_000, 2)
+    );
+    assert!(e.why.contains("could hand one out again"), "{}", e.why);
+}
+
+#[test]
 fn a_cut_shorter_than_the_lease_left_is_not_exposed() {
     let h = H::default()
         .ask(0, 1)
@@ -445,6 +502,36 @@ fn a_grant_back_later_than_its_lease_is_exposed_and_a_quick_one_is_not() {
         "{}",
         e.why
     );
+}
+
+#[test]
+fn an_acquire_of_a_free_lock_refused_after_more_than_its_lease_is_exposed_but_a_contended_one_is_not(
+) {
+    // Client 1 asks a free lock under latency and is refused after 500 ms (a 300 ms lease):
+    // a grant that came too late, refused. Client 2's refusal after 500 ms came while client 3
+    // held the lock: it waited on a holder, which says nothing of latency.
+    let free = H::default()
+        .nemesis(50, F::Slow, &["n1"], None)
+        .ask(100, 1)
+        .refused(600, 1)
+        .nemesis(1500, F::Heal, &["n1"], None)
+        .end(2000);
+    let w = one(free, latency_plan()).window.expect("refused too late");
+    assert_eq!(
+        (w.from_ns, w.to_ns, w.askers.len()),
+        (400_000_000, 600_000_000, 0)
+    );
+    let contended = H::default()
+        .nemesis(50, F::Slow, &["n1"], None)
+        .ask(60, 3)
+        .grant(70, 3, Some(300))
+        .ask(100, 2)
+        .refused(600, 2)
+        .release(650, 3)
+        .nemesis(1500, F::Heal, &["n1"], None)
+        .end(2000);
+    let e = one(contended, latency_plan());
+    assert!(e.window.is_none(), "{e:?}");
 }
 
 #[test]
