@@ -75,7 +75,7 @@ impl<'a> CellSettings<'a> {
             duration_ms,
             hold_ms,
             // The scenario's default is 3 TTLs, at least 3 s.
-            deadlock_ms: col.hold.as_ref().map(|_| {
+            deadlock_ms: (col.hold.is_some() || col.hold_renewing.is_some()).then(|| {
                 (3 * row.ttl_ms)
                     .max(3000)
                     .max(hold_ms.max + promise.lease_ms)

@@ -36,6 +36,10 @@ pub struct Column {
     /// instead of the matrix's `hold_ms`: long enough for a hold to span the fault (a crash and
     /// the restart, a cut past the lease), so that the runs are exposed (docs/exposure.md).
     pub hold: Option<[Size; 2]>,
+    /// The hold of the rows whose lock renews itself (`watchdog = true`: a session or a
+    /// watchdog keeps it while its holder lives), instead of `hold`: only such a holder may
+    /// keep the lock past one lease, as a cut past its session needs (`hold_renewing`).
+    pub hold_renewing: Option<[Size; 2]>,
     pub line: usize,
 }
 
@@ -57,7 +61,7 @@ pub enum ColumnSize {
 }
 
 /// The keys of a column that are the column's, not the fault's.
-const COLUMN_KEYS: &[&str] = &["name", "about", "run", "hold"];
+const COLUMN_KEYS: &[&str] = &["name", "about", "run", "hold", "hold_renewing"];
 
 /// Shorthands a column may write for a fault's size field (the names the first matrices used).
 const SHORTHANDS: &[(&str, &str)] = &[
@@ -85,6 +89,7 @@ fn column(src: &Source, raw: &RawEntry) -> Result<Column, MatrixError> {
         written,
         run: own.run,
         hold: own.hold,
+        hold_renewing: own.hold_renewing,
         line: src.line_of(raw.span().start),
     };
     let Some(kind) = own.fault else {
@@ -116,6 +121,7 @@ struct OwnKeys {
     fault: Option<&'static dyn FaultKind>,
     run: Option<Size>,
     hold: Option<[Size; 2]>,
+    hold_renewing: Option<[Size; 2]>,
 }
 
 /// Reads the column's own keys, in order: `name` (required, a plain name), `about`
@@ -182,23 +188,33 @@ fn own_keys(src: &Source, raw: &RawEntry) -> Result<OwnKeys, MatrixError> {
         .get("run")
         .map(|v| size_field(src, src.path, "column.run", v))
         .transpose()?;
-    let hold = table.get("hold").map(|v| hold_field(src, v)).transpose()?;
+    let hold = (table.get("hold"))
+        .map(|v| hold_field(src, "column.hold", v))
+        .transpose()?;
+    let hold_renewing = (table.get("hold_renewing"))
+        .map(|v| hold_field(src, "column.hold_renewing", v))
+        .transpose()?;
     Ok(OwnKeys {
         name: name.into_inner(),
         about: about.into_inner(),
         fault,
         run,
         hold,
+        hold_renewing,
     })
 }
 
-/// `hold = [min, max]`: two sizes.
-fn hold_field(src: &Source, v: &Spanned<toml::Value>) -> Result<[Size; 2], MatrixError> {
+/// `hold = [min, max]` (or `hold_renewing`): two sizes.
+fn hold_field(
+    src: &Source,
+    field: &str,
+    v: &Spanned<toml::Value>,
+) -> Result<[Size; 2], MatrixError> {
     let wrong = || {
         MatrixError::at(
             src,
             v.span(),
-            "column.hold",
+            field,
             "allowed: [min, max], two sizes such as [\"0.6x lease\", \"0.8x lease\"] or [500, 800]"
                 .to_owned(),
         )
@@ -210,12 +226,7 @@ fn hold_field(src: &Source, v: &Spanned<toml::Value>) -> Result<[Size; 2], Matri
         return Err(wrong());
     };
     let size = |item: &toml::Value| {
-        size_field(
-            src,
-            src.path,
-            "column.hold",
-            &Spanned::new(v.span(), item.clone()),
-        )
+        size_field(src, src.path, field, &Spanned::new(v.span(), item.clone()))
     };
     Ok([size(min)?, size(max)?])
 }

@@ -243,8 +243,9 @@ fn run_length(
     Ok(duration)
 }
 
-/// How long the cell's holders keep the lock: the column's `hold`, else the matrix's
-/// `hold_ms`, resolved against the row's lease (recorded in `resolved`); min at most max.
+/// How long the cell's holders keep the lock: the column's `hold_renewing` for a row whose
+/// lock renews itself (`watchdog`), else its `hold`, else the matrix's `hold_ms`, resolved
+/// against the row's lease (recorded in `resolved`); min at most max.
 fn hold_range(
     m: &Matrix,
     row: &Row,
@@ -252,7 +253,11 @@ fn hold_range(
     promise: Promise,
     resolved: &mut Vec<Resolved>,
 ) -> Result<MsRange, MatrixError> {
-    let Some([min, max]) = &col.hold else {
+    let hold = match (&col.hold_renewing, row.watchdog) {
+        (Some(renewing), true) => Some(renewing),
+        (Some(_) | None, _) => col.hold.as_ref(),
+    };
+    let Some([min, max]) = hold else {
         return Ok(m.hold_ms);
     };
     let ms = |size: &super::size::Size| {
@@ -865,7 +870,7 @@ period_ms = "0.1x lease"
             "column.period",
             &[
                 "unknown field `period`; allowed for fault \"clock-strobe\": at_ms, every_ms, count, duration_ms, nodes, offset_ms, period_ms",
-                "a column also has: name, about, run, and the shorthands duration (for duration_ms)",
+                "a column also has: name, about, run, hold, hold_renewing, and the shorthands duration (for duration_ms)",
             ],
         );
         let e = with("nodes = \"all\"", "point = \"before-write\"").unwrap_err();
