@@ -1,6 +1,6 @@
 //! A cell's runs aggregated into what the matrix shows: safety violations in k of N runs, or
 //! deadlocks (liveness, `STUCK`) in k of N, or safe in
-//! the runs whose fault reached its size, or "not tested", or "n/a"; with the time to first
+//! the runs that a fault exposed, or "not exposed", or "n/a"; with the time to first
 //! violation, availability, latency and throughput, and whether it disagrees with the
 //! expectation.
 
@@ -114,7 +114,7 @@ pub fn aggregate(head: CellHead, mut runs: Vec<RunSummary>) -> CellSummary {
 }
 
 /// Of `runs`, those with a safety violation and those that could have shown one: a run that
-/// did, or one whose fault reached its size (a deadlocked run too: its safety held under the
+/// did, or one that a fault exposed (a deadlocked run too: its safety held under the
 /// fault). A run whose fault tested nothing, or whose check could not decide, is in neither.
 pub fn safety_counts(runs: &[RunSummary]) -> (u64, u64) {
     let verdict_is = |r: &RunSummary, v: &str| r.verdict.as_deref() == Some(v);
@@ -266,7 +266,11 @@ pub(crate) mod tests {
         assert_eq!((r.k, r.n, r.left_out), (2, 4, 1));
         assert_eq!(r.method, "Clopper-Pearson, 95%");
         assert_eq!(r.interval_text(), "6–94%");
-        assert!(crate::matrix::cell_text(&c).starts_with("UNSAFE 2/4 6–94%"));
+        // Run 3, valid and not exposed, is apart from the count, and the label says so.
+        assert_eq!(
+            crate::matrix::cell_text(&c),
+            "UNSAFE 2/4 6–94%, 1 not exposed"
+        );
         let sentence = crate::matrix::cell_sentence(&c);
         assert!(sentence.contains("the rate is 6% to 94%"), "{sentence}");
         assert!(sentence.contains("1 run(s) did not count"), "{sentence}");
@@ -276,7 +280,7 @@ pub(crate) mod tests {
         assert_eq!(crate::matrix::cell_text(&c), "safe 0/10 ≤31%");
         let sentence = crate::matrix::cell_sentence(&c);
         assert!(
-            sentence.contains("a violation in more than 31% of such runs would have shown here with 95% confidence"),
+            sentence.contains("a violation in more than 31% of exposed runs would have shown here with 95% confidence"),
             "{sentence}"
         );
         // Nothing counted, no rate.

@@ -31,11 +31,23 @@ pub fn cell_text(c: &CellSummary) -> String {
     }
 }
 
-/// The cell's interval after its count, ` ≤31%` or ` 7–65%`; empty without a rate.
+/// The cell's interval after its count, ` ≤31%` or ` 7–65%`, and the runs no fault exposed
+/// apart (`, 3 not exposed`): the count is of exposed runs only; empty without a rate.
 fn interval(c: &CellSummary) -> String {
+    let apart = match not_exposed_runs(c) {
+        0 => String::new(),
+        n => format!(", {n} not exposed"),
+    };
     c.rate
         .as_ref()
-        .map_or(String::new(), |r| format!(" {}", r.interval_text()))
+        .map_or(String::new(), |r| format!(" {}{apart}", r.interval_text()))
+}
+
+/// The cell's runs with no violation that no fault exposed (docs/exposure.md).
+pub fn not_exposed_runs(c: &CellSummary) -> usize {
+    (c.runs.iter())
+        .filter(|r| r.not_exposed.is_some() && r.verdict.as_deref() != Some("invalid"))
+        .count()
 }
 
 /// What a cell's rate says, in a sentence: the interval, and for a cell without a violation
@@ -46,7 +58,7 @@ pub fn rate_sentence(c: &CellSummary) -> String {
     };
     let mut s = if r.k == 0 {
         format!(
-            "; a violation in more than {} of such runs would have shown here with 95% confidence ({})",
+            "; a violation in more than {} of exposed runs would have shown here with 95% confidence ({})",
             r.high_text(),
             r.method
         )
@@ -60,7 +72,7 @@ pub fn rate_sentence(c: &CellSummary) -> String {
     };
     if r.left_out > 0 {
         s.push_str(&format!(
-            "; {} run(s) did not count (their fault tested nothing, or the check could not decide)",
+            "; {} run(s) did not count (no fault exposed the lock, or the check could not decide)",
             r.left_out
         ));
     }
@@ -89,7 +101,7 @@ pub fn cell_sentence(c: &CellSummary) -> String {
                 .map_or(String::new(), |e| format!("; {}", explore_sentence(e)))
         ),
         CellStatus::Safe { tested } => format!(
-            "no violation in {tested} run(s) whose fault reached its size (of {}){}{}",
+            "no violation in {tested} run(s) that a fault exposed (of {}){}{}",
             c.runs_made,
             rate_sentence(c),
             c.explored

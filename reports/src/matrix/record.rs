@@ -75,7 +75,7 @@ pub enum CellStatus {
     /// No violation, and no run that a fault exposed (`not-tested` before).
     #[serde(alias = "not-tested")]
     NotExposed(String),
-    /// No violation in `tested` runs whose fault reached its size.
+    /// No violation in `tested` runs that a fault exposed.
     Safe { tested: u64 },
     /// Safety violations in `k` of the `n` runs that could have shown one (a violation, or
     /// a fault that reached its size).
@@ -170,7 +170,7 @@ impl Until {
 }
 
 /// A cell's safety-violation rate over the runs that could have shown a violation (a run
-/// with one, or a run whose fault reached its size), with its interval: what tells 0 of 10
+/// with one, or a run that a fault exposed), with its interval: what tells 0 of 10
 /// (a rate below 31% at 95%) from 0 of 40 (below 9%).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
