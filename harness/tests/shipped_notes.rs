@@ -123,6 +123,7 @@ fn spring_redis_node_crash(invalid: &[u64]) -> Result<String, String> {
         rows: Vec::new(),
         columns: Vec::new(),
         cells: vec![aggregate(head, runs)],
+        expectations: None,
     };
     let unplaced = with_file_notes(&mut record, &matrix);
     // The record has this one cell; the file's other notes have none to be checked against.

@@ -179,6 +179,7 @@ impl Book {
                 })
                 .collect(),
             cells,
+            expectations: self.place.expectations.clone(),
         }
     }
 

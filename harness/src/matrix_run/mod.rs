@@ -12,6 +12,7 @@ mod cells;
 mod error;
 mod explore_safe;
 mod place;
+mod provenance;
 mod seeds;
 mod versions;
 

@@ -4,7 +4,7 @@
 use super::{MatrixRequest, MatrixRunError};
 use crate::matrix::{folder_of, Shard};
 use crate::run::utc_stamp;
-use lockpick_reports::matrix::{MatrixRecord, MATRIX_DIR};
+use lockpick_reports::matrix::{ExpectationSource, MatrixRecord, MATRIX_DIR};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -24,6 +24,8 @@ pub(super) struct Place {
     pub missing_shards: Vec<String>,
     /// The folder's `matrix.json` when resuming, read once.
     pub recorded: Option<MatrixRecord>,
+    /// The matrix file as git had it when the first run began (kept across resumes).
+    pub expectations: Option<ExpectationSource>,
 }
 
 /// The place `req` asks for: the folder it resumes, or a new one.
@@ -91,6 +93,7 @@ fn resumed(req: &MatrixRequest, resume: &Path) -> Result<Place, MatrixRunError> 
         copy_file,
         shard,
         missing_shards,
+        expectations: recorded.as_ref().and_then(|r| r.expectations.clone()),
         recorded,
     })
 }
@@ -99,6 +102,7 @@ fn resumed(req: &MatrixRequest, resume: &Path) -> Result<Place, MatrixRunError> 
 fn fresh(req: &MatrixRequest) -> Place {
     let file = req.file.clone().unwrap_or_else(|| req.default_file.clone());
     let started = utc_stamp(SystemTime::now());
+    let expectations = Some(super::provenance::expectation_source(&file));
     let root = req.store.join(MATRIX_DIR);
     // Two matrices started in one second get folders of their own.
     let mut dir = root.join(&started);
@@ -121,6 +125,7 @@ fn fresh(req: &MatrixRequest) -> Place {
         shard: req.shard,
         missing_shards: Vec::new(),
         recorded: None,
+        expectations,
     }
 }
 

@@ -141,6 +141,46 @@ pub fn diff_text(d: &MatrixDiff, old_name: &str, new_name: &str) -> String {
     out
 }
 
+/// The section a published page gives to what changed since the page it replaces: the cells
+/// that moved beyond noise, with their p-values, and those whose counts changed within it.
+pub fn since_section(old: &MatrixRecord, new: &MatrixRecord) -> String {
+    let d = diff_matrices(old, new);
+    let mut md = format!(
+        "\n## Since the last publication\n\nAgainst the page it replaces (runs started {}): {} cell(s) compared with Fisher's exact test, Holm-corrected over all of them at {:.0}%.\n\n",
+        old.started,
+        d.cells.len(),
+        ALPHA * 100.0
+    );
+    let line = |c: &CellDiff| {
+        format!(
+            "- {} × {}: {} → {} (p = {:.3}, corrected {:.3})\n",
+            c.row, c.column, c.old_label, c.new_label, c.p, c.p_holm
+        )
+    };
+    let moved: Vec<&CellDiff> = d.cells.iter().filter(|c| c.moved()).collect();
+    match moved.len() {
+        0 => md.push_str("No cell moved beyond noise.\n"),
+        n => {
+            md.push_str(&format!("**Moved beyond noise ({n}):**\n\n"));
+            moved.iter().for_each(|c| md.push_str(&line(c)));
+        }
+    }
+    let changed: Vec<&CellDiff> = (d.cells.iter())
+        .filter(|c| !c.moved() && (c.old.0 * c.new.1 != c.new.0 * c.old.1))
+        .collect();
+    if !changed.is_empty() {
+        md.push_str(&format!("\nChanged within noise ({}):\n\n", changed.len()));
+        changed.iter().for_each(|c| md.push_str(&line(c)));
+    }
+    if !d.unmatched.is_empty() {
+        md.push_str(&format!("\nNot compared ({}):\n\n", d.unmatched.len()));
+        d.unmatched
+            .iter()
+            .for_each(|u| md.push_str(&format!("- {u}\n")));
+    }
+    md
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +231,26 @@ mod tests {
             })
             .collect();
         MatrixRecord::of_cells(cells)
+    }
+
+    #[test]
+    fn a_published_page_names_the_cells_that_moved_since_the_page_it_replaces() {
+        let mut old = record(&[("redis", "pause", 0, 10), ("pg", "crash", 2, 10)]);
+        old.started = "20261120T000000Z".into();
+        let new = record(&[("redis", "pause", 10, 10), ("pg", "crash", 3, 10)]);
+        let md = since_section(&old, &new);
+        assert!(md.contains("## Since the last publication"), "{md}");
+        assert!(md.contains("runs started 20261120T000000Z"), "{md}");
+        assert!(
+            md.contains("**Moved beyond noise (1):**\n\n- redis × pause: safe 0/10 ≤31% → UNSAFE 10/10 69–100% (p = 0.000"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Changed within noise (1):\n\n- pg × crash: UNSAFE 2/10"),
+            "{md}"
+        );
+        let same = since_section(&new, &new);
+        assert!(same.contains("No cell moved beyond noise."), "{same}");
     }
 
     #[test]

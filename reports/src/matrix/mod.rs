@@ -12,7 +12,7 @@ mod record;
 mod run_stats;
 
 pub use cell::{aggregate, safety_counts, with_exploration, CellHead};
-pub use diff::{diff_matrices, diff_text, CellDiff, MatrixDiff};
+pub use diff::{diff_matrices, diff_text, since_section, CellDiff, MatrixDiff};
 pub use lockpick_checker::exposure::{exposures, Plan as ExposurePlan};
 pub use markdown::{matrix_markdown, record_beside};
 pub use note::{CellNote, RunVerdict};
@@ -20,7 +20,7 @@ pub use note_render::{rendered_note, stale_notes, StaleNote, StaleNotes};
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
 pub use record::recorded_folder;
 pub use record::{
-    percent_up, CellExplore, CellStatus, CellSummary, ColumnInfo, MatrixRecord, Rate, RowInfo,
-    RunSummary, Until, MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
+    percent_up, CellExplore, CellStatus, CellSummary, ColumnInfo, ExpectationSource, MatrixRecord,
+    Rate, RowInfo, RunSummary, Until, MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
 };
 pub use run_stats::{failed_run, summarize_run, RunPlace};

@@ -357,6 +357,55 @@ pub struct MatrixRecord {
     pub rows: Vec<RowInfo>,
     pub columns: Vec<ColumnInfo>,
     pub cells: Vec<CellSummary>,
+    /// Where the expectations the cells are checked against came from when the runs began;
+    /// `None` in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expectations: Option<ExpectationSource>,
+}
+
+/// The matrix file as version control had it when a matrix's first run began: whether its
+/// expectations were committed before the runs, so that a page can say they were not fitted
+/// to the results (an expectation changed after the runs is a commit of its own).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpectationSource {
+    /// The matrix file as given.
+    pub file: String,
+    /// The last commit that changed it (`git log -1 -- FILE`), with its date; `None` outside a
+    /// git checkout or for a file git does not track.
+    pub commit: Option<String>,
+    pub committed: Option<String>,
+    /// The file had changes not committed when the runs began.
+    pub uncommitted: bool,
+    /// Why git could not say, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
+}
+
+impl ExpectationSource {
+    /// A sentence for the page.
+    pub fn sentence(&self) -> String {
+        match (&self.commit, &self.unknown) {
+            (_, Some(why)) => format!(
+                "Expectations: from `{}`, whose history git could not tell ({why}): nothing shows they were written before the runs.",
+                self.file
+            ),
+            (Some(commit), None) if !self.uncommitted => format!(
+                "Expectations: from `{}` as committed in {} ({}), before these runs began.",
+                self.file,
+                &commit[..commit.len().min(12)],
+                self.committed.as_deref().unwrap_or("date unknown")
+            ),
+            (Some(commit), None) => format!(
+                "Expectations: from `{}`, **with changes not committed when the runs began** (last commit {}): they may have been written after seeing results.",
+                self.file,
+                &commit[..commit.len().min(12)]
+            ),
+            (None, None) => format!(
+                "Expectations: from `{}`, **not committed when the runs began**: they may have been written after seeing results.",
+                self.file
+            ),
+        }
+    }
 }
 
 impl MatrixRecord {
@@ -382,6 +431,7 @@ impl MatrixRecord {
             rows: Vec::new(),
             columns: Vec::new(),
             cells,
+            expectations: None,
         }
     }
 

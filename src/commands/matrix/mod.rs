@@ -61,7 +61,18 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         ));
         // A note its runs disagree with stops the publication here, after the record and the
         // page (which marks it) are written: correct the note, then `--report-only`.
-        let text = matrix_markdown(&outcome.record, &again)?;
+        let mut text = matrix_markdown(&outcome.record, &again)?;
+        // The page it replaces, if its record is beside it: which cells moved since.
+        let before = std::fs::read(record_beside(md))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<MatrixRecord>(&b).ok())
+            .filter(|old| old.started != outcome.record.started);
+        if let Some(old) = &before {
+            text.push_str(&lockpick_reports::matrix::since_section(
+                old,
+                &outcome.record,
+            ));
+        }
         lockpick_reports::write_atomic(md, text.as_bytes()).map_err(Failure::WriteOutput)?;
         // The record beside the page, so that a committed page keeps what its notes are
         // checked against (the runs' seeds and verdicts) and can be rendered again.
