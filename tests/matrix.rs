@@ -183,6 +183,7 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     // The markdown table from the recorded runs, with more seeds asked for: nothing runs, the
     // cells count the runs they have.
     let md = tmp.path().join("matrix.md");
+    let junit = tmp.path().join("matrix.xml");
     let out = lockpick(&[
         "matrix",
         "--resume",
@@ -194,9 +195,31 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         "--report-only",
         "--markdown",
         md.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains(" seed 2: "), "{}", stderr(&out));
+    // The JUnit file says what the page says: a testcase per cell, the figures as properties,
+    // valid against the schema the suite's file is held to.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(r#"<property name="cell.pause" value="UNSAFE 1/1 2–100%"/>"#),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"<testcase name="pause" classname="lockpick.matrix.tiny.redis""#));
+    match std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/junit.xsd"))
+        .arg(&junit)
+        .output()
+    {
+        Ok(v) => assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr)),
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED schema check: xmllint not found ({e}); `bash scripts/setup`")
+        }
+        Err(e) => panic!("xmllint is needed in CI (`bash scripts/setup`): {e}"),
+    }
     // The record the page was made from, beside it.
     assert!(tmp.path().join("matrix.matrix.json").is_file());
     let md = std::fs::read_to_string(md).unwrap();
@@ -209,6 +232,8 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         "**Incomplete:** 3 seeds per cell were asked for; the cells below have 1 to 1 run(s) each",
         "**redis × pause**: safety violations in 1 of 1 run(s) that could show one; the rate is ",
         "(Clopper-Pearson, 95%). Expected invalid: Kleppmann.",
+        // The matrix file is a temporary one, outside any checkout: the page says so.
+        "nothing shows they were written before the runs",
     ] {
         assert!(md.contains(needle), "{needle:?} not in:\n{md}");
     }

@@ -128,7 +128,7 @@ fn headline(case: &SuiteCase, verdict: &str) -> String {
 }
 
 /// `YYYYMMDDTHHMMSSZ` → `YYYY-MM-DDTHH:MM:SS` (the schema's timestamp has no zone).
-fn iso_timestamp(stamp: &str) -> String {
+pub(crate) fn iso_timestamp(stamp: &str) -> String {
     let d: Vec<char> = stamp.chars().filter(char::is_ascii_digit).collect();
     if d.len() < 14 {
         return "1970-01-01T00:00:00".to_owned();
@@ -157,12 +157,12 @@ fn xml_chars(text: &str) -> impl Iterator<Item = char> + '_ {
 
 /// An attribute value, escaped (newlines and tabs kept as character references so they
 /// survive attribute-value normalisation).
-fn attr(text: &str) -> String {
+pub(crate) fn attr(text: &str) -> String {
     escape(text, true)
 }
 
 /// Element text, escaped.
-fn text_node(text: &str) -> String {
+pub(crate) fn text_node(text: &str) -> String {
     escape(text, false)
 }
 

@@ -37,6 +37,11 @@ pub struct MatrixArgs {
     /// Also write the matrix as markdown here (e.g. docs/safety-matrix.md).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Also write the matrix as a JUnit XML file here: a testsuite per row, a testcase per
+    /// cell (a cell that disagrees with its expectation fails; one that says nothing is
+    /// skipped), each row's cells' figures as its properties.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Root folder of stored runs; the matrix goes to STORE/matrix/<time>/.
     #[arg(long, default_value = "store")]
     pub store: PathBuf,

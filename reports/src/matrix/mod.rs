@@ -2,6 +2,7 @@
 
 mod cell;
 mod diff;
+mod junit;
 mod markdown;
 mod note;
 mod note_figures;
@@ -13,6 +14,7 @@ mod run_stats;
 
 pub use cell::{aggregate, safety_counts, with_exploration, CellHead};
 pub use diff::{diff_matrices, diff_text, since_section, CellDiff, MatrixDiff};
+pub use junit::matrix_junit;
 pub use lockpick_checker::exposure::{exposures, Plan as ExposurePlan};
 pub use markdown::{matrix_markdown, record_beside};
 pub use note::{CellNote, RunVerdict};

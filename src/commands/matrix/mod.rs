@@ -80,6 +80,11 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         lockpick_reports::write_atomic(&record_beside(md), &json).map_err(Failure::WriteOutput)?;
         outln!("markdown: {}", md.display());
     }
+    if let Some(junit) = &args.junit {
+        let xml = lockpick_reports::matrix::matrix_junit(&outcome.record);
+        lockpick_reports::write_atomic(junit, xml.as_bytes()).map_err(Failure::WriteOutput)?;
+        outln!("junit: {}", junit.display());
+    }
     let record = &outcome.record;
     let errors = (record.cells.iter())
         .flat_map(|c| &c.runs)

@@ -76,6 +76,9 @@ pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         redo: false,
         report_only: true,
         markdown: args.markdown.clone(),
+        // `merge --junit` is the merged suite's file; a merged matrix's JUnit comes of
+        // `matrix --resume DIR --report-only --junit FILE`.
+        junit: None,
         store: args.store.clone(),
         toxiproxy: None,
         external: Vec::new(),
