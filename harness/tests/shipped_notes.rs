@@ -52,30 +52,7 @@ fn every_shipped_note_agrees_with_its_published_cell() {
 
 /// A run of a cell, as the matrix records it.
 fn run(row: &str, column: &str, seed: u64, verdict: &str) -> lockpick_reports::matrix::RunSummary {
-    lockpick_reports::matrix::RunSummary {
-        v: 1,
-        row: row.into(),
-        column: column.into(),
-        seed,
-        verdict: Some(verdict.into()),
-        error: None,
-        not_exposed: None,
-        exposed_by: None,
-        exposed_instances: None,
-        violations: u64::from(verdict == "invalid"),
-        first_violation_ms: None,
-        acquires_ok: 1,
-        acquires_tried: 1,
-        p50_ms: None,
-        p99_ms: None,
-        ops_per_sec: 1.0,
-        lease_ms: None,
-        run: None,
-        reproduce: String::new(),
-        secs: 1.0,
-        library: None,
-        server_version: None,
-    }
+    lockpick_reports::matrix::RunSummary::checked(row, column, seed, verdict)
 }
 
 /// The shipped library matrix's java-spring-redis × node-crash cell with `invalid` seeds of
@@ -105,26 +82,8 @@ fn spring_redis_node_crash(invalid: &[u64]) -> Result<String, String> {
         expected_why: "why".into(),
         ..CellHead::default()
     };
-    let mut record = MatrixRecord {
-        v: 1,
-        name: "libraries".into(),
-        description: String::new(),
-        started: "t".into(),
-        updated: "t".into(),
-        lockpick_version: "0".into(),
-        server_versions: Vec::new(),
-        command: "c".into(),
-        file_folder: None,
-        seeds: 10,
-        until: None,
-        interrupted: false,
-        shard: None,
-        missing_shards: Vec::new(),
-        rows: Vec::new(),
-        columns: Vec::new(),
-        cells: vec![aggregate(head, runs)],
-        expectations: None,
-    };
+    let mut record = MatrixRecord::of_cells(vec![aggregate(head, runs)]);
+    record.name = "libraries".into();
     let unplaced = with_file_notes(&mut record, &matrix);
     // The record has this one cell; the file's other notes have none to be checked against.
     assert!(!unplaced.is_empty());

@@ -187,30 +187,7 @@ mod tests {
     use crate::matrix::{aggregate, CellHead, RunSummary};
 
     fn run(row: &str, column: &str, seed: u64, verdict: &str) -> RunSummary {
-        RunSummary {
-            v: 1,
-            row: row.into(),
-            column: column.into(),
-            seed,
-            verdict: Some(verdict.into()),
-            error: None,
-            not_exposed: None,
-            exposed_by: None,
-            exposed_instances: None,
-            violations: u64::from(verdict == "invalid"),
-            first_violation_ms: None,
-            acquires_ok: 1,
-            acquires_tried: 1,
-            p50_ms: None,
-            p99_ms: None,
-            ops_per_sec: 1.0,
-            lease_ms: None,
-            run: None,
-            reproduce: String::new(),
-            secs: 1.0,
-            library: None,
-            server_version: None,
-        }
+        RunSummary::checked(row, column, seed, verdict)
     }
 
     /// A record of cells `(row, column, violations, runs)`.

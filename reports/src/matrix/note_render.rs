@@ -206,30 +206,7 @@ pub(crate) mod tests {
 
     /// A run of the cell `java-redisson-fenced × clock-jump`.
     pub(crate) fn run(seed: u64, verdict: &str) -> RunSummary {
-        RunSummary {
-            v: 1,
-            row: "java-redisson-fenced".into(),
-            column: "clock-jump".into(),
-            seed,
-            verdict: Some(verdict.into()),
-            error: None,
-            not_exposed: None,
-            exposed_by: None,
-            exposed_instances: None,
-            violations: u64::from(verdict == "invalid"),
-            first_violation_ms: None,
-            acquires_ok: 1,
-            acquires_tried: 1,
-            p50_ms: None,
-            p99_ms: None,
-            ops_per_sec: 1.0,
-            lease_ms: None,
-            run: None,
-            reproduce: String::new(),
-            secs: 1.0,
-            library: None,
-            server_version: None,
-        }
+        RunSummary::checked("java-redisson-fenced", "clock-jump", seed, verdict)
     }
 
     /// The cell with `runs` and `note`, in a record of it alone.
