@@ -402,7 +402,7 @@ fn a_bad_matrix_file_names_its_line_and_field() {
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
     assert!(
-        err.contains("bad.toml:34: field `row.lock`: unknown lock \"redys\"; allowed: redis,"),
+        err.contains("bad.toml:32: field `row.lock`: unknown lock \"redys\"; allowed: redis,"),
         "{err}"
     );
     assert!(!store.exists(), "nothing is written for a bad file");
