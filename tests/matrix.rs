@@ -114,10 +114,10 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     );
     let run = &pause["runs"][0];
     assert!(
-        run["reached"]
+        run["exposed_by"]
             .as_str()
             .unwrap()
-            .contains("outlasted the 300 ms lease"),
+            .contains("the pause outlasted the lease its client held"),
         "{run:#}"
     );
     assert_eq!(run["verdict"], "invalid", "{run:#}");

@@ -307,7 +307,8 @@ fn compare_of_a_pause_that_cannot_outlast_etcds_lease_is_not_exposed_never_valid
 #[test]
 fn compare_runs_sql_locks_and_the_scenarios_own_lock_keeps_its_client_options() {
     // pg-advisory-gc-pause is invalid only because its [client] sets idle_session_timeout_ms:
-    // run with the lock's defaults the server keeps the paused session and the run is valid.
+    // run with the lock's defaults the server keeps the paused session, nobody else is granted
+    // the lock while its holder is stopped, and the pause exposed nothing (docs/exposure.md).
     let store = tempfile::tempdir().unwrap();
     let out = lockpick()
         .args(["compare", "pg-advisory-gc-pause", "--backends"])
@@ -333,7 +334,7 @@ fn compare_runs_sql_locks_and_the_scenarios_own_lock_keeps_its_client_options() 
         "{page}"
     );
     assert!(
-        page.contains(r#"<tr class="row-valid" data-backend="mysql-get-lock">"#),
+        page.contains(r#"<tr class="row-not-exposed" data-backend="mysql-get-lock">"#),
         "{page}"
     );
     // Each run keeps the file as written; the run on another lock says so on top.

@@ -36,11 +36,16 @@ impl fmt::Display for StaleNotes {
 }
 
 /// The note of `cell` with its figures filled from the cell's runs, or what disagrees; `None`
-/// for a cell without a note.
+/// for a cell without a note, and for a cell without runs (one a matrix run of some rows or
+/// faults did not select, or not run yet): its note tells of runs this record does not have,
+/// so it is neither checked nor shown. A publication runs every cell, so every note is.
 pub fn rendered_note(
     cell: &CellSummary,
     record: &MatrixRecord,
 ) -> Option<Result<String, Vec<String>>> {
+    if cell.runs.is_empty() {
+        return None;
+    }
     cell.note
         .as_ref()
         .map(|note| render_note(note, cell, record))
@@ -265,9 +270,11 @@ pub(crate) mod tests {
             e.contains("\n  java-redisson-fenced × clock-jump: names seed 12"),
             "{e}"
         );
-        // A cell that has not run has no seed to name.
+        // A cell that has not run (a run of other rows or faults) has nothing to hold its note
+        // to: it is neither checked nor shown, rather than taken for stale.
         let record = noted(vec![], claiming("{seed 1}", RunVerdict::Invalid, &[1]));
-        assert!(stale_notes(&record)[0].problems[0].ends_with("(it has none)"));
+        assert!(stale_notes(&record).is_empty());
+        assert_eq!(rendered_note(&record.cells[0], &record), None);
     }
 
     #[test]
