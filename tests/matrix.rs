@@ -117,7 +117,7 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         run["exposed_by"]
             .as_str()
             .unwrap()
-            .contains("the pause outlasted the lease its client held"),
+            .contains("the pause outlasted the 300 ms lease its client held"),
         "{run:#}"
     );
     assert_eq!(run["verdict"], "invalid", "{run:#}");
@@ -468,8 +468,8 @@ fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
     let run = &pause["runs"][0];
     assert!(run["error"].is_null(), "{run:#}");
     // The lease is the one the adapter reported with the grant (what was left of the TTL).
-    let reached = run["reached"].as_str().unwrap_or_default();
-    let lease: u64 = reached
+    let exposed_by = run["exposed_by"].as_str().unwrap_or_default();
+    let lease: u64 = exposed_by
         .split_once("outlasted the ")
         .and_then(|(_, rest)| rest.split_once(" ms lease"))
         .map(|(ms, _)| ms)

@@ -52,9 +52,14 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
                 holder: cand.holder,
                 askers: Vec::new(),
                 lock: cand.hold.lock.clone(),
+                lease_ms: lease(cand, lock),
             }),
             false => judged.and_then(|(from, to)| asked(cand, from, to, granted)),
         };
+        let windowed = windowed.map(|w| Window {
+            lease_ms: lease(cand, lock),
+            ..w
+        });
         match windowed {
             Ok(w) => {
                 window = Some(w);
@@ -78,6 +83,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
                 holder: client,
                 askers: Vec::new(),
                 lock: None,
+                lease_ms: None,
             });
             why_tokens = Some(format!(
                 "the node came back at {} and client {client} was granted a token at {}, after tokens were granted before the crash: a server that forgot its tokens could hand one out again",
@@ -146,6 +152,7 @@ fn asked(cand: &Cand, from: u64, to: u64, granted: bool) -> Result<Window, Strin
         holder: cand.holder,
         askers: askers.into_iter().collect(),
         lock: cand.hold.lock.clone(),
+        lease_ms: None,
     })
 }
 
@@ -305,14 +312,21 @@ fn no_hold(rule: Rule) -> String {
 /// What an exposed instance opened, in a sentence.
 fn exposed_why(rule: Rule, w: &Window) -> String {
     let askers: Vec<String> = w.askers.iter().map(u64::to_string).collect();
+    let lease = w
+        .lease_ms
+        .map_or("the".to_owned(), |ms| format!("the {ms} ms"));
     let opened = match rule {
-        Rule::PauseOutlastsLease => "the pause outlasted the lease its client held",
-        Rule::CutPastLease => "the cut kept the holder from a quorum past its lease",
-        Rule::RestartInsideLease => "the node came back inside the holder's lease",
-        Rule::JumpPastLease => "the jump passed the lease the holder had left",
-        Rule::DelayPastLease => "a grant came back past its lease, or was refused as too late",
-        Rule::HolderCrashed => "the crashed client held the lock",
-        Rule::InForceDuringContendedHold => "the fault was in force during a hold",
+        Rule::PauseOutlastsLease => format!("the pause outlasted {lease} lease its client held"),
+        Rule::CutPastLease => format!("the cut kept the holder from a quorum past {lease} lease"),
+        Rule::RestartInsideLease => {
+            format!("the node came back inside {lease} lease of the holder")
+        }
+        Rule::JumpPastLease => format!("the jump passed what was left of {lease} lease"),
+        Rule::DelayPastLease => {
+            format!("a grant came back past {lease} lease, or was refused as too late")
+        }
+        Rule::HolderCrashed => "the crashed client held the lock".to_owned(),
+        Rule::InForceDuringContendedHold => "the fault was in force during a hold".to_owned(),
     };
     if w.askers.is_empty() {
         return format!(

@@ -95,6 +95,10 @@ pub struct Window {
     pub askers: Vec<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<String>,
+    /// The lease the rule measured the holder's against (the grant's as the history records
+    /// it, else the lock's); `None` for a lock without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<u64>,
 }
 
 /// One fault instance and its judgement.
