@@ -232,20 +232,19 @@ fn redisson_multilock_unlock_that_meets_a_forgotten_sub_lock_keeps_everyone_else
     let Process::Client(holder) = failed.process else {
         panic!("a release by the nemesis: {failed:?}")
     };
-    // What it is: a lockout by the holder, whose failed release did not end its holding. Once
-    // a later release of the holder's comes back, nobody holds the lock as the clients see it
-    // while its sub-locks on n2-n5 live on (renewed by the holder's watchdog): what follows is
-    // a deadlock. Liveness both, and the lockout is the holder's.
+    // What it is: liveness. While the holder re-enters after its failed release (its holding
+    // kept, the release having not happened), it is a lockout by the holder; once its holding
+    // ends (a later release came back, or the lease the clients count ran out) nobody holds
+    // the lock as the clients see it while its sub-locks on n2-n5 live on, renewed by the
+    // holder's watchdog: a deadlock. Which of the two a seed shows depends on whether the
+    // holder asked again; any lockout is the holder's.
+    assert!(!report.violations.is_empty(), "{report}");
     assert!(
-        report
-            .violations
-            .iter()
-            .any(|f| f.kind == FindingKind::Lockout && f.processes.first() == Some(&holder)),
-        "{report}"
-    );
-    assert!(
-        (report.violations.iter())
-            .all(|f| matches!(f.kind, FindingKind::Lockout | FindingKind::Deadlock)),
+        (report.violations.iter()).all(|f| match f.kind {
+            FindingKind::Lockout => f.processes.first() == Some(&holder),
+            FindingKind::Deadlock => true,
+            _ => false,
+        }),
         "{report}"
     );
     let stderr = std::fs::read_to_string(dir.join(format!("clients/p{holder}.stderr")))
