@@ -507,28 +507,11 @@ mod tests {
             ..CellHead::default()
         };
         let run = RunSummary {
-            v: 1,
-            row: head.row.clone(),
-            column: head.column.clone(),
-            seed: 2,
-            verdict: Some("stuck".into()),
-            error: None,
-            not_exposed: None,
             exposed_by: Some("the partition fault took effect".into()),
-            exposed_instances: None,
-            violations: 0,
-            first_violation_ms: None,
             acquires_ok: 10,
             acquires_tried: 30,
-            p50_ms: None,
-            p99_ms: None,
             ops_per_sec: 5.0,
-            lease_ms: None,
-            run: None,
-            reproduce: String::new(),
-            secs: 1.0,
-            library: None,
-            server_version: None,
+            ..RunSummary::checked(&head.row, &head.column, 2, "stuck")
         };
         let c = aggregate(head, vec![run]);
         assert_eq!(cell_text(&c), "STUCK 1/1");
