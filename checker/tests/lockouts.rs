@@ -211,6 +211,36 @@ fn no_lockout_when_another_process_is_granted_in_between() {
 }
 
 #[test]
+fn no_lockout_when_the_holder_released_and_won_the_lock_again() {
+    // A polling lock on one Redis: process 2 holds 1.2 s, releases (ok), and asks again at
+    // once, winning four times in a row while processes 0 and 1, polling, time out every
+    // 1.5 s, until process 0 wins at 4.87 s. The lock was free in every gap; who gets a free lock is the lock's choice (it need
+    // not be fair): no lockout. Had one of those releases failed, the lock might have stayed
+    // process 2's through the gaps, and the same history is a lockout.
+    let history = |second: EventKind| {
+        let mut h = H::default();
+        h.acquire(2, (0, 10))
+            .release(2, (1_210, 1_215), EventKind::Ok)
+            .acquire(2, (1_220, 1_225))
+            .release(2, (2_425, 2_430), second)
+            .acquire(2, (2_435, 2_440))
+            .release(2, (3_640, 3_645), EventKind::Ok)
+            .acquire(2, (3_650, 3_655))
+            .release(2, (4_855, 4_860), EventKind::Ok)
+            .asking(0, 100, 4_600, 1_500)
+            .asking(1, 150, 4_650, 1_500)
+            .acquire(0, (4_860, 4_870))
+            .release(0, (5_000, 5_010), EventKind::Ok);
+        h.build()
+    };
+    let r = check(&history(EventKind::Ok));
+    assert_eq!(r.verdict, Verdict::Valid, "{r}");
+    assert!(r.violations.is_empty(), "{r}");
+    let r = check(&history(EventKind::Fail));
+    assert_eq!(kinds(&r), vec![FindingKind::Lockout], "{r}");
+}
+
+#[test]
 fn no_lockout_when_the_others_do_not_ask() {
     // Process 3 alone, granted again and again for 10 s; process 0 only reads.
     let mut h = H::default();

@@ -108,6 +108,7 @@ fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWind
             })
             .collect(),
         lease: None,
+        kept: h.kept,
         release: stream::holdings::Release::None,
     };
     stream::describe::double(a.lock, &cut(a), &cut(b), faults)

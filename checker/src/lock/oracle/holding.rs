@@ -28,6 +28,8 @@ pub(crate) struct Holding<'a> {
     pub writes: Vec<usize>,
     /// Where its release stands while it is open.
     release: Rel,
+    /// Whether a release of it came back `fail` (it was kept, at least for a while).
+    pub kept: bool,
     /// The history index at which the streaming checker closed it, when that came before the
     /// end of a write in flight: a kept holding another process's grant ended. Such a write's
     /// completion is not in the holding's evidence there.
@@ -231,6 +233,7 @@ impl<'a> Walk<'a, '_> {
                     end: EndReason::HistoryEnd,
                     writes: Vec::new(),
                     release: Rel::None,
+                    kept: false,
                     closed_at: u64::MAX,
                 });
             }
@@ -259,6 +262,7 @@ impl<'a> Walk<'a, '_> {
         );
         for h in self.open.iter_mut().filter(|h| pending(h)) {
             h.release = Rel::Kept(next_other(grants, h.lock, p, index).map(|g| (g.1, g.0)));
+            h.kept = true;
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Test oracle (the in-memory checker the streaming one replaced): Lockouts: long fault-free
 //! stretches in which one process alone was granted (or held) a lock while others asked.
 //! Built from the whole list of holdings at once: a process's stretch runs over its
-//! consecutive holdings of the lock (none of another process's between, none starting the
-//! threshold or more after the previous one ended), from its first grant to the end of its
+//! consecutive holdings of the lock (none of another process's between; each a re-entry, or,
+//! once a release in the stretch failed, starting less than the threshold after the previous
+//! one ended), from its first grant to the end of its
 //! last holding or the next grant to another process; the lockouts are the pieces of it the
 //! other processes' wanting covers, minus the fault windows, at least the threshold long.
 
 use super::deadlock::LockTimeline;
-use super::holding::{Holding, Holdings};
+use super::holding::{EndReason, Holding, Holdings};
 use crate::faults::FaultWindow;
 use crate::lock::report::Finding;
 use crate::lock::stream::lockout::{pieces, Stretch};
@@ -64,11 +65,15 @@ fn stretches(list: &[&Holding<'_>], threshold: u64) -> Vec<Stretch> {
         let mut st = Stretch::new(first.process, first.start_ns, true);
         st.grants.push((first.start_ns, first.acquire_index));
         let mut last = first;
+        let mut held_over = first.kept;
         let mut j = i + 1;
         while let Some(h) = list.get(j).filter(|h| {
-            h.process == first.process && h.start_ns.saturating_sub(last.end_ns) < threshold
+            h.process == first.process
+                && (last.end == EndReason::Reacquired
+                    || held_over && h.start_ns.saturating_sub(last.end_ns) < threshold)
         }) {
             st.grants.push((h.start_ns, h.acquire_index));
+            held_over |= h.kept;
             last = h;
             j += 1;
         }

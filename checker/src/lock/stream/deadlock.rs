@@ -124,7 +124,7 @@ impl Deadlocks {
     }
 
     /// `p`'s holding of `lock` begun at `acquire_index` and held from `start` to `held_until`
-    /// ended at `end`.
+    /// ended at `end`; `kept`: a release of it had failed.
     pub fn closed(
         &mut self,
         lock: u32,
@@ -132,9 +132,10 @@ impl Deadlocks {
         acquire_index: u64,
         (start, held_until): (u64, u64),
         end: (u64, u64, EndReason),
+        kept: bool,
     ) {
         self.lockouts
-            .closed(lock, p, acquire_index, held_until, end);
+            .closed(lock, p, acquire_index, held_until, end, kept);
         let tl = self.timeline(lock);
         tl.current.add_held(start, held_until);
         for seg in tl.long.iter_mut().rev() {

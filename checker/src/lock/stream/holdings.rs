@@ -84,6 +84,8 @@ pub(crate) struct Holding {
     pub lease: Option<Lease>,
     /// Where its process's release of it stands.
     pub release: Release,
+    /// Whether a release of it came back `fail` (it was kept, at least for a while).
+    pub kept: bool,
 }
 
 /// A holding's release, as far as it went.
@@ -328,6 +330,7 @@ impl Holdings {
                 for h in s.open.iter_mut() {
                     if let Release::Pending(t, i) = h.release {
                         h.release = Release::Kept(t, i);
+                        h.kept = true;
                         if !self.kept.contains(&(h.lock, p)) {
                             self.kept.push((h.lock, p));
                         }
@@ -361,6 +364,7 @@ impl Holdings {
                         ms,
                     }),
                     release: Release::None,
+                    kept: false,
                 };
                 self.next_id += 1;
                 self.last_grant.insert(lock, at.1);

@@ -5,9 +5,14 @@
 //! getting it back, as a holder whose release failed and who re-enters does, or a library
 //! watchdog that renews a lock nobody releases. A *stretch* of process P follows P's holdings
 //! of the lock from its first grant after another process's grant: a later holding of P
-//! continues the stretch when it began less than the threshold after P's previous holding
-//! ended (P came back before a deadlock could have been found in the gap); a grant to another
-//! process, or a longer gap, ends it. The stretch ends where P's last holding in it ended
+//! continues the stretch when P acquired it again while still holding (re-entry), or when a
+//! release of P's in the stretch failed and the later holding began less than the threshold
+//! after the previous one ended (the lock may have stayed P's at its server through the gap, a
+//! re-entrant count above zero, so P came back before a deadlock could have been found in it).
+//! Otherwise P's releases came back ok and the lock was free in every gap: P winning it again
+//! while others waited is the lock choosing between askers, which a lock need not do fairly
+//! (a polling lock on one Redis hands it to whoever asks first), not a lockout. A grant to
+//! another process, or a longer gap, ends a stretch. The stretch ends where P's last holding in it ended
 //! (as far as liveness goes: at its lease's end if that came first), or at the other
 //! process's grant that cut it. Inside a stretch, a lockout is a piece that other processes'
 //! wanting covers, minus fault windows, at least the threshold long.
@@ -43,6 +48,9 @@ pub(crate) struct Stretch {
     pub end: Option<(u64, u64, EndReason)>,
     /// Whether another process wanted the lock since the stretch began.
     asked: bool,
+    /// Whether a release of the process's in the stretch failed, so the lock may have stayed
+    /// its at the server through later releases.
+    pub held_over: bool,
 }
 
 impl Stretch {
@@ -56,6 +64,7 @@ impl Stretch {
             fails: Vec::new(),
             end: None,
             asked,
+            held_over: false,
         }
     }
 
@@ -144,7 +153,10 @@ impl Lockouts {
         let runs = self.locks.entry(lock).or_default();
         if let Some(mut cur) = runs.current.take() {
             let same = cur.stretch.process == p;
-            if same && (cur.open || at.0.saturating_sub(cur.last_end) < threshold) {
+            let reentry =
+                cur.open || matches!(cur.stretch.end, Some((_, _, EndReason::Reacquired)));
+            let held_over = cur.stretch.held_over && at.0.saturating_sub(cur.last_end) < threshold;
+            if same && (reentry || held_over) {
                 cur.stretch.grant(at);
                 cur.holding = at.1;
                 cur.open = true;
@@ -172,7 +184,7 @@ impl Lockouts {
     }
 
     /// `p`'s holding of `lock` begun at `acquire_index` ended: held until `held_until`, and
-    /// ended at `end` for its reason.
+    /// ended at `end` for its reason; `kept`: a release of it had failed.
     pub fn closed(
         &mut self,
         lock: u32,
@@ -180,6 +192,7 @@ impl Lockouts {
         acquire_index: u64,
         held_until: u64,
         end: (u64, u64, EndReason),
+        kept: bool,
     ) {
         let threshold = self.threshold_ns;
         let Some(runs) = self.locks.get_mut(&lock) else {
@@ -193,6 +206,7 @@ impl Lockouts {
             cur.open = false;
             cur.last_end = held_until;
             cur.stretch.end = Some(end);
+            cur.stretch.held_over |= kept;
             return;
         }
         if let Some(i) = runs

@@ -341,6 +341,7 @@ impl LockStream {
                 h.acquire_index,
                 (h.start_ns, h.held_until()),
                 (h.end_ns, h.end_index, h.end),
+                h.kept,
             );
         }
         let names = &self.names.names;
