@@ -50,6 +50,19 @@ pub struct ExploreArgs {
     /// Use the Toxiproxy at HOST:PORT instead of the embedded one.
     #[arg(long, value_name = "HOST:PORT", value_parser = super::host_port)]
     pub toxiproxy: Option<SocketAddr>,
+    /// Runs at once, 1 to 16: the search's draws, a shrinking candidate's re-runs and the
+    /// confirming runs go this many at a time, each on servers of its own. Runs share the
+    /// machine's cores, so many at once on few cores make pauses and timeouts less exact;
+    /// the shrunk scenario is confirmed the same way, and repeats on its own with its
+    /// command.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub jobs: u16,
+    /// Start and stop the servers for every run. By default each job keeps its servers up
+    /// across its runs of the same setup and resets them in between (keys, rows, znodes,
+    /// sessions and proxies cleared), unless a run's fault changed them in a way a reset
+    /// cannot undo (a node crash, a failover, …).
+    #[arg(long)]
+    pub fresh_servers: bool,
 }
 
 /// A time budget: a number with `s`, `m` or `h`, or seconds alone; 1 s to 7 days.

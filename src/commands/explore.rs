@@ -46,6 +46,8 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
         store: args.store.clone(),
         toxiproxy: args.toxiproxy,
         program: "cargo run --".to_owned(),
+        jobs: usize::from(args.jobs),
+        reuse_servers: !args.fresh_servers,
     };
     let rt = runtime();
     let result = rt.block_on(async {

@@ -10,6 +10,7 @@ pub mod base;
 mod choose;
 pub mod classify;
 pub mod draw;
+mod runs;
 pub mod search;
 pub mod shrink;
 pub mod workload;

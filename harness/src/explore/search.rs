@@ -10,20 +10,18 @@
 
 use super::base::Base;
 use super::choose::{better, later_order, lengthen_again, offer, Best, Confirmed};
-use super::classify::{explain, Found};
+use super::classify::Found;
 use super::draw::{draw, Schedule, ScheduleExt, Space, LONGEST_RUN};
+use super::runs::{Launch, Ran, Slots};
 use super::shrink::{lengthened, Need, Shrinker};
-use crate::run::{run_plan, RunError, RunOptions, RunPlan};
-use crate::scenario::parse_scenario;
-use lockpick_checker::history::read_history;
-use lockpick_checker::verdict::Verdict;
+use crate::run::RunError;
 use lockpick_store::explore::{
     ExploreRecord, Phase, ShrinkStep, Shrunk, Try, EXPLORE_DIR, EXPLORE_RECORD_VERSION,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -50,6 +48,12 @@ pub struct Config {
     pub toxiproxy: Option<SocketAddr>,
     /// The command that runs lockpick (`cargo run --`, `lockpick`), for printed commands.
     pub program: String,
+    /// Runs at once (at least 1): the search's draws, a candidate's re-runs and the
+    /// confirming runs go this many at a time.
+    pub jobs: usize,
+    /// Keep each job's servers between its runs of the same setup (reset between them);
+    /// `false` starts and stops servers for every run (`--fresh-servers`).
+    pub reuse_servers: bool,
 }
 
 /// Everything the search did: the store's record, written as `explore.json`.
@@ -66,7 +70,15 @@ struct Search<'a> {
     interrupt: CancellationToken,
     say: Say<'a>,
     errors_in_a_row: u32,
+    slots: Slots,
+    /// The runs in flight, with the key [`Search::run_many`] launched them under.
+    launched: Vec<(usize, Try)>,
+    /// Faults in the schedules the search drew and ran, for the progress line.
+    faults_tried: usize,
 }
+
+/// A run the search asks for: what for, its schedule and its seed.
+type Ask = (Phase, Schedule, u64);
 
 /// Three runs in a row that could not be carried out stop the search: the setup is broken.
 const MAX_ERRORS_IN_A_ROW: u32 = 3;
@@ -94,24 +106,88 @@ impl Search<'_> {
         }
     }
 
-    /// Runs `schedule` once with `seed`; `Err` when too many runs in a row failed to run.
-    async fn run(&mut self, phase: Phase, schedule: &Schedule, seed: u64) -> Result<Try, RunError> {
-        let n = self.ex.tries.len() + 1;
+    /// Makes the runs `next` asks for (its argument counts them from 0) until it asks for no
+    /// more or `enough` says the runs so far are enough, `cfg.jobs` at a time. `enough` sees
+    /// the runs in the order asked for, without a gap: what it decides does not depend on
+    /// which run ended first. The runs in flight when it decides are waited for and recorded,
+    /// like every run, but not among those it saw. Returns every run made, in the order asked
+    /// for, and how many of them `enough` saw when it decided (all, if it never did). `Err`
+    /// when too many runs in a row could not be carried out.
+    async fn run_many(
+        &mut self,
+        mut next: impl FnMut(usize) -> Option<Ask>,
+        enough: impl Fn(&[Try]) -> bool,
+    ) -> Result<(Vec<Try>, usize), RunError> {
+        let mut done: Vec<Option<Try>> = Vec::new();
+        let mut seen = 0;
+        let mut decided = enough(&[]);
+        let mut failed: Option<RunError> = None;
+        let mut asked = 0;
+        loop {
+            while !decided
+                && failed.is_none()
+                && self.slots.free()
+                && !self.interrupt.is_cancelled()
+            {
+                let Some(ask) = next(asked) else { break };
+                let (t, launch) = self.prepare(ask);
+                self.slots.launch(asked, launch);
+                done.push(None);
+                self.pending_try(asked, t);
+                asked += 1;
+            }
+            let Some((key, result)) = self.slots.next().await else {
+                break;
+            };
+            let t = self.record(key, result, &mut failed);
+            done[key] = Some(t);
+            if !decided {
+                while done.get(seen).is_some_and(|t| t.is_some()) {
+                    seen += 1;
+                }
+                let so_far: Vec<Try> = done[..seen].iter().flatten().cloned().collect();
+                decided = enough(&so_far);
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok((done.into_iter().flatten().collect(), seen))
+    }
+
+    /// The try and the launch of `ask`, numbered as the next run of the search.
+    fn prepare(&mut self, (phase, schedule, seed): Ask) -> (Try, Launch) {
+        let cfg = self.cfg;
+        let n = self.ex.tries.len() + self.launched.len() + 1;
         let folder = phase.name();
         let file = self.ex.dir.join(folder).join(format!("{n:04}.toml"));
-        let name = format!("{}-explore", self.cfg.base.name);
+        let name = format!("{}-explore", cfg.base.name);
         let comment = vec![format!(
             "Run {n} of `lockpick explore` {} ({folder}): {}",
             self.ex.id,
             schedule.describe()
         )];
-        let text = self.cfg.base.render(schedule, &name, &comment, None, seed);
-        let mut t = Try {
+        let text = cfg.base.render(&schedule, &name, &comment, None, seed);
+        if phase == Phase::Search {
+            self.faults_tried += schedule.faults.len();
+        }
+        let launch = Launch {
+            file: file.clone(),
+            text,
+            seed,
+            store: cfg.store.clone(),
+            toxiproxy: cfg.toxiproxy,
+            program: cfg.program.clone(),
+            lease_ms: cfg.base.lease_ms(),
+            lease_from: cfg.base.scenario.client.kind.lease_counted_from(),
+            interrupt: self.interrupt.clone(),
+        };
+        let t = Try {
             n,
             phase,
             seed,
-            schedule: schedule.clone(),
-            file: file.clone(),
+            schedule,
+            file,
             run: None,
             verdict: None,
             found: Found::Nothing,
@@ -119,72 +195,67 @@ impl Search<'_> {
             error: None,
             at_s: 0.0,
         };
-        let result = self.carry_out(&file, &text, seed).await;
+        (t, launch)
+    }
+
+    /// Keeps `t` (asked for as `key`) until its run ends.
+    fn pending_try(&mut self, key: usize, t: Try) {
+        self.launched.push((key, t));
+    }
+
+    /// Records the end of the run asked for as `key`: its try goes to `explore.json` (in the
+    /// order of the runs' numbers) and, for a search run, to the terminal. A run that could
+    /// not be carried out counts towards [`MAX_ERRORS_IN_A_ROW`]; the error that reaches it
+    /// goes to `failed`.
+    fn record(
+        &mut self,
+        key: usize,
+        result: Result<Ran, RunError>,
+        failed: &mut Option<RunError>,
+    ) -> Try {
+        let at = self
+            .launched
+            .iter()
+            .position(|(k, _)| *k == key)
+            .expect("a launched run");
+        let (_, mut t) = self.launched.swap_remove(at);
         match result {
-            Ok((dir, verdict, found, finding)) => {
+            Ok(ran) => {
                 self.errors_in_a_row = 0;
-                t.run = Some(dir);
-                t.verdict = Some(verdict);
-                t.found = found;
-                t.finding = finding;
+                t.run = Some(ran.dir);
+                t.verdict = Some(ran.verdict);
+                t.found = ran.found;
+                t.finding = ran.finding;
             }
             Err(e) => {
                 self.errors_in_a_row += 1;
                 t.error = Some(e.to_string());
-                (self.say)(&format!("run {n} could not be carried out: {e}"));
-                if self.errors_in_a_row >= MAX_ERRORS_IN_A_ROW {
-                    t.at_s = self.elapsed().as_secs_f64();
-                    self.ex.tries.push(t);
-                    self.save();
-                    return Err(e);
+                (self.say)(&format!("run {} could not be carried out: {e}", t.n));
+                if self.errors_in_a_row >= MAX_ERRORS_IN_A_ROW && failed.is_none() {
+                    *failed = Some(e);
                 }
             }
         }
         t.at_s = self.elapsed().as_secs_f64();
-        self.ex.tries.push(t.clone());
-        self.save();
-        Ok(t)
-    }
-
-    async fn carry_out(
-        &self,
-        file: &Path,
-        text: &str,
-        seed: u64,
-    ) -> Result<(PathBuf, Verdict, Found, Option<String>), RunError> {
-        let store_err = |e| RunError::Store {
-            path: file.to_owned(),
-            source: e,
-        };
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(store_err)?;
+        if t.phase == Phase::Search && t.error.is_none() {
+            let left = self.cfg.budget.saturating_sub(self.elapsed());
+            (self.say)(&format!(
+                "run {:>3} | {} faults tried | {:>4.0} s left | {} → {}{}",
+                t.n,
+                self.faults_tried,
+                left.as_secs_f64(),
+                t.schedule.describe(),
+                t.verdict.map_or("error", |v| v.name()),
+                match t.found {
+                    Found::Nothing => String::new(),
+                    f => format!(" ({})", f.name()),
+                }
+            ));
         }
-        lockpick_store::write_atomic(file, text.as_bytes()).map_err(store_err)?;
-        let scenario = parse_scenario(file, text).map_err(|e| RunError::Options(e.to_string()))?;
-        let options = RunOptions {
-            seed: Some(seed),
-            store: self.cfg.store.clone(),
-            toxiproxy: self.cfg.toxiproxy,
-            ..RunOptions::default()
-        };
-        let command = format!(
-            "{} scenario {} --seed {seed}",
-            self.cfg.program,
-            file.display()
-        );
-        let plan = RunPlan::new(&scenario, &options)?.reproducing(command);
-        let outcome = run_plan(&plan, self.interrupt.clone()).await?;
-        let history = outcome.dir.join(&outcome.results.history);
-        // A history that cannot be read again was checked already; classify what is known.
-        let events = read_history(&history).unwrap_or_default();
-        let (found, violation) = explain(
-            &outcome.results,
-            &events,
-            self.cfg.base.lease_ms(),
-            self.cfg.base.scenario.client.kind.lease_counted_from(),
-        );
-        let finding = violation.map(|f| f.summary.clone());
-        Ok((outcome.dir, outcome.results.verdict, found, finding))
+        let at = self.ex.tries.partition_point(|x| x.n < t.n);
+        self.ex.tries.insert(at, t.clone());
+        self.save();
+        t
     }
 
     /// Whether `schedule` reproduces `class` (or worse) in `need.k` of `need.n` runs, stopping
@@ -197,33 +268,43 @@ impl Search<'_> {
         need: Need,
         seed: u64,
     ) -> Result<(u32, u32, Option<u64>), RunError> {
-        self.rerun(phase, schedule, class, seed, |hits, runs| {
+        self.rerun(phase, schedule, class, seed, need.n, |hits, runs| {
             need.decided(hits, runs).is_some()
         })
         .await
     }
 
-    /// Runs `schedule` with `seed`, `seed + 1`, … until `done(hits, runs)`, counting the runs
-    /// that found `class` or worse; returns the hits, the runs and the first seed that hit.
+    /// Runs `schedule` with `seed`, `seed + 1`, … (at most `most` runs) until `done(hits,
+    /// runs)`, counting the runs that found `class` or worse, in the order of their seeds;
+    /// returns the hits, the runs and the first seed that hit. Runs still in flight when it
+    /// was done are made but not counted (see [`Search::run_many`]).
     async fn rerun(
         &mut self,
         phase: Phase,
         schedule: &Schedule,
         class: Found,
         seed: u64,
+        most: u32,
         done: impl Fn(u32, u32) -> bool,
     ) -> Result<(u32, u32, Option<u64>), RunError> {
-        let (mut hits, mut runs, mut first) = (0, 0, None);
-        while !done(hits, runs) && !self.interrupt.is_cancelled() {
-            let s = seed.wrapping_add(runs as u64);
-            let t = self.run(phase, schedule, s).await?;
-            runs += 1;
-            if t.found <= class {
-                hits += 1;
-                first.get_or_insert(s);
-            }
-        }
-        Ok((hits, runs, first))
+        let count = |tries: &[Try]| {
+            let hits = tries.iter().filter(|t| t.found <= class);
+            let first = tries.iter().find(|t| t.found <= class).map(|t| t.seed);
+            (hits.count() as u32, tries.len() as u32, first)
+        };
+        let (tries, seen) = self
+            .run_many(
+                |i| {
+                    (i < most as usize)
+                        .then(|| (phase, schedule.clone(), seed.wrapping_add(i as u64)))
+                },
+                |tries| {
+                    let (hits, runs, _) = count(tries);
+                    done(hits, runs)
+                },
+            )
+            .await?;
+        Ok(count(&tries[..seen]))
     }
 }
 
@@ -281,6 +362,9 @@ pub async fn explore(
         interrupt,
         say,
         errors_in_a_row: 0,
+        slots: Slots::new(cfg.jobs, cfg.reuse_servers),
+        launched: Vec::new(),
+        faults_tried: 0,
     };
     (s.say)(&format!(
         "exploring {} (lease {} ms) with seed {} for {:.0} s: drawing from {}{}",
@@ -297,6 +381,8 @@ pub async fn explore(
     ));
     s.save();
     let result = run_all(&mut s, &space).await;
+    let slots = std::mem::replace(&mut s.slots, Slots::new(1, false));
+    slots.close().await;
     s.ex.elapsed_s = s.elapsed().as_secs_f64();
     s.ex.done = true;
     if let Err(e) = &result {
@@ -422,8 +508,8 @@ impl Search<'_> {
         let cfg = self.cfg;
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let mut later: Vec<(Found, usize)> = Vec::new();
-        let mut faults_tried = 0;
-        let mut i = 0u64;
+        let mut drawn = 0u64;
+        let started = self.started;
         loop {
             if self.interrupt.is_cancelled() {
                 self.ex.stopped = "interrupted".into();
@@ -434,34 +520,32 @@ impl Search<'_> {
                     format!("the budget of {:.0} s ran out", cfg.budget.as_secs_f64());
                 break;
             }
-            let schedule = draw(&mut rng, space);
-            faults_tried += schedule.faults.len();
-            let t = self
-                .run(Phase::Search, &schedule, cfg.seed.wrapping_add(i))
+            // Draws go on, `jobs` runs at a time, until one finds what stops the search; the
+            // runs then in flight end, and every find is looked at in the order drawn.
+            let (tries, _) = self
+                .run_many(
+                    |_| {
+                        (started.elapsed() < cfg.budget).then(|| {
+                            let schedule = draw(&mut rng, space);
+                            drawn += 1;
+                            (Phase::Search, schedule, cfg.seed.wrapping_add(drawn - 1))
+                        })
+                    },
+                    |tries| tries.iter().any(|t| t.found.stops_search()),
+                )
                 .await?;
-            i += 1;
-            let left = cfg.budget.saturating_sub(self.elapsed());
-            (self.say)(&format!(
-                "run {:>3} | {faults_tried} faults tried | {:>4.0} s left | {} → {}{}",
-                t.n,
-                left.as_secs_f64(),
-                schedule.describe(),
-                t.verdict.map_or("error", |v| v.name()),
-                match t.found {
-                    Found::Nothing => String::new(),
-                    f => format!(" ({})", f.name()),
+            for t in tries {
+                if t.found == Found::Nothing {
+                    continue;
                 }
-            ));
-            if t.found == Found::Nothing {
-                continue;
-            }
-            if !t.found.stops_search() {
-                later.push((t.found, t.n));
-                continue;
-            }
-            if offer(best, t.found, t.n, reproduce(self, t.n).await?) {
-                self.ex.stopped = format!("run {} found a bug of the lock", t.n);
-                break;
+                if !t.found.stops_search() {
+                    later.push((t.found, t.n));
+                    continue;
+                }
+                if offer(best, t.found, t.n, reproduce(self, t.n).await?) {
+                    self.ex.stopped = format!("run {} found a bug of the lock", t.n);
+                    return Ok(Some(later));
+                }
             }
         }
         Ok(Some(later))
@@ -606,6 +690,7 @@ impl Search<'_> {
                     &schedule,
                     find.class,
                     find.found.seed,
+                    cfg.confirm,
                     |hits, runs| {
                         runs >= cfg.confirm || (can_undo && runs - hits > cfg.confirm - want)
                     },

@@ -110,15 +110,24 @@ impl Search<'_> {
             store: store.to_owned(),
             toxiproxy: self.req.toxiproxy,
             program: self.commands.program(),
+            // One run at a time, as the matrix's own runs go: a cell's search must not load
+            // the machine more than its runs did.
+            jobs: 1,
+            reuse_servers: !self.req.fresh_servers,
         };
         let command = format!(
-            "{} explore {} --row {row} --column {column} --faults {} --fixed-workload --seed {} --budget {}s --shrink-budget {}s --store {}",
+            "{} explore {} --row {row} --column {column} --faults {} --fixed-workload --seed {} --budget {}s --shrink-budget {}s --jobs 1{} --store {}",
             self.commands.program(),
             cell.matrix_file.display(),
             cell.faults.join(","),
             cfg.seed,
             budget.as_secs(),
             budget.as_secs(),
+            if self.req.fresh_servers {
+                " --fresh-servers"
+            } else {
+                ""
+            },
             store.display()
         );
         say(MatrixEvent::Note(format!(
