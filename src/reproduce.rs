@@ -10,6 +10,8 @@ pub struct Reproduce {
     pub scenario: String,
     pub seed: u64,
     pub time_limit: Option<f64>,
+    /// `--soak`, as given (`1h`).
+    pub soak: Option<String>,
     pub clients: Option<usize>,
     pub toxiproxy: Option<String>,
     pub backend: Option<String>,
@@ -47,6 +49,9 @@ impl Reproduce {
         );
         if let Some(t) = self.time_limit {
             let _ = write!(cmd, " --time-limit {t}");
+        }
+        if let Some(s) = &self.soak {
+            let _ = write!(cmd, " --soak {s}");
         }
         if let Some(c) = self.clients {
             let _ = write!(cmd, " --clients {c}");

@@ -160,6 +160,16 @@ pub fn check_run_file_exposed(
     )
 }
 
+/// [`check_run_file_exposed`] over any reader: a soak's check reads the history as it is
+/// written, through a reader that waits at its end until the run is over.
+pub fn check_run_reader_exposed<R: BufRead>(
+    reader: HistoryReader<R>,
+    params: &LockCheckParams,
+    plan: exposure::Plan,
+) -> Result<FileChecks, ReadError> {
+    stream_reader(reader, RunStream::with_exposure(params, plan))
+}
+
 /// [`check_run_file`] over any reader.
 pub fn check_run_reader<R: BufRead>(
     reader: HistoryReader<R>,

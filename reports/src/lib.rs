@@ -13,6 +13,7 @@ mod junit;
 pub mod matrix;
 mod quantiles;
 mod run_report;
+mod soak_section;
 pub mod stats;
 mod store_index;
 mod suite_page;

@@ -5,6 +5,7 @@
 use crate::charts::{latency_svg, throughput_svg, timeline_svg, tokens_svg, TimelineSpec};
 use crate::error::ReportError;
 use crate::quantiles::{latency_quantiles, Quantiles};
+use crate::soak_section::{soak_section, Drawn, SoakSection};
 use crate::templates::render;
 use crate::view::{Lane, RunView, ViewBuilder};
 use lockpick_checker::faults::secs;
@@ -12,6 +13,7 @@ use lockpick_checker::history::{Event, HistoryReader, F};
 use lockpick_checker::lock::{Finding, Learned, TimeWindow};
 use lockpick_checker::results::RunResults;
 use lockpick_checker::verdict::Verdict;
+use lockpick_store::soak::SoakRecord;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -89,6 +91,8 @@ struct Page {
     /// A many-lock run's per-lock table (empty for one lock), and what it leaves out.
     locks: Vec<lockpick_checker::lock::LockCounts>,
     locks_note: String,
+    /// A soak's summary, and what of it the charts draw.
+    soak: Option<SoakSection>,
 }
 
 /// One notice from the library: what the holder was told and when, beside when the history
@@ -229,7 +233,13 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
         .take(MAX_EVIDENCE)
         .filter_map(|&i| events.get(i as usize).cloned())
         .collect();
-    render_view(results, &RunView::new(events), &evidence, events.len())
+    render_view(
+        results,
+        &RunView::new(events),
+        &evidence,
+        events.len(),
+        None,
+    )
 }
 
 /// The history indices the findings cite, in order.
@@ -256,6 +266,7 @@ fn render_view(
     view: &RunView,
     evidence_events: &[Event],
     n_events: usize,
+    soak: Option<SoakSection>,
 ) -> Result<String, ReportError> {
     let lock = &results.lock;
     let (zooms, zoom_of) = zooms(view, &lock.violations)?;
@@ -272,9 +283,16 @@ fn render_view(
         .enumerate()
         .map(|(n, f)| finding_row(format!("o-{}", n + 1), f, None))
         .collect();
-    let (timeline, timeline_note) = overview_timeline(view, &lock.violations)?;
+    // A soak's view holds only the windows around its violations: no overview of the whole.
+    let (timeline, timeline_note) = match &soak {
+        Some(s) => (String::new(), s.drawn.clone()),
+        None => overview_timeline(view, &lock.violations)?,
+    };
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
+        if soak.is_some() {
+            break;
+        }
         if let Some(svg) = latency_svg(view, f)? {
             latency.push(svg);
         }
@@ -301,9 +319,21 @@ fn render_view(
         timeline_note,
         zooms,
         latency,
-        quantiles: latency_quantiles(&view.ops),
-        throughput: throughput_svg(view)?,
-        tokens: tokens_svg(view)?,
+        quantiles: if soak.is_some() {
+            Vec::new()
+        } else {
+            latency_quantiles(&view.ops)
+        },
+        throughput: if soak.is_some() {
+            String::new()
+        } else {
+            throughput_svg(view)?
+        },
+        tokens: if soak.is_some() {
+            None
+        } else {
+            tokens_svg(view)?
+        },
         faults: view
             .faults
             .iter()
@@ -322,6 +352,7 @@ fn render_view(
             Vec::new()
         },
         locks_note: locks_note(&lock.per_lock),
+        soak,
     };
     render("report.html", &page)
 }
@@ -488,6 +519,19 @@ pub fn write_run_report_streaming(
     };
     let cited = cited_indices(results);
     let keep: BTreeSet<u64> = cited.iter().copied().take(MAX_EVIDENCE).collect();
+    let soak = SoakRecord::read(dir).map_err(|message| ReportError::Parse {
+        path: dir.join(lockpick_store::soak::SOAK_FILE),
+        message,
+    })?;
+    // A soak's page draws the windows around its first violations only (see soak_section).
+    let mut drawn = soak.as_ref().map(|_| {
+        let windows = episodes(&results.lock.violations, u64::MAX)
+            .iter()
+            .take(MAX_ZOOMS)
+            .map(|ep| (ep.from_ns, ep.to_ns))
+            .collect();
+        Drawn::new(windows)
+    });
     let mut reader = HistoryReader::open(&history).map_err(parse)?;
     let mut builder = ViewBuilder::default();
     let (mut evidence, mut n_events) = (Vec::new(), 0usize);
@@ -497,9 +541,15 @@ pub fn write_run_report_streaming(
         if keep.contains(&e.index) {
             evidence.push(e.clone());
         }
-        builder.push(&e);
+        if drawn.as_mut().is_none_or(|d| d.keeps(&e)) {
+            builder.push(&e);
+        }
     }
-    let html = render_view(results, &builder.finish(), &evidence, n_events)?;
+    let section = soak
+        .as_ref()
+        .zip(drawn.as_ref())
+        .map(|(record, d)| soak_section(record, d.kept, n_events));
+    let html = render_view(results, &builder.finish(), &evidence, n_events, section)?;
     let path = dir.join("report.html");
     lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
         path: path.clone(),

@@ -91,6 +91,12 @@ pub struct ScenarioArgs {
     /// schedule over it must stay within 100000 steps.
     #[arg(long, value_name = "SECONDS")]
     pub time_limit: Option<f64>,
+    /// Soak: run the workload this long (`30m`, `1h`, `24h`; at most 24 h) with the
+    /// scenario's faults recurring, its schedule drawn afresh every scenario length; the
+    /// history is checked as it is written, this process's memory is sampled into
+    /// `soak.json`, and the report sums the whole soak up and zooms in around violations.
+    #[arg(long, value_name = "DURATION", conflicts_with = "time_limit", value_parser = soak)]
+    pub soak: Option<SoakArg>,
     /// Number of concurrent clients, 1 to 1000 (default: the scenario's); a fault aimed at
     /// client k needs more than k.
     #[arg(long)]
@@ -191,6 +197,30 @@ pub struct SuiteArgs {
     /// fault changed the servers in a way a reset cannot undo; this turns that off.
     #[arg(long)]
     pub fresh_servers: bool,
+}
+
+/// `--soak`: its text as given (for the command that repeats the run) and its length.
+#[derive(Debug, Clone)]
+pub struct SoakArg {
+    pub text: String,
+    pub ms: u64,
+}
+
+/// A soak's length: as `explore --budget` reads it, 1 s to 24 h (a run's longest workload).
+fn soak(s: &str) -> Result<SoakArg, String> {
+    let d = explore::budget(s)?;
+    let ms = d.as_millis() as u64;
+    let most = lockpick_harness::vocab::rules::MAX_RUN_MS;
+    if ms > most {
+        return Err(format!(
+            "{s} is longer than a run may last; allowed: 1s to {}h",
+            most / 3_600_000
+        ));
+    }
+    Ok(SoakArg {
+        text: s.trim().to_owned(),
+        ms,
+    })
 }
 
 /// Allowed `check --budget`, in seconds: a millisecond to a day.

@@ -14,6 +14,7 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
         scenario: args.scenario.clone(),
         seed,
         time_limit: args.time_limit,
+        soak: args.soak.as_ref().map(|s| s.text.clone()),
         clients: args.clients,
         toxiproxy: args.toxiproxy.map(|t| t.to_string()),
         backend: args.backend.map(|b| b.name().to_owned()),
@@ -36,6 +37,7 @@ pub(super) fn scenario(args: ScenarioArgs) -> Outcome {
     let options = RunOptions {
         seed: args.seed,
         duration_ms,
+        soak_ms: args.soak.as_ref().map(|s| s.ms),
         clients,
         toxiproxy: args.toxiproxy,
         store: args.store.clone(),

@@ -14,4 +14,4 @@ pub use crate::fault::Step;
 // has always found them.
 pub use crate::fault::{check_schedule_size, max_steps, NemesisCtx, NemesisError};
 pub use execute::run_nemesis;
-pub use schedule::build_schedule;
+pub use schedule::{build_schedule, build_soak_schedule};

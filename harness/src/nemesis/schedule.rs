@@ -14,27 +14,55 @@ pub fn build_schedule(
     duration_ms: u64,
     clients: usize,
 ) -> Vec<Step> {
+    build_cycles(scenario, seed, duration_ms, clients, duration_ms)
+}
+
+/// A soak's schedule: the scenario's own schedule (its faults over its own workload length,
+/// `cycle_ms`) drawn afresh for each cycle and laid end to end over `duration_ms`, so every
+/// fault recurs for as long as the soak runs, as often as in the scenario.
+pub fn build_soak_schedule(
+    scenario: &Scenario,
+    seed: u64,
+    duration_ms: u64,
+    clients: usize,
+    cycle_ms: u64,
+) -> Vec<Step> {
+    build_cycles(scenario, seed, duration_ms, clients, cycle_ms.max(1))
+}
+
+fn build_cycles(
+    scenario: &Scenario,
+    seed: u64,
+    duration_ms: u64,
+    clients: usize,
+    cycle_ms: u64,
+) -> Vec<Step> {
     // A stream apart from the clients' so changing the workload does not move the faults.
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6E65_6D65_7369_7321);
     let nodes = scenario.node_names();
     let mut steps = Vec::new();
-    for fault in &scenario.nemesis.faults {
-        let mut at = fault.at_ms.draw(&mut rng);
-        let max_runs = match (fault.count, fault.every_ms) {
-            (Some(n), _) => n as u64,
-            (None, Some(_)) => u64::MAX,
-            (None, None) => 1,
-        };
-        let mut runs = 0;
-        while at < duration_ms && runs < max_runs {
-            let mut plan = Plan::new(&mut rng, &nodes, clients, duration_ms, &mut steps);
-            fault.spec.schedule(&mut plan, at);
-            runs += 1;
-            match fault.every_ms {
-                Some(every) => at += every.draw(&mut rng).max(1),
-                None => break,
+    let mut from = 0;
+    while from < duration_ms {
+        let to = from.saturating_add(cycle_ms).min(duration_ms);
+        for fault in &scenario.nemesis.faults {
+            let mut at = from + fault.at_ms.draw(&mut rng);
+            let max_runs = match (fault.count, fault.every_ms) {
+                (Some(n), _) => n as u64,
+                (None, Some(_)) => u64::MAX,
+                (None, None) => 1,
+            };
+            let mut runs = 0;
+            while at < to && runs < max_runs {
+                let mut plan = Plan::new(&mut rng, &nodes, clients, duration_ms, &mut steps);
+                fault.spec.schedule(&mut plan, at);
+                runs += 1;
+                match fault.every_ms {
+                    Some(every) => at += every.draw(&mut rng).max(1),
+                    None => break,
+                }
             }
         }
+        from = to;
     }
     // Stable: actions at the same time keep the order of the scenario file.
     steps.sort_by_key(|s| s.at_ms);
@@ -76,6 +104,51 @@ mod tests {
             assert!(open.is_empty(), "seed {seed}: never closed: {open:?}");
             assert!(closed >= 8, "seed {seed}: {closed} member faults");
         }
+    }
+
+    #[test]
+    fn a_soak_lays_the_scenario_schedule_end_to_end_drawn_afresh() {
+        let s = scenario(
+            "[[nemesis]]\nfault = \"partition\"\nat_ms = [1000, 4000]\nduration_ms = [500, 1500]\nnodes = [\"n1\"]\n[[nemesis]]\nfault = \"node-crash\"\nnodes = [\"n1\"]\nat_ms = 300\nevery_ms = 2000\ncount = 2\nduration_ms = 200\n",
+        );
+        // One cycle is the scenario's own schedule.
+        assert_eq!(
+            build_soak_schedule(&s, 7, 10_000, 4, 10_000),
+            build_schedule(&s, 7, 10_000, 4)
+        );
+        let steps = build_soak_schedule(&s, 7, 100_000, 4, 10_000);
+        let json = json(&steps);
+        let partitions: Vec<u64> = json
+            .iter()
+            .filter(|(_, a)| a.get("partition").is_some())
+            .map(|(at, _)| *at)
+            .collect();
+        let crashes = json
+            .iter()
+            .filter(|(_, a)| a.get("crash-nodes").is_some())
+            .count();
+        // A partition in each of the ten cycles, inside the cycle's own window, drawn anew.
+        assert_eq!(partitions.len(), 10, "{json:?}");
+        for (k, at) in partitions.iter().enumerate() {
+            let k = k as u64;
+            assert!((k * 10_000 + 1000..=k * 10_000 + 4000).contains(at), "{at}");
+        }
+        assert!(
+            partitions.windows(2).any(|w| w[1] - w[0] != 10_000),
+            "drawn afresh"
+        );
+        // The node crash's count holds per cycle: two a cycle.
+        assert_eq!(crashes, 20, "{json:?}");
+        let mut open = std::collections::BTreeSet::new();
+        for step in &steps {
+            if let Some(id) = step.action.opens() {
+                assert!(open.insert(id), "{id} opened twice");
+            }
+            if let Some(id) = step.action.closes() {
+                assert!(open.remove(&id), "{id} closed before opened");
+            }
+        }
+        assert!(open.is_empty(), "never closed: {open:?}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod plan;
 mod progress;
 mod runner;
 mod servers;
+mod soak;
 mod store;
 
 pub use error::RunError;

@@ -11,6 +11,11 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Workload length in milliseconds instead of the scenario's.
     pub duration_ms: Option<u64>,
+    /// A soak of this many milliseconds: the workload runs that long and the scenario's
+    /// fault schedule recurs, drawn afresh every scenario length (see
+    /// [`crate::nemesis::build_soak_schedule`]); the history is checked as it is written and
+    /// this process's memory sampled (`soak.json`).
+    pub soak_ms: Option<u64>,
     /// Number of clients instead of the scenario's.
     pub clients: Option<usize>,
     /// An external Toxiproxy API (`host:port`) instead of the embedded one.
@@ -41,6 +46,7 @@ impl Default for RunOptions {
         RunOptions {
             seed: None,
             duration_ms: None,
+            soak_ms: None,
             clients: None,
             toxiproxy: None,
             store: PathBuf::from("store"),

@@ -8,8 +8,9 @@ use super::error::RunError;
 use super::options::RunOptions;
 use crate::fault::Step;
 use crate::locks::LockPreset;
-use crate::nemesis::build_schedule;
+use crate::nemesis::{build_schedule, build_soak_schedule};
 use crate::scenario::{check_overrides, Scenario, SkippedFault};
+use crate::vocab::rules::MAX_SCHEDULE_STEPS;
 
 /// A run ready to carry out. Built by [`RunPlan::new`]; read-only afterwards.
 #[derive(Debug, Clone)]
@@ -25,6 +26,9 @@ pub struct RunPlan {
     pub clients: usize,
     /// Length of the workload.
     pub duration_ms: u64,
+    /// For a soak, the length of one cycle of its fault schedule: the scenario's own
+    /// workload length.
+    pub soak_cycle_ms: Option<u64>,
     /// The fault schedule, drawn from `seed` for `duration_ms` and `clients`: what the
     /// nemesis carries out and `schedule.json` holds.
     pub schedule: Vec<Step>,
@@ -70,14 +74,34 @@ impl RunPlan {
             .map_err(RunError::Options)?;
         let seed = Self::seed_for(&scenario, options);
         let clients = options.clients.unwrap_or(scenario.workload.clients);
-        let duration_ms = options.duration_ms.unwrap_or(scenario.workload.duration_ms);
-        let schedule = build_schedule(&scenario, seed, duration_ms, clients);
+        let (duration_ms, schedule, soak_cycle_ms) = match options.soak_ms {
+            Some(soak) => {
+                let cycle = scenario.workload.duration_ms;
+                let schedule = build_soak_schedule(&scenario, seed, soak, clients, cycle);
+                if schedule.len() as u64 > MAX_SCHEDULE_STEPS {
+                    return Err(RunError::Options(format!(
+                        "soak {} for {} s: its faults recurring every {} ms make {} schedule steps; allowed at most {MAX_SCHEDULE_STEPS} (a shorter soak, or a scenario with fewer faults)",
+                        scenario.name,
+                        soak / 1000,
+                        cycle,
+                        schedule.len()
+                    )));
+                }
+                (soak, schedule, Some(cycle))
+            }
+            None => {
+                let duration_ms = options.duration_ms.unwrap_or(scenario.workload.duration_ms);
+                let schedule = build_schedule(&scenario, seed, duration_ms, clients);
+                (duration_ms, schedule, None)
+            }
+        };
         Ok(RunPlan {
             scenario,
             swapped,
             seed,
             clients,
             duration_ms,
+            soak_cycle_ms,
             schedule,
             options: options.clone(),
         })

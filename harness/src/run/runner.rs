@@ -6,6 +6,7 @@ use super::error::RunError;
 use super::options::RunOptions;
 use super::plan::{RunPlan, Swapped};
 use super::servers::{Instance, ServerPool, RESOURCE_NODE};
+use super::soak::{LiveCheck, Sampler};
 use super::store::{create_run_dir, interrupt_signal, write_store_file, RunRecord};
 use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
 use crate::nemesis::{run_nemesis, NemesisCtx};
@@ -143,14 +144,17 @@ async fn run_recorded(
 
     record.advance(Phase::Checking)?;
     // One streaming pass: memory follows the operations in flight, not the history's length.
-    let checks = check_run_file_exposed(
-        &dir.join("history.jsonl"),
-        &LockCheckParams {
-            property: scenario.property,
-            deadlock_ms: scenario.deadlock_ms,
-        },
-        scenario.exposure_plan(),
-    )?
+    // A soak's pass ran beside the workload and only reads what is left.
+    let checks = match recorded.live {
+        Some(live) => tokio::task::spawn_blocking(move || live.finish())
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?,
+        None => check_run_file_exposed(
+            &dir.join("history.jsonl"),
+            &check_params(scenario),
+            scenario.exposure_plan(),
+        )?,
+    }
     .checks;
     let results = RunResults {
         v: RESULTS_VERSION,
@@ -189,12 +193,22 @@ async fn run_recorded(
     })
 }
 
+/// What the lock checks of `scenario`'s runs are asked.
+fn check_params(scenario: &Scenario) -> LockCheckParams {
+    LockCheckParams {
+        property: scenario.property,
+        deadlock_ms: scenario.deadlock_ms,
+    }
+}
+
 /// What the workload left for the check.
 struct Recorded {
     workload_time: Duration,
     ops: u64,
     /// The servers' version as they reported it.
     server_version: Option<String>,
+    /// A soak's check, reading the history since it began.
+    live: Option<LiveCheck>,
 }
 
 async fn run_with(
@@ -224,6 +238,17 @@ async fn run_with(
 
     record.advance(Phase::Workload)?;
     let recorder = Arc::new(Recorder::create(&dir.join("history.jsonl"))?);
+    let mut soak = match plan.soak_cycle_ms {
+        Some(cycle_ms) => Some((
+            LiveCheck::start(
+                &dir.join("history.jsonl"),
+                check_params(scenario),
+                scenario.exposure_plan(),
+            )?,
+            Sampler::new(dir, duration_ms, cycle_ms, clients),
+        )),
+        None => None,
+    };
     let points: Vec<Arc<PausePoints>> = (0..clients).map(|_| Arc::default()).collect();
     let next_process = Arc::new(AtomicU64::new(clients as u64));
     let stop = interrupt.child_token();
@@ -282,6 +307,9 @@ async fn run_with(
             _ = tokio::time::sleep_until(end.into()) => break,
             _ = tokio::time::sleep(Duration::from_millis(200)) => {
                 progress.update(started.elapsed(), recorder.completed_ops());
+                if let Some((_, sampler)) = &mut soak {
+                    sampler.tick(started.elapsed(), recorder.completed_ops());
+                }
             }
         }
     }
@@ -319,6 +347,15 @@ async fn run_with(
         .await;
     }
     recorder.finish()?;
+    let live = match soak {
+        Some((live, sampler)) => {
+            let complete =
+                !interrupt.is_cancelled() && workload_time.as_millis() >= u128::from(duration_ms);
+            sampler.finish(workload_time, recorder.completed_ops(), complete)?;
+            Some(live)
+        }
+        None => None,
+    };
     if let Some(error) = broken.take() {
         return Err(RunError::Adapter(Box::new(error)));
     }
@@ -328,6 +365,7 @@ async fn run_with(
         workload_time,
         ops: recorder.completed_ops(),
         server_version: servers.nodes.version.clone(),
+        live,
     })
 }
 

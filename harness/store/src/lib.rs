@@ -10,6 +10,7 @@ pub mod explore;
 pub mod gc;
 mod layout;
 mod run_state;
+pub mod soak;
 
 pub use atomic::{link_atomic, write_atomic};
 pub use error::StoreError;
