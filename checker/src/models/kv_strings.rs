@@ -160,33 +160,46 @@ impl Strings {
         while g != NONE && self.given_text(g) != s {
             g = self.given[g as usize].same_hash;
         }
-        if g == NONE {
-            g = self.given.len() as u32;
-            let start = self.text.len() as u32;
-            self.text.push_str(s);
-            self.given.push(Given {
-                start,
-                end: self.text.len() as u32,
-                prefixes: NONE,
-                same_hash: self.by_hash.insert(h, g).unwrap_or(NONE),
-            });
-            let (mut fp, mut pow) = (0u64, 1u64);
-            for &b in s.as_bytes() {
-                fp = joined(fp, b as u64 + 1, BASE);
-                pow = pow.wrapping_mul(BASE);
+        if g != NONE {
+            if read && self.given[g as usize].prefixes == NONE {
+                self.given[g as usize].prefixes = self.prefixes.len() as u32;
+                self.fingerprint(s, true);
             }
-            let id = self.add(Node::Given(g), s.len() as u64, fp, pow);
-            debug_assert_eq!(id, g, "given strings come first, one id each");
+            return g;
         }
-        if read && self.given[g as usize].prefixes == NONE {
-            self.given[g as usize].prefixes = self.prefixes.len() as u32;
-            let mut fp = 0u64;
-            for &b in s.as_bytes() {
-                fp = joined(fp, b as u64 + 1, BASE);
+        g = self.given.len() as u32;
+        let start = self.text.len() as u32;
+        self.text.push_str(s);
+        self.given.push(Given {
+            start,
+            end: self.text.len() as u32,
+            prefixes: if read {
+                self.prefixes.len() as u32
+            } else {
+                NONE
+            },
+            same_hash: self.by_hash.insert(h, g).unwrap_or(NONE),
+        });
+        let (fp, pow) = self.fingerprint(s, read);
+        let id = self.add(Node::Given(g), s.len() as u64, fp, pow);
+        debug_assert_eq!(id, g, "given strings come first, one id each");
+        g
+    }
+
+    /// The fingerprint of `s` and `BASE^len(s)`, keeping those of its prefixes if `keep`.
+    fn fingerprint(&mut self, s: &str, keep: bool) -> (u64, u64) {
+        let (mut fp, mut pow) = (0u64, 1u64);
+        if keep {
+            self.prefixes.reserve(s.len());
+        }
+        for &b in s.as_bytes() {
+            fp = joined(fp, b as u64 + 1, BASE);
+            pow = pow.wrapping_mul(BASE);
+            if keep {
                 self.prefixes.push(fp);
             }
         }
-        g
+        (fp, pow)
     }
 
     /// Whether the string of length `len` and fingerprint `fp` may start string `whole`,
