@@ -1,8 +1,23 @@
-//! Times the linearizability checker on every history in `../shared/data/porcupine`: per file
-//! (median of 5) and totals, single-threaded, with parallel parts, and with files spread over
-//! threads; then peak RSS. Run with `cargo bench -p lockpick-checker --bench lin_porcupine`.
+//! Times the linearizability checker on every history in `../shared/data/porcupine`, and
+//! Porcupine on the same files in the same run, side by side: per file (median of 5) and per
+//! set (sums of the per-file medians), with the ratio Porcupine / lockpick (how many times
+//! faster lockpick is). Then whole sets with files spread over threads, long synthetic
+//! histories, and peak RSS. Run with `cargo bench -p lockpick-checker --bench lin_porcupine`.
 //! An optional argument filters files by substring (`synthetic` runs only the generated long
 //! histories).
+//!
+//! What is timed on each side, the same work: deciding the verdict of a history already read
+//! into memory, splitting into parts (per key) included. lockpick's `decide` is the report's
+//! `elapsed` (the narrowing down of a violation for a reader, `+explain`, comes after and is
+//! shown apart); Porcupine's is `porcupine.CheckEvents`, its call that decides alone, with its
+//! own test suite's etcd and kv models (`tools/porcupine-bench`). Porcupine checks the parts of
+//! a history in parallel goroutines on GOMAXPROCS threads (printed; Go's default is every
+//! core); lockpick is shown on one thread and with 2 threads for parts (histories of fewer
+//! than 1000 operations stay on one). Every verdict, on both sides, is asserted against
+//! expected.tsv.
+
+#[path = "support/porcupine.rs"]
+mod porcupine;
 
 use lockpick_checker::import::read_file;
 use lockpick_checker::lin_search::{Budget, Datum, History, Op, OpF};
@@ -44,10 +59,29 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// `porcupine / lockpick` as `12.3x`.
+fn ratio(porcupine: Option<Duration>, lockpick: Duration) -> String {
+    match porcupine {
+        Some(p) if !lockpick.is_zero() => {
+            format!("{:.1}x", p.as_secs_f64() / lockpick.as_secs_f64())
+        }
+        _ => "-".to_string(),
+    }
+}
+
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Per-set sums of per-file medians: lockpick decide 1 and 2 threads, with explanation 1 and
+/// 2 threads, Porcupine (`None` once a file lacks its time).
+struct Totals {
+    set: String,
+    files: usize,
+    lockpick: [Duration; 4],
+    porcupine: Option<Duration>,
 }
 
 fn main() {
@@ -78,51 +112,114 @@ fn main() {
             history,
         });
     }
+    let porcupine = if cases.is_empty() {
+        None
+    } else {
+        match porcupine::run(&dir, RUNS, filter.as_deref()) {
+            Ok(p) => {
+                println!("Porcupine: {}", p.about);
+                Some(p)
+            }
+            Err(why) => {
+                eprintln!(
+                    "!!! NO PORCUPINE COMPARISON: {why}\n!!! lockpick's figures alone follow !!!"
+                );
+                None
+            }
+        }
+    };
+    println!(
+        "lockpick: median of {RUNS}, 1 thread (1t) and 2 threads for parts (2t); ratio = Porcupine / lockpick decide"
+    );
     let one = Budget::unlimited();
     let two = Budget::unlimited().with_threads(2);
     println!(
-        "{:<22} {:>8} {:>6} {:>14} {:>14} {:>14}",
-        "file", "verdict", "ops", "decide 1t ms", "+explain 1t ms", "+explain 2t ms"
+        "{:<22} {:>8} {:>6} {:>10} {:>10} {:>11} {:>11} {:>10} {:>8} {:>8}",
+        "file",
+        "verdict",
+        "ops",
+        "decide 1t",
+        "decide 2t",
+        "+explain 1t",
+        "+explain 2t",
+        "porcupine",
+        "ratio 1t",
+        "ratio 2t"
     );
-    let mut totals: Vec<(String, [Duration; 3])> = Vec::new();
+    let mut totals: Vec<Totals> = Vec::new();
     for c in &cases {
         let (w1, d1) = time_check(c, &one);
-        let (w2, _) = time_check(c, &two);
+        let (w2, d2) = time_check(c, &two);
+        let p = porcupine.as_ref().map(|p| {
+            let &(ok, t) = p.files.get(&c.name).expect("Porcupine timed every file");
+            assert_eq!(
+                ok,
+                c.want == Verdict::Valid,
+                "{}: Porcupine's verdict",
+                c.name
+            );
+            t
+        });
         println!(
-            "{:<22} {:>8} {:>6} {:>14.3} {:>14.3} {:>14.3}",
+            "{:<22} {:>8} {:>6} {:>10.3} {:>10.3} {:>11.3} {:>11.3} {:>10} {:>8} {:>8}",
             c.name,
             c.want.name(),
             c.history.ops.len(),
             ms(d1),
+            ms(d2),
+            ms(w1),
+            ms(w2),
+            p.map_or("-".to_string(), |p| format!("{:.3}", ms(p))),
+            ratio(p, d1),
+            ratio(p, d2),
+        );
+        let set = c.name.split('/').next().unwrap_or("").to_string();
+        let add = [d1, d2, w1, w2];
+        let t = match totals.iter_mut().position(|t| t.set == set) {
+            Some(i) => &mut totals[i],
+            None => {
+                totals.push(Totals {
+                    set,
+                    files: 0,
+                    lockpick: [Duration::ZERO; 4],
+                    porcupine: porcupine.as_ref().map(|_| Duration::ZERO),
+                });
+                totals.last_mut().expect("pushed")
+            }
+        };
+        t.files += 1;
+        t.lockpick.iter_mut().zip(add).for_each(|(t, a)| *t += a);
+        t.porcupine = t.porcupine.zip(p).map(|(t, p)| t + p);
+    }
+    println!();
+    for t in &totals {
+        let [d1, d2, w1, w2] = t.lockpick;
+        println!(
+            "total {:<6} ({} files, sums of per-file medians): lockpick decide {:.3} ms 1t, {:.3} ms 2t; \
+             with explanation {:.3} ms 1t, {:.3} ms 2t",
+            t.set,
+            t.files,
+            ms(d1),
+            ms(d2),
             ms(w1),
             ms(w2)
         );
-        let set = c.name.split('/').next().unwrap_or("").to_string();
-        let add = [d1, w1, w2];
-        match totals.iter_mut().find(|(s, _)| *s == set) {
-            Some((_, t)) => t.iter_mut().zip(add).for_each(|(t, a)| *t += a),
-            None => totals.push((set, add)),
+        match t.porcupine {
+            Some(p) => println!(
+                "total {:<6} Porcupine {:.3} ms: lockpick is {} Porcupine single-threaded, {} with 2 threads for parts",
+                t.set,
+                ms(p),
+                ratio(Some(p), d1),
+                ratio(Some(p), d2)
+            ),
+            None => println!("total {:<6} Porcupine: not measured", t.set),
         }
     }
-    println!();
-    for (set, [d1, w1, w2]) in &totals {
-        let n = cases
-            .iter()
-            .filter(|c| c.name.starts_with(set.as_str()))
-            .count();
-        println!(
-            "total {set:<6} ({n} files, sums of per-file medians): decide {:.3} ms single-threaded; \
-             with explanation {:.3} ms single-threaded, {:.3} ms with 2 threads for parts",
-            ms(*d1),
-            ms(*w1),
-            ms(*w2)
-        );
-    }
     // Whole sets with files spread over 2 threads, median of 5 wall times.
-    for (set, _) in &totals {
+    for t in &totals {
         let set_cases: Vec<&Case> = cases
             .iter()
-            .filter(|c| c.name.starts_with(set.as_str()))
+            .filter(|c| c.name.starts_with(t.set.as_str()))
             .collect();
         let runs = (0..RUNS)
             .map(|_| {
@@ -142,7 +239,8 @@ fn main() {
             })
             .collect();
         println!(
-            "total {set:<6} files spread over 2 threads: {:.3} ms wall (median of {RUNS})",
+            "total {:<6} files spread over 2 threads: {:.3} ms wall (median of {RUNS})",
+            t.set,
             ms(median(runs))
         );
     }

@@ -6,8 +6,10 @@ use lockpick_checker::models::kv;
 use lockpick_checker::verdict::Verdict;
 use std::time::{Duration, Instant};
 
-/// Sixteen concurrent appends, then a get of a value no order of them produces: deciding it
-/// means trying every order, far more than any budget below allows.
+/// Sixteen concurrent appends and a put, then a get of a value no order of them produces:
+/// deciding it means trying every order, far more than any budget below allows. (Without the
+/// put, the get's value would rule out every string that does not start it as soon as it is
+/// made; the put may come between any of them and the get.)
 fn hard_history() -> History {
     let mut ops: Vec<Op> = (0..16)
         .map(|i| Op {
@@ -22,6 +24,17 @@ fn hard_history() -> History {
             ret_ns: Some(100 + i),
         })
         .collect();
+    ops.push(Op {
+        process: 98,
+        f: OpF::Put,
+        key: Some("k".into()),
+        arg: Datum::Str("p".into()),
+        out: Some(Datum::Nil),
+        call: 16,
+        ret: Some(116),
+        call_ns: 16,
+        ret_ns: Some(116),
+    });
     ops.push(Op {
         process: 99,
         f: OpF::Get,

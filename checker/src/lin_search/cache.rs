@@ -1,17 +1,32 @@
 //! The memo of visited search configurations: (key of the linearized set, model state).
 //! Open addressing over a slot array; keys live in fixed-capacity chunks that are never
 //! moved, so growing the memo copies nothing but the slot array (and, for keys of varying
-//! width, a locator list).
+//! width, a locator list). Chunks double from a small first one: most parts are small, and a
+//! large first allocation would cost each of them fresh pages from the kernel.
 
 use std::hash::Hash;
 
-/// Words per key chunk for keys of varying width (a longer key gets a chunk of its own).
+/// Most words per key chunk for keys of varying width (a longer key gets a chunk of its own),
+/// and the fewest in the first.
 const CHUNK_WORDS: usize = 1 << 15;
-/// Records per key chunk for keys of fixed width: a power of two, so finding a record takes
-/// shifts, not divisions.
-const CHUNK_RECORDS: usize = 1 << 12;
-/// States per state chunk.
-const STATE_CHUNK: usize = 1 << 12;
+const FIRST_WORDS: usize = 1 << 8;
+/// Records (for keys of fixed width) and states in the first chunk: chunk `k` holds
+/// `FIRST << k` of them, so finding one takes a logarithm and shifts, not a search.
+const FIRST_SHIFT: u32 = 6;
+/// Slots of an empty memo.
+const FIRST_SLOTS: usize = 1 << 8;
+
+/// The chunk and offset of entry `e` in chunks that double from `1 << FIRST_SHIFT` entries.
+#[inline]
+fn locate(e: usize) -> (usize, usize) {
+    let k = ((e >> FIRST_SHIFT) + 1).ilog2() as usize;
+    (k, e - (((1 << k) - 1) << FIRST_SHIFT))
+}
+
+/// Entries in chunk `k`.
+fn chunk_len(k: usize) -> usize {
+    1 << (FIRST_SHIFT as usize + k)
+}
 
 /// Set of `(key, state)` pairs.
 pub struct Cache<S> {
@@ -27,6 +42,8 @@ pub struct Cache<S> {
     chunks: Vec<Vec<u64>>,
     words: usize,
     states: Vec<Vec<S>>,
+    /// States the state chunks have room for.
+    state_room: usize,
 }
 
 impl<S: Eq + Hash + Clone> Cache<S> {
@@ -34,12 +51,13 @@ impl<S: Eq + Hash + Clone> Cache<S> {
     pub fn new(fixed: Option<usize>) -> Self {
         Cache {
             fixed,
-            slots: vec![(0, 0); 1024],
+            slots: vec![(0, 0); FIRST_SLOTS],
             len: 0,
             locs: Vec::new(),
             chunks: Vec::new(),
             words: 0,
             states: Vec::new(),
+            state_room: 0,
         }
     }
 
@@ -48,15 +66,16 @@ impl<S: Eq + Hash + Clone> Cache<S> {
         self.slots.len() * 8
             + self.locs.capacity() * 8
             + self.words * 8
-            + self.states.len() * STATE_CHUNK * std::mem::size_of::<S>()
+            + self.state_room * std::mem::size_of::<S>()
     }
 
     /// The hash and key of entry `e`.
     #[inline]
     fn record(&self, e: usize) -> (u64, &[u64]) {
         if let Some(w) = self.fixed {
-            let off = (e % CHUNK_RECORDS) * (1 + w);
-            let r = &self.chunks[e / CHUNK_RECORDS][off..off + 1 + w];
+            let (c, off) = locate(e);
+            let off = off * (1 + w);
+            let r = &self.chunks[c][off..off + 1 + w];
             return (r[0], &r[1..]);
         }
         let (c, off) = self.locs[e];
@@ -82,20 +101,21 @@ impl<S: Eq + Hash + Clone> Cache<S> {
             if t == tag {
                 let e = (slot - 1) as usize;
                 let (h, k) = self.record(e);
-                if h == hash
-                    && k.len() == key.len()
-                    && k.iter().zip(key).all(|(a, b)| a == b)
-                    && self.states[e / STATE_CHUNK][e % STATE_CHUNK] == *state
-                {
-                    return false;
+                if h == hash && k.len() == key.len() && k.iter().zip(key).all(|(a, b)| a == b) {
+                    let (c, off) = locate(e);
+                    if self.states[c][off] == *state {
+                        return false;
+                    }
                 }
             }
             i = (i + 1) & mask;
         }
         let e = self.len;
         self.push_record(hash, key);
-        if e % STATE_CHUNK == 0 {
-            self.states.push(Vec::with_capacity(STATE_CHUNK));
+        if e == self.state_room {
+            let room = chunk_len(self.states.len());
+            self.states.push(Vec::with_capacity(room));
+            self.state_room += room;
         }
         self.states
             .last_mut()
@@ -123,8 +143,8 @@ impl<S: Eq + Hash + Clone> Cache<S> {
             // Reserved up front and filled by pushes: never reallocated, never zeroed. With a
             // fixed width the capacity is a whole number of records, so `record` finds them.
             let cap = match self.fixed {
-                Some(w) => CHUNK_RECORDS * (1 + w),
-                None => CHUNK_WORDS.max(need),
+                Some(w) => chunk_len(self.chunks.len()) * (1 + w),
+                None => self.words.clamp(FIRST_WORDS, CHUNK_WORDS).max(need),
             };
             self.chunks.push(Vec::with_capacity(cap));
             self.words += cap;

@@ -3,6 +3,7 @@
 
 mod budget;
 mod cache;
+mod growth;
 pub(crate) mod hash;
 mod linset;
 mod op;

@@ -13,8 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Steps a part runs before the next part's turn; doubles on every turn.
-const FIRST_QUANTUM: u64 = 1 << 14;
+/// Steps a part runs before the next part's turn; doubles on every turn. Small, since the
+/// illegal part of an invalid history is often decided in a few hundred steps, and every part
+/// queued before it runs its quantum first.
+const FIRST_QUANTUM: u64 = 1 << 10;
 
 /// Fewer operations than this are checked on one thread whatever the budget says.
 const PARALLEL_MIN_OPS: usize = 1000;

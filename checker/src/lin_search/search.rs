@@ -9,10 +9,13 @@
 //! - a read that can be taken now is taken without trying alternatives to it;
 //! - an operation of unknown outcome that would not change the state is never taken;
 //! - of interchangeable operations of unknown outcome, only the earliest-invoked untaken one
-//!   is a candidate.
+//!   is a candidate;
+//! - a state that cannot grow into what the next read must read is never entered (see
+//!   `growth`).
 
 use super::budget::{Limits, Stop};
 use super::cache::Cache;
+use super::growth::{Growth, Span};
 use super::hash::hash_one;
 use super::linset::LinSet;
 use super::op::History;
@@ -144,6 +147,8 @@ pub struct Search<S: Spec> {
     /// For an operation of unknown outcome, the previous-invoked one with the same effect
     /// (see [`Spec::effect_key`]), which must be linearized first; `NO_OP` if none.
     before: Vec<u32>,
+    /// Growth pruning, for a spec with growing operations.
+    growth: Option<Growth>,
     lin: LinSet,
     /// Scratch buffer for the memo key of the current linearized set.
     key: Vec<u64>,
@@ -179,8 +184,25 @@ impl<S: Spec> Search<S> {
             .map(|&h| presence(&history.ops[h], cut))
             .collect();
         let open: Vec<bool> = view.iter().map(|&v| v != Presence::Completed).collect();
-        let read_only = (0..n).map(|i| part.spec.read_only(i)).collect();
+        let read_only: Vec<bool> = (0..n).map(|i| part.spec.read_only(i)).collect();
         let before = symmetric_predecessors(&part, &view, history);
+        let spans: Vec<Option<Span>> = part
+            .ops
+            .iter()
+            .zip(&view)
+            .map(|(&h, v)| match v {
+                Presence::Excluded => None,
+                Presence::Open => Some(Span {
+                    call: history.ops[h].call,
+                    ret: None,
+                }),
+                Presence::Completed => Some(Span {
+                    call: history.ops[h].call,
+                    ret: history.ops[h].ret,
+                }),
+            })
+            .collect();
+        let growth = Growth::new(&part.spec, &spans, &read_only);
         // Operations with unknown outcome may never take effect, so once every completed one
         // is linearized the rest can be left out: the search is done.
         let remaining = open.iter().filter(|&&o| !o).count();
@@ -200,6 +222,7 @@ impl<S: Spec> Search<S> {
             open,
             read_only,
             before,
+            growth,
             lin,
             key,
             state,
@@ -241,6 +264,9 @@ impl<S: Spec> Search<S> {
             };
             let i = self.list.op[top as usize] as usize;
             self.lin.remove(i);
+            if let Some(g) = &mut self.growth {
+                g.undone(i);
+            }
             self.state = prev_state;
             self.list.unlift(top);
             if !self.open[i] {
@@ -259,7 +285,8 @@ impl<S: Spec> Search<S> {
         let mut steps: u64 = 0;
         loop {
             steps += 1;
-            if steps & 0xfff == 0 {
+            // Often enough for the first quantum (run.rs), rarely enough to cost nothing.
+            if steps & 0x3ff == 0 {
                 if let Some(stop) = limits.exceeded(&mut self.reported, self.cache.bytes()) {
                     return Some(PartOutcome::Stopped(stop));
                 }
@@ -278,7 +305,13 @@ impl<S: Spec> Search<S> {
                     e = self.list.next[e as usize];
                     continue;
                 }
-                if let Some(next_state) = self.part.spec.step(&self.state, i) {
+                // Whatever comes before that read, a state that cannot grow into what it read
+                // is a dead end.
+                let read = match &self.growth {
+                    Some(g) if !self.read_only[i] => g.witness(i, &self.lin),
+                    _ => None,
+                };
+                if let Some(next_state) = self.part.spec.step_toward(&self.state, i, read) {
                     if self.open[i] && next_state == self.state {
                         // Taking an operation that may never happen and changes nothing
                         // cannot help.
@@ -292,6 +325,9 @@ impl<S: Spec> Search<S> {
                     if self.cache.insert(hash, key, &next_state) {
                         let prev = std::mem::replace(&mut self.state, next_state);
                         self.stack.push((e, prev, forced));
+                        if let Some(g) = &mut self.growth {
+                            g.taken(i, &self.lin);
+                        }
                         self.list.lift(e);
                         if !self.open[i] {
                             self.remaining -= 1;

@@ -41,6 +41,36 @@ pub trait Spec: Send + Clone {
         let _ = op;
         None
     }
+    /// True when `op` only ever grows the state: the state after it is one that the state
+    /// before can grow into (see [`Spec::can_grow_into`]), as a kv append extends a string.
+    /// Read-only operations need not say so.
+    fn grows(&self, op: usize) -> bool {
+        let _ = op;
+        false
+    }
+    /// False only when no state that `state` can grow into, itself included, lets the
+    /// read-only operation `read` take effect, as no string that starts with "ab" reads "b".
+    /// The search then drops a state after which `read` must come with nothing but growing
+    /// and read-only operations in between (see `growth`). True when unsure.
+    fn can_grow_into(&self, state: &Self::State, read: usize) -> bool {
+        let _ = (state, read);
+        true
+    }
+    /// [`Spec::step`], except that a resulting state that cannot grow into `read` (see
+    /// [`Spec::can_grow_into`]) is refused as well. A model may override it to refuse such a
+    /// state before building it.
+    fn step_toward(
+        &mut self,
+        state: &Self::State,
+        op: usize,
+        read: Option<usize>,
+    ) -> Option<Self::State> {
+        let next = self.step(state, op)?;
+        match read {
+            Some(r) if !self.can_grow_into(&next, r) => None,
+            _ => Some(next),
+        }
+    }
     /// A human-readable rendering of a state.
     fn describe(&self, state: &Self::State) -> String;
 }

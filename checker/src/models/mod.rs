@@ -5,6 +5,7 @@
 
 mod error;
 pub mod kv;
+mod kv_strings;
 pub mod lease;
 mod model;
 pub mod mutex;
