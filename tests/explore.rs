@@ -58,6 +58,24 @@ fn a_short_search_finds_the_toy_bug_shrinks_it_and_the_file_it_writes_runs() {
         let clients = format!("clients = {}", t["schedule"]["clients"]);
         assert!(file.contains(&clients), "{clients} in {file}");
     }
+    // Runs go two at a time (the default --jobs), yet explore.json lists them numbered
+    // 1, 2, 3, … in order, each with a run folder of its own.
+    let numbers: Vec<u64> = ex["tries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["n"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, (1..=numbers.len() as u64).collect::<Vec<_>>());
+    let mut runs: Vec<&str> = ex["tries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["run"].as_str())
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    assert_eq!(runs.len(), numbers.len(), "a folder per run");
     // Every run of the search is an ordinary stored run with its report.
     for t in ex["tries"].as_array().unwrap() {
         let run = Path::new(t["run"].as_str().expect("every run ran"));
