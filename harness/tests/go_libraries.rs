@@ -193,3 +193,61 @@ duration_ms = 60000
     let message = error.to_string();
     assert!(message.contains("auto_extend"), "{message}");
 }
+
+/// go-zookeeper's Lock cannot tell a holder its lock was lost (samuel/go-zookeeper #20), but
+/// its connection's events can: used as documented (`discipline = "documented"`), the holder
+/// told `suspended` when the cut begins gives the lock up at once, before ZooKeeper expires
+/// its session and grants another client. The same cut without the discipline is the
+/// catalogue's double holder.
+#[test]
+fn zk_lock_used_as_documented_lets_go_when_told_and_the_cut_makes_no_double_holder() {
+    if adapter("zklock").is_none() {
+        return;
+    }
+    let (report, dir) = expecting(
+        run("known-bugs/go-zookeeper-20-partition-1.0.4-documented"),
+        Verdict::Valid,
+    );
+    let events = history(&dir);
+    // A holder was told while it held: its release was invoked after the notice and before
+    // any other process was granted the lock again.
+    let mut holder: Option<u64> = None;
+    let mut told_holder = false;
+    for (i, e) in events.iter().enumerate() {
+        let Some(p) = e.process.client() else {
+            continue;
+        };
+        match (e.f, e.kind) {
+            (F::Acquire, EventKind::Ok) => holder = Some(p),
+            (F::Notice, _) if holder == Some(p) => {
+                let release = events[i..]
+                    .iter()
+                    .find(|r| r.process.client() == Some(p) && r.f == F::Release)
+                    .expect("the told holder releases");
+                assert_eq!(release.kind, EventKind::Invoke);
+                let next_grant = events[i..].iter().find(|g| {
+                    g.f == F::Acquire && g.kind == EventKind::Ok && g.process.client() != Some(p)
+                });
+                if let Some(g) = next_grant {
+                    assert!(
+                        release.index < g.index,
+                        "{release:?} before {g:?}\n{report}"
+                    );
+                }
+                // Within a few milliseconds of the notice: it did not wait out its hold.
+                assert!(
+                    release.time_ns - e.time_ns < 200_000_000,
+                    "{e:?} then {release:?}"
+                );
+                told_holder = true;
+                break;
+            }
+            (F::Release, EventKind::Invoke) if holder == Some(p) => holder = None,
+            _ => {}
+        }
+    }
+    assert!(
+        told_holder,
+        "a holder was told of the cut while it held\n{report}"
+    );
+}

@@ -215,6 +215,8 @@ impl<L: LockClient> Client<L> {
             _ = self.ctx.stop.cancelled() => Outcome::Info(lockpick_checker::history::RUN_ENDED.to_owned()),
         };
         let detail = session.last_detail();
+        // A documented holder honours what the library tells it from the grant's reply on.
+        let granted_at = Instant::now();
         let grant = match outcome {
             Outcome::Ok(grant) => grant,
             other => {
@@ -258,7 +260,7 @@ impl<L: LockClient> Client<L> {
                 self.ctx.points.clone(),
             )
         });
-        let round = self.hold(&grant).await;
+        let round = self.hold(&grant, session, granted_at).await;
         let renew_unknown = match watchdog {
             Some(w) => w.stop().await.unknown,
             None => false,
@@ -274,7 +276,7 @@ impl<L: LockClient> Client<L> {
     }
 
     /// What the holder does with the lock, up to (not including) the release.
-    async fn hold(&mut self, grant: &Grant) -> Round {
+    async fn hold(&mut self, grant: &Grant, session: &L::Session, granted_at: Instant) -> Round {
         if self.interrupt(PausePoint::AfterAcquire).await {
             return Round::Crashed;
         }
@@ -303,10 +305,20 @@ impl<L: LockClient> Client<L> {
         // it comes after this check (point `before-write`). A trusting one writes because the
         // lock said it holds it, as a library's user does: a lock that grants an expired
         // lease then shows it.
-        if let (Discipline::Careful, Some(lease)) = (self.ctx.discipline, grant.lease_ms) {
-            if grant.sent_at.elapsed() >= Duration::from_millis(lease) {
-                return Round::Continue;
+        match (self.ctx.discipline, grant.lease_ms) {
+            (Discipline::Careful, Some(lease)) => {
+                if grant.sent_at.elapsed() >= Duration::from_millis(lease) {
+                    return Round::Continue;
+                }
             }
+            // A documented one does what the library's docs say of a loss or suspension
+            // notice: no write under a lock the library said it lost or may have lost.
+            (Discipline::Documented, _) => {
+                if session.told_since(granted_at).is_some() {
+                    return Round::Continue;
+                }
+            }
+            (Discipline::Careful | Discipline::Trusting, _) => {}
         }
         if self.interrupt(PausePoint::BeforeWrite).await {
             return Round::Crashed;
@@ -341,8 +353,23 @@ impl<L: LockClient> Client<L> {
         if self.complete(F::Write, &written, value) {
             return Round::Retire;
         }
-        let hold = self.ctx.workload.hold_ms.draw(&mut self.rng);
-        tokio::time::sleep(Duration::from_millis(hold)).await;
+        let hold = Duration::from_millis(self.ctx.workload.hold_ms.draw(&mut self.rng));
+        if self.ctx.discipline == Discipline::Documented {
+            // Told it lost the lock (or may have), a documented holder gives it up at once
+            // rather than at the end of its hold.
+            let until = tokio::time::Instant::now() + hold;
+            loop {
+                if session.told_since(granted_at).is_some() {
+                    return Round::Continue;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep_until(until) => break,
+                    _ = session.notice_sent() => {}
+                }
+            }
+        } else {
+            tokio::time::sleep(hold).await;
+        }
         if self.interrupt(PausePoint::BeforeRelease).await {
             return Round::Crashed;
         }

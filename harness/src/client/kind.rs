@@ -85,6 +85,12 @@ pub trait ClientKind: Sync + 'static {
         Discipline::Careful
     }
 
+    /// Whether its clients can follow a library's documentation (`discipline = "documented"`):
+    /// only an adapter, whose library declares what it gives its users.
+    fn takes_documented(&self) -> bool {
+        false
+    }
+
     /// Whether its clients can be stopped inside a request (`client-pause` at `during-op`):
     /// only an adapter process, whose requests lockpick sends and whose replies it reads.
     fn stops_inside_requests(&self) -> bool {

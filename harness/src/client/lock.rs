@@ -113,6 +113,47 @@ pub trait LockSession: Clone + Send + Sync + 'static {
     fn last_detail(&mut self) -> Value {
         Value::default()
     }
+
+    /// What the lock's library told this process since `since` that a holder following its
+    /// documentation must honour before using the lock (see [`Told`]). Only libraries behind an
+    /// adapter send notices; the built-in recipes tell nothing.
+    fn told_since(&self, since: Instant) -> Option<Told> {
+        let _ = since;
+        None
+    }
+
+    /// Resolves when the library sends this process a notice (or never, for a lock whose
+    /// library sends none): a documented holder waiting out its hold wakes to honour it.
+    fn notice_sent(&self) -> impl Future<Output = ()> + Send {
+        std::future::pending()
+    }
+}
+
+/// What a library told a holder that stops a documented use of the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Told {
+    /// The lock is lost (a `lost` notice).
+    Lost,
+    /// The connection or session is in doubt (a `suspended` notice, with no `reconnected`
+    /// after it): the holder cannot be sure it still holds the lock.
+    Suspended,
+}
+
+impl Told {
+    /// From the notices a process got, in order: `lost` anywhere wins; else the last of
+    /// `suspended` and `reconnected` decides.
+    pub fn from_notices<'a>(events: impl IntoIterator<Item = &'a str>) -> Option<Told> {
+        let mut told = None;
+        for e in events {
+            match e {
+                "lost" => return Some(Told::Lost),
+                "suspended" => told = Some(Told::Suspended),
+                "reconnected" => told = None,
+                _ => {}
+            }
+        }
+        told
+    }
 }
 
 impl<T> Outcome<T> {
@@ -128,5 +169,26 @@ impl<T> Outcome<T> {
             Outcome::Fail(e) => Outcome::Fail(e),
             Outcome::Info(e) => Outcome::Info(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Told;
+
+    #[test]
+    fn a_loss_stands_and_a_suspension_lasts_until_a_reconnection() {
+        assert_eq!(Told::from_notices([]), None);
+        assert_eq!(Told::from_notices(["suspended"]), Some(Told::Suspended));
+        assert_eq!(Told::from_notices(["suspended", "reconnected"]), None);
+        assert_eq!(
+            Told::from_notices(["reconnected", "suspended"]),
+            Some(Told::Suspended)
+        );
+        assert_eq!(
+            Told::from_notices(["lost", "reconnected"]),
+            Some(Told::Lost),
+            "a reconnection does not give a lost lock back"
+        );
     }
 }

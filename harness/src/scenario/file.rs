@@ -470,12 +470,26 @@ fn client_spec(
         .as_ref()
         .and_then(|c| c.get_ref().discipline.as_ref())
     {
-        Some(d) => one_of(
-            src,
-            "client.discipline",
-            d,
-            &Discipline::ALL.map(|d| (d.name(), d)),
-        )?,
+        Some(d) => {
+            let discipline = one_of(
+                src,
+                "client.discipline",
+                d,
+                &Discipline::ALL.map(|d| (d.name(), d)),
+            )?;
+            // A built-in recipe has no documentation to follow nor notices to honour.
+            if discipline == Discipline::Documented && !client_kind.takes_documented() {
+                return Err(src.error(
+                    d.span(),
+                    "client.discipline",
+                    format!(
+                        "documented follows a library's documentation, for an adapter (kind = \"process\"); client kind \"{}\" takes: trusting, careful",
+                        client_kind.name()
+                    ),
+                ));
+            }
+            discipline
+        }
         None => client_kind.default_discipline(),
     };
     Ok(ClientSpec {

@@ -275,7 +275,7 @@ duration_ms = 100
         .unwrap_err();
         assert!(
             bad.contains(
-                "field `client.discipline`: unknown value \"brave\"; allowed: trusting, careful"
+                "field `client.discipline`: unknown value \"brave\"; allowed: trusting, careful, documented"
             ),
             "{bad}"
         );
@@ -286,6 +286,57 @@ duration_ms = 100
         assert_eq!(
             parse(&recipe).unwrap().client.discipline,
             Discipline::Trusting
+        );
+    }
+
+    #[test]
+    fn documented_follows_what_the_adapter_declares_its_library_gives() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let with = |adapter: &str, resource: &str| {
+            let text = GOOD.replace(
+                "[backend]\nkind = \"redis\"",
+                &format!(
+                    "[server]\nkind = \"redis\"\n[client]\nkind = \"process\"\ncommand = [\"python3\", \"{}\"]\ndiscipline = \"documented\"\n{resource}",
+                    root.join(adapter).display()
+                ),
+            );
+            let s = parse(&text)?;
+            s.client.options.preflight().map_err(|e| e.to_string())?;
+            Ok::<_, String>(s)
+        };
+        // kazoo gives notices and a fencing token: its documented use needs a resource that
+        // checks the token.
+        let naive = with("clients/python/kazoo/adapter.py", "").unwrap_err();
+        assert!(
+            naive.contains(":10: field `client.discipline`: the library gives a fencing token (the lock node's sequence number, declared in ")
+                && naive.contains("set [resource] mode = \"fenced\""),
+            "{naive}"
+        );
+        let fenced = with(
+            "clients/python/kazoo/adapter.py",
+            "[resource]\nmode = \"fenced\"",
+        )
+        .unwrap();
+        assert_eq!(
+            fenced.client.discipline,
+            crate::vocab::Discipline::Documented
+        );
+        // redis-py gives neither a notice nor a token: documented would be trusting.
+        let nothing = with("clients/python/redis_py/adapter.py", "").unwrap_err();
+        assert!(
+            nothing.contains("gives no notice and no fencing token")
+                && nothing.contains("allowed here: trusting, careful"),
+            "{nothing}"
+        );
+        // A built-in recipe has no documentation to follow.
+        let recipe = parse(&GOOD.replace(
+            "[backend]\nkind = \"redis\"",
+            "[server]\nkind = \"redis\"\n[client]\nkind = \"redis-lock\"\ndiscipline = \"documented\"",
+        ))
+        .unwrap_err();
+        assert!(
+            recipe.contains("field `client.discipline`: documented follows a library's documentation, for an adapter (kind = \"process\"); client kind \"redis-lock\" takes: trusting, careful"),
+            "{recipe}"
         );
     }
 

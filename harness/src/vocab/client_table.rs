@@ -44,6 +44,23 @@ impl<'a> ClientTable<'a> {
             .map_err(|e| self.src.toml_error(&e))
     }
 
+    /// The file's `[resource] mode` as written (`None` when absent or unreadable: the
+    /// scenario's own reading of it reports a bad one): a client's use may depend on it.
+    pub fn resource_mode(&self) -> Option<String> {
+        #[derive(Deserialize)]
+        struct File {
+            resource: Option<Resource>,
+        }
+        #[derive(Deserialize)]
+        struct Resource {
+            mode: Option<String>,
+        }
+        toml::from_str::<File>(self.src.text)
+            .ok()
+            .and_then(|f| f.resource)
+            .and_then(|r| r.mode)
+    }
+
     /// The real folder of the scenario file (symlinks to it or its folders resolved), against
     /// which a client resolves relative paths: a scenario reached through a link to
     /// `scenarios/` must start the same adapter, with the same venv, as the file itself.

@@ -69,8 +69,41 @@ pub struct Manifest {
     /// The `init` options the adapter takes (its `extra`), and their types.
     #[serde(default)]
     pub init: BTreeMap<String, InitType>,
+    /// What the library gives its users to use the lock safely, as its documentation tells
+    /// them to: what `[client] discipline = "documented"` honours.
+    #[serde(default)]
+    pub gives: Gives,
     #[serde(skip)]
     pub path: PathBuf,
+}
+
+/// What a library gives its users besides the lock (`gives` in `lockpick-adapter.json`):
+///
+/// ```json
+/// {"gives": {"notices": ["lost", "suspended", "reconnected"],
+///            "token": "the lock node's sequence number",
+///            "docs": "https://… (the page that tells users what to do with them)"}}
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gives {
+    /// The notices the adapter forwards (protocol events), of `lost`, `suspended`,
+    /// `reconnected`.
+    #[serde(default)]
+    pub notices: Vec<String>,
+    /// The fencing token the library hands each holder, in words; absent when it gives none.
+    #[serde(default)]
+    pub token: Option<String>,
+    /// Where the library's documentation says how to use them.
+    #[serde(default)]
+    pub docs: Option<String>,
+}
+
+impl Gives {
+    /// Whether it gives anything a documented holder acts on.
+    pub fn anything(&self) -> bool {
+        !self.notices.is_empty() || self.token.is_some()
+    }
 }
 
 impl Manifest {
@@ -148,10 +181,24 @@ pub fn read(path: &Path) -> Result<Manifest, String> {
     let mut manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
         format!(
             "{} is not an adapter declaration ({e}); allowed: {{\"init\": {{\"<option>\": \
-             \"bool\" | \"integer\" | \"number\" | \"string\"}}}}",
+             \"bool\" | \"integer\" | \"number\" | \"string\"}}, \"gives\": {{\"notices\": \
+             [\"lost\", \"suspended\", \"reconnected\"], \"token\": \"<what it is>\", \"docs\": \
+             \"<url>\"}}}}",
             path.display()
         )
     })?;
+    if let Some(bad) = manifest
+        .gives
+        .notices
+        .iter()
+        .find(|n| !super::codec::EVENTS.contains(&n.as_str()))
+    {
+        return Err(format!(
+            "{}: `gives.notices` names \"{bad}\"; allowed: {}",
+            path.display(),
+            super::codec::EVENTS.join(", ")
+        ));
+    }
     manifest.path = path.to_owned();
     Ok(manifest)
 }

@@ -28,9 +28,10 @@ pub struct ProcessOptions {
     /// `"process"`; read by the scenario loader.
     #[serde(default)]
     pub kind: Option<Spanned<String>>,
-    /// `"trusting"` or `"careful"`; read by the scenario loader.
+    /// `"trusting"`, `"careful"` or `"documented"`; read by the scenario loader, and here
+    /// where it is checked against what the adapter declares its library gives.
     #[serde(default)]
-    pub discipline: serde::de::IgnoredAny,
+    pub discipline: Option<Spanned<String>>,
     /// Program and arguments.
     #[serde(default)]
     pub command: Option<Spanned<Vec<String>>>,
@@ -125,6 +126,10 @@ impl ClientKind for ProcessKind {
         Discipline::Trusting
     }
 
+    fn takes_documented(&self) -> bool {
+        true
+    }
+
     /// An interpreter and a library per client process: the suite's adapter runs on Redis
     /// took about 3 s more than the built-in recipes' (median, 45 runs, 2 cores under load).
     fn start_cost_ms(&self) -> u64 {
@@ -153,7 +158,17 @@ impl ClientKind for ProcessKind {
         let preflight = (|| {
             manifest::check_command(&spec.command, &rebased).map_err(command_error)?;
             // A misspelt or mistyped option must not quietly run the library's other variant.
-            match manifest::find(&spec.command).map_err(command_error)? {
+            let manifest = manifest::find(&spec.command).map_err(command_error)?;
+            if let Some(d) = options
+                .discipline
+                .as_ref()
+                .filter(|d| d.get_ref() == Discipline::Documented.name())
+            {
+                if let Some(why) = documented_problem(manifest.as_ref(), table, &spec) {
+                    return Err(table.error(d.span(), "client.discipline", why));
+                }
+            }
+            match manifest {
                 Some(manifest) => {
                     for (key, value) in &options.init {
                         if let Some(why) = manifest.refuse(key, value.get_ref()) {
@@ -197,6 +212,40 @@ impl ClientKind for ProcessKind {
             }
         }
     }
+}
+
+/// Why `discipline = "documented"` cannot run with this adapter, if it cannot: documented use
+/// follows what the library gives its users, which the adapter declares (`gives` in its
+/// `lockpick-adapter.json`); a library that gives a fencing token is used documentedly only
+/// against a resource that checks it.
+fn documented_problem(
+    manifest: Option<&manifest::Manifest>,
+    table: &ClientTable<'_>,
+    spec: &ProcessSpec,
+) -> Option<String> {
+    let Some(manifest) = manifest else {
+        return Some(format!(
+            "documented follows what the library gives its users (loss notices, a fencing token), which its adapter declares in {} (`gives`); `{}` has none beside it",
+            manifest::MANIFEST,
+            spec.command_line()
+        ));
+    };
+    let gives = &manifest.gives;
+    if !gives.anything() {
+        return Some(format!(
+            "the adapter declares that its library gives no notice and no fencing token (`gives` in {}): documented would be trusting; allowed here: trusting, careful",
+            manifest.path.display()
+        ));
+    }
+    if let Some(token) = &gives.token {
+        if table.resource_mode().as_deref() != Some("fenced") {
+            return Some(format!(
+                "the library gives a fencing token ({token}, declared in {}), and its documented use checks it: set [resource] mode = \"fenced\"",
+                manifest.path.display()
+            ));
+        }
+    }
+    None
 }
 
 /// The adapter command of a scenario, read; what the reader could not check; and what is

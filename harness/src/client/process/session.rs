@@ -12,7 +12,7 @@ use super::inside::{pause_inside, Request};
 use super::spawn::{hello_path, spawn_adapter, stderr_path};
 use super::Config;
 use crate::client::adapter_error::{tail, AdapterError};
-use crate::client::lock::{Connecting, Grant, LockSession, Outcome};
+use crate::client::lock::{Connecting, Grant, LockSession, Outcome, Told};
 use crate::client::pause::{PauseHook, PausePoints};
 use crate::processes::Child;
 use lockpick_checker::history::{EventKind, Process, Value, F};
@@ -57,7 +57,16 @@ struct Shared {
     broken: Arc<Mutex<Option<AdapterError>>>,
     /// The adapter's hello, once checked: which events it may send.
     hello: OnceLock<codec::Hello>,
+    /// The latest notices the library sent this process, with when they came (at most
+    /// [`KEPT_NOTICES`]): what a documented holder honours before it writes.
+    notices: Mutex<std::collections::VecDeque<(String, Instant)>>,
+    /// Woken at each notice.
+    notice_sent: Arc<Notify>,
 }
+
+/// Notices kept per process for [`LockSession::told_since`]: a holding asks only about those
+/// since its grant, a few at most.
+const KEPT_NOTICES: usize = 32;
 
 struct Pipes {
     stdin: ChildStdin,
@@ -162,6 +171,8 @@ impl ProcessSession {
             renew: false,
             broken,
             hello: OnceLock::new(),
+            notices: Mutex::default(),
+            notice_sent: Arc::default(),
         });
         let Some(mut pipes) = pipes else {
             return Err(shared.broke("its pipes could not be set up", None));
@@ -477,6 +488,14 @@ impl Shared {
 
     /// The library told this process something: one `notice` in the history, now.
     fn record_notice(&self, notice: &Notice) {
+        {
+            let mut kept = self.notices.lock().unwrap_or_else(|p| p.into_inner());
+            if kept.len() == KEPT_NOTICES {
+                kept.pop_front();
+            }
+            kept.push_back((notice.event.clone(), Instant::now()));
+        }
+        self.notice_sent.notify_waiters();
         let Some(recorder) = self.points.recorder() else {
             return;
         };
@@ -710,6 +729,24 @@ impl LockSession for ProcessSession {
 
     fn last_detail(&mut self) -> Value {
         std::mem::take(&mut *self.detail.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn notice_sent(&self) -> impl std::future::Future<Output = ()> + Send {
+        let sent = self.shared.notice_sent.clone();
+        async move { sent.notified().await }
+    }
+
+    fn told_since(&self, since: Instant) -> Option<Told> {
+        let kept = self
+            .shared
+            .notices
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        Told::from_notices(
+            kept.iter()
+                .filter(|(_, at)| *at >= since)
+                .map(|(e, _)| e.as_str()),
+        )
     }
 }
 
