@@ -191,8 +191,10 @@ fn silenced_past_lease(
     Ok((lease_end.max(i.start_ns), hold_end))
 }
 
-/// Whether `cand`'s holder gave its hold up while cut off and past its lease (it ended after
-/// the lease's end and before the cut's): the window from the lease's end to the cut's.
+/// Whether `cand`'s holder gave its hold up while cut off and past its lease (it sent its
+/// release, or the hold ended, after the lease's end and before the cut's: a release sent
+/// inside the cut is often answered only after the heal): the window from the lease's end to
+/// the cut's.
 fn gave_up_inside(
     i: &Instance,
     cand: &Cand,
@@ -201,7 +203,7 @@ fn gave_up_inside(
 ) -> Option<(u64, u64)> {
     let lease_end = cand.hold.since_ns + lease(cand, lock)? * 1_000_000;
     let cut_end = i.end_ns.unwrap_or(run_end_ns);
-    let ended = cand.end_ns?;
+    let ended = cand.release_sent_ns.or(cand.end_ns)?;
     let short = match lock.reachable(&i.nodes) {
         Some((left, _)) => left < lock.quorum,
         None => true,

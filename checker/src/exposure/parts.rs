@@ -36,6 +36,9 @@ pub(super) struct Cand {
     pub hold: Hold,
     /// When the hold ended (its release came back); `None`: still held at the run's end.
     pub end_ns: Option<u64>,
+    /// When the holder sent its release, if it did: it gave the hold up there, though a cut
+    /// may keep the answer away until the heal.
+    pub release_sent_ns: Option<u64>,
     pub asks: Vec<Ask>,
     /// An acquire that took longer than the lease while the lock was free and was refused
     /// (not a hold): latency's rule counts the refusal of a grant that came too late, since

@@ -117,6 +117,11 @@ impl ExposureStream {
             (F::Renew, EventKind::Fail | EventKind::Info) => {
                 self.renewing.remove(&c);
             }
+            (F::Release, EventKind::Invoke) => {
+                for cand in self.live_cands_of(c) {
+                    cand.release_sent_ns.get_or_insert(t);
+                }
+            }
             (F::Release, EventKind::Ok | EventKind::Fail | EventKind::Info) => {
                 // Any answer ends the hold as far as a violation by this holder goes: after
                 // it, the client no longer writes as the lock's holder.
@@ -125,7 +130,7 @@ impl ExposureStream {
                     cand.end_ns = Some(t);
                 }
             }
-            (F::Release | F::Write | F::Read | F::Cas | F::Notice, _)
+            (F::Write | F::Read | F::Cas | F::Notice, _)
             | (
                 F::Partition
                 | F::Slow
@@ -174,6 +179,7 @@ impl ExposureStream {
                 holder: client,
                 hold: hold.clone(),
                 end_ns: None,
+                release_sent_ns: None,
                 asks: Vec::new(),
                 refused: false,
             });
@@ -203,6 +209,7 @@ impl ExposureStream {
                         sent_ns: a.invoke_ns,
                     },
                     end_ns: Some(done_ns),
+                    release_sent_ns: None,
                     asks: Vec::new(),
                     refused: true,
                 });
@@ -279,6 +286,7 @@ impl ExposureStream {
                             holder,
                             hold: hold.clone(),
                             end_ns: None,
+                            release_sent_ns: None,
                             asks: Vec::new(),
                             refused: false,
                         });

@@ -298,6 +298,37 @@ fn a_holder_that_gives_up_inside_a_cut_past_its_lease_is_exposed_with_a_rival_as
 }
 
 #[test]
+fn a_holder_whose_release_inside_the_cut_is_answered_after_the_heal_gave_up_inside_it() {
+    // Client 1 is told of the cut and sends its release at 1.5 s, inside the cut and past its
+    // lease; the release cannot reach the servers and is answered (info) after the heal at
+    // 2.5 s. It gave up when it sent it.
+    let mut h = H::default().ask(0, 1).grant(100, 1, Some(1000));
+    h = h.nemesis(500, F::Partition, &["n1"], None).ask(600, 2);
+    h.push(
+        1500,
+        Process::Client(1),
+        EventKind::Invoke,
+        F::Release,
+        Value::default(),
+    );
+    h = h.nemesis(2500, F::Heal, &["n1"], None);
+    h.push(
+        2700,
+        Process::Client(1),
+        EventKind::Info,
+        F::Release,
+        Value::default(),
+    );
+    let w = one(h.grant(2800, 2, Some(1000)).end(4000), cut_plan(&["n1"]))
+        .window
+        .expect("gave up inside the cut");
+    assert_eq!(
+        (w.from_ns, w.to_ns, w.askers.clone()),
+        (1_100_000_000, 2_500_000_000, vec![2])
+    );
+}
+
+#[test]
 fn a_token_granted_after_a_restart_that_followed_token_grants_is_exposed() {
     // The crash fell between holds, but a token was granted before it and one after the
     // restart: a server that forgot its counter could hand the same token out again.
