@@ -13,7 +13,7 @@ mod generate;
 use generate::{write_history, Shape};
 use lockpick_checker::history::HistoryReader;
 use lockpick_checker::lock::{LockCheckParams, Property};
-use lockpick_checker::run_checks::check_run_file;
+use lockpick_checker::run_checks::{check_run_file, FileChecks};
 use lockpick_checker::verdict::Verdict;
 use std::io::BufWriter;
 use std::path::Path;
@@ -53,6 +53,17 @@ fn write(path: &Path, shape: Shape) -> u64 {
     n
 }
 
+/// Writes what `check_run_file` found, with the linearizability check's time zeroed (the
+/// only field that differs between two runs of one build).
+fn dump_results(dir: &Path, name: &str, mut found: FileChecks) {
+    if let Some(lin) = &mut found.checks.linearizability {
+        lin.elapsed_ms = 0.0;
+    }
+    std::fs::create_dir_all(dir).expect("create the dump directory");
+    let file = dir.join(format!("{}.txt", name.replace([' ', ','], "_")));
+    std::fs::write(&file, format!("{found:#?}\n")).expect("write the dump");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(at) = args.iter().position(|a| a == "--write") {
@@ -75,7 +86,17 @@ fn main() {
         println!("wrote {n} events to {}", path.display());
         return;
     }
-    let filter = args.iter().find(|a| !a.starts_with('-'));
+    // `--dump DIR`: also writes each case's results, timings zeroed, to DIR/<case>.txt, to
+    // compare two builds' results byte for byte.
+    let dump = args
+        .iter()
+        .position(|a| a == "--dump")
+        .map(|at| Path::new(&args[at + 1]));
+    let filter = args
+        .iter()
+        .enumerate()
+        .find(|&(i, a)| !a.starts_with('-') && (i == 0 || args[i - 1] != "--dump"))
+        .map(|(_, a)| a);
     // `--fenced`: the property without a lock model, so no linearizability check (the lock
     // checks alone).
     let property = if args.iter().any(|a| a == "--fenced") {
@@ -121,6 +142,9 @@ fn main() {
         };
         let found = check_run_file(&path, &params).expect("read the generated history");
         let (took, took_cpu) = (start.elapsed(), cpu_secs() - cpu);
+        if let Some(out) = dump {
+            dump_results(out, name, found.clone());
+        }
         let checks = &found.checks;
         assert_eq!(checks.verdict(), Verdict::Valid, "{name}: {}", checks.lock);
         assert_eq!(found.events, n);
