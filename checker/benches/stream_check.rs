@@ -1,11 +1,15 @@
 //! Times `check` of generated lock histories: 8 processes taking turns on one lock, and 64
-//! processes over 16 lock names, at 1M and 10M events, written to a temporary file and checked
-//! in one streaming pass; prints wall time and this process's peak RSS (VmHWM) per case.
+//! processes over 16 lock names, at 1M, 10M and 100M events, written to a temporary file and
+//! checked in one streaming pass; prints per case the events, the wall and CPU time of the
+//! check (and of reading alone, for scale) and the peak RSS (VmHWM, reset before each case).
 //!
-//! `cargo bench -p lockpick-checker --bench stream_check` runs every case;
-//! `-- 1M` (or `10M`, `locks`) filters cases by name; `-- --write PATH EVENTS [PROCESSES [LOCKS]]` only
-//! writes a history, and `--fenced` checks without linearizability (no lock model fits),
-//! writes a history, to time the binary on it (`/usr/bin/time -v lockpick check PATH`).
+//! `cargo bench -p lockpick-checker --bench stream_check` runs the 1M and 10M cases;
+//! `-- 1M` (or `10M`, `locks`) filters cases by name. The 100M cases (12 GB of history each in
+//! the temporary directory, a few minutes) run only when named: `-- 100M` runs both,
+//! `-- '100M events, 8'` one. `-- --dump DIR` also writes each case's results, timings zeroed,
+//! to DIR, to compare two builds byte for byte. `-- --write PATH EVENTS [PROCESSES [LOCKS]]`
+//! only writes a history, to time the binary on it (`/usr/bin/time -v lockpick check PATH`),
+//! and `--fenced` checks without linearizability (no lock model fits).
 
 #[path = "support/generate.rs"]
 mod generate;
@@ -26,6 +30,12 @@ fn peak_rss_mib() -> f64 {
         .find(|l| l.starts_with("VmHWM:"))
         .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+/// Starts the peak RSS over from what the process holds now, so each case reports its own.
+fn reset_peak_rss() {
+    // Linux: writing 5 to clear_refs resets VmHWM; elsewhere the peak is the process's.
+    std::fs::write("/proc/self/clear_refs", "5").ok();
 }
 
 /// CPU time (user + system) this process has used, in seconds: unlike wall time, it does not
@@ -110,12 +120,19 @@ fn main() {
         ("1M events, 64 processes, 16 locks", 1_000_000, 64, 16),
         ("10M events, 8 processes, 1 lock", 10_000_000, 8, 1),
         ("10M events, 64 processes, 16 locks", 10_000_000, 64, 16),
+        ("100M events, 8 processes, 1 lock", 100_000_000, 8, 1),
+        ("100M events, 64 processes, 16 locks", 100_000_000, 64, 16),
     ];
     let dir = tempfile::tempdir().expect("temporary directory");
     for (name, events, processes, locks) in cases {
-        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+        let chosen = match filter {
+            Some(f) => name.contains(f.as_str()),
+            None => events < 100_000_000,
+        };
+        if !chosen {
             continue;
         }
+        reset_peak_rss();
         let path = dir.path().join("bench-history.jsonl");
         let n = write(
             &path,
@@ -150,7 +167,7 @@ fn main() {
         assert_eq!(found.events, n);
         assert_eq!(checks.lock.stats.max_concurrent_holders, 1);
         println!(
-            "{name}: {n} events ({:.0} MB) checked in {:.2} s wall, {:.2} s CPU (reading alone {:.2} s wall, {:.2} s CPU), peak RSS so far {:.0} MiB",
+            "{name}: {n} events ({:.0} MB) checked in {:.2} s wall, {:.2} s CPU (reading alone {:.2} s wall, {:.2} s CPU), peak RSS {:.0} MiB",
             bytes as f64 / 1e6,
             took.as_secs_f64(),
             took_cpu,
