@@ -19,17 +19,19 @@ pub(super) enum Lock {
     Ops(History),
 }
 
-/// Checks each lock against `model` within `budget`, counted from `start`.
+/// Checks each lock against `model` within `budget`, counted from `start`; `streamed` is the
+/// time the streaming check took.
 pub(super) fn summarize(
     model: &dyn Model,
     locks: impl IntoIterator<Item = (String, Lock)>,
     budget: &Budget,
     start: Instant,
+    streamed: Duration,
 ) -> LinSummary {
     let mut summary = LinSummary {
         model: model.to_string(),
         verdict: Verdict::Valid,
-        elapsed_ms: 0.0,
+        elapsed_ms: streamed.as_secs_f64() * 1e3,
         ops: 0,
         explanation: None,
         unknown_reason: None,

@@ -17,7 +17,7 @@ use crate::lin_search::{Budget, OpF};
 use crate::models::mutex::Owner;
 use crate::models::{lease, mutex, Model};
 use std::collections::{BTreeSet, HashMap};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 fn lock_f(f: F) -> Option<OpF> {
     match f {
@@ -161,6 +161,8 @@ struct Streaming {
     /// The events came out of index order: the streaming check takes events in the order
     /// they come, the search in index order, so only the search decides.
     unordered: bool,
+    /// Time spent taking returns (nearly all the check's work), for the summary.
+    spent: Duration,
 }
 
 /// Every lock's operations, or every lock's streaming check.
@@ -213,6 +215,7 @@ impl LockOps {
                 mutex: property == Property::Exclusive,
                 last_index: None,
                 unordered: false,
+                spent: Duration::ZERO,
             }),
             ..LockOps::default()
         }
@@ -330,7 +333,14 @@ impl LockOps {
                     op.ret = e.index;
                     op.ret_ns = e.time_ns;
                 }
-                part.returned(slot, e.time_ns);
+                match &mut self.streaming {
+                    Some(s) if slot != NO_SLOT => {
+                        let start = Instant::now();
+                        part.returned(slot, e.time_ns);
+                        s.spent += start.elapsed();
+                    }
+                    _ => part.returned(slot, e.time_ns),
+                }
             }
             // Did not happen: left out.
             EventKind::Fail => {
@@ -375,9 +385,9 @@ impl LockOps {
                 let kept = (part.invoked - part.failed) as usize;
                 (part.name, Lock::Ops(part.kept.into_history(kept)))
             });
-            return Ok(Some(summarize(model, locks, budget, start)));
+            return Ok(Some(summarize(model, locks, budget, start, Duration::ZERO)));
         };
-        let leases = self.leases;
+        let (leases, spent) = (self.leases, streaming.spent);
         let locks: Vec<(String, u64, bool)> = self
             .locks
             .into_iter()
@@ -396,12 +406,13 @@ impl LockOps {
                 model,
                 locks,
                 start,
+                spent,
             });
         }
         let locks = locks
             .into_iter()
             .map(|(name, n, _)| (name, Lock::Streamed(n)));
-        Ok(Some(summarize(model, locks, budget, start)))
+        Ok(Some(summarize(model, locks, budget, start, spent)))
     }
 }
 
@@ -412,6 +423,8 @@ pub struct Recheck {
     /// search decides it.
     locks: Vec<(String, u64, bool)>,
     start: Instant,
+    /// The streaming check's time.
+    spent: Duration,
 }
 
 impl std::fmt::Debug for Recheck {
@@ -455,6 +468,6 @@ impl Recheck {
             };
             (name, lock)
         });
-        summarize(self.model, locks, budget, self.start)
+        summarize(self.model, locks, budget, self.start, self.spent)
     }
 }
