@@ -123,6 +123,7 @@ impl RunStream {
         }
     }
 
+    /// The findings of a stream made by [`RunStream::new`] or [`RunStream::with_exposure`].
     pub fn finish(self) -> RunChecks {
         self.finish_reading_again(|_| Ok::<(), std::convert::Infallible>(()))
             .unwrap_or_else(|never| match never {})
@@ -181,8 +182,8 @@ pub struct FileChecks {
 }
 
 /// Reads a history file line by line and runs every check in the same pass, in memory for
-/// what is open; a lock whose operations cannot be linearized is explained from a second
-/// reading.
+/// what is open; a lock whose operations the streaming linearizability check finds violated
+/// (or cannot follow) is searched, and explained, from a second reading.
 pub fn check_run_file(path: &Path, params: &LockCheckParams) -> Result<FileChecks, ReadError> {
     stream_file(path, RunStream::bounded(params, None))
 }
