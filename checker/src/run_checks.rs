@@ -73,6 +73,8 @@ pub struct RunStream {
 }
 
 impl RunStream {
+    /// Every check; the lock operations are kept for the linearizability check at the end,
+    /// as a stream that cannot be read twice needs.
     pub fn new(params: &LockCheckParams) -> Self {
         RunStream {
             params: *params,
@@ -89,6 +91,17 @@ impl RunStream {
     pub fn with_exposure(params: &LockCheckParams, plan: exposure::Plan) -> Self {
         RunStream {
             exposure: Some(ExposureStream::new(plan)),
+            ..RunStream::new(params)
+        }
+    }
+
+    /// Every check, in memory for what is open: linearizability is checked as the events go
+    /// by, and [`RunStream::finish_reading_again`] reads the history a second time for a
+    /// lock found violated or not followed.
+    fn bounded(params: &LockCheckParams, plan: Option<exposure::Plan>) -> Self {
+        RunStream {
+            lin: LockOps::streaming(params.property),
+            exposure: plan.map(ExposureStream::new),
             ..RunStream::new(params)
         }
     }
@@ -110,22 +123,48 @@ impl RunStream {
         }
     }
 
+    /// The findings of a stream made by [`RunStream::new`] or [`RunStream::with_exposure`].
     pub fn finish(self) -> RunChecks {
-        RunChecks {
+        self.finish_reading_again(|_| Ok::<(), std::convert::Infallible>(()))
+            .unwrap_or_else(|never| match never {})
+    }
+
+    /// The findings; `read_again` pushes the history's events, in the same order, once more
+    /// to what it is given, when the linearizability check needs them (a stream made by
+    /// [`RunStream::new`] never does).
+    fn finish_reading_again<E>(
+        self,
+        read_again: impl FnOnce(&mut dyn FnMut(&EventRef<'_>)) -> Result<(), E>,
+    ) -> Result<RunChecks, E> {
+        let budget = run_budget();
+        let linearizability = match self.lin.check(self.params.property, &budget) {
+            Ok(summary) => summary,
+            Err(recheck) => {
+                let mut again = recheck.ops();
+                read_again(&mut |e| again.push(e))?;
+                Some(recheck.finish(again, &budget))
+            }
+        };
+        Ok(RunChecks {
             lock: self.lock.finish(),
-            linearizability: self.lin.check(self.params.property, &run_budget()),
+            linearizability,
             exposure: self.exposure.map(ExposureStream::finish),
-        }
+        })
     }
 }
 
 /// Lock-safety checks and linearizability of the lock operations.
 pub fn check_run(events: &[Event], params: &LockCheckParams) -> RunChecks {
-    let mut stream = RunStream::new(params);
+    let mut stream = RunStream::bounded(params, None);
     for e in events {
         stream.push(&e.as_ref());
     }
-    stream.finish()
+    stream
+        .finish_reading_again(|push| {
+            events.iter().for_each(|e| push(&e.as_ref()));
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap_or_else(|never| match never {})
 }
 
 /// What [`check_run_file`] found.
@@ -142,9 +181,11 @@ pub struct FileChecks {
     pub torn: Option<TornLine>,
 }
 
-/// Reads a history file line by line and runs every check in the same pass.
+/// Reads a history file line by line and runs every check in the same pass, in memory for
+/// what is open; a lock whose operations the streaming linearizability check finds violated
+/// (or cannot follow) is searched, and explained, from a second reading.
 pub fn check_run_file(path: &Path, params: &LockCheckParams) -> Result<FileChecks, ReadError> {
-    check_run_reader(HistoryReader::open(path)?, params)
+    stream_file(path, RunStream::bounded(params, None))
 }
 
 /// [`check_run_file`], and each fault instance judged by the rule `plan` gives its fault: the
@@ -154,23 +195,30 @@ pub fn check_run_file_exposed(
     params: &LockCheckParams,
     plan: exposure::Plan,
 ) -> Result<FileChecks, ReadError> {
-    stream_reader(
-        HistoryReader::open(path)?,
-        RunStream::with_exposure(params, plan),
-    )
+    stream_file(path, RunStream::bounded(params, Some(plan)))
 }
 
-/// [`check_run_file_exposed`] over any reader: a soak's check reads the history as it is
-/// written, through a reader that waits at its end until the run is over.
-pub fn check_run_reader_exposed<R: BufRead>(
+/// [`check_run_file_exposed`] over `reader`, which reads the history file at `path` while it
+/// is written (a soak's check, through a reader that waits at the file's end until the run is
+/// over): in memory for what is open, the file read again from its start when the
+/// linearizability check needs it, by then whole.
+pub fn check_growing_run_file<R: BufRead>(
     reader: HistoryReader<R>,
+    path: &Path,
     params: &LockCheckParams,
     plan: exposure::Plan,
 ) -> Result<FileChecks, ReadError> {
-    stream_reader(reader, RunStream::with_exposure(params, plan))
+    stream_events(reader, RunStream::bounded(params, Some(plan)), |push| {
+        let mut again = HistoryReader::open(path)?;
+        while let Some(e) = again.next_event()? {
+            push(&e);
+        }
+        Ok(())
+    })
 }
 
-/// [`check_run_file`] over any reader.
+/// [`check_run_file`] over any reader, which cannot be read twice: the lock operations are
+/// kept for the linearizability check at the end.
 pub fn check_run_reader<R: BufRead>(
     reader: HistoryReader<R>,
     params: &LockCheckParams,
@@ -179,18 +227,40 @@ pub fn check_run_reader<R: BufRead>(
 }
 
 fn stream_reader<R: BufRead>(
+    reader: HistoryReader<R>,
+    stream: RunStream,
+) -> Result<FileChecks, ReadError> {
+    stream_events(reader, stream, |_| Ok(()))
+}
+
+/// The file's checks, reading it a second time if the linearizability check asks to.
+fn stream_file(path: &Path, stream: RunStream) -> Result<FileChecks, ReadError> {
+    stream_events(HistoryReader::open(path)?, stream, |push| {
+        let mut reader = HistoryReader::open(path)?;
+        while let Some(e) = reader.next_event()? {
+            push(&e);
+        }
+        Ok(())
+    })
+}
+
+fn stream_events<R: BufRead>(
     mut reader: HistoryReader<R>,
     mut stream: RunStream,
+    read_again: impl FnOnce(&mut dyn FnMut(&EventRef<'_>)) -> Result<(), ReadError>,
 ) -> Result<FileChecks, ReadError> {
     while let Some(e) = reader.next_event()? {
         stream.push(&e);
     }
     let (events, completions, end_ns) = (stream.events, stream.completions, stream.end_ns);
+    let torn = reader.torn();
+    // The first reader's buffer is not needed by the second.
+    drop(reader);
     Ok(FileChecks {
-        checks: stream.finish(),
+        checks: stream.finish_reading_again(read_again)?,
         events,
         completions,
         end_ns,
-        torn: reader.torn(),
+        torn,
     })
 }

@@ -151,8 +151,8 @@ pub struct History {
 mod tests {
     use super::*;
 
-    /// A one-lock history of 10M events holds a few million of these until its check: every
-    /// word counts towards the 1 GiB the 10M-event benchmark must stay under.
+    /// A lock found violated is searched with all its operations held as these, and search
+    /// states are kept per memo entry and stack frame: every word counts.
     #[test]
     fn operations_and_states_stay_small() {
         assert!(std::mem::size_of::<Datum>() <= 24);

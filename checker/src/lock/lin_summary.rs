@@ -9,7 +9,8 @@ pub struct LinSummary {
     /// `mutex` or `lease`.
     pub model: String,
     pub verdict: Verdict,
-    /// Time to decide, plus time to narrow a violation down.
+    /// Time to decide (taking returns as the history streamed, and any search at the end),
+    /// plus time to narrow a violation down.
     pub elapsed_ms: f64,
     /// Operations checked.
     pub ops: u64,

@@ -22,16 +22,26 @@ pub fn lock_model_for(events: &[Event], property: Property) -> Option<&'static d
 }
 
 /// Checks the lock operations of `events` against [`lock_model_for`], one lock after another,
-/// within `budget`; `None` when no model fits. A history the model cannot read, or a budget
+/// within `budget`; `None` when no model fits. Each lock is checked as the events go by, and
+/// a lock that check leaves undecided or finds violated is searched from a second pass. A history the model cannot read, or a budget
 /// that runs out, is `unknown` with the reason.
 pub fn check_lock_linearizability(
     events: &[Event],
     property: Property,
     budget: &Budget,
 ) -> Option<LinSummary> {
-    let mut ops = LockOps::default();
+    let mut ops = LockOps::streaming(property);
     for e in events {
         ops.push(&e.as_ref());
     }
-    ops.check(property, budget)
+    match ops.check(property, budget) {
+        Ok(summary) => summary,
+        Err(recheck) => {
+            let mut again = recheck.ops();
+            for e in events {
+                again.push(&e.as_ref());
+            }
+            Some(recheck.finish(again, budget))
+        }
+    }
 }

@@ -1,85 +1,23 @@
-//! The lock operations of a history, gathered per lock name in one pass for the
-//! linearizability check (P-compositionality: each lock is checked on its own, so the search
-//! and its memos are as large as the largest lock's part). Only `acquire`, `release` and
-//! `renew` are kept, in a compact form, and each lock's part is built, checked and dropped in
-//! turn.
+//! The lock operations of a history, taken one event at a time for the linearizability check
+//! (P-compositionality: each lock is checked on its own). Only `acquire`, `release` and
+//! `renew` count. Either every operation is kept, in a compact form, for the search
+//! ([`LockOps::default`], for a stream of events that cannot be read twice), or each lock is
+//! checked as the history streams ([`LockOps::streaming`]) in memory for what is in flight;
+//! a lock that check finds violated or cannot follow is searched from a second reading of
+//! the history ([`Recheck`]), which keeps that lock's operations alone.
 
+use super::kept_ops::{KeptOp, KeptOps, DONE, FAILED, HAS_ARG, HAS_TOKEN, NONE};
+use super::lin_check::{summarize, Lock};
+use super::lin_stream::model::{Lease, Mutex, Pending};
+use super::lin_stream::{LockLin, Open, Outcome};
 use super::params::Property;
 use super::LinSummary;
 use crate::history::{EventKind, EventRef, Process, F};
-use crate::lin_search::{Budget, Datum, History, LinReport, Op, OpF};
-use crate::linearizability::check_history;
+use crate::lin_search::{Budget, OpF};
+use crate::models::mutex::Owner;
 use crate::models::{lease, mutex, Model};
-use crate::verdict::Verdict;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
-
-/// A lock operation, as small as it can be kept (64 bytes): a history of millions of lock
-/// operations is held until it is checked.
-#[derive(Debug, Clone, Copy)]
-struct LockOp {
-    process: u64,
-    call: u64,
-    /// [`NONE`] while open or unknown.
-    ret: u64,
-    call_ns: u64,
-    ret_ns: u64,
-    /// The lease asked for (acquire, renew), or the `int` of a release, if [`HAS_ARG`].
-    arg: i64,
-    /// The token granted to an acquire, if [`HAS_TOKEN`].
-    token: i64,
-    f: OpF,
-    flags: u8,
-}
-
-const NONE: u64 = u64::MAX;
-const HAS_ARG: u8 = 1;
-/// Completed `ok`.
-const DONE: u8 = 2;
-const HAS_TOKEN: u8 = 4;
-/// Completed `fail`: did not happen, left out.
-const FAILED: u8 = 8;
-
-/// Operations per chunk: storage grows by chunks, never by doubling one huge buffer.
-const CHUNK: usize = 1 << 16;
-
-/// One lock's operations, in invocation order.
-#[derive(Debug, Default)]
-struct Part {
-    chunks: Vec<Vec<LockOp>>,
-    len: usize,
-    failed: usize,
-}
-
-impl Part {
-    fn push(&mut self, op: LockOp) -> usize {
-        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
-        }
-        self.chunks.last_mut().expect("a chunk").push(op);
-        self.len += 1;
-        self.len - 1
-    }
-
-    fn get_mut(&mut self, at: usize) -> &mut LockOp {
-        &mut self.chunks[at / CHUNK][at % CHUNK]
-    }
-
-    /// The operations that did not fail, as the checker's history; each chunk is freed once
-    /// copied.
-    fn into_history(self) -> History {
-        let mut ops = Vec::with_capacity(self.len - self.failed);
-        for chunk in self.chunks {
-            ops.extend(
-                chunk
-                    .into_iter()
-                    .filter(|o| o.flags & FAILED == 0)
-                    .map(expand),
-            );
-        }
-        History { ops }
-    }
-}
 
 fn lock_f(f: F) -> Option<OpF> {
     match f {
@@ -100,17 +38,166 @@ fn lock_f(f: F) -> Option<OpF> {
     }
 }
 
-/// Every lock's operations, in invocation order.
+/// No slot: the operation is not followed by the streaming check.
+const NO_SLOT: u8 = u8::MAX;
+
+/// One lock's operations.
 #[derive(Debug, Default)]
+struct LockPart {
+    name: String,
+    /// Every operation, when kept.
+    kept: KeptOps,
+    /// Operations invoked, and those of them that failed.
+    invoked: u64,
+    failed: u64,
+    /// The streaming check: the operations in flight, and the check against each model
+    /// that may fit: `mutex` until the history shows a lease, `lease` once it does.
+    open: Open,
+    mutex: Option<LockLin<Mutex>>,
+    lease: Option<LockLin<Lease>>,
+    /// Some operation returned: the lock is no longer in its first state.
+    returned_any: bool,
+}
+
+impl LockPart {
+    fn streams(&mut self) -> impl Iterator<Item = &mut dyn Follow> {
+        let m = self.mutex.as_mut().map(|m| m as &mut dyn Follow);
+        let l = self.lease.as_mut().map(|l| l as &mut dyn Follow);
+        m.into_iter().chain(l)
+    }
+
+    /// Follows a new operation; [`NO_SLOT`] when nothing is followed any more (the `lease`
+    /// check, which a lease may yet start, ended too).
+    fn open_op(&mut self, p: u64, f: OpF, arg: Option<i64>, call_ns: u64) -> u8 {
+        let ended = |o: Outcome| o != Outcome::Going;
+        if self.mutex.as_ref().is_none_or(|m| ended(m.outcome()))
+            && self.lease.as_ref().is_some_and(|l| ended(l.outcome()))
+        {
+            return NO_SLOT;
+        }
+        let slot =
+            Owner::of(p).and_then(|owner| self.open.add(Pending::new(owner, f, arg, call_ns)));
+        match slot {
+            Some(slot) => slot,
+            // A process id the models cannot hold, or too much in flight: the search
+            // decides (and explains).
+            None => {
+                self.streams().for_each(|s| s.give_up());
+                self.open = Open::default();
+                NO_SLOT
+            }
+        }
+    }
+
+    fn returned(&mut self, slot: u8, ret_ns: u64) {
+        if slot == NO_SLOT {
+            return;
+        }
+        self.returned_any = true;
+        let open = std::mem::take(&mut self.open);
+        self.streams().for_each(|s| s.returned(&open, slot, ret_ns));
+        self.open = open;
+        self.open.remove(slot);
+    }
+
+    fn fail(&mut self, slot: u8) {
+        if slot == NO_SLOT {
+            return;
+        }
+        self.streams().for_each(|s| s.failed(slot));
+        self.open.remove(slot);
+    }
+
+    fn forgo(&mut self, slot: u8) {
+        if slot == NO_SLOT {
+            return;
+        }
+        self.open.forgo(slot);
+        let open = std::mem::take(&mut self.open);
+        self.streams().for_each(|s| s.forgone(&open, slot));
+        self.open = open;
+    }
+}
+
+/// The streaming check of one model, whatever the model.
+trait Follow {
+    fn give_up(&mut self);
+    fn returned(&mut self, open: &Open, slot: u8, ret_ns: u64);
+    fn failed(&mut self, slot: u8);
+    fn forgone(&mut self, open: &Open, slot: u8);
+}
+
+impl<M: super::lin_stream::model::StreamModel> Follow for LockLin<M> {
+    fn give_up(&mut self) {
+        LockLin::give_up(self);
+    }
+    fn returned(&mut self, open: &Open, slot: u8, ret_ns: u64) {
+        LockLin::returned(self, open, slot, ret_ns);
+    }
+    fn failed(&mut self, slot: u8) {
+        LockLin::failed(self, slot);
+    }
+    fn forgone(&mut self, open: &Open, slot: u8) {
+        LockLin::forgone(self, open, slot);
+    }
+}
+
+/// Where an operation in flight is kept.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    lock: usize,
+    /// Position in the lock's kept operations.
+    at: usize,
+    slot: u8,
+}
+
+/// The streaming check's own state.
+#[derive(Debug)]
+struct Streaming {
+    /// The check against `mutex` runs until a lease shows (an exclusive lock only); the
+    /// one against `lease` from then on.
+    mutex: bool,
+    last_index: Option<u64>,
+    /// The events came out of index order: the streaming check takes events in the order
+    /// they come, the search in index order, so only the search decides.
+    unordered: bool,
+    /// Time spent taking returns (nearly all the check's work), for the summary.
+    spent: Duration,
+}
+
+/// Every lock's operations, or every lock's streaming check.
+#[derive(Debug)]
 pub struct LockOps {
-    locks: BTreeMap<String, Part>,
-    /// Per process and lane (renew or not): the lock and position of the operation in flight.
-    in_flight: HashMap<(u64, bool), (String, usize)>,
+    /// Per lock, in order of first appearance.
+    locks: Vec<LockPart>,
+    ids: HashMap<String, usize>,
+    /// Per process and lane (renew or not): the operation in flight.
+    in_flight: HashMap<(u64, bool), InFlight>,
     /// Some acquire asked for a lease, or some holder was granted one: the lock expires. A
     /// library that does not say how long a grant is good for (`lease_ms` null on the grant)
     /// still holds the lease it was asked for, and a lock checked as a mutex that never
     /// expires would call every grant after such a holder's lease ran out impossible.
     leases: bool,
+    /// Keep every operation for the search.
+    keep: bool,
+    /// Keep only these locks' operations (a second reading).
+    only: Option<BTreeSet<String>>,
+    streaming: Option<Streaming>,
+}
+
+impl Default for LockOps {
+    /// Keeps every operation.
+    fn default() -> Self {
+        LockOps {
+            locks: Vec::new(),
+            ids: HashMap::new(),
+            in_flight: HashMap::new(),
+            leases: false,
+            keep: true,
+            only: None,
+            streaming: None,
+        }
+    }
 }
 
 fn to_i64(x: Option<u64>) -> Option<i64> {
@@ -118,64 +205,152 @@ fn to_i64(x: Option<u64>) -> Option<i64> {
 }
 
 impl LockOps {
+    /// Checks each lock as the history streams, under `property`, keeping only what is in
+    /// flight; [`LockOps::check`] then asks for a second reading of the locks it did not
+    /// decide.
+    pub fn streaming(property: Property) -> Self {
+        LockOps {
+            keep: false,
+            streaming: Some(Streaming {
+                mutex: property == Property::Exclusive,
+                last_index: None,
+                unordered: false,
+                spent: Duration::ZERO,
+            }),
+            ..LockOps::default()
+        }
+    }
+
+    fn lock_id(&mut self, name: &str) -> usize {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.locks.len();
+        let follow = self.streaming.as_ref();
+        self.locks.push(LockPart {
+            name: name.to_string(),
+            mutex: follow.filter(|s| s.mutex).map(|_| LockLin::default()),
+            lease: follow.filter(|_| self.leases).map(|_| LockLin::default()),
+            ..LockPart::default()
+        });
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    /// A lease showed: the `lease` model fits, not `mutex`. The `lease` check starts where
+    /// no operation returned yet (invocations alone leave a lock in its first state, which
+    /// spares following both models through a history that never shows a lease); a lock
+    /// that is past it is left to the search.
+    fn set_leases(&mut self) {
+        self.leases = true;
+        if let Some(s) = &mut self.streaming {
+            s.mutex = false;
+            for part in &mut self.locks {
+                part.mutex = None;
+                let mut lease = LockLin::default();
+                if part.returned_any {
+                    lease.give_up();
+                }
+                part.lease = Some(lease);
+            }
+        }
+    }
+
     /// Takes the next event, in history order.
     pub fn push(&mut self, e: &EventRef<'_>) {
         let (Process::Client(p), Some(f)) = (e.process, lock_f(e.f)) else {
             return;
         };
+        if let Some(s) = &mut self.streaming {
+            s.unordered |= s.last_index.is_some_and(|l| e.index <= l);
+            s.last_index = Some(e.index);
+        }
         let lane = (p, f == OpF::Renew);
         if e.kind == EventKind::Invoke {
-            let lock = e.lock_name().to_string();
             let arg = match f {
                 OpF::Acquire | OpF::Renew => to_i64(e.value.lease_ms),
                 _ => e.value.int,
             };
-            let part = match self.locks.get_mut(&lock) {
-                Some(part) => part,
-                None => self.locks.entry(lock.clone()).or_default(),
+            if f == OpF::Acquire && arg.is_some() && !self.leases {
+                self.set_leases();
+            }
+            let lock = e.lock_name();
+            if self.only.as_ref().is_some_and(|only| !only.contains(lock)) {
+                // Not kept, but it is the lane's operation in flight now.
+                self.in_flight.remove(&lane);
+                return;
+            }
+            let id = self.lock_id(lock);
+            let part = &mut self.locks[id];
+            part.invoked += 1;
+            let at = if self.keep {
+                part.kept.push(KeptOp {
+                    process: p,
+                    call: e.index,
+                    ret: NONE,
+                    call_ns: e.time_ns,
+                    ret_ns: NONE,
+                    arg: arg.unwrap_or(0),
+                    token: 0,
+                    f,
+                    flags: if arg.is_some() { HAS_ARG } else { 0 },
+                })
+            } else {
+                0
             };
-            let at = part.push(LockOp {
-                process: p,
-                call: e.index,
-                ret: NONE,
-                call_ns: e.time_ns,
-                ret_ns: NONE,
-                arg: arg.unwrap_or(0),
-                token: 0,
-                f,
-                flags: if arg.is_some() { HAS_ARG } else { 0 },
-            });
-            self.in_flight.insert(lane, (lock, at));
-            self.leases |= f == OpF::Acquire && arg.is_some();
+            let slot = if self.streaming.is_some() {
+                part.open_op(p, f, arg, e.time_ns)
+            } else {
+                NO_SLOT
+            };
+            let new = InFlight { lock: id, at, slot };
+            if let Some(old) = self.in_flight.insert(lane, new) {
+                // The process moved on: what it had in flight never returns.
+                self.locks[old.lock].forgo(old.slot);
+            }
             return;
         }
-        if f == OpF::Acquire && e.kind == EventKind::Ok && e.value.lease_ms.is_some() {
-            self.leases = true;
+        if f == OpF::Acquire
+            && e.kind == EventKind::Ok
+            && e.value.lease_ms.is_some()
+            && !self.leases
+        {
+            self.set_leases();
         }
-        let Some((lock, at)) = self.in_flight.remove(&lane) else {
+        let Some(InFlight { lock, at, slot }) = self.in_flight.remove(&lane) else {
             return;
         };
-        let part = self
-            .locks
-            .get_mut(&lock)
-            .expect("lock of an operation in flight");
+        let part = &mut self.locks[lock];
         match e.kind {
             EventKind::Ok => {
-                let op = part.get_mut(at);
-                op.flags |= DONE;
-                if let (OpF::Acquire, Some(t)) = (f, to_i64(e.value.token)) {
-                    op.flags |= HAS_TOKEN;
-                    op.token = t;
+                if self.keep {
+                    let op = part.kept.get_mut(at);
+                    op.flags |= DONE;
+                    if let (OpF::Acquire, Some(t)) = (f, to_i64(e.value.token)) {
+                        op.flags |= HAS_TOKEN;
+                        op.token = t;
+                    }
+                    op.ret = e.index;
+                    op.ret_ns = e.time_ns;
                 }
-                op.ret = e.index;
-                op.ret_ns = e.time_ns;
+                match &mut self.streaming {
+                    Some(s) if slot != NO_SLOT => {
+                        let start = Instant::now();
+                        part.returned(slot, e.time_ns);
+                        s.spent += start.elapsed();
+                    }
+                    _ => part.returned(slot, e.time_ns),
+                }
             }
             // Did not happen: left out.
             EventKind::Fail => {
-                part.get_mut(at).flags |= FAILED;
                 part.failed += 1;
+                if self.keep {
+                    part.kept.get_mut(at).flags |= FAILED;
+                }
+                part.fail(slot);
             }
-            EventKind::Info | EventKind::Invoke => {}
+            EventKind::Info | EventKind::Invoke => part.forgo(slot),
         }
     }
 
@@ -191,99 +366,108 @@ impl LockOps {
     }
 
     /// Checks each lock's operations against [`LockOps::model`] within `budget`, one lock
-    /// after another; `None` when no model fits. The first lock found not linearizable ends
-    /// the check (the verdict is decided).
-    pub fn check(self, property: Property, budget: &Budget) -> Option<LinSummary> {
-        let model = self.model(property)?;
-        let start = Instant::now();
-        let mut summary = LinSummary {
-            model: model.to_string(),
-            verdict: Verdict::Valid,
-            elapsed_ms: 0.0,
-            ops: 0,
-            explanation: None,
-            unknown_reason: None,
-            violated_at_ns: None,
+    /// after another in name order; `None` when no model fits. The first lock found not
+    /// linearizable ends the check (the verdict is decided). A streaming check that did not
+    /// decide every lock asks for a second reading of the history: `Err` says what to keep
+    /// from it ([`Recheck`]).
+    pub fn check(
+        mut self,
+        property: Property,
+        budget: &Budget,
+    ) -> Result<Option<LinSummary>, Recheck> {
+        let Some(model) = self.model(property) else {
+            return Ok(None);
         };
-        for (lock, part) in self.locks {
-            let history = part.into_history();
-            let left = Budget {
-                time: budget.time.map(|t| {
-                    t.saturating_sub(start.elapsed())
-                        .max(Duration::from_millis(1))
-                }),
-                ..budget.clone()
+        let start = Instant::now();
+        self.locks.sort_by(|a, b| a.name.cmp(&b.name));
+        let Some(streaming) = &self.streaming else {
+            let locks = self.locks.into_iter().map(|part| {
+                let kept = (part.invoked - part.failed) as usize;
+                (part.name, Lock::Ops(part.kept.into_history(kept)))
+            });
+            return Ok(Some(summarize(model, locks, budget, start, Duration::ZERO)));
+        };
+        let (leases, spent) = (self.leases, streaming.spent);
+        let locks: Vec<(String, u64, bool)> = self
+            .locks
+            .into_iter()
+            .map(|part| {
+                let outcome = if leases {
+                    part.lease.as_ref().map(|l| l.outcome())
+                } else {
+                    part.mutex.as_ref().map(|m| m.outcome())
+                };
+                let decided = !streaming.unordered && outcome == Some(Outcome::Going);
+                (part.name, part.invoked - part.failed, !decided)
+            })
+            .collect();
+        if locks.iter().any(|&(_, _, again)| again) {
+            return Err(Recheck {
+                model,
+                locks,
+                start,
+                spent,
+            });
+        }
+        let locks = locks
+            .into_iter()
+            .map(|(name, n, _)| (name, Lock::Streamed(n)));
+        Ok(Some(summarize(model, locks, budget, start, spent)))
+    }
+}
+
+/// What a streaming check left to the search: the locks to read again.
+pub struct Recheck {
+    model: &'static dyn Model,
+    /// Every lock in name order, with its operations that did not fail, and whether the
+    /// search decides it.
+    locks: Vec<(String, u64, bool)>,
+    start: Instant,
+    /// The streaming check's time.
+    spent: Duration,
+}
+
+impl std::fmt::Debug for Recheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recheck")
+            .field("model", &self.model.name())
+            .field("locks", &self.locks)
+            .finish()
+    }
+}
+
+impl Recheck {
+    /// Where to push the events of the second reading: it keeps the locks to search.
+    pub fn ops(&self) -> LockOps {
+        let only = self.locks.iter().filter(|l| l.2).map(|l| l.0.clone());
+        LockOps {
+            only: Some(only.collect()),
+            ..LockOps::default()
+        }
+    }
+
+    /// The summary, with the locks to search taken from `again` (as [`Recheck::ops`] made
+    /// it and the second reading filled it).
+    pub fn finish(self, again: LockOps, budget: &Budget) -> LinSummary {
+        let mut kept: HashMap<String, LockPart> = again
+            .locks
+            .into_iter()
+            .map(|part| (part.name.clone(), part))
+            .collect();
+        let locks = self.locks.into_iter().map(|(name, n, search)| {
+            let lock = if !search {
+                Lock::Streamed(n)
+            } else {
+                match kept.remove(&name) {
+                    Some(part) => {
+                        let n = (part.invoked - part.failed) as usize;
+                        Lock::Ops(part.kept.into_history(n))
+                    }
+                    None => Lock::Ops(Default::default()),
+                }
             };
-            summary.ops += history.ops.len() as u64;
-            match check_history(&history, model, &left) {
-                Ok(mut report) => {
-                    // The operations carry no key (one lock's part, and 40 bytes less per
-                    // operation); the report names the lock.
-                    let part = format!("lock {lock:?}");
-                    if let Some(v) = &mut report.violation {
-                        v.part.clone_from(&part);
-                    }
-                    if let Some(r) = &mut report.unknown_reason {
-                        *r = r.replace("lock \"\"", &part);
-                    }
-                    if merge(&mut summary, &report) {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    summary.verdict = summary.verdict.merge(Verdict::Unknown);
-                    summary.unknown_reason.get_or_insert_with(|| {
-                        format!("the {model} model cannot read this history: {e}")
-                    });
-                }
-            }
-        }
-        Some(summary)
-    }
-}
-
-/// Adds one lock's report; true when it is a violation (which decides the verdict).
-fn merge(summary: &mut LinSummary, report: &LinReport) -> bool {
-    summary.elapsed_ms += (report.elapsed + report.explain_elapsed).as_secs_f64() * 1e3;
-    match report.verdict {
-        Verdict::Invalid => {
-            summary.verdict = Verdict::Invalid;
-            summary.explanation = Some(report.to_string());
-            summary.unknown_reason = None;
-            // The prefix that ends with the culprit's return is the shortest that cannot be
-            // linearized: from then on the violation is certain.
-            summary.violated_at_ns = report
-                .violation
-                .as_ref()
-                .and_then(|v| v.culprit.as_ref())
-                .map(|op| op.ret_ns.unwrap_or(op.call_ns));
-            true
-        }
-        Verdict::Unknown => {
-            summary.verdict = summary.verdict.merge(Verdict::Unknown);
-            if summary.unknown_reason.is_none() {
-                summary.unknown_reason.clone_from(&report.unknown_reason);
-            }
-            false
-        }
-        // The search decides valid, invalid or unknown only; liveness and a fault's reach
-        // are other checks'.
-        Verdict::Valid | Verdict::NotExposed | Verdict::Stuck => false,
-    }
-}
-
-fn expand(o: LockOp) -> Op {
-    let datum = |has: bool, x: i64| if has { Datum::Int(x) } else { Datum::Nil };
-    let done = o.flags & DONE != 0;
-    Op {
-        process: o.process,
-        f: o.f,
-        key: None,
-        arg: datum(o.flags & HAS_ARG != 0, o.arg),
-        out: done.then(|| datum(o.flags & HAS_TOKEN != 0, o.token)),
-        call: o.call,
-        ret: done.then_some(o.ret),
-        call_ns: o.call_ns,
-        ret_ns: done.then_some(o.ret_ns),
+            (name, lock)
+        });
+        summarize(self.model, locks, budget, self.start, self.spent)
     }
 }

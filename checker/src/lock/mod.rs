@@ -3,6 +3,9 @@
 //! [`LockReport`]; and linearizability of the lock operations against a lock model.
 
 mod check;
+mod kept_ops;
+mod lin_check;
+mod lin_stream;
 mod lin_summary;
 mod lock_linearizability;
 mod lock_ops;
@@ -16,7 +19,7 @@ mod stream;
 pub use check::check_locks;
 pub use lin_summary::LinSummary;
 pub use lock_linearizability::{check_lock_linearizability, lock_model_for};
-pub use lock_ops::LockOps;
+pub use lock_ops::{LockOps, Recheck};
 pub use notices::Learned;
 pub use params::{LockCheckParams, Property};
 pub use report::{

@@ -74,6 +74,12 @@ pub struct LeaseState {
 }
 
 impl LeaseState {
+    /// Nobody holds the lock: the state before any operation, and after a release.
+    pub const FREE: LeaseState = LeaseState {
+        owner: Owner::NOBODY,
+        expires: 0,
+    };
+
     pub fn owner(&self) -> Option<u64> {
         self.owner.get()
     }
@@ -83,32 +89,17 @@ impl Spec for LeaseSpec {
     type State = LeaseState;
 
     fn init(&mut self) -> LeaseState {
-        LeaseState {
-            owner: Owner::NOBODY,
-            expires: 0,
-        }
+        LeaseState::FREE
     }
 
     fn step(&mut self, s: &LeaseState, op: usize) -> Option<LeaseState> {
         match self.ops[op] {
             LeaseOp::Acquire { p, expires, latest } => {
-                if s.owner == p {
-                    return Some(LeaseState {
-                        owner: p,
-                        expires: s.expires.max(expires),
-                    });
-                }
-                let free = s.owner.is_nobody() || s.expires <= latest;
-                free.then_some(LeaseState { owner: p, expires })
+                let (next, needs) = acquire(s, p, expires);
+                (needs <= latest).then_some(next)
             }
-            LeaseOp::Release(p) => (s.owner == p).then_some(LeaseState {
-                owner: Owner::NOBODY,
-                expires: 0,
-            }),
-            LeaseOp::Renew { p, expires } => (s.owner == p).then_some(LeaseState {
-                owner: s.owner,
-                expires: s.expires.max(expires),
-            }),
+            LeaseOp::Release(p) => release(s, p),
+            LeaseOp::Renew { p, expires } => renew(s, p, expires),
         }
     }
 
@@ -124,7 +115,41 @@ impl Spec for LeaseSpec {
     }
 }
 
-fn lease_end(start_ns: u64, arg: &Datum) -> u64 {
+// The steps, one function per operation: the one definition of the model, which the search
+// and the streaming check ([`crate::lock::LockOps`]) both step.
+
+/// An acquire by `p` whose lease runs out no earlier than `expires`, in `s`: the state after
+/// it, and the earliest return (ns) that allows it (the holder's lease must have been able
+/// to run out by then; 0 when nothing is needed). The streaming check takes an acquire
+/// before it returns, so the bound is given back rather than tested here.
+pub(crate) fn acquire(s: &LeaseState, p: Owner, expires: u64) -> (LeaseState, u64) {
+    if s.owner == p {
+        let next = LeaseState {
+            owner: p,
+            expires: s.expires.max(expires),
+        };
+        return (next, 0);
+    }
+    let needs = if s.owner.is_nobody() { 0 } else { s.expires };
+    (LeaseState { owner: p, expires }, needs)
+}
+
+/// A release by `p` in `s`.
+pub(crate) fn release(s: &LeaseState, p: Owner) -> Option<LeaseState> {
+    (s.owner == p).then_some(LeaseState::FREE)
+}
+
+/// A renewal by `p` whose lease runs out no earlier than `expires`, in `s`.
+pub(crate) fn renew(s: &LeaseState, p: Owner, expires: u64) -> Option<LeaseState> {
+    (s.owner == p).then_some(LeaseState {
+        owner: s.owner,
+        expires: s.expires.max(expires),
+    })
+}
+
+/// When a lease of `arg` ms taken at `start_ns` runs out at the earliest; `u64::MAX` for no
+/// lease.
+pub(crate) fn lease_end(start_ns: u64, arg: &Datum) -> u64 {
     match arg {
         Datum::Int(ms) if *ms >= 0 => {
             start_ns.saturating_add((*ms as u64).saturating_mul(1_000_000))

@@ -53,8 +53,9 @@ impl Model for MutexModel {
     }
 }
 
+/// A lock operation as the mutex models step it.
 #[derive(Debug, Clone, Copy)]
-enum LockOp {
+pub(crate) enum LockOp {
     /// Acquire by a process, with the token granted when known.
     Acquire(Owner, Option<u64>),
     Release(Owner),
@@ -116,6 +117,12 @@ pub struct MutexState {
 }
 
 impl MutexState {
+    /// Nobody holds the lock and no token was granted: the state before any operation.
+    pub const FREE: MutexState = MutexState {
+        owner: Owner::NOBODY,
+        last_token: 0,
+    };
+
     pub fn owner(&self) -> Option<u64> {
         self.owner.get()
     }
@@ -129,42 +136,11 @@ impl Spec for MutexSpec {
     type State = MutexState;
 
     fn init(&mut self) -> MutexState {
-        MutexState {
-            owner: Owner::NOBODY,
-            last_token: 0,
-        }
+        MutexState::FREE
     }
 
     fn step(&mut self, s: &MutexState, op: usize) -> Option<MutexState> {
-        match self.ops[op] {
-            LockOp::Acquire(p, token) => {
-                let reentry = s.owner == p;
-                if !s.owner.is_nobody() && !reentry {
-                    return None;
-                }
-                let mut last = s.last_token;
-                if self.fenced {
-                    if let Some(t) = token {
-                        let below = s
-                            .last_token()
-                            .is_some_and(|l| t < l || (t == l && !reentry));
-                        if below {
-                            return None;
-                        }
-                        last = last.max(t + 1);
-                    }
-                }
-                Some(MutexState {
-                    owner: p,
-                    last_token: last,
-                })
-            }
-            LockOp::Release(p) => (s.owner == p).then_some(MutexState {
-                owner: Owner::NOBODY,
-                ..*s
-            }),
-            LockOp::Renew(p) => (s.owner == p).then_some(*s),
-        }
+        step(self.fenced, s, self.ops[op])
     }
 
     fn read_only(&self, op: usize) -> bool {
@@ -181,6 +157,41 @@ impl Spec for MutexSpec {
             (true, None) => format!("{owner}, no token granted yet"),
             (false, _) => owner,
         }
+    }
+}
+
+/// The state after `op` in `s`, or `None` when `op` cannot take effect there: the one
+/// definition of the models, which the search and the streaming check
+/// ([`crate::lock::LockOps`]) both step.
+pub(crate) fn step(fenced: bool, s: &MutexState, op: LockOp) -> Option<MutexState> {
+    match op {
+        LockOp::Acquire(p, token) => {
+            let reentry = s.owner == p;
+            if !s.owner.is_nobody() && !reentry {
+                return None;
+            }
+            let mut last = s.last_token;
+            if fenced {
+                if let Some(t) = token {
+                    let below = s
+                        .last_token()
+                        .is_some_and(|l| t < l || (t == l && !reentry));
+                    if below {
+                        return None;
+                    }
+                    last = last.max(t + 1);
+                }
+            }
+            Some(MutexState {
+                owner: p,
+                last_token: last,
+            })
+        }
+        LockOp::Release(p) => (s.owner == p).then_some(MutexState {
+            owner: Owner::NOBODY,
+            ..*s
+        }),
+        LockOp::Renew(p) => (s.owner == p).then_some(*s),
     }
 }
 

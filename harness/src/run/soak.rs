@@ -7,7 +7,7 @@ use super::store::write_store_file;
 use lockpick_checker::exposure;
 use lockpick_checker::history::{HistoryReader, ReadError};
 use lockpick_checker::lock::LockCheckParams;
-use lockpick_checker::run_checks::{check_run_reader_exposed, FileChecks};
+use lockpick_checker::run_checks::{check_growing_run_file, FileChecks};
 use lockpick_store::soak::{SoakRecord, SoakSample, SOAK_FILE, SOAK_VERSION};
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -71,7 +71,7 @@ impl LiveCheck {
             .name("lockpick-live-check".into())
             .spawn(move || {
                 let reader = HistoryReader::new(&path, BufReader::with_capacity(1 << 16, tail));
-                check_run_reader_exposed(reader, &params, plan)
+                check_growing_run_file(reader, &path, &params, plan)
             })
             .map_err(|e| RunError::store(history, e))?;
         Ok(LiveCheck {

@@ -35,7 +35,7 @@ struct Client {
 /// A history that keeps the reader's rules (one operation in flight per process, time never
 /// decreasing), with faults, retirements, crashes, stale and rejected writes, a counter and
 /// operations that never complete.
-fn generate(seed: u64) -> Vec<Event> {
+pub(crate) fn generate(seed: u64) -> Vec<Event> {
     let mut g = Generator::new(seed);
     let steps = 10 + g.rng.below(120);
     for _ in 0..steps {
@@ -415,7 +415,7 @@ fn assert_per_lock_counts_match(
 /// A history in which client 0 hogs lock "l": it takes it again and again, its releases now
 /// and then failing (kept) or never sent (it re-enters holding), while the other clients ask
 /// and fail, and now and then one of them is granted; time moves by milliseconds or seconds.
-fn hog(seed: u64) -> Vec<Event> {
+pub(crate) fn hog(seed: u64) -> Vec<Event> {
     let mut g = Generator::new(seed);
     let others = g.clients.len() as u64 - 1;
     let mut asking: Vec<bool> = vec![false; others as usize + 1];

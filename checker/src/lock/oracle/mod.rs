@@ -14,3 +14,5 @@ mod stale_write;
 pub(crate) use check::check_locks_in_memory;
 #[cfg(test)]
 mod compare;
+#[cfg(test)]
+pub(crate) use compare::{generate as generated, hog as hogged};
