@@ -150,15 +150,18 @@ impl<'a> CellSettings<'a> {
         }
     }
 
-    /// The row's `[client]` options, with its client kind, as a TOML `[client]` table: for the
-    /// client kind to read as it reads a scenario's.
+    /// The row's `[client]` options, with its client kind, as a TOML `[client]` table, and the
+    /// cell's `[resource]`: for the client kind to read as it reads a scenario's.
     pub(super) fn client_text(&self) -> String {
         let mut client = self.row.client.clone();
         client.insert("kind".into(), self.row.client_kind.name().into());
-        toml::to_string(&toml::Table::from_iter([(
-            "client".to_owned(),
-            toml::Value::Table(client),
-        )]))
+        // With the cell's resource: a client's use of the lock may depend on it (a documented
+        // holder's token is checked only by a fenced resource).
+        let resource = toml::Table::from_iter([("mode".to_owned(), self.mode.into())]);
+        toml::to_string(&toml::Table::from_iter([
+            ("client".to_owned(), toml::Value::Table(client)),
+            ("resource".to_owned(), toml::Value::Table(resource)),
+        ]))
         .expect("a TOML table prints")
     }
 
