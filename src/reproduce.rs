@@ -104,6 +104,7 @@ mod tests {
             scenario: "redis-gc-pause".into(),
             seed: 7,
             time_limit: Some(2.5),
+            soak: None,
             clients: Some(3),
             toxiproxy: Some("127.0.0.1:8474".into()),
             backend: Some("etcd".into()),
@@ -118,6 +119,17 @@ mod tests {
             "cargo run -- scenario redis-gc-pause --seed 7 --time-limit 2.5 --clients 3 \
              --toxiproxy 127.0.0.1:8474 --backend etcd --external 127.0.0.1:1,127.0.0.1:2 \
              --resource 127.0.0.1:3"
+        );
+        let soak = Reproduce {
+            scenario: "redis-gc-pause".into(),
+            seed: 7,
+            soak: Some("1h".into()),
+            clients: Some(64),
+            ..Reproduce::default()
+        };
+        assert_eq!(
+            soak.command(),
+            "cargo run -- scenario redis-gc-pause --seed 7 --soak 1h --clients 64"
         );
         let bare = Reproduce {
             scenario: "x".into(),
