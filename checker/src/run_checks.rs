@@ -4,7 +4,7 @@
 use crate::exposure::{self, with_exposure, ExposureStream, Exposures};
 use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine, F};
 use crate::lin_search::Budget;
-use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream};
+use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream, Property};
 use crate::results::LinSummary;
 use crate::verdict::Verdict;
 use std::io::BufRead;
@@ -30,6 +30,13 @@ impl RunChecks {
             .linearizability
             .as_ref()
             .map_or(Verdict::Valid, |l| l.verdict);
+        // Under `fenced` only the resource's correctness counts: a lock that broke its lease
+        // (a grant before the holder's lease ran out, which is what the lease model finds) is
+        // what the fence absorbs, an observation as a double holder is.
+        let lin = match (self.lock.property, lin) {
+            (Property::Fenced, Verdict::Invalid) => Verdict::Valid,
+            (Property::Fenced | Property::Exclusive, v) => v,
+        };
         let merged = self.lock.verdict.merge(lin);
         match &self.exposure {
             Some(exposure) => with_exposure(merged, exposure),

@@ -71,6 +71,30 @@ fn takeover_before_the_lease_ran_out_is_not_linearizable_against_the_lease_model
 }
 
 #[test]
+fn under_fenced_a_lease_the_lock_broke_is_an_observation_not_a_violation() {
+    // The same takeover before the lease ran out, writes with rising tokens accepted: under
+    // `fenced` only the resource counts, so the lease model's finding does not make it
+    // invalid (it is still reported); under `exclusive` it does.
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (5, 0, Ok, Acquire, Some(1), Some(1000)),
+        (100, 1, Invoke, Acquire, None, Some(1000)),
+        (110, 1, Ok, Acquire, Some(2), Some(1000)),
+        (120, 1, Invoke, Release, None, None),
+        (125, 1, Ok, Release, None, None),
+    ]);
+    let fenced = check_run(&events, &params(Property::Fenced));
+    let lin = fenced
+        .linearizability
+        .as_ref()
+        .expect("the lease model fits");
+    assert_eq!(lin.verdict, Verdict::Invalid, "still found and reported");
+    assert_eq!(fenced.verdict(), Verdict::Valid);
+    let exclusive = check_run(&events, &params(Property::Exclusive));
+    assert_eq!(exclusive.verdict(), Verdict::Invalid);
+}
+
+#[test]
 fn takeover_after_the_lease_ran_out_is_linearizable() {
     let events = history(&[
         (0, 0, Invoke, Acquire, None, Some(1000)),

@@ -42,5 +42,5 @@ pub use suite_record::{
     read_suite_history, read_suite_record, write_suite_record, CaseStatus, SuiteCase, SuiteRecord,
     SUITE_DIR, SUITE_FILE, SUITE_VERSION,
 };
-pub use summary::{lin_text, text_summary};
+pub use summary::{lin_note, lin_text, text_summary};
 pub use view::{Outcome, RunView, ViewBuilder};

@@ -1,6 +1,6 @@
 //! The terminal summary printed at the end of a run and by `lockpick check`.
 
-use lockpick_checker::lock::{FindingKind, LockReport};
+use lockpick_checker::lock::{FindingKind, LockReport, Property};
 use lockpick_checker::results::{LinSummary, RunResults};
 use lockpick_checker::verdict::Verdict;
 use std::fmt::Write as _;
@@ -65,10 +65,24 @@ pub fn text_summary(results: &RunResults, dir: &Path) -> String {
         for line in lin_text(lin).lines() {
             let _ = writeln!(out, "  {line}");
         }
+        if let Some(note) = lin_note(results.lock.property, lin) {
+            let _ = writeln!(out, "  {note}");
+        }
     }
     let _ = writeln!(out, "  store: {}", dir.display());
     let _ = writeln!(out, "  reproduce: {}", results.reproduce);
     out
+}
+
+/// What a linearizability violation means for the verdict under `property`, when it is not
+/// what it says: under `fenced` the lease the lock broke is an observation.
+pub fn lin_note(property: Property, lin: &LinSummary) -> Option<&'static str> {
+    match (property, lin.verdict) {
+        (Property::Fenced, Verdict::Invalid) => Some(
+            "(an observation under property fenced: the lock did not hold its lease, and the resource's token checks decide the verdict)",
+        ),
+        (Property::Fenced | Property::Exclusive, _) => None,
+    }
 }
 
 /// The linearizability check of a run: one line, then the explanation of a violation.

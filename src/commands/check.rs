@@ -85,6 +85,9 @@ fn check_locks(args: CheckArgs) -> Outcome {
     out!("{}", printable(&checks.lock.to_string()));
     if let Some(lin) = &checks.linearizability {
         out!("{}", printable(&lockpick_reports::lin_text(lin)));
+        if let Some(note) = lockpick_reports::lin_note(checks.lock.property, lin) {
+            outln!("  {note}");
+        }
     }
     let verdict = checks.verdict();
     if let Some(exposures) = &checks.exposure {
