@@ -42,6 +42,8 @@ pub struct Recorder {
     shared: Arc<Shared>,
     ops: AtomicU64,
     flusher: Option<JoinHandle<()>>,
+    /// Set by [`Recorder::restart_clock`].
+    started: AtomicBool,
 }
 
 /// What the recording threads and the flusher share.
@@ -125,6 +127,7 @@ impl Recorder {
             shared,
             ops: AtomicU64::new(0),
             flusher: Some(flusher),
+            started: AtomicBool::new(false),
         })
     }
 
@@ -136,6 +139,7 @@ impl Recorder {
             shared: Shared::new(None),
             ops: AtomicU64::new(0),
             flusher: None,
+            started: AtomicBool::new(false),
         }
     }
 
@@ -152,6 +156,12 @@ impl Recorder {
             .start
     }
 
+    /// Whether the workload's clock has started ([`Recorder::restart_clock`]): what happens
+    /// before is no part of the history.
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
+    }
+
     /// Makes now time 0 of the history: the workload starts. Events recorded before would
     /// have times before 0, so this is for a history that holds none yet.
     pub fn restart_clock(&self) -> Instant {
@@ -162,6 +172,7 @@ impl Recorder {
             .unwrap_or_else(|p| p.into_inner());
         debug_assert_eq!(p.next_index, 0, "events were recorded before time 0");
         p.start = Instant::now();
+        self.started.store(true, Ordering::Release);
         p.start
     }
 

@@ -486,8 +486,13 @@ impl Shared {
         Ok(true)
     }
 
-    /// The library told this process something: one `notice` in the history, now.
+    /// The library told this process something: one `notice` in the history, now. A notice
+    /// before the workload starts (the library connecting, a server still settling after a
+    /// reset) is about no holding and no part of the history: it is left out.
     fn record_notice(&self, notice: &Notice) {
+        if !self.points.recorder().is_some_and(|r| r.started()) {
+            return;
+        }
         {
             let mut kept = self.notices.lock().unwrap_or_else(|p| p.into_inner());
             if kept.len() == KEPT_NOTICES {
