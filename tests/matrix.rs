@@ -127,7 +127,7 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     let reproduce = run["reproduce"].as_str().unwrap();
     assert!(
         reproduce.starts_with("cargo run -- scenario ")
-            && reproduce.ends_with("scenarios/redis--pause.toml --seed 1"),
+            && reproduce.ends_with(&format!("scenarios/redis--pause.toml --seed 1 --store {s}")),
         "{reproduce}"
     );
 
@@ -536,7 +536,7 @@ fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
     let reproduce = run["reproduce"].as_str().unwrap();
     let file = reproduce
         .strip_prefix("cargo run -- scenario ")
-        .and_then(|r| r.strip_suffix(" --seed 1"))
+        .and_then(|r| r.strip_suffix(&format!(" --seed 1 --store {s}")))
         .unwrap_or_else(|| panic!("{reproduce}"));
     let text = std::fs::read_to_string(file).unwrap();
     assert!(

@@ -170,7 +170,10 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     assert!(dom.contains(r#"<h3 id="zoom-1">"#));
     // Charts are inline SVG: overview + zooms + 3 latency + throughput + tokens.
     assert!(dom.matches("<svg").count() >= 7, "too few charts");
-    assert!(dom.contains("cargo run -- scenario redis-gc-pause --seed 1</pre>"));
+    assert!(dom.contains(&format!(
+        "cargo run -- scenario redis-gc-pause --seed 1 --store {}</pre>",
+        store.path().display()
+    )));
     // Every evidence link points at a row that exists.
     for href in dom.split(r##"href="#ev-"##).skip(1) {
         let idx = &href[..href.find('"').unwrap()];

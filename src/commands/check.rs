@@ -187,7 +187,7 @@ fn checked_results(
                 workload_ms: end_ms,
                 ops,
                 history: "history.jsonl".to_owned(),
-                reproduce: format!("cargo run -- check {}", dir.display()),
+                reproduce: format!("{} check {}", crate::reproduce::program(), dir.display()),
                 lock,
                 linearizability,
                 not_exposed,
