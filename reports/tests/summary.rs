@@ -25,7 +25,7 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
     assert!(html.contains(r#"<span id="verdict" class="badge invalid">INVALID</span>"#));
     // The sentence as text (quotes escaped by the template), in its list item.
     assert!(html.contains(
-        r#"<li class="violation" id="v-2"><span class="kind">stale-write</span>: process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s; process 0 had been paused 0.900 s"#
+        r##"<li class="violation" id="v-2"><a class="n" href="#v-2">2.</a> <span class="kind">stale-write</span>: process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s; process 0 had been paused 0.900 s"##
     ), "{html}");
     assert!(html.contains("both believed they held lock &quot;lock&quot; from 0.420 s"));
     // Every cited index links to a row of the evidence table that exists.
@@ -51,12 +51,54 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
     );
     assert!(html.contains("pause of client 0 for 0.900 s from 0.110 s"));
     assert!(html.contains(
-        r#"<pre id="reproduce-command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#
+        r#"<pre id="reproduce-command" class="command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#
     ));
+    // issue 38: the card under the verdict tells the first episode in a sentence and holds
+    // the command, above the timeline; the violations are grouped by episode with their
+    // pairs; the evidence is folded per violation, the lines inside its window marked.
+    let card = html.find(r#"<section id="card""#).expect("the card");
+    assert!(card < html.find(r#"<section id="timeline">"#).unwrap());
+    assert!(html.contains(
+        r#"<p id="what-happened">Process 0 held the lock from 0.102 s (token 1); process 1 was granted it at 0.420 s (token 2) while process 0 still believed it held it, during the pause of client 0 for 0.900 s from 0.110 s."#
+    ), "{html}");
+    assert!(
+        html[card..].find(r#"id="reproduce-command""#).unwrap()
+            < html[card..].find("</section>").unwrap()
+    );
+    assert!(
+        html.contains(
+            r#"<div class="episode" id="episode-1">
+<h4>Episode 1 of 1: 1 double-holder, 1 stale-write between 0.120 s and 1.021 s</h4>
+<p class="pairs">pairs of processes: 0 &amp; 1</p>"#
+        ),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches(r#"<details class="evidence""#).count(),
+        2,
+        "one per violation"
+    );
+    assert!(html.contains("<summary>violation 2 (stale-write): 4 line(s)</summary>"));
+    // A line both violations cite is shown in each; its anchor is on the first.
+    assert_eq!(html.matches(r#"<tr id="ev-6">"#).count(), 1);
+    assert!(
+        html.contains(r#"<tr><td class="mark">●</td><td class="num">6</td>"#),
+        "{html}"
+    );
+    // The write's invoke came before the stale write's window: context, not marked.
+    assert!(
+        html.contains(r#"<tr><td class="mark"></td><td class="num">5</td>"#),
+        "{html}"
+    );
     // Self-contained: nothing to fetch.
     assert!(!html.contains("src=\"http"), "external fetch");
     assert!(!html.contains("<script src"), "external script");
     assert!(!html.contains("<link"), "external stylesheet");
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("summary-report.html"),
+        &html,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -199,8 +241,11 @@ fn a_deadlock_is_reported_stuck_never_invalid() {
     assert!(!summary.contains("VIOLATION"), "{summary}");
     let html = render_run_report(&results, &events).unwrap();
     assert!(html.contains(r#"<span id="verdict" class="badge stuck">STUCK</span>"#));
-    assert!(html.contains("<h3>Liveness failures</h3>"), "{html}");
-    assert!(html.contains(r#"<li class="liveness" id="v-1"><span class="kind">deadlock</span>"#));
+    assert!(
+        html.contains("<h3>Liveness failures, by episode</h3>"),
+        "{html}"
+    );
+    assert!(html.contains(r##"<li class="liveness" id="v-1"><a class="n" href="#v-1">1.</a> <span class="kind">deadlock</span>"##));
 }
 
 #[test]

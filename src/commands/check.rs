@@ -201,6 +201,11 @@ fn checked_results(
                     instance: None,
                 }),
                 discipline: stored.map(|s| s.client.discipline.name().to_owned()),
+                library: lockpick_harness::client::process::read_hello(dir)
+                    .map(|h| format!("{} {}", h.library, h.version)),
+                description: stored
+                    .filter(|s| !s.description.is_empty())
+                    .map(|s| s.description.clone()),
             }
         }
     }

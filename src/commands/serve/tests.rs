@@ -229,6 +229,8 @@ fn stored_run(store: &Path) -> PathBuf {
         exposures: None,
         server: None,
         discipline: None,
+        library: None,
+        description: None,
     };
     std::fs::write(
         run.join("results.json"),
