@@ -294,7 +294,9 @@ fn render_view(
     soak: Option<SoakSection>,
 ) -> Result<String, ReportError> {
     let lock = &results.lock;
-    let (zooms, zoom_of) = zooms(view, &lock.violations)?;
+    // The lines the evidence shows, which the timelines' titles link to.
+    let linked: BTreeSet<u64> = evidence_events.iter().map(|e| e.index).collect();
+    let (zooms, zoom_of) = zooms(view, &lock.violations, &linked)?;
     let mut rows: Vec<Option<FindingRow>> = lock
         .violations
         .iter()
@@ -321,7 +323,7 @@ fn render_view(
     // A soak's view holds only the windows around its violations: no overview of the whole.
     let (timeline, timeline_note) = match &soak {
         Some(s) => (String::new(), s.drawn.clone()),
-        None => overview_timeline(view, &lock.violations)?,
+        None => overview_timeline(view, &lock.violations, &linked)?,
     };
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
@@ -448,6 +450,7 @@ fn evidence_groups(results: &RunResults, events: &[Event]) -> Vec<EvidenceGroup>
 fn zooms(
     view: &RunView,
     violations: &[Finding],
+    linked: &BTreeSet<u64>,
 ) -> Result<(Vec<Zoom>, Vec<Option<String>>), ReportError> {
     let episodes = episodes(violations, view.end_ns);
     let mut zooms = Vec::new();
@@ -471,7 +474,7 @@ fn zooms(
                 secs(ep.from_ns),
                 secs(ep.to_ns)
             ),
-            svg: zoom_svg(view, violations, ep)?,
+            svg: zoom_svg(view, violations, ep, linked)?,
         });
         for &m in &ep.members {
             zoom_of[m] = Some(id.clone());
@@ -485,6 +488,7 @@ fn zooms(
 fn overview_timeline(
     view: &RunView,
     violations: &[Finding],
+    linked: &BTreeSet<u64>,
 ) -> Result<(String, String), ReportError> {
     let involved: BTreeSet<u64> = violations
         .iter()
@@ -499,6 +503,7 @@ fn overview_timeline(
             to_ns: view.end_ns,
             lanes: lanes.clone(),
             violations: &windows,
+            linked,
         },
     )?;
     let note = if lanes.len() < view.lanes.len() {
@@ -687,7 +692,12 @@ fn pick_lanes<'a>(mut all: Vec<&'a Lane>, involved: &BTreeSet<u64>) -> Vec<&'a L
 }
 
 /// The timeline of one episode: the lanes active in it, its violations marked.
-fn zoom_svg(view: &RunView, violations: &[Finding], ep: &Episode) -> Result<String, ReportError> {
+fn zoom_svg(
+    view: &RunView,
+    violations: &[Finding],
+    ep: &Episode,
+    linked: &BTreeSet<u64>,
+) -> Result<String, ReportError> {
     let (from, to) = (ep.from_ns, ep.to_ns);
     let active: Vec<&Lane> = view
         .lanes
@@ -711,6 +721,7 @@ fn zoom_svg(view: &RunView, violations: &[Finding], ep: &Episode) -> Result<Stri
             to_ns: to,
             lanes: pick_lanes(active, &involved),
             violations: &windows,
+            linked,
         },
     )
 }

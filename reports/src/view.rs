@@ -3,7 +3,7 @@
 //! resource accepted; the fault windows.
 
 use lockpick_checker::faults::{FaultStream, FaultWindow};
-use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::history::{Event, EventKind, Process, F, RUN_ENDED};
 use std::collections::{HashMap, HashSet};
 
 /// How an operation ended, for colouring.
@@ -101,6 +101,9 @@ pub struct Lane {
     pub retired_ns: Option<u64>,
     /// When the nemesis crashed it.
     pub crashed_ns: Option<u64>,
+    /// When the run ended with an operation of it in flight (`run-ended`): neither a
+    /// retirement nor a crash.
+    pub run_ended_ns: Option<u64>,
     /// When the lock library told it something unasked (a `notice`), and what.
     pub notices: Vec<(u64, String)>,
     pub ops: usize,
@@ -317,7 +320,10 @@ impl ViewBuilder {
             }
             _ => {}
         }
-        if outcome == Outcome::Info {
+        if outcome == Outcome::Info && e.error.as_deref() == Some(RUN_ENDED) {
+            // The workload's end cut it short: the hold (if any) is open to the end.
+            lane.run_ended_ns.get_or_insert(e.time_ns);
+        } else if outcome == Outcome::Info {
             lane.retired_ns.get_or_insert(e.time_ns);
             close(&mut self.holding, lane, e.time_ns, HoldEnd::Retired);
         }
@@ -361,6 +367,7 @@ fn lane_of(lanes: &mut HashMap<u64, Lane>, p: u64, at_ns: u64) -> &mut Lane {
         writes: Vec::new(),
         retired_ns: None,
         crashed_ns: None,
+        run_ended_ns: None,
         notices: Vec::new(),
         ops: 0,
     })

@@ -90,6 +90,44 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
         html.contains(r#"<tr><td class="mark"></td><td class="num">5</td>"#),
         "{html}"
     );
+    // Every hold, write and fault has a title; those whose line the evidence shows link to it.
+    assert!(
+        html.contains(r##"<a href="#ev-1"><rect class="hold""##),
+        "{html}"
+    );
+    assert!(html.contains(
+        "<title>p0 held the lock 0.102 s – 1.020 s (token 1); lost (history #1)</title>"
+    ));
+    assert!(html.contains("<title>p0 write with token 1 at 1.011 s → ok (accepted although stale) after 2.00 ms (history #10)</title>"));
+    assert!(html.contains("<title>pause of client 0 for 0.900 s from 0.110 s (history #2)</title>"));
+    // The pause of client 0 is shaded on its lane, one of two: half the plot's height.
+    let fault = html.split(r#"<rect class="fault""#).nth(1).unwrap();
+    let height: i32 = fault
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let hold = html.split(r#"<rect class="hold""#).nth(1).unwrap();
+    let lane: i32 = hold
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        height < 2 * lane,
+        "a client's pause on its lane only: {height} px"
+    );
+    // Charts are as wide as the page: no fixed width.
+    assert!(html.contains(r#"xmlns="http://www.w3.org/2000/svg" width="100%">"#));
+    assert!(!html.contains(r#"<svg width="1100""#));
     // Self-contained: nothing to fetch.
     assert!(!html.contains("src=\"http"), "external fetch");
     assert!(!html.contains("<script src"), "external script");
