@@ -284,6 +284,12 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         dom.contains("client-pause before-write"),
         "fault column missing"
     );
+    // Each lock's lease beside its verdict: redis-gc-pause's lock asks for 300 ms (the naive
+    // lock names none).
+    assert!(
+        dom.contains(r#"data-backend="redis"><th>redis</th><td class="num lease">300 ms</td>"#),
+        "{dom}"
+    );
     // The report links resolve to the runs' reports.
     assert_report_links(&dom, Path::new(compare), 2);
     chromium(

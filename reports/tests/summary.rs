@@ -351,3 +351,32 @@ fn a_run_whose_fault_opened_no_window_is_reported_not_exposed_never_valid() {
         "{html}"
     );
 }
+
+#[test]
+fn a_library_run_is_headed_and_summed_up_by_its_library_and_the_card_says_the_scenario() {
+    // issue 38: the adapter's hello names the library; the page says it, not only the lock.
+    let events = gc_pause_history();
+    let mut results = results_for(&events, "hand-built-gc-pause");
+    results.backend = "process@redis".to_owned();
+    results.library = Some("Redisson 3.52.0".to_owned());
+    results.description = Some("A pause past the lease.".to_owned());
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(html.contains(
+        r#"<h1>hand-built-gc-pause on <span id="library">Redisson 3.52.0</span> (process@redis), seed 7"#
+    ), "{html}");
+    assert!(
+        html.contains("<td>Redisson 3.52.0 on process@redis"),
+        "{html}"
+    );
+    assert!(html.contains(
+        r#"<p id="card-library"><b>Library:</b> Redisson 3.52.0, through its adapter</p>"#
+    ));
+    assert!(html.contains(
+        r#"<p id="scenario-description"><b>The scenario:</b> A pause past the lease.</p>"#
+    ));
+    let text = lockpick_reports::text_summary(&results, std::path::Path::new("run"));
+    assert!(
+        text.starts_with("hand-built-gc-pause on Redisson 3.52.0 (process@redis), seed 7: "),
+        "{text}"
+    );
+}
