@@ -1,4 +1,4 @@
-//! Every exit code `lockpick` uses, in one place. README.md's table mirrors this file.
+//! Every exit code `lockpick` uses, in one place. docs/usage.md's table mirrors this file.
 
 /// The history satisfied every checked property.
 pub const VALID: u8 = 0;

@@ -348,3 +348,98 @@ fn suite_refuses_a_time_budget_out_of_range() {
         assert!(err.contains("--time-budget"), "{err}");
     }
 }
+
+/// Every run folder of `scenario` in `store`, the `latest` link left out.
+fn run_folders(store: &Path, scenario: &str) -> Vec<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(store.join(scenario))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !p.ends_with("latest"))
+        .collect();
+    runs.sort();
+    runs
+}
+
+fn results_of(run: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(run.join("results.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_printed_reproduce_command_of_a_binary_outside_the_checkout_repeats_the_run() {
+    // issue 38: the binary run from a folder outside the checkout, into a store that is not
+    // the default (and named relative to that folder), prints a command in its own words
+    // that, pasted into a shell there, makes the same run into the same store.
+    let here = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_lockpick");
+    let first = Command::new(exe)
+        .current_dir(here.path())
+        .args([
+            "scenario",
+            "redis-gc-pause",
+            "--time-limit",
+            "2",
+            "--store",
+            "runs",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert_eq!(
+        first.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let command = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("reproduce: "))
+        .unwrap_or_else(|| panic!("no reproduce line in {stdout}"))
+        .to_owned();
+    assert_eq!(
+        command,
+        format!("{exe} scenario redis-gc-pause --seed 1 --time-limit 2 --store runs"),
+        "the binary that ran, not `cargo run --`, and the store"
+    );
+    let store = here.path().join("runs");
+    let runs = run_folders(&store, "redis-gc-pause");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let before = results_of(&runs[0]);
+    assert_eq!(
+        before["reproduce"],
+        command.as_str(),
+        "results.json stores it"
+    );
+    // The page escapes `/` as the template engine does everywhere.
+    let page = std::fs::read_to_string(runs[0].join("report.html"))
+        .unwrap()
+        .replace("&#x2f;", "/");
+    assert!(page.contains(&command), "the report shows it");
+
+    // Pasted as it is, from the same folder.
+    let again = Command::new("sh")
+        .current_dir(here.path())
+        .args(["-c", &command])
+        .output()
+        .unwrap();
+    assert_eq!(
+        again.status.code(),
+        first.status.code(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let runs = run_folders(&store, "redis-gc-pause");
+    assert_eq!(
+        runs.len(),
+        2,
+        "the second run went to the same store: {runs:?}"
+    );
+    let after = results_of(&runs[1]);
+    for field in ["scenario", "seed", "backend", "reproduce"] {
+        assert_eq!(after[field], before[field], "{field}");
+    }
+    assert!(
+        !here.path().join("store").exists(),
+        "nothing went to the default store"
+    );
+}

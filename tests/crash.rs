@@ -1,6 +1,6 @@
 //! A real run killed with SIGKILL at each phase leaves a store that says what happened, and
 //! nothing outside it: no server, no libfaketime file in /dev/shm, no JVM perf file in
-//! /tmp/hsperfdata_*, and no node data once `lockpick gc` ran (README: "What a run keeps").
+//! /tmp/hsperfdata_*, and no node data once `lockpick gc` ran (docs/usage.md: "What a run keeps").
 //! The phase is hit exactly through the `LOCKPICK_TEST_STOP_AT` hook: the run stops itself
 //! (SIGSTOP) right after recording the phase in run.json, and the test kills it there.
 

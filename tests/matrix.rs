@@ -127,7 +127,7 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     let reproduce = run["reproduce"].as_str().unwrap();
     assert!(
         reproduce.starts_with("cargo run -- scenario ")
-            && reproduce.ends_with("scenarios/redis--pause.toml --seed 1"),
+            && reproduce.ends_with(&format!("scenarios/redis--pause.toml --seed 1 --store {s}")),
         "{reproduce}"
     );
 
@@ -215,8 +215,10 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     for needle in [
         "# Safety matrix `tiny`",
         "| lock | none | pause | short-pause |",
-        // Each count with its 95% interval: one run bounds little.
-        "| **redis** | safe 0/1 ≤98% | UNSAFE 1/1 2–100% |",
+        // Each count with its 95% interval: one run bounds little. Each cell on one line,
+        // UNSAFE marked, linked to its sentence below.
+        "| **redis** | [safe&nbsp;0/1&nbsp;≤98%](#cell-redis--none) | [**🔴&nbsp;UNSAFE&nbsp;1/1&nbsp;2–100%**](#cell-redis--pause) |",
+        r#"- <a id="cell-redis--pause"></a>**redis × pause**: "#,
         "- redis-server ",
         "**Incomplete:** 3 seeds per cell were asked for; the cells below have 1 to 1 run(s) each",
         "**redis × pause**: safety violations in 1 of 1 run(s) that could show one; the rate is ",
@@ -226,6 +228,13 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     ] {
         assert!(md.contains(needle), "{needle:?} not in:\n{md}");
     }
+    // The page is read on other machines: the last command names no path of this one.
+    let last = md
+        .lines()
+        .find(|l| l.starts_with("The last command run on it: "))
+        .unwrap();
+    assert!(!last.contains(s), "{last}");
+    assert!(last.contains(" --store STORE"), "{last}");
     // Resumed again without --seeds, the matrix keeps the 3 seeds it was last run with, not
     // the file's 1.
     let out = lockpick(&[
@@ -536,7 +545,7 @@ fn a_library_row_runs_through_its_adapter_and_its_cell_reproduces() {
     let reproduce = run["reproduce"].as_str().unwrap();
     let file = reproduce
         .strip_prefix("cargo run -- scenario ")
-        .and_then(|r| r.strip_suffix(" --seed 1"))
+        .and_then(|r| r.strip_suffix(&format!(" --seed 1 --store {s}")))
         .unwrap_or_else(|| panic!("{reproduce}"));
     let text = std::fs::read_to_string(file).unwrap();
     assert!(
@@ -939,7 +948,7 @@ fn until_adds_seeds_to_a_safe_cell_until_its_bound_and_stops_an_unsafe_one_at_it
         md.contains("**Seeds until sure:** each cell ran 1 seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds); the cells below have "),
         "{md}"
     );
-    assert!(md.contains("safe 0/8 ≤37%"), "{md}");
+    assert!(md.contains("safe&nbsp;0/8&nbsp;≤37%"), "{md}");
     let html = std::fs::read_to_string(dir.join("matrix.html")).unwrap();
     assert!(
         html.contains("1 seed(s) per cell, then more until each cell had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds)"),

@@ -170,7 +170,10 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     assert!(dom.contains(r#"<h3 id="zoom-1">"#));
     // Charts are inline SVG: overview + zooms + 3 latency + throughput + tokens.
     assert!(dom.matches("<svg").count() >= 7, "too few charts");
-    assert!(dom.contains("cargo run -- scenario redis-gc-pause --seed 1</pre>"));
+    assert!(dom.contains(&format!(
+        "cargo run -- scenario redis-gc-pause --seed 1 --store {}</pre>",
+        store.path().display()
+    )));
     // Every evidence link points at a row that exists.
     for href in dom.split(r##"href="#ev-"##).skip(1) {
         let idx = &href[..href.find('"').unwrap()];
@@ -179,6 +182,64 @@ fn report_compare_and_serve_pages_render_in_chromium() {
             "dangling #ev-{idx}"
         );
     }
+    // issue 38: the "what happened" card under the verdict: the first episode in a sentence
+    // (who held, when its lease ran out, who was granted, the pause over it), the scenario's
+    // description, and the command, above the timeline.
+    let card = dom.find(r#"<section id="card""#).expect("the card");
+    let timeline = dom.find(r#"<section id="timeline">"#).unwrap();
+    assert!(dom.find(r#"<span id="verdict""#).unwrap() < card && card < timeline);
+    let what = dom
+        .split(r#"<p id="what-happened">"#)
+        .nth(1)
+        .and_then(|s| s.split("</p>").next())
+        .unwrap();
+    assert!(
+        what.contains("held the lock from ")
+            && what.contains("and its lease ran out at ")
+            && what.contains("was granted it at ")
+            && what.contains("during the pause of client "),
+        "{what}"
+    );
+    assert!(dom.contains(
+        "<b>The scenario:</b> Client GC pause past the lock's TTL, naive resource: double holder and stale write."
+    ), "{dom}");
+    let command = dom
+        .find(r#"<pre id="reproduce-command" class="command">"#)
+        .unwrap();
+    assert!(
+        card < command && command < timeline,
+        "the command is in the card"
+    );
+    // The violations grouped by episode, each with its pairs of processes.
+    let episodes = dom.matches(r#"<div class="episode" id="episode-"#).count();
+    let violations = dom.matches(r#"<li class="violation" id="v-"#).count();
+    assert!(
+        episodes >= 1 && episodes < violations,
+        "{episodes} episode(s), {violations} violation(s)"
+    );
+    assert!(dom.contains(r#"<p class="pairs">pairs of processes: "#));
+    assert!(
+        dom.contains(r#"<details class="evidence" open="">"#),
+        "{dom}"
+    );
+    // Every hold, write and fault in the timeline has a title; the holds past their lease
+    // are hatched; only a process that retired or crashed is marked so.
+    for class in ["hold", "write", "fault"] {
+        let titled = dom
+            .split(&format!(r#"<rect class="{class}""#))
+            .skip(1)
+            .filter(|r| r.split("</rect>").next().unwrap().contains("<title>"))
+            .count();
+        assert!(titled > 0, "no titled {class}");
+    }
+    assert!(
+        dom.contains(r#"<rect class="past-lease""#),
+        "no hatch past a lease"
+    );
+    assert!(
+        !dom.contains(" ✝</text>"),
+        "no process retired or crashed in this run"
+    );
     chromium(
         &file_url(&report),
         &format!("--screenshot={}", shot("report.png").display()),
@@ -222,6 +283,12 @@ fn report_compare_and_serve_pages_render_in_chromium() {
     assert!(
         dom.contains("client-pause before-write"),
         "fault column missing"
+    );
+    // Each lock's lease beside its verdict: redis-gc-pause's lock asks for 300 ms (the naive
+    // lock names none).
+    assert!(
+        dom.contains(r#"data-backend="redis"><th>redis</th><td class="num lease">300 ms</td>"#),
+        "{dom}"
     );
     // The report links resolve to the runs' reports.
     assert_report_links(&dom, Path::new(compare), 2);

@@ -74,7 +74,7 @@ fn check_of_a_bare_history_writes_a_report_beside_it() {
     assert!(html.contains(r#"class="badge invalid">INVALID</span>"#));
     assert!(html.contains("process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s"));
     // The template escapes '/' in the path; the command itself is what matters.
-    assert!(html.contains(r#"<pre id="reproduce-command">cargo run -- check "#));
+    assert!(html.contains(r#"<pre id="reproduce-command" class="command">cargo run -- check "#));
 }
 
 #[test]
@@ -109,6 +109,8 @@ fn report_that_cannot_write_its_page_is_a_harness_error() {
         exposures: None,
         server: None,
         discipline: None,
+        library: None,
+        description: None,
     };
     let json = serde_json::to_vec(&results).unwrap();
     std::fs::write(dir.path().join("results.json"), json).unwrap();

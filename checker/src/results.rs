@@ -57,6 +57,14 @@ pub struct RunResults {
     /// the lease first); absent in results written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discipline: Option<String>,
+    /// The lock library an adapter ran and its version, as its hello named them
+    /// (`Redisson 3.52.0`); absent for a built-in client and in results written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// The scenario's description (what it does and why it breaks or holds); absent when it
+    /// has none and in results written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// The server a run used: its kind, the release the scenario picked, and the version the

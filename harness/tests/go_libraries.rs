@@ -249,5 +249,54 @@ fn zk_lock_used_as_documented_lets_go_when_told_and_the_cut_makes_no_double_hold
     assert!(
         told_holder,
         "a holder was told of the cut while it held\n{report}"
+
+/// The README's first adapter in Go (docs/examples/first-adapter/go, built by scripts/setup).
+fn first_go_adapter() -> Option<PathBuf> {
+    let path =
+        scenario_support::readme::repo().join("docs/examples/first-adapter/go/bin/my-adapter");
+    if path.is_file() {
+        Some(path)
+    } else {
+        eprintln!(
+            "SKIPPED: {} is not built; run `bash scripts/setup` (needs Go 1.26+)",
+            path.display()
+        );
+        None
+    }
+}
+
+#[test]
+fn the_readme_go_first_adapter_is_the_file_in_the_repo_and_pins_its_module() {
+    let example = scenario_support::readme::repo().join("docs/examples/first-adapter/go");
+    let main = std::fs::read_to_string(example.join("main.go")).unwrap();
+    assert_eq!(scenario_support::readme::first_adapter_blocks("go"), [main]);
+    // Its helper is lockpick's, byte for byte (a link here; a copy in the reader's folder).
+    assert_eq!(
+        std::fs::read(example.join("protocol/protocol.go")).unwrap(),
+        std::fs::read(scenario_support::readme::repo().join("clients/go/protocol/protocol.go"))
+            .unwrap()
+    );
+    let sum = std::fs::read_to_string(example.join("go.sum")).unwrap();
+    assert!(
+        sum.contains("github.com/redis/go-redis/v9 v9.23.0 h1:"),
+        "{sum}"
+    );
+}
+
+#[test]
+fn the_readme_go_first_adapter_runs_and_its_gc_pause_makes_a_double_holder() {
+    if first_go_adapter().is_none() {
+        return;
+    }
+    let path =
+        scenario_support::readme::repo().join("docs/examples/first-adapter/go/scenario.toml");
+    let (report, dir) = expecting(run(path.to_str().unwrap()), Verdict::Invalid);
+    assert_hello(&dir, "github.com/redis/go-redis/v9", "v9.23.0");
+    assert_caused_by(double_holder(&report), F::Pause);
+    // results.json keeps the library the hello named, which the report heads with.
+    let results = lockpick_reports::read_results(&dir).unwrap();
+    assert_eq!(
+        results.library.as_deref(),
+        Some("github.com/redis/go-redis/v9 v9.23.0")
     );
 }

@@ -17,6 +17,7 @@ use lockpick_checker::lock::Finding;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::run::{run_scenario, RunError, RunOptions};
 use lockpick_harness::scenario::parse_scenario;
+use scenario_support::readme::{first_adapter_blocks, repo};
 use scenario_support::{
     assert_baseline_stats, assert_caused_by, assert_zookeeper_library_told_lost, double_holder,
     expecting, history, run, run_min_ops,
@@ -304,31 +305,6 @@ fn kazoo_under_latency_near_the_session_timeout_keeps_one_holder() {
             .any(|e| e.f == F::Acquire && e.kind == EventKind::Ok && e.time_ns > healed),
         "{report}"
     );
-}
-
-/// The repository's root.
-fn repo() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-/// The fenced code blocks of `lang` in the README's "Your first adapter" section, in order.
-fn first_adapter_blocks(lang: &str) -> Vec<String> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let start = readme
-        .find("### Your first adapter")
-        .expect("the README has the walk-through");
-    let section = &readme[start..];
-    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
-    let fence = format!("```{lang}\n");
-    let mut blocks = Vec::new();
-    let mut rest = section;
-    while let Some(at) = rest.find(&fence) {
-        let body = &rest[at + fence.len()..];
-        let end = body.find("```").expect("closed fence");
-        blocks.push(body[..end].to_owned());
-        rest = &body[end..];
-    }
-    blocks
 }
 
 #[test]

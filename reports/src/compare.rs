@@ -59,6 +59,10 @@ struct Cell {
 #[derive(Debug, Serialize)]
 struct Row {
     backend: String,
+    /// The library an adapter ran (`Redisson 3.52.0`), if recorded.
+    library: Option<String>,
+    /// The lease its grants carried: `300 ms`, `280–300 ms`, or `—`.
+    lease: String,
     verdict: String,
     verdict_class: String,
     cells: Vec<Cell>,
@@ -178,10 +182,12 @@ fn ran_row(
             s.acquires_ok
         )
     };
-    let (p50, p99) = acquire_latency(&run.dir, r)?;
+    let (p50, p99, lease) = acquire_latency(&run.dir, r)?;
     let report = run.dir.join("report.html");
     Ok(Row {
         backend: backend.to_owned(),
+        library: r.library.clone(),
+        lease,
         verdict: r.verdict.name().to_owned(),
         verdict_class: r.verdict.name().to_owned(),
         cells,
@@ -197,18 +203,27 @@ fn ran_row(
 }
 
 /// p50 and p99 latency of the acquires that succeeded, from the run's history.
-fn acquire_latency(dir: &Path, r: &RunResults) -> Result<(String, String), ReportError> {
+/// p50 and p99 latency of the acquires that succeeded and the leases they carried, from the
+/// run's history.
+fn acquire_latency(dir: &Path, r: &RunResults) -> Result<(String, String, String), ReportError> {
     let path = dir.join(&r.history);
-    let v = acquire_latencies(&path).map_err(|e| ReportError::Parse {
+    let got = acquire_outcomes(&path).map_err(|e| ReportError::Parse {
         path: path.clone(),
         message: e.to_string(),
     })?;
+    let lease = match got.lease_ms {
+        Some((a, b)) if a == b => format!("{a} ms"),
+        Some((a, b)) => format!("{a}–{b} ms"),
+        None => "—".to_owned(),
+    };
+    let v = got.ok_ms;
     if v.is_empty() {
-        return Ok(("—".to_owned(), "—".to_owned()));
+        return Ok(("—".to_owned(), "—".to_owned(), lease));
     }
     Ok((
         format!("{:.2} ms", quantile(&v, 0.5)),
         format!("{:.2} ms", quantile(&v, 0.99)),
+        lease,
     ))
 }
 
@@ -227,13 +242,16 @@ pub struct AcquireOutcomes {
     pub failed: u64,
     /// Acquires whose outcome is unknown (`info`).
     pub unknown: u64,
+    /// The shortest and longest lease the granted acquires carried (what the lock or its
+    /// adapter reported, else what was asked for), in milliseconds; none when none said.
+    pub lease_ms: Option<(u64, u64)>,
 }
 
 /// The acquires of the history at `path`, read line by line: a client has one operation in
 /// flight at a time, so its acquire's invocation is all there is to keep.
 pub fn acquire_outcomes(path: &Path) -> Result<AcquireOutcomes, ReadError> {
     let mut reader = HistoryReader::open(path)?;
-    let mut invoked: HashMap<u64, u64> = HashMap::new();
+    let mut invoked: HashMap<u64, (u64, Option<u64>)> = HashMap::new();
     let mut out = AcquireOutcomes::default();
     while let Some(e) = reader.next_event()? {
         let (Process::Client(p), F::Acquire) = (e.process, e.f) else {
@@ -241,11 +259,15 @@ pub fn acquire_outcomes(path: &Path) -> Result<AcquireOutcomes, ReadError> {
         };
         match e.kind {
             EventKind::Invoke => {
-                invoked.insert(p, e.time_ns);
+                invoked.insert(p, (e.time_ns, e.value.lease_ms));
             }
             EventKind::Ok => {
-                if let Some(t) = invoked.remove(&p) {
+                if let Some((t, asked)) = invoked.remove(&p) {
                     out.ok_ms.push(e.time_ns.saturating_sub(t) as f64 / 1e6);
+                    if let Some(l) = e.value.lease_ms.or(asked) {
+                        out.lease_ms =
+                            Some(out.lease_ms.map_or((l, l), |(a, b)| (a.min(l), b.max(l))));
+                    }
                 }
             }
             EventKind::Fail => {

@@ -4,8 +4,10 @@
 
 mod atomic_write;
 pub mod bench;
+mod card;
 mod charts;
 mod compare;
+mod episodes;
 mod error;
 pub mod explore;
 mod exposure;

@@ -3,6 +3,7 @@
 //! fencing tokens, faults, and the command that repeats the run.
 
 use crate::charts::{latency_svg, throughput_svg, timeline_svg, tokens_svg, TimelineSpec};
+use crate::episodes::{episode_groups, episodes, Episode, EpisodeGroup};
 use crate::error::ReportError;
 use crate::quantiles::{latency_quantiles, Quantiles};
 use crate::soak_section::{soak_section, Drawn, SoakSection};
@@ -51,11 +52,31 @@ struct Zoom {
     svg: String,
 }
 
+/// The violations of one episode (or of the whole run), as the list shows them together.
+#[derive(Debug, Serialize)]
+struct ViolationGroup {
+    id: String,
+    title: String,
+    pairs: String,
+    violations: Vec<FindingRow>,
+}
+
 #[derive(Debug, Serialize)]
 struct EvidenceRow {
     index: u64,
     time: String,
     line: String,
+    /// The row carries the `ev-N` anchor: the first time the line is shown.
+    anchor: bool,
+    /// The line is inside the finding's window: what broke, not its context.
+    offending: bool,
+}
+
+/// The cited lines of one violation (or of the other findings), folded.
+#[derive(Debug, Serialize)]
+struct EvidenceGroup {
+    title: String,
+    rows: Vec<EvidenceRow>,
 }
 
 #[derive(Debug, Serialize)]
@@ -70,7 +91,9 @@ struct Page {
     /// The linearizability check, when the run had one.
     lin: Option<lockpick_checker::results::LinSummary>,
     r: RunSummary,
-    violations: Vec<FindingRow>,
+    card: crate::card::Card,
+    /// The violations, grouped by episode.
+    groups: Vec<ViolationGroup>,
     observations: Vec<FindingRow>,
     omitted_violations: u64,
     omitted_observations: u64,
@@ -83,7 +106,7 @@ struct Page {
     throughput: String,
     tokens: Option<String>,
     faults: Vec<FaultRow>,
-    evidence: Vec<EvidenceRow>,
+    evidence: Vec<EvidenceGroup>,
     evidence_omitted: usize,
     /// What the library told its holders, each beside when the lock was lost.
     learned: Vec<LearnedRow>,
@@ -145,6 +168,8 @@ fn learned_row(l: &Learned) -> LearnedRow {
 struct RunSummary {
     scenario: String,
     backend: String,
+    /// The lock library an adapter ran and its version (`Redisson 3.52.0`), if recorded.
+    library: Option<String>,
     /// The server and the version it reported (`etcd 3.6.16`), if recorded.
     server: Option<String>,
     /// The start of the servers the run used and which of its runs it was, if recorded.
@@ -269,13 +294,25 @@ fn render_view(
     soak: Option<SoakSection>,
 ) -> Result<String, ReportError> {
     let lock = &results.lock;
-    let (zooms, zoom_of) = zooms(view, &lock.violations)?;
-    let violations: Vec<FindingRow> = lock
+    // The lines the evidence shows, which the timelines' titles link to.
+    let linked: BTreeSet<u64> = evidence_events.iter().map(|e| e.index).collect();
+    let (zooms, zoom_of) = zooms(view, &lock.violations, &linked)?;
+    let mut rows: Vec<Option<FindingRow>> = lock
         .violations
         .iter()
         .zip(zoom_of)
         .enumerate()
-        .map(|(n, (f, zoom))| finding_row(format!("v-{}", n + 1), f, zoom))
+        .map(|(n, (f, zoom))| Some(finding_row(format!("v-{}", n + 1), f, zoom)))
+        .collect();
+    let eps = episodes(&lock.violations, view.end_ns);
+    let groups: Vec<ViolationGroup> = episode_groups(&lock.violations, &eps)
+        .into_iter()
+        .map(|g: EpisodeGroup| ViolationGroup {
+            violations: g.members.iter().filter_map(|&m| rows[m].take()).collect(),
+            id: g.id,
+            title: g.title,
+            pairs: g.pairs,
+        })
         .collect();
     let observations = lock
         .observations
@@ -286,7 +323,7 @@ fn render_view(
     // A soak's view holds only the windows around its violations: no overview of the whole.
     let (timeline, timeline_note) = match &soak {
         Some(s) => (String::new(), s.drawn.clone()),
-        None => overview_timeline(view, &lock.violations)?,
+        None => overview_timeline(view, &lock.violations, &linked)?,
     };
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
@@ -298,17 +335,11 @@ fn render_view(
         }
     }
     let cited = cited_indices(results);
-    let evidence: Vec<EvidenceRow> = evidence_events
-        .iter()
-        .map(|e| EvidenceRow {
-            index: e.index,
-            time: secs(e.time_ns),
-            line: serde_json::to_string(e).unwrap_or_default(),
-        })
-        .collect();
+    let evidence = evidence_groups(results, evidence_events);
     let page = Page {
         r: run_summary(results, view, n_events),
-        violations,
+        card: crate::card::card(results, view, &eps),
+        groups,
         observations,
         omitted_violations: lock.omitted_violations,
         omitted_observations: lock.omitted_observations,
@@ -357,11 +388,69 @@ fn render_view(
     render("report.html", &page)
 }
 
+/// The cited lines grouped by the violation that cites them, in its order, then the lines
+/// only the other findings cite. A line cited twice is shown in each group; its anchor is on
+/// the first.
+fn evidence_groups(results: &RunResults, events: &[Event]) -> Vec<EvidenceGroup> {
+    let by_index: std::collections::HashMap<u64, &Event> =
+        events.iter().map(|e| (e.index, e)).collect();
+    let mut anchored = BTreeSet::new();
+    let mut row = |e: &Event, offending: bool| EvidenceRow {
+        index: e.index,
+        time: secs(e.time_ns),
+        line: serde_json::to_string(e).unwrap_or_default(),
+        anchor: anchored.insert(e.index),
+        offending,
+    };
+    let mut groups = Vec::new();
+    for (n, f) in results.lock.violations.iter().enumerate() {
+        let rows: Vec<EvidenceRow> = f
+            .indices
+            .iter()
+            .filter_map(|i| by_index.get(i))
+            .map(|e| {
+                let inside = f
+                    .window
+                    .is_some_and(|w| (w.start_ns..=w.end_ns).contains(&e.time_ns));
+                row(e, inside)
+            })
+            .collect();
+        if !rows.is_empty() {
+            groups.push(EvidenceGroup {
+                title: format!("violation {} ({}): {} line(s)", n + 1, f.kind, rows.len()),
+                rows,
+            });
+        }
+    }
+    let rest: Vec<EvidenceRow> = events
+        .iter()
+        .filter(|e| !anchored.contains(&e.index))
+        .map(|e| EvidenceRow {
+            index: e.index,
+            time: secs(e.time_ns),
+            line: serde_json::to_string(e).unwrap_or_default(),
+            anchor: true,
+            offending: false,
+        })
+        .collect();
+    if !rest.is_empty() {
+        groups.push(EvidenceGroup {
+            title: format!(
+                "the other findings (observations, the library's notices): {} line(s)",
+                rest.len()
+            ),
+            rows: rest,
+        });
+    }
+    groups
+}
+
 /// The zoomed timelines of the first [`MAX_ZOOMS`] episodes of `violations`, and the anchor
 /// of the zoom each violation is shown in, if any.
 fn zooms(
     view: &RunView,
     violations: &[Finding],
+    linked: &BTreeSet<u64>,
 ) -> Result<(Vec<Zoom>, Vec<Option<String>>), ReportError> {
     let episodes = episodes(violations, view.end_ns);
     let mut zooms = Vec::new();
@@ -385,7 +474,7 @@ fn zooms(
                 secs(ep.from_ns),
                 secs(ep.to_ns)
             ),
-            svg: zoom_svg(view, violations, ep)?,
+            svg: zoom_svg(view, violations, ep, linked)?,
         });
         for &m in &ep.members {
             zoom_of[m] = Some(id.clone());
@@ -399,6 +488,7 @@ fn zooms(
 fn overview_timeline(
     view: &RunView,
     violations: &[Finding],
+    linked: &BTreeSet<u64>,
 ) -> Result<(String, String), ReportError> {
     let involved: BTreeSet<u64> = violations
         .iter()
@@ -413,6 +503,7 @@ fn overview_timeline(
             to_ns: view.end_ns,
             lanes: lanes.clone(),
             violations: &windows,
+            linked,
         },
     )?;
     let note = if lanes.len() < view.lanes.len() {
@@ -434,6 +525,7 @@ fn run_summary(results: &RunResults, view: &RunView, n_events: usize) -> RunSumm
     RunSummary {
         scenario: results.scenario.clone(),
         backend: results.backend.clone(),
+        library: results.library.clone(),
         server: results.server.as_ref().map(|s| s.describe()),
         instance: results.server.as_ref().and_then(|s| s.instance.clone()),
         discipline: results.discipline.clone(),
@@ -599,53 +691,13 @@ fn pick_lanes<'a>(mut all: Vec<&'a Lane>, involved: &BTreeSet<u64>) -> Vec<&'a L
     all
 }
 
-/// Violations close in time, zoomed on together: their windows with room on both sides,
-/// merged where they overlap.
-#[derive(Debug)]
-struct Episode {
-    from_ns: u64,
-    to_ns: u64,
-    /// Positions of the violations in the report's list.
-    members: Vec<usize>,
-}
-
-fn episodes(violations: &[Finding], end_ns: u64) -> Vec<Episode> {
-    let mut padded: Vec<(u64, u64, usize)> = violations
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| {
-            let w = f.window?;
-            let pad = ((w.end_ns - w.start_ns) / 2).max(300_000_000);
-            Some((
-                w.start_ns.saturating_sub(pad),
-                (w.end_ns + pad).min(end_ns.max(w.end_ns)),
-                i,
-            ))
-        })
-        .collect();
-    padded.sort_unstable();
-    let mut out: Vec<Episode> = Vec::new();
-    for (from, to, i) in padded {
-        match out.last_mut() {
-            Some(ep) if from <= ep.to_ns => {
-                ep.to_ns = ep.to_ns.max(to);
-                ep.members.push(i);
-            }
-            _ => out.push(Episode {
-                from_ns: from,
-                to_ns: to,
-                members: vec![i],
-            }),
-        }
-    }
-    for ep in &mut out {
-        ep.members.sort_unstable();
-    }
-    out
-}
-
 /// The timeline of one episode: the lanes active in it, its violations marked.
-fn zoom_svg(view: &RunView, violations: &[Finding], ep: &Episode) -> Result<String, ReportError> {
+fn zoom_svg(
+    view: &RunView,
+    violations: &[Finding],
+    ep: &Episode,
+    linked: &BTreeSet<u64>,
+) -> Result<String, ReportError> {
     let (from, to) = (ep.from_ns, ep.to_ns);
     let active: Vec<&Lane> = view
         .lanes
@@ -669,6 +721,7 @@ fn zoom_svg(view: &RunView, violations: &[Finding], ep: &Episode) -> Result<Stri
             to_ns: to,
             lanes: pick_lanes(active, &involved),
             violations: &windows,
+            linked,
         },
     )
 }

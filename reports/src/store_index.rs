@@ -18,6 +18,8 @@ pub struct StoredRun {
     pub path: String,
     pub scenario: String,
     pub backend: String,
+    /// The library an adapter ran (`Redisson 3.52.0`), if recorded.
+    pub library: Option<String>,
     pub seed: u64,
     /// `YYYY-MM-DD HH:MM:SS UTC`, from the run id.
     pub time: String,
@@ -84,6 +86,7 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
                     path,
                     scenario: scenario_name.clone(),
                     backend: "—".to_owned(),
+                    library: None,
                     seed: seed_of(&id),
                     time: stamp_time(&id),
                     verdict: verdict.to_owned(),
@@ -104,6 +107,7 @@ pub fn list_runs(store: &Path) -> (Vec<StoredRun>, Vec<String>) {
                     path,
                     scenario: r.scenario,
                     backend: r.backend,
+                    library: r.library,
                     seed: r.seed,
                     time: stamp_time(&id),
                     verdict: r.verdict.name().to_owned(),

@@ -15,11 +15,15 @@ pub fn text_summary(results: &RunResults, dir: &Path) -> String {
         Some(e) => format!(" (expected {e}: MISMATCH)"),
         None => String::new(),
     };
+    // A library run is named by its library first: `Redisson 3.52.0 (process@redis)`.
+    let lock = match &results.library {
+        Some(library) => format!("{library} ({})", results.backend),
+        None => results.backend.clone(),
+    };
     let _ = writeln!(
         out,
-        "{} on {}, seed {}: {}{}{}",
+        "{} on {lock}, seed {}: {}{}{}",
         results.scenario,
-        results.backend,
         results.seed,
         results.verdict.headline(),
         expected,

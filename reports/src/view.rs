@@ -3,7 +3,7 @@
 //! resource accepted; the fault windows.
 
 use lockpick_checker::faults::{FaultStream, FaultWindow};
-use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::history::{Event, EventKind, Process, F, RUN_ENDED};
 use std::collections::{HashMap, HashSet};
 
 /// How an operation ended, for colouring.
@@ -64,12 +64,23 @@ pub struct Hold {
     pub end_ns: u64,
     pub token: Option<u64>,
     pub end: HoldEnd,
+    /// When its lease ran out at the earliest, where the acquire (or its last renew) named a
+    /// lease: counted from when the request was sent (`sent_ns`), else from its invoke.
+    pub lease_end_ns: Option<u64>,
+    /// The history index of the `acquire ok` that began it.
+    pub index: u64,
 }
 
 /// A write by a process, at its invoke time.
 #[derive(Debug, Clone)]
 pub struct LaneWrite {
     pub at_ns: u64,
+    /// When it completed (the invoke time until then).
+    pub end_ns: u64,
+    /// The history index of its invoke.
+    pub index: u64,
+    /// The error it failed with, if it did.
+    pub error: Option<String>,
     pub token: Option<u64>,
     pub outcome: Outcome,
     /// The fence rejected it (`fail` "stale-token").
@@ -90,6 +101,9 @@ pub struct Lane {
     pub retired_ns: Option<u64>,
     /// When the nemesis crashed it.
     pub crashed_ns: Option<u64>,
+    /// When the run ended with an operation of it in flight (`run-ended`): neither a
+    /// retirement nor a crash.
+    pub run_ended_ns: Option<u64>,
     /// When the lock library told it something unasked (a `notice`), and what.
     pub notices: Vec<(u64, String)>,
     pub ops: usize,
@@ -142,13 +156,22 @@ pub struct ViewBuilder {
     ops: Vec<OpView>,
     /// Pending invokes per (process, f), with the token the invoke carried: a watchdog renew
     /// may overlap the holder's other operations, so pairing by process alone would mismatch.
-    pending: HashMap<(u64, F), (usize, Option<u64>)>,
+    pending: HashMap<(u64, F), Pending>,
     holding: HashMap<u64, Hold>,
     accepted: Vec<AcceptedWrite>,
     /// Per lock: each lock protects its own resource, whose tokens are its own.
     max_accepted: HashMap<Option<String>, u64>,
     locks: HashSet<String>,
     faults: FaultStream,
+}
+
+/// What an invoke carried that its completion may not repeat.
+#[derive(Clone, Copy)]
+struct Pending {
+    /// Position of its operation in `ops`.
+    at: usize,
+    token: Option<u64>,
+    lease_ms: Option<u64>,
 }
 
 impl ViewBuilder {
@@ -181,8 +204,12 @@ impl ViewBuilder {
             return;
         }
         if e.kind == EventKind::Invoke {
-            self.pending
-                .insert((p, e.f), (self.ops.len(), e.value.token));
+            let pending = Pending {
+                at: self.ops.len(),
+                token: e.value.token,
+                lease_ms: e.value.lease_ms,
+            };
+            self.pending.insert((p, e.f), pending);
             self.ops.push(OpView {
                 process: p,
                 f: e.f,
@@ -198,6 +225,9 @@ impl ViewBuilder {
                 F::Release => close(&mut self.holding, lane, e.time_ns, HoldEnd::Released),
                 F::Write => lane.writes.push(LaneWrite {
                     at_ns: e.time_ns,
+                    end_ns: e.time_ns,
+                    index: e.index,
+                    error: None,
                     token: e.value.token,
                     outcome: Outcome::Info,
                     rejected: false,
@@ -207,8 +237,21 @@ impl ViewBuilder {
             }
             return;
         }
-        let Some((at, invoke_token)) = self.pending.remove(&(p, e.f)) else {
+        let Some(Pending {
+            at,
+            token: invoke_token,
+            lease_ms,
+        }) = self.pending.remove(&(p, e.f))
+        else {
             return;
+        };
+        // The lease the grant or renew set, counted from when it was asked for: the earliest
+        // it can have run out.
+        let lease_end = |invoked: u64| {
+            e.value
+                .lease_ms
+                .or(lease_ms)
+                .map(|ms| e.value.sent_ns.unwrap_or(invoked) + ms * 1_000_000)
         };
         let outcome = match e.kind {
             EventKind::Ok => Outcome::Ok,
@@ -230,8 +273,15 @@ impl ViewBuilder {
                         end_ns: e.time_ns,
                         token: e.value.token,
                         end: HoldEnd::Open,
+                        lease_end_ns: lease_end(invoked),
+                        index: e.index,
                     },
                 );
+            }
+            (F::Renew, Outcome::Ok) => {
+                if let (Some(h), Some(end)) = (self.holding.get_mut(&p), lease_end(invoked)) {
+                    h.lease_end_ns = Some(h.lease_end_ns.map_or(end, |e| e.max(end)));
+                }
             }
             (F::Renew, Outcome::Fail) => close(&mut self.holding, lane, e.time_ns, HoldEnd::Lost),
             (F::Release, Outcome::Fail) => {
@@ -261,6 +311,8 @@ impl ViewBuilder {
                 }
                 if let Some(w) = lane.writes.iter_mut().rev().find(|w| w.at_ns == invoked) {
                     w.outcome = outcome;
+                    w.end_ns = e.time_ns;
+                    w.error = e.error.clone();
                     w.rejected =
                         outcome == Outcome::Fail && e.error.as_deref() == Some("stale-token");
                     w.stale = stale;
@@ -268,7 +320,10 @@ impl ViewBuilder {
             }
             _ => {}
         }
-        if outcome == Outcome::Info {
+        if outcome == Outcome::Info && e.error.as_deref() == Some(RUN_ENDED) {
+            // The workload's end cut it short: the hold (if any) is open to the end.
+            lane.run_ended_ns.get_or_insert(e.time_ns);
+        } else if outcome == Outcome::Info {
             lane.retired_ns.get_or_insert(e.time_ns);
             close(&mut self.holding, lane, e.time_ns, HoldEnd::Retired);
         }
@@ -312,6 +367,7 @@ fn lane_of(lanes: &mut HashMap<u64, Lane>, p: u64, at_ns: u64) -> &mut Lane {
         writes: Vec::new(),
         retired_ns: None,
         crashed_ns: None,
+        run_ended_ns: None,
         notices: Vec::new(),
         ops: 0,
     })

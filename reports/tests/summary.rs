@@ -25,7 +25,7 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
     assert!(html.contains(r#"<span id="verdict" class="badge invalid">INVALID</span>"#));
     // The sentence as text (quotes escaped by the template), in its list item.
     assert!(html.contains(
-        r#"<li class="violation" id="v-2"><span class="kind">stale-write</span>: process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s; process 0 had been paused 0.900 s"#
+        r##"<li class="violation" id="v-2"><a class="n" href="#v-2">2.</a> <span class="kind">stale-write</span>: process 0 wrote with token 1 at 1.011 s after process 1 had written with token 2 at 0.432 s; process 0 had been paused 0.900 s"##
     ), "{html}");
     assert!(html.contains("both believed they held lock &quot;lock&quot; from 0.420 s"));
     // Every cited index links to a row of the evidence table that exists.
@@ -51,12 +51,92 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
     );
     assert!(html.contains("pause of client 0 for 0.900 s from 0.110 s"));
     assert!(html.contains(
-        r#"<pre id="reproduce-command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#
+        r#"<pre id="reproduce-command" class="command">cargo run -- scenario hand-built-gc-pause --seed 7</pre>"#
     ));
+    // issue 38: the card under the verdict tells the first episode in a sentence and holds
+    // the command, above the timeline; the violations are grouped by episode with their
+    // pairs; the evidence is folded per violation, the lines inside its window marked.
+    let card = html.find(r#"<section id="card""#).expect("the card");
+    assert!(card < html.find(r#"<section id="timeline">"#).unwrap());
+    assert!(html.contains(
+        r#"<p id="what-happened">Process 0 held the lock from 0.102 s (token 1); process 1 was granted it at 0.420 s (token 2) while process 0 still believed it held it, during the pause of client 0 for 0.900 s from 0.110 s."#
+    ), "{html}");
+    assert!(
+        html[card..].find(r#"id="reproduce-command""#).unwrap()
+            < html[card..].find("</section>").unwrap()
+    );
+    assert!(
+        html.contains(
+            r#"<div class="episode" id="episode-1">
+<h4>Episode 1 of 1: 1 double-holder, 1 stale-write between 0.120 s and 1.021 s</h4>
+<p class="pairs">pairs of processes: 0 &amp; 1</p>"#
+        ),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches(r#"<details class="evidence""#).count(),
+        2,
+        "one per violation"
+    );
+    assert!(html.contains("<summary>violation 2 (stale-write): 4 line(s)</summary>"));
+    // A line both violations cite is shown in each; its anchor is on the first.
+    assert_eq!(html.matches(r#"<tr id="ev-6">"#).count(), 1);
+    assert!(
+        html.contains(r#"<tr><td class="mark">●</td><td class="num">6</td>"#),
+        "{html}"
+    );
+    // The write's invoke came before the stale write's window: context, not marked.
+    assert!(
+        html.contains(r#"<tr><td class="mark"></td><td class="num">5</td>"#),
+        "{html}"
+    );
+    // Every hold, write and fault has a title; those whose line the evidence shows link to it.
+    assert!(
+        html.contains(r##"<a href="#ev-1"><rect class="hold""##),
+        "{html}"
+    );
+    assert!(html.contains(
+        "<title>p0 held the lock 0.102 s – 1.020 s (token 1); lost (history #1)</title>"
+    ));
+    assert!(html.contains("<title>p0 write with token 1 at 1.011 s → ok (accepted although stale) after 2.00 ms (history #10)</title>"));
+    assert!(html.contains("<title>pause of client 0 for 0.900 s from 0.110 s (history #2)</title>"));
+    // The pause of client 0 is shaded on its lane, one of two: half the plot's height.
+    let fault = html.split(r#"<rect class="fault""#).nth(1).unwrap();
+    let height: i32 = fault
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let hold = html.split(r#"<rect class="hold""#).nth(1).unwrap();
+    let lane: i32 = hold
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        height < 2 * lane,
+        "a client's pause on its lane only: {height} px"
+    );
+    // Charts are as wide as the page: no fixed width.
+    assert!(html.contains(r#"xmlns="http://www.w3.org/2000/svg" width="100%">"#));
+    assert!(!html.contains(r#"<svg width="1100""#));
     // Self-contained: nothing to fetch.
     assert!(!html.contains("src=\"http"), "external fetch");
     assert!(!html.contains("<script src"), "external script");
     assert!(!html.contains("<link"), "external stylesheet");
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("summary-report.html"),
+        &html,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -199,8 +279,11 @@ fn a_deadlock_is_reported_stuck_never_invalid() {
     assert!(!summary.contains("VIOLATION"), "{summary}");
     let html = render_run_report(&results, &events).unwrap();
     assert!(html.contains(r#"<span id="verdict" class="badge stuck">STUCK</span>"#));
-    assert!(html.contains("<h3>Liveness failures</h3>"), "{html}");
-    assert!(html.contains(r#"<li class="liveness" id="v-1"><span class="kind">deadlock</span>"#));
+    assert!(
+        html.contains("<h3>Liveness failures, by episode</h3>"),
+        "{html}"
+    );
+    assert!(html.contains(r##"<li class="liveness" id="v-1"><a class="n" href="#v-1">1.</a> <span class="kind">deadlock</span>"##));
 }
 
 #[test]
@@ -266,5 +349,34 @@ fn a_run_whose_fault_opened_no_window_is_reported_not_exposed_never_valid() {
     assert!(
         html.contains("<td>pause-outlasts-lease</td><td>yes</td><td>0.302 s–"),
         "{html}"
+    );
+}
+
+#[test]
+fn a_library_run_is_headed_and_summed_up_by_its_library_and_the_card_says_the_scenario() {
+    // issue 38: the adapter's hello names the library; the page says it, not only the lock.
+    let events = gc_pause_history();
+    let mut results = results_for(&events, "hand-built-gc-pause");
+    results.backend = "process@redis".to_owned();
+    results.library = Some("Redisson 3.52.0".to_owned());
+    results.description = Some("A pause past the lease.".to_owned());
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(html.contains(
+        r#"<h1>hand-built-gc-pause on <span id="library">Redisson 3.52.0</span> (process@redis), seed 7"#
+    ), "{html}");
+    assert!(
+        html.contains("<td>Redisson 3.52.0 on process@redis"),
+        "{html}"
+    );
+    assert!(html.contains(
+        r#"<p id="card-library"><b>Library:</b> Redisson 3.52.0, through its adapter</p>"#
+    ));
+    assert!(html.contains(
+        r#"<p id="scenario-description"><b>The scenario:</b> A pause past the lease.</p>"#
+    ));
+    let text = lockpick_reports::text_summary(&results, std::path::Path::new("run"));
+    assert!(
+        text.starts_with("hand-built-gc-pause on Redisson 3.52.0 (process@redis), seed 7: "),
+        "{text}"
     );
 }

@@ -26,7 +26,7 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Draw only these faults, comma-separated (e.g. latency,partition; see `[[nemesis]]
-    /// fault` in the README for the names).
+    /// fault` in docs/scenarios.md for the names).
     #[arg(long, value_name = "FAULT,…", value_delimiter = ',')]
     pub faults: Option<Vec<String>>,
     /// Keep the scenario's workload shape (hold and think times, clients, watchdog); by

@@ -98,6 +98,7 @@ pub(super) fn bench(args: BenchArgs) -> Outcome {
                     seed: args.seed,
                     clients: Some(clients),
                     time_limit: Some(duration_ms as f64 / 1000.0),
+                    store: Some(args.store.clone()),
                     ..Reproduce::default()
                 }
                 .command();
@@ -295,7 +296,11 @@ fn machine() -> String {
 
 /// The command line that repeats this benchmark.
 fn command(args: &BenchArgs) -> String {
-    let mut cmd = format!("cargo run -- bench {}", args.file.display());
+    let mut cmd = format!(
+        "{} bench {}",
+        crate::reproduce::program(),
+        args.file.display()
+    );
     if !args.rows.is_empty() {
         cmd.push_str(&format!(" --rows {}", args.rows.join(",")));
     }
@@ -306,5 +311,6 @@ fn command(args: &BenchArgs) -> String {
         args.duration,
         args.seed
     ));
+    cmd.push_str(&crate::reproduce::store_flag(&args.store));
     cmd
 }

@@ -190,7 +190,7 @@ fn checked_results(
                 workload_ms: end_ms,
                 ops,
                 history: "history.jsonl".to_owned(),
-                reproduce: format!("cargo run -- check {}", dir.display()),
+                reproduce: format!("{} check {}", crate::reproduce::program(), dir.display()),
                 lock,
                 linearizability,
                 not_exposed,
@@ -204,6 +204,11 @@ fn checked_results(
                     instance: None,
                 }),
                 discipline: stored.map(|s| s.client.discipline.name().to_owned()),
+                library: lockpick_harness::client::process::read_hello(dir)
+                    .map(|h| format!("{} {}", h.library, h.version)),
+                description: stored
+                    .filter(|s| !s.description.is_empty())
+                    .map(|s| s.description.clone()),
             }
         }
     }

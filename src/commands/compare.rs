@@ -36,6 +36,7 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
             time_limit: args.time_limit,
             clients: args.clients,
             backend: Some(lock.name().to_owned()),
+            store: Some(args.store.clone()),
             ..Reproduce::default()
         }
         .command();
@@ -49,6 +50,7 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
     if let Some(c) = args.clients {
         extra.push_str(&format!(" --clients {c}"));
     }
+    extra.push_str(&crate::reproduce::store_flag(&args.store));
     let faults: Vec<FaultColumn> = scenario
         .nemesis
         .faults
@@ -110,7 +112,8 @@ pub(super) fn compare(args: CompareArgs) -> Outcome {
         faults,
         backends,
         reproduce: format!(
-            "cargo run -- compare {} --backends {} --seed {seed}{extra}",
+            "{} compare {} --backends {} --seed {seed}{extra}",
+            crate::reproduce::program(),
             args.scenario,
             names.join(",")
         ),

@@ -45,7 +45,7 @@ pub(super) fn explore(args: ExploreArgs) -> Outcome {
         confirm: args.confirm,
         store: args.store.clone(),
         toxiproxy: args.toxiproxy,
-        program: "cargo run --".to_owned(),
+        program: crate::reproduce::program().to_owned(),
         jobs: usize::from(args.jobs),
         reuse_servers: !args.fresh_servers,
     };

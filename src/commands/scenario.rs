@@ -20,6 +20,7 @@ fn reproduce(args: &ScenarioArgs, seed: u64) -> String {
         backend: args.backend.map(|b| b.name().to_owned()),
         external: args.external.clone(),
         resource: args.resource,
+        store: Some(args.store.clone()),
     }
     .command()
 }

@@ -177,6 +177,7 @@ impl SuiteRun<'_> {
             args.toxiproxy,
             &args.external,
             args.resource,
+            &args.store,
         );
         SuiteCase {
             scenario: scenario.name.clone(),
@@ -393,7 +394,11 @@ fn mismatch_message(r: &RunResults, expected: Verdict) -> String {
 
 /// The command line that runs this suite again.
 fn suite_command(args: &SuiteArgs) -> String {
-    let mut cmd = format!("cargo run -- suite --seeds {}", args.seeds);
+    let mut cmd = format!(
+        "{} suite --seeds {}",
+        crate::reproduce::program(),
+        args.seeds
+    );
     if !args.filter.is_empty() {
         cmd.push_str(&format!(" --filter {}", args.filter.join(",")));
     }
@@ -408,6 +413,7 @@ fn suite_command(args: &SuiteArgs) -> String {
         &args.external,
         args.resource,
     ));
+    cmd.push_str(&crate::reproduce::store_flag(&args.store));
     cmd
 }
 

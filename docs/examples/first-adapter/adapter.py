@@ -7,8 +7,8 @@ for line in sys.stdin:
         host, port = req["nodes"][0].rsplit(":", 1)      # the proxy in front of node n1
         r = redis.Redis(host=host, port=int(port))
         key, ttl, wait = "mylock:" + req["lock"], req["ttl_ms"], req["acquire_timeout_ms"] / 1000
-        reply = {"type": "hello", "protocol": 1, "adapter": "my-adapter",
-                 "library": "redis", "version": redis.__version__, "ops": ["acquire", "release"]}
+        reply = {"type": "hello", "protocol": 2, "adapter": "my-adapter", "library": "redis",
+                 "version": redis.__version__, "ops": ["acquire", "release"], "events": []}
     elif req["type"] == "acquire":
         value, deadline = uuid.uuid4().hex, time.monotonic() + wait
         while not r.set(key, value, nx=True, px=ttl):
@@ -17,7 +17,7 @@ for line in sys.stdin:
                 break
             time.sleep(0.01)
         else:
-            reply = {"type": "ok", "token": None, "lease_ms": ttl}
+            reply = {"type": "ok", "token": None, "lease_ms": None}  # SET PX does not say
     elif req["type"] == "release":
         ours = r.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then "
                       "return redis.call('DEL', KEYS[1]) end return 0", 1, key, value)

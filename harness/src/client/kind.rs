@@ -52,7 +52,7 @@ pub trait ClientKind: Sync + 'static {
     /// The name in `[client] kind = …`.
     fn name(&self) -> &'static str;
 
-    /// One line on the recipe and its fencing token, for listings and the README.
+    /// One line on the recipe and its fencing token, for listings and docs/scenarios.md.
     fn about(&self) -> &'static str;
 
     fn runs_on(&self) -> Runs;

@@ -10,6 +10,7 @@ pub mod base;
 mod choose;
 pub mod classify;
 pub mod draw;
+mod repeat;
 mod runs;
 pub mod search;
 pub mod shrink;

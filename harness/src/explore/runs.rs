@@ -8,6 +8,7 @@
 //! in its own order.
 
 use super::classify::{explain, Found};
+use super::repeat::repeat_command;
 use crate::client::kind::LeaseFrom;
 use crate::run::{run_plan_in, RunError, RunOptions, RunPlan, ServerPool};
 use crate::scenario::parse_scenario;
@@ -120,12 +121,7 @@ async fn carry_out(l: Launch, pool: &mut ServerPool) -> Result<Ran, RunError> {
         toxiproxy: l.toxiproxy,
         ..RunOptions::default()
     };
-    let command = format!(
-        "{} scenario {} --seed {}",
-        l.program,
-        l.file.display(),
-        l.seed
-    );
+    let command = repeat_command(&l.program, &l.file, l.seed, &l.store, l.toxiproxy);
     let plan = RunPlan::new(&scenario, &options)?.reproducing(command);
     let outcome = run_plan_in(&plan, l.interrupt.clone(), pool).await?;
     let history = outcome.dir.join(&outcome.results.history);

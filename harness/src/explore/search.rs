@@ -12,6 +12,7 @@ use super::base::Base;
 use super::choose::{better, later_order, lengthen_again, offer, Best, Confirmed};
 use super::classify::Found;
 use super::draw::{draw, Schedule, ScheduleExt, Space, LONGEST_RUN};
+use super::repeat::repeat_command;
 use super::runs::{Launch, Ran, Slots};
 use super::shrink::{lengthened, Need, Shrinker};
 use crate::run::RunError;
@@ -768,7 +769,7 @@ impl Search<'_> {
         let (schedule, hits, runs, first_hit) = confirmed;
         let seed = first_hit.unwrap_or(find.found.seed);
         let file = self.ex.dir.join(format!("{}-shrunk.toml", cfg.base.name));
-        let command = format!("{} scenario {} --seed {seed}", cfg.program, file.display());
+        let command = repeat_command(&cfg.program, &file, seed, &cfg.store, cfg.toxiproxy);
         let comment = self.shrunk_comment(find, sh, &schedule, (hits, runs), &command);
         let name = format!("{}-shrunk", cfg.base.name);
         let text = cfg

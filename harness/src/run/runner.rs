@@ -182,6 +182,9 @@ async fn run_recorded(
                 .map(|i| format!("{}, its run {}", i.id, i.run)),
         }),
         discipline: Some(scenario.client.discipline.name().to_owned()),
+        library: crate::client::process::read_hello(dir)
+            .map(|h| format!("{} {}", h.library, h.version)),
+        description: (!scenario.description.is_empty()).then(|| scenario.description.clone()),
     };
     write_store_file(
         &dir.join("results.json"),

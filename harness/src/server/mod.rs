@@ -190,7 +190,7 @@ pub trait ServerKind: Sync + 'static {
     /// The name in `[server] kind = …`.
     fn name(&self) -> &'static str;
 
-    /// One line on what runs, for listings and the README.
+    /// One line on what runs, for listings and docs/scenarios.md.
     fn about(&self) -> &'static str;
 
     fn nodes(&self) -> NodeRule;

@@ -1,6 +1,6 @@
 //! The rules scenario values must follow beyond their types: which names are safe to use as a
 //! folder or a lock key, which text is safe to print, and the largest numbers a run can take.
-//! README.md's scenario section mirrors this file.
+//! docs/scenarios.md mirrors this file.
 
 /// The longest scenario or lock name.
 pub const NAME_MAX_CHARS: usize = 100;

@@ -5,6 +5,7 @@
 //! the report renderer's chart and template crates.
 
 mod atomic;
+pub mod command_words;
 mod error;
 pub mod explore;
 pub mod gc;

@@ -6,6 +6,8 @@
 // Each test binary that includes this module uses only part of it.
 #![allow(dead_code)]
 
+pub mod readme;
+
 use lockpick_checker::history::{read_history, Event, F};
 use lockpick_checker::lock::{Finding, FindingKind, LockReport};
 use lockpick_checker::verdict::Verdict;

@@ -23,6 +23,28 @@ pub const GREY: RGBColor = RGBColor(158, 158, 158);
 /// The chart type every time-based chart uses: seconds on x, f64 on y.
 pub type Chart<'a, 'b, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, Y>>;
 
+/// `svg` as wide as its container: the fixed width and height plotters writes give way to
+/// its viewBox, so a chart shrinks on a laptop instead of scrolling sideways.
+pub fn responsive(svg: String) -> String {
+    let Some(start) = svg.find("<svg ") else {
+        return svg;
+    };
+    let Some(open_end) = svg[start..].find('>').map(|e| start + e) else {
+        return svg;
+    };
+    let tag = &svg[start..open_end];
+    let mut out = String::with_capacity(svg.len() + 32);
+    out.push_str(&svg[..start]);
+    let kept: Vec<&str> = tag
+        .split(' ')
+        .filter(|a| !a.starts_with("width=") && !a.starts_with("height="))
+        .collect();
+    out.push_str(&kept.join(" "));
+    out.push_str(r#" width="100%""#);
+    out.push_str(&svg[open_end..]);
+    out
+}
+
 /// Converts a plotters error (generic over the backend's error) into ours.
 pub fn drawn<T, E: Display>(r: Result<T, E>) -> Result<T, ReportError> {
     r.map_err(|e| ReportError::Chart(e.to_string()))

@@ -1,7 +1,7 @@
 //! Latency over time: one small chart per operation type, each op a dot coloured by its
 //! outcome, on a log scale, with fault bands.
 
-use super::common::{drawn, fault_bands, secs, Thinner, CHART_WIDTH, FAIL, INFO, OK};
+use super::common::{drawn, fault_bands, responsive, secs, Thinner, CHART_WIDTH, FAIL, INFO, OK};
 use crate::error::ReportError;
 use crate::view::{Outcome, RunView};
 use lockpick_checker::history::F;
@@ -20,7 +20,7 @@ pub fn latency_svg(view: &RunView, f: F) -> Result<Option<String>, ReportError> 
         return Ok(None);
     }
     let max = ops.iter().map(|o| o.latency_ms()).fold(1.0f64, f64::max) * 1.5;
-    let lo_ms = 0.05;
+    let lo_ms = floor_ms(&ops.iter().map(|o| o.latency_ms()).collect::<Vec<_>>());
     let hi = secs(view.end_ns).max(0.001);
     let mut svg = String::new();
     {
@@ -83,5 +83,34 @@ pub fn latency_svg(view: &RunView, f: F) -> Result<Option<String>, ReportError> 
         }
         drawn(root.present())?;
     }
-    Ok(Some(svg))
+    Ok(Some(responsive(svg)))
+}
+
+/// The bottom of the log axis: a power of ten at or below the first percentile of
+/// `latencies` (and at most 0.05 ms), so that fast operations (a loopback write takes
+/// 0.02 ms) are drawn where they are, not piled on the floor. Never below 0.1 µs.
+fn floor_ms(latencies: &[f64]) -> f64 {
+    let mut positive: Vec<f64> = latencies.iter().copied().filter(|l| *l > 0.0).collect();
+    positive.sort_by(f64::total_cmp);
+    let p1 = positive.get(positive.len() / 100).copied().unwrap_or(0.05);
+    10f64.powf(p1.min(0.05).log10().floor()).max(1e-4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::floor_ms;
+
+    #[test]
+    fn the_floor_is_below_the_first_percentile_of_fast_operations() {
+        assert_eq!(
+            floor_ms(&[1.0, 2.0, 3.0]),
+            0.01,
+            "at most 0.05 ms, a power of ten"
+        );
+        let fast: Vec<f64> = (0..1000).map(|i| 0.02 + f64::from(i) * 1e-4).collect();
+        assert!(floor_ms(&fast) <= 0.02);
+        assert!((floor_ms(&[0.0, 0.003]) - 0.001).abs() < 1e-12);
+        assert_eq!(floor_ms(&[]), 0.01);
+        assert!((floor_ms(&[1e-9]) - 1e-4).abs() < 1e-12);
+    }
 }

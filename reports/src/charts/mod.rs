@@ -3,6 +3,7 @@
 mod common;
 mod latency;
 mod matrix;
+mod overlay;
 mod throughput;
 mod timeline;
 mod tokens;

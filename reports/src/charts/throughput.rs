@@ -1,6 +1,6 @@
 //! Throughput over time: completed operations per second by outcome, with fault bands.
 
-use super::common::{drawn, fault_bands, secs, CHART_WIDTH, FAIL, INFO, OK};
+use super::common::{drawn, fault_bands, responsive, secs, CHART_WIDTH, FAIL, INFO, OK};
 use crate::error::ReportError;
 use crate::view::{Outcome, RunView};
 use plotters::prelude::*;
@@ -68,5 +68,5 @@ pub fn throughput_svg(view: &RunView) -> Result<String, ReportError> {
         }
         drawn(root.present())?;
     }
-    Ok(svg)
+    Ok(responsive(svg))
 }

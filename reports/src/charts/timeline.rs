@@ -1,14 +1,24 @@
-//! The timeline: one lane per client process with its lock holds, its writes and their
-//! tokens, its retirement or crash, what its lock library told it (a notice); fault windows
-//! shaded across all lanes; violation windows marked in red.
+//! The timeline: one lane per client process with its lock holds (hatched past their lease),
+//! its writes and their tokens, its retirement or crash, what its lock library told it (a
+//! notice); a client's faults shaded on its lane, the servers' across all lanes; violation
+//! windows marked in red. Every hold, write and fault has an SVG `<title>` and a link to its
+//! history line when the page shows it.
 
 use super::common::{
-    drawn, fault_bands, secs, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK, VIOLATION,
+    drawn, fault_bands, responsive, secs, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK,
+    VIOLATION,
 };
+use super::overlay::{Overlay, Px};
 use crate::error::ReportError;
-use crate::view::{Hold, HoldEnd, Lane, Outcome, RunView};
+use crate::view::{Hold, HoldEnd, Lane, LaneWrite, Outcome, RunView};
+use lockpick_checker::faults::{secs as secs_text, FaultWindow};
 use lockpick_checker::lock::TimeWindow;
 use plotters::prelude::*;
+use std::collections::BTreeSet;
+
+/// At most this many holds, writes and faults get a hover title in one timeline: enough for
+/// every one of a zoom, a bound on the overview of a long run.
+const MAX_TITLES: usize = 2500;
 
 /// The colour of what a library told its holder.
 const NOTICE: RGBColor = RGBColor(123, 31, 162);
@@ -30,6 +40,8 @@ pub struct TimelineSpec<'a> {
     pub lanes: Vec<&'a Lane>,
     /// Windows to mark as violations.
     pub violations: &'a [TimeWindow],
+    /// History indices the page has an evidence row (`ev-N`) for: the titles link to them.
+    pub linked: &'a BTreeSet<u64>,
 }
 
 /// Draws the timeline of `spec` over the run `view`. Holds closer together than a pixel are
@@ -43,6 +55,7 @@ pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, R
     );
     let px_ns = (spec.to_ns.saturating_sub(spec.from_ns)) as f64 / CHART_WIDTH as f64;
     let mut svg = String::new();
+    let mut overlay = Overlay::new(spec.linked, MAX_TITLES);
     {
         let root = SVGBackend::with_string(&mut svg, (CHART_WIDTH, height)).into_drawing_area();
         drawn(root.fill(&WHITE))?;
@@ -66,6 +79,7 @@ pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, R
         let row = |i: usize| (n - 1 - i) as f64;
         for (i, lane) in spec.lanes.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(lo, row(i) + 0.5));
+            // Only a process that retired or crashed is marked: the run's end is no death.
             let label = if lane.retired_ns.is_some() || lane.crashed_ns.is_some() {
                 format!("p{} ✝", lane.process)
             } else {
@@ -77,9 +91,28 @@ pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, R
                 ("sans-serif", 12).into_font().color(&BLACK),
             )))?;
         }
-        fault_bands(&mut chart, &view.faults, 0.0, n as f64, (lo, hi))?;
+        // A fault of one client (a pause, a crash) is shaded on its lane; a fault of the
+        // servers or the network over every lane. A client whose lane is not drawn is in the
+        // faults table.
+        for w in &view.faults {
+            let rows = match w.client {
+                Some(c) => match spec.lanes.iter().position(|l| l.process == c) {
+                    Some(i) => (row(i), row(i) + 1.0),
+                    None => continue,
+                },
+                None => (0.0, n as f64),
+            };
+            fault_bands(
+                &mut chart,
+                std::slice::from_ref(w),
+                rows.0,
+                rows.1,
+                (lo, hi),
+            )?;
+            fault_target(&chart, &mut overlay, w, rows, (lo, hi));
+        }
         for (i, lane) in spec.lanes.iter().enumerate() {
-            draw_lane(&mut chart, lane, row(i), (lo, hi), px_ns)?;
+            draw_lane(&mut chart, lane, row(i), (lo, hi), px_ns, &mut overlay)?;
         }
         // Violations on top, translucent, with an outline so a short one still shows.
         let min_w = (hi - lo) / CHART_WIDTH as f64 * 3.0;
@@ -100,7 +133,73 @@ pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, R
         }
         drawn(root.present())?;
     }
-    Ok(svg)
+    Ok(responsive(overlay.apply(svg)))
+}
+
+/// The pixels of `[a, b] × [y0, y1]` in the chart's data coordinates.
+fn px_of(chart: &Tl<'_, '_>, (a, b): (f64, f64), (y0, y1): (f64, f64)) -> Px {
+    let (x0, top) = chart.backend_coord(&(a, y1));
+    let (x1, bottom) = chart.backend_coord(&(b, y0));
+    (x0, top, x1, bottom)
+}
+
+/// The hover title of a fault band over `rows`, linked to the line that began it.
+fn fault_target(
+    chart: &Tl<'_, '_>,
+    overlay: &mut Overlay<'_>,
+    w: &FaultWindow,
+    rows: (f64, f64),
+    (lo, hi): (f64, f64),
+) {
+    let (a, b) = (secs(w.start_ns), secs(w.end_ns));
+    if b < lo || a > hi {
+        return;
+    }
+    let title = format!("{} (history #{})", w.describe(), w.start_index);
+    let px = px_of(chart, (a.max(lo), b.min(hi)), rows);
+    overlay.target("fault", px, &title, w.start_index);
+}
+
+/// What a hold's title says: who held, when, its token, its lease and how it ended.
+fn hold_title(process: u64, h: &Hold) -> String {
+    let token = h.token.map(|t| format!(" (token {t})")).unwrap_or_default();
+    let lease = match h.lease_end_ns {
+        Some(e) if e < h.end_ns => format!("; its lease ran out at {}", secs_text(e)),
+        Some(e) => format!("; lease until {}", secs_text(e)),
+        None => String::new(),
+    };
+    let end = match h.end {
+        HoldEnd::Released => "released",
+        HoldEnd::Lost => "lost",
+        HoldEnd::Retired => "its process retired",
+        HoldEnd::Crashed => "its process crashed",
+        HoldEnd::Open => "still held when the run ended",
+    };
+    format!(
+        "p{process} held the lock {} – {}{token}{lease}; {end} (history #{})",
+        secs_text(h.start_ns),
+        secs_text(h.end_ns),
+        h.index
+    )
+}
+
+/// What a write's title says: its token, when, how it ended and how long it took.
+fn write_title(process: u64, w: &LaneWrite) -> String {
+    let token = w
+        .token
+        .map(|t| format!(" with token {t}"))
+        .unwrap_or_default();
+    let outcome = match (w.outcome, &w.error) {
+        (Outcome::Ok, _) if w.stale => "ok (accepted although stale)".to_owned(),
+        (o, Some(e)) => format!("{}: {e}", o.name()),
+        (o, None) => o.name().to_owned(),
+    };
+    format!(
+        "p{process} write{token} at {} → {outcome} after {:.2} ms (history #{})",
+        secs_text(w.at_ns),
+        w.end_ns.saturating_sub(w.at_ns) as f64 / 1e6,
+        w.index
+    )
 }
 
 type Tl<'a, 'b> = super::common::Chart<'a, 'b, plotters::coord::types::RangedCoordf64>;
@@ -111,6 +210,7 @@ fn draw_lane(
     y: f64,
     (lo, hi): (f64, f64),
     px_ns: f64,
+    overlay: &mut Overlay<'_>,
 ) -> Result<(), ReportError> {
     let in_view = |a: f64, b: f64| b >= lo && a <= hi;
     // The process's life as a thin line; after retirement or crash, a dashed grey remainder.
@@ -161,6 +261,20 @@ fn draw_lane(
             let color = if broken(&h) { HOLD_LOST } else { HOLD };
             bar(h.start_ns, h.end_ns, color.to_rgba())
         })))?;
+        for h in &holds {
+            let (a, b) = (secs(h.start_ns).max(lo), secs(h.end_ns).min(hi));
+            let px = px_of(chart, (a, b.max(a + min_w)), (y + 0.22, y + 0.78));
+            overlay.target("hold", px, &hold_title(lane.process, h), h.index);
+        }
+    }
+    // Past its lease the holder only believed it held the lock: hatched.
+    for h in &holds {
+        if let Some(end) = h.lease_end_ns.filter(|&e| e < h.end_ns) {
+            let (a, b) = (secs(end.max(h.start_ns)).max(lo), secs(h.end_ns).min(hi));
+            if b > a {
+                overlay.hatch(px_of(chart, (a, b), (y + 0.22, y + 0.78)));
+            }
+        }
     }
 
     let visible: Vec<_> = lane
@@ -191,19 +305,36 @@ fn draw_lane(
             size,
             color.filled(),
         ))))?;
+        let (cx, cy) = chart.backend_coord(&(x, y + 0.5));
+        overlay.target(
+            "write",
+            (cx - 4, cy - 5, cx + 4, cy + 5),
+            &write_title(lane.process, w),
+            w.index,
+        );
         if let Some(t) = w.token {
             labels.push((x, t));
         }
     }
     if !dense {
         // A token label only where it does not overlap the previous one of its lane.
+        // A label that would run past the plot's right edge ends at its mark instead.
+        let left = chart.backend_coord(&(lo, y)).0;
+        let right = chart.backend_coord(&(hi, y)).0;
+        let per_px = (hi - lo) / f64::from((right - left).max(1));
         let mut free_from = i32::MIN;
         let mut kept = Vec::new();
         for (x, t) in labels {
             let text = format!("{t}");
-            let px = chart.backend_coord(&(x, y)).0;
+            let width = 6 * text.len() as i32;
+            let mut px = chart.backend_coord(&(x, y)).0;
+            let mut x = x;
+            if px + width > right {
+                x -= f64::from(width) * per_px;
+                px -= width;
+            }
             if px >= free_from {
-                free_from = px + 6 * text.len() as i32 + 4;
+                free_from = px + width + 4;
                 kept.push((x, text));
             }
         }
@@ -239,6 +370,15 @@ fn draw_lane(
                 (x, y + 0.5),
                 6,
                 ShapeStyle::from(&color).stroke_width(2),
+            ))))?;
+        }
+    } else if let Some(at) = lane.run_ended_ns {
+        // The run ended with an operation of it in flight: a neutral grey tick, no cross.
+        let x = secs(at);
+        if in_view(x, x) {
+            drawn(chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, y + 0.15), (x, y + 0.85)],
+                ShapeStyle::from(&GREY).stroke_width(2),
             ))))?;
         }
     }

@@ -3,7 +3,7 @@
 //! locks every lock's tokens are drawn as one series (a stale write is still measured against
 //! its own lock's resource), so the chart stays one chart whatever the number of locks.
 
-use super::common::{drawn, fault_bands, secs, Thinner, CHART_WIDTH, HOLD, VIOLATION};
+use super::common::{drawn, fault_bands, responsive, secs, Thinner, CHART_WIDTH, HOLD, VIOLATION};
 use crate::error::ReportError;
 use crate::view::RunView;
 use plotters::prelude::*;
@@ -77,5 +77,5 @@ pub fn tokens_svg(view: &RunView) -> Result<Option<String>, ReportError> {
         }
         drawn(root.present())?;
     }
-    Ok(Some(svg))
+    Ok(Some(responsive(svg)))
 }

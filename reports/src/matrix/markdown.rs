@@ -1,10 +1,12 @@
 //! The matrix as a markdown document (`--markdown FILE`, e.g. `docs/safety-matrix.md`): the
 //! date, the command, the versions of every server, the table, and every cell's expectation
-//! with the cells that disagree or were not tested explained.
+//! with the cells that disagree or were not tested explained. Written to read on a code host:
+//! each cell on one line, UNSAFE and STUCK marked, each cell a link to its sentence and note,
+//! and no path of the machine that made it.
 
 use super::note_render::{rendered_note, stale_notes, StaleNotes};
 use super::page::{cell_label, cell_numbers, cell_sentence};
-use super::record::{percent_up, CellStatus, MatrixRecord};
+use super::record::{percent_up, CellStatus, CellSummary, MatrixRecord};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +39,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
     let _ = writeln!(
         md,
         "To make it again from nothing:\n\n```\n{again}\n```\n\nThe last command run on it: `{}`.\n",
-        record.command
+        without_machine_paths(&record.command)
     );
     let _ = writeln!(
         md,
@@ -52,7 +54,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
     }
     let _ = writeln!(
         md,
-        "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock or a lockout (liveness: clients kept asking and nobody got the lock, or only one process did) in k of N runs. `safe 0/N`: no violation in the N runs that a fault exposed (one of its instances opened a window in which a violation was possible: docs/exposure.md); `k not exposed` counts the runs apart. `not exposed`: no run was (it says nothing either way). `not tested`: the row's setup cannot bring this fault to the lock (the matrix file says why). `n/a`: the lock cannot meet the fault. `not injectable here`: the lock could meet it, but lockpick cannot bring it to these servers on this machine (it says nothing about the lock). `+explore`: `--explore-safe` also searched other sizes and timings of the column's fault and found nothing; `UNSAFE (explore)`: safe at the fixed sizes, but that search found a schedule of the column's fault that breaks the lock and reproduces (the cell says which, and the command that repeats it). ≠ marks a cell that disagrees with its expected verdict.\n",
+        "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock or a lockout (liveness: clients kept asking and nobody got the lock, or only one process did) in k of N runs. `safe 0/N`: no violation in the N runs that a fault exposed (one of its instances opened a window in which a violation was possible: docs/exposure.md); `k not exposed` counts the runs apart. `not exposed`: no run was (it says nothing either way). `not tested`: the row's setup cannot bring this fault to the lock (the matrix file says why). `n/a`: the lock cannot meet the fault. `not injectable here`: the lock could meet it, but lockpick cannot bring it to these servers on this machine (it says nothing about the lock). `+explore`: `--explore-safe` also searched other sizes and timings of the column's fault and found nothing; `UNSAFE (explore)`: safe at the fixed sizes, but that search found a schedule of the column's fault that breaks the lock and reproduces (the cell says which, and the command that repeats it). ≠ marks a cell that disagrees with its expected verdict. 🔴 marks UNSAFE, 🟠 STUCK; each cell links to its sentence and note below.\n",
         record.seeds
     );
     let _ = write!(md, "| lock |");
@@ -78,7 +80,7 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
         for c in &record.columns {
             let text = record
                 .cell(&r.name, &c.name)
-                .map_or("—".to_owned(), cell_label);
+                .map_or("—".to_owned(), md_cell);
             let _ = write!(md, " {text} |");
         }
         md.push('\n');
@@ -107,7 +109,8 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
     for c in &record.cells {
         let _ = writeln!(
             md,
-            "- **{} × {}**: {}{}. Expected {}: {}. {}{}",
+            "- <a id=\"{}\"></a>**{} × {}**: {}{}. Expected {}: {}. {}{}",
+            cell_anchor(&c.row, &c.column),
             c.row,
             c.column,
             cell_sentence(c),
@@ -133,6 +136,71 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
         );
     }
     Ok(md)
+}
+
+/// A table cell: its label on one line (no space a narrow column could break at), UNSAFE and
+/// STUCK in bold with a marker, linked to the cell's sentence and note.
+fn md_cell(c: &CellSummary) -> String {
+    let label = cell_label(c).replace(' ', "&nbsp;");
+    let shown = match c.status {
+        CellStatus::Unsafe { .. } | CellStatus::UnsafeExplored { .. } => {
+            format!("**🔴&nbsp;{label}**")
+        }
+        CellStatus::Stuck { .. } => format!("**🟠&nbsp;{label}**"),
+        CellStatus::NotApplicable(_)
+        | CellStatus::NotInjectable(_)
+        | CellStatus::NotRun
+        | CellStatus::Untestable(_)
+        | CellStatus::NotExposed(_)
+        | CellStatus::Safe { .. }
+        | CellStatus::Unknown(_) => label,
+    };
+    format!("[{shown}](#{})", cell_anchor(&c.row, &c.column))
+}
+
+/// The anchor of a cell's line in "Every cell": `cell-redis--client-pause`.
+fn cell_anchor(row: &str, column: &str) -> String {
+    let slug = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    };
+    format!("cell-{}--{}", slug(row), slug(column))
+}
+
+/// `command` without the paths of the machine that ran it: the store named by `--store`
+/// becomes `STORE` wherever it appears, and any other absolute path keeps its last two parts
+/// (`…/bin/lockpick`). A committed page is read on other machines, where those paths mean
+/// nothing.
+fn without_machine_paths(command: &str) -> String {
+    let words: Vec<&str> = command.split(' ').collect();
+    let store = words
+        .iter()
+        .position(|w| *w == "--store")
+        .and_then(|i| words.get(i + 1))
+        .filter(|s| s.starts_with('/'))
+        .map(|s| s.trim_end_matches('/').to_owned());
+    let out: Vec<String> = words
+        .iter()
+        .map(|w| match &store {
+            Some(s) if *w == s.as_str() || w.starts_with(&format!("{s}/")) => {
+                format!("STORE{}", &w[s.len()..])
+            }
+            _ if w.starts_with('/') => {
+                let parts: Vec<&str> = w.trim_end_matches('/').rsplit('/').take(2).collect();
+                let tail: Vec<&str> = parts.into_iter().rev().collect();
+                format!("…/{}", tail.join("/"))
+            }
+            _ => (*w).to_owned(),
+        })
+        .collect();
+    out.join(" ")
 }
 
 /// What the page's runs cover: the shard, the shards missing, and whether every cell has the
@@ -203,4 +271,56 @@ fn completeness(record: &MatrixRecord) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::{aggregate, CellHead, RunSummary};
+
+    fn cell(row: &str, column: &str, k: u64, n: u64) -> CellSummary {
+        let runs = (0..n)
+            .map(|s| {
+                let verdict = if s < k { "invalid" } else { "valid" };
+                RunSummary::checked(row, column, s, verdict)
+            })
+            .collect();
+        let head = CellHead {
+            row: row.into(),
+            column: column.into(),
+            expected: "valid".into(),
+            ..CellHead::default()
+        };
+        aggregate(head, runs)
+    }
+
+    #[test]
+    fn cells_are_one_line_links_and_unsafe_stands_out() {
+        let safe = md_cell(&cell("redis", "client-pause", 0, 10));
+        assert!(!safe.contains(' '), "{safe}");
+        assert!(
+            safe.starts_with("[safe&nbsp;0/10") && safe.ends_with("](#cell-redis--client-pause)"),
+            "{safe}"
+        );
+        let broke = md_cell(&cell("etcd-3.6", "node crash", 10, 10));
+        assert!(broke.starts_with("[**🔴&nbsp;UNSAFE&nbsp;10/10"), "{broke}");
+        assert!(
+            broke.ends_with("**](#cell-etcd-3-6--node-crash)"),
+            "{broke}"
+        );
+    }
+
+    #[test]
+    fn the_last_command_names_no_path_of_the_machine() {
+        assert_eq!(
+            without_machine_paths(
+                "/opt/x/bin/lockpick matrix --resume /work/pub/m/matrix/2026 scenarios/matrix/default.toml --markdown docs/safety-matrix.md --store /work/pub/m"
+            ),
+            "…/bin/lockpick matrix --resume STORE/matrix/2026 scenarios/matrix/default.toml --markdown docs/safety-matrix.md --store STORE"
+        );
+        assert_eq!(
+            without_machine_paths("cargo run -- matrix --seeds 3"),
+            "cargo run -- matrix --seeds 3"
+        );
+    }
 }

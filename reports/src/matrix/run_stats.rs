@@ -213,6 +213,8 @@ mod tests {
             exposures: None,
             server: None,
             discipline: None,
+            library: None,
+            description: None,
         };
         let plan = Plan::none();
         let run = summarize_run(RunPlace::default(), &results, &events, plan.clone());

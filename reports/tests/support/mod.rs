@@ -142,6 +142,8 @@ pub fn results_for(events: &[Event], scenario: &str) -> RunResults {
         exposures: None,
         server: None,
         discipline: None,
+        library: None,
+        description: None,
     }
 }
 

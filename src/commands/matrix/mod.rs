@@ -50,7 +50,7 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         started.elapsed().as_secs_f64()
     );
     if let Some(md) = &args.markdown {
-        let mut again = "cargo run -- matrix".to_owned();
+        let mut again = format!("{} matrix", crate::reproduce::program());
         if let Some(f) = &args.file {
             again.push_str(&format!(" {}", f.display()));
         }
@@ -157,13 +157,14 @@ fn tell(event: MatrixEvent<'_>) {
     }
 }
 
-/// The command lines of a matrix, as `cargo run --` takes them.
+/// The command lines of a matrix, in the words of the running binary
+/// ([`crate::reproduce::program`]).
 struct Commands<'a>(&'a MatrixArgs);
 
 impl MatrixCommands for Commands<'_> {
     fn again(&self, fresh: bool, dir: &Path, shard: Option<Shard>) -> String {
         let args = self.0;
-        let mut cmd = "cargo run -- matrix".to_owned();
+        let mut cmd = format!("{} matrix", crate::reproduce::program());
         if !fresh {
             cmd.push_str(&format!(" --resume {}", dir.display()));
         }
@@ -199,17 +200,17 @@ impl MatrixCommands for Commands<'_> {
         if let Some(md) = &args.markdown {
             cmd.push_str(&format!(" --markdown {}", md.display()));
         }
-        if args.store != Path::new("store") {
-            cmd.push_str(&format!(" --store {}", args.store.display()));
-        }
+        cmd.push_str(&crate::reproduce::store_flag(&args.store));
         cmd
     }
 
     fn resume(&self, dir: &Path) -> String {
-        let mut cmd = format!("cargo run -- matrix --resume {}", dir.display());
-        if self.0.store != Path::new("store") {
-            cmd.push_str(&format!(" --store {}", self.0.store.display()));
-        }
+        let mut cmd = format!(
+            "{} matrix --resume {}",
+            crate::reproduce::program(),
+            dir.display()
+        );
+        cmd.push_str(&crate::reproduce::store_flag(&self.0.store));
         cmd
     }
 
@@ -221,11 +222,12 @@ impl MatrixCommands for Commands<'_> {
             args.toxiproxy,
             &args.external,
             args.resource,
+            &args.store,
         )
     }
 
     fn program(&self) -> String {
-        "cargo run --".to_owned()
+        crate::reproduce::program().to_owned()
     }
 }
 

@@ -229,6 +229,8 @@ fn stored_run(store: &Path) -> PathBuf {
         exposures: None,
         server: None,
         discipline: None,
+        library: Some("redis-py 5.2.1".to_owned()),
+        description: None,
     };
     std::fs::write(
         run.join("results.json"),
@@ -257,6 +259,11 @@ fn the_index_lists_runs_and_a_missing_report_is_made_on_first_view() {
         );
         // No report yet: no link to one.
         assert!(!body.contains(r#"class="report""#), "{body}");
+        // The library the adapter named, beside the lock (issue 38).
+        assert!(
+            body.contains(r#"<span class="library">redis-py 5.2.1</span> on redis"#),
+            "{body}"
+        );
     }
     assert!(!run.join("report.html").exists());
     let answer = get(addr, "/scen/20260101T000000Z-seed7/report.html");

@@ -20,7 +20,7 @@ serve(async (init) => {
           if (Date.now() > deadline) return { type: 'fail', reason: 'timeout-waiting' };
           await new Promise((r) => setTimeout(r, 10));
         }
-        return { type: 'ok', token: null, lease_ms: init.ttl_ms };
+        return { type: 'ok', token: null, lease_ms: null }; // SET PX does not say
       },
       async release() {
         const ours = await redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then " +

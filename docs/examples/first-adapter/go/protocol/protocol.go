@@ -1,0 +1,1 @@
+../../../../../clients/go/protocol/protocol.go

@@ -1,0 +1,1 @@
+../../../../../../clients/java/protocol/lockpick/Protocol.java
