@@ -92,6 +92,7 @@ fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWind
         lock: 0,
         token: h.token,
         acquire_index: h.acquire_index,
+        asked_ns: h.asked_ns,
         start_ns: h.start_ns,
         end_ns: h.end_ns,
         end_index: h.end_index,
@@ -111,5 +112,6 @@ fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWind
         kept: h.kept,
         release: stream::holdings::Release::None,
     };
-    stream::describe::double(a.lock, &cut(a), &cut(b), faults)
+    let culprit = super::culprit::culprit(ops, a, b);
+    stream::double_sentence::double(a.lock, &cut(a), &cut(b), culprit, faults)
 }
