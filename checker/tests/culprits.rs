@@ -341,3 +341,30 @@ fn no_fault_active_only_when_none_overlapped_any_operation_of_the_chain() {
     assert!(d.summary.ends_with("no fault active"), "{}", d.summary);
     assert!(d.faults.is_empty());
 }
+
+#[test]
+fn a_release_whose_lease_still_ran_when_the_holder_was_granted_is_not_the_culprit() {
+    // Process 3 releases its own key at once and its reply comes late, after process 2's
+    // grant: its lease (from 60 ms, 800 ms) still ran then, so process 2's grant shows the
+    // key was gone already. Process 1's release, stopped past its lease, deleted process 2's
+    // key, and process 1 took the lock again.
+    let events = H::default()
+        .acquire(1, (0, 10), 1, Some(100))
+        .simple(1, F::Release, (50, 415))
+        .pause(1, (51, 400), Some(false))
+        .acquire(3, (60, 150), 2, Some(800))
+        .simple(3, F::Release, (300, 420))
+        .acquire(2, (310, 410), 3, Some(800))
+        .acquire(1, (416, 430), 4, Some(800))
+        .simple(2, F::Release, (500, 510))
+        .simple(1, F::Release, (600, 610))
+        .build();
+    let d = double(&events, 2, 1);
+    assert!(
+        d.summary.starts_with(
+            "process 1's release (sent 0.050 s, answered 0.415 s, paused 0.349 s inside it) deleted process 2's key"
+        ),
+        "{}",
+        d.summary
+    );
+}

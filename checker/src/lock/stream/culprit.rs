@@ -5,7 +5,10 @@
 //! The rule, which the oracle ([`crate::lock::oracle`]) applies to the whole history: a
 //! *stale* operation on lock L is a `release` or `renew` that names L on its invoke and comes
 //! back `ok` from a process whose latest grant of L (before that completion) came before A's
-//! grant, or that was never granted L: its key, if it had one, was A's key by then. Of those
+//! grant, or that was never granted L: its key, if it had one, was A's key by then. Not one
+//! whose process held L on a lease that, as the holder counts it, was still running at A's
+//! grant: the key could not have expired, so A's grant shows that request had removed the
+//! process's own key already (its reply came late). Of those
 //! that completed between A's grant and B's, the latest is the culprit; if none did, the first
 //! to complete of those still in flight at B's grant (its request may have deleted the key
 //! before B's grant was recorded, the reply coming a moment later); if none, A's lease running
@@ -73,12 +76,14 @@ struct Open {
     id: u64,
     process: u64,
     acquire_index: u64,
+    start_ns: u64,
     /// The latest stale operation completed since it began.
     stale: Option<StaleOp>,
 }
 
-/// An explanation waiting for a request in flight, with the earlier holding's grant index.
-type Waiting = (Weak<OnceLock<StaleOp>>, u64);
+/// An explanation waiting for a request in flight, with the earlier holding's grant (index,
+/// time).
+type Waiting = (Weak<OnceLock<StaleOp>>, u64, u64);
 
 /// A release or renewal request in flight: (process, renewal lane, invoke time, index).
 type Request = (u64, bool, u64, u64);
@@ -110,7 +115,9 @@ impl Culprits {
     }
 
     /// `p`'s `f`, invoked on `lock` at `invoked` in lane `renew` (`lane` is `(p, renew)`),
-    /// completed at `at`; `ok` when it succeeded and counts (its process had not retired).
+    /// completed at `at`; `ok` when it succeeded and counts (its process had not retired);
+    /// `lease` is that of `p`'s holding of `lock` still open then, if any.
+    #[allow(clippy::too_many_arguments)]
     pub fn completed(
         &mut self,
         lane: (u64, bool),
@@ -119,6 +126,7 @@ impl Culprits {
         invoked: (u64, u64),
         at: (u64, u64),
         ok: bool,
+        lease: Option<Lease>,
     ) {
         let (p, renew) = lane;
         let waiting = self.waiting.remove(&lane).unwrap_or_default();
@@ -143,15 +151,18 @@ impl Culprits {
             done_index: at.1,
         };
         let granted = self.last_grant.get(&(lock, p)).copied();
-        let stale_for = |acquire_index: u64| granted.is_none_or(|g| g < acquire_index);
+        let runs_until = lease.map(|l| l.expires_ns());
+        let stale_for = |acquire_index: u64, start_ns: u64| {
+            granted.is_none_or(|g| g < acquire_index) && runs_until.is_none_or(|t| t <= start_ns)
+        };
         for h in self.open.get_mut(&lock).into_iter().flatten() {
-            if stale_for(h.acquire_index) {
+            if stale_for(h.acquire_index, h.start_ns) {
                 h.stale = Some(op);
             }
         }
-        for (slot, acquire_index) in waiting {
+        for (slot, acquire_index, start_ns) in waiting {
             if let Some(slot) = slot.upgrade() {
-                if stale_for(acquire_index) {
+                if stale_for(acquire_index, start_ns) {
                     // Already set by an earlier completion: that one came first.
                     let _ = slot.set(op);
                 }
@@ -180,8 +191,8 @@ impl Culprits {
                 for &(q, lane, _, _) in self.requests.get(&b.lock).into_iter().flatten() {
                     let list = self.waiting.entry((q, lane)).or_default();
                     // Explanations whose finding was dropped wait no more.
-                    list.retain(|(w, _)| w.strong_count() > 0);
-                    list.push((Arc::downgrade(&slot), a.acquire_index));
+                    list.retain(|(w, _, _)| w.strong_count() > 0);
+                    list.push((Arc::downgrade(&slot), a.acquire_index, a.start_ns));
                 }
                 slot
             });
@@ -201,6 +212,7 @@ impl Culprits {
             id: b.id,
             process: b.process,
             acquire_index: b.acquire_index,
+            start_ns: b.start_ns,
             stale: None,
         });
         causes

@@ -229,6 +229,12 @@ impl Holdings {
         s.open.iter().find(|h| h.id == id).and_then(|h| h.lease)
     }
 
+    /// The lease of `p`'s open holding of `lock`, if it has one.
+    pub fn lease_on(&self, p: u64, lock: u32) -> Option<Lease> {
+        let s = self.processes.get(&p)?;
+        s.open.iter().find(|h| h.lock == lock).and_then(|h| h.lease)
+    }
+
     /// When the nemesis crashed `p`, if it did: (time, index).
     pub fn crash_of(&self, p: u64) -> Option<(u64, u64)> {
         self.processes.get(&p).and_then(|s| s.crash)

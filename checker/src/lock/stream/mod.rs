@@ -233,8 +233,9 @@ impl LockStream {
         }
         let counts = e.kind == EventKind::Ok && !self.holdings.retired(p);
         let invoked = (op.invoke_ns, op.invoke_index);
+        let lease = self.holdings.lease_on(p, invoked_on);
         self.culprits
-            .completed(lane, op.f, invoked_on, invoked, at, counts);
+            .completed(lane, op.f, invoked_on, invoked, at, counts, lease);
         if counts && op.f == F::Acquire {
             self.culprits.granted(p, op.lock, e.index);
         }
