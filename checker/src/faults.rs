@@ -27,6 +27,11 @@ pub struct FaultWindow {
     /// `clock-reset`); `None` when the
     /// history ended first or the fault is an instantaneous client crash.
     pub end_index: Option<u64>,
+    /// A pause inside a request (point `during-op`): whether the request's reply had already
+    /// come when the stop took hold, as its `note` ends. Such a stop changed nothing the
+    /// request did, so an explanation does not blame it for the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_came: Option<bool>,
 }
 
 impl FaultWindow {
@@ -68,6 +73,23 @@ impl FaultWindow {
             secs(self.end_ns - self.start_ns),
             secs(self.start_ns)
         )
+    }
+}
+
+/// For a pause inside a request, whether its reply had already come: the harness ends the
+/// pause's `note` with `its reply had already come` or `no reply yet`
+/// (docs/history-format.md, pause points).
+fn reply_came(e: &Event) -> Option<bool> {
+    if e.value.point.as_deref() != Some("during-op") {
+        return None;
+    }
+    let note = e.value.note.as_deref()?;
+    if note.ends_with("its reply had already come") {
+        Some(true)
+    } else if note.ends_with("no reply yet") {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -145,6 +167,7 @@ impl FaultStream {
                     client: e.value.client,
                     start_index: e.index,
                     end_index: None,
+                    reply_came: reply_came(e),
                 };
                 if window.is_instant() {
                     self.done.push(window);

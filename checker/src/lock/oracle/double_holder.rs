@@ -69,7 +69,7 @@ pub(crate) fn double_holders(
                     // processes is a new episode and is reported again.
                     let key = (j, h.process);
                     if reported.insert(key) {
-                        findings.push_with(|| describe(ops, e, h, faults));
+                        findings.push_with(|| describe(ops, holdings, e, h, faults));
                     }
                 }
             }
@@ -84,7 +84,13 @@ pub(crate) fn double_holders(
 }
 
 /// The finding for `a` (the earlier holder) overlapping `b`, worded by the streaming checker.
-fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWindow]) -> Finding {
+fn describe(
+    ops: &Ops<'_>,
+    held: &Holdings<'_>,
+    a: &Holding<'_>,
+    b: &Holding<'_>,
+    faults: &[FaultWindow],
+) -> Finding {
     let (from, to) = (a.start_ns.max(b.start_ns), a.end_ns.min(b.end_ns));
     let cut = |h: &Holding<'_>| stream::holdings::Holding {
         id: 0,
@@ -92,6 +98,7 @@ fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWind
         lock: 0,
         token: h.token,
         acquire_index: h.acquire_index,
+        asked_ns: h.asked_ns,
         start_ns: h.start_ns,
         end_ns: h.end_ns,
         end_index: h.end_index,
@@ -111,5 +118,6 @@ fn describe(ops: &Ops<'_>, a: &Holding<'_>, b: &Holding<'_>, faults: &[FaultWind
         kept: h.kept,
         release: stream::holdings::Release::None,
     };
-    stream::describe::double(a.lock, &cut(a), &cut(b), faults)
+    let culprit = super::culprit::culprit(ops, held, a, b);
+    stream::double_sentence::double(a.lock, &cut(a), &cut(b), culprit, faults)
 }

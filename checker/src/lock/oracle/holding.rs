@@ -19,6 +19,8 @@ pub(crate) struct Holding<'a> {
     pub token: Option<u64>,
     /// Index of the `acquire ok` that began it.
     pub acquire_index: u64,
+    /// When that acquire was invoked.
+    pub asked_ns: u64,
     pub start_ns: u64,
     pub end_ns: u64,
     /// Index of the event that ended it.
@@ -227,6 +229,7 @@ impl<'a> Walk<'a, '_> {
                     lock: op.lock,
                     token: c.value.token,
                     acquire_index: c.index,
+                    asked_ns: op.invoke.time_ns,
                     start_ns: c.time_ns,
                     end_ns: c.time_ns,
                     end_index: c.index,

@@ -3,6 +3,7 @@
 //! the lease cap on a holding still open at the end (the generated histories carry no leases).
 
 mod check;
+mod culprit;
 mod deadlock;
 mod double_holder;
 mod holding;

@@ -1,71 +1,25 @@
 //! One sentence and the evidence for each finding, built at the end of the pass when the fault
-//! windows are known.
+//! windows are known (a double holder's in [`super::double_sentence`]).
 
 use super::counter::Counter;
 use super::deadlock::Segment;
-use super::holdings::Holding;
 use super::lockout::Stretch;
 use super::stale::{Proof, Write};
 use crate::faults::{active_during, secs, FaultWindow};
 use crate::history::F;
 use crate::lock::report::{Finding, FindingKind, TimeWindow};
 
-fn token_phrase(token: Option<u64>) -> String {
+pub(crate) fn token_phrase(token: Option<u64>) -> String {
     token.map_or_else(|| "no token".to_string(), |t| format!("token {t}"))
 }
 
-fn active_phrase(active: &[&FaultWindow]) -> String {
+pub(crate) fn active_phrase(active: &[&FaultWindow]) -> String {
     if active.is_empty() {
         "no fault active".to_string()
     } else {
         let names: Vec<String> = active.iter().map(|w| w.describe()).collect();
         format!("faults active: {}", names.join("; "))
     }
-}
-
-/// `a` (the earlier holder) overlapping `b`; both carry only the writes in the overlap.
-pub(crate) fn double(lock: &str, a: &Holding, b: &Holding, faults: &[FaultWindow]) -> Finding {
-    let start = a.start_ns.max(b.start_ns);
-    let end = a.end_ns.min(b.end_ns);
-    let active = active_during(faults, start, end);
-    let mut indices = vec![a.acquire_index, b.acquire_index, a.end_index, b.end_index];
-    let mut writes = 0;
-    for w in a.writes.iter().chain(&b.writes) {
-        writes += 1;
-        indices.push(w.invoke_index);
-        indices.extend(w.done_index);
-    }
-    let summary = format!(
-        "processes {} and {} both believed they held lock {:?} from {} to {} ({}): process {} ({}) since {} until it {} at {}, process {} ({}) since {} until it {} at {}; {} write(s) in the overlap; {}",
-        a.process,
-        b.process,
-        lock,
-        secs(start),
-        secs(end),
-        secs(end - start),
-        a.process,
-        token_phrase(a.token),
-        secs(a.start_ns),
-        a.end.phrase(),
-        secs(a.end_ns),
-        b.process,
-        token_phrase(b.token),
-        secs(b.start_ns),
-        b.end.phrase(),
-        secs(b.end_ns),
-        writes,
-        active_phrase(&active),
-    );
-    let mut f = Finding::new(FindingKind::DoubleHolder, summary).with_indices(indices);
-    f.lock = Some(lock.to_string());
-    f.processes = vec![a.process, b.process];
-    f.tokens = a.token.into_iter().chain(b.token).collect();
-    f.window = Some(TimeWindow {
-        start_ns: start,
-        end_ns: end,
-    });
-    f.faults = active.into_iter().cloned().collect();
-    f
 }
 
 /// An accepted stale write `w` on `lock`, invoked while holding since `since`.
@@ -107,8 +61,13 @@ pub(crate) fn stale(
         }
         (Proof::RealTime { .. }, None) => unreachable!("real-time proof names its write"),
     };
-    // Faults from the moment the writer took the lock explain why it wrote late.
-    let active = active_during(faults, since, w.done_ns);
+    // The write whose token went backwards is the culprit: the faults named are those on
+    // nodes and the writer's own from the moment it took the lock to the write's answer (a
+    // pause before the write kept it writing late); another client's pause did nothing to it.
+    let active: Vec<&FaultWindow> = active_during(faults, since, w.done_ns)
+        .into_iter()
+        .filter(|f| f.client.is_none_or(|c| c == w.process))
+        .collect();
     let paused: u64 = active
         .iter()
         .filter(|f| f.f == F::Pause && f.client == Some(w.process))

@@ -72,6 +72,9 @@ pub(crate) struct Holding {
     pub token: Option<u64>,
     /// Index of the `acquire ok` that began it.
     pub acquire_index: u64,
+    /// When the acquire that began it was invoked: the grant happened between then and
+    /// `start_ns`, so a fault over that stretch may have had a hand in it.
+    pub asked_ns: u64,
     pub start_ns: u64,
     pub end_ns: u64,
     /// Index of the event that ended it.
@@ -215,6 +218,23 @@ fn end_of(h: &Holding, at: (u64, u64), why: EndReason) -> ((u64, u64), EndReason
 }
 
 impl Holdings {
+    /// Whether `p` retired (an operation of it ended in `info`): nothing it does later counts.
+    pub fn retired(&self, p: u64) -> bool {
+        self.processes.get(&p).is_some_and(|s| s.retired)
+    }
+
+    /// The lease of `p`'s open holding `id`, as its holder last knew it.
+    pub fn lease_of(&self, p: u64, id: u64) -> Option<Lease> {
+        let s = self.processes.get(&p)?;
+        s.open.iter().find(|h| h.id == id).and_then(|h| h.lease)
+    }
+
+    /// The lease of `p`'s open holding of `lock`, if it has one.
+    pub fn lease_on(&self, p: u64, lock: u32) -> Option<Lease> {
+        let s = self.processes.get(&p)?;
+        s.open.iter().find(|h| h.lock == lock).and_then(|h| h.lease)
+    }
+
     /// When the nemesis crashed `p`, if it did: (time, index).
     pub fn crash_of(&self, p: u64) -> Option<(u64, u64)> {
         self.processes.get(&p).and_then(|s| s.crash)
@@ -353,6 +373,7 @@ impl Holdings {
                     lock,
                     token,
                     acquire_index: at.1,
+                    asked_ns: invoke_ns,
                     start_ns: at.0,
                     end_ns: at.0,
                     end_index: at.1,

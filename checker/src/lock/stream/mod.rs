@@ -6,8 +6,10 @@
 //! wanted which lock when ([`deadlock`], [`lockout`]).
 
 pub(crate) mod counter;
+pub(crate) mod culprit;
 pub(crate) mod deadlock;
 pub(crate) mod describe;
+pub(crate) mod double_sentence;
 pub(crate) mod holdings;
 pub(crate) mod lockout;
 mod notice_loss;
@@ -25,6 +27,7 @@ use super::report::{
 use crate::faults::{FaultStream, FaultWindow};
 use crate::history::{EventKind, EventRef, Process, F};
 use counter::{Counter, FinalRead};
+use culprit::Culprits;
 use deadlock::Deadlocks;
 use holdings::{Change, Holding, Holdings};
 use notice_loss::Notices;
@@ -119,6 +122,7 @@ pub struct LockStream {
     rejected: Top<u64, (u32, Write, Option<u64>)>,
     changes: Vec<Change>,
     notices: Notices,
+    culprits: Culprits,
 }
 
 impl LockStream {
@@ -143,6 +147,7 @@ impl LockStream {
             rejected: Top::new(MAX_LISTED),
             changes: Vec::new(),
             notices: Notices::default(),
+            culprits: Culprits::default(),
         }
     }
 
@@ -186,6 +191,7 @@ impl LockStream {
             }
             self.processes.insert(p);
             let lock = self.names.id(e.lock.as_deref());
+            self.culprits.invoked(p, lane.1, e.f, lock, at);
             let (attached, since) = self.holdings.invoke(p, e.f, lock, at, &mut self.changes);
             self.apply_changes();
             let mut wanting_since = e.time_ns;
@@ -221,8 +227,17 @@ impl LockStream {
         let Some(mut op) = self.in_flight.remove(&lane) else {
             return;
         };
+        let invoked_on = op.lock;
         if op.lock == 0 && e.lock.is_some() {
             op.lock = self.names.id(e.lock.as_deref());
+        }
+        let counts = e.kind == EventKind::Ok && !self.holdings.retired(p);
+        let invoked = (op.invoke_ns, op.invoke_index);
+        let lease = self.holdings.lease_on(p, invoked_on);
+        self.culprits
+            .completed(lane, op.f, invoked_on, invoked, at, counts, lease);
+        if counts && op.f == F::Acquire {
+            self.culprits.granted(p, op.lock, e.index);
         }
         self.count(op.f, Some(e.kind), e.error.as_deref());
         self.names.counts[op.lock as usize].count(op.f, Some(e.kind));
@@ -325,7 +340,9 @@ impl LockStream {
                     if let Some(d) = &mut self.deadlocks {
                         d.opened(h.lock, h.process, (h.start_ns, h.acquire_index));
                     }
-                    self.overlaps.opened(&h)
+                    let holdings = &self.holdings;
+                    let causes = self.culprits.opened(&h, |p, id| holdings.lease_of(p, id));
+                    self.overlaps.opened(&h, causes)
                 }
                 Change::Closed(h) => self.closed(h),
             }
@@ -334,6 +351,7 @@ impl LockStream {
 
     fn closed(&mut self, h: Holding) {
         self.stats.holding_intervals += 1;
+        self.culprits.closed(&h);
         if let Some(d) = &mut self.deadlocks {
             d.closed(
                 h.lock,
@@ -347,7 +365,8 @@ impl LockStream {
         let names = &self.names.names;
         let counts = &mut self.names.counts;
         let doubles = &mut self.doubles;
-        self.overlaps.closed(h, &mut |(a, b): Pair| {
+        self.overlaps.closed(h, &mut |p: Pair| {
+            let (a, b) = (&p.earlier, &p.later);
             counts[a.lock as usize].double_holders += 1;
             let key = (
                 names[a.lock as usize].clone(),
@@ -356,7 +375,7 @@ impl LockStream {
                 a.start_ns,
                 a.acquire_index,
             );
-            doubles.push(key, (a, b));
+            doubles.push(key, p);
         });
     }
 
@@ -415,7 +434,11 @@ impl LockStream {
                     .doubles
                     .into_sorted()
                     .iter()
-                    .map(|(a, b)| describe::double(&names[a.lock as usize], a, b, faults))
+                    .map(|p| {
+                        let (a, b) = (&p.earlier, &p.later);
+                        let culprit = p.cause.culprit();
+                        double_sentence::double(&names[a.lock as usize], a, b, culprit, faults)
+                    })
                     .collect(),
             },
             accepted: Capped {

@@ -7,6 +7,7 @@
 //! each lock keeps the holdings started since its oldest open holding (a window that is short
 //! unless a holder's process falls silent) and settles them as the holdings around them close.
 
+use super::culprit::Cause;
 use super::holdings::{Holding, WriteRef};
 use std::collections::{HashMap, VecDeque};
 
@@ -24,6 +25,18 @@ struct Start {
     /// Earlier holdings that end after it starts, waiting for it to close to know whether it
     /// is zero-length.
     pairs: Vec<Holding>,
+    /// What made its grant possible, per earlier holding open then (by id).
+    causes: Vec<(u64, Cause)>,
+}
+
+impl Start {
+    fn cause(&self, earlier: u64) -> Cause {
+        self.causes
+            .iter()
+            .find(|(id, _)| *id == earlier)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -36,8 +49,13 @@ struct LockSweep {
     open: HashMap<u64, u64>,
 }
 
-/// Two holdings found to overlap, both closed: (earlier, later).
-pub(crate) type Pair = (Holding, Holding);
+/// Two holdings found to overlap, both closed, and what made the later grant possible.
+#[derive(Debug)]
+pub(crate) struct Pair {
+    pub earlier: Holding,
+    pub later: Holding,
+    pub cause: Cause,
+}
 
 /// The sweep over every lock.
 #[derive(Debug, Default)]
@@ -62,14 +80,19 @@ fn within(h: &Holding, from: u64, to: u64) -> Holding {
 }
 
 /// The pair with each holding's writes cut to the overlap.
-fn pair(a: &Holding, b: &Holding) -> Pair {
+fn pair(a: &Holding, b: &Holding, cause: Cause) -> Pair {
     let from = a.start_ns.max(b.start_ns);
     let to = a.end_ns.min(b.end_ns);
-    (within(a, from, to), within(b, from, to))
+    Pair {
+        earlier: within(a, from, to),
+        later: within(b, from, to),
+        cause,
+    }
 }
 
 impl Overlaps {
-    pub fn opened(&mut self, h: &Holding) {
+    /// `h` opened; `causes` are what made its grant possible, per earlier open holding.
+    pub fn opened(&mut self, h: &Holding, causes: Vec<(u64, Cause)>) {
         let sweep = self.locks.entry(h.lock).or_default();
         let seq = sweep.first + sweep.starts.len() as u64;
         sweep.starts.push_back(Start {
@@ -79,6 +102,7 @@ impl Overlaps {
             waiting: sweep.open.len() as u32,
             closed: None,
             pairs: Vec::new(),
+            causes,
         });
         sweep.open.insert(h.id, seq);
     }
@@ -97,7 +121,7 @@ impl Overlaps {
         let own = &mut sweep.starts[at];
         for a in std::mem::take(&mut own.pairs) {
             if nonzero {
-                found(pair(&a, &h));
+                found(pair(&a, &h, own.cause(a.id)));
             }
         }
         // Later starts, all begun while it was open. Per later process, the first of its
@@ -115,7 +139,7 @@ impl Overlaps {
             match &later.closed {
                 Some(b) if b.end_ns > b.start_ns => {
                     paired.push(later.process);
-                    found(pair(&h, b));
+                    found(pair(&h, b, later.cause(h.id)));
                 }
                 Some(_) => {}
                 None => {

@@ -1,0 +1,118 @@
+//! Test oracle: what made a second holder possible, from the whole history, by the rule
+//! [`crate::lock::stream::culprit`] states and follows as the history streams: the latest
+//! stale release or renewal completed between the two grants, else the first to complete of
+//! those in flight at the later grant, else the earlier holder's lease running out first.
+
+use super::holding::{Holding, Holdings};
+use super::ops::{Op, Ops};
+use crate::history::{EventKind, F};
+use crate::lock::stream::culprit::{Culprit, StaleOp};
+
+/// Whether `op` completed `ok` before its process retired (no `info` of it came earlier).
+fn counts(ops: &Ops<'_>, op: &Op<'_>) -> bool {
+    let Some(c) = op.completion.filter(|c| c.kind == EventKind::Ok) else {
+        return false;
+    };
+    let retired = ops.by_process[&op.process].iter().any(|&i| {
+        ops.ops[i]
+            .completion
+            .is_some_and(|d| d.kind == EventKind::Info && d.index < c.index)
+    });
+    !retired
+}
+
+/// The history index of `p`'s latest grant of `lock` before history index `before`.
+fn last_grant(ops: &Ops<'_>, p: u64, lock: &str, before: u64) -> Option<u64> {
+    ops.by_process[&p]
+        .iter()
+        .map(|&i| &ops.ops[i])
+        .filter(|op| op.f == F::Acquire && op.lock == lock && counts(ops, op))
+        .filter_map(|op| op.completion.map(|c| c.index))
+        .filter(|&i| i < before)
+        .max()
+}
+
+/// `op` as a stale operation against holding `a`, if it is one: a release or renewal naming
+/// `a`'s lock on its invoke that succeeded for a process not granted the lock since `a` was,
+/// and not holding it then on a lease still running at `a`'s grant.
+fn stale(ops: &Ops<'_>, held: &Holdings<'_>, op: &Op<'_>, a: &Holding<'_>) -> Option<StaleOp> {
+    let named = op.invoke.lock.as_deref().unwrap_or("");
+    if !matches!(op.f, F::Release | F::Renew) || named.is_empty() || named != a.lock {
+        return None;
+    }
+    let c = op.completion?;
+    if !counts(ops, op) {
+        return None;
+    }
+    let granted = last_grant(ops, op.process, a.lock, c.index);
+    if granted.is_some_and(|g| g >= a.acquire_index) {
+        return None;
+    }
+    // The process's holding from that grant, if still open when the request came back (a
+    // release's ended at its invoke).
+    let open = granted.and_then(|g| {
+        held.list.iter().find(|h| {
+            h.process == op.process && h.acquire_index == g && h.end_index >= op.invoke.index
+        })
+    });
+    let runs_until = open.and_then(|h| lease_at(ops, h, c.index));
+    if runs_until.is_some_and(|t| t > a.start_ns) {
+        return None;
+    }
+    Some(StaleOp {
+        process: op.process,
+        f: op.f,
+        invoke_ns: op.invoke.time_ns,
+        invoke_index: op.invoke.index,
+        done_ns: c.time_ns,
+        done_index: c.index,
+    })
+}
+
+/// When `h`'s lease, as its holder counted it before history index `before`, runs out.
+fn lease_at(ops: &Ops<'_>, h: &Holding<'_>, before: u64) -> Option<u64> {
+    let mine = || ops.by_process[&h.process].iter().map(|&i| &ops.ops[i]);
+    let acquire = mine().find(|op| {
+        op.f == F::Acquire && op.completion.is_some_and(|c| c.index == h.acquire_index)
+    })?;
+    let ms = acquire
+        .completion
+        .and_then(|c| c.value.lease_ms)
+        .or(acquire.invoke.value.lease_ms)?;
+    let renewed = mine()
+        .filter(|op| op.f == F::Renew && counts(ops, op))
+        .filter(|op| op.lock.is_empty() || op.lock == h.lock)
+        .filter_map(|op| op.completion.map(|c| (c.index, op.invoke.time_ns)))
+        .filter(|&(i, _)| h.acquire_index < i && i < before)
+        .max();
+    let from = renewed.map_or(acquire.invoke.time_ns, |r| r.1);
+    Some(from.saturating_add(ms.saturating_mul(1_000_000)))
+}
+
+/// What made `b`'s grant possible while `a` held the lock, if the history shows it.
+pub(crate) fn culprit(
+    ops: &Ops<'_>,
+    held: &Holdings<'_>,
+    a: &Holding<'_>,
+    b: &Holding<'_>,
+) -> Option<Culprit> {
+    let candidates: Vec<StaleOp> = ops
+        .ops
+        .iter()
+        .filter_map(|op| stale(ops, held, op, a))
+        .collect();
+    let between = candidates
+        .iter()
+        .filter(|s| a.acquire_index < s.done_index && s.done_index < b.acquire_index)
+        .max_by_key(|s| s.done_index);
+    let in_flight = candidates
+        .iter()
+        .filter(|s| s.invoke_index < b.acquire_index && b.acquire_index < s.done_index)
+        .min_by_key(|s| s.done_index);
+    if let Some(op) = between.or(in_flight) {
+        return Some(Culprit::Stale(*op));
+    }
+    lease_at(ops, a, b.acquire_index)
+        .filter(|&t| t < b.start_ns)
+        .map(|expired_ns| Culprit::Expired { expired_ns })
+}

@@ -1,0 +1,230 @@
+//! What made a second holder possible, found as the history streams: when holder A's lock is
+//! granted to B, the release or renewal that removed or overwrote A's key (one that reported
+//! success for a process that no longer held the lock), else A's lease running out first.
+//!
+//! The rule, which the oracle ([`crate::lock::oracle`]) applies to the whole history: a
+//! *stale* operation on lock L is a `release` or `renew` that names L on its invoke and comes
+//! back `ok` from a process whose latest grant of L (before that completion) came before A's
+//! grant, or that was never granted L: its key, if it had one, was A's key by then. Not one
+//! whose process held L on a lease that, as the holder counts it, was still running at A's
+//! grant: the key could not have expired, so A's grant shows that request had removed the
+//! process's own key already (its reply came late). Of those
+//! that completed between A's grant and B's, the latest is the culprit; if none did, the first
+//! to complete of those still in flight at B's grant (its request may have deleted the key
+//! before B's grant was recorded, the reply coming a moment later); if none, A's lease running
+//! out before B's grant.
+//!
+//! Memory: per open holding its latest stale operation so far, per lock the release and
+//! renewal requests in flight, per (lock, process) its latest grant, and for the requests in
+//! flight at a grant the explanations waiting for them (dropped as the findings are).
+
+use super::holdings::{Holding, Lease};
+use crate::history::F;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// A release or renewal that reported success when its process no longer held the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StaleOp {
+    pub process: u64,
+    pub f: F,
+    pub invoke_ns: u64,
+    pub invoke_index: u64,
+    pub done_ns: u64,
+    pub done_index: u64,
+}
+
+/// What made a second holder possible, as the history shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Culprit {
+    /// A stale release deleted the earlier holder's key, or a stale renewal overwrote it.
+    Stale(StaleOp),
+    /// The earlier holder's lease, counted as the holder counts it, ran out at `expired_ns`,
+    /// before the later grant.
+    Expired { expired_ns: u64 },
+}
+
+/// Where a stale operation still in flight at the later grant is written once it completes
+/// (once: the first to complete is the one). Shared, and `Send`, as a run's checks are.
+type Slot = Arc<OnceLock<StaleOp>>;
+
+/// The explanation of one (earlier, later) pair of holdings, as far as it is known.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cause {
+    /// The latest stale operation completed between the two grants.
+    stale: Option<StaleOp>,
+    /// The first stale operation to complete of those in flight at the later grant.
+    late: Option<Slot>,
+    /// When the earlier holder's lease ran out, if before the later grant.
+    expired_ns: Option<u64>,
+}
+
+impl Cause {
+    pub fn culprit(&self) -> Option<Culprit> {
+        let late = self.late.as_ref().and_then(|s| s.get().copied());
+        match (self.stale.or(late), self.expired_ns) {
+            (Some(op), _) => Some(Culprit::Stale(op)),
+            (None, Some(expired_ns)) => Some(Culprit::Expired { expired_ns }),
+            (None, None) => None,
+        }
+    }
+}
+
+/// An open holding, as the search for culprits sees it.
+#[derive(Debug)]
+struct Open {
+    id: u64,
+    process: u64,
+    acquire_index: u64,
+    start_ns: u64,
+    /// The latest stale operation completed since it began.
+    stale: Option<StaleOp>,
+}
+
+/// An explanation waiting for a request in flight, with the earlier holding's grant (index,
+/// time).
+type Waiting = (Weak<OnceLock<StaleOp>>, u64, u64);
+
+/// A release or renewal request in flight: (process, renewal lane, invoke time, index).
+type Request = (u64, bool, u64, u64);
+
+#[derive(Debug, Default)]
+pub(crate) struct Culprits {
+    open: HashMap<u32, Vec<Open>>,
+    last_grant: HashMap<(u32, u64), u64>,
+    requests: HashMap<u32, Vec<Request>>,
+    /// Per (process, lane) in flight: the explanations waiting for it, each with the earlier
+    /// holding's grant index.
+    waiting: HashMap<(u64, bool), Vec<Waiting>>,
+}
+
+/// Whether `f` may remove or overwrite a key.
+fn touches_key(f: F) -> bool {
+    matches!(f, F::Release | F::Renew)
+}
+
+impl Culprits {
+    /// `p` invoked `f` on lock `lock` (0: none named) at (time, index) in lane `renew`.
+    pub fn invoked(&mut self, p: u64, renew: bool, f: F, lock: u32, at: (u64, u64)) {
+        if touches_key(f) && lock != 0 {
+            self.requests
+                .entry(lock)
+                .or_default()
+                .push((p, renew, at.0, at.1));
+        }
+    }
+
+    /// `p`'s `f`, invoked on `lock` at `invoked` in lane `renew` (`lane` is `(p, renew)`),
+    /// completed at `at`; `ok` when it succeeded and counts (its process had not retired);
+    /// `lease` is that of `p`'s holding of `lock` still open then, if any.
+    #[allow(clippy::too_many_arguments)]
+    pub fn completed(
+        &mut self,
+        lane: (u64, bool),
+        f: F,
+        lock: u32,
+        invoked: (u64, u64),
+        at: (u64, u64),
+        ok: bool,
+        lease: Option<Lease>,
+    ) {
+        let (p, renew) = lane;
+        let waiting = self.waiting.remove(&lane).unwrap_or_default();
+        if !touches_key(f) || lock == 0 {
+            return;
+        }
+        if let Some(r) = self.requests.get_mut(&lock) {
+            r.retain(|q| (q.0, q.1) != (p, renew));
+            if r.is_empty() {
+                self.requests.remove(&lock);
+            }
+        }
+        if !ok {
+            return;
+        }
+        let op = StaleOp {
+            process: p,
+            f,
+            invoke_ns: invoked.0,
+            invoke_index: invoked.1,
+            done_ns: at.0,
+            done_index: at.1,
+        };
+        let granted = self.last_grant.get(&(lock, p)).copied();
+        let runs_until = lease.map(|l| l.expires_ns());
+        let stale_for = |acquire_index: u64, start_ns: u64| {
+            granted.is_none_or(|g| g < acquire_index) && runs_until.is_none_or(|t| t <= start_ns)
+        };
+        for h in self.open.get_mut(&lock).into_iter().flatten() {
+            if stale_for(h.acquire_index, h.start_ns) {
+                h.stale = Some(op);
+            }
+        }
+        for (slot, acquire_index, start_ns) in waiting {
+            if let Some(slot) = slot.upgrade() {
+                if stale_for(acquire_index, start_ns) {
+                    // Already set by an earlier completion: that one came first.
+                    let _ = slot.set(op);
+                }
+            }
+        }
+    }
+
+    /// `p` was granted `lock` at history index `index`.
+    pub fn granted(&mut self, p: u64, lock: u32, index: u64) {
+        self.last_grant.insert((lock, p), index);
+    }
+
+    /// `b` opened: the cause of its grant for each open holding of another process on its
+    /// lock, by that holding's id; `lease_of` gives an open holding's lease.
+    pub fn opened(
+        &mut self,
+        b: &Holding,
+        lease_of: impl Fn(u64, u64) -> Option<Lease>,
+    ) -> Vec<(u64, Cause)> {
+        let open = self.open.entry(b.lock).or_default();
+        let mut causes = Vec::new();
+        for a in open.iter().filter(|a| a.process != b.process) {
+            let in_flight = self.requests.contains_key(&b.lock);
+            let late = (a.stale.is_none() && in_flight).then(|| {
+                let slot: Slot = Arc::new(OnceLock::new());
+                for &(q, lane, _, _) in self.requests.get(&b.lock).into_iter().flatten() {
+                    let list = self.waiting.entry((q, lane)).or_default();
+                    // Explanations whose finding was dropped wait no more.
+                    list.retain(|(w, _, _)| w.strong_count() > 0);
+                    list.push((Arc::downgrade(&slot), a.acquire_index, a.start_ns));
+                }
+                slot
+            });
+            let expired_ns = lease_of(a.process, a.id)
+                .map(|l| l.expires_ns())
+                .filter(|&t| t < b.start_ns);
+            causes.push((
+                a.id,
+                Cause {
+                    stale: a.stale,
+                    late,
+                    expired_ns,
+                },
+            ));
+        }
+        open.push(Open {
+            id: b.id,
+            process: b.process,
+            acquire_index: b.acquire_index,
+            start_ns: b.start_ns,
+            stale: None,
+        });
+        causes
+    }
+
+    /// `h` closed: it can be no one's earlier holder any more.
+    pub fn closed(&mut self, h: &Holding) {
+        if let Some(open) = self.open.get_mut(&h.lock) {
+            open.retain(|o| o.id != h.id);
+            if open.is_empty() {
+                self.open.remove(&h.lock);
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! A double holder's sentence and evidence: what made the second grant possible first, when
+//! the history shows it ([`Culprit`]), then the two holders; and the faults that overlapped
+//! the culprit, or else any operation of the chain (the first grant and holding, the culprit,
+//! the second grant).
+
+use super::culprit::{Culprit, StaleOp};
+use super::describe::{active_phrase, token_phrase};
+use super::holdings::Holding;
+use crate::faults::{secs, FaultWindow};
+use crate::history::F;
+use crate::lock::report::{Finding, FindingKind, TimeWindow};
+
+/// Faults over `[from, to]` that bear on process `p`'s part: those on nodes and `p`'s own,
+/// but not a pause of `p` that stopped it after its request's reply had come (it changed
+/// nothing the request did).
+fn over(faults: &[FaultWindow], p: u64, from: u64, to: u64) -> Vec<&FaultWindow> {
+    faults
+        .iter()
+        .filter(|w| w.overlaps(from, to))
+        .filter(|w| w.client.is_none_or(|c| c == p))
+        .filter(|w| !(w.client == Some(p) && w.reply_came == Some(true)))
+        .collect()
+}
+
+/// Faults over any stretch of `chain`.
+fn over_any<'f>(faults: &'f [FaultWindow], chain: &[(u64, u64)]) -> Vec<&'f FaultWindow> {
+    faults
+        .iter()
+        .filter(|w| chain.iter().any(|&(a, b)| w.overlaps(a, b)))
+        .collect()
+}
+
+fn op_name(f: F) -> &'static str {
+    match f {
+        F::Renew => "renewal",
+        _ => "release",
+    }
+}
+
+/// "process 2's release (sent 1.204 s, answered 1.987 s, paused 0.750 s inside it) deleted
+/// process 0's key: ", and the faults over that request.
+fn stale_lead<'f>(
+    op: &StaleOp,
+    a: &Holding,
+    faults: &'f [FaultWindow],
+) -> (String, Vec<&'f FaultWindow>) {
+    let named = over(faults, op.process, op.invoke_ns, op.done_ns);
+    let paused: u64 = named
+        .iter()
+        .filter(|w| w.f == F::Pause && w.client == Some(op.process))
+        .map(|w| w.end_ns - w.start_ns)
+        .sum();
+    let inside = if paused > 0 {
+        format!(", paused {} inside it", secs(paused))
+    } else {
+        String::new()
+    };
+    let did = match op.f {
+        F::Renew => "overwrote",
+        _ => "deleted",
+    };
+    let lead = format!(
+        "process {}'s {} (sent {}, answered {}{inside}) {did} process {}'s key: ",
+        op.process,
+        op_name(op.f),
+        secs(op.invoke_ns),
+        secs(op.done_ns),
+        a.process,
+    );
+    (lead, named)
+}
+
+/// `a` (the earlier holder) overlapping `b`; both carry only the writes in the overlap;
+/// `culprit` made `b`'s grant possible, if the history shows what did.
+pub(crate) fn double(
+    lock: &str,
+    a: &Holding,
+    b: &Holding,
+    culprit: Option<Culprit>,
+    faults: &[FaultWindow],
+) -> Finding {
+    let start = a.start_ns.max(b.start_ns);
+    let end = a.end_ns.min(b.end_ns);
+    let mut indices = vec![a.acquire_index, b.acquire_index, a.end_index, b.end_index];
+    let mut processes = vec![a.process, b.process];
+    let mut chain = vec![(a.asked_ns, end), (b.asked_ns, b.start_ns)];
+    let (lead, named) = match culprit {
+        Some(Culprit::Stale(op)) => {
+            indices.extend([op.invoke_index, op.done_index]);
+            if !processes.contains(&op.process) {
+                processes.push(op.process);
+            }
+            chain.push((op.invoke_ns, op.done_ns));
+            stale_lead(&op, a, faults)
+        }
+        Some(Culprit::Expired { expired_ns }) => (
+            format!(
+                "process {}'s lease ran out at {} and process {} was granted the lock at {}: ",
+                a.process,
+                secs(expired_ns),
+                b.process,
+                secs(b.start_ns)
+            ),
+            // What kept the holder from renewing or letting go in time.
+            over(faults, a.process, a.start_ns, b.start_ns),
+        ),
+        None => (String::new(), Vec::new()),
+    };
+    let active = if named.is_empty() {
+        over_any(faults, &chain)
+    } else {
+        named
+    };
+    let mut writes = 0;
+    for w in a.writes.iter().chain(&b.writes) {
+        writes += 1;
+        indices.push(w.invoke_index);
+        indices.extend(w.done_index);
+    }
+    let summary = format!(
+        "{lead}processes {} and {} both believed they held lock {:?} from {} to {} ({}): process {} ({}) since {} until it {} at {}, process {} ({}) since {} until it {} at {}; {} write(s) in the overlap; {}",
+        a.process,
+        b.process,
+        lock,
+        secs(start),
+        secs(end),
+        secs(end - start),
+        a.process,
+        token_phrase(a.token),
+        secs(a.start_ns),
+        a.end.phrase(),
+        secs(a.end_ns),
+        b.process,
+        token_phrase(b.token),
+        secs(b.start_ns),
+        b.end.phrase(),
+        secs(b.end_ns),
+        writes,
+        active_phrase(&active),
+    );
+    let mut f = Finding::new(FindingKind::DoubleHolder, summary).with_indices(indices);
+    f.lock = Some(lock.to_string());
+    f.processes = processes;
+    f.tokens = a.token.into_iter().chain(b.token).collect();
+    f.window = Some(TimeWindow {
+        start_ns: start,
+        end_ns: end,
+    });
+    f.faults = active.into_iter().cloned().collect();
+    f
+}
