@@ -290,6 +290,14 @@ fn report_compare_and_serve_pages_render_in_chromium() {
         dom.contains(r#"data-backend="redis"><th>redis</th><td class="num lease">300 ms</td>"#),
         "{dom}"
     );
+    // A timeline per lock, on one time axis, each with its titles.
+    assert_eq!(
+        dom.matches(r#"<div class="chart" data-backend="#).count(),
+        2,
+        "{dom}"
+    );
+    let timelines = &dom[dom.find(r#"<section id="timelines">"#).unwrap()..];
+    assert!(timelines.contains(r#"<rect class="hold""#), "{timelines}");
     // The report links resolve to the runs' reports.
     assert_report_links(&dom, Path::new(compare), 2);
     chromium(

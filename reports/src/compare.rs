@@ -82,6 +82,8 @@ struct Page {
     seed: u64,
     faults: Vec<String>,
     rows: Vec<Row>,
+    /// Each lock's timeline, in the rows' order, on one time axis.
+    timelines: Vec<String>,
     reproduce: String,
 }
 
@@ -92,6 +94,10 @@ pub fn render_comparison(c: &Comparison, out_dir: &Path) -> Result<String, Repor
     for b in &c.backends {
         rows.push(ran_row(&b.backend, &b.run, &c.faults, out_dir)?);
     }
+    let runs: Vec<(&Path, &RunResults)> = (c.backends.iter())
+        .map(|b| (b.run.dir.as_path(), &b.run.results))
+        .collect();
+    let timelines = crate::compare_timelines::aligned_timelines(&runs)?;
     render(
         "compare.html",
         &Page {
@@ -99,6 +105,7 @@ pub fn render_comparison(c: &Comparison, out_dir: &Path) -> Result<String, Repor
             seed: c.seed,
             faults: c.faults.iter().map(|f| f.label.clone()).collect(),
             rows,
+            timelines,
             reproduce: c.reproduce.clone(),
         },
     )

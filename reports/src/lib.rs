@@ -7,6 +7,7 @@ pub mod bench;
 mod card;
 mod charts;
 mod compare;
+mod compare_timelines;
 mod episodes;
 mod error;
 pub mod explore;

@@ -1,6 +1,8 @@
-//! The per-run `report.html`: summary with one sentence per finding linked to the history
-//! lines that prove it, timeline (overview and a zoom on each violation), latency, throughput,
-//! fencing tokens, faults, and the command that repeats the run.
+//! The per-run `report.html`: under the verdict, the "what happened" card (the first episode
+//! in a sentence, the scenario, the library, the command that repeats the run); the summary
+//! with the violations grouped by episode, each sentence linked to the history lines that
+//! prove it; timeline (overview and a zoom on each episode), latency, throughput, fencing
+//! tokens, faults, and the evidence folded per violation.
 
 use crate::charts::{latency_svg, throughput_svg, timeline_svg, tokens_svg, TimelineSpec};
 use crate::episodes::{episode_groups, episodes, Episode, EpisodeGroup};
@@ -394,14 +396,14 @@ fn render_view(
 fn evidence_groups(results: &RunResults, events: &[Event]) -> Vec<EvidenceGroup> {
     let by_index: std::collections::HashMap<u64, &Event> =
         events.iter().map(|e| (e.index, e)).collect();
-    let mut anchored = BTreeSet::new();
-    let mut row = |e: &Event, offending: bool| EvidenceRow {
+    let row = |e: &Event, anchor: bool, offending: bool| EvidenceRow {
         index: e.index,
         time: secs(e.time_ns),
         line: serde_json::to_string(e).unwrap_or_default(),
-        anchor: anchored.insert(e.index),
+        anchor,
         offending,
     };
+    let mut anchored = BTreeSet::new();
     let mut groups = Vec::new();
     for (n, f) in results.lock.violations.iter().enumerate() {
         let rows: Vec<EvidenceRow> = f
@@ -412,7 +414,7 @@ fn evidence_groups(results: &RunResults, events: &[Event]) -> Vec<EvidenceGroup>
                 let inside = f
                     .window
                     .is_some_and(|w| (w.start_ns..=w.end_ns).contains(&e.time_ns));
-                row(e, inside)
+                row(e, anchored.insert(e.index), inside)
             })
             .collect();
         if !rows.is_empty() {
@@ -425,13 +427,7 @@ fn evidence_groups(results: &RunResults, events: &[Event]) -> Vec<EvidenceGroup>
     let rest: Vec<EvidenceRow> = events
         .iter()
         .filter(|e| !anchored.contains(&e.index))
-        .map(|e| EvidenceRow {
-            index: e.index,
-            time: secs(e.time_ns),
-            line: serde_json::to_string(e).unwrap_or_default(),
-            anchor: true,
-            offending: false,
-        })
+        .map(|e| row(e, true, false))
         .collect();
     if !rest.is_empty() {
         groups.push(EvidenceGroup {

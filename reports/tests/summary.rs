@@ -101,26 +101,16 @@ fn report_page_links_each_violation_to_its_evidence_and_timeline() {
     assert!(html.contains("<title>p0 write with token 1 at 1.011 s → ok (accepted although stale) after 2.00 ms (history #10)</title>"));
     assert!(html.contains("<title>pause of client 0 for 0.900 s from 0.110 s (history #2)</title>"));
     // The pause of client 0 is shaded on its lane, one of two: half the plot's height.
-    let fault = html.split(r#"<rect class="fault""#).nth(1).unwrap();
-    let height: i32 = fault
-        .split("height=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let hold = html.split(r#"<rect class="hold""#).nth(1).unwrap();
-    let lane: i32 = hold
-        .split("height=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    // The height of the first hover target of `class`.
+    let height_of = |class: &str| -> i32 {
+        let rect = html
+            .split(&format!(r#"<rect class="{class}""#))
+            .nth(1)
+            .unwrap();
+        let after = rect.split("height=\"").nth(1).unwrap();
+        after[..after.find('"').unwrap()].parse().unwrap()
+    };
+    let (height, lane) = (height_of("fault"), height_of("hold"));
     assert!(
         height < 2 * lane,
         "a client's pause on its lane only: {height} px"

@@ -100,10 +100,16 @@ impl Search<'_> {
         self.started.elapsed()
     }
 
+    /// Writes the record and its page, after every run: the page shows the find and the
+    /// command that repeats it as soon as there is one, not only once shrinking ends.
     fn save(&mut self) {
         if let Err(e) = self.ex.write() {
             let path = self.ex.dir.join(lockpick_store::explore::EXPLORE_FILE);
             (self.say)(&format!("warning: write {}: {e}", path.display()));
+            return;
+        }
+        if let Err(e) = lockpick_reports::write_explore_page(&self.ex.dir) {
+            (self.say)(&format!("warning: failed to {e}"));
         }
     }
 

@@ -38,6 +38,9 @@ struct Page<'a> {
     faults_tried: usize,
     rows: Vec<Row<'a>>,
     found: Option<Row<'a>>,
+    /// The command that repeats the run that found the violation (its results.json's), shown
+    /// as soon as the find is recorded: shrinking may take long, or never end.
+    found_repeat: Option<String>,
     shrunk_text: Option<String>,
 }
 
@@ -86,16 +89,18 @@ pub fn render_explore_page(ex: &ExploreRecord, store: &Path) -> Result<String, R
         .iter()
         .filter(|t| t.phase == Phase::Search)
         .collect();
+    let found = ex.found.and_then(|n| ex.tries.get(n.wrapping_sub(1)));
     let page = Page {
         ex,
         chart: chart::svg(&search, &ex.faults, ex.lease_ms),
         searched: search.len(),
         faults_tried: search.iter().map(|t| t.schedule.faults.len()).sum(),
         rows: ex.tries.iter().map(|t| row(store, t)).collect(),
-        found: ex
-            .found
-            .and_then(|n| ex.tries.get(n.wrapping_sub(1)))
-            .map(|t| row(store, t)),
+        found: found.map(|t| row(store, t)),
+        found_repeat: found
+            .and_then(|t| t.run.as_deref())
+            .and_then(|run| crate::run_report::read_results(run).ok())
+            .map(|r| r.reproduce),
         shrunk_text: ex
             .shrunk
             .as_ref()

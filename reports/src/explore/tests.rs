@@ -39,8 +39,50 @@ fn the_page_shows_what_was_tried_the_find_the_shrink_steps_and_the_rate() {
         .join("toy-20261125T180000Z-seed1");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("explore.json"), json(store.path())).unwrap();
+    // The run that found it, with the command its results name (issue 38: the page says how
+    // to repeat the find before shrinking ends).
+    let run = store.path().join("toy-explore/20261125T180000Z-seed3");
+    std::fs::create_dir_all(&run).unwrap();
+    let lock = lockpick_checker::lock::check_locks(
+        &[],
+        &lockpick_checker::lock::LockCheckParams {
+            property: lockpick_checker::lock::Property::Exclusive,
+            deadlock_ms: 0,
+        },
+    );
+    let results = lockpick_checker::results::RunResults {
+        v: lockpick_checker::results::RESULTS_VERSION,
+        scenario: "f1".into(),
+        backend: "redis".into(),
+        seed: 1,
+        verdict: lockpick_checker::verdict::Verdict::Invalid,
+        expected: None,
+        interrupted: false,
+        workload_ms: 1,
+        ops: 0,
+        history: "history.jsonl".into(),
+        reproduce: "lockpick scenario f1.toml --seed 1 --store s".into(),
+        lock,
+        linearizability: None,
+        not_exposed: None,
+        exposed_by: None,
+        exposures: None,
+        server: None,
+        discipline: None,
+        library: None,
+        description: None,
+    };
+    std::fs::write(
+        run.join("results.json"),
+        serde_json::to_string(&results).unwrap(),
+    )
+    .unwrap();
     let page = write_explore_page(&dir).unwrap();
     let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.contains(r#"<pre id="found-repeat" class="command">lockpick scenario f1.toml --seed 1 --store s</pre>"#),
+        "{html}"
+    );
     // One dot per fault of each search run, coloured by what it found.
     assert_eq!(html.matches("<circle").count(), 2, "{html}");
     assert!(html.contains(r##"fill="#c62828""##), "the lock bug's dot");

@@ -42,7 +42,12 @@ pub(super) fn merge_suite(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         started: utc_stamp(SystemTime::now()),
         // The shards ran side by side: the suite took as long as the longest.
         secs: shards.iter().map(|s| s.record.secs).fold(0.0, f64::max),
-        command: without_shard(&first.record.command),
+        // Runs the whole suite again, into the merged store.
+        command: format!(
+            "{}{}",
+            without_shard_and_store(&first.record.command),
+            crate::reproduce::store_flag(&args.store)
+        ),
         interrupted: shards.iter().any(|s| s.record.interrupted),
         shard: None,
         missing_shards: Vec::new(),
@@ -170,23 +175,33 @@ fn check_same(first: &ShardRecord, s: &ShardRecord) -> Result<(), Failure> {
             s.shard.n, first.shard.n
         )));
     }
-    if without_shard(&s.record.command) != without_shard(&first.record.command) {
+    if suite_arguments(&s.record.command) != suite_arguments(&first.record.command) {
         return Err(differs(format!(
             "another suite (`{}` rather than `{}`)",
-            without_shard(&s.record.command),
-            without_shard(&first.record.command)
+            suite_arguments(&s.record.command),
+            suite_arguments(&first.record.command)
         )));
     }
     Ok(())
 }
 
-/// A suite's command line without its `--shard K/N`.
-fn without_shard(command: &str) -> String {
+/// A suite's command line without its `--shard K/N` and `--store DIR`: each shard ran on a
+/// machine, and into a store, of its own.
+fn without_shard_and_store(command: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     let mut words = command.split(' ');
     while let Some(w) = words.next() {
-        if w == "--shard" {
-            words.next();
+        if w == "--shard" || w == "--store" {
+            // The value, one shell word: quoted when it holds a space (see store_flag).
+            let mut value = words.next().unwrap_or_default();
+            if value.starts_with('\'') {
+                while !(value.len() > 1 && value.ends_with('\'')) {
+                    match words.next() {
+                        Some(more) => value = more,
+                        None => break,
+                    }
+                }
+            }
         } else {
             out.push(w);
         }
@@ -194,15 +209,43 @@ fn without_shard(command: &str) -> String {
     out.join(" ")
 }
 
+/// What the shards of one suite agree on: its arguments, not the program that ran each
+/// (`cargo run --` on one machine, an installed binary on another) nor its store or shard.
+fn suite_arguments(command: &str) -> String {
+    let command = without_shard_and_store(command);
+    match command.find(" suite ") {
+        Some(at) => command[at + 1..].to_owned(),
+        None => command,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::without_shard;
+    use super::{suite_arguments, without_shard_and_store};
 
     #[test]
-    fn the_shard_is_cut_from_the_command() {
+    fn the_shard_and_the_store_are_cut_from_the_command() {
         assert_eq!(
-            without_shard("cargo run -- suite --seeds 3 --shard 2/4 --filter redis"),
+            without_shard_and_store(
+                "cargo run -- suite --seeds 3 --shard 2/4 --filter redis --store /m/s2"
+            ),
             "cargo run -- suite --seeds 3 --filter redis"
+        );
+        assert_eq!(
+            without_shard_and_store("lockpick suite --seeds 3 --store 'my runs' --shard 1/2"),
+            "lockpick suite --seeds 3"
+        );
+    }
+
+    #[test]
+    fn shards_of_one_suite_agree_whatever_program_and_store_ran_them() {
+        assert_eq!(
+            suite_arguments("cargo run -- suite --seeds 3 --shard 1/2 --store /a"),
+            suite_arguments("/usr/local/bin/lockpick suite --seeds 3 --shard 2/2 --store /b")
+        );
+        assert_ne!(
+            suite_arguments("lockpick suite --seeds 3"),
+            suite_arguments("lockpick suite --seeds 4")
         );
     }
 }
