@@ -199,7 +199,6 @@ mod tests {
             ],
             resource: Some("127.0.0.1:3".parse().unwrap()),
             store: Some("/tmp/my runs".into()),
-            ..Reproduce::default()
         };
         assert_eq!(
             r.command_as("cargo run --"),
@@ -215,7 +214,7 @@ mod tests {
             ..Reproduce::default()
         };
         assert_eq!(
-            soak.command(),
+            soak.command_as("cargo run --"),
             "cargo run -- scenario redis-gc-pause --seed 7 --soak 1h --clients 64"
         );
         let bare = Reproduce {

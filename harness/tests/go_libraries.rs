@@ -249,6 +249,8 @@ fn zk_lock_used_as_documented_lets_go_when_told_and_the_cut_makes_no_double_hold
     assert!(
         told_holder,
         "a holder was told of the cut while it held\n{report}"
+    );
+}
 
 /// The README's first adapter in Go (docs/examples/first-adapter/go, built by scripts/setup).
 fn first_go_adapter() -> Option<PathBuf> {
