@@ -44,17 +44,21 @@ fn params(property: Property) -> LockCheckParams {
     }
 }
 
-#[test]
-fn takeover_before_the_lease_ran_out_is_not_linearizable_against_the_lease_model() {
-    // Process 0 holds a 1 s lease and never lets go; process 1 is granted the lock 0.1 s later.
-    let events = history(&[
+/// Process 0 holds a 1 s lease and never lets go; process 1 is granted the lock 0.1 s later.
+fn takeover_before_the_lease_ran_out() -> Vec<Event> {
+    history(&[
         (0, 0, Invoke, Acquire, None, Some(1000)),
         (5, 0, Ok, Acquire, Some(1), Some(1000)),
         (100, 1, Invoke, Acquire, None, Some(1000)),
         (110, 1, Ok, Acquire, Some(2), Some(1000)),
         (120, 1, Invoke, Release, None, None),
         (125, 1, Ok, Release, None, None),
-    ]);
+    ])
+}
+
+#[test]
+fn takeover_before_the_lease_ran_out_is_not_linearizable_against_the_lease_model() {
+    let events = takeover_before_the_lease_ran_out();
     assert_eq!(
         lock_model_for(&events, Property::Exclusive).map(|m| m.name()),
         Some("lease")
@@ -75,14 +79,7 @@ fn under_fenced_a_lease_the_lock_broke_is_an_observation_not_a_violation() {
     // The same takeover before the lease ran out, writes with rising tokens accepted: under
     // `fenced` only the resource counts, so the lease model's finding does not make it
     // invalid (it is still reported); under `exclusive` it does.
-    let events = history(&[
-        (0, 0, Invoke, Acquire, None, Some(1000)),
-        (5, 0, Ok, Acquire, Some(1), Some(1000)),
-        (100, 1, Invoke, Acquire, None, Some(1000)),
-        (110, 1, Ok, Acquire, Some(2), Some(1000)),
-        (120, 1, Invoke, Release, None, None),
-        (125, 1, Ok, Release, None, None),
-    ]);
+    let events = takeover_before_the_lease_ran_out();
     let fenced = check_run(&events, &params(Property::Fenced));
     let lin = fenced
         .linearizability
