@@ -6,7 +6,7 @@
 use super::holding::{Holding, Holdings};
 use super::ops::{Op, Ops};
 use crate::history::{EventKind, F};
-use crate::lock::stream::culprit::{Culprit, StaleOp};
+use crate::lock::stream::culprit::{Culprit, Culprits, StaleOp};
 
 /// Whether `op` completed `ok` before its process retired (no `info` of it came earlier).
 fn counts(ops: &Ops<'_>, op: &Op<'_>) -> bool {
@@ -55,7 +55,15 @@ fn stale(ops: &Ops<'_>, held: &Holdings<'_>, op: &Op<'_>, a: &Holding<'_>) -> Op
             h.process == op.process && h.acquire_index == g && h.end_index >= op.invoke.index
         })
     });
-    let runs_until = open.and_then(|h| lease_at(ops, h, c.index));
+    let runs_until = open.and_then(|h| {
+        let grant = ops.by_process[&h.process]
+            .iter()
+            .filter_map(|&i| ops.ops[i].completion)
+            .find(|c| c.index == h.acquire_index)?;
+        let v = &grant.value;
+        let key_until = Culprits::key_until(grant.time_ns, v.sent_ns, v.lease_ms);
+        lease_at(ops, h, c.index).map(|t| t.max(key_until.unwrap_or(0)))
+    });
     if runs_until.is_some_and(|t| t > a.start_ns) {
         return None;
     }

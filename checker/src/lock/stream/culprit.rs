@@ -6,9 +6,10 @@
 //! *stale* operation on lock L is a `release` or `renew` that names L on its invoke and comes
 //! back `ok` from a process whose latest grant of L (before that completion) came before A's
 //! grant, or that was never granted L: its key, if it had one, was A's key by then. Not one
-//! whose process held L on a lease that, as the holder counts it, was still running at A's
-//! grant: the key could not have expired, so A's grant shows that request had removed the
-//! process's own key already (its reply came late). Of those
+//! whose process held L on a lease still running at A's grant (as the holder counts it, or
+//! from when the grant's request was sent, or else from the grant's reply, as an adapter
+//! counts the `lease_ms` it reports): the key could not have expired, so A's grant shows that
+//! request had removed the process's own key already (its reply came late). Of those
 //! that completed between A's grant and B's, the latest is the culprit; if none did, the first
 //! to complete of those still in flight at B's grant (its request may have deleted the key
 //! before B's grant was recorded, the reply coming a moment later); if none, A's lease running
@@ -91,7 +92,9 @@ type Request = (u64, bool, u64, u64);
 #[derive(Debug, Default)]
 pub(crate) struct Culprits {
     open: HashMap<u32, Vec<Open>>,
-    last_grant: HashMap<(u32, u64), u64>,
+    /// Per (lock, process): its latest grant's index, and until when at least that grant's
+    /// key lived by the grant's own account.
+    last_grant: HashMap<(u32, u64), (u64, Option<u64>)>,
     requests: HashMap<u32, Vec<Request>>,
     /// Per (process, lane) in flight: the explanations waiting for it, each with the earlier
     /// holding's grant index.
@@ -150,8 +153,12 @@ impl Culprits {
             done_ns: at.0,
             done_index: at.1,
         };
-        let granted = self.last_grant.get(&(lock, p)).copied();
-        let runs_until = lease.map(|l| l.expires_ns());
+        let (granted, key_until) = match self.last_grant.get(&(lock, p)) {
+            Some(&(g, until)) => (Some(g), until),
+            None => (None, None),
+        };
+        // Only a holding still open has a key of its own to outlive.
+        let runs_until = lease.map(|l| l.expires_ns().max(key_until.unwrap_or(0)));
         let stale_for = |acquire_index: u64, start_ns: u64| {
             granted.is_none_or(|g| g < acquire_index) && runs_until.is_none_or(|t| t <= start_ns)
         };
@@ -170,9 +177,20 @@ impl Culprits {
         }
     }
 
-    /// `p` was granted `lock` at history index `index`.
-    pub fn granted(&mut self, p: u64, lock: u32, index: u64) {
-        self.last_grant.insert((lock, p), index);
+    /// `p` was granted `lock` at history index `index`; `key_until` is how long at least the
+    /// grant says its key lives.
+    pub fn granted(&mut self, p: u64, lock: u32, index: u64, key_until: Option<u64>) {
+        self.last_grant.insert((lock, p), (index, key_until));
+    }
+
+    /// How long at least a grant answered at `ok_ns` says its key lives: from when its
+    /// request was sent (`sent_ns`), or else from its answer, for `lease_ms`.
+    pub fn key_until(ok_ns: u64, sent_ns: Option<u64>, lease_ms: Option<u64>) -> Option<u64> {
+        lease_ms.map(|ms| {
+            sent_ns
+                .unwrap_or(ok_ns)
+                .saturating_add(ms.saturating_mul(1_000_000))
+        })
     }
 
     /// `b` opened: the cause of its grant for each open holding of another process on its
