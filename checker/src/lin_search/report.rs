@@ -39,6 +39,9 @@ pub struct Violation {
     /// The smallest window found: the culprit and every operation overlapping it in real
     /// time, in invocation order. No order of these fits the model after the prefix.
     pub window: Vec<Op>,
+    /// The operations that force the violation: without any one of them, the history up to
+    /// the culprit's return is linearizable (see [`super::shrink::Shrunk::forcing`]).
+    pub forced_by: Vec<Op>,
     /// The longest linearizable prefix found (of the shortest failing prefix), in
     /// linearization order.
     pub prefix: Vec<Op>,
@@ -56,6 +59,7 @@ impl Violation {
             part,
             culprit: s.culprit.map(|i| history.ops[i].clone()),
             window: ops(&s.window),
+            forced_by: ops(&s.forcing),
             prefix: ops(&s.failure.prefix),
             state: s.failure.state,
             pending: ops(&s.failure.pending),
@@ -102,9 +106,20 @@ impl fmt::Display for LinReport {
             if let Some(c) = &v.culprit {
                 writeln!(
                     f,
-                    "  the history stops being linearizable when this returns:"
+                    "  the first operation after which no linearization exists (the history stops being linearizable when it returns):"
                 )?;
                 writeln!(f, "    {c}")?;
+                if !v.forced_by.is_empty() {
+                    writeln!(
+                        f,
+                        "  forced by: without any one of these {} op{}, the history up to it is linearizable:",
+                        v.forced_by.len(),
+                        plural(v.forced_by.len())
+                    )?;
+                    for op in &v.forced_by {
+                        writeln!(f, "    {op}")?;
+                    }
+                }
             }
             writeln!(
                 f,

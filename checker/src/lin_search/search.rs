@@ -176,13 +176,27 @@ impl<S: Spec> Search<S> {
 
     /// A search over the prefix of the part's history up to position `cut`: operations
     /// invoked later are left out, those returning later have an unknown outcome.
-    pub fn with_cut(mut part: Part<S>, history: &History, cut: u64) -> Self {
+    pub fn with_cut(part: Part<S>, history: &History, cut: u64) -> Self {
+        Self::leaving_out(part, history, cut, None)
+    }
+
+    /// [`Search::with_cut`], with the part's operation at position `left_out` left out too,
+    /// as if it had never been invoked: whether the rest is linearizable without it.
+    pub fn leaving_out(
+        mut part: Part<S>,
+        history: &History,
+        cut: u64,
+        left_out: Option<usize>,
+    ) -> Self {
         let n = part.ops.len();
-        let view: Vec<Presence> = part
+        let mut view: Vec<Presence> = part
             .ops
             .iter()
             .map(|&h| presence(&history.ops[h], cut))
             .collect();
+        if let Some(i) = left_out {
+            view[i] = Presence::Excluded;
+        }
         let open: Vec<bool> = view.iter().map(|&v| v != Presence::Completed).collect();
         let read_only: Vec<bool> = (0..n).map(|i| part.spec.read_only(i)).collect();
         let before = symmetric_predecessors(&part, &view, history);

@@ -1,6 +1,7 @@
 //! Narrowing a violation down for a reader: the shortest prefix of the part's history that is
-//! already not linearizable, the operation whose return makes it so, and the operations
-//! concurrent with it.
+//! already not linearizable, the operation whose return makes it so (the first operation
+//! after which no linearization exists), the operations concurrent with it, and those that
+//! force it: without any one of them that prefix is linearizable.
 
 use super::budget::Limits;
 use super::op::History;
@@ -16,7 +17,16 @@ pub struct Shrunk {
     /// History indices of the culprit and every operation of the prefix whose interval
     /// overlaps it, in invocation order.
     pub window: Vec<usize>,
+    /// History indices of the operations that force the violation, in invocation order: of
+    /// the window and the last [`FORCING_TRIED`] operations of the longest linearizable
+    /// prefix, those without which the shortest failing prefix is linearizable.
+    pub forcing: Vec<usize>,
 }
+
+/// How many of the last operations of the longest linearizable prefix are tried as forcing
+/// the violation, beside the window: the state they leave is what the culprit cannot follow;
+/// each try is one search of the failing prefix.
+pub const FORCING_TRIED: usize = 8;
 
 /// Binary-searches the cut points (return positions) of an illegal part for the shortest
 /// failing prefix. A probe that runs out of budget counts as passing, so the result is always
@@ -40,6 +50,7 @@ pub fn shrink<S: Spec>(
             failure: full,
             culprit: None,
             window: Vec::new(),
+            forcing: Vec::new(),
         };
     };
     // cuts[hi] is known to fail (the whole part does); cuts[..=lo] are not shown to.
@@ -82,9 +93,50 @@ pub fn shrink<S: Spec>(
         None => failure.pending.clone(),
     };
     window.sort_by_key(|&h| history.ops[h].call);
+    let forcing = match culprit {
+        Some(c) => forcing(part, history, cut, c, &window, &failure, limits),
+        None => Vec::new(),
+    };
     Shrunk {
         failure,
         culprit,
         window,
+        forcing,
     }
+}
+
+/// Of the window and the tail of the longest linearizable prefix, the operations other than
+/// the culprit `c` without which the history up to `cut` is linearizable (a search that
+/// runs out of budget proves nothing and names none).
+fn forcing<S: Spec>(
+    part: &Part<S>,
+    history: &History,
+    cut: u64,
+    c: usize,
+    window: &[usize],
+    failure: &Failure,
+    limits: &Limits,
+) -> Vec<usize> {
+    let tail = failure.prefix.len().saturating_sub(FORCING_TRIED);
+    let mut tried: Vec<usize> = window
+        .iter()
+        .chain(&failure.prefix[tail..])
+        .copied()
+        .filter(|&h| h != c)
+        .collect();
+    tried.sort_by_key(|&h| history.ops[h].call);
+    tried.dedup();
+    tried
+        .into_iter()
+        .filter(|&h| {
+            let Some(at) = part.ops.iter().position(|&o| o == h) else {
+                return false;
+            };
+            let mut probe = Search::leaving_out(part.clone(), history, cut, Some(at));
+            matches!(
+                probe.run(u64::MAX, history, limits),
+                Some(PartOutcome::Linearizable)
+            )
+        })
+        .collect()
 }

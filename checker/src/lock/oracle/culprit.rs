@@ -6,7 +6,7 @@
 use super::holding::{Holding, Holdings};
 use super::ops::{Op, Ops};
 use crate::history::{EventKind, F};
-use crate::lock::stream::culprit::{Culprit, StaleOp};
+use crate::lock::stream::culprit::{Culprit, Culprits, StaleOp};
 
 /// Whether `op` completed `ok` before its process retired (no `info` of it came earlier).
 fn counts(ops: &Ops<'_>, op: &Op<'_>) -> bool {
@@ -32,10 +32,15 @@ fn last_grant(ops: &Ops<'_>, p: u64, lock: &str, before: u64) -> Option<u64> {
         .max()
 }
 
-/// `op` as a stale operation against holding `a`, if it is one: a release or renewal naming
-/// `a`'s lock on its invoke that succeeded for a process not granted the lock since `a` was,
-/// and not holding it then on a lease still running at `a`'s grant.
-fn stale(ops: &Ops<'_>, held: &Holdings<'_>, op: &Op<'_>, a: &Holding<'_>) -> Option<StaleOp> {
+/// `op` as a stale operation against holding `a`, if it is one (a release or renewal naming
+/// `a`'s lock on its invoke that succeeded for a process not granted the lock since `a` was),
+/// and whether its process's own key surely still lived at `a`'s grant (it ranks below).
+fn stale(
+    ops: &Ops<'_>,
+    held: &Holdings<'_>,
+    op: &Op<'_>,
+    a: &Holding<'_>,
+) -> Option<(StaleOp, bool)> {
     let named = op.invoke.lock.as_deref().unwrap_or("");
     if !matches!(op.f, F::Release | F::Renew) || named.is_empty() || named != a.lock {
         return None;
@@ -55,18 +60,30 @@ fn stale(ops: &Ops<'_>, held: &Holdings<'_>, op: &Op<'_>, a: &Holding<'_>) -> Op
             h.process == op.process && h.acquire_index == g && h.end_index >= op.invoke.index
         })
     });
-    let runs_until = open.and_then(|h| lease_at(ops, h, c.index));
-    if runs_until.is_some_and(|t| t > a.start_ns) {
-        return None;
-    }
-    Some(StaleOp {
+    let lived = open
+        .and_then(|h| runs_out(ops, h, c.index))
+        .is_some_and(|t| t > a.start_ns);
+    let op = StaleOp {
         process: op.process,
         f: op.f,
         invoke_ns: op.invoke.time_ns,
         invoke_index: op.invoke.index,
         done_ns: c.time_ns,
         done_index: c.index,
-    })
+    };
+    Some((op, lived))
+}
+
+/// Until when `h`'s key surely lived, as of history index `before`: its lease as the holder
+/// counted it, or as its grant says, whichever is later.
+fn runs_out(ops: &Ops<'_>, h: &Holding<'_>, before: u64) -> Option<u64> {
+    let grant = ops.by_process[&h.process]
+        .iter()
+        .filter_map(|&i| ops.ops[i].completion)
+        .find(|c| c.index == h.acquire_index)?;
+    let v = &grant.value;
+    let key_until = Culprits::key_until(grant.time_ns, v.sent_ns, v.lease_ms);
+    lease_at(ops, h, before).map(|t| t.max(key_until.unwrap_or(0)))
 }
 
 /// When `h`'s lease, as its holder counted it before history index `before`, runs out.
@@ -96,23 +113,35 @@ pub(crate) fn culprit(
     a: &Holding<'_>,
     b: &Holding<'_>,
 ) -> Option<Culprit> {
-    let candidates: Vec<StaleOp> = ops
+    let candidates: Vec<(StaleOp, bool)> = ops
         .ops
         .iter()
         .filter_map(|op| stale(ops, held, op, a))
         .collect();
-    let between = candidates
-        .iter()
-        .filter(|s| a.acquire_index < s.done_index && s.done_index < b.acquire_index)
-        .max_by_key(|s| s.done_index);
-    let in_flight = candidates
-        .iter()
-        .filter(|s| s.invoke_index < b.acquire_index && b.acquire_index < s.done_index)
-        .min_by_key(|s| s.done_index);
-    if let Some(op) = between.or(in_flight) {
-        return Some(Culprit::Stale(*op));
+    let between = |lived: bool| {
+        candidates
+            .iter()
+            .filter(|s| s.1 == lived)
+            .map(|s| s.0)
+            .filter(|s| a.acquire_index < s.done_index && s.done_index < b.acquire_index)
+            .max_by_key(|s| s.done_index)
+    };
+    let in_flight = |lived: bool| {
+        candidates
+            .iter()
+            .filter(|s| s.1 == lived)
+            .map(|s| s.0)
+            .filter(|s| s.invoke_index < b.acquire_index && b.acquire_index < s.done_index)
+            .min_by_key(|s| s.done_index)
+    };
+    let op = between(false)
+        .or_else(|| in_flight(false))
+        .or_else(|| between(true))
+        .or_else(|| in_flight(true));
+    if let Some(op) = op {
+        return Some(Culprit::Stale(op));
     }
-    lease_at(ops, a, b.acquire_index)
+    runs_out(ops, a, b.acquire_index)
         .filter(|&t| t < b.start_ns)
         .map(|expired_ns| Culprit::Expired { expired_ns })
 }

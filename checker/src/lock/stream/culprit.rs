@@ -5,14 +5,19 @@
 //! The rule, which the oracle ([`crate::lock::oracle`]) applies to the whole history: a
 //! *stale* operation on lock L is a `release` or `renew` that names L on its invoke and comes
 //! back `ok` from a process whose latest grant of L (before that completion) came before A's
-//! grant, or that was never granted L: its key, if it had one, was A's key by then. Not one
-//! whose process held L on a lease that, as the holder counts it, was still running at A's
-//! grant: the key could not have expired, so A's grant shows that request had removed the
-//! process's own key already (its reply came late). Of those
+//! grant, or that was never granted L: its key, if it had one, was A's key by then. Of those
 //! that completed between A's grant and B's, the latest is the culprit; if none did, the first
 //! to complete of those still in flight at B's grant (its request may have deleted the key
 //! before B's grant was recorded, the reply coming a moment later); if none, A's lease running
 //! out before B's grant.
+//!
+//! One kind of stale operation ranks below all others of both groups: that of a process
+//! holding L on a lease still running at A's grant (as the holder counts it, or from when the
+//! grant's request was sent, or else from the grant's reply, as an adapter counts the
+//! `lease_ms` it reports). Its key could not have expired, so unless another stale operation
+//! removed it, A's grant shows that request had removed the process's own key already, its
+//! reply coming late. Ranked below, not left out: stale deletes cascade (a late DEL removes a
+//! key whose owner's late DEL then removes the next one).
 //!
 //! Memory: per open holding its latest stale operation so far, per lock the release and
 //! renewal requests in flight, per (lock, process) its latest grant, and for the requests in
@@ -44,16 +49,37 @@ pub(crate) enum Culprit {
     Expired { expired_ns: u64 },
 }
 
-/// Where a stale operation still in flight at the later grant is written once it completes
-/// (once: the first to complete is the one). Shared, and `Send`, as a run's checks are.
-type Slot = Arc<OnceLock<StaleOp>>;
+/// Where stale operations still in flight at the later grant are written as they complete
+/// (once: the first to complete is the one): one whose process's key may have expired by the
+/// earlier grant, and one whose key still lived ([`Rank`]). Shared, and `Send`, as a run's
+/// checks are.
+type Slot = Arc<[OnceLock<StaleOp>; 2]>;
+
+/// How likely a stale operation is to have removed the earlier holder's key: `Gone` when its
+/// process's own key may have expired by the earlier grant, `Lived` when it surely had not.
+#[derive(Debug, Clone, Copy)]
+enum Rank {
+    Gone = 0,
+    Lived = 1,
+}
+
+impl Rank {
+    fn of(runs_until: Option<u64>, start_ns: u64) -> Rank {
+        if runs_until.is_some_and(|t| t > start_ns) {
+            Rank::Lived
+        } else {
+            Rank::Gone
+        }
+    }
+}
 
 /// The explanation of one (earlier, later) pair of holdings, as far as it is known.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Cause {
-    /// The latest stale operation completed between the two grants.
-    stale: Option<StaleOp>,
-    /// The first stale operation to complete of those in flight at the later grant.
+    /// The latest stale operation of each [`Rank`] completed between the two grants.
+    stale: [Option<StaleOp>; 2],
+    /// The first stale operation of each rank to complete of those in flight at the later
+    /// grant.
     late: Option<Slot>,
     /// When the earlier holder's lease ran out, if before the later grant.
     expired_ns: Option<u64>,
@@ -61,8 +87,17 @@ pub(crate) struct Cause {
 
 impl Cause {
     pub fn culprit(&self) -> Option<Culprit> {
-        let late = self.late.as_ref().and_then(|s| s.get().copied());
-        match (self.stale.or(late), self.expired_ns) {
+        let late = |r: Rank| {
+            self.late
+                .as_ref()
+                .and_then(|s| s[r as usize].get().copied())
+        };
+        let stale = |r: Rank| self.stale[r as usize];
+        let op = stale(Rank::Gone)
+            .or_else(|| late(Rank::Gone))
+            .or(stale(Rank::Lived))
+            .or_else(|| late(Rank::Lived));
+        match (op, self.expired_ns) {
             (Some(op), _) => Some(Culprit::Stale(op)),
             (None, Some(expired_ns)) => Some(Culprit::Expired { expired_ns }),
             (None, None) => None,
@@ -77,13 +112,13 @@ struct Open {
     process: u64,
     acquire_index: u64,
     start_ns: u64,
-    /// The latest stale operation completed since it began.
-    stale: Option<StaleOp>,
+    /// The latest stale operation of each [`Rank`] completed since it began.
+    stale: [Option<StaleOp>; 2],
 }
 
 /// An explanation waiting for a request in flight, with the earlier holding's grant (index,
 /// time).
-type Waiting = (Weak<OnceLock<StaleOp>>, u64, u64);
+type Waiting = (Weak<[OnceLock<StaleOp>; 2]>, u64, u64);
 
 /// A release or renewal request in flight: (process, renewal lane, invoke time, index).
 type Request = (u64, bool, u64, u64);
@@ -91,11 +126,19 @@ type Request = (u64, bool, u64, u64);
 #[derive(Debug, Default)]
 pub(crate) struct Culprits {
     open: HashMap<u32, Vec<Open>>,
-    last_grant: HashMap<(u32, u64), u64>,
+    /// Per (lock, process): its latest grant's index, and until when at least that grant's
+    /// key lived by the grant's own account.
+    last_grant: HashMap<(u32, u64), (u64, Option<u64>)>,
     requests: HashMap<u32, Vec<Request>>,
     /// Per (process, lane) in flight: the explanations waiting for it, each with the earlier
     /// holding's grant index.
     waiting: HashMap<(u64, bool), Vec<Waiting>>,
+}
+
+/// When a holding's key surely still lived until: its lease as the holder counts it, or as
+/// its grant says (`key_until`), whichever is later.
+fn runs_out(lease: Lease, key_until: Option<u64>) -> u64 {
+    lease.expires_ns().max(key_until.unwrap_or(0))
 }
 
 /// Whether `f` may remove or overwrite a key.
@@ -150,29 +193,42 @@ impl Culprits {
             done_ns: at.0,
             done_index: at.1,
         };
-        let granted = self.last_grant.get(&(lock, p)).copied();
-        let runs_until = lease.map(|l| l.expires_ns());
-        let stale_for = |acquire_index: u64, start_ns: u64| {
-            granted.is_none_or(|g| g < acquire_index) && runs_until.is_none_or(|t| t <= start_ns)
+        let (granted, key_until) = match self.last_grant.get(&(lock, p)) {
+            Some(&(g, until)) => (Some(g), until),
+            None => (None, None),
         };
+        // Only a holding still open has a key of its own to outlive.
+        let runs_until = lease.map(|l| runs_out(l, key_until));
+        let stale_for = |acquire_index: u64| granted.is_none_or(|g| g < acquire_index);
         for h in self.open.get_mut(&lock).into_iter().flatten() {
-            if stale_for(h.acquire_index, h.start_ns) {
-                h.stale = Some(op);
+            if stale_for(h.acquire_index) {
+                h.stale[Rank::of(runs_until, h.start_ns) as usize] = Some(op);
             }
         }
         for (slot, acquire_index, start_ns) in waiting {
             if let Some(slot) = slot.upgrade() {
-                if stale_for(acquire_index, start_ns) {
+                if stale_for(acquire_index) {
                     // Already set by an earlier completion: that one came first.
-                    let _ = slot.set(op);
+                    let _ = slot[Rank::of(runs_until, start_ns) as usize].set(op);
                 }
             }
         }
     }
 
-    /// `p` was granted `lock` at history index `index`.
-    pub fn granted(&mut self, p: u64, lock: u32, index: u64) {
-        self.last_grant.insert((lock, p), index);
+    /// `p` was granted `lock` at history index `index`; `key_until` is how long at least the
+    /// grant says its key lives.
+    pub fn granted(&mut self, p: u64, lock: u32, index: u64, key_until: Option<u64>) {
+        self.last_grant.insert((lock, p), (index, key_until));
+    }
+
+    /// How long at least a grant answered at `ok_ns` says its key lives: from when its
+    /// request was sent (`sent_ns`), or else from its answer, for `lease_ms`.
+    pub fn key_until(ok_ns: u64, sent_ns: Option<u64>, lease_ms: Option<u64>) -> Option<u64> {
+        lease_ms.map(|ms| {
+            sent_ns
+                .unwrap_or(ok_ns)
+                .saturating_add(ms.saturating_mul(1_000_000))
+        })
     }
 
     /// `b` opened: the cause of its grant for each open holding of another process on its
@@ -186,8 +242,8 @@ impl Culprits {
         let mut causes = Vec::new();
         for a in open.iter().filter(|a| a.process != b.process) {
             let in_flight = self.requests.contains_key(&b.lock);
-            let late = (a.stale.is_none() && in_flight).then(|| {
-                let slot: Slot = Arc::new(OnceLock::new());
+            let late = (a.stale[Rank::Gone as usize].is_none() && in_flight).then(|| {
+                let slot: Slot = Arc::new([OnceLock::new(), OnceLock::new()]);
                 for &(q, lane, _, _) in self.requests.get(&b.lock).into_iter().flatten() {
                     let list = self.waiting.entry((q, lane)).or_default();
                     // Explanations whose finding was dropped wait no more.
@@ -196,8 +252,9 @@ impl Culprits {
                 }
                 slot
             });
+            let key_until = self.last_grant.get(&(b.lock, a.process)).and_then(|g| g.1);
             let expired_ns = lease_of(a.process, a.id)
-                .map(|l| l.expires_ns())
+                .map(|l| runs_out(l, key_until))
                 .filter(|&t| t < b.start_ns);
             causes.push((
                 a.id,
@@ -213,7 +270,7 @@ impl Culprits {
             process: b.process,
             acquire_index: b.acquire_index,
             start_ns: b.start_ns,
-            stale: None,
+            stale: [None, None],
         });
         causes
     }

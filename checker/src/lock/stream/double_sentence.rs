@@ -82,14 +82,10 @@ pub(crate) fn double(
     let start = a.start_ns.max(b.start_ns);
     let end = a.end_ns.min(b.end_ns);
     let mut indices = vec![a.acquire_index, b.acquire_index, a.end_index, b.end_index];
-    let mut processes = vec![a.process, b.process];
     let mut chain = vec![(a.asked_ns, end), (b.asked_ns, b.start_ns)];
     let (lead, named) = match culprit {
         Some(Culprit::Stale(op)) => {
             indices.extend([op.invoke_index, op.done_index]);
-            if !processes.contains(&op.process) {
-                processes.push(op.process);
-            }
             chain.push((op.invoke_ns, op.done_ns));
             stale_lead(&op, a, faults)
         }
@@ -140,7 +136,9 @@ pub(crate) fn double(
     );
     let mut f = Finding::new(FindingKind::DoubleHolder, summary).with_indices(indices);
     f.lock = Some(lock.to_string());
-    f.processes = processes;
+    // The two holders, as readers of a double holder take them (first, second); the
+    // culprit's process is in the sentence and its lines in the evidence.
+    f.processes = vec![a.process, b.process];
     f.tokens = a.token.into_iter().chain(b.token).collect();
     f.window = Some(TimeWindow {
         start_ns: start,

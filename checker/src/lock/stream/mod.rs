@@ -237,7 +237,8 @@ impl LockStream {
         self.culprits
             .completed(lane, op.f, invoked_on, invoked, at, counts, lease);
         if counts && op.f == F::Acquire {
-            self.culprits.granted(p, op.lock, e.index);
+            let until = Culprits::key_until(e.time_ns, e.value.sent_ns, e.value.lease_ms);
+            self.culprits.granted(p, op.lock, e.index, until);
         }
         self.count(op.f, Some(e.kind), e.error.as_deref());
         self.names.counts[op.lock as usize].count(op.f, Some(e.kind));
