@@ -32,10 +32,11 @@ impl RunChecks {
             .map_or(Verdict::Valid, |l| l.verdict);
         // Under `fenced` only the resource's correctness counts: a lock that broke its lease
         // (a grant before the holder's lease ran out, which is what the lease model finds) is
-        // what the fence absorbs, an observation as a double holder is.
-        let lin = match (self.lock.property, lin) {
-            (Property::Fenced, Verdict::Invalid) => Verdict::Valid,
-            (Property::Fenced | Property::Exclusive, v) => v,
+        // what the fence absorbs, an observation as a double holder is; and a search that
+        // could not decide it leaves the resource's verdict as it is.
+        let lin = match self.lock.property {
+            Property::Fenced => Verdict::Valid,
+            Property::Exclusive => lin,
         };
         let merged = self.lock.verdict.merge(lin);
         match &self.exposure {

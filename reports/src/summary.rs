@@ -85,6 +85,9 @@ pub fn lin_note(property: Property, lin: &LinSummary) -> Option<&'static str> {
         (Property::Fenced, Verdict::Invalid) => Some(
             "(an observation under property fenced: the lock did not hold its lease, and the resource's token checks decide the verdict)",
         ),
+        (Property::Fenced, Verdict::Unknown) => Some(
+            "(under property fenced the resource's token checks decide the verdict; this search's outcome does not change it)",
+        ),
         (Property::Fenced | Property::Exclusive, _) => None,
     }
 }
