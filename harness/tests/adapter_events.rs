@@ -81,6 +81,9 @@ async fn events_inside_and_between_requests_are_recorded_as_notices_of_the_proce
     let run = tempfile::tempdir().unwrap();
     let path = run.path().join("history.jsonl");
     let recorder = Arc::new(Recorder::create(&path).unwrap());
+    // The workload has started, as the runner says once every client has its session: a
+    // notice before that is no part of the history.
+    recorder.restart_clock();
     let points = Arc::new(PausePoints::default());
     points.record_to(recorder.clone());
     let lock = lock("declared");
@@ -112,6 +115,35 @@ async fn events_inside_and_between_requests_are_recorded_as_notices_of_the_proce
     assert_eq!(told[0].value.token, Some(5));
     let hello = std::fs::read_to_string(run.path().join("clients/hello.json")).unwrap();
     assert!(hello.contains(r#""protocol": 2"#) || hello.contains(r#""protocol":2"#));
+}
+
+#[tokio::test]
+async fn notices_sent_before_the_workload_starts_are_left_out() {
+    // No clock restart: the workload has not started, as while clients open their sessions.
+    // The same adapter's two events (one inside the acquire, one after it) concern no
+    // holding of the history: neither is recorded, and nothing breaks.
+    let run = tempfile::tempdir().unwrap();
+    let path = run.path().join("history.jsonl");
+    let recorder = Arc::new(Recorder::create(&path).unwrap());
+    let points = Arc::new(PausePoints::default());
+    points.record_to(recorder.clone());
+    let lock = lock("declared");
+    let mut session = connect(&lock, run.path(), points).await.unwrap();
+    let grant = match session
+        .acquire("4-a", Instant::now() + Duration::from_millis(300))
+        .await
+    {
+        Outcome::Ok(g) => g,
+        other => panic!("acquire: {other:?}"),
+    };
+    // The second event comes 50 ms after the reply; the release after it reads it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(session.release(&grant).await, Outcome::Ok(()));
+    assert!(lock.broken().is_none());
+    drop(session);
+    recorder.finish().unwrap();
+    let events = read_history(&path).unwrap();
+    assert!(events.iter().all(|e| e.f != F::Notice), "{events:?}");
 }
 
 /// Connects an adapter in `mode`, acquires, waits for its unasked line, releases; returns the
