@@ -858,10 +858,11 @@ fn a_row_not_selected_is_still_checked_before_any_run() {
     let text = std::fs::read_to_string(Path::new(repo).join("scenarios/matrix/libraries.toml"))
         .unwrap()
         .replace("\"../../clients/", &format!("\"{repo}/clients/"));
-    let good = "init = { fenced = true }";
+    // The trusting row's client table ends with its init (the documented twin's goes on).
+    let good = "init = { fenced = true } }";
     assert_eq!(text.matches(good).count(), 1);
     let file = tmp.path().join("libraries.toml");
-    std::fs::write(&file, text.replace(good, "init = { fenced = \"yes\" }")).unwrap();
+    std::fs::write(&file, text.replace(good, "init = { fenced = \"yes\" } }")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let name = lines
         .iter()
