@@ -849,6 +849,56 @@ fn a_rows_runs_share_one_start_of_its_servers_unless_fresh_servers_are_asked_for
 }
 
 #[test]
+fn jobs_make_a_seeds_runs_at_once_each_job_on_servers_of_its_own() {
+    // Two jobs over the tiny matrix's 3 cells x 2 seeds: both jobs start at once (the seed's
+    // first two runs), so exactly two server instances serve the runs, each reset between
+    // its own runs; every run is recorded once, and the command recorded says --jobs 2.
+    // Verdicts are not this test's business (two runs at once on 2 cores with 300 ms
+    // leases may miss a lease).
+    let (_tmp, file, store) = tiny_in_tmp();
+    let (f, s) = (file.to_str().unwrap(), store.to_str().unwrap());
+    let out = lockpick(&["matrix", f, "--seeds", "2", "--jobs", "2", "--store", s]);
+    assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
+    let json = matrix_json(&only_dir(&store.join("matrix")));
+    let mut keys: Vec<(String, u64)> = Vec::new();
+    let mut by_instance: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for cell in json["cells"].as_array().unwrap() {
+        for run in cell["runs"].as_array().unwrap() {
+            assert!(run["error"].is_null(), "{run}");
+            keys.push((
+                run["column"].as_str().unwrap().to_owned(),
+                run["seed"].as_u64().unwrap(),
+            ));
+            let inst = instance_of(&store, run);
+            (by_instance.entry(inst["id"].as_str().unwrap().to_owned()))
+                .or_default()
+                .push(inst["run"].as_u64().unwrap());
+        }
+    }
+    keys.sort();
+    let want: Vec<(String, u64)> = ["none", "pause", "short-pause"]
+        .iter()
+        .flat_map(|c| [1, 2].map(|seed| (c.to_string(), seed)))
+        .collect();
+    assert_eq!(keys, want, "every run once");
+    assert_eq!(
+        by_instance.len(),
+        2,
+        "one instance per job: {by_instance:?}"
+    );
+    for served in by_instance.values_mut() {
+        served.sort();
+        let n = served.len() as u64;
+        assert_eq!(*served, (1..=n).collect::<Vec<_>>(), "{by_instance:?}");
+    }
+    assert!(
+        json["command"].as_str().unwrap().contains("--jobs 2"),
+        "{}",
+        json["command"]
+    );
+}
+
+#[test]
 fn a_row_not_selected_is_still_checked_before_any_run() {
     // libraries.toml with one row's `init` of the wrong type (its adapter declares `fenced` a
     // boolean), run for another row only: refused at once, naming the bad row's line and field,

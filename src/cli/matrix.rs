@@ -66,6 +66,13 @@ pub struct MatrixArgs {
     /// node crash, a failover, …); this turns that off, to compare verdicts.
     #[arg(long)]
     pub fresh_servers: bool,
+    /// Runs at once, 1 to 16, each on servers of its own (a row's servers are then started
+    /// once per job that runs it). Most of a run is waiting on its workload and faults, so
+    /// a few at once fill the cores; many at once on few cores make pauses and timeouts
+    /// less exact. Every run's plan and seed are the same whatever the number; the page
+    /// records it in the command it was made with.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub jobs: u16,
     /// After the runs, search every cell that came out safe (or whose fault fell short of
     /// testing anything) with `lockpick explore` for this
     /// long (`5m`, `90s`, `1h`): the column's faults at sizes from 0.1x to 3x of the row's

@@ -17,9 +17,14 @@ use std::fmt;
 /// Every clock fault's verbs: the clock moved, then reset.
 pub(crate) const VERBS: Verbs = Verbs::nodes(F::Clock, Some(F::ClockReset));
 
-/// The nemesis puts every clock it moved back to real time when the run ends; what the moved
-/// clock expired or kept is cleared by the reset.
-pub(crate) const AFTER_RUN: AfterRun = AfterRun::Reset;
+/// The nemesis puts every clock it moved back to real time when the run ends, but a server
+/// whose clock went ahead and came back keeps timers and timestamps taken on the moved clock,
+/// which no reset of keys and sessions reaches: a MariaDB that had run a clock jump or rate
+/// granted GET_LOCK to several clients at once on its next run (killing their connections),
+/// while fresh servers under the same schedule were valid. So the servers start afresh.
+pub(crate) const AFTER_RUN: AfterRun = AfterRun::Restart(
+    "a server's clock was moved: timers and timestamps it took on the moved clock outlive the reset",
+);
 
 /// What a clock fault's spec says of itself; the rest of its [`FaultSpec`] (which servers take
 /// it, that it needs servers lockpick started and moves clocks) is every clock fault's.

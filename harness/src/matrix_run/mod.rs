@@ -59,6 +59,8 @@ pub struct MatrixRequest {
     pub explore_safe: Option<Duration>,
     /// Start every run's servers afresh.
     pub fresh_servers: bool,
+    /// Runs at once (each on servers of its own); 0 is taken as 1.
+    pub jobs: usize,
     /// Add seeds to each cell until its answer is sure (`--until`, `--max-seeds`).
     pub until: Option<Until>,
     pub toxiproxy: Option<SocketAddr>,

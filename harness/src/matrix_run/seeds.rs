@@ -1,14 +1,19 @@
 //! The matrix's runs, seed by seed across the whole matrix (so that a matrix cut short has
-//! about as many runs in every cell), each recorded as it ends.
+//! about as many runs in every cell), each recorded as it ends; up to `jobs` runs at once,
+//! each on a pool of servers of its own that keeps them between its runs of one setup.
 
 use super::book::Book;
 use super::cells::{reuse_order, Cell, Ownership};
 use super::{MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError, RunKey, Say};
 use crate::client::process::read_hello;
 use crate::run::{relative_run, run_scenario_in, RunOptions, ServerPool};
+use crate::scenario::Scenario;
 use lockpick_checker::history::read_history;
 use lockpick_reports::matrix::{failed_run, summarize_run, RunPlace, RunSummary};
+use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::time::Instant;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// Makes every run of `cells` not made yet (all of them with `redo`), of this shard only;
@@ -21,24 +26,21 @@ pub(super) async fn run_seeds(
     interrupt: CancellationToken,
     say: &mut Say,
 ) -> Result<bool, MatrixRunError> {
-    let mut pool = if req.fresh_servers {
-        ServerPool::fresh()
-    } else {
-        ServerPool::reusing()
-    };
-    let made = make_runs(req, commands, cells, book, &mut pool, interrupt, say).await;
+    let mut slots = Slots::new(req.jobs, !req.fresh_servers);
+    let made = make_runs(req, commands, cells, book, &mut slots, interrupt, say).await;
     // Also when a record could not be written: the servers must not outlive the matrix.
-    pool.close().await;
+    slots.close().await;
     made
 }
 
-/// The loop of [`run_seeds`], on `pool`'s servers.
+/// The loop of [`run_seeds`], on `slots`' servers. Every run of one seed ends before the
+/// next seed's begin: which cells the next seed runs (with `until`) depends on them.
 async fn make_runs(
     req: &MatrixRequest,
     commands: &dyn MatrixCommands,
     cells: &[Cell<'_>],
     book: &mut Book,
-    pool: &mut ServerPool,
+    slots: &mut Slots,
     interrupt: CancellationToken,
     say: &mut Say,
 ) -> Result<bool, MatrixRunError> {
@@ -54,6 +56,7 @@ async fn make_runs(
         if open.is_empty() {
             break;
         }
+        let mut queue: VecDeque<OneRun> = VecDeque::new();
         for cell in open {
             let key: RunKey = (cell.plan.row.clone(), cell.plan.column.clone(), seed);
             if !mine.owns(&key) {
@@ -63,45 +66,137 @@ async fn make_runs(
             if finished && !req.redo {
                 continue;
             }
-            if interrupt.is_cancelled() {
-                return Ok(true);
-            }
-            let run = OneRun {
-                req,
-                cell,
-                seed,
+            queue.push_back(OneRun {
+                req: req.clone(),
+                scenario: cell.scenario.clone(),
+                key,
                 reproduce: commands.reproduce(&cell.file, seed),
+            });
+        }
+        let mut stopped = false;
+        loop {
+            while !stopped && slots.free() && !queue.is_empty() {
+                if interrupt.is_cancelled() {
+                    stopped = true;
+                    break;
+                }
+                let run = slots.pick(&mut queue);
+                slots.launch(run, interrupt.clone());
+            }
+            let Some(made) = slots.next().await else {
+                break;
             };
-            let Some(summary) = run.make(pool, interrupt.clone(), say).await else {
-                return Ok(true);
-            };
-            say(MatrixEvent::Run(&summary));
-            book.add_run(key, summary)?;
+            if let Some(report) = made.report {
+                say(MatrixEvent::Report(report));
+            }
+            match made.summary {
+                Some(summary) => {
+                    say(MatrixEvent::Run(&summary));
+                    book.add_run(made.key, summary)?;
+                }
+                // Interrupted: what is in flight ends, then the matrix stops.
+                None => stopped = true,
+            }
+        }
+        if stopped {
+            return Ok(true);
         }
     }
     Ok(false)
 }
 
-/// One run of a cell.
-struct OneRun<'a> {
-    req: &'a MatrixRequest,
-    cell: &'a Cell<'a>,
-    seed: u64,
+/// What one run made: its key, its report page written (or why not), and its summary;
+/// `None` when it was interrupted (not recorded).
+struct Made {
+    key: RunKey,
+    report: Option<Result<PathBuf, String>>,
+    summary: Option<RunSummary>,
+}
+
+/// The pools runs go to: up to `jobs` runs at once, each on a pool of its own.
+struct Slots {
+    idle: Vec<ServerPool>,
+    running: JoinSet<(ServerPool, Made)>,
+}
+
+impl Slots {
+    fn new(jobs: usize, reuse: bool) -> Slots {
+        let pool = || {
+            if reuse {
+                ServerPool::reusing()
+            } else {
+                ServerPool::fresh()
+            }
+        };
+        Slots {
+            idle: (0..jobs.max(1)).map(|_| pool()).collect(),
+            running: JoinSet::new(),
+        }
+    }
+
+    fn free(&self) -> bool {
+        !self.idle.is_empty()
+    }
+
+    /// The next run to launch: the first queued whose setup an idle pool keeps (its servers
+    /// reset rather than started), else the first queued. Taking a later run first changes
+    /// no run's plan or seed, only where it runs.
+    fn pick(&self, queue: &mut VecDeque<OneRun>) -> OneRun {
+        let kept = |r: &OneRun| self.idle.iter().any(|p| p.keeps_setup_of(&r.scenario));
+        let at = queue.iter().position(kept).unwrap_or(0);
+        queue.remove(at).expect("a queued run")
+    }
+
+    /// Starts `run` on the idle pool that keeps its setup, else on one that keeps nothing,
+    /// else on any (whose servers are then stopped for fresh ones).
+    fn launch(&mut self, run: OneRun, interrupt: CancellationToken) {
+        let at = (self
+            .idle
+            .iter()
+            .position(|p| p.keeps_setup_of(&run.scenario)))
+        .or_else(|| self.idle.iter().position(|p| !p.keeps_any()))
+        .unwrap_or(0);
+        let mut pool = self.idle.swap_remove(at);
+        self.running.spawn(async move {
+            let made = run.make(&mut pool, interrupt).await;
+            (pool, made)
+        });
+    }
+
+    /// The next run to end; `None` with none in flight.
+    async fn next(&mut self) -> Option<Made> {
+        let joined = self.running.join_next().await?;
+        // A run that panicked is a bug of lockpick's: it stops the matrix as it would have
+        // stopped one that ran it on its own task.
+        let (pool, made) = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        self.idle.push(pool);
+        Some(made)
+    }
+
+    /// Waits for the runs in flight, then stops the servers the pools kept.
+    async fn close(&mut self) {
+        while self.next().await.is_some() {}
+        for pool in &mut self.idle {
+            pool.close().await;
+        }
+    }
+}
+
+/// One run of a cell, owned so that it can run on a task of its own.
+struct OneRun {
+    req: MatrixRequest,
+    scenario: Scenario,
+    key: RunKey,
     reproduce: String,
 }
 
-impl OneRun<'_> {
+impl OneRun {
     /// Makes the run on `pool`'s servers and sums it up; a run that could not be made is a
-    /// failed run, said so. `None`: interrupted.
-    async fn make(
-        self,
-        pool: &mut ServerPool,
-        interrupt: CancellationToken,
-        say: &mut Say,
-    ) -> Option<RunSummary> {
-        let req = self.req;
+    /// failed run, said so.
+    async fn make(self, pool: &mut ServerPool, interrupt: CancellationToken) -> Made {
+        let req = &self.req;
         let opts = RunOptions {
-            seed: Some(self.seed),
+            seed: Some(self.key.2),
             store: req.store.clone(),
             reproduce: self.reproduce.clone(),
             toxiproxy: req.toxiproxy,
@@ -110,32 +205,41 @@ impl OneRun<'_> {
             ..RunOptions::default()
         };
         let mut at = RunPlace {
-            row: self.cell.plan.row.clone(),
-            column: self.cell.plan.column.clone(),
-            seed: self.seed,
+            row: self.key.0.clone(),
+            column: self.key.1.clone(),
+            seed: self.key.2,
             run: None,
             reproduce: self.reproduce,
             secs: 0.0,
         };
         let started = Instant::now();
-        let outcome = run_scenario_in(&self.cell.scenario, &opts, interrupt, pool).await;
+        let outcome = run_scenario_in(&self.scenario, &opts, interrupt, pool).await;
         at.secs = started.elapsed().as_secs_f64();
+        let mut made = Made {
+            key: self.key,
+            report: None,
+            summary: None,
+        };
         let outcome = match outcome {
             Ok(outcome) => outcome,
-            Err(e) => return Some(failed_run(at, e.to_string())),
+            Err(e) => {
+                made.summary = Some(failed_run(at, e.to_string()));
+                return made;
+            }
         };
         let report = lockpick_reports::write_run_report_streaming(&outcome.dir, &outcome.results);
-        say(MatrixEvent::Report(report.map_err(|e| e.to_string())));
+        made.report = Some(report.map_err(|e| e.to_string()));
         if outcome.results.interrupted {
-            return None;
+            return made;
         }
         at.run = relative_run(&req.store, &outcome.dir);
-        let plan = self.cell.scenario.exposure_plan();
+        let plan = self.scenario.exposure_plan();
         let mut summary = match read_history(&outcome.dir.join(&outcome.results.history)) {
             Ok(events) => summarize_run(at, &outcome.results, &events, plan),
             Err(e) => failed_run(at, format!("read the history: {e}")),
         };
         summary.library = read_hello(&outcome.dir).map(|h| format!("{} {}", h.library, h.version));
-        Some(summary)
+        made.summary = Some(summary);
+        made
     }
 }

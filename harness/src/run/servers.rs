@@ -83,6 +83,19 @@ impl ServerPool {
         }
     }
 
+    /// Whether this pool keeps servers a run of `scenario` can reset and use: a search that
+    /// runs several pools at once gives a run to the pool that already has its setup.
+    pub fn keeps_setup_of(&self, scenario: &Scenario) -> bool {
+        self.kept
+            .as_ref()
+            .is_some_and(|k| k.setup == Setup::of(scenario))
+    }
+
+    /// Whether this pool keeps any servers.
+    pub fn keeps_any(&self) -> bool {
+        self.kept.is_some()
+    }
+
     /// Stops the instance kept, if any.
     pub async fn close(&mut self) {
         if let Some(kept) = self.kept.take() {

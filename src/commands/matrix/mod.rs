@@ -126,6 +126,7 @@ fn request(args: &MatrixArgs) -> MatrixRequest {
         report_only: args.report_only,
         explore_safe: args.explore_safe,
         fresh_servers: args.fresh_servers,
+        jobs: usize::from(args.jobs),
         until: args.until.map(|bound| Until {
             bound,
             max_seeds: args.max_seeds.unwrap_or(DEFAULT_MAX_SEEDS),
@@ -188,6 +189,9 @@ impl MatrixCommands for Commands<'_> {
             &args.external,
             args.resource,
         ));
+        if args.jobs != 1 {
+            cmd.push_str(&format!(" --jobs {}", args.jobs));
+        }
         if let Some(budget) = args.explore_safe {
             cmd.push_str(&format!(" --explore-safe {}s", budget.as_secs()));
         }

@@ -86,6 +86,7 @@ pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         explore_safe: None,
         resource: None,
         fresh_servers: false,
+        jobs: 1,
         until: None,
         max_seeds: None,
     })
