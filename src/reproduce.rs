@@ -112,6 +112,7 @@ mod tests {
                 "127.0.0.1:2".parse().unwrap(),
             ],
             resource: Some("127.0.0.1:3".parse().unwrap()),
+            soak: None,
         };
         assert_eq!(
             r.command(),
