@@ -7,6 +7,7 @@
 //! Adding a backend is one folder here with a `BACKEND` entry, and one line in [`BACKENDS`].
 
 pub mod etcd;
+pub mod hazelcast;
 pub mod mariadb;
 pub mod postgres;
 pub mod redis;
@@ -32,6 +33,7 @@ pub static BACKENDS: &[&Backend] = &[
     &zookeeper::BACKEND,
     &postgres::BACKEND,
     &mariadb::BACKEND,
+    &hazelcast::BACKEND,
 ];
 
 /// Client kinds that belong to no backend: a lock implemented by any program that speaks the

@@ -35,7 +35,8 @@ async fn exchange(addr: SocketAddr, path: &str, body: Option<&str>) -> io::Resul
         None => format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n"),
     };
     stream.write_all(head.as_bytes()).await?;
-    // HTTP/1.0: the server closes the connection after the answer.
+    // HTTP/1.0: the server closes the connection after the answer; one that keeps it open
+    // regardless (Hazelcast's REST endpoint answers in HTTP/1.1) has said how long its body is.
     let mut answer = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
@@ -44,6 +45,9 @@ async fn exchange(addr: SocketAddr, path: &str, body: Option<&str>) -> io::Resul
             break;
         }
         answer.extend_from_slice(&buf[..n]);
+        if complete(&answer) {
+            break;
+        }
     }
     let text = String::from_utf8_lossy(&answer);
     let Some((head, body)) = text.split_once("\r\n\r\n") else {
@@ -54,4 +58,34 @@ async fn exchange(addr: SocketAddr, path: &str, body: Option<&str>) -> io::Resul
         .next()
         .is_some_and(|status| status.split_whitespace().nth(1) == Some("200"));
     Ok(ok.then(|| body.to_string()))
+}
+
+/// Whether `answer` holds its whole head and as many body bytes as its `Content-Length` says;
+/// false without that header (then only the server's close ends it).
+fn complete(answer: &[u8]) -> bool {
+    let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&answer[..end]);
+    let length = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<usize>().ok())?
+    });
+    length.is_some_and(|length| answer.len() >= end + 4 + length)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::complete;
+
+    #[test]
+    fn an_answer_is_complete_once_its_content_length_is_read() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n";
+        assert!(!complete(&head[..20]));
+        assert!(!complete(&[&head[..], b"ab"].concat()));
+        assert!(complete(&[&head[..], b"abcd"].concat()));
+        assert!(!complete(b"HTTP/1.0 200 OK\r\n\r\nbody"));
+    }
 }

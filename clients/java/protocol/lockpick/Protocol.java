@@ -380,14 +380,25 @@ public final class Protocol {
             throw new IllegalStateException("cannot tell which jar " + c.getName() + " came from", e);
         }
         try (JarFile file = new JarFile(jar.toFile())) {
+            // A jar that shades its dependencies (Hazelcast's) carries their pom.properties
+            // too, jackson-core's first: the one whose artifact the manifest's
+            // Implementation-Title names is the jar's own; else the first, as for a plain jar.
+            String title = c.getPackage().getImplementationTitle();
             Properties pom = new Properties();
             for (Iterator<JarEntry> it = file.entries().asIterator(); it.hasNext(); ) {
                 JarEntry entry = it.next();
                 if (entry.getName().startsWith("META-INF/maven/") && entry.getName().endsWith("/pom.properties")) {
+                    Properties found = new Properties();
                     try (InputStream s = file.getInputStream(entry)) {
-                        pom.load(s);
+                        found.load(s);
                     }
-                    break;
+                    if (pom.isEmpty()) {
+                        pom = found;
+                    }
+                    if (title != null && title.equals(found.getProperty("artifactId"))) {
+                        pom = found;
+                        break;
+                    }
                 }
             }
             String artifact = pom.getProperty("artifactId");

@@ -1,0 +1,91 @@
+package lockpick;
+
+import com.hazelcast.client.HazelcastClient;
+import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.cp.lock.FencedLock;
+import com.hazelcast.cp.lock.exception.LockOwnershipLostException;
+import java.util.concurrent.TimeUnit;
+import lockpick.Protocol.Adapter;
+import lockpick.Protocol.Init;
+import lockpick.Protocol.Keys;
+import lockpick.Protocol.Reply;
+
+/**
+ * lockpick adapter for Hazelcast's {@code FencedLock} (CP Subsystem), used as Hazelcast's
+ * documentation shows: {@code HazelcastClient.newHazelcastClient(config)}, {@code
+ * client.getCPSubsystem().getLock(name)}, {@code tryLockAndGetFence(time, unit)} and {@code
+ * unlock()}. The token is the lock's fence, which Hazelcast documents as the value a resource
+ * must check ("fencing token"); the lock's liveness is the CP session, whose TTL and heartbeat
+ * are the members' settings (lockpick's {@code hazelcast} server kind), kept alive by the
+ * client's own heartbeat thread, which a client pause stops with the rest of the JVM.
+ *
+ * <p>The same adapter runs on members with the CP Subsystem off ({@code hazelcast-unsafe}):
+ * Hazelcast then serves the same API in its "unsafe mode", from the AP partitions. Which mode a
+ * lock runs in is the members' configuration ({@code cp-member-count}), not the client's, so
+ * there is no init option for it: the scenario picks the server kind.
+ *
+ * <p>The client is unisocket (smart routing off): it talks only to the addresses lockpick
+ * gives it (the members' client proxies), never to the addresses the members advertise (their
+ * own ports, past the proxies), so every byte it sends crosses a proxy a fault can cut.
+ */
+public final class HazelcastAdapter {
+    /** The {@code [client] init} keys this adapter takes: none (see the class comment). */
+    static final Keys KEYS = new Keys();
+
+    public static void main(String[] args) {
+        Protocol.serve(HazelcastAdapter::start);
+    }
+
+    static Adapter start(Init init) throws Exception {
+        KEYS.read(init.extra);
+        ClientConfig config = new ClientConfig();
+        // The members' cluster name (harness/src/backends/hazelcast/process.rs).
+        config.setClusterName("lockpick");
+        config.getNetworkConfig().setSmartRouting(false);
+        for (String node : init.nodes) {
+            config.getNetworkConfig().addAddress(node);
+        }
+        // An op waits on the members at most this long (Hazelcast's default is 120 s, which
+        // outlives a run): the wait for the lock, then one op's timeout for the answer.
+        long invocationS = Math.max(2, (init.acquireTimeoutMs + init.opTimeoutMs + 999) / 1000);
+        config.setProperty("hazelcast.client.invocation.timeout.seconds", String.valueOf(invocationS));
+        // A member that stopped answering (paused, cut off) is given up after 3 s, not 60 s,
+        // so the client moves to another member within a run.
+        config.setProperty("hazelcast.client.heartbeat.interval", "1000");
+        config.setProperty("hazelcast.client.heartbeat.timeout", "3000");
+        config.setProperty("hazelcast.phone.home.enabled", "false");
+        config.getConnectionStrategyConfig().getConnectionRetryConfig()
+                .setInitialBackoffMillis(100)
+                .setMaxBackoffMillis(1000)
+                .setClusterConnectTimeoutMillis(10_000);
+        HazelcastInstance client = HazelcastClient.newHazelcastClient(config);
+        FencedLock lock = client.getCPSubsystem().getLock(init.lock);
+
+        return new Adapter("java-hazelcast-fenced-lock", FencedLock.class)
+                .op("acquire", request -> {
+                    // INVALID_FENCE: the wait ran out, Hazelcast says the lock was not taken.
+                    long fence = lock.tryLockAndGetFence(init.acquireTimeoutMs, TimeUnit.MILLISECONDS);
+                    if (fence == FencedLock.INVALID_FENCE) {
+                        return Reply.fail("timeout-waiting");
+                    }
+                    // FencedLock claims no lease: the CP session is the members', renewed by
+                    // the client's heartbeats for as long as the client lives.
+                    return Reply.ok(fence, null, null);
+                })
+                .op("release", request -> {
+                    try {
+                        lock.unlock();
+                    } catch (LockOwnershipLostException e) {
+                        // Hazelcast closed this client's CP session while it held the lock
+                        // (its heartbeats stopped past the session TTL): the lock was freed
+                        // then, not now.
+                        return Reply.fail("not-owner: " + e.getMessage());
+                    } catch (IllegalMonitorStateException e) {
+                        // Hazelcast says the lock is not held by this session and thread.
+                        return Reply.fail("not-owner");
+                    }
+                    return Reply.ok();
+                });
+    }
+}

@@ -1,0 +1,143 @@
+//! `hazelcast` and `hazelcast-unsafe`: Hazelcast 5.4 members (3 by default) from the jar
+//! `scripts/setup` fetches, member links through lockpick's proxies; the CP Subsystem on over
+//! every member, or off. The lock's TTL is the CP session TTL, a member setting
+//! ([`SESSION_TTL_S`]), so a scenario's `ttl_ms` must name it.
+
+use super::cluster::start_hz_cluster;
+use super::process::SESSION_TTL_S;
+use crate::server::{
+    BoxFuture, Cannot, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion,
+    StartCtx, StartError, Started, Support,
+};
+use crate::vocab::LockSpec;
+use std::path::Path;
+
+/// A Hazelcast server kind: CP Subsystem on or off.
+pub(super) struct Hazelcast {
+    cp: bool,
+}
+
+/// The CP Subsystem on: `cp-member-count` and `group-size` are the member count.
+pub(super) static CP: Hazelcast = Hazelcast { cp: true };
+/// The CP Subsystem off (`cp-member-count` 0): Hazelcast's "unsafe mode".
+pub(super) static UNSAFE: Hazelcast = Hazelcast { cp: false };
+
+/// The one release: 5.4, the newest line whose open-source edition has the CP Subsystem (5.5
+/// made it Enterprise-only), from Maven Central (exact version in the pom).
+static VERSIONS: &[ServerVersion] = &[ServerVersion {
+    name: "5.4",
+    install: Install::Setup {
+        path: "servers/hazelcast-5.4/target/lib",
+    },
+}];
+
+/// A CP group needs at least 3 members; odd so every split has a majority side.
+const NODES: NodeRule = NodeRule {
+    default: 3,
+    min: 3,
+    max: 7,
+    odd: true,
+};
+
+/// The jars in `dir`, sorted so that the class path is the same on every machine.
+fn jars_in(dir: &Path) -> String {
+    let mut jars: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jar"))
+        .filter_map(|p| p.to_str().map(str::to_owned))
+        .collect();
+    jars.sort();
+    jars.join(":")
+}
+
+impl ServerKind for Hazelcast {
+    fn name(&self) -> &'static str {
+        if self.cp {
+            "hazelcast"
+        } else {
+            "hazelcast-unsafe"
+        }
+    }
+
+    fn about(&self) -> &'static str {
+        if self.cp {
+            "Hazelcast members with the CP Subsystem (Raft) on, member links through proxies"
+        } else {
+            "Hazelcast members with the CP Subsystem off (its \"unsafe mode\", AP), member links through proxies"
+        }
+    }
+
+    fn nodes(&self) -> NodeRule {
+        NODES
+    }
+
+    fn start_cost_ms(&self) -> u64 {
+        // Three JVMs starting and discovering the CP members on 2 cores; not yet measured
+        // over a suite.
+        15000
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            signals: Ok(()),
+            // A JVM does honour libfaketime here (java 17's currentTimeMillis moved by the
+            // control file); starting the members under it is not built yet.
+            clock: Err(Cannot::NotHere(
+                "lockpick does not start its members under libfaketime yet",
+            )),
+            peers: Ok(()),
+            external: Err(Cannot::NotHere(
+                "lockpick has not been tried on Hazelcast members it did not start",
+            )),
+            failover: Err(Cannot::Never(
+                "its members are a cluster: the CP groups elect new leaders by themselves, the AP partitions move by themselves",
+            )),
+        }
+    }
+
+    fn versions(&self) -> &'static [ServerVersion] {
+        VERSIONS
+    }
+
+    fn persistence(&self) -> Support {
+        Err(Cannot::Never(
+            "open-source Hazelcast keeps CP and AP state in memory only (CP Subsystem persistence is an Enterprise feature)",
+        ))
+    }
+
+    fn check_lock(&self, lock: &LockSpec) -> Result<(), FieldError> {
+        let ttl_ms = SESSION_TTL_S * 1000;
+        if lock.ttl_ms != ttl_ms {
+            return Err(FieldError {
+                field: "lock.ttl_ms",
+                message: format!(
+                    "{} is not the members' CP session TTL, which the lock lives by; allowed: {ttl_ms}",
+                    lock.ttl_ms
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn start<'a>(&'a self, ctx: StartCtx<'a>) -> BoxFuture<'a, Result<Started, StartError>> {
+        Box::pin(async move {
+            let version = ctx.version.unwrap_or(&VERSIONS[0]);
+            let dir = version
+                .setup_path(self.name())?
+                .expect("a version setup fetches");
+            let class_path = jars_in(&dir);
+            let (sup, proxies) = (ctx.supervisor, ctx.proxies);
+            let cluster = start_hz_cluster(sup, proxies, &ctx.nodes, &class_path, self.cp).await?;
+            Ok(crate::server::started_cluster(&ctx.nodes, cluster))
+        })
+    }
+
+    /// Every run starts its own members: putting a CP group back as fresh (its locks, their
+    /// fences and the sessions of an earlier run's killed clients) is not built yet.
+    fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
+        None
+    }
+}

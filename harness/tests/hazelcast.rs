@@ -1,0 +1,62 @@
+//! Hazelcast's FencedLock (clients/java/hazelcast) on lockpick's `hazelcast` members (CP
+//! Subsystem on three members, every member and client link through the proxy), run as
+//! `lockpick scenario` runs them: the positive control's baseline and its partition, each
+//! VALID on a resource that checks the fence. Each test skips, saying SKIPPED and how to build,
+//! only when the adapter's jar or the members' jar is not built (`bash scripts/setup`).
+
+mod scenario_support;
+
+use lockpick_checker::history::{EventKind, F};
+use lockpick_checker::verdict::Verdict;
+use scenario_support::{assert_hello, expecting, history, run};
+use std::path::Path;
+
+/// True when the adapter's and the members' jars are there; otherwise says loudly why not.
+fn hazelcast_built(test: &str) -> bool {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let missing: Vec<_> = [
+        "clients/java/hazelcast/target/lockpick-adapter.jar",
+        "servers/hazelcast-5.4/target/lib/hazelcast-5.4.0.jar",
+    ]
+    .iter()
+    .map(|path| root.join(path))
+    .filter(|path| !path.is_file())
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    eprintln!(
+        "SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it needs a JDK 17 and \
+         Maven: apt-get install openjdk-17-jdk-headless maven)"
+    );
+    false
+}
+
+#[test]
+fn cp_fenced_lock_baseline_is_valid_and_names_hazelcast() {
+    if !hazelcast_built("cp_fenced_lock_baseline_is_valid_and_names_hazelcast") {
+        return;
+    }
+    let (report, dir) = expecting(run("hazelcast-cp-fenced-baseline"), Verdict::Valid);
+    assert_hello(&dir, "hazelcast", "5.4.");
+    // Every grant carries the lock's fence, each larger than the one before.
+    let fences: Vec<u64> = history(&dir)
+        .iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .map(|e| e.value.token.expect("FencedLock grants carry a fence"))
+        .collect();
+    assert!(fences.len() > 20, "{report}");
+    assert!(fences.windows(2).all(|w| w[0] < w[1]), "{fences:?}");
+}
+
+#[test]
+fn cp_fenced_lock_stays_valid_when_a_member_is_cut_off() {
+    if !hazelcast_built("cp_fenced_lock_stays_valid_when_a_member_is_cut_off") {
+        return;
+    }
+    let (_report, dir) = expecting(run("hazelcast-cp-fenced-partition"), Verdict::Valid);
+    // The cut was made at the member links' proxies and healed.
+    let events = history(&dir);
+    assert!(events.iter().any(|e| e.f == F::Partition), "no cut");
+    assert!(events.iter().any(|e| e.f == F::Heal), "no heal");
+}
