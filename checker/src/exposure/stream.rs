@@ -1,11 +1,13 @@
 //! The history read once for exposure: the holds and the asks as they happen, and for each
 //! fault instance the holds it could have broken (its candidates), with the asks that met them.
-//! Memory follows the clients, the fault instances and the asks during their holds, not the
-//! history's length.
+//! Memory follows the clients, the fault instances still open and the asks during their holds,
+//! not the history's length: an instance is judged and let go as soon as nothing later in the
+//! history can change its judgement (a soak's hour of recurring faults keeps only what is open,
+//! and each instance's verdict).
 
 use super::judge::judge;
 use super::parts::{Ask, Asking, Cand, Hold, Instance};
-use super::{Exposures, Plan, Rule};
+use super::{Exposure, Exposures, Plan, Rule};
 use crate::fault_verbs::{self, Ends, Target};
 use crate::history::{EventKind, EventRef, Process, F};
 use std::collections::BTreeMap;
@@ -19,10 +21,19 @@ pub struct ExposureStream {
     asking: BTreeMap<u64, Asking>,
     /// Each client's pending renewal: when it was sent.
     renewing: BTreeMap<u64, u64>,
+    /// The instances not judged yet, each with its place in the order instances started.
     instances: Vec<Instance>,
+    order: Vec<usize>,
+    /// The instances judged already, by their place in that order.
+    judged: Vec<(usize, Exposure)>,
+    /// How many instances started, and which faults (verb, target) did.
+    started: usize,
+    kinds_started: Vec<(F, Target)>,
     /// Whether a grant carried a fencing token yet.
     token_granted: bool,
     end_ns: u64,
+    /// Let settled instances go (always, but in the test that compares with keeping them).
+    retire: bool,
 }
 
 impl ExposureStream {
@@ -33,9 +44,27 @@ impl ExposureStream {
             asking: BTreeMap::new(),
             renewing: BTreeMap::new(),
             instances: Vec::new(),
+            order: Vec::new(),
+            judged: Vec::new(),
+            started: 0,
+            kinds_started: Vec::new(),
             token_granted: false,
             end_ns: 0,
+            retire: true,
         }
+    }
+
+    /// The same stream, keeping every instance to the end: what letting them go must equal.
+    #[cfg(test)]
+    pub(super) fn keeping_all(mut self) -> ExposureStream {
+        self.retire = false;
+        self
+    }
+
+    /// The instances not judged yet.
+    #[cfg(test)]
+    pub(super) fn open_instances(&self) -> usize {
+        self.instances.len()
     }
 
     /// Takes the next event, in history order.
@@ -44,6 +73,53 @@ impl ExposureStream {
         match e.process {
             Process::Client(c) => self.client_event(c, e),
             Process::Nemesis => self.nemesis_event(e),
+        }
+        if e.kind != EventKind::Invoke && self.retire {
+            self.judge_settled();
+        }
+    }
+
+    /// Judges and lets go every instance nothing later can change: it ended, every hold it
+    /// judges ended, no acquire or renewal still pending was sent before those ends (its answer
+    /// could meet a hold, or be a grant the fault slowed), and, for a restart, the first
+    /// token granted after it came. What `finish` would make of it at the run's end, it makes
+    /// now ([`judge`] reads the run's end only for what had not ended).
+    fn judge_settled(&mut self) {
+        let oldest_pending = (self.asking.values().map(|a| a.invoke_ns))
+            .chain(self.renewing.values().copied())
+            .min();
+        let settled = |i: &Instance| {
+            let Some(end) = i.end_ns else {
+                return false;
+            };
+            let mut last = end;
+            for cand in &i.cands {
+                match cand.end_ns {
+                    Some(e) => last = last.max(e),
+                    None => return false,
+                }
+            }
+            // A restart after tokens were granted is judged on the first token after it.
+            let tokens_known =
+                i.rule != Rule::RestartInsideLease || !i.tokens_before || i.token_after.is_some();
+            // A crashed holder's window runs to the end of the run.
+            i.rule != Rule::HolderCrashed
+                && tokens_known
+                && oldest_pending.is_none_or(|sent| sent > last)
+        };
+        if !self.instances.iter().any(settled) {
+            return;
+        }
+        let mut k = 0;
+        while k < self.instances.len() {
+            if settled(&self.instances[k]) {
+                let i = self.instances.swap_remove(k);
+                let at = self.order.swap_remove(k);
+                self.judged
+                    .push((at, judge(&i, &self.plan.lock, self.end_ns)));
+            } else {
+                k += 1;
+            }
         }
     }
 
@@ -280,6 +356,11 @@ impl ExposureStream {
                     tokens_before: self.token_granted,
                     token_after: None,
                 };
+                self.order.push(self.started);
+                self.started += 1;
+                if !self.kinds_started.contains(&(e.f, target)) {
+                    self.kinds_started.push((e.f, target));
+                }
                 for (&holder, hold) in &self.holds {
                     if instance.takes_hold_of(holder) {
                         instance.cands.push(Cand {
@@ -320,12 +401,7 @@ impl ExposureStream {
             self.met(client, a.lock.as_deref(), a.invoke_ns, self.end_ns, false);
         }
         let never_started = (self.plan.faults.iter())
-            .filter(|f| {
-                !self
-                    .instances
-                    .iter()
-                    .any(|i| i.verb == f.verb && i.target == f.target)
-            })
+            .filter(|f| !self.kinds_started.contains(&(f.verb, f.target)))
             .map(|f| {
                 format!(
                     "the {} fault never took effect before the run ended",
@@ -333,11 +409,14 @@ impl ExposureStream {
                 )
             })
             .collect();
+        let mut judged = std::mem::take(&mut self.judged);
+        for (i, at) in self.instances.iter().zip(&self.order) {
+            judged.push((*at, judge(i, &self.plan.lock, self.end_ns)));
+        }
+        judged.sort_by_key(|(at, _)| *at);
         Exposures {
             planned: !self.plan.faults.is_empty(),
-            faults: (self.instances.iter())
-                .map(|i| judge(i, &self.plan.lock, self.end_ns))
-                .collect(),
+            faults: judged.into_iter().map(|(_, e)| e).collect(),
             never_started,
         }
     }

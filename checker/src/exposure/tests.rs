@@ -651,3 +651,39 @@ fn every_rule_has_a_name_and_a_sentence_the_docs_state() {
         assert_eq!(json, format!("\"{}\"", rule.name()));
     }
 }
+
+#[test]
+fn a_soaks_recurring_faults_are_judged_as_they_settle_and_the_same_as_kept_to_the_end() {
+    // 300 cycles of 2 s: client 1 holds a 500 ms lease and is paused past it (exposed: client 2
+    // is granted meanwhile) or, every third cycle, within it (not exposed); client 2 releases.
+    // An hour's soak is this for thousands of faults: what stays open must not grow with it.
+    let mut h = H::default();
+    for k in 0..300u64 {
+        let t = k * 2000;
+        let pause = if k % 3 == 0 { 200 } else { 700 };
+        h = h
+            .ask(t, 1)
+            .grant(t + 100, 1, Some(500))
+            .nemesis(t + 200, F::Pause, &[], Some(1))
+            .ask(t + 300, 2)
+            .nemesis(t + 200 + pause, F::Resume, &[], Some(1))
+            .grant(t + 700, 2, Some(500))
+            .release(t + 950, 1)
+            .release(t + 1000, 2);
+    }
+    let h = h.end(600_000);
+    let mut settling = ExposureStream::new(pause_plan());
+    let mut keeping = ExposureStream::new(pause_plan()).keeping_all();
+    let mut most_open = 0;
+    for e in &h.0 {
+        settling.push(&e.as_ref());
+        keeping.push(&e.as_ref());
+        most_open = most_open.max(settling.open_instances());
+    }
+    assert!(most_open <= 1, "{most_open} instances open at once");
+    assert_eq!(keeping.open_instances(), 300);
+    let (settled, kept) = (settling.finish(), keeping.finish());
+    assert_eq!(settled, kept);
+    let exposed = settled.faults.iter().filter(|f| f.window.is_some()).count();
+    assert_eq!((settled.faults.len(), exposed), (300, 200));
+}
