@@ -10,6 +10,7 @@ import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
 import lockpick.Protocol.Keys;
 import lockpick.Protocol.Reply;
+import lockpick.Protocol.Values;
 
 /**
  * lockpick adapter for Hazelcast's {@code FencedLock} (CP Subsystem), used as Hazelcast's
@@ -30,21 +31,33 @@ import lockpick.Protocol.Reply;
  * own ports, past the proxies), so every byte it sends crosses a proxy a fault can cut.
  */
 public final class HazelcastAdapter {
-    /** The {@code [client] init} keys this adapter takes: none (see the class comment). */
-    static final Keys KEYS = new Keys();
+    /**
+     * The {@code [client] init} keys this adapter takes. Which mode a lock runs in is not one
+     * of them (see the class comment).
+     */
+    static final Keys KEYS = new Keys()
+            .bool("one_member", false, "true: client k is given only member k mod N (an"
+                    + " application deployed beside each member, talking to its own); false:"
+                    + " every member's address, of which the client picks one");
 
     public static void main(String[] args) {
         Protocol.serve(HazelcastAdapter::start);
     }
 
     static Adapter start(Init init) throws Exception {
-        KEYS.read(init.extra);
+        Values keys = KEYS.read(init.extra);
         ClientConfig config = new ClientConfig();
         // The members' cluster name (harness/src/backends/hazelcast/process.rs).
         config.setClusterName("lockpick");
         config.getNetworkConfig().setSmartRouting(false);
-        for (String node : init.nodes) {
-            config.getNetworkConfig().addAddress(node);
+        if (keys.bool("one_member") && !init.nodes.isEmpty()) {
+            // The client slot, not the process: a process that replaces one after an unknown
+            // outcome talks to the same member, as a restarted application beside it would.
+            config.getNetworkConfig().addAddress(init.nodes.get((int) (init.client % init.nodes.size())));
+        } else {
+            for (String node : init.nodes) {
+                config.getNetworkConfig().addAddress(node);
+            }
         }
         // An op waits on the members at most this long (Hazelcast's default is 120 s, which
         // outlives a run): the wait for the lock, then one op's timeout for the answer.
