@@ -36,9 +36,11 @@ public final class HazelcastAdapter {
      * of them (see the class comment).
      */
     static final Keys KEYS = new Keys()
-            .bool("one_member", false, "true: client k is given only member k mod N (an"
-                    + " application deployed beside each member, talking to its own); false:"
-                    + " every member's address, of which the client picks one");
+            .bool("one_member", false, "true: client k is given only member k mod N and keeps"
+                    + " Hazelcast's default heartbeat timeout (60 s), so it stays with that member"
+                    + " through a cut of the members' links (an application deployed beside each"
+                    + " member, talking to its own); false: every member's address, of which the"
+                    + " client picks one, and a 3 s heartbeat timeout to move on from a silent one");
 
     public static void main(String[] args) {
         Protocol.serve(HazelcastAdapter::start);
@@ -66,7 +68,9 @@ public final class HazelcastAdapter {
         // A member that stopped answering (paused, cut off) is given up after 3 s, not 60 s,
         // so the client moves to another member within a run.
         config.setProperty("hazelcast.client.heartbeat.interval", "1000");
-        config.setProperty("hazelcast.client.heartbeat.timeout", "3000");
+        if (!keys.bool("one_member")) {
+            config.setProperty("hazelcast.client.heartbeat.timeout", "3000");
+        }
         config.setProperty("hazelcast.phone.home.enabled", "false");
         config.getConnectionStrategyConfig().getConnectionRetryConfig()
                 .setInitialBackoffMillis(100)
