@@ -886,10 +886,11 @@ fn jobs_make_a_seeds_runs_at_once_each_job_on_servers_of_its_own() {
         2,
         "one instance per job: {by_instance:?}"
     );
-    for served in by_instance.values_mut() {
+    for (id, served) in &by_instance {
+        let mut served = served.clone();
         served.sort();
         let n = served.len() as u64;
-        assert_eq!(*served, (1..=n).collect::<Vec<_>>(), "{by_instance:?}");
+        assert_eq!(served, (1..=n).collect::<Vec<_>>(), "instance {id}");
     }
     assert!(
         json["command"].as_str().unwrap().contains("--jobs 2"),
