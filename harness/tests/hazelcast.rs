@@ -10,28 +10,17 @@ mod scenario_support;
 use lockpick_checker::history::{EventKind, F};
 use lockpick_checker::lock::FindingKind;
 use lockpick_checker::verdict::Verdict;
-use scenario_support::{assert_hello, expecting, history, run};
-use std::path::Path;
+use scenario_support::{assert_hello, expecting, history, maven_built, run};
 
 /// True when the adapter's and the members' jars are there; otherwise says loudly why not.
 fn hazelcast_built(test: &str) -> bool {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let missing: Vec<_> = [
-        "clients/java/hazelcast/target/lockpick-adapter.jar",
-        "servers/hazelcast-5.4/target/lib/hazelcast-5.4.0.jar",
-    ]
-    .iter()
-    .map(|path| root.join(path))
-    .filter(|path| !path.is_file())
-    .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    eprintln!(
-        "SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it needs a JDK 17 and \
-         Maven: apt-get install openjdk-17-jdk-headless maven)"
-    );
-    false
+    maven_built(
+        test,
+        &[
+            "clients/java/hazelcast/target/lockpick-adapter.jar".to_owned(),
+            "servers/hazelcast-5.4/target/lib/hazelcast-5.4.0.jar".to_owned(),
+        ],
+    )
 }
 
 #[test]

@@ -16,7 +16,7 @@ use lockpick_harness::scenario::parse_scenario;
 use scenario_support::{
     assert_caused_by, assert_fence_held, assert_grants_around, assert_hello,
     assert_pause_broke_the_lock, assert_zookeeper_library_told_lost, double_holder, expecting,
-    history, run, run_in, stale_releases, RunDir,
+    history, maven_built, run, run_in, stale_releases, RunDir,
 };
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -34,20 +34,10 @@ fn spring_adapters_built(test: &str) -> bool {
 
 /// True when each library's jar (clients/java/<library>/target/lockpick-adapter.jar) is there.
 fn libraries_built(test: &str, libraries: &[&str]) -> bool {
-    let java = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/java");
-    let missing: Vec<_> = libraries
-        .iter()
-        .map(|library| java.join(library).join("target/lockpick-adapter.jar"))
-        .filter(|jar| !jar.is_file())
+    let jars: Vec<String> = (libraries.iter())
+        .map(|library| format!("clients/java/{library}/target/lockpick-adapter.jar"))
         .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    eprintln!(
-        "SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it needs a JDK 17 and \
-         Maven: apt-get install openjdk-17-jdk-headless maven)"
-    );
-    false
+    maven_built(test, &jars)
 }
 
 /// What the stopped holder answered once it woke, in a run of `scenario` that must come out

@@ -8,7 +8,7 @@
 mod scenario_support;
 
 use lockpick_checker::verdict::Verdict;
-use scenario_support::{double_holder, expecting, run};
+use scenario_support::{double_holder, expecting, maven_built, run};
 use std::path::Path;
 
 /// True when both ShedLock 4.9 builds are there; otherwise says loudly why the test does
@@ -16,20 +16,10 @@ use std::path::Path;
 fn shedlock_49_built(test: &str) -> bool {
     // The releases clients/java/shedlock-jdbc/pinned-releases lists, each built into its own
     // target/<release>/.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/java/shedlock-jdbc");
-    let missing: Vec<_> = ["4.9.2", "4.9.3"]
-        .iter()
-        .map(|r| root.join(format!("target/{r}/lockpick-adapter.jar")))
-        .filter(|jar| !jar.is_file())
+    let jars: Vec<String> = (["4.9.2", "4.9.3"].iter())
+        .map(|r| format!("clients/java/shedlock-jdbc/target/{r}/lockpick-adapter.jar"))
         .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    eprintln!(
-        "SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it needs a JDK 17 and \
-         Maven: apt-get install openjdk-17-jdk-headless maven)"
-    );
-    false
+    maven_built(test, &jars)
 }
 
 /// The library and version the adapters said in their hello.

@@ -115,11 +115,7 @@ impl SuiteRun<'_> {
     /// installed.
     async fn run(&mut self, scenarios: &[Scenario]) -> Result<(), Failure> {
         let interrupt = crate::signals::install()?;
-        let mut pool = if self.args.fresh_servers {
-            ServerPool::fresh()
-        } else {
-            ServerPool::reusing()
-        };
+        let mut pool = ServerPool::new(!self.args.fresh_servers);
         for scenario in scenarios {
             self.run_scenario(scenario, &interrupt, &mut pool).await;
         }

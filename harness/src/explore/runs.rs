@@ -54,15 +54,8 @@ pub(super) struct Slots {
 impl Slots {
     /// `jobs` slots (at least one); `reuse`: keep servers between a slot's runs.
     pub fn new(jobs: usize, reuse: bool) -> Slots {
-        let pool = || {
-            if reuse {
-                ServerPool::reusing()
-            } else {
-                ServerPool::fresh()
-            }
-        };
         Slots {
-            idle: (0..jobs.max(1)).map(|_| pool()).collect(),
+            idle: (0..jobs.max(1)).map(|_| ServerPool::new(reuse)).collect(),
             running: JoinSet::new(),
         }
     }

@@ -121,15 +121,8 @@ struct Slots {
 
 impl Slots {
     fn new(jobs: usize, reuse: bool) -> Slots {
-        let pool = || {
-            if reuse {
-                ServerPool::reusing()
-            } else {
-                ServerPool::fresh()
-            }
-        };
         Slots {
-            idle: (0..jobs.max(1)).map(|_| pool()).collect(),
+            idle: (0..jobs.max(1)).map(|_| ServerPool::new(reuse)).collect(),
             running: JoinSet::new(),
         }
     }

@@ -83,6 +83,15 @@ impl ServerPool {
         }
     }
 
+    /// [`ServerPool::reusing`] or, without `reuse`, [`ServerPool::fresh`].
+    pub fn new(reuse: bool) -> ServerPool {
+        if reuse {
+            ServerPool::reusing()
+        } else {
+            ServerPool::fresh()
+        }
+    }
+
     /// Whether this pool keeps servers a run of `scenario` can reset and use: a search that
     /// runs several pools at once gives a run to the pool that already has its setup.
     pub fn keeps_setup_of(&self, scenario: &Scenario) -> bool {

@@ -15,6 +15,24 @@ use lockpick_harness::run::{run_scenario, RunOptions};
 use lockpick_harness::scenario::load_scenario;
 use tokio_util::sync::CancellationToken;
 
+/// True when every file `scripts/setup` builds with Maven that `test` needs is there (paths
+/// from the repository's root); otherwise says loudly why not, and how to build them.
+pub fn maven_built(test: &str, paths: &[String]) -> bool {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let missing: Vec<_> = (paths.iter())
+        .map(|path| root.join(path))
+        .filter(|path| !path.is_file())
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    eprintln!(
+        "SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it needs a JDK 17 and \
+         Maven: apt-get install openjdk-17-jdk-headless maven)"
+    );
+    false
+}
+
 /// A run's store folder, removed with its temporary store when dropped.
 pub struct RunDir {
     path: std::path::PathBuf,
