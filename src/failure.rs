@@ -175,7 +175,9 @@ impl Failure {
                     // The scenario's `[client] init`, refused by an adapter that declares no
                     // options to check at load: bad input, as it would have been at load.
                     AdapterError::RefusedInit { .. } => USAGE,
-                    AdapterError::Spawn { .. } | AdapterError::Broke { .. } => HARNESS,
+                    AdapterError::Spawn { .. }
+                    | AdapterError::StartFailed { .. }
+                    | AdapterError::Broke { .. } => HARNESS,
                 },
             },
             Failure::Toxiproxy(e) => match e {

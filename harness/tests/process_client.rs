@@ -209,6 +209,28 @@ async fn an_adapter_that_refuses_its_init_is_a_usage_error_with_its_reason() {
 }
 
 #[tokio::test]
+async fn an_adapter_whose_library_cannot_start_says_why_and_is_no_protocol_break() {
+    // Init answered with `info` id 0: the library could not start (the Java helper's answer
+    // when its library throws at start), told as that, with the reason and the stderr.
+    let run = tempfile::tempdir().unwrap();
+    let spec = broken_adapter("cannot-start");
+    let lock = ProcessLock::new(spec, &[], params(1000, 200));
+    assert!(lock
+        .connect_as(who(0, run.path()), Arc::default())
+        .await
+        .is_err());
+    let error = lock.broken().expect("a failed start is kept");
+    assert!(matches!(error, AdapterError::StartFailed { .. }), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("its library could not start: could not reach the cluster"),
+        "{message}"
+    );
+    assert!(message.contains("cluster unreachable"), "{message}");
+    assert!(!message.contains("broke the client protocol"), "{message}");
+}
+
+#[tokio::test]
 async fn wrong_reply_id_is_a_harness_error() {
     let (outcome, broken, _) = break_once("wrong-id").await;
     assert_eq!(outcome, Outcome::Info("protocol-error".to_owned()));

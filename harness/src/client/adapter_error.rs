@@ -26,6 +26,22 @@ pub enum AdapterError {
         command: String,
         reason: String,
     },
+    /// The adapter answered `init` with `info`: its library could not start (it could not
+    /// reach the servers, say), and whether it did anything is not known. Not a protocol
+    /// break, and not a verdict: the run cannot go on without that client.
+    #[error(
+        "run client {client} (process {process}, adapter `{command}`): its library could not \
+         start: {reason}\n  its stderr ({stderr_path}) ends with:\n{stderr_tail}",
+        stderr_path = stderr.display()
+    )]
+    StartFailed {
+        client: usize,
+        process: u64,
+        command: String,
+        reason: String,
+        stderr: PathBuf,
+        stderr_tail: String,
+    },
     /// The adapter broke the client protocol (docs/client-protocol.md).
     #[error(
         "run client {client} (process {process}, adapter `{command}`): it broke the client \

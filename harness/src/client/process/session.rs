@@ -354,24 +354,34 @@ impl Shared {
                 return Err(self.broke(&what, None));
             }
         };
-        let hello = match codec::parse_line(&line) {
-            Ok(Parsed::Hello(hello)) => hello,
-            Ok(Parsed::Reply(Reply::Fail { id: 0, reason })) => {
-                return Err(AdapterError::RefusedInit {
-                    client: self.who.client,
-                    command: self.config.spec.command_line(),
-                    reason,
-                })
-            }
-            Ok(Parsed::Reply(_)) => {
-                return Err(self.broke(
-                    "it answered init with a reply, not a hello (or a `fail` with id 0)",
+        let hello =
+            match codec::parse_line(&line) {
+                Ok(Parsed::Hello(hello)) => hello,
+                Ok(Parsed::Reply(Reply::Fail { id: 0, reason })) => {
+                    return Err(AdapterError::RefusedInit {
+                        client: self.who.client,
+                        command: self.config.spec.command_line(),
+                        reason,
+                    })
+                }
+                Ok(Parsed::Reply(Reply::Info { id: 0, reason })) => {
+                    let stderr = stderr_path(&self.who.run_dir, self.who.process);
+                    return Err(AdapterError::StartFailed {
+                        client: self.who.client,
+                        process: self.who.process,
+                        command: self.config.spec.command_line(),
+                        reason,
+                        stderr_tail: tail(&stderr, STDERR_TAIL_LINES),
+                        stderr,
+                    });
+                }
+                Ok(Parsed::Reply(_)) => return Err(self.broke(
+                    "it answered init with a reply, not a hello (or a `fail` or `info` with id 0)",
                     Some(line),
-                ))
-            }
-            Ok(Parsed::Event(_)) => unreachable!("read_line takes event lines"),
-            Err(what) => return Err(self.broke(&what, Some(line))),
-        };
+                )),
+                Ok(Parsed::Event(_)) => unreachable!("read_line takes event lines"),
+                Err(what) => return Err(self.broke(&what, Some(line))),
+            };
         let problem = if hello.id != 0 {
             Some(format!("its hello carries id {}, init had id 0", hello.id))
         } else if let Some(problem) = codec::hello_problem(&hello) {
