@@ -218,6 +218,40 @@ fn no_lease_under_exclusive_is_checked_as_a_plain_mutex() {
     );
 }
 
+#[test]
+fn a_session_lock_killed_with_its_holder_may_be_granted_again_and_a_live_holders_may_not() {
+    // Process 2 holds a lock without a lease (PostgreSQL's, MariaDB's session locks) and is
+    // killed (`client-crash`); the server ends its session and process 0 is granted the lock
+    // 1 ms later. The kill lets the dead holder's lock go (at some point after it), so the
+    // history is linearizable against `mutex`, as the lock checks find it safe. Without the
+    // kill the same grant is a second owner.
+    let rows = [
+        (0, 2, Invoke, Acquire, None, None),
+        (5, 2, Ok, Acquire, None, None),
+        (6, 0, Invoke, Acquire, None, None),
+        (1328, 0, Ok, Acquire, None, None),
+        (1400, 0, Invoke, Release, None, None),
+        (1405, 0, Ok, Release, None, None),
+    ];
+    let mut killed = history(&rows);
+    let mut kill = pause_event(1327, F::Crash, 2);
+    kill.index = 3;
+    killed.insert(3, kill);
+    for (i, e) in killed.iter_mut().enumerate() {
+        e.index = i as u64;
+    }
+    let checks = check_run(&killed, &params(Property::Exclusive));
+    let lin = checks.linearizability.as_ref().unwrap();
+    assert_eq!((lin.model.as_str(), lin.verdict), ("mutex", Verdict::Valid));
+    assert_eq!(checks.verdict(), Verdict::Valid);
+    let alive = check_run(&history(&rows), &params(Property::Exclusive));
+    let lin = alive.linearizability.as_ref().unwrap();
+    assert_eq!(
+        (lin.model.as_str(), lin.verdict),
+        ("mutex", Verdict::Invalid)
+    );
+}
+
 /// A nemesis event pausing (`F::Pause`) or resuming (`F::Resume`) client `client`.
 fn pause_event(ms: u64, f: F, client: u64) -> Event {
     Event {

@@ -183,6 +183,9 @@ pub struct LockOps {
     /// Keep only these locks' operations (a second reading).
     only: Option<BTreeSet<String>>,
     streaming: Option<Streaming>,
+    /// Per process, the locks it was granted and has not asked to release: what a crash of
+    /// it lets go.
+    held: HashMap<u64, BTreeSet<String>>,
 }
 
 impl Default for LockOps {
@@ -196,6 +199,7 @@ impl Default for LockOps {
             keep: true,
             only: None,
             streaming: None,
+            held: HashMap::new(),
         }
     }
 }
@@ -258,12 +262,69 @@ impl LockOps {
 
     /// Takes the next event, in history order.
     pub fn push(&mut self, e: &EventRef<'_>) {
-        let (Process::Client(p), Some(f)) = (e.process, lock_f(e.f)) else {
+        if let (Process::Nemesis, F::Crash, Some(p)) = (e.process, e.f, e.value.client) {
+            if e.kind == EventKind::Info {
+                self.crashed(p, e);
+            }
+            return;
+        }
+        let (Process::Client(p), Some(_)) = (e.process, lock_f(e.f)) else {
             return;
         };
         if let Some(s) = &mut self.streaming {
             s.unordered |= s.last_index.is_some_and(|l| e.index <= l);
             s.last_index = Some(e.index);
+        }
+        self.take(p, e);
+    }
+
+    /// Client process `p` was killed (`client-crash`). A lock without a lease lives as long as
+    /// its holder's session, which the server ends at some point after the kill (a closed
+    /// connection, a session timeout), and the history shows nothing of it: a release by `p`
+    /// that never returns stands for it, which may take effect at any time from the crash on,
+    /// as the server's letting go may. Without it, a `mutex` check would keep the dead holder
+    /// holding and call the next grant impossible. A lock with a lease runs out by itself
+    /// (the `lease` model), so nothing is added once a lease showed.
+    fn crashed(&mut self, p: u64, e: &EventRef<'_>) {
+        let Some(locks) = self.held.remove(&p) else {
+            return;
+        };
+        if self.leases {
+            return;
+        }
+        for lock in locks {
+            let mut release = EventRef {
+                v: e.v,
+                index: e.index,
+                time_ns: e.time_ns,
+                process: Process::Client(p),
+                kind: EventKind::Invoke,
+                f: F::Release,
+                lock: Some(lock.into()),
+                value: Default::default(),
+                error: None,
+            };
+            self.take(p, &release);
+            release.kind = EventKind::Info;
+            self.take(p, &release);
+        }
+    }
+
+    /// Takes a lock operation's event of process `p`.
+    fn take(&mut self, p: u64, e: &EventRef<'_>) {
+        let Some(f) = lock_f(e.f) else {
+            return;
+        };
+        match (f, e.kind) {
+            (OpF::Acquire, EventKind::Ok) => {
+                (self.held.entry(p).or_default()).insert(e.lock_name().to_owned());
+            }
+            (OpF::Release, EventKind::Invoke) => {
+                if let Some(held) = self.held.get_mut(&p) {
+                    held.remove(e.lock_name());
+                }
+            }
+            _ => {}
         }
         let lane = (p, f == OpF::Renew);
         if e.kind == EventKind::Invoke {
