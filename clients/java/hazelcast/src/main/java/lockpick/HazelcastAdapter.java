@@ -1,10 +1,15 @@
 package lockpick;
 
 import com.hazelcast.client.HazelcastClient;
+import com.hazelcast.client.HazelcastClientOfflineException;
 import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.config.ListenerConfig;
+import com.hazelcast.core.LifecycleEvent;
+import com.hazelcast.core.LifecycleListener;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.cp.lock.FencedLock;
 import com.hazelcast.cp.lock.exception.LockOwnershipLostException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
@@ -42,6 +47,12 @@ public final class HazelcastAdapter {
                     + " member, talking to its own); false: every member's address, of which the"
                     + " client picks one, and a 3 s heartbeat timeout to move on from a silent one");
 
+    /**
+     * How long init waits for the first connection, and then as long again for the lock's
+     * group, before it answers (see start): within lockpick's 15 s for a hello, JVM included.
+     */
+    static final long START_WAIT_S = 4;
+
     public static void main(String[] args) {
         Protocol.serve(HazelcastAdapter::start);
     }
@@ -75,24 +86,51 @@ public final class HazelcastAdapter {
         config.getConnectionStrategyConfig().getConnectionRetryConfig()
                 .setInitialBackoffMillis(100)
                 .setMaxBackoffMillis(1000)
-                .setClusterConnectTimeoutMillis(10_000);
+                .setClusterConnectTimeoutMillis(Long.MAX_VALUE);
+        // The client starts without waiting for the cluster and connects in the background
+        // (Hazelcast's asyncStart), as an application must when it starts during an outage:
+        // a client that replaces one mid-run, while a fault keeps the members from answering,
+        // would otherwise not answer init in time (seen twice in 10 partition runs). Until it
+        // is connected its requests are refused at once (HazelcastClientOfflineException),
+        // never sent: a fail.
+        config.getConnectionStrategyConfig().setAsyncStart(true);
+        CountDownLatch connected = new CountDownLatch(1);
+        config.addListenerConfig(new ListenerConfig((LifecycleListener) event -> {
+            if (event.getState() == LifecycleEvent.LifecycleState.CLIENT_CONNECTED) {
+                connected.countDown();
+            }
+        }));
         HazelcastInstance client = HazelcastClient.newHazelcastClient(config);
-        FencedLock lock = client.getCPSubsystem().getLock(init.lock);
-        // The first call on a lock creates the CP group it lives in ("default", by Raft
-        // rounds through the METADATA group): done here, before the hello, so that seconds of
-        // it on a loaded machine are not taken inside the workload's first acquire, where a
-        // fault early in the run could find it half done (seen: no grant in a whole run). A
-        // client started during a fault may not get an answer: its first acquire waits instead.
-        try {
-            lock.isLocked();
-        } catch (RuntimeException e) {
-            System.err.println("adapter: the CP group was not reached at start: " + e);
-        }
+        // Getting the lock asks the cluster for its CP group, and the first call on it makes
+        // that group ("default", by Raft rounds through the METADATA group): both done here,
+        // before the hello, so that seconds of it on a loaded machine are not taken inside
+        // the workload's first acquire, where a fault early in the run could find it half done
+        // (seen: no grant in a whole run). Bounded, on a thread of its own, since during a cut
+        // the group's members may not answer for longer than init may take: a client started
+        // then still answers init, and its first request waits on the lock instead.
+        Lazy lock = new Lazy(client, init.lock);
+        Thread warmUp = new Thread(() -> {
+            try {
+                if (connected.await(START_WAIT_S, TimeUnit.SECONDS)) {
+                    lock.get().isLocked();
+                }
+            } catch (RuntimeException | InterruptedException e) {
+                System.err.println("adapter: the CP group was not reached at start: " + e);
+            }
+        }, "lockpick-warm-up");
+        warmUp.setDaemon(true);
+        warmUp.start();
+        warmUp.join(TimeUnit.SECONDS.toMillis(2 * START_WAIT_S));
 
         return new Adapter("java-hazelcast-fenced-lock", FencedLock.class)
                 .op("acquire", request -> {
+                    long fence;
+                    try {
+                        fence = lock.get().tryLockAndGetFence(init.acquireTimeoutMs, TimeUnit.MILLISECONDS);
+                    } catch (HazelcastClientOfflineException e) {
+                        return Reply.fail("offline: not connected to the cluster yet, not sent");
+                    }
                     // INVALID_FENCE: the wait ran out, Hazelcast says the lock was not taken.
-                    long fence = lock.tryLockAndGetFence(init.acquireTimeoutMs, TimeUnit.MILLISECONDS);
                     if (fence == FencedLock.INVALID_FENCE) {
                         return Reply.fail("timeout-waiting");
                     }
@@ -102,7 +140,9 @@ public final class HazelcastAdapter {
                 })
                 .op("release", request -> {
                     try {
-                        lock.unlock();
+                        lock.get().unlock();
+                    } catch (HazelcastClientOfflineException e) {
+                        return Reply.fail("offline: not connected to the cluster, not sent");
                     } catch (LockOwnershipLostException e) {
                         // Hazelcast closed this client's CP session while it held the lock
                         // (its heartbeats stopped past the session TTL): the lock was freed
@@ -114,5 +154,26 @@ public final class HazelcastAdapter {
                     }
                     return Reply.ok();
                 });
+    }
+
+    /** The lock's proxy, got from the cluster on first use (getting it asks for its group). */
+    static final class Lazy {
+        private final HazelcastInstance client;
+        private final String name;
+        private volatile FencedLock lock;
+
+        Lazy(HazelcastInstance client, String name) {
+            this.client = client;
+            this.name = name;
+        }
+
+        FencedLock get() {
+            FencedLock l = lock;
+            if (l == null) {
+                l = client.getCPSubsystem().getLock(name);
+                lock = l;
+            }
+            return l;
+        }
     }
 }
