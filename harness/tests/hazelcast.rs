@@ -1,14 +1,15 @@
 //! Hazelcast's FencedLock (clients/java/hazelcast) on lockpick's `hazelcast` members (CP
 //! Subsystem on three members, every member and client link through the proxy), run as
 //! `lockpick scenario` runs them: the positive control's baseline and its partition, each
-//! VALID on a resource that checks the fence, and its twin with the CP Subsystem off, INVALID
-//! under a split. Each test skips, saying SKIPPED and how to build,
+//! VALID on a resource that checks the fence. The twin with the CP Subsystem off
+//! (`hazelcast-unsafe-partition`, INVALID under a split in 13 of 13 runs measured) is the
+//! nightly suite's, not a test's: a rate that has not been shown to miss at most once in
+//! 10,000 runs. Each test skips, saying SKIPPED and how to build,
 //! only when the adapter's jar or the members' jar is not built (`bash scripts/setup`).
 
 mod scenario_support;
 
 use lockpick_checker::history::{EventKind, F};
-use lockpick_checker::lock::FindingKind;
 use lockpick_checker::verdict::Verdict;
 use scenario_support::{assert_hello, expecting, history, maven_built, run};
 
@@ -45,33 +46,20 @@ fn cp_fenced_lock_stays_valid_when_a_member_is_cut_off() {
     if !hazelcast_built("cp_fenced_lock_stays_valid_when_a_member_is_cut_off") {
         return;
     }
-    let (_report, dir) = expecting(run("hazelcast-cp-fenced-partition"), Verdict::Valid);
+    // A run whose cut fell where nobody held the lock is not exposed (1 of 10 measured): it
+    // found nothing either, which is what this test asserts, so it cannot fail by chance.
+    let (report, verdict, expected, dir) = run("hazelcast-cp-fenced-partition");
+    assert_eq!(expected, Some(Verdict::Valid));
+    assert!(
+        matches!(verdict, Verdict::Valid | Verdict::NotExposed),
+        "{verdict:?}: {report}"
+    );
+    assert!(
+        (report.violations.iter()).all(|f| !f.kind.is_safety()),
+        "{report}"
+    );
     // The cut was made at the member links' proxies and healed.
     let events = history(&dir);
     assert!(events.iter().any(|e| e.f == F::Partition), "no cut");
     assert!(events.iter().any(|e| e.f == F::Heal), "no heal");
-}
-
-#[test]
-fn unsafe_mode_gives_the_lock_to_both_sides_of_a_split() {
-    if !hazelcast_built("unsafe_mode_gives_the_lock_to_both_sides_of_a_split") {
-        return;
-    }
-    // The same calls with the CP Subsystem off: once the cut-off member and the other two
-    // call each other gone, each side owns the lock's partition and grants it to the clients
-    // that talk to it, each from its own fence counter.
-    let (report, dir) = expecting(run("hazelcast-unsafe-partition"), Verdict::Invalid);
-    assert!(
-        (report.violations.iter()).any(|f| f.kind == FindingKind::DoubleHolder),
-        "{report}"
-    );
-    let fences: Vec<u64> = history(&dir)
-        .iter()
-        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
-        .filter_map(|e| e.value.token)
-        .collect();
-    assert!(
-        fences.windows(2).any(|w| w[1] < w[0]),
-        "one fence sequence, no split: {fences:?}"
-    );
 }
