@@ -168,9 +168,11 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
 /// the DEL's reply was recorded before the first holder's grant was (the two replies crossed),
 /// and the rule looks only at releases answered after that grant. It holds when another
 /// process's release, with a pause of that process inside it before its reply, was answered
-/// `ok` while the first holder's acquire was in flight. Until the rule looks from the
-/// holder's request on (issue 33), such a double holder is told without a culprit; this
-/// accepts it only when the history shows exactly that.
+/// `ok` while the first holder's acquire was in flight. The rule cannot simply look there: the
+/// release that freed the lock for that holder is answered in the same window, and the
+/// history alone does not tell the two apart. Until it names such a release as a possible
+/// culprit (issue 33), the double holder is told without one; this accepts it only when the
+/// history shows exactly that.
 fn answered_before_the_grant(f: &Finding, events: &[Event]) -> bool {
     let a = f.processes[0];
     let at = |i: &u64| &events[*i as usize];
