@@ -85,6 +85,10 @@ impl ExposureStream {
     /// token granted after it came. What `finish` would make of it at the run's end, it makes
     /// now ([`judge`] reads the run's end only for what had not ended).
     fn judge_settled(&mut self) {
+        // Most events come with no instance open: nothing to look at.
+        if self.instances.is_empty() {
+            return;
+        }
         let oldest_pending = (self.asking.values().map(|a| a.invoke_ns))
             .chain(self.renewing.values().copied())
             .min();

@@ -316,8 +316,12 @@ impl LockOps {
             return;
         };
         match (f, e.kind) {
-            (OpF::Acquire, EventKind::Ok) => {
-                (self.held.entry(p).or_default()).insert(e.lock_name().to_owned());
+            // Once a lease showed, a crash lets nothing go (see `crashed`): nothing to keep.
+            (OpF::Acquire, EventKind::Ok) if !self.leases => {
+                let held = self.held.entry(p).or_default();
+                if !held.contains(e.lock_name()) {
+                    held.insert(e.lock_name().to_owned());
+                }
             }
             (OpF::Release, EventKind::Invoke) => {
                 if let Some(held) = self.held.get_mut(&p) {
