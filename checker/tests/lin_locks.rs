@@ -183,6 +183,22 @@ fn lease_renewal_pushes_expiry_out() {
 }
 
 #[test]
+fn a_renewal_without_a_length_renews_for_the_lease_its_holder_asked_for() {
+    // An etcd keep-alive or a ZooKeeper heartbeat names no length: it renews the lease for
+    // the TTL it was granted with. Read as a lease without end, every grant after the
+    // holder's lease ran out would look impossible (seen on etcd × leader-isolation).
+    let other_at = |at: u64| {
+        [
+            op(1, F::Acquire, 0, 10).lease(1000),
+            op(1, F::Renew, 800, 810),
+            op(2, F::Acquire, at, at + 10).lease(1000),
+        ]
+    };
+    assert_eq!(verdict(&lease::LEASE, &other_at(1500)), Verdict::Invalid);
+    assert_eq!(verdict(&lease::LEASE, &other_at(1900)), Verdict::Valid);
+}
+
+#[test]
 fn a_grant_to_the_process_that_holds_the_lock_is_a_re_entry_not_a_second_holder() {
     // 1's release failed (it did not happen), so 1 still holds the lock when it acquires
     // again: a reentrant lock grants that at once (Redisson's MultiLock after an unlock that

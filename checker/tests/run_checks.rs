@@ -252,6 +252,62 @@ fn a_session_lock_killed_with_its_holder_may_be_granted_again_and_a_live_holders
     );
 }
 
+#[test]
+fn a_renewal_without_a_length_renews_for_the_lease_its_holder_asked_for_as_the_history_streams() {
+    // The streaming check reads a renewal as the search does (`lin_locks.rs` has the search's
+    // side): process 0 renews without a length at 0.8 s, so its lease holds to 1.8 s.
+    let granted_at = |at: u64| {
+        history(&[
+            (0, 0, Invoke, Acquire, None, Some(1000)),
+            (5, 0, Ok, Acquire, Some(1), Some(1000)),
+            (800, 0, Invoke, F::Renew, None, None),
+            (805, 0, Ok, F::Renew, None, None),
+            (at, 1, Invoke, Acquire, None, Some(1000)),
+            (at + 5, 1, Ok, Acquire, Some(2), Some(1000)),
+        ])
+    };
+    let lin_of = |at: u64| {
+        let checks = check_run(&granted_at(at), &params(Property::Exclusive));
+        let lin = checks.linearizability.unwrap();
+        (lin.model, lin.verdict)
+    };
+    assert_eq!(lin_of(1900), ("lease".to_owned(), Verdict::Valid));
+    assert_eq!(lin_of(1500), ("lease".to_owned(), Verdict::Invalid));
+}
+
+#[test]
+fn a_retired_process_lets_its_session_locks_go_and_a_live_one_does_not() {
+    // PostgreSQL ended process 2's idle session while it held a session lock: its release
+    // failed, then its next acquire had an unknown outcome, which retires the process (its
+    // client drops the session). Process 7 is granted the lock after. Without the
+    // retirement, process 2 still holds it and the grant is a second owner.
+    let rows = |last: EventKind| {
+        [
+            (0, 2, Invoke, Acquire, None, None),
+            (5, 2, Ok, Acquire, None, None),
+            (10, 2, Invoke, Release, None, None),
+            (1000, 2, EventKind::Fail, Release, None, None),
+            (1010, 2, Invoke, Acquire, None, None),
+            (1011, 2, last, Acquire, None, None),
+            (1050, 7, Invoke, Acquire, None, None),
+            (1055, 7, Ok, Acquire, None, None),
+        ]
+    };
+    let lin_of = |last: EventKind| {
+        let checks = check_run(&history(&rows(last)), &params(Property::Exclusive));
+        let lin = checks.linearizability.unwrap();
+        (lin.model, lin.verdict)
+    };
+    assert_eq!(
+        lin_of(EventKind::Info),
+        ("mutex".to_owned(), Verdict::Valid)
+    );
+    assert_eq!(
+        lin_of(EventKind::Fail),
+        ("mutex".to_owned(), Verdict::Invalid)
+    );
+}
+
 /// A nemesis event pausing (`F::Pause`) or resuming (`F::Resume`) client `client`.
 fn pause_event(ms: u64, f: F, client: u64) -> Event {
     Event {

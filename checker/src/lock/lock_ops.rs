@@ -186,6 +186,9 @@ pub struct LockOps {
     /// Per process, the locks it was granted and has not asked to release: what a crash of
     /// it lets go.
     held: HashMap<u64, BTreeSet<String>>,
+    /// Per process and lock, the lease its last acquire asked for: what a renewal that names
+    /// no length renews for.
+    lengths: lease::RenewLengths<(u64, usize)>,
 }
 
 impl Default for LockOps {
@@ -200,6 +203,7 @@ impl Default for LockOps {
             only: None,
             streaming: None,
             held: HashMap::new(),
+            lengths: lease::RenewLengths::default(),
         }
     }
 }
@@ -264,11 +268,11 @@ impl LockOps {
     pub fn push(&mut self, e: &EventRef<'_>) {
         if let (Process::Nemesis, F::Crash, Some(p)) = (e.process, e.f, e.value.client) {
             if e.kind == EventKind::Info {
-                self.crashed(p, e);
+                self.session_ended(p, e);
             }
             return;
         }
-        let (Process::Client(p), Some(_)) = (e.process, lock_f(e.f)) else {
+        let (Process::Client(p), Some(f)) = (e.process, lock_f(e.f)) else {
             return;
         };
         if let Some(s) = &mut self.streaming {
@@ -276,16 +280,31 @@ impl LockOps {
             s.last_index = Some(e.index);
         }
         self.take(p, e);
+        if e.kind == EventKind::Info {
+            // An unknown outcome retires the process: its client drops the session and goes
+            // on as a new process. An acquire it had in flight may have been granted.
+            if f == OpF::Acquire && !self.leases {
+                self.held
+                    .entry(p)
+                    .or_default()
+                    .insert(e.lock_name().to_owned());
+            }
+            self.session_ended(p, e);
+        }
     }
 
-    /// Client process `p` was killed (`client-crash`). A lock without a lease lives as long as
-    /// its holder's session, which the server ends at some point after the kill (a closed
-    /// connection, a session timeout), and the history shows nothing of it: a release by `p`
-    /// that never returns stands for it, which may take effect at any time from the crash on,
-    /// as the server's letting go may. Without it, a `mutex` check would keep the dead holder
-    /// holding and call the next grant impossible. A lock with a lease runs out by itself
-    /// (the `lease` model), so nothing is added once a lease showed.
-    fn crashed(&mut self, p: u64, e: &EventRef<'_>) {
+    /// Client process `p`'s session ended: it was killed (`client-crash`), or an operation of
+    /// it had an unknown outcome, after which its client drops the session and goes on as a
+    /// new process. A lock without a lease lives as long as its holder's session, which the
+    /// server ends at some point after (a closed connection, a session timeout), and the
+    /// history shows nothing of it: a release by `p` that never returns stands for it, which
+    /// may take effect at any time from then on, as the server's letting go may. Without it, a
+    /// `mutex` check would keep the gone holder holding and call the next grant impossible (a
+    /// session lock that PostgreSQL let go when it ended an idle session, say). A lock with a
+    /// lease runs out by itself (the `lease` model), so nothing is added once a lease showed.
+    /// A lock that outlives its session (a key without a TTL) is the lock check's to judge:
+    /// nobody else is granted it, and that is a deadlock, not a history this check refuses.
+    fn session_ended(&mut self, p: u64, e: &EventRef<'_>) {
         let Some(locks) = self.held.remove(&p) else {
             return;
         };
@@ -346,6 +365,20 @@ impl LockOps {
                 return;
             }
             let id = self.lock_id(lock);
+            let arg = match f {
+                OpF::Acquire => {
+                    self.lengths.asked((p, id), arg);
+                    arg
+                }
+                OpF::Renew => self.lengths.renews(&(p, id), arg),
+                OpF::Release
+                | OpF::Write
+                | OpF::Read
+                | OpF::Cas
+                | OpF::Get
+                | OpF::Put
+                | OpF::Append => arg,
+            };
             let part = &mut self.locks[id];
             part.invoked += 1;
             let at = if self.keep {

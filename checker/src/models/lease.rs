@@ -5,8 +5,9 @@
 //!
 //! The lease starts no earlier than the acquire's invocation, so it cannot have run out before
 //! `invoked + lease`; an acquire by someone else is possible only if it returned at or after
-//! that time. Renewals push the bound out the same way. Operations without a lease length hold
-//! the lock until released.
+//! that time. Renewals push the bound out the same way; a renewal that names no length renews
+//! for the length its process was last granted ([`RenewLengths`]), as a keep-alive renews a
+//! lease for its TTL. Operations without a lease length hold the lock until released.
 //!
 //! An acquire granted to the process that holds the lock is a re-entry, as with the `mutex`
 //! model: it keeps the lock, and its lease pushes the bound out as a renewal does.
@@ -158,14 +159,45 @@ pub(crate) fn lease_end(start_ns: u64, arg: &Datum) -> u64 {
     }
 }
 
+/// The length a renewal renews for, per holder: one that names none (an etcd keep-alive, a
+/// ZooKeeper session heartbeat) renews for the length its holder last asked for, since that
+/// is what the server grants it again. Without this, a renewal without a length would hold the
+/// lock for good, and every grant after the holder's lease ran out would look impossible. One
+/// rule for the search and the streaming check, so they read a renewal alike.
+#[derive(Debug, Default)]
+pub(crate) struct RenewLengths<K>(std::collections::HashMap<K, i64>);
+
+impl<K: std::hash::Hash + Eq> RenewLengths<K> {
+    /// `holder` asked for a lock with a lease of `arg` ms (none for a lock without one).
+    pub fn asked(&mut self, holder: K, arg: Option<i64>) {
+        match arg {
+            Some(ms) => self.0.insert(holder, ms),
+            None => self.0.remove(&holder),
+        };
+    }
+
+    /// The length a renewal by `holder` that asked for `arg` renews for.
+    pub fn renews(&self, holder: &K, arg: Option<i64>) -> Option<i64> {
+        arg.or_else(|| self.0.get(holder).copied())
+    }
+}
+
 /// Prepares one part per lock. The acquire's argument is its lease length in ms.
 fn parts(model: &'static str, history: &History) -> Result<Vec<Part<LeaseSpec>>, ModelError> {
     let mut parts = Vec::new();
     for (key, idx) in by_key(history, |i| is_lock_op(history.ops[i].f)) {
         let mut ops = Vec::with_capacity(idx.len());
+        let mut lengths = RenewLengths::default();
         for &i in &idx {
             let op = &history.ops[i];
             let p = owner_of(model, i, op)?;
+            let ms = match op.arg {
+                Datum::Int(ms) => Some(ms),
+                _ => None,
+            };
+            if op.f == OpF::Acquire {
+                lengths.asked(op.process, ms);
+            }
             ops.push(match op.f {
                 OpF::Acquire => LeaseOp::Acquire {
                     p,
@@ -179,7 +211,12 @@ fn parts(model: &'static str, history: &History) -> Result<Vec<Part<LeaseSpec>>,
                 OpF::Release => LeaseOp::Release(p),
                 OpF::Renew => LeaseOp::Renew {
                     p,
-                    expires: lease_end(op.call_ns, &op.arg),
+                    expires: lease_end(
+                        op.call_ns,
+                        &lengths
+                            .renews(&op.process, ms)
+                            .map_or(Datum::Nil, Datum::Int),
+                    ),
                 },
                 _ => {
                     return Err(ModelError::new(
