@@ -105,6 +105,33 @@ async fn advisory_lock_stays_with_a_partitioned_holder_and_goes_when_the_server_
 }
 
 #[tokio::test]
+async fn a_release_the_server_answers_by_ending_the_session_is_info_not_fail() {
+    // The server ends a's idle session (FATAL 57P05) while a's release is on its way: the
+    // session's locks went with it, so the release's outcome is unknown to the history
+    // (`info`), never `fail` ("the lock is still held"), which would keep a holder that is
+    // gone. Seen in the matrix under load, where a backend's timeout fired before it read a
+    // release. Here the link is slowed so that the release arrives after the timeout, and the
+    // error comes back while the release waits for its answer.
+    let s = setup(PgOptions::default()).await;
+    let settings = PgSettings {
+        idle_session_timeout_ms: Some(500),
+        ..PgSettings::default()
+    };
+    let node = Arc::new(PgNode::new(s.a, LOCK, 5_000, delay(), &settings));
+    let mut a = PgAdvisoryLock::new(node, NO_LEASE)
+        .connect(1)
+        .await
+        .unwrap();
+    let held = granted(a.acquire("a", Instant::now() + LONG).await);
+    s.proxies.slow("a", 700, 0).await.unwrap();
+    let released = a.release(&held).await;
+    match &released {
+        Outcome::Info(e) => assert!(e.starts_with("session ended: 57P05"), "{released:?}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn for_update_grants_exclusively_without_token_and_cut_links_are_info() {
     let s = setup(PgOptions::default()).await;
     let (first, second) = grants_exclusively(for_update(s.a), for_update(s.b)).await;

@@ -165,8 +165,11 @@ pub(crate) async fn connect(
 }
 
 /// Runs one request with a time limit and classifies what went wrong: an error the server
-/// sent means the statement did not take effect (`fail`, with its SQLSTATE); a timeout or a
-/// connection that broke leaves it unknown (`info`): the statement may have run.
+/// sent means the statement did not take effect (`fail`, with its SQLSTATE), unless it ended
+/// the session (severity FATAL: an idle-session or idle-in-transaction timeout, a shutdown),
+/// which let go of every lock the session held, whatever the statement was: a release that
+/// "failed" so did free the lock, so it is `info`, as is a timeout or a connection that broke:
+/// the statement, or the letting go, may have taken effect.
 pub(super) async fn request<T>(
     limit: Duration,
     fut: impl Future<Output = Result<T, tokio_postgres::Error>>,
@@ -180,6 +183,11 @@ pub(super) async fn request<T>(
 
 fn classify<T>(e: &tokio_postgres::Error) -> Outcome<T> {
     match e.as_db_error() {
+        Some(db) if db.severity() == "FATAL" => Outcome::Info(format!(
+            "session ended: {}: {}",
+            db.code().code(),
+            db.message()
+        )),
         Some(db) => Outcome::Fail(format!("{}: {}", db.code().code(), db.message())),
         None if e.is_closed() => Outcome::Info("connection closed".to_owned()),
         None => Outcome::Info(format!("connection: {e}")),
