@@ -997,13 +997,13 @@ fn until_adds_seeds_to_a_safe_cell_until_its_bound_and_stops_an_unsafe_one_at_it
     assert_eq!(cell(&read(), "none")["runs"].as_array().unwrap().len(), 8);
     let md = std::fs::read_to_string(md).unwrap();
     assert!(
-        md.contains("**Seeds until sure:** each cell ran 1 seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds); the cells below have "),
+        md.contains("**Seeds until sure:** each cell ran 1 seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds, and not for a cell too few of whose runs were exposed to get there within them); the cells below have "),
         "{md}"
     );
     assert!(md.contains("safe&nbsp;0/8&nbsp;≤37%"), "{md}");
     let html = std::fs::read_to_string(dir.join("matrix.html")).unwrap();
     assert!(
-        html.contains("1 seed(s) per cell, then more until each cell had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds)"),
+        html.contains("1 seed(s) per cell, then more until each cell had a violation or the 95% upper bound of its violation rate was at most 40% (at most 12 seeds, and not for a cell too few of whose runs were exposed to get there within them)"),
         "matrix.html does not say how its seeds were chosen"
     );
     // The short-pause cell, left out by --faults, has no run: still short of the bound.

@@ -93,8 +93,9 @@ impl Book {
         let Some(until) = self.until else {
             return false;
         };
-        let (k, n) = safety_counts(&self.runs_of(row, column));
-        until.open(k, n)
+        let runs = self.runs_of(row, column);
+        let (k, n) = safety_counts(&runs);
+        until.open(k, n, runs.len() as u64)
     }
 
     /// A cell's runs recorded within its seeds.

@@ -240,7 +240,9 @@ fn completeness(record: &MatrixRecord) -> String {
     if let Some(u) = &record.until {
         let open = (record.cells.iter())
             .filter(|c| {
-                c.rate.as_ref().is_none_or(|r| u.open(r.k, r.n))
+                c.rate
+                    .as_ref()
+                    .is_none_or(|r| u.open(r.k, r.n, c.runs_made))
                     && !matches!(
                         c.status,
                         CellStatus::NotApplicable(_)
@@ -253,7 +255,7 @@ fn completeness(record: &MatrixRecord) -> String {
             .count();
         let _ = writeln!(
             out,
-            "\n**Seeds until sure:** each cell ran {} seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds); the cells below have {lo} to {hi} run(s) each.{}",
+            "\n**Seeds until sure:** each cell ran {} seed(s), then more until it had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds, and not for a cell too few of whose runs were exposed to get there within them); the cells below have {lo} to {hi} run(s) each.{}",
             record.seeds,
             percent_up(u.bound),
             u.max_seeds,

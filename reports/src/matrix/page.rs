@@ -469,7 +469,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             resume: resume.to_owned(),
             until: record.until.map(|u| {
                 format!(
-                    "then more until each cell had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds)",
+                    "then more until each cell had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds, and not for a cell too few of whose runs were exposed to get there within them)",
                     super::record::percent_up(u.bound),
                     u.max_seeds
                 )

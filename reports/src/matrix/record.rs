@@ -194,10 +194,16 @@ pub struct Until {
 }
 
 impl Until {
-    /// Whether a cell with `k` violations in `n` runs that counted needs more: no violation
-    /// yet, and its interval's upper end still above the bound.
-    pub fn open(&self, k: u64, n: u64) -> bool {
-        k == 0 && crate::stats::clopper_pearson(0, n).is_none_or(|(_, high)| high > self.bound)
+    /// Whether a cell with `k` violations in `n` runs that counted, of `made` runs, needs
+    /// more: no violation yet, its interval's upper end still above the bound, and the bound
+    /// still within reach: if every seed it has left counted, the cell would get there. A
+    /// cell most of whose runs were not exposed cannot, and more seeds would only spend time
+    /// (its page says what bound it reached, and that its runs were not exposed).
+    pub fn open(&self, k: u64, n: u64, made: u64) -> bool {
+        let above = crate::stats::clopper_pearson(0, n).is_none_or(|(_, high)| high > self.bound);
+        let reachable = crate::stats::runs_until_bound(self.bound)
+            .is_some_and(|need| n + self.max_seeds.saturating_sub(made) >= need);
+        k == 0 && above && reachable
     }
 }
 
@@ -483,4 +489,27 @@ pub fn recorded_folder(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     let bytes = std::fs::read(dir.join("matrix.json")).ok()?;
     let record: MatrixRecord = serde_json::from_slice(&bytes).ok()?;
     record.file_folder.map(std::path::PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Until;
+
+    #[test]
+    fn until_stops_a_cell_at_its_bound_its_violation_or_when_the_bound_is_out_of_reach() {
+        // 10%: 36 counted runs without a violation reach it (Clopper-Pearson, 95%).
+        let u = Until {
+            bound: 0.10,
+            max_seeds: 50,
+        };
+        assert!(u.open(0, 10, 10));
+        assert!(!u.open(0, 36, 36), "at its bound");
+        assert!(!u.open(1, 10, 10), "a violation");
+        // 14 not exposed of 14 made: 36 more would count, and reach it.
+        assert!(u.open(0, 0, 14));
+        // 15 not exposed of 15 made: only 35 seeds are left, which cannot.
+        assert!(!u.open(0, 0, 15));
+        assert!(!u.open(0, 20, 35));
+        assert!(u.open(0, 21, 35));
+    }
 }
