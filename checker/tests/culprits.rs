@@ -218,6 +218,42 @@ fn a_release_answered_just_after_the_next_grant_is_still_the_culprit() {
 }
 
 #[test]
+fn a_release_answered_just_before_the_holders_grant_is_named_as_a_possibility() {
+    // Process 2's lease ran out (0.81 s) while it was stopped inside its release; process 0 was
+    // granted the lock, and the release's reply came back 5 ms before process 0's did: the DEL
+    // may have reached the server after process 0's SET. Nothing else explains process 1's
+    // grant, so the sentence names the release, as a possibility.
+    let mut h = stale_release();
+    h.0.retain(|e| !(e.process == Process::Client(2) && e.f == F::Release));
+    h.simple(2, F::Release, (400, 1205));
+    let events = h.build();
+    let d = double(&events, 0, 1);
+    assert!(
+        d.summary.starts_with(
+            "process 2's release (sent 0.400 s, answered 1.205 s, paused 0.849 s inside it) may have deleted process 0's key (its answer came before process 0's grant, which it may have reached the server after: the two replies crossed): processes 0 and 1 both believed"
+        ),
+        "{}",
+        d.summary
+    );
+    assert_eq!(paused(&d), vec![Some(2)], "{d:#?}");
+    let i = index_of(&events, 2, EventKind::Ok, F::Release, 1205);
+    assert!(d.indices.contains(&i), "{d:#?}");
+    // Answered within its lease, the same release let go for process 0: it is not named.
+    let mut h = stale_release();
+    h.0.retain(|e| !(e.process == Process::Client(2) && e.f == F::Release));
+    h.0.retain(|e| {
+        !(e.process == Process::Nemesis && e.time_ns >= 401 * MS && e.time_ns <= 1250 * MS)
+    });
+    h.simple(2, F::Release, (750, 760));
+    let d = double(&h.build(), 0, 1);
+    assert!(
+        d.summary.starts_with("processes 0 and 1 both believed"),
+        "{}",
+        d.summary
+    );
+}
+
+#[test]
 fn a_late_renewal_that_overwrote_the_key_is_named_and_so_is_the_lease_that_ran_out() {
     // Process 2's lease (500 ms from its grant's reply at 10 ms) runs out while its renewal
     // is stopped inside its request; process 0 is granted the lock, the renewal overwrites its key, the renewed

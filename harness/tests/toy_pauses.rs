@@ -81,15 +81,17 @@ fn run_seed(rt: &tokio::runtime::Runtime, name: &str, seed: u64) -> Seen {
 
 /// Whether the double holder `f` is explained by its cause, checked against the history: the
 /// sentence begins "process C's release (sent …, answered …, paused … inside it) deleted
-/// process A's key" with A the first holder; the evidence holds C's release request (its
-/// invoke, and its `ok` after A's grant); the faults named are a pause of client C that the
-/// history records inside that release before its reply came; and A's own next release
-/// failed `not-owner` (its key was gone).
+/// process A's key" with A the first holder, or "… may have deleted process A's key (its
+/// answer came before process A's grant …" when the two replies crossed; the evidence holds
+/// C's release request (its invoke, and its `ok` after A's grant, or when they crossed after A
+/// asked and before A's grant); the faults named are a pause of client C that the history
+/// records inside that release before its reply came; and A's own next release failed
+/// `not-owner` (its key was gone).
 ///
 /// Not a rate: the culprit is in the history whenever the bug made the double holder (a
 /// release answered `ok` after the holder's grant, or just after the next grant, by a process
-/// no longer granted the lock, or else before that grant: see [`answered_before_the_grant`]),
-/// so naming it is the checker's rule, not chance; it named the
+/// no longer granted the lock, or just before the holder's grant, past its own lease), so
+/// naming it is the checker's rule, not chance; it named the
 /// right one in all 143 double holders of 20 runs recorded before (seeds 1-20) and all 61 of
 /// seeds 1-10 here. A double holder that came of something else (a loaded machine stalling a
 /// holder past its lease) fails here as it should: its sentence must name the lease instead.
@@ -97,9 +99,6 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
     let fail = |why: &str| Err(format!("{why}: {}", f.summary));
     let a = f.processes[0];
     let Some(rest) = f.summary.strip_prefix("process ") else {
-        if answered_before_the_grant(f, events) {
-            return Ok(());
-        }
         return fail("names no process first");
     };
     let Some((c, rest)) = rest.split_once("'s release (sent ") else {
@@ -108,7 +107,10 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
     let Ok(c) = c.parse::<u64>() else {
         return fail("names no process first");
     };
-    if !rest.contains(&format!("inside it) deleted process {a}'s key: ")) {
+    let crossed = rest.contains(&format!(
+        "inside it) may have deleted process {a}'s key (its answer came before process {a}'s grant"
+    ));
+    if !crossed && !rest.contains(&format!("inside it) deleted process {a}'s key: ")) {
         return fail("names no pause inside the release, or not the first holder's key");
     }
     let at = |i: &u64| &events[*i as usize];
@@ -135,8 +137,17 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
         f.indices.iter().map(at).find(|e| {
             e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Ok
         });
-    if !granted.is_some_and(|g| invoke.index < g.index && g.index < ok.index) {
-        return fail("the release did not span the first holder's grant");
+    let spanned = |g: &&Event| match crossed {
+        false => invoke.index < g.index && g.index < ok.index,
+        true => {
+            let asked = events[..g.index as usize].iter().rev().find(|e| {
+                e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Invoke
+            });
+            asked.is_some_and(|asked| asked.index < ok.index && ok.index < g.index)
+        }
+    };
+    if !granted.is_some_and(|g| spanned(&g)) {
+        return fail("the release did not span the first holder's grant, nor cross it");
     }
     let inside = f.faults.iter().any(|w| {
         let pause = at(&w.start_index);
@@ -161,57 +172,6 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
         return fail("the first holder's own release did not find its key gone");
     }
     Ok(())
-}
-
-/// The one double holder the culprit rule does not name yet (seen once in a clean-clone CI
-/// run, seed 5): the paused release's DEL removed the first holder's key after its SET, but
-/// the DEL's reply was recorded before the first holder's grant was (the two replies crossed),
-/// and the rule looks only at releases answered after that grant. It holds when another
-/// process's release, with a pause of that process inside it before its reply, was answered
-/// `ok` while the first holder's acquire was in flight. The rule cannot simply look there: the
-/// release that freed the lock for that holder is answered in the same window, and the
-/// history alone does not tell the two apart. Until it names such a release as a possible
-/// culprit (issue 33), the double holder is told without one; this accepts it only when the
-/// history shows exactly that.
-fn answered_before_the_grant(f: &Finding, events: &[Event]) -> bool {
-    let a = f.processes[0];
-    let at = |i: &u64| &events[*i as usize];
-    let Some(grant) =
-        f.indices.iter().map(at).find(|e| {
-            e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Ok
-        })
-    else {
-        return false;
-    };
-    let Some(asked) = events[..grant.index as usize].iter().rev().find(|e| {
-        e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Invoke
-    }) else {
-        return false;
-    };
-    let between = &events[asked.index as usize..grant.index as usize];
-    between.iter().any(|ok| {
-        let Process::Client(c) = ok.process else {
-            return false;
-        };
-        if c == a || ok.f != F::Release || ok.kind != EventKind::Ok {
-            return false;
-        }
-        let Some(invoke) = events[..ok.index as usize].iter().rev().find(|e| {
-            e.process == Process::Client(c) && e.f == F::Release && e.kind == EventKind::Invoke
-        }) else {
-            return false;
-        };
-        events[invoke.index as usize..ok.index as usize]
-            .iter()
-            .any(|p| {
-                p.process == Process::Nemesis
-                    && p.f == F::Pause
-                    && p.value.client == Some(c)
-                    && p.value.note.as_deref().is_some_and(|n| {
-                        n.starts_with("in release request ") && n.ends_with("no reply yet")
-                    })
-            })
-    })
 }
 
 fn not_owner(e: &Event) -> bool {

@@ -1,7 +1,8 @@
 //! Test oracle: what made a second holder possible, from the whole history, by the rule
 //! [`crate::lock::stream::culprit`] states and follows as the history streams: the latest
 //! stale release or renewal completed between the two grants, else the first to complete of
-//! those in flight at the later grant, else the earlier holder's lease running out first.
+//! those in flight at the later grant, else the earlier holder's lease running out first,
+//! else the latest stale one whose reply crossed the earlier grant.
 
 use super::holding::{Holding, Holdings};
 use super::ops::{Op, Ops};
@@ -141,7 +142,53 @@ pub(crate) fn culprit(
     if let Some(op) = op {
         return Some(Culprit::Stale(op));
     }
-    runs_out(ops, a, b.acquire_index)
-        .filter(|&t| t < b.start_ns)
-        .map(|expired_ns| Culprit::Expired { expired_ns })
+    let expired = runs_out(ops, a, b.acquire_index).filter(|&t| t < b.start_ns);
+    if let Some(expired_ns) = expired {
+        return Some(Culprit::Expired { expired_ns });
+    }
+    crossed(ops, a).map(Culprit::Crossed)
+}
+
+/// The latest release or renewal naming `a`'s lock, counted, answered after `a` asked and
+/// after the grant of the lock before `a`'s, and before `a`'s grant, from a process other
+/// than `a`'s not granted the lock since that earlier grant, or from that grant's holder past
+/// the lease its grant reported.
+fn crossed(ops: &Ops<'_>, a: &Holding<'_>) -> Option<StaleOp> {
+    let before = (ops.ops.iter())
+        .filter(|op| op.f == F::Acquire && op.lock == a.lock && counts(ops, op))
+        .filter_map(|op| op.completion.map(|c| c.index))
+        .filter(|&i| i < a.acquire_index)
+        .max();
+    (ops.ops.iter())
+        .filter(|op| matches!(op.f, F::Release | F::Renew) && op.process != a.process)
+        .filter(|op| op.invoke.lock.as_deref() == Some(a.lock) && counts(ops, op))
+        .filter_map(|op| op.completion.map(|c| (op, c)))
+        .filter(|(_, c)| before.is_none_or(|g| g < c.index) && c.index < a.acquire_index)
+        .filter(|(_, c)| c.time_ns > a.asked_ns)
+        .filter(|(op, c)| {
+            let g = last_grant(ops, op.process, a.lock, c.index);
+            let superseded = g.is_none_or(|g| before.is_some_and(|b| g < b));
+            let outlived = g.is_some()
+                && g == before
+                && grant_key_until(ops, op.process, g).is_some_and(|t| t < c.time_ns);
+            superseded || outlived
+        })
+        .max_by_key(|(_, c)| c.index)
+        .map(|(op, c)| StaleOp {
+            process: op.process,
+            f: op.f,
+            invoke_ns: op.invoke.time_ns,
+            invoke_index: op.invoke.index,
+            done_ns: c.time_ns,
+            done_index: c.index,
+        })
+}
+
+/// How long at least `p`'s grant at history index `g` says its key lives.
+fn grant_key_until(ops: &Ops<'_>, p: u64, g: Option<u64>) -> Option<u64> {
+    let c = ops.by_process[&p]
+        .iter()
+        .filter_map(|&i| ops.ops[i].completion)
+        .find(|c| Some(c.index) == g)?;
+    Culprits::key_until(c.time_ns, c.value.sent_ns, c.value.lease_ms)
 }

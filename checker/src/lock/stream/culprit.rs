@@ -9,7 +9,14 @@
 //! that completed between A's grant and B's, the latest is the culprit; if none did, the first
 //! to complete of those still in flight at B's grant (its request may have deleted the key
 //! before B's grant was recorded, the reply coming a moment later); if none, A's lease running
-//! out before B's grant.
+//! out before B's grant; if not, an operation whose reply *crossed* A's grant: one answered
+//! after A asked and before A's grant came back, from a process not granted L since the grant
+//! before A's, or from that grant's holder once its key may have expired (past the lease its
+//! grant reported: a holder whose release comes back within it let go for A, and is never
+//! named). Its request may have reached the server after A's and deleted A's key, the two
+//! replies coming back in the other order; the history cannot tell, so it is named as a
+//! possibility. (Renewals are not counted in that lease: a renewing holder's release counts
+//! from its grant.)
 //!
 //! One kind of stale operation ranks below all others of both groups: that of a process
 //! holding L on a lease still running at A's grant (as the holder counts it, or from when the
@@ -47,6 +54,9 @@ pub(crate) enum Culprit {
     /// The earlier holder's lease, counted as the holder counts it, ran out at `expired_ns`,
     /// before the later grant.
     Expired { expired_ns: u64 },
+    /// A stale release or renewal answered while the earlier holder's acquire was in flight
+    /// may have removed its key: the two replies crossed.
+    Crossed(StaleOp),
 }
 
 /// Where stale operations still in flight at the later grant are written as they complete
@@ -83,6 +93,8 @@ pub(crate) struct Cause {
     late: Option<Slot>,
     /// When the earlier holder's lease ran out, if before the later grant.
     expired_ns: Option<u64>,
+    /// The stale operation whose reply crossed the earlier holder's grant, if one did.
+    crossed: Option<StaleOp>,
 }
 
 impl Cause {
@@ -97,10 +109,11 @@ impl Cause {
             .or_else(|| late(Rank::Gone))
             .or(stale(Rank::Lived))
             .or_else(|| late(Rank::Lived));
-        match (op, self.expired_ns) {
-            (Some(op), _) => Some(Culprit::Stale(op)),
-            (None, Some(expired_ns)) => Some(Culprit::Expired { expired_ns }),
-            (None, None) => None,
+        match (op, self.expired_ns, self.crossed) {
+            (Some(op), _, _) => Some(Culprit::Stale(op)),
+            (None, Some(expired_ns), _) => Some(Culprit::Expired { expired_ns }),
+            (None, None, Some(op)) => Some(Culprit::Crossed(op)),
+            (None, None, None) => None,
         }
     }
 }
@@ -114,6 +127,8 @@ struct Open {
     start_ns: u64,
     /// The latest stale operation of each [`Rank`] completed since it began.
     stale: [Option<StaleOp>; 2],
+    /// The stale operation whose reply crossed its grant.
+    crossed: Option<StaleOp>,
 }
 
 /// An explanation waiting for a request in flight, with the earlier holding's grant (index,
@@ -133,6 +148,14 @@ pub(crate) struct Culprits {
     /// Per (process, lane) in flight: the explanations waiting for it, each with the earlier
     /// holding's grant index.
     waiting: HashMap<(u64, bool), Vec<Waiting>>,
+    /// Per lock: its latest grant's index, whoever had it.
+    latest: HashMap<u32, u64>,
+    /// Per lock: the latest operation completed since its latest grant that may have removed
+    /// the next holder's key (its process not granted the lock since, or that grant's holder
+    /// past its lease), a reply that may cross the next grant.
+    crossing: HashMap<u32, StaleOp>,
+    /// Per lock: what `crossing` held when the latest grant came, for the holding it opens.
+    crossed: HashMap<u32, StaleOp>,
 }
 
 /// When a holding's key surely still lived until: its lease as the holder counts it, or as
@@ -197,6 +220,13 @@ impl Culprits {
             Some(&(g, until)) => (Some(g), until),
             None => (None, None),
         };
+        let latest = self.latest.get(&lock).copied();
+        let superseded = granted.is_none_or(|g| latest.is_some_and(|l| g < l));
+        let outlived =
+            granted.is_some() && granted == latest && key_until.is_some_and(|t| t < at.0);
+        if superseded || outlived {
+            self.crossing.insert(lock, op);
+        }
         // Only a holding still open has a key of its own to outlive.
         let runs_until = lease.map(|l| runs_out(l, key_until));
         let stale_for = |acquire_index: u64| granted.is_none_or(|g| g < acquire_index);
@@ -219,6 +249,11 @@ impl Culprits {
     /// grant says its key lives.
     pub fn granted(&mut self, p: u64, lock: u32, index: u64, key_until: Option<u64>) {
         self.last_grant.insert((lock, p), (index, key_until));
+        self.latest.insert(lock, index);
+        match self.crossing.remove(&lock) {
+            Some(op) => self.crossed.insert(lock, op),
+            None => self.crossed.remove(&lock),
+        };
     }
 
     /// How long at least a grant answered at `ok_ns` says its key lives: from when its
@@ -262,15 +297,20 @@ impl Culprits {
                     stale: a.stale,
                     late,
                     expired_ns,
+                    crossed: a.crossed,
                 },
             ));
         }
+        // Answered after `b` asked: its request may have reached the server after `b`'s.
+        let crossed = (self.crossed.remove(&b.lock))
+            .filter(|op| op.done_ns > b.asked_ns && op.process != b.process);
         open.push(Open {
             id: b.id,
             process: b.process,
             acquire_index: b.acquire_index,
             start_ns: b.start_ns,
             stale: [None, None],
+            crossed,
         });
         causes
     }

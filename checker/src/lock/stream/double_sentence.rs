@@ -38,11 +38,13 @@ fn op_name(f: F) -> &'static str {
 }
 
 /// "process 2's release (sent 1.204 s, answered 1.987 s, paused 0.750 s inside it) deleted
-/// process 0's key: ", and the faults over that request.
+/// process 0's key: ", and the faults over that request; `crossed`: "may have deleted", its
+/// reply having come before process 0's grant.
 fn stale_lead<'f>(
     op: &StaleOp,
     a: &Holding,
     faults: &'f [FaultWindow],
+    crossed: bool,
 ) -> (String, Vec<&'f FaultWindow>) {
     let named = over(faults, op.process, op.invoke_ns, op.done_ns);
     let paused: u64 = named
@@ -55,12 +57,22 @@ fn stale_lead<'f>(
     } else {
         String::new()
     };
-    let did = match op.f {
-        F::Renew => "overwrote",
-        _ => "deleted",
+    let did = match (op.f, crossed) {
+        (F::Renew, false) => "overwrote",
+        (F::Renew, true) => "may have overwritten",
+        (_, false) => "deleted",
+        (_, true) => "may have deleted",
+    };
+    let crossing = if crossed {
+        format!(
+            " (its answer came before process {}'s grant, which it may have reached the server after: the two replies crossed)",
+            a.process
+        )
+    } else {
+        String::new()
     };
     let lead = format!(
-        "process {}'s {} (sent {}, answered {}{inside}) {did} process {}'s key: ",
+        "process {}'s {} (sent {}, answered {}{inside}) {did} process {}'s key{crossing}: ",
         op.process,
         op_name(op.f),
         secs(op.invoke_ns),
@@ -87,7 +99,12 @@ pub(crate) fn double(
         Some(Culprit::Stale(op)) => {
             indices.extend([op.invoke_index, op.done_index]);
             chain.push((op.invoke_ns, op.done_ns));
-            stale_lead(&op, a, faults)
+            stale_lead(&op, a, faults, false)
+        }
+        Some(Culprit::Crossed(op)) => {
+            indices.extend([op.invoke_index, op.done_index]);
+            chain.push((op.invoke_ns, op.done_ns));
+            stale_lead(&op, a, faults, true)
         }
         Some(Culprit::Expired { expired_ns }) => (
             format!(
