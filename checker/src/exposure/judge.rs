@@ -14,9 +14,15 @@ type Judged = Result<(u64, u64), String>;
 pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure {
     let mut why_not: Option<String> = None;
     let mut window: Option<Window> = None;
+    let mut held_request = false;
     for cand in &i.cands {
+        // A cut also holds the requests sent across it: a grant that came back past its lease
+        // is judged as latency judges one, even where the cut left a quorum (a client that
+        // waits for every node waits for the cut one).
+        let held = i.rule == Rule::CutPastLease && came_back_past_lease(cand, lock);
         let judged = match i.rule {
             Rule::PauseOutlastsLease => silenced_past_lease(i, cand, lock, run_end_ns, "pause"),
+            Rule::CutPastLease if held => delay(cand, lock, run_end_ns),
             Rule::CutPastLease => cut(i, cand, lock, run_end_ns),
             Rule::RestartInsideLease => restart(i, cand, lock, run_end_ns),
             Rule::JumpPastLease => jump(i, cand, lock, run_end_ns),
@@ -37,7 +43,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
             None => judged,
         };
         let granted = match i.rule {
-            Rule::PauseOutlastsLease | Rule::CutPastLease => gave_up.is_none(),
+            Rule::PauseOutlastsLease | Rule::CutPastLease => gave_up.is_none() && !held,
             Rule::RestartInsideLease
             | Rule::JumpPastLease
             | Rule::DelayPastLease
@@ -63,6 +69,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
         match windowed {
             Ok(w) => {
                 window = Some(w);
+                held_request = held && gave_up.is_none();
                 break;
             }
             Err(why) => {
@@ -94,7 +101,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
     }
     let why = match (&window, why_tokens) {
         (Some(_), Some(why)) => why,
-        (Some(w), None) => exposed_why(i.rule, w),
+        (Some(w), None) => exposed_why(i.rule, w, held_request),
         (None, _) => why_not.unwrap_or_else(|| no_hold(i.rule)),
     };
     Exposure {
@@ -265,6 +272,12 @@ fn jump(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged 
     Ok((i.start_ns, hold_end(cand, run_end_ns).min(lease_end)))
 }
 
+/// Whether `cand`'s grant came back later than its lease after its request was sent.
+fn came_back_past_lease(cand: &Cand, lock: &LockShape) -> bool {
+    let round_trip = cand.hold.since_ns.saturating_sub(cand.hold.sent_ns) / 1_000_000;
+    lease(cand, lock).is_some_and(|lease| round_trip > lease)
+}
+
 fn delay(cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
     let Some(lease) = lease(cand, lock) else {
         return Err("the lock keeps no lease for a slow grant to outlast".to_owned());
@@ -311,14 +324,18 @@ fn no_hold(rule: Rule) -> String {
     }
 }
 
-/// What an exposed instance opened, in a sentence.
-fn exposed_why(rule: Rule, w: &Window) -> String {
+/// What an exposed instance opened, in a sentence; `held_request`: a cut's window from a
+/// request it held past its lease.
+fn exposed_why(rule: Rule, w: &Window, held_request: bool) -> String {
     let askers: Vec<String> = w.askers.iter().map(u64::to_string).collect();
     let lease = w
         .lease_ms
         .map_or("the".to_owned(), |ms| format!("the {ms} ms"));
     let opened = match rule {
         Rule::PauseOutlastsLease => format!("the pause outlasted {lease} lease its client held"),
+        Rule::CutPastLease if held_request => {
+            format!("the cut held a grant's request until it came back past {lease} lease")
+        }
         Rule::CutPastLease => format!("the cut kept the holder from a quorum past {lease} lease"),
         Rule::RestartInsideLease => {
             format!("the node came back inside {lease} lease of the holder")

@@ -29,7 +29,10 @@ pub enum Rule {
     /// the lease it had left, and another client was granted the lock from the lease's end to
     /// the end of the hold (as for a pause); or the holder gave its hold up inside the cut,
     /// past its lease (its library noticed the lost session: the defence the cut tests), while
-    /// another client asked.
+    /// another client asked. A cut also holds the requests sent across it: a grant that came
+    /// back later than its lease after it was sent is judged as [`Rule::DelayPastLease`]
+    /// judges one, even where the cut left a quorum (a client that waits for every node waits
+    /// for the cut one, and the keys it set elsewhere may have expired by its grant).
     CutPastLease,
     /// A node crash: a node that grants the lock crashed during a hold and came back (without
     /// the key, if it kept none) before the holder's lease ran out; the window runs from the

@@ -239,8 +239,9 @@ impl ExposureStream {
     fn granted(&mut self, client: u64, hold: &Hold) {
         for i in self.instances.iter_mut() {
             // Latency judges every grant whose request it slowed, even one that came back after
-            // the heal; the other rules, the holds granted while they were in force.
-            let slowed = i.rule == Rule::DelayPastLease
+            // the heal, and so does a cut, which holds the requests sent across it; the other
+            // rules, the holds granted while they were in force.
+            let slowed = matches!(i.rule, Rule::DelayPastLease | Rule::CutPastLease)
                 && i.start_ns <= hold.since_ns
                 && i.end_ns.is_none_or(|end| hold.sent_ns <= end);
             if !(slowed || (i.open() && i.takes_new_holds())) {

@@ -275,6 +275,46 @@ fn a_cut_of_a_quorum_past_the_holders_lease_is_exposed_and_a_cut_of_a_minority_i
 }
 
 #[test]
+fn a_cut_of_a_minority_that_held_a_grants_request_past_its_lease_is_exposed() {
+    // Client 1's try waits for every node (rslock 0.2.2 SETs all five and waits for all): it
+    // was sent at 0.4 s, the cut of n1 held it, and it came back at 2.6 s, after the heal,
+    // past its 1 s lease: the keys it set on the other nodes may have expired by then, so a
+    // rival asking from 1.4 s on could be granted while client 1 holds.
+    let h = |granted: u64| {
+        H::default()
+            .ask(400, 1)
+            .nemesis(500, F::Partition, &["n1"], None)
+            .nemesis(2500, F::Heal, &["n1"], None)
+            .grant(granted, 1, Some(1000))
+            .ask(granted + 10, 2)
+            .release(granted + 300, 1)
+            .end(4000)
+    };
+    let nodes = ["n1", "n2", "n3"];
+    let e = one(h(2600), cut_plan(&nodes));
+    let w = e.window.expect("the cut held the request past its lease");
+    assert_eq!(
+        (w.from_ns, w.to_ns, w.askers.clone()),
+        (1_400_000_000, 2_900_000_000, vec![2])
+    );
+    assert!(
+        e.why.starts_with(
+            "the cut held a grant's request until it came back past the 1000 ms lease"
+        ),
+        "{}",
+        e.why
+    );
+    // Granted inside the cut 0.6 s after it was sent, within its lease: the cut left a quorum.
+    let e = one(h(1000), cut_plan(&nodes));
+    assert!(e.window.is_none(), "{e:?}");
+    assert!(
+        e.why.contains("left every client 2 of the lock's 3 nodes"),
+        "{}",
+        e.why
+    );
+}
+
+#[test]
 fn a_holder_that_gives_up_inside_a_cut_past_its_lease_is_exposed_with_a_rival_asking() {
     // Client 1's library notices the lost session and gives up at 1.5 s, inside the cut and
     // past its lease (1.1 s): the lock's defence met the cut, though nobody was granted on top.
