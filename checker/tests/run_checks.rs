@@ -308,6 +308,28 @@ fn a_retired_process_lets_its_session_locks_go_and_a_live_one_does_not() {
     );
 }
 
+#[test]
+fn a_lease_near_u64_max_is_checked_not_overflowed() {
+    // rslock 0.2.2's validity wraps to near 2^64 when a try outlasts its TTL, and its adapter
+    // reports it as the grant's lease: every lease end saturates (a debug build panicked on
+    // the multiplication, a release one wrapped to a lease end in the past).
+    let endless = u64::MAX - 35;
+    let events = history(&[
+        (0, 0, Invoke, Acquire, None, Some(1000)),
+        (1100, 0, Ok, Acquire, None, Some(endless)),
+        (1150, 1, Invoke, Acquire, None, Some(1000)),
+        (1160, 1, Ok, Acquire, None, Some(1000)),
+        (1300, 0, Invoke, Release, None, None),
+        (1305, 0, Ok, Release, None, None),
+    ]);
+    let checks = check_run(&events, &params(Property::Exclusive));
+    assert_eq!(checks.verdict(), Verdict::Invalid);
+    assert_eq!(
+        checks.linearizability.map(|l| (l.model, l.verdict)),
+        Some(("lease".to_owned(), Verdict::Invalid))
+    );
+}
+
 /// A nemesis event pausing (`F::Pause`) or resuming (`F::Resume`) client `client`.
 fn pause_event(ms: u64, f: F, client: u64) -> Event {
     Event {

@@ -248,10 +248,12 @@ impl ViewBuilder {
         // The lease the grant or renew set, counted from when it was asked for: the earliest
         // it can have run out.
         let lease_end = |invoked: u64| {
-            e.value
-                .lease_ms
-                .or(lease_ms)
-                .map(|ms| e.value.sent_ns.unwrap_or(invoked) + ms * 1_000_000)
+            e.value.lease_ms.or(lease_ms).map(|ms| {
+                e.value
+                    .sent_ns
+                    .unwrap_or(invoked)
+                    .saturating_add(ms.saturating_mul(1_000_000))
+            })
         };
         let outcome = match e.kind {
             EventKind::Ok => Outcome::Ok,

@@ -187,7 +187,10 @@ fn silenced_past_lease(
     let Some(lease) = lease(cand, lock) else {
         return Ok((i.start_ns, hold_end));
     };
-    let lease_end = cand.hold.since_ns + lease * 1_000_000;
+    let lease_end = cand
+        .hold
+        .since_ns
+        .saturating_add(lease.saturating_mul(1_000_000));
     if end <= lease_end {
         return Err(format!(
             "the {what} ended {} ms after client {}'s lease began, within its {lease} ms lease",
@@ -208,7 +211,10 @@ fn gave_up_inside(
     lock: &LockShape,
     run_end_ns: u64,
 ) -> Option<(u64, u64)> {
-    let lease_end = cand.hold.since_ns + lease(cand, lock)? * 1_000_000;
+    let lease_end = cand
+        .hold
+        .since_ns
+        .saturating_add(lease(cand, lock)?.saturating_mul(1_000_000));
     let cut_end = i.end_ns.unwrap_or(run_end_ns);
     let ended = cand.release_sent_ns.or(cand.end_ns)?;
     let short = match lock.reachable(&i.nodes) {
@@ -240,7 +246,11 @@ fn restart(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judg
     };
     let mut until = hold_end(cand, run_end_ns);
     if let Some(lease) = lease(cand, lock) {
-        until = until.min(cand.hold.since_ns + lease * 1_000_000);
+        until = until.min(
+            cand.hold
+                .since_ns
+                .saturating_add(lease.saturating_mul(1_000_000)),
+        );
     }
     if restart >= until {
         return Err(format!(
@@ -260,7 +270,10 @@ fn jump(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged 
     let Some(lease) = lease(cand, lock) else {
         return Err("the lock keeps no lease, so it reads no clock".to_owned());
     };
-    let lease_end = cand.hold.since_ns + lease * 1_000_000;
+    let lease_end = cand
+        .hold
+        .since_ns
+        .saturating_add(lease.saturating_mul(1_000_000));
     let left_ms = lease_end.saturating_sub(i.start_ns) / 1_000_000;
     let offset = i.offset_ms.unwrap_or(0);
     if offset <= 0 || offset.unsigned_abs() <= left_ms {
@@ -290,7 +303,9 @@ fn delay(cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
         ));
     }
     Ok((
-        cand.hold.sent_ns + lease * 1_000_000,
+        cand.hold
+            .sent_ns
+            .saturating_add(lease.saturating_mul(1_000_000)),
         hold_end(cand, run_end_ns),
     ))
     .map(|w| match cand.refused {

@@ -87,10 +87,15 @@ impl Grant {
     /// (the holder was paused between them, so the reply may have been counted long before
     /// lockpick read it).
     fn granted_until(&self, stopped: bool) -> u64 {
-        let from_request = self.earliest() + self.lease_ms * 1_000_000;
+        let from_request = self
+            .earliest()
+            .saturating_add(self.lease_ms.saturating_mul(1_000_000));
         match self.claimed_ms {
-            Some(claim) if !stopped => from_request
-                .max((self.ok_ns + claim * 1_000_000).saturating_sub(REPLY_SLACK_MS * 1_000_000)),
+            Some(claim) if !stopped => from_request.max(
+                self.ok_ns
+                    .saturating_add(claim.saturating_mul(1_000_000))
+                    .saturating_sub(REPLY_SLACK_MS * 1_000_000),
+            ),
             _ => from_request,
         }
     }

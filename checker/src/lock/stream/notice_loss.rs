@@ -75,7 +75,12 @@ impl Notices {
             lock,
             token,
             acquire_index: at.1,
-            lease_end: lease_ms.map(|l| (invoke.0 + l * 1_000_000, invoke.1)),
+            lease_end: lease_ms.map(|l| {
+                (
+                    invoke.0.saturating_add(l.saturating_mul(1_000_000)),
+                    invoke.1,
+                )
+            }),
             lease_ms,
             superseded: None,
             released_ns: None,
@@ -100,7 +105,10 @@ impl Notices {
         if let Some(h) = self.hold_of(p) {
             if h.released_ns.is_none() {
                 if let Some(l) = lease_ms.or(h.lease_ms) {
-                    h.lease_end = Some((invoke.0 + l * 1_000_000, invoke.1));
+                    h.lease_end = Some((
+                        invoke.0.saturating_add(l.saturating_mul(1_000_000)),
+                        invoke.1,
+                    ));
                 }
             }
         }
