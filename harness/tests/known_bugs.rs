@@ -1,9 +1,10 @@
-//! One pair of the known-bug catalogue (scenarios/known-bugs/) run end to end, as `lockpick
-//! suite --filter known-bugs` runs it: ShedLock PR #244, the release with the bug (4.9.2) and
-//! the release with its fix (4.9.3) on the same scenario and seed. The pair with no fault at
-//! all, so the verdicts can only come from the library's own statements. Skips, saying so on
-//! stderr, only when the pinned adapter is not built (`bash scripts/setup` builds it; it needs a
-//! JDK 17 and Maven).
+//! Pairs of the known-bug catalogue (scenarios/known-bugs/) run end to end, one per language
+//! that has one, as `lockpick suite --filter known-bugs` runs them: the release with the bug
+//! and the release with its fix on the same scenario and seed. Java: ShedLock PR #244 (4.9.2,
+//! 4.9.3), with no fault at all, so the verdicts can only come from the library's own
+//! statements. Rust: rslock PR #9 (0.2.2, 0.3.0) under cuts of one master. Each skips, saying
+//! so on stderr, only when its pinned adapters are not built (`bash scripts/setup` builds
+//! them; ShedLock needs a JDK 17 and Maven).
 
 mod scenario_support;
 
@@ -53,6 +54,61 @@ fn shedlock_pr_244_grants_a_held_lock_in_4_9_2_and_not_in_4_9_3() {
     assert!(
         hello_fixed.contains("\"version\":\"4.9.3\""),
         "{hello_fixed}"
+    );
+    assert!(report.stats.acquires_ok > 10, "{report}");
+    assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
+}
+
+/// True when both rslock builds are there; otherwise says loudly why the test does nothing.
+fn rslock_pair_built(test: &str) -> bool {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let missing: Vec<_> = (["0.2.2", "0.3.0"].iter())
+        .map(|r| {
+            root.join(format!(
+                "clients/rust/rslock-{r}/target/release/lockpick-adapter-rslock"
+            ))
+        })
+        .filter(|p| !p.is_file())
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it builds the Rust adapters with cargo)");
+    }
+    missing.is_empty()
+}
+
+#[test]
+fn rslock_pr_9_grants_a_lock_whose_keys_expired_in_0_2_2_and_not_in_0_3_0() {
+    if !rslock_pair_built("rslock_pr_9_grants_a_lock_whose_keys_expired_in_0_2_2_and_not_in_0_3_0")
+    {
+        return;
+    }
+    // 0.2.2: a try held past the TTL by a cut master wraps the validity (a usize) to near
+    // 2^64, and the grant of keys that already expired elsewhere comes back as valid. Not
+    // luck: each of the run's ten cuts ended with two holders in 80 of 100 cuts measured
+    // (seeds 1-10), so a run with none has a chance of about 0.2^10 (at most 0.29^10 = 5e-6
+    // at the 95% upper bound of a cut's miss rate).
+    let (report, dir) = expecting(run("rslock-9-partition-0.2.2"), Verdict::Invalid);
+    let hello_affected = hello(&dir);
+    assert!(
+        hello_affected.contains("\"library\":\"rslock\"")
+            && hello_affected.contains("\"version\":\"0.2.2\""),
+        "{hello_affected}"
+    );
+    double_holder(&report);
+    let history = scenario_support::history(&dir);
+    assert!(
+        history
+            .iter()
+            .any(|e| e.value.lease_ms.is_some_and(|l| l > u64::MAX / 2)),
+        "no grant with a wrapped validity"
+    );
+
+    // 0.3.0: the same scenario; a try that outlasts the TTL is refused (TtlExceeded).
+    let (report, dir) = expecting(run("rslock-9-partition-0.3.0"), Verdict::Valid);
+    assert!(
+        hello(&dir).contains("\"version\":\"0.3.0\""),
+        "{}",
+        hello(&dir)
     );
     assert!(report.stats.acquires_ok > 10, "{report}");
     assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
