@@ -149,3 +149,39 @@ fn each_waiter_watches_only_its_predecessor() {
         queue.later_waiters_still_wait();
     });
 }
+
+#[test]
+fn a_dropped_session_keeps_its_lock_node_until_zookeeper_expires_it() {
+    // What `client-crash` does to a built-in client: its session is dropped, as a killed
+    // process's is. A killed process sends no CloseSession, so its lock node lives until
+    // ZooKeeper expires the session (here 2 s); a session closed on drop deleted it at once,
+    // and a rival was granted the lock milliseconds after the "crash".
+    one_at_a_time(|| async {
+        use lockpick_harness::client::{LockClient, LockSession, Outcome};
+        let rig = rig().await;
+        let lock = ZkLock::new(
+            &rig.cluster.client_addrs,
+            "dropped",
+            2000,
+            1000,
+            MsRange { min: 5, max: 10 },
+        );
+        let mut holder = lock.connect(1).await.unwrap();
+        let far = Instant::now() + Duration::from_secs(10);
+        let Outcome::Ok(_) = holder.acquire("holder", far).await else {
+            panic!("acquire failed");
+        };
+        let watcher = client_of(&rig, &rig.names[0]).await;
+        let nodes = || async { watcher.list_children("/locks/dropped").await.unwrap().len() };
+        assert_eq!(nodes().await, 1);
+        let dropped = Instant::now();
+        drop(holder);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(nodes().await, 1, "the node went with the dropped session");
+        // And ZooKeeper does expire it, within the session timeout and a tick or two.
+        while nodes().await == 1 {
+            assert!(dropped.elapsed() < Duration::from_secs(5), "never expired");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+}
