@@ -84,6 +84,20 @@ fn resumed(req: &MatrixRequest, resume: &Path) -> Result<Place, MatrixRunError> 
         }
         (asked, was) => asked.or(was),
     };
+    let expectations = recorded
+        .as_ref()
+        .and_then(|r| r.expectations.clone())
+        .map(|mut e| {
+            // A file given anew brings the expectations as they are now: say if they
+            // changed since the runs began.
+            if copy_file {
+                let now = super::provenance::expectation_source(&file);
+                if now.commit != e.commit || now.uncommitted {
+                    e.changed_after = Some(Box::new(now));
+                }
+            }
+            e
+        });
     Ok(Place {
         dir,
         file,
@@ -93,7 +107,7 @@ fn resumed(req: &MatrixRequest, resume: &Path) -> Result<Place, MatrixRunError> 
         copy_file,
         shard,
         missing_shards,
-        expectations: recorded.as_ref().and_then(|r| r.expectations.clone()),
+        expectations,
         recorded,
     })
 }

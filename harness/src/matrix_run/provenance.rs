@@ -16,6 +16,7 @@ pub(super) fn expectation_source(file: &Path) -> ExpectationSource {
         committed: None,
         uncommitted: false,
         unknown: Some(why),
+        changed_after: None,
     };
     let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
@@ -61,6 +62,7 @@ pub(super) fn expectation_source(file: &Path) -> ExpectationSource {
         commit,
         committed,
         unknown: None,
+        changed_after: None,
     }
 }
 

@@ -240,9 +240,9 @@ fn completeness(record: &MatrixRecord) -> String {
     if let Some(u) = &record.until {
         let open = (record.cells.iter())
             .filter(|c| {
-                c.rate
-                    .as_ref()
-                    .is_none_or(|r| u.open(r.k, r.n, c.runs_made))
+                // A cell with no run that counted is open only if its bound is still in reach.
+                let (k, n) = c.rate.as_ref().map_or((0, 0), |r| (r.k, r.n));
+                u.open(k, n, c.runs_made)
                     && !matches!(
                         c.status,
                         CellStatus::NotApplicable(_)

@@ -417,11 +417,32 @@ pub struct ExpectationSource {
     /// Why git could not say, when it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown: Option<String>,
+    /// The file as git had it when the page was rendered again with it (`--resume DIR FILE`),
+    /// if it had changed since the runs began: the cells show those expectations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_after: Option<Box<ExpectationSource>>,
 }
 
 impl ExpectationSource {
     /// A sentence for the page.
     pub fn sentence(&self) -> String {
+        let before = self.sentence_before();
+        match self.changed_after.as_deref() {
+            None => before,
+            Some(now) => match (&now.commit, now.uncommitted) {
+                (Some(commit), false) => format!(
+                    "{before} Changed after the runs, up to commit {} ({}), in commits of their own that say why: the cells are judged by the file as it is now.",
+                    &commit[..commit.len().min(12)],
+                    now.committed.as_deref().unwrap_or("date unknown")
+                ),
+                (_, _) => format!(
+                    "{before} **Changed after the runs and not committed**: the cells are judged by expectations written after seeing these results."
+                ),
+            },
+        }
+    }
+
+    fn sentence_before(&self) -> String {
         match (&self.commit, &self.unknown) {
             (_, Some(why)) => format!(
                 "Expectations: from `{}`, whose history git could not tell ({why}): nothing shows they were written before the runs.",
@@ -493,7 +514,33 @@ pub fn recorded_folder(dir: &std::path::Path) -> Option<std::path::PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::Until;
+    use super::{ExpectationSource, Until};
+
+    #[test]
+    fn expectations_changed_after_the_runs_are_said_to_be() {
+        let at = |commit: &str, uncommitted: bool| ExpectationSource {
+            file: "m.toml".to_owned(),
+            commit: Some(commit.to_owned()),
+            committed: Some("2026-11-29".to_owned()),
+            uncommitted,
+            unknown: None,
+            changed_after: None,
+        };
+        let mut e = at("aaaaaaaaaaaaaaaa", false);
+        assert!(e.sentence().ends_with("before these runs began."), "{}", e.sentence());
+        e.changed_after = Some(Box::new(at("bbbbbbbbbbbbbbbb", false)));
+        assert!(
+            e.sentence().contains("Changed after the runs, up to commit bbbbbbbbbbbb"),
+            "{}",
+            e.sentence()
+        );
+        e.changed_after = Some(Box::new(at("bbbbbbbbbbbbbbbb", true)));
+        assert!(
+            e.sentence().contains("**Changed after the runs and not committed**"),
+            "{}",
+            e.sentence()
+        );
+    }
 
     #[test]
     fn until_stops_a_cell_at_its_bound_its_violation_or_when_the_bound_is_out_of_reach() {

@@ -54,11 +54,19 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
         if let Some(f) = &args.file {
             again.push_str(&format!(" {}", f.display()));
         }
-        again.push_str(&format!(
-            " --seeds {} --markdown {}",
-            outcome.seeds,
-            md.display()
-        ));
+        again.push_str(&format!(" --seeds {}", outcome.seeds));
+        // How seeds were added and how many runs went at once are the page's figures too.
+        if let Some(u) = outcome.record.until {
+            again.push_str(&format!(
+                " --until {}% --max-seeds {}",
+                u.bound * 100.0,
+                u.max_seeds
+            ));
+        }
+        if args.jobs != 1 {
+            again.push_str(&format!(" --jobs {}", args.jobs));
+        }
+        again.push_str(&format!(" --markdown {}", md.display()));
         // A note its runs disagree with stops the publication here, after the record and the
         // page (which marks it) are written: correct the note, then `--report-only`.
         let mut text = matrix_markdown(&outcome.record, &again)?;
