@@ -527,16 +527,22 @@ mod tests {
             changed_after: None,
         };
         let mut e = at("aaaaaaaaaaaaaaaa", false);
-        assert!(e.sentence().ends_with("before these runs began."), "{}", e.sentence());
+        assert!(
+            e.sentence().ends_with("before these runs began."),
+            "{}",
+            e.sentence()
+        );
         e.changed_after = Some(Box::new(at("bbbbbbbbbbbbbbbb", false)));
         assert!(
-            e.sentence().contains("Changed after the runs, up to commit bbbbbbbbbbbb"),
+            e.sentence()
+                .contains("Changed after the runs, up to commit bbbbbbbbbbbb"),
             "{}",
             e.sentence()
         );
         e.changed_after = Some(Box::new(at("bbbbbbbbbbbbbbbb", true)));
         assert!(
-            e.sentence().contains("**Changed after the runs and not committed**"),
+            e.sentence()
+                .contains("**Changed after the runs and not committed**"),
             "{}",
             e.sentence()
         );
