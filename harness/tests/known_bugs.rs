@@ -9,7 +9,7 @@
 mod scenario_support;
 
 use lockpick_checker::verdict::Verdict;
-use scenario_support::{double_holder, expecting, maven_built, run};
+use scenario_support::{built, double_holder, expecting, maven_built, run};
 use std::path::Path;
 
 /// True when both ShedLock 4.9 builds are there; otherwise says loudly why the test does
@@ -61,19 +61,10 @@ fn shedlock_pr_244_grants_a_held_lock_in_4_9_2_and_not_in_4_9_3() {
 
 /// True when both rslock builds are there; otherwise says loudly why the test does nothing.
 fn rslock_pair_built(test: &str) -> bool {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let missing: Vec<_> = (["0.2.2", "0.3.0"].iter())
-        .map(|r| {
-            root.join(format!(
-                "clients/rust/rslock-{r}/target/release/lockpick-adapter-rslock"
-            ))
-        })
-        .filter(|p| !p.is_file())
+    let bins: Vec<String> = (["0.2.2", "0.3.0"].iter())
+        .map(|r| format!("clients/rust/rslock-{r}/target/release/lockpick-adapter-rslock"))
         .collect();
-    if !missing.is_empty() {
-        eprintln!("SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it builds the Rust adapters with cargo)");
-    }
-    missing.is_empty()
+    built(test, &bins, "it builds the Rust adapters with cargo")
 }
 
 #[test]

@@ -18,6 +18,16 @@ use tokio_util::sync::CancellationToken;
 /// True when every file `scripts/setup` builds with Maven that `test` needs is there (paths
 /// from the repository's root); otherwise says loudly why not, and how to build them.
 pub fn maven_built(test: &str, paths: &[String]) -> bool {
+    built(
+        test,
+        paths,
+        "it needs a JDK 17 and Maven: apt-get install openjdk-17-jdk-headless maven",
+    )
+}
+
+/// True when every file `scripts/setup` builds that `test` needs is there (paths from the
+/// repository's root); otherwise says loudly why not: run setup, which `needs` what it says.
+pub fn built(test: &str, paths: &[String], needs: &str) -> bool {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let missing: Vec<_> = (paths.iter())
         .map(|path| root.join(path))
@@ -26,10 +36,7 @@ pub fn maven_built(test: &str, paths: &[String]) -> bool {
     if missing.is_empty() {
         return true;
     }
-    eprintln!(
-        "SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` (it needs a JDK 17 and \
-         Maven: apt-get install openjdk-17-jdk-headless maven)"
-    );
+    eprintln!("SKIPPED {test}: {missing:?} not built. Run `bash scripts/setup` ({needs})");
     false
 }
 
