@@ -36,7 +36,7 @@ pub struct Column {
     /// instead of the matrix's `hold_ms`: long enough for a hold to span the fault (a crash and
     /// the restart, a cut past the lease), so that the runs are exposed (docs/exposure.md).
     pub hold: Option<[Size; 2]>,
-    /// The hold of the rows whose lock renews itself (`watchdog = true`: a session or a
+    /// The hold of the rows whose lock renews itself (`watchdog = true` or `renews = true`: a session or a
     /// watchdog keeps it while its holder lives), instead of `hold`: only such a holder may
     /// keep the lock past one lease, as a cut past its session needs (`hold_renewing`).
     pub hold_renewing: Option<[Size; 2]>,

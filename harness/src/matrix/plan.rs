@@ -244,8 +244,8 @@ fn run_length(
 }
 
 /// How long the cell's holders keep the lock: the column's `hold_renewing` for a row whose
-/// lock renews itself (`watchdog`), else its `hold`, else the matrix's `hold_ms`, resolved
-/// against the row's lease (recorded in `resolved`); min at most max.
+/// lock renews itself (lockpick's `watchdog`, or the library's own: `renews`), else its
+/// `hold`, else the matrix's `hold_ms`, resolved against the row's lease (recorded in `resolved`); min at most max.
 fn hold_range(
     m: &Matrix,
     row: &Row,
@@ -253,7 +253,7 @@ fn hold_range(
     promise: Promise,
     resolved: &mut Vec<Resolved>,
 ) -> Result<MsRange, MatrixError> {
-    let hold = match (&col.hold_renewing, row.watchdog) {
+    let hold = match (&col.hold_renewing, row.watchdog || row.renews) {
         (Some(renewing), true) => Some(renewing),
         (Some(_) | None, _) => col.hold.as_ref(),
     };
@@ -680,6 +680,38 @@ expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore
             why.contains("clock-jump cannot run on server \"zookeeper\""),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_column_holds_longer_on_rows_that_renew_by_lockpick_or_by_their_library() {
+        let cut = "[[column]]\nname = \"cut\"\nabout = \"a cut\"\nfault = \"partition\"\nnodes = \"all\"\nduration = \"2x lease\"\nhold = [\"0.5x lease\", \"0.8x lease\"]\nhold_renewing = [\"3x lease\", \"3.5x lease\"]\n";
+        let with_cut = |text: &str| {
+            let text = text.replace("expect = { pause", "expect = { cut = \"valid: x\", pause");
+            let columns = text.find("[[column]]").unwrap();
+            format!("{}{cut}\n{}", &text[..columns], &text[columns..])
+        };
+        let holds = |text: &str| {
+            let m = parse_matrix_in(Path::new("m.toml"), Path::new("/r"), text).unwrap();
+            plan_matrix(&m)
+                .unwrap()
+                .iter()
+                .filter(|c| c.column == "cut")
+                .map(|c| {
+                    let h = c.built.as_ref().unwrap().workload.hold_ms;
+                    (h.min, h.max)
+                })
+                .collect::<Vec<_>>()
+        };
+        // redis (300 ms, no renewal), etcd (lockpick's watchdog), pg-advisory (its 800 ms lease).
+        assert_eq!(holds(&with_cut(M)), [(150, 240), (3000, 3500), (400, 640)]);
+        // A library row renews only if it says so: kazoo's session does.
+        let rows = with_cut(&library());
+        assert_eq!(holds(&rows), [(1000, 1600), (500, 800)]);
+        let renewing = rows.replace(
+            "nodes = 3\nttl_ms = 1000",
+            "nodes = 3\nttl_ms = 1000\nrenews = true",
+        );
+        assert_eq!(holds(&renewing), [(1000, 1600), (3000, 3500)]);
     }
 
     #[test]

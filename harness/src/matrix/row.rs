@@ -34,6 +34,11 @@ pub(super) struct RawRow {
     version: Option<Spanned<String>>,
     #[serde(default)]
     watchdog: bool,
+    /// The library keeps the lock alive by itself while its holder lives (a session's
+    /// heartbeats, a watchdog in the library): no lockpick watchdog, but the columns'
+    /// `hold_renewing` applies.
+    #[serde(default)]
+    renews: bool,
     client: Option<Spanned<toml::Table>>,
     /// Clients contending for this row's lock instead of `[workload] clients`.
     clients: Option<Spanned<u64>>,
@@ -71,6 +76,9 @@ pub struct Row {
     /// the scenario loader when each cell is built.
     pub version: Option<Spanned<String>>,
     pub watchdog: bool,
+    /// The library renews the lock by itself (`renews = true`): a holder may keep it past one
+    /// lease without lockpick's watchdog.
+    pub renews: bool,
     /// The `[client]` options besides `kind`, relative paths made absolute against the
     /// matrix file's folder.
     pub client: toml::Table,
@@ -256,6 +264,7 @@ fn read_row(
         nodes: r.nodes,
         version: r.version.clone(),
         watchdog: r.watchdog,
+        renews: r.renews,
         client: kinds.options,
         clients: r
             .clients
