@@ -226,7 +226,8 @@ fn gave_up_inside(
 
 fn cut(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
     if let Some((left, of)) = lock.reachable(&i.nodes) {
-        if left >= lock.quorum {
+        // A holder whose own renewal the cut held past its lease was cut off all the same.
+        if left >= lock.quorum && !cand.stalled {
             return Err(format!(
                 "the cut of {} left every client {left} of the lock's {of} nodes, a quorum of {}",
                 i.nodes.join(","),

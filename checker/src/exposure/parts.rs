@@ -44,6 +44,10 @@ pub(super) struct Cand {
     /// (not a hold): latency's rule counts the refusal of a grant that came too late, since
     /// refusing it is the defence the fault tested.
     pub refused: bool,
+    /// A renewal of this hold, sent while a cut was in force, came back (or failed) only after
+    /// the lease it had left ran out: the holder's own connection was cut, whatever quorum the
+    /// cut left the others (a client that stays on its cut node does not fail over).
+    pub stalled: bool,
 }
 
 /// A pending acquire: when it was sent, its lock, and whether another client held that lock

@@ -25,8 +25,9 @@ pub enum Rule {
     /// the pause's start.
     PauseOutlastsLease,
     /// A cut of clients from nodes (a partition of client links, a paused node): the cut left
-    /// the holder fewer of the lock's granting nodes than it needs (a quorum) for longer than
-    /// the lease it had left, and another client was granted the lock from the lease's end to
+    /// the holder fewer of the lock's granting nodes than it needs (a quorum), or held its own
+    /// renewal (a client that stays on the cut node does not fail over), for longer than the
+    /// lease it had left, and another client was granted the lock from the lease's end to
     /// the end of the hold (as for a pause); or the holder gave its hold up inside the cut,
     /// past its lease (its library noticed the lost session: the defence the cut tests), while
     /// another client asked. A cut also holds the requests sent across it: a grant that came
@@ -93,7 +94,7 @@ impl Rule {
                 "the paused client held the lock, the pause outlasted the lease it had left, and another client was granted the lock before the holder was done"
             }
             Rule::CutPastLease => {
-                "the cut left the holder short of a quorum of the lock's nodes for longer than the lease it had left, and another client was granted the lock before the holder was done, or the holder gave up inside the cut while another asked"
+                "the cut left the holder short of a quorum of the lock's nodes, or held its own renewal, for longer than the lease it had left, and another client was granted the lock before the holder was done, or the holder gave up inside the cut while another asked"
             }
             Rule::RestartInsideLease => {
                 "a node of the lock crashed during a hold and restarted before the holder's lease ran out, while another client asked; or a token was granted after the restart, following tokens granted before the crash"

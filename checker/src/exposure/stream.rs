@@ -181,6 +181,7 @@ impl ExposureStream {
             }
             (F::Renew, EventKind::Ok) => {
                 let sent = self.renewing.remove(&c).unwrap_or(t);
+                self.renewal_back(c, sent, t);
                 if let Some(h) = self.holds.get_mut(&c) {
                     h.since_ns = t;
                     h.sent_ns = sent;
@@ -195,7 +196,9 @@ impl ExposureStream {
                 }
             }
             (F::Renew, EventKind::Fail | EventKind::Info) => {
-                self.renewing.remove(&c);
+                if let Some(sent) = self.renewing.remove(&c) {
+                    self.renewal_back(c, sent, t);
+                }
             }
             (F::Release, EventKind::Invoke) => {
                 for cand in self.live_cands_of(c) {
@@ -263,7 +266,30 @@ impl ExposureStream {
                 release_sent_ns: None,
                 asks: Vec::new(),
                 refused: false,
+                stalled: false,
             });
+        }
+    }
+
+    /// `client`'s renewal sent at `sent_ns` came back (or failed) at `done_ns`: a cut in force
+    /// while it was on its way that kept it away past the lease its hold had left stalled the
+    /// holder (`Cand::stalled`), whatever quorum the cut left the others.
+    fn renewal_back(&mut self, client: u64, sent_ns: u64, done_ns: u64) {
+        let configured = self.plan.lock.lease_ms;
+        let cuts = self.instances.iter_mut().filter(|i| {
+            i.rule == Rule::CutPastLease
+                && i.start_ns <= done_ns
+                && i.end_ns.is_none_or(|end| sent_ns <= end)
+        });
+        for i in cuts {
+            for cand in (i.cands.iter_mut()).filter(|c| c.holder == client && c.end_ns.is_none()) {
+                let Some(lease) = cand.hold.lease_ms.or(configured) else {
+                    continue;
+                };
+                let lease_end =
+                    (cand.hold.since_ns).saturating_add(lease.saturating_mul(1_000_000));
+                cand.stalled |= done_ns > lease_end;
+            }
         }
     }
 
@@ -293,6 +319,7 @@ impl ExposureStream {
                     release_sent_ns: None,
                     asks: Vec::new(),
                     refused: true,
+                    stalled: false,
                 });
             }
         }
@@ -375,6 +402,7 @@ impl ExposureStream {
                             release_sent_ns: None,
                             asks: Vec::new(),
                             refused: false,
+                            stalled: false,
                         });
                     }
                 }

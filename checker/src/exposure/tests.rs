@@ -275,6 +275,56 @@ fn a_cut_of_a_quorum_past_the_holders_lease_is_exposed_and_a_cut_of_a_minority_i
 }
 
 #[test]
+fn a_cut_of_a_minority_that_held_the_holders_own_renewal_past_its_lease_is_exposed() {
+    // etcd's client stays on the member it is connected to: when that member is cut off (or
+    // paused), the holder's keep-alive hangs though the other two members are a quorum, and
+    // they expire its lease. Client 1 renewed at 0.4 s (lease to 1.4 s); its next renewal,
+    // sent at 0.7 s inside the cut of n1, came back at 2.6 s, after the lease ran out, and
+    // client 2 was granted at 1.8 s, before client 1 was done.
+    let h = |back: u64| {
+        let mut h = H::default()
+            .ask(0, 1)
+            .grant(100, 1, Some(1000))
+            .renew(390, 400, 1, 1000)
+            .nemesis(500, F::Partition, &["n1"], None)
+            .ask(600, 2);
+        let renewed = Value {
+            lease_ms: Some(1000),
+            ..Value::default()
+        };
+        let c1 = Process::Client(1);
+        h.push(700, c1, EventKind::Invoke, F::Renew, Value::default());
+        if back < 1800 {
+            h.push(back, c1, EventKind::Ok, F::Renew, renewed.clone());
+        }
+        let h = h
+            .grant(1800, 2, Some(1000))
+            .nemesis(2500, F::Heal, &["n1"], None);
+        let mut h = h;
+        if back >= 1800 {
+            h.push(back, c1, EventKind::Ok, F::Renew, renewed);
+        }
+        h.release(3000, 1).end(4000)
+    };
+    let nodes = ["n1", "n2", "n3"];
+    let e = one(h(2600), cut_plan(&nodes));
+    let w = e
+        .window
+        .expect("the holder's own renewal was held past its lease");
+    // From the last renewal's send plus its lease (the earliest the server could let it go).
+    assert_eq!((w.from_ns, w.to_ns), (1_390_000_000, 3_000_000_000));
+    // The renewal came back at 1.2 s, inside the lease: the holder's connection was not cut
+    // past it, and the two others were a quorum.
+    let e = one(h(1200), cut_plan(&nodes));
+    assert!(e.window.is_none(), "{e:?}");
+    assert!(
+        e.why.contains("left every client 2 of the lock's 3 nodes"),
+        "{}",
+        e.why
+    );
+}
+
+#[test]
 fn a_cut_of_a_minority_that_held_a_grants_request_past_its_lease_is_exposed() {
     // Client 1's try waits for every node (rslock 0.2.2 SETs all five and waits for all): it
     // was sent at 0.4 s, the cut of n1 held it, and it came back at 2.6 s, after the heal,
