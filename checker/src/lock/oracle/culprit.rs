@@ -6,7 +6,7 @@
 
 use super::holding::{Holding, Holdings};
 use super::ops::{Op, Ops};
-use crate::history::{EventKind, F};
+use crate::history::{Event, EventKind, F};
 use crate::lock::stream::culprit::{Culprit, Culprits, StaleOp};
 
 /// Whether `op` completed `ok` before its process retired (no `info` of it came earlier).
@@ -64,15 +64,7 @@ fn stale(
     let lived = open
         .and_then(|h| runs_out(ops, h, c.index))
         .is_some_and(|t| t > a.start_ns);
-    let op = StaleOp {
-        process: op.process,
-        f: op.f,
-        invoke_ns: op.invoke.time_ns,
-        invoke_index: op.invoke.index,
-        done_ns: c.time_ns,
-        done_index: c.index,
-    };
-    Some((op, lived))
+    Some((stale_op(op, c), lived))
 }
 
 /// Until when `h`'s key surely lived, as of history index `before`: its lease as the holder
@@ -174,14 +166,19 @@ fn crossed(ops: &Ops<'_>, a: &Holding<'_>) -> Option<StaleOp> {
             superseded || outlived
         })
         .max_by_key(|(_, c)| c.index)
-        .map(|(op, c)| StaleOp {
-            process: op.process,
-            f: op.f,
-            invoke_ns: op.invoke.time_ns,
-            invoke_index: op.invoke.index,
-            done_ns: c.time_ns,
-            done_index: c.index,
-        })
+        .map(|(op, c)| stale_op(op, c))
+}
+
+/// `op` answered by `c`, as a culprit names it.
+fn stale_op(op: &Op<'_>, c: &Event) -> StaleOp {
+    StaleOp {
+        process: op.process,
+        f: op.f,
+        invoke_ns: op.invoke.time_ns,
+        invoke_index: op.invoke.index,
+        done_ns: c.time_ns,
+        done_index: c.index,
+    }
 }
 
 /// How long at least `p`'s grant at history index `g` says its key lives.
