@@ -1,9 +1,13 @@
-//! Reads the rslock version this adapter is built with from its own Cargo.lock, so the hello
-//! names what is installed, and tells the source whether the crate has `LockError::TtlExceeded`
-//! (0.3.0 on: PR #9), the one API difference between the two releases it is built against.
+//! Reads the rslock version an adapter is built with from its own Cargo.lock, so the hello
+//! names what is installed, and tells the 0.2/0.3 source whether the crate has
+//! `LockError::TtlExceeded` (0.3.0 on: PR #9), the one API difference between the two releases
+//! it is built against. The build script of all three rslock projects (0.2.2, 0.3.0, and
+//! clients/rust/rslock's 0.10, where the cfg is unused).
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(ttl_exceeded)");
+    // Read at run time, not baked in with env!(): setup builds every checkout into one shared
+    // target folder, where a build script compiled for another checkout's path is reused.
     let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let lock = std::path::Path::new(&dir).join("Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock.display());
