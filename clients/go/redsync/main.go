@@ -6,11 +6,13 @@
 // One pool on the first node, or with init `redlock = true` one pool per node: Redlock, a
 // majority of the masters within the validity (expiry − elapsed − 1% drift). No fencing
 // token: Redlock has none.
+//
+// redsync_v4.go binds the library as go.mod pins it (and as the 4.12 builds of pinned-releases
+// have it); redsync_v40.go binds the 4.0 line, for the known-bug catalogue's PR #61 pair.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -18,8 +20,6 @@ import (
 
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis"
-	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
-	goredislib "github.com/redis/go-redis/v9"
 
 	"lockpick/clients/go/protocol"
 )
@@ -49,8 +49,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 	}
 	var pools []redis.Pool
 	for _, node := range nodes {
-		// The README's client: default options.
-		pools = append(pools, goredis.NewPool(goredislib.NewClient(&goredislib.Options{Addr: node})))
+		pools = append(pools, newPool(node))
 	}
 	rs := redsync.New(pools...)
 	// Tries enough to fill acquire_timeout_ms at the mean pause; the deadline below ends the
@@ -83,7 +82,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			return protocol.Fail("timeout-waiting")
 		}
 		held = mutex
-		return protocol.OK(nil, protocol.Lease(time.Until(mutex.Until())), "")
+		return protocol.OK(nil, validity(mutex), "")
 	}
 
 	release := func(protocol.Request) protocol.Reply {
@@ -109,7 +108,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		defer cancel()
 		ok, err := held.ExtendContext(ctx)
 		if ok {
-			return protocol.OK(nil, protocol.Lease(time.Until(held.Until())), "")
+			return protocol.OK(nil, validity(held), "")
 		}
 		return notOurs("lost", err)
 	}
@@ -120,19 +119,4 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 		Release: release,
 		Renew:   renew,
 	}, nil
-}
-
-// notOurs answers an Unlock or Extend that reached no quorum. Masters that answered "not our
-// value" or "no key" (ErrNodeTaken, ErrTaken, ErrLockAlreadyExpired, or no error at all) say
-// the lock is not ours: fail with reason. A master that did not answer (RedisError: a
-// timeout, a reset) may have done it: unknown.
-func notOurs(reason string, err error) protocol.Reply {
-	var redisErr *redsync.RedisError
-	if errors.As(err, &redisErr) {
-		return protocol.Info(fmt.Sprintf("%s?: %v", reason, err))
-	}
-	if err != nil {
-		return protocol.Fail(reason + ": " + err.Error())
-	}
-	return protocol.Fail(reason)
 }
