@@ -55,35 +55,31 @@ fn run(row: &str, column: &str, seed: u64, verdict: &str) -> lockpick_reports::m
     lockpick_reports::matrix::RunSummary::checked(row, column, seed, verdict)
 }
 
-/// The shipped library matrix's java-spring-redis × node-crash cell with `invalid` seeds of
-/// 1-10 unsafe and the rest valid, its note taken from the file as the check above takes it.
-fn spring_redis_node_crash(invalid: &[u64]) -> Result<String, String> {
+/// The shipped default matrix's zookeeper × client-crash cell with `invalid` seeds of 1-14
+/// unsafe and the rest valid, its note taken from the file as the check above takes it.
+fn zookeeper_client_crash(invalid: &[u64]) -> Result<String, String> {
     use lockpick_reports::matrix::{aggregate, CellHead};
-    let matrix = load_matrix(&repo().join("scenarios/matrix/libraries.toml")).unwrap();
-    let (row, column) = ("java-spring-redis", "node-crash");
-    let runs = (1..=10)
+    let matrix = load_matrix(&repo().join("scenarios/matrix/default.toml")).unwrap();
+    let (row, column) = ("zookeeper", "client-crash");
+    let runs = (1..=14)
         .map(|s| {
-            run(
-                row,
-                column,
-                s,
-                if invalid.contains(&s) {
-                    "invalid"
-                } else {
-                    "valid"
-                },
-            )
+            let verdict = if invalid.contains(&s) {
+                "invalid"
+            } else {
+                "valid"
+            };
+            run(row, column, s, verdict)
         })
         .collect();
     let head = CellHead {
         row: row.into(),
         column: column.into(),
-        expected: "invalid".into(),
+        expected: "valid".into(),
         expected_why: "why".into(),
         ..CellHead::default()
     };
     let mut record = MatrixRecord::of_cells(vec![aggregate(head, runs)]);
-    record.name = "libraries".into();
+    record.name = "default".into();
     let unplaced = with_file_notes(&mut record, &matrix);
     // The record has this one cell; the file's other notes have none to be checked against.
     assert!(!unplaced.is_empty());
@@ -92,18 +88,17 @@ fn spring_redis_node_crash(invalid: &[u64]) -> Result<String, String> {
 
 #[test]
 fn a_shipped_note_renders_against_runs_that_bear_it_out_and_is_refused_when_they_change() {
-    // The runs the note tells about: figures filled in, the note printed.
-    let md = spring_redis_node_crash(&[2, 3, 4, 6, 10]).unwrap();
+    // The run the note tells about: figures filled in, the note printed.
+    let md = zookeeper_client_crash(&[14]).unwrap();
     assert!(
-        md.contains("*Note:* UNSAFE 5/10 (2-4, 6 and 10), exactly the runs whose SIGKILL came within 3 ms of a grant: e.g. seed 4,"),
+        md.contains("*Note:* UNSAFE 1/14: in seed 14 a client was granted the lock 18 ms after the holder was killed,"),
         "{md}"
     );
-    assert!(
-        md.contains("In the valid runs (1, 5 and 7-9) the crash fell between holds."),
-        "{md}"
-    );
-    // A later publication in which seed 4 stayed valid and seed 7 broke: refused, saying so.
-    let e = spring_redis_node_crash(&[2, 3, 6, 7, 10]).unwrap_err();
+    // A later publication in which seed 14 stayed valid and seed 3 broke: refused, saying so.
+    let e = zookeeper_client_crash(&[3]).unwrap_err();
     assert!(e.contains("1 note(s) disagree"), "{e}");
-    assert!(e.contains("java-spring-redis × node-crash: says seed 4 was invalid, but the cell's run of seed 4 is valid; says seed 7 was valid, but the cell's run of seed 7 is invalid"), "{e}");
+    assert!(
+        e.contains("zookeeper × client-crash: says seed 14 was invalid, but the cell's run of seed 14 is valid"),
+        "{e}"
+    );
 }
