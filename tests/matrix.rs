@@ -235,6 +235,56 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         .unwrap();
     assert!(!last.contains(s), "{last}");
     assert!(last.contains(" --store STORE"), "{last}");
+
+    // `matrix render`: the file's expectation of the pause cell changed after the runs; the
+    // page is made again from its record alone, the cell marked as the file judges it now,
+    // and its command kept.
+    let md_path = tmp.path().join("matrix.md");
+    let rejudged = tmp.path().join("rejudged.toml");
+    std::fs::write(
+        &rejudged,
+        TINY.replace(
+            r#"expect.pause = "invalid: Kleppmann""#,
+            r#"expect.pause = "valid: a pause cannot hurt it""#,
+        ),
+    )
+    .unwrap();
+    let (p, r) = (md_path.to_str().unwrap(), rejudged.to_str().unwrap());
+    let out = lockpick(&["matrix", "render", p, r]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("(1 cell(s) disagree with their expectation)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let again = std::fs::read_to_string(&md_path).unwrap();
+    for needle in [
+        "[**🔴&nbsp;UNSAFE&nbsp;1/1&nbsp;2–100%&nbsp;≠**](#cell-redis--pause)",
+        "Expected valid: a pause cannot hurt it.",
+        " matrix --seeds 3 --markdown ",
+    ] {
+        assert!(again.contains(needle), "{needle:?} not in:\n{again}");
+    }
+    // Judged by the first file again: the page it was.
+    let out = lockpick(&["matrix", "render", p, f]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&md_path).unwrap(), md);
+    // A page lockpick did not write is refused, naming what it looks for.
+    let hand = tmp.path().join("hand.md");
+    std::fs::write(&hand, "# my notes\n").unwrap();
+    std::fs::copy(
+        tmp.path().join("matrix.matrix.json"),
+        tmp.path().join("hand.matrix.json"),
+    )
+    .unwrap();
+    let out = lockpick(&["matrix", "render", hand.to_str().unwrap(), f]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("has no \"To make it again from nothing:\" command block"),
+        "{}",
+        stderr(&out)
+    );
     // Resumed again without --seeds, the matrix keeps the 3 seeds it was last run with, not
     // the file's 1.
     let out = lockpick(&[

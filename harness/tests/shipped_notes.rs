@@ -102,3 +102,48 @@ fn a_shipped_note_renders_against_runs_that_bear_it_out_and_is_refused_when_they
         "{e}"
     );
 }
+
+/// Every shipped page is what its record and its matrix file, as they are now, render: a cell
+/// whose expectation changed after the runs shows its ≠ as the file judges it, and a note
+/// edited in the file is the one on the page. The line saying where the expectations came
+/// from is left out: it names the commit that last changed the file, which only exists once
+/// the file is committed.
+#[test]
+fn every_shipped_page_is_its_record_judged_by_its_matrix_file_as_it_is_now() {
+    use lockpick_harness::matrix_run::judge_by_file;
+    use lockpick_reports::matrix::rerendered_page;
+    let mut failures = Vec::new();
+    for (file, page) in SHIPPED {
+        let json = record_beside(Path::new(page));
+        let Ok(bytes) = std::fs::read(repo().join(&json)) else {
+            eprintln!(
+                "NOT CHECKED: {} is not committed, so {page} is not compared with what it renders",
+                json.display()
+            );
+            continue;
+        };
+        let mut record: MatrixRecord = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("read {}: {e}", json.display()));
+        judge_by_file(&mut record, &repo().join(file)).unwrap_or_else(|e| panic!("{e}"));
+        let shipped = std::fs::read_to_string(repo().join(page)).unwrap();
+        let rendered = rerendered_page(&record, &shipped).unwrap_or_else(|e| panic!("{page}: {e}"));
+        let kept = |text: &str| -> Vec<String> {
+            (text.lines())
+                .filter(|l| !l.starts_with("Expectations: "))
+                .map(str::to_owned)
+                .collect()
+        };
+        let (shipped, rendered) = (kept(&shipped), kept(&rendered));
+        if let Some(i) =
+            (0..shipped.len().max(rendered.len())).find(|&i| shipped.get(i) != rendered.get(i))
+        {
+            failures.push(format!(
+                "{page} is not what its record and {file} render now; first difference, line {} of the lines compared:\n  shipped:  {}\n  rendered: {}\n  make it again: lockpick matrix render {page} {file}",
+                i + 1,
+                shipped.get(i).map_or("(none)", |l| l.as_str()),
+                rendered.get(i).map_or("(none)", |l| l.as_str()),
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

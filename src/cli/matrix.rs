@@ -116,6 +116,11 @@ pub enum MatrixAction {
     /// could show one, before and after, with Fisher's exact test, and the cells that moved
     /// beyond noise (Holm-corrected over every cell compared, at 5%).
     Diff(MatrixDiffArgs),
+    /// Make a published page again from the record committed beside it
+    /// (`docs/<page>.matrix.json`), its cells judged by the matrix file as it is now (its
+    /// expectations and notes): nothing runs, the figures stay the runs', and the page says
+    /// whether the expectations changed after the runs. Commit the file first.
+    Render(MatrixRenderArgs),
 }
 
 #[derive(Debug, Args)]
@@ -125,6 +130,16 @@ pub struct MatrixDiffArgs {
     pub old: PathBuf,
     /// The newer one, the same way.
     pub new: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixRenderArgs {
+    /// The page (e.g. docs/library-matrix.md), written again in place with its record beside
+    /// it (docs/library-matrix.matrix.json), which it is made from.
+    pub page: PathBuf,
+    /// The matrix file whose expectations and notes judge the cells (e.g.
+    /// scenarios/matrix/libraries.toml).
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@ mod matrix;
 
 pub use bench::BenchArgs;
 pub use explore::ExploreArgs;
-pub use matrix::{MatrixAction, MatrixArgs, MatrixDiffArgs, MergeArgs};
+pub use matrix::{MatrixAction, MatrixArgs, MatrixDiffArgs, MatrixRenderArgs, MergeArgs};
 
 use crate::choices::{FormatArg, LockArg, ModelArg, PropertyArg};
 use clap::{Args, Parser, Subcommand};

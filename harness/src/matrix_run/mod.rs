@@ -13,11 +13,13 @@ mod error;
 mod explore_safe;
 mod place;
 mod provenance;
+mod rejudge;
 mod seeds;
 mod versions;
 
 pub use error::MatrixRunError;
 pub use place::newest_matrix;
+pub use rejudge::{judge_by_file, Rejudged};
 pub use versions::server_versions;
 
 use crate::matrix::{load_matrix_in, plan_matrix, preflight_matrix, Matrix, Shard, MAX_SEEDS};

@@ -129,6 +129,15 @@ pub fn safety_counts(runs: &[RunSummary]) -> (u64, u64) {
     (violating, counted)
 }
 
+/// `cell` judged by the expectation `expected` (`valid`, `invalid`, `stuck`, `n/a` or
+/// `not-injectable`) for the reason `why`: a page made again after its matrix file's
+/// expectations changed (`matrix render`) marks the cells that disagree with them now.
+pub fn with_expectation(cell: &mut CellSummary, expected: &str, why: &str) {
+    cell.expected = expected.to_owned();
+    cell.expected_why = why.to_owned();
+    cell.mismatch = disagrees(&cell.status, expected);
+}
+
 /// Whether `status` disagrees with the expected verdict `expected`.
 fn disagrees(status: &CellStatus, expected: &str) -> bool {
     match (status, expected) {

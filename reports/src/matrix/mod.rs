@@ -10,9 +10,10 @@ mod note_render;
 mod note_text;
 mod page;
 mod record;
+mod rerender;
 mod run_stats;
 
-pub use cell::{aggregate, safety_counts, with_exploration, CellHead};
+pub use cell::{aggregate, safety_counts, with_expectation, with_exploration, CellHead};
 pub use diff::{diff_matrices, diff_text, since_section, CellDiff, MatrixDiff};
 pub use junit::matrix_junit;
 pub use lockpick_checker::exposure::{exposures, Plan as ExposurePlan};
@@ -25,4 +26,5 @@ pub use record::{
     percent_up, CellExplore, CellStatus, CellSummary, ColumnInfo, ExpectationSource, MatrixRecord,
     Rate, RowInfo, RunSummary, Until, MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,
 };
+pub use rerender::{page_again, rerendered_page, RerenderError};
 pub use run_stats::{failed_run, summarize_run, RunPlace};

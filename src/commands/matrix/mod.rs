@@ -4,6 +4,7 @@
 //! it goes, then the heatmap, and writes the markdown table when asked.
 
 mod diff;
+mod render;
 
 use crate::cli::{MatrixAction, MatrixArgs};
 use crate::outcome::{Exit, Failure, Outcome};
@@ -27,6 +28,7 @@ const DEFAULT_FILE: &str = "scenarios/matrix/default.toml";
 pub fn matrix(args: MatrixArgs) -> Outcome {
     match &args.action {
         Some(MatrixAction::Diff(d)) => diff::diff(d),
+        Some(MatrixAction::Render(r)) => render::render(r),
         None => run(&args),
     }
 }
