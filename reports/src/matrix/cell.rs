@@ -283,6 +283,11 @@ pub(crate) mod tests {
         let sentence = crate::matrix::cell_sentence(&c);
         assert!(sentence.contains("the rate is 6% to 94%"), "{sentence}");
         assert!(sentence.contains("1 run(s) did not count"), "{sentence}");
+        // Run 4 broke though its fault opened no window: counted, and said apart.
+        assert!(
+            sentence.contains("; in 1 of them (seed(s) 4) no instance of the fault opened a window for a violation"),
+            "{sentence}"
+        );
 
         let ten: Vec<RunSummary> = (1..=10).map(|s| run(s, "valid", None, None)).collect();
         let c = aggregate(head("valid"), ten);

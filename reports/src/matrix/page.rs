@@ -109,8 +109,9 @@ pub fn cell_sentence(c: &CellSummary) -> String {
                 .map_or(String::new(), |e| format!("; {}", explore_sentence(e)))
         ),
         CellStatus::Unsafe { k, n } => format!(
-            "safety violations in {k} of {n} run(s) that could show one{}",
-            rate_sentence(c)
+            "safety violations in {k} of {n} run(s) that could show one{}{}",
+            rate_sentence(c),
+            unexposed_violations(c)
         ),
         CellStatus::UnsafeExplored { .. } => format!(
             "no violation in the {} run(s) at the matrix's fixed sizes, but {}",
@@ -123,6 +124,23 @@ pub fn cell_sentence(c: &CellSummary) -> String {
             "no safety violation; a deadlock or a lockout (liveness: nobody got the lock, or only one process did) in {k} of {n} run(s)"
         ),
         CellStatus::Unknown(why) => format!("unknown: {why}"),
+    }
+}
+
+/// The violating runs in which no instance of the column's fault opened a window for a
+/// violation (docs/exposure.md), said apart: they count as violations, but the fault is not
+/// their likely cause.
+fn unexposed_violations(c: &CellSummary) -> String {
+    let seeds: Vec<String> = (c.runs.iter())
+        .filter(|r| r.verdict.as_deref() == Some("invalid") && r.not_exposed.is_some())
+        .map(|r| r.seed.to_string())
+        .collect();
+    match seeds.len() {
+        0 => String::new(),
+        m => format!(
+            "; in {m} of them (seed(s) {}) no instance of the fault opened a window for a violation by the exposure rules (docs/exposure.md), so the workload or the machine, not this fault, is the likely cause",
+            seeds.join(", ")
+        ),
     }
 }
 
