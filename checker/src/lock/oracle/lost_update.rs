@@ -43,16 +43,14 @@ pub(crate) fn lost_updates(ops: &Ops<'_>) -> CounterCheck {
         return CounterCheck::NoFinalRead;
     };
     let read_done = read.completion.expect("final read completed");
-    let mut counter = Counter {
-        writes: writes.len() as u64,
-        final_read: Some(FinalRead {
-            invoke_index: read.invoke.index,
-            done_index: read_done.index,
-            done_ns: read_done.time_ns,
-            value: final_value,
-        }),
-        ..Counter::default()
-    };
+    let mut counter = Counter::default();
+    counter.writes = writes.len() as u64;
+    counter.final_read = Some(FinalRead {
+        invoke_index: read.invoke.index,
+        done_index: read_done.index,
+        done_ns: read_done.time_ns,
+        value: final_value,
+    });
     for o in &writes {
         match o.outcome() {
             Some(EventKind::Ok) => {
