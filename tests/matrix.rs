@@ -1062,6 +1062,25 @@ fn until_adds_seeds_to_a_safe_cell_until_its_bound_and_stops_an_unsafe_one_at_it
         "{md}"
     );
 
+    // Resumed without --until, the folder's bound is kept, and said: nothing left to run.
+    let args = [
+        "matrix",
+        "--resume",
+        dir.to_str().unwrap(),
+        "--store",
+        s,
+        "--faults",
+        "none,pause",
+    ];
+    let out = lockpick(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("resuming with the matrix's recorded --until 40% --max-seeds 12 (give --until and --max-seeds to change them)"),
+        "{err}"
+    );
+    assert!(!err.lines().any(|l| l.contains(" seed ")), "{err}");
+
     // A bound out of range is refused before anything runs.
     let out = lockpick(&["matrix", f, "--store", s, "--until", "100%"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));

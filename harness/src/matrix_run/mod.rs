@@ -134,6 +134,14 @@ pub async fn run_matrix(
     let mut full = load_matrix_in(&place.file, &place.folder)?;
     full.seeds = seeds(req, place.recorded.as_ref())?.unwrap_or(full.seeds);
     let until = until(req, place.recorded.as_ref(), full.seeds)?;
+    if let (None, Some(u), false) = (req.until, until, req.report_only) {
+        // Kept from the folder, not asked for: say so, since it decides how many runs follow.
+        say(MatrixEvent::Note(format!(
+            "resuming with the matrix's recorded --until {}% --max-seeds {} (give --until and --max-seeds to change them)",
+            u.bound * 100.0,
+            u.max_seeds
+        )));
+    }
     let selected = select(&full, req)?;
     refuse_explore_safe(req, place.shard)?;
     let plans = plan_matrix(&full)?;
