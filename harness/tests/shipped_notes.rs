@@ -18,25 +18,35 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The record committed beside the shipped `page`, or `None`, said loudly with `unchecked`
+/// (what goes unchecked): until a publication's record is committed, only the rules of the
+/// file (no run figure typed by hand) hold. Not "SKIPPED": CI (`scripts/test --no-skips`) fails
+/// on that word, which means a tool this machine lacks; this is a file the next publication
+/// commits.
+fn published(page: &str, unchecked: &str) -> Option<MatrixRecord> {
+    let json = record_beside(Path::new(page));
+    let Ok(bytes) = std::fs::read(repo().join(&json)) else {
+        eprintln!(
+            "NOT CHECKED: {} is not committed, so {unchecked}; republish {page} with `matrix ... --markdown {page}` and commit both files",
+            json.display()
+        );
+        return None;
+    };
+    Some(serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("read {}: {e}", json.display())))
+}
+
 #[test]
 fn every_shipped_note_agrees_with_its_published_cell() {
     let mut failures = Vec::new();
     for (file, page) in SHIPPED {
         let matrix = load_matrix(&repo().join(file)).unwrap_or_else(|e| panic!("{e}"));
-        let json = record_beside(Path::new(page));
-        let Ok(bytes) = std::fs::read(repo().join(&json)) else {
-            // Loud, not silent: until the publication's record is committed, only the rules
-            // of the file (no run figure typed by hand) hold for these notes. Not "SKIPPED":
-            // CI (`scripts/test --no-skips`) fails on that word, which means a tool this
-            // machine lacks; this is a file the next publication commits.
-            eprintln!(
-                "NOT CHECKED: {} is not committed, so the notes of {file} are not checked against the runs of {page}; republish it with `matrix ... --markdown {page}` and commit both files",
-                json.display()
-            );
+        let Some(mut record) = published(
+            page,
+            &format!("the notes of {file} are not checked against its runs"),
+        ) else {
             continue;
         };
-        let mut record: MatrixRecord = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|e| panic!("read {}: {e}", json.display()));
+        let json = record_beside(Path::new(page));
         for (row, column) in with_file_notes(&mut record, &matrix) {
             eprintln!(
                 "NOT CHECKED: {file}'s note on {row} × {column}: {} has no such cell (republish {page})",
@@ -114,16 +124,10 @@ fn every_shipped_page_is_its_record_judged_by_its_matrix_file_as_it_is_now() {
     use lockpick_reports::matrix::rerendered_page;
     let mut failures = Vec::new();
     for (file, page) in SHIPPED {
-        let json = record_beside(Path::new(page));
-        let Ok(bytes) = std::fs::read(repo().join(&json)) else {
-            eprintln!(
-                "NOT CHECKED: {} is not committed, so {page} is not compared with what it renders",
-                json.display()
-            );
+        let Some(mut record) = published(page, "the page is not compared with what it renders")
+        else {
             continue;
         };
-        let mut record: MatrixRecord = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|e| panic!("read {}: {e}", json.display()));
         judge_by_file(&mut record, &repo().join(file)).unwrap_or_else(|e| panic!("{e}"));
         let shipped = std::fs::read_to_string(repo().join(page)).unwrap();
         let rendered = rerendered_page(&record, &shipped).unwrap_or_else(|e| panic!("{page}: {e}"));
