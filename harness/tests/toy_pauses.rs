@@ -2,9 +2,9 @@
 //! locks (clients/python/toys): a release that is GET, compare, then DEL in two round trips is
 //! caught by a stop that falls between them, and the correct compare-and-delete release under
 //! the same pause is never flagged. Real redis-server, real redis-py, real SIGSTOP; six seeds
-//! each, [`AT_ONCE`] runs at a time within a test (beside each other and beside other tests: a
-//! loaded machine only widens the gap between the GET and the DEL, and cannot make the correct
-//! release delete another's key). The runs are 15 s: a stop falls between the GET and the DEL
+//! each, [`AT_ONCE`] run at a time within a test (beside other tests: a loaded machine only
+//! widens the gap between the GET and the DEL, and cannot make the correct release delete
+//! another's key). The runs are 15 s: a stop falls between the GET and the DEL
 //! in about one release in four, and 5 s runs (about six such stops) once missed three seeds
 //! of ten on a loaded CI machine.
 //!
@@ -25,8 +25,11 @@ use scenario_support::{history, kinds, run_in};
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=6;
 
-/// Runs at once: two rounds of three 15 s runs instead of six one after another.
-const AT_ONCE: usize = 3;
+/// Runs at once: one. Three at once (a clean-clone CI of 7d27887) loaded the machine enough
+/// for cascades (a release that crossed another's grant, then that holder's own release
+/// deleting a third's key) whose double holders the culprit rule does not name as this test
+/// asks (seed 6: 2 of 8); one run at a time, as the rule was measured.
+const AT_ONCE: usize = 1;
 
 /// Seeds of six in which the GET-then-DEL toy must show two holders. A seed misses only when
 /// none of its double-holder episodes happens; docs/tiers.md derives the chance that four or
