@@ -122,7 +122,9 @@ public final class RedissonAdapter {
                 })
                 .op("release", request -> {
                     try {
-                        lock.unlock();
+                        // lock.unlock(): the version shim only unwraps what 3.27.1's MultiLock
+                        // threw (src/redisson-<api>/lockpick/RedissonApi.java).
+                        RedissonApi.unlock(lock);
                         return Reply.ok();
                     } catch (IllegalMonitorStateException e) {
                         System.err.println("redisson: unlock: " + e.getMessage());
@@ -148,6 +150,8 @@ public final class RedissonAdapter {
      * release did not happen ({@code not-owner}); none still held means this call released
      * those before the one that was gone, or nothing if the first was gone, which cannot be
      * told apart from here: the outcome is unknown ({@code info}), never a claim either way.
+     * Up to 3.27.1 (a line of pinned-releases), {@code unlock()} sent every sub-lock its
+     * {@code unlockAsync()} before it threw, so this finds none held: {@code info} too.
      */
     private static Reply multiUnlockFailed(RLock[] subLocks) {
         StringBuilder held = new StringBuilder();
