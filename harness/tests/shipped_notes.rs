@@ -151,3 +151,44 @@ fn every_shipped_page_is_its_record_judged_by_its_matrix_file_as_it_is_now() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The publication a page names: the folder in "the runs of `store/matrix/<time>/`" (the
+/// matrix page's first line) or "made from the runs of `store/matrix/<time>/`" (a page that
+/// quotes it), or `None`.
+fn publication_named(text: &str) -> Option<&str> {
+    let at = text.find("the runs of `store/matrix/")? + "the runs of `".len();
+    let len = text[at..].find('`')?;
+    Some(&text[at..at + len])
+}
+
+/// docs/library-claims.md quotes the library matrix's cells in words (UNSAFE, safe, ...), which
+/// go stale when the matrix is published again: the page names the publication it was read
+/// against, which must be the page's own, and every cell it links must exist there.
+#[test]
+fn library_claims_were_read_against_the_library_matrix_as_published_now() {
+    let read = |p: &str| {
+        std::fs::read_to_string(repo().join(p)).unwrap_or_else(|e| panic!("read {p}: {e}"))
+    };
+    let claims = read("docs/library-claims.md");
+    let matrix = read("docs/library-matrix.md");
+    let Some(now) = publication_named(&matrix) else {
+        panic!("docs/library-matrix.md names no publication (\"the runs of `store/matrix/...`\")");
+    };
+    assert_eq!(
+        publication_named(&claims),
+        Some(now),
+        "docs/library-claims.md was read against another publication than docs/library-matrix.md's ({now}): read its verdict words against the new cells, then name {now} in it"
+    );
+    let anchor = "library-matrix.md#cell-";
+    let mut links = 0;
+    for (at, _) in claims.match_indices(anchor) {
+        let rest = &claims[at + "library-matrix.md#".len()..];
+        let id = &rest[..rest.find(')').expect("a cell link ends with )")];
+        assert!(
+            matrix.contains(&format!("<a id=\"{id}\"></a>")),
+            "docs/library-claims.md links #{id}, which docs/library-matrix.md has no cell for"
+        );
+        links += 1;
+    }
+    assert!(links > 0, "docs/library-claims.md links no cell of docs/library-matrix.md");
+}
