@@ -2,9 +2,12 @@ package lockpick.spring;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
@@ -13,6 +16,8 @@ import lockpick.Protocol.Keys;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
 import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.integration.support.locks.DefaultLockRegistry;
+import org.springframework.integration.util.UUIDConverter;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
 
@@ -31,12 +36,34 @@ import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
  * EXPIRED_AFTER = ? WHERE ... AND (CLIENT_ID = ? OR EXPIRED_AFTER < ?)} or else an INSERT, in a
  * READ COMMITTED transaction, every time read from this client's clock ({@code
  * LocalDateTime.now(UTC)}); JdbcLockRegistry tries every 100 ms (idleBetweenTries) until the
- * wait runs out. Nothing renews a lock by itself (renewLock by hand only), so this adapter
- * takes no init options. Its unlock deletes the row WHERE CLIENT_ID is ours and throws {@code
- * ConcurrentModificationException} when no row matched: {@code fail not-owner}.
+ * wait runs out. Nothing renews a lock by itself (renewLock by hand only). Its unlock deletes
+ * the row WHERE CLIENT_ID is ours and throws {@code ConcurrentModificationException} when no
+ * row matched: {@code fail not-owner}.
+ *
+ * <p>One init option, {@code colliding_lock} (for the known-bug catalogue, Spring Integration
+ * #11146): each client also holds a second, coarse lock of its own for the whole run, and takes
+ * and gives back the scenario's lock inside it, on the same thread, as a service does that
+ * holds a lock on its own shard or job for as long as it works and takes a shared lock per
+ * task inside it. The coarse lock's name, {@code <main key>:coarse-p<process>-<n>}, is the first
+ * whose local lock in 7.0.5's shared pool is the main key's: 7.0.5's JdbcLockRegistry gives each
+ * JdbcLock the {@code ReentrantLock} that its {@code DefaultLockRegistry} (256 of them, {@code
+ * new DefaultLockRegistry()}) hands out for the lock's path, {@code
+ * UUIDConverter.getUUID(key).toString()} (JdbcLockRegistry.java lines 102, 161-162 and 215 at
+ * v7.0.5), and its unlock returns before deleting the row while that {@code ReentrantLock}'s hold
+ * count is above one (lines 343-346). The name is found by asking those two classes, {@code
+ * DefaultLockRegistry.obtain} of each candidate's UUID, for the same object as the main key's:
+ * the library's own rule, called rather than copied. Each process's name is its own, so no other
+ * client ever wants it; its row expires after expireAfter (nothing renews it), which changes
+ * nothing, since what matters is the JVM's local hold. The coarse lock is taken at the first
+ * acquire, after the schema (the table must exist), and never given back. In releases whose
+ * locks each have their own {@code ReentrantLock} (7.0.2, 7.0.6 on) the two names are unrelated.
  */
 public final class JdbcRegistryAdapter {
-    static final Keys KEYS = new Keys();
+    static final Keys KEYS = new Keys()
+            .bool("colliding_lock", false, "true: each client also holds, for the whole run, a"
+                    + " second lock of its own whose key falls in the main key's bucket of 7.0.5's"
+                    + " shared pool (DefaultLockRegistry, 256 ReentrantLocks), taken at the first"
+                    + " acquire on the same thread (Spring Integration #11146)");
 
     // lockpick's PostgreSQL nodes: initdb's superuser, no password over loopback, the default
     // database (harness/src/backends/postgres/process/mod.rs, USER and DATABASE).
@@ -48,7 +75,7 @@ public final class JdbcRegistryAdapter {
     }
 
     static Adapter start(Init init) throws Exception {
-        KEYS.read(init.extra);
+        boolean colliding = KEYS.read(init.extra).bool("colliding_lock");
         String[] node = Protocol.hostPort(init.nodes.get(0));
         HikariConfig pool = new HikariConfig();
         pool.setJdbcUrl("jdbc:postgresql://" + node[0] + ":" + node[1] + "/" + DATABASE);
@@ -67,15 +94,40 @@ public final class JdbcRegistryAdapter {
         repository.afterPropertiesSet();
         repository.afterSingletonsInstantiated();
         JdbcLockRegistry registry = new JdbcLockRegistry(repository, Duration.ofMillis(init.ttlMs));
-        Lock lock = registry.obtain("lockpick:lock:" + init.lock);
+        String key = "lockpick:lock:" + init.lock;
+        Lock lock = registry.obtain(key);
+        Lock coarse = null;
+        if (colliding) {
+            // The pool 7.0.5's registry makes (new DefaultLockRegistry(): mask 0xFF) and the
+            // path it gives each lock (pathFor: UUIDConverter.getUUID(key).toString()).
+            DefaultLockRegistry buckets = new DefaultLockRegistry();
+            String coarseKey = collidingKey(key, key + ":coarse-p" + init.process + "-",
+                    k -> buckets.obtain(UUIDConverter.getUUID(k).toString()));
+            coarse = registry.obtain(coarseKey);
+            System.err.println("spring-jdbc: colliding_lock: holding " + coarseKey + " (path "
+                    + UUIDConverter.getUUID(coarseKey) + ") for the whole run, in the bucket of " + key
+                    + " (path " + UUIDConverter.getUUID(key) + "); in this release the two locks have "
+                    + sharesLocalLock(lock, coarse, "delegate"));
+        }
+        Lock coarseLock = coarse;
         boolean[] started = {false};
+        boolean[] coarseHeld = {false};
 
-        return new Adapter("java-spring-jdbc-lock-registry-postgres", JdbcLockRegistry.class)
+        String name = "java-spring-jdbc-lock-registry-postgres" + (colliding ? "-colliding-lock" : "");
+        return new Adapter(name, JdbcLockRegistry.class)
                 .op("acquire", request -> {
                     if (!started[0]) {
                         createSchema(dataSource);
                         repository.start();
                         started[0] = true;
+                    }
+                    if (coarseLock != null && !coarseHeld[0]) {
+                        // On this thread, the one every request runs on; never unlocked.
+                        if (!coarseLock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
+                            throw new IllegalStateException("colliding_lock: the coarse lock was not granted");
+                        }
+                        coarseHeld[0] = true;
+                        System.err.println("spring-jdbc: colliding_lock: coarse lock held");
                     }
                     return RegistryLock.acquire(lock, init.acquireTimeoutMs);
                 })
@@ -83,6 +135,35 @@ public final class JdbcRegistryAdapter {
                 // ConcurrentModificationException), or this thread holds nothing.
                 .op("release", request -> RegistryLock.release(lock, "spring-jdbc",
                         e -> e instanceof ConcurrentModificationException || e instanceof IllegalMonitorStateException));
+    }
+
+    /**
+     * The first name {@code <prefix>0}, {@code <prefix>1}, ... whose local lock by {@code
+     * bucketOf} (the library's {@code DefaultLockRegistry.obtain}) is the very object the main
+     * key's is (in the runs here the 159th to the 7,081st name); it gives up after 100,000.
+     */
+    static String collidingKey(String key, String prefix, Function<String, Object> bucketOf) {
+        Object bucket = bucketOf.apply(key);
+        for (int n = 0; n < 100_000; n++) {
+            if (bucketOf.apply(prefix + n) == bucket) {
+                return prefix + n;
+            }
+        }
+        throw new IllegalStateException("no name " + prefix + "<n> in the bucket of " + key);
+    }
+
+    /**
+     * For stderr only, never a reply: whether the two JdbcLocks share one ReentrantLock (their
+     * private field {@code field}: 7.0.5's taken from the shared pool, a lock's own from 7.0.6).
+     */
+    static String sharesLocalLock(Object a, Object b, String field) {
+        try {
+            Field f = a.getClass().getDeclaredField(field);
+            f.setAccessible(true);
+            return f.get(a) == f.get(b) ? "one ReentrantLock for both" : "a ReentrantLock each";
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "an unknown local lock (" + e + ")";
+        }
     }
 
     /**

@@ -2,9 +2,12 @@ package lockpick.spring;
 
 import io.lettuce.core.resource.ClientResources;
 import io.netty.resolver.DefaultAddressResolverGroup;
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Function;
 import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
@@ -14,6 +17,7 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.integration.support.locks.DefaultLockRegistry;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
@@ -34,20 +38,42 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * <p>Spring's unlock is a Lua compare-and-UNLINK; when the key no longer holds this registry's
  * id it throws {@code ConcurrentModificationException} ("Lock was released in the store due to
  * expiration"), which is {@code fail not-owner}: the library knows it freed nothing.
+ *
+ * <p>With {@code colliding_lock = true} (for the known-bug catalogue, Spring Integration #11146;
+ * the same option as spring-jdbc's, see JdbcRegistryAdapter) each client also holds a second,
+ * coarse lock of its own for the whole run, taken at the first acquire on the thread every
+ * request runs on and never given back, as a service holds a lock on its own shard while it takes
+ * a shared lock per task inside it. Its name, {@code <lock>:coarse-p<process>-<n>}, is the first
+ * whose local lock in 7.0.5's shared pool is the main lock's: 7.0.5's RedisLock takes its {@code
+ * ReentrantLock} from the registry's {@code DefaultLockRegistry} (256 of them, {@code new
+ * DefaultLockRegistry()}) by its Redis key, {@code registryKey + ':' + path}
+ * (RedisLockRegistry.java lines 125, 422-428 at v7.0.5), and its unlock returns before deleting
+ * the key while that lock's hold count is above one (lines 567-570). The name is found by asking
+ * {@code DefaultLockRegistry.obtain} of each candidate's Redis key for the object it gives the
+ * main key's: the library's own rule, called rather than copied. Nobody else wants that name; its
+ * key expires after expireAfter unless renewal is on, which changes nothing: what matters is the
+ * JVM's local hold. In releases whose locks each have their own {@code ReentrantLock} (7.0.2,
+ * 7.0.6 on) the two names are unrelated.
  */
 public final class RedisRegistryAdapter {
     /** The {@code [client] init} keys this adapter takes. */
     static final Keys KEYS = new Keys()
             .bool("renewal", false, "true: setRenewalTaskScheduler(a ThreadPoolTaskScheduler), the"
                     + " registry renews each held lock every expireAfter/3; false: the lock lives"
-                    + " expireAfter (= ttl_ms) from its grant");
+                    + " expireAfter (= ttl_ms) from its grant")
+            .bool("colliding_lock", false, "true: each client also holds, for the whole run, a"
+                    + " second lock of its own whose key falls in the main key's bucket of 7.0.5's"
+                    + " shared pool (DefaultLockRegistry, 256 ReentrantLocks), taken at the first"
+                    + " acquire on the same thread (Spring Integration #11146)");
 
     public static void main(String[] args) {
         Protocol.serve(RedisRegistryAdapter::start);
     }
 
     static Adapter start(Init init) throws Exception {
-        boolean renewal = KEYS.read(init.extra).bool("renewal");
+        Protocol.Values options = KEYS.read(init.extra);
+        boolean renewal = options.bool("renewal");
+        boolean colliding = options.bool("colliding_lock");
         String[] node = Protocol.hostPort(init.nodes.get(0));
         // The JDK's resolver instead of Lettuce's default Netty DNS resolver, which opens UDP
         // sockets on the wildcard address (0.0.0.0) at start though the address is a literal
@@ -88,13 +114,75 @@ public final class RedisRegistryAdapter {
             registry.setRenewalTaskScheduler(scheduler);
         }
         Lock lock = registry.obtain(init.lock);
+        Lock coarse = null;
+        if (colliding) {
+            // The pool 7.0.5's registry makes (new DefaultLockRegistry(): mask 0xFF), asked for
+            // each lock's Redis key as 7.0.5's RedisLock asks it (registryKey + ':' + path).
+            DefaultLockRegistry buckets = new DefaultLockRegistry();
+            String coarsePath = collidingKey(init.lock, init.lock + ":coarse-p" + init.process + "-",
+                    k -> buckets.obtain("lockpick:lock:" + k));
+            coarse = registry.obtain(coarsePath);
+            System.err.println("spring-redis: colliding_lock: holding lockpick:lock:" + coarsePath
+                    + " for the whole run, in the bucket of lockpick:lock:" + init.lock
+                    + "; in this release the two locks have " + sharesLocalLock(lock, coarse, "localLock"));
+        }
+        Lock coarseLock = coarse;
+        boolean[] coarseHeld = {false};
 
-        String name = "java-spring-redis-lock-registry" + (renewal ? "-renewal" : "");
+        String name = "java-spring-redis-lock-registry" + (renewal ? "-renewal" : "")
+                + (colliding ? "-colliding-lock" : "");
         return new Adapter(name, RedisLockRegistry.class)
-                .op("acquire", request -> RegistryLock.acquire(lock, init.acquireTimeoutMs))
+                .op("acquire", request -> {
+                    if (coarseLock != null && !coarseHeld[0]) {
+                        // On this thread, the one every request runs on; never unlocked.
+                        if (!coarseLock.tryLock(init.acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
+                            throw new IllegalStateException("colliding_lock: the coarse lock was not granted");
+                        }
+                        coarseHeld[0] = true;
+                        System.err.println("spring-redis: colliding_lock: coarse lock held");
+                    }
+                    return RegistryLock.acquire(lock, init.acquireTimeoutMs);
+                })
                 // Another client's id under the key (ConcurrentModificationException), or "You
                 // do not own lock": this thread holds nothing (IllegalStateException).
                 .op("release", request -> RegistryLock.release(lock, "spring-redis",
                         e -> e instanceof ConcurrentModificationException || e instanceof IllegalStateException));
+    }
+
+    /**
+     * The first name {@code <prefix>0}, {@code <prefix>1}, ... whose local lock by {@code
+     * bucketOf} (the library's {@code DefaultLockRegistry.obtain}) is the very object the main
+     * name's is (in the runs here the 159th to the 7,081st name); it gives up after 100,000.
+     */
+    static String collidingKey(String key, String prefix, Function<String, Object> bucketOf) {
+        Object bucket = bucketOf.apply(key);
+        for (int n = 0; n < 100_000; n++) {
+            if (bucketOf.apply(prefix + n) == bucket) {
+                return prefix + n;
+            }
+        }
+        throw new IllegalStateException("no name " + prefix + "<n> in the bucket of " + key);
+    }
+
+    /**
+     * For stderr only, never a reply: whether the two locks share one ReentrantLock (the private
+     * field {@code field} of their class or a superclass: 7.0.5's taken from the shared pool, a
+     * lock's own from 7.0.6).
+     */
+    static String sharesLocalLock(Object a, Object b, String field) {
+        try {
+            for (Class<?> c = a.getClass(); c != null; c = c.getSuperclass()) {
+                try {
+                    Field f = c.getDeclaredField(field);
+                    f.setAccessible(true);
+                    return f.get(a) == f.get(b) ? "one ReentrantLock for both" : "a ReentrantLock each";
+                } catch (NoSuchFieldException e) {
+                    // a superclass's, then
+                }
+            }
+            return "an unknown local lock (no field " + field + ")";
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "an unknown local lock (" + e + ")";
+        }
     }
 }
