@@ -96,9 +96,26 @@ def info(reason):
     return {"type": "info", "reason": reason}
 
 
+def _version(adapter):
+    """(version, None) for the hello: the dict's own `version` if it gives one (a lock of your
+    own, which no installed package names), else the installed version of its `library`
+    distribution; (None, why) when neither is there."""
+    if adapter.get("version") is not None:
+        return str(adapter["version"]), None
+    try:
+        return installed_version(adapter["library"]), None
+    except Exception:  # importlib.metadata.PackageNotFoundError, or a name that is not one
+        return None, (
+            f"library {adapter['library']!r} is not an installed distribution, so its version "
+            "cannot be read: name the package the lock is built on (e.g. \"redis\" for "
+            "redis-py), or give \"version\" beside \"library\" in the dict start returns "
+            "(your own lock's version)")
+
+
 def serve(start):
     """`start(init)` builds the lock from the init message and returns a dict with adapter,
-    library (its distribution name, whose installed version is reported), ops: a dict of
+    library (its distribution name, whose installed version is reported, unless the dict
+    gives its own version: a lock of your own that no package names), ops: a dict of
     "acquire", "release" and optionally "renew", each a function of the request returning
     ok(...), fail(reason) or info(reason), and optionally events: the names it may send with
     `event` (protocol 2). An exception from an op is `info`. Init options
@@ -114,6 +131,11 @@ def serve(start):
                 _write({"type": "fail", "id": request["id"], "reason": why})
                 continue
             adapter = start(request)
+            version, why = _version(adapter)
+            if why is not None:
+                print(f"adapter: {why}", file=sys.stderr, flush=True)
+                _write({"type": "fail", "id": request["id"], "reason": why})
+                continue
             # init's `protocol` is the oldest version lockpick speaks (1, which every adapter
             # takes); `newest_protocol`, the newest: events need 2.
             newest = request.get("newest_protocol", request.get("protocol", PROTOCOL))
@@ -127,7 +149,7 @@ def serve(start):
                 "protocol": PROTOCOL_EVENTS if events_on else PROTOCOL,
                 "adapter": adapter["adapter"],
                 "library": adapter["library"],
-                "version": installed_version(adapter["library"]),
+                "version": version,
                 "ops": list(adapter["ops"]),
             }
             if events_on:

@@ -190,11 +190,16 @@ type Adapter struct {
 	Events []string
 }
 
-// ModuleVersion is the version of module linked into this binary, from its build info.
+// ModuleVersion is the version of module linked into this binary, from its build info: a
+// dependency's (go.mod's require), or the main module's own when the lock is the adapter
+// module's own code ("(devel)" for a build of its folder, as Go reports it).
 func ModuleVersion(module string) (string, error) {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "", fmt.Errorf("this binary has no build info; build it with `go build` in clients/go (bash scripts/setup)")
+		return "", fmt.Errorf("this binary has no build info; build it with `go build` (module mode)")
+	}
+	if info.Main.Path == module {
+		return info.Main.Version, nil
 	}
 	for _, dep := range info.Deps {
 		if dep.Path == module {
@@ -204,7 +209,7 @@ func ModuleVersion(module string) (string, error) {
 			return dep.Version, nil
 		}
 	}
-	return "", fmt.Errorf("module %s is not in this binary's build info; build it with `go build` in clients/go (bash scripts/setup)", module)
+	return "", fmt.Errorf("module %s is neither this binary's main module (%s) nor one it links; name the module of the lock under test, as its go.mod requires it", module, info.Main.Path)
 }
 
 func write(out *bufio.Writer, message any) {
@@ -347,12 +352,6 @@ func Serve(module string, start func(*Init) (*Adapter, error)) {
 		}
 		write(out, call(op, request).line(request.ID))
 	}
-}
-
-// Since is the time left of a lease of ttl taken at start, for OK: counted from the first
-// try, so it never overstates what the server gave.
-func Since(start time.Time, ttl time.Duration) *time.Duration {
-	return Lease(ttl - time.Since(start))
 }
 
 // Seconds is d in whole seconds, rounded up (etcd leases and some libraries' TTLs are whole

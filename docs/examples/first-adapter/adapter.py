@@ -7,7 +7,7 @@ for line in sys.stdin:
         host, port = req["nodes"][0].rsplit(":", 1)      # the proxy in front of node n1
         r = redis.Redis(host=host, port=int(port))
         key, ttl, wait = "mylock:" + req["lock"], req["ttl_ms"], req["acquire_timeout_ms"] / 1000
-        reply = {"type": "hello", "protocol": 2, "adapter": "my-adapter", "library": "redis",
+        reply = {"type": "hello", "protocol": 2, "adapter": "my-adapter", "library": "redis-py",
                  "version": redis.__version__, "ops": ["acquire", "release"], "events": []}
     elif req["type"] == "acquire":
         value, deadline = uuid.uuid4().hex, time.monotonic() + wait

@@ -253,6 +253,14 @@ pub fn check_command(command: &[String], rebased: &[bool]) -> Result<(), String>
                 format!("program `{program}` is not on PATH")
             } else if program_path.exists() {
                 format!("{program} is not an executable file")
+            } else if !program_path.is_absolute() && !rebased.first().copied().unwrap_or(false) {
+                // `.venv/bin/python`, meant beside the scenario: only ./ and ../ say so.
+                let cwd = std::env::current_dir()
+                    .map_or_else(|_| "?".to_owned(), |d| d.display().to_string());
+                format!(
+                    "{program} does not exist in lockpick's working directory ({cwd}); a path \
+                     relative to the scenario file's folder starts with ./ or ../ (\"./{program}\")"
+                )
             } else {
                 format!("{program} does not exist")
             };
@@ -363,6 +371,16 @@ mod tests {
             panic!("a missing script is a usage error");
         };
         assert!(e.contains("gone.py does not exist"), "{e}");
+        // A venv beside the scenario named without ./ is looked for elsewhere: say where.
+        let beside = ["no-such-venv/bin/python".to_owned(), script.clone()];
+        let Err(e) = check_command(&beside, &[false, true]) else {
+            panic!("a relative program that is not there is a usage error");
+        };
+        assert!(
+            e.contains("in lockpick's working directory")
+                && e.contains("(\"./no-such-venv/bin/python\")"),
+            "{e}"
+        );
         let doubled = ["sh".to_owned(), sh.clone(), script];
         let Err(e) = check_command(&doubled, &[false, false, true]) else {
             panic!("an interpreter named twice is a usage error");

@@ -27,6 +27,28 @@ fn runtime_hint(program: &str) -> String {
     }
 }
 
+/// The variable every JVM reads options from, before its command line's.
+const JAVA_TOOL_OPTIONS: &str = "JAVA_TOOL_OPTIONS";
+
+/// What an adapter gets in `JAVA_TOOL_OPTIONS`: lockpick's two options, then the scenario's
+/// value or else lockpick's own environment's. Every adapter is PID 1 of a PID namespace of
+/// its own, so two JVMs would share `/tmp/hsperfdata_<user>/1` (the directory is not per
+/// namespace), and the loser prints a warning on stdout, which is the protocol's: a first
+/// adapter run with a plain `java -cp ...` failed so in one client of four. lockpick made
+/// that collision, so it turns the file off (`-XX:-UsePerfData`: nothing reads it here) and
+/// sends the JVM's own warnings to stderr, where every adapter's diagnostics go. Other
+/// runtimes ignore the variable; a JVM notes it on stderr ("Picked up ...").
+fn java_tool_options(env: &[(String, String)]) -> String {
+    let theirs = (env.iter().find(|(k, _)| k == JAVA_TOOL_OPTIONS))
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(JAVA_TOOL_OPTIONS).ok());
+    let ours = "-XX:-UsePerfData -Xlog:all=warning:stderr";
+    match theirs {
+        Some(v) if !v.trim().is_empty() => format!("{ours} {v}"),
+        _ => ours.to_owned(),
+    }
+}
+
 /// Where process `process`'s stderr goes in the run folder `run_dir`.
 pub(super) fn stderr_path(run_dir: &Path, process: u64) -> PathBuf {
     run_dir.join("clients").join(format!("p{process}.stderr"))
@@ -89,7 +111,12 @@ pub(super) async fn spawn_adapter(
     let stderr = File::create(&stderr_path).map_err(|e| spawn_error(e, ""))?;
     let mut command = super::tree::command(&program, args);
     command
-        .envs(config.spec.env.iter().map(|(k, v)| (k, v)))
+        .env(JAVA_TOOL_OPTIONS, java_tool_options(&config.spec.env))
+        .envs(
+            (config.spec.env.iter())
+                .filter(|(k, _)| k != JAVA_TOOL_OPTIONS)
+                .map(|(k, v)| (k, v)),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(stderr));
@@ -106,6 +133,14 @@ pub(super) async fn spawn_adapter(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jvm_adapter_gets_no_shared_perf_file_and_its_warnings_on_stderr_then_the_scenarios_options() {
+        let ours = "-XX:-UsePerfData -Xlog:all=warning:stderr";
+        let env = |v: &str| vec![(JAVA_TOOL_OPTIONS.to_owned(), v.to_owned())];
+        assert_eq!(java_tool_options(&env("-Xmx32m")), format!("{ours} -Xmx32m"));
+        assert_eq!(java_tool_options(&env(" ")), ours);
+    }
 
     #[test]
     fn a_missing_runtime_names_its_package_and_an_unknown_program_names_none() {
