@@ -7,7 +7,11 @@ clients, one per master, are made once and shared, as the README's are. No
 fencing token (the lock has none). The lease reported is pottery's own claim: `locked()`, the
 validity it computes (the masters' shortest PTTL less its drift and the time it took), asked
 right after the acquire or extension as its docs show. The library's own retry pause (0-200 ms) is used, not
-`retry_delay_ms`: pottery does not take one."""
+`retry_delay_ms`: pottery does not take one.
+
+The same source runs pottery 0.42 and 0.43 for the known-bug catalogue (bin/pottery@<release>):
+pottery_api.py, beside this file, holds what their API does differently (milliseconds, and an
+`extend()` that returns False)."""
 import os
 import sys
 
@@ -16,11 +20,9 @@ from lockpick_protocol import fail, host_port, ok, serve  # noqa: E402
 
 import redis  # noqa: E402
 from pottery import Redlock  # noqa: E402
-from pottery.exceptions import (  # noqa: E402
-    ExtendUnlockedLock,
-    ReleaseUnlockedLock,
-    TooManyExtensions,
-)
+from pottery.exceptions import ReleaseUnlockedLock, TooManyExtensions  # noqa: E402
+
+import pottery_api  # noqa: E402
 
 
 def start(init):
@@ -28,17 +30,17 @@ def start(init):
     for node in init["nodes"]:
         host, port = host_port(node)
         masters.add(redis.Redis(host=host, port=port))
-    ttl_s = init["ttl_ms"] / 1000
+    auto_release_time = pottery_api.auto_release_time(init["ttl_ms"])
     key = "lockpick:lock:" + init["lock"]
     # The Redlock of the acquisition in progress or held; None once released.
     held = {"lock": None}
 
     def lease_left(lock):
-        # Seconds of validity left on a quorum of masters, 0 if pottery sees none.
-        return int(lock.locked() * 1000)
+        # Validity left on a quorum of masters, 0 if pottery sees none.
+        return pottery_api.lease_ms(lock.locked())
 
     def acquire(_request):
-        lock = Redlock(key=key, masters=masters, auto_release_time=ttl_s)
+        lock = Redlock(key=key, masters=masters, auto_release_time=auto_release_time)
         if lock.acquire(blocking=True, timeout=init["acquire_timeout_ms"] / 1000):
             held["lock"] = lock
             return ok(lease_ms=lease_left(lock))
@@ -59,9 +61,8 @@ def start(init):
         if lock is None:
             return fail("lost")
         try:
-            lock.extend()
-        except ExtendUnlockedLock:
-            return fail("lost")
+            if not pottery_api.extend(lock):
+                return fail("lost")
         except TooManyExtensions as e:  # pottery refuses a 4th extension of one acquisition
             return fail(f"too-many-extensions: {e}")
         return ok(lease_ms=lease_left(lock))
