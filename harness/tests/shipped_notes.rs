@@ -190,5 +190,8 @@ fn library_claims_were_read_against_the_library_matrix_as_published_now() {
         );
         links += 1;
     }
-    assert!(links > 0, "docs/library-claims.md links no cell of docs/library-matrix.md");
+    assert!(
+        links > 0,
+        "docs/library-claims.md links no cell of docs/library-matrix.md"
+    );
 }

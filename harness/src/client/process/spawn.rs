@@ -135,10 +135,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_jvm_adapter_gets_no_shared_perf_file_and_its_warnings_on_stderr_then_the_scenarios_options() {
+    fn a_jvm_adapter_shares_no_perf_file_and_warns_on_stderr_before_the_scenarios_options() {
         let ours = "-XX:-UsePerfData -Xlog:all=warning:stderr";
         let env = |v: &str| vec![(JAVA_TOOL_OPTIONS.to_owned(), v.to_owned())];
-        assert_eq!(java_tool_options(&env("-Xmx32m")), format!("{ours} -Xmx32m"));
+        assert_eq!(
+            java_tool_options(&env("-Xmx32m")),
+            format!("{ours} -Xmx32m")
+        );
         assert_eq!(java_tool_options(&env(" ")), ours);
     }
 
