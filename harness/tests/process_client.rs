@@ -24,6 +24,7 @@ use lockpick_harness::resource::Resource;
 use lockpick_harness::scenario::{
     MsRange, PausePoint, ResourceMode, WorkloadKind, WorkloadSpec, ZK_TICK_MS,
 };
+use lockpick_harness::server::Sentinels;
 use lockpick_harness::vocab::Discipline;
 use serde_json::{Map, Value as Json};
 use std::net::SocketAddr;
@@ -228,6 +229,46 @@ async fn an_adapter_whose_library_cannot_start_says_why_and_is_no_protocol_break
     );
     assert!(message.contains("cluster unreachable"), "{message}");
     assert!(!message.contains("broke the client protocol"), "{message}");
+}
+
+/// The note the fixture's first grant carries: the `sentinels` of its init, as JSON.
+async fn sentinels_told(lock: ProcessLock) -> Json {
+    let run = tempfile::tempdir().unwrap();
+    let mut session = lock
+        .connect_as(who(0, run.path()), Arc::default())
+        .await
+        .expect("the fixture answers init");
+    let granted = session
+        .acquire("0-a", Instant::now() + Duration::from_millis(300))
+        .await;
+    assert!(matches!(granted, Outcome::Ok(_)), "{granted:?}");
+    let note = session.last_detail().note.expect("the fixture's note");
+    serde_json::from_str(&note).unwrap()
+}
+
+#[tokio::test]
+async fn init_tells_the_sentinels_and_master_name_only_on_a_sentinel_server() {
+    let mut spec = broken_adapter("none");
+    spec.extra
+        .insert("echo_sentinels".to_owned(), Json::Bool(true));
+    let nodes: [SocketAddr; 1] = [([127, 0, 0, 1], 9).into()];
+    let plain = ProcessLock::new(spec.clone(), &nodes, params(1000, 200));
+    assert_eq!(sentinels_told(plain).await, Json::Null, "absent elsewhere");
+
+    let sentinels = Sentinels {
+        master: "lockpick".to_owned(),
+        addrs: vec![
+            ([127, 0, 0, 1], 26379).into(),
+            ([127, 0, 0, 1], 26380).into(),
+        ],
+        nat: vec![(([127, 0, 0, 1], 7000).into(), nodes[0])],
+    };
+    let on_sentinel = ProcessLock::new(spec, &nodes, params(1000, 200)).with_sentinels(sentinels);
+    assert_eq!(
+        sentinels_told(on_sentinel).await,
+        serde_json::json!({"master": "lockpick", "addrs": ["127.0.0.1:26379", "127.0.0.1:26380"],
+                           "nat": {"127.0.0.1:7000": "127.0.0.1:9"}})
+    );
 }
 
 #[tokio::test]

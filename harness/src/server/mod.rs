@@ -149,9 +149,23 @@ pub struct FieldError {
 pub struct Endpoints {
     /// `(node name, address)` in node order (`n1`, `n2`, …): the proxies in front of the nodes.
     pub nodes: Vec<(String, SocketAddr)>,
-    /// The sentinels of a `redis-sentinel` server, which name the current master
-    /// ([`SENTINEL_MASTER`]); empty for other kinds.
-    pub sentinels: Vec<SocketAddr>,
+    /// The sentinels of a `redis-sentinel` server, which name the current master; `None` for
+    /// other kinds.
+    pub sentinels: Option<Sentinels>,
+}
+
+/// A discovery service of Redis Sentinel: where its sentinels listen (reached directly), and the
+/// name under which they know the master (`SENTINEL get-master-addr-by-name <master>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sentinels {
+    pub master: String,
+    /// Never empty.
+    pub addrs: Vec<SocketAddr>,
+    /// Each node's address as the sentinels name it, with the proxy in front of it, in node
+    /// order: a NAT map. The named address is a router that passes a client through that same
+    /// proxy, after finding in /proc that the dialer is no cluster member (quick for lockpick's
+    /// own clients, 0.1-2 s a connection for an adapter's on a loaded machine).
+    pub nat: Vec<(SocketAddr, SocketAddr)>,
 }
 
 impl Endpoints {

@@ -19,7 +19,7 @@ pub fn started_cluster(nodes: &[String], cluster: Cluster) -> Started {
     Started {
         endpoints: Endpoints {
             nodes: nodes.iter().cloned().zip(cluster.client_addrs).collect(),
-            sentinels: Vec::new(),
+            sentinels: None,
         },
         cluster: Some(Arc::new(cluster.net)),
     }

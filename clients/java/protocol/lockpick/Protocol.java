@@ -179,6 +179,8 @@ public final class Protocol {
         public final long process;
         public final long seed;
         public final ObjectNode extra;
+        /** On a redis-sentinel server, its sentinels and the master's name; null elsewhere. */
+        public final Sentinels sentinels;
 
         Init(JsonNode m) {
             m.get("nodes").forEach(n -> nodes.add(n.asText()));
@@ -193,6 +195,30 @@ public final class Protocol {
             seed = m.get("seed").asLong();
             JsonNode e = m.get("extra");
             extra = e instanceof ObjectNode ? (ObjectNode) e : JSON.createObjectNode();
+            JsonNode s = m.get("sentinels");
+            sentinels = s == null || s.isNull() ? null : new Sentinels(s);
+        }
+    }
+
+    /**
+     * The init's {@code sentinels}: where a Sentinel-aware library asks for the master, reached
+     * directly, and the NAT map from the node addresses they answer to the nodes' proxies.
+     */
+    public static final class Sentinels {
+        /** The name the sentinels know the master by. */
+        public final String master;
+        /** The sentinels as {@code host:port}. */
+        public final List<String> addrs = new ArrayList<>();
+        /** Each node address the sentinels may answer ({@code host:port}) to its proxy's. */
+        public final Map<String, String> nat = new LinkedHashMap<>();
+
+        Sentinels(JsonNode m) {
+            master = m.get("master").asText();
+            m.get("addrs").forEach(a -> addrs.add(a.asText()));
+            JsonNode n = m.get("nat");
+            if (n != null) {
+                n.fields().forEachRemaining(e -> nat.put(e.getKey(), e.getValue().asText()));
+            }
         }
     }
 

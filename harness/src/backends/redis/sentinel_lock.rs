@@ -11,7 +11,6 @@
 //! sentinels but not from the clients, still serves the holder that took the lock there.
 
 use crate::backends::redis::lock::{RedisLock, RedisSession};
-use crate::backends::redis::SENTINEL_MASTER;
 use crate::client::kind::{BuildCtx, ClientKind, ClientOptions, Clients, Runs};
 use crate::client::lock::{Grant, LockClient, LockSession, Outcome};
 use crate::vocab::{ClientTable, MsRange, ScenarioError};
@@ -306,13 +305,13 @@ impl ClientKind for SentinelKind {
 
 impl ClientOptions for SentinelOptions {
     fn build(&self, ctx: &BuildCtx<'_>) -> Result<Box<dyn Clients>, String> {
-        let (lock, at) = (ctx.lock, ctx.endpoints);
-        if at.sentinels.is_empty() {
+        let lock = ctx.lock;
+        let Some(sentinels) = &ctx.endpoints.sentinels else {
             return Err("sentinel-lock needs sentinels, and this server runs none".to_owned());
-        }
+        };
         let mut client = SentinelLock::new(
-            at.sentinels.clone(),
-            SENTINEL_MASTER,
+            sentinels.addrs.clone(),
+            &sentinels.master,
             &lock.names(),
             lock.ttl_ms,
             lock.op_timeout_ms,

@@ -5,13 +5,15 @@
 //! `latency` on `n1` reach the clients' links to it, `isolate` on `n1` cuts it off from the
 //! replicas and sentinels while clients still reach it (the split brain), and a fault on a
 //! link names it (`links = ["n2-to-n1"]`). Clients find the master through the sentinels
-//! ([`Endpoints::sentinels`]), which they reach directly, and which answer routed addresses.
+//! ([`Endpoints::sentinels`], with the name they know the master by), which they reach
+//! directly, and which answer routed addresses.
 
 use crate::backends::redis::start_redis_replicas;
 use crate::backends::redis::{RedisOptions, SentinelOptions};
 use crate::server::StartError;
 use crate::server::{
-    BoxFuture, Cannot, Capabilities, Endpoints, NodeRule, ServerKind, StartCtx, Started, Support,
+    BoxFuture, Cannot, Capabilities, Endpoints, NodeRule, Sentinels, ServerKind, StartCtx, Started,
+    Support,
 };
 use crate::vocab::Outcome;
 use crate::vocab::Persistence;
@@ -115,9 +117,15 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
         .net
         .peer_addr(&names[0], "")
         .expect("a router per node");
+    let routed = |name: &String| nodes.net.peer_addr(name, "").expect("a router per node");
+    let nat = names
+        .iter()
+        .map(routed)
+        .zip(nodes.client_addrs.iter().copied())
+        .collect();
     let mut endpoints = Endpoints {
         nodes: names.iter().cloned().zip(nodes.client_addrs).collect(),
-        sentinels: Vec::new(),
+        sentinels: None,
     };
     let replicas = names.len() - 1;
     let deadline = Instant::now() + SETTLE;
@@ -126,6 +134,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
     })
     .await?;
 
+    let mut sentinel_addrs = Vec::new();
     for name in &sentinels {
         let info = supervisor
             .lock()
@@ -138,9 +147,9 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
                 }),
             )
             .await?;
-        endpoints.sentinels.push(info.addr);
+        sentinel_addrs.push(info.addr);
     }
-    for s in &endpoints.sentinels {
+    for s in &sentinel_addrs {
         // A failover takes only a replica whose INFO the sentinel read in the last 5 s, and
         // sentinels ask every 10 s: a master that fails 5-10 s after the last ask would find
         // "no good slave" and no failover for 20 s. Asking every second takes the luck out.
@@ -159,7 +168,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
             )));
         }
     }
-    for s in &endpoints.sentinels {
+    for s in &sentinel_addrs {
         wait_for(
             deadline,
             "the sentinels to find the replicas and each other",
@@ -167,6 +176,11 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
         )
         .await?;
     }
+    endpoints.sentinels = Some(Sentinels {
+        master: MASTER_NAME.to_owned(),
+        addrs: sentinel_addrs,
+        nat,
+    });
     Ok(Started {
         endpoints,
         cluster: Some(Arc::new(nodes.net)),

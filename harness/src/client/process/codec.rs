@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
 
 /// The newest version of the client protocol this build speaks, sent in `init` as
 /// `newest_protocol`; an adapter's hello names this one or an older one down to
@@ -43,6 +44,22 @@ pub struct Init {
     pub seed: u64,
     /// The scenario's extra init fields (`[client] init`), passed as they are.
     pub extra: Map<String, Json>,
+    /// On a server that runs Redis Sentinel (`redis-sentinel`): its sentinels and the master's
+    /// name. Absent otherwise, so an adapter that ignores it reads the init it always did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sentinels: Option<InitSentinels>,
+}
+
+/// `init`'s `sentinels`: where a Sentinel-aware library asks for the master.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InitSentinels {
+    /// The name the sentinels know the master by (`SENTINEL get-master-addr-by-name`).
+    pub master: String,
+    /// The sentinels as `host:port`, reached directly.
+    pub addrs: Vec<String>,
+    /// Each node address the sentinels may answer (`host:port`), with the proxy in front of
+    /// that node: a NAT map, as a library's user behind a NAT gives it.
+    pub nat: BTreeMap<String, String>,
 }
 
 /// A request after `init`.
@@ -426,11 +443,32 @@ mod tests {
             process: 5,
             seed: 42,
             extra: Map::new(),
+            sentinels: None,
         };
         let json: Json = serde_json::from_str(&init_line(&init)).unwrap();
         assert_eq!(json["type"], "init");
         assert_eq!(json["protocol"], 1, "what every version 1 adapter takes");
         assert_eq!(json["newest_protocol"], PROTOCOL_VERSION);
         assert_eq!(json["retry_delay_ms"], serde_json::json!([5, 20]));
+        assert!(
+            json.get("sentinels").is_none(),
+            "absent without sentinels: {json}"
+        );
+
+        let on_sentinel = Init {
+            sentinels: Some(InitSentinels {
+                master: "lockpick".into(),
+                addrs: vec!["127.0.0.1:2".into(), "127.0.0.1:3".into()],
+                nat: BTreeMap::from([("127.0.0.1:4".into(), "127.0.0.1:5".into())]),
+            }),
+            ..init
+        };
+        let json: Json = serde_json::from_str(&init_line(&on_sentinel)).unwrap();
+        assert_eq!(
+            json["sentinels"],
+            serde_json::json!({"master": "lockpick", "addrs": ["127.0.0.1:2", "127.0.0.1:3"],
+                               "nat": {"127.0.0.1:4": "127.0.0.1:5"}})
+        );
+        assert_eq!(json["protocol"], 1, "an optional field, no new version");
     }
 }

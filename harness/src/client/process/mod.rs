@@ -19,6 +19,7 @@ pub use session::ProcessSession;
 
 use super::lock::{Connecting, LockClient};
 use super::pause::PausePoints;
+use crate::server::Sentinels;
 use crate::vocab::MsRange;
 use serde_json::{Map, Value as Json};
 use std::net::SocketAddr;
@@ -69,6 +70,8 @@ pub struct ProcessParams {
 struct Config {
     spec: ProcessSpec,
     nodes: Vec<SocketAddr>,
+    /// The server's sentinels, passed in `init` (`redis-sentinel`).
+    sentinels: Option<Sentinels>,
     params: ProcessParams,
     /// How long an adapter may take to start and answer `init`.
     start_timeout: Duration,
@@ -94,11 +97,21 @@ impl ProcessLock {
             config: Arc::new(Config {
                 spec,
                 nodes: nodes.to_vec(),
+                sentinels: None,
                 params,
                 start_timeout,
             }),
             broken: Arc::default(),
         }
+    }
+
+    /// The same lock, its adapters told in `init` where the server's sentinels are.
+    /// Precondition: no session was made yet.
+    pub fn with_sentinels(mut self, sentinels: Sentinels) -> ProcessLock {
+        Arc::get_mut(&mut self.config)
+            .expect("sentinels are set before any session")
+            .sentinels = Some(sentinels);
+        self
     }
 }
 

@@ -279,11 +279,11 @@ impl ClientOptions for ProcessClients {
             op_timeout_ms: lock.op_timeout_ms,
             watchdog: lock.watchdog,
         };
-        Ok(Box::new(Arc::new(ProcessLock::new(
-            self.spec.clone(),
-            &ctx.endpoints.addrs(),
-            params,
-        ))))
+        let mut lock = ProcessLock::new(self.spec.clone(), &ctx.endpoints.addrs(), params);
+        if let Some(sentinels) = &ctx.endpoints.sentinels {
+            lock = lock.with_sentinels(sentinels.clone());
+        }
+        Ok(Box::new(Arc::new(lock)))
     }
 }
 

@@ -6,7 +6,7 @@
 //! requests by a reader task, each recorded in the history (`notice`) as it arrives.
 
 use super::codec::{
-    self, Init, Notice, Op, Parsed, Reply, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    self, Init, InitSentinels, Notice, Op, Parsed, Reply, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 use super::inside::{pause_inside, Request};
 use super::spawn::{hello_path, spawn_adapter, stderr_path};
@@ -329,6 +329,15 @@ impl Shared {
             process: self.who.process,
             seed: self.who.seed,
             extra: config.spec.extra.clone(),
+            sentinels: config.sentinels.as_ref().map(|s| InitSentinels {
+                master: s.master.clone(),
+                addrs: s.addrs.iter().map(ToString::to_string).collect(),
+                nat: s
+                    .nat
+                    .iter()
+                    .map(|(named, proxy)| (named.to_string(), proxy.to_string()))
+                    .collect(),
+            }),
         };
         if let Err(e) = write_line(&mut pipes.stdin, &codec::init_line(&init)).await {
             return Err(self

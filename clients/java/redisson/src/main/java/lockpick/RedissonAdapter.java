@@ -9,6 +9,7 @@ import lockpick.Protocol.Keys;
 import lockpick.Protocol.Reply;
 import lockpick.Protocol.Values;
 import org.redisson.Redisson;
+import org.redisson.api.HostPortNatMapper;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
@@ -37,6 +38,19 @@ import org.redisson.config.Config;
  * every one of the locks is taken. Redisson's RedLock ({@code getRedLock}, a majority) is
  * deprecated, its docs say, superseded by RLock and RFencedLock; MultiLock is not.
  *
+ * <p>On a {@code redis-sentinel} server (the init carries {@code sentinels}), one Redisson client
+ * in Sentinel mode, as its docs configure it: {@code config.useSentinelServers().setMasterName(…)
+ * .addSentinelAddress("redis://host:port", …)}. Redisson then asks the sentinels for the master
+ * and follows it on a failover. The addresses the sentinels answer are mapped to the nodes'
+ * proxies by the init's NAT map, given as Redisson's docs give one ({@code natMapper}, its
+ * {@code HostPortNatMapper}), as a user behind a NAT would (docs/client-protocol.md).
+ *
+ * <p>{@code check_lock_synced_slaves} is Redisson's {@code checkLockSyncedSlaves} (default true,
+ * as Redisson's): after each lock write Redisson sends {@code WAIT <replicas> slavesSyncTimeout}
+ * (1000 ms) for the replicas the master reports, and when none acknowledged it undoes the write
+ * (unlock) and retries, up to {@code retryAttempts}, then throws
+ * {@code NoSyncedSlavesException} (answered as {@code info}: whether the undo took is not said).
+ *
  * <p>No events (protocol 1): Redisson tells its user nothing when the watchdog loses the lock.
  * {@code RLock}/{@code RFencedLock} (3.52.0) have no listener or callback for it; the
  * watchdog's renewal task ({@code org.redisson.renewal.RenewalTask}) logs "Can't update locks
@@ -53,7 +67,11 @@ public final class RedissonAdapter {
             .bool("fenced", false, "true: RFencedLock (getFencedLock), its token the fencing token;"
                     + " false: RLock (getLock), no token")
             .bool("multi", false, "true: getMultiLock of one RLock per node, each on its own Redisson"
-                    + " client (all must be taken); false: one RLock on the first node");
+                    + " client (all must be taken); false: one RLock on the first node, or on the master"
+                    + " the sentinels name on a redis-sentinel server")
+            .bool("check_lock_synced_slaves", true, "Redisson's checkLockSyncedSlaves: after each lock"
+                    + " write, WAIT for the master's replicas (slavesSyncTimeout, 1 s); none acknowledged:"
+                    + " the write is undone and retried, then NoSyncedSlavesException");
 
     public static void main(String[] args) {
         Protocol.serve(RedissonAdapter::start);
@@ -64,7 +82,12 @@ public final class RedissonAdapter {
         boolean watchdog = keys.bool("watchdog");
         boolean fenced = keys.bool("fenced");
         boolean multi = keys.bool("multi");
+        boolean checkSynced = keys.bool("check_lock_synced_slaves");
 
+        if (multi && init.sentinels != null) {
+            throw new BadInit("init.multi: true is not allowed on a redis-sentinel server (init.sentinels"
+                    + " names one master, and a MultiLock needs a Redisson client per master); allowed: false");
+        }
         if (multi && fenced) {
             throw new BadInit("init: multi and fenced cannot both be true: a MultiLock groups RLocks and"
                     + " gives no token");
@@ -76,13 +99,13 @@ public final class RedissonAdapter {
             RedissonClient[] clients = new RedissonClient[init.nodes.size()];
             locks = new RLock[clients.length];
             for (int i = 0; i < locks.length; i++) {
-                clients[i] = client(init, init.nodes.get(i), true);
+                clients[i] = client(init, init.nodes.get(i), true, checkSynced);
                 locks[i] = clients[i].getLock(name);
             }
             // "anyRedisson.getMultiLock(lock1, lock2, …)": any of the clients.
             lock = clients[0].getMultiLock(locks);
         } else {
-            RedissonClient redisson = client(init, init.nodes.get(0));
+            RedissonClient redisson = client(init, init.nodes.get(0), false, checkSynced);
             lock = fenced ? redisson.getFencedLock(name) : redisson.getLock(name);
         }
         RLock[] subLocks = locks;
@@ -177,27 +200,34 @@ public final class RedissonAdapter {
                 + " was already gone");
     }
 
-    /** A Redisson client of one server, as Redisson's docs build it. */
-    private static RedissonClient client(Init init, String node) {
-        return client(init, node, false);
-    }
-
     /**
-     * {@code small}: one of several clients in this JVM (MultiLock). Each then opens 1 idle
-     * connection instead of Redisson's default 24 (connectionMinimumIdleSize, and 1 of its
-     * subscription connections): five default clients open 120+ connections and 5 x 32 Netty
-     * threads before the hello, which on a loaded 2-core machine took longer than lockpick's
-     * 15 s start limit. Pool sizes only; the lock's code paths are Redisson's defaults.
+     * A Redisson client of one server, or of the master the init's sentinels name, as Redisson's
+     * docs build it. {@code small}: one of several clients in this JVM (MultiLock). Each then
+     * opens 1 idle connection instead of Redisson's default 24 (connectionMinimumIdleSize, and 1
+     * of its subscription connections): five default clients open 120+ connections and 5 x 32
+     * Netty threads before the hello, which on a loaded 2-core machine took longer than
+     * lockpick's 15 s start limit. Pool sizes only; the lock's code paths are Redisson's defaults.
      */
-    private static RedissonClient client(Init init, String node, boolean small) {
+    private static RedissonClient client(Init init, String node, boolean small, boolean checkSynced) {
         Config config = new Config();
         config.setLockWatchdogTimeout(init.ttlMs);
+        config.setCheckLockSyncedSlaves(checkSynced);
         // The JDK's resolver instead of Redisson's default Netty DNS resolver, which opens UDP
         // sockets on the wildcard address (0.0.0.0) at start though the address is a literal
         // 127.0.0.1 that needs no lookup: lockpick's processes stay on loopback. Resolving only;
         // the lock's code paths are Redisson's defaults.
         config.setAddressResolverGroupFactory(
                 (datagram, socket, nameServers) -> DefaultAddressResolverGroup.INSTANCE);
+        if (init.sentinels != null) {
+            var sentinel = config.useSentinelServers().setMasterName(init.sentinels.master);
+            for (String address : init.sentinels.addrs) {
+                sentinel.addSentinelAddress("redis://" + address);
+            }
+            HostPortNatMapper nat = new HostPortNatMapper();
+            nat.setHostsPortMap(init.sentinels.nat);
+            sentinel.setNatMapper(nat);
+            return Redisson.create(config);
+        }
         var server = config.useSingleServer().setAddress("redis://" + node);
         if (small) {
             server.setConnectionMinimumIdleSize(1).setSubscriptionConnectionMinimumIdleSize(1);
