@@ -204,7 +204,7 @@ async fn an_adapter_that_refuses_its_init_is_a_usage_error_with_its_reason() {
     assert!(matches!(error, AdapterError::RefusedInit { .. }), "{error}");
     let message = error.to_string();
     assert!(
-        message.contains("it refused the scenario's options ([client] init): init.break"),
+        message.contains("it refused to start as the scenario asks (its [client] init options, or what its reason names): init.break"),
         "{message}"
     );
 }

@@ -15,11 +15,12 @@ pub enum AdapterError {
         /// How to install what is missing, when that is known.
         hint: String,
     },
-    /// The adapter answered `init` with `fail`: it cannot take the scenario's options (an
-    /// `[client] init` value it refuses), a usage error, not a break.
+    /// The adapter answered `init` with `fail`: it cannot start as the scenario asks (an
+    /// `[client] init` value it refuses, or a setting its library does not take: a Go helper
+    /// answers any start error so), a usage error, not a break. Its reason says which.
     #[error(
-        "run client {client}'s adapter `{command}`: it refused the scenario's options ([client] \
-         init): {reason}"
+        "run client {client}'s adapter `{command}`: it refused to start as the scenario asks (its \
+         [client] init options, or what its reason names): {reason}"
     )]
     RefusedInit {
         client: usize,
