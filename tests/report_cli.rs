@@ -335,8 +335,15 @@ fn compare_runs_sql_locks_and_the_scenarios_own_lock_keeps_its_client_options() 
         page.contains(r#"<tr class="row-invalid" data-backend="pg-advisory">"#),
         "{page}"
     );
+    // The same pause on MariaDB's GET_LOCK: never a violation. Usually not exposed (the server
+    // keeps the paused session and its lock); in a clean-clone CI run of be5632b it came out
+    // valid instead: one of its three pauses was judged to have opened a window (its history
+    // went with the test's temporary store, so which pause and why is not established; the
+    // last one, from 5.94 s for 1.72 s, ran into the run's end). Either is a correct answer
+    // for a lock that held; invalid is not.
     assert!(
-        page.contains(r#"<tr class="row-not-exposed" data-backend="mysql-get-lock">"#),
+        page.contains(r#"<tr class="row-not-exposed" data-backend="mysql-get-lock">"#)
+            || page.contains(r#"<tr class="row-valid" data-backend="mysql-get-lock">"#),
         "{page}"
     );
     // Each run keeps the file as written; the run on another lock says so on top.
