@@ -293,7 +293,7 @@ fn a_late_renewal_that_overwrote_the_key_is_named_and_so_is_the_lease_that_ran_o
 }
 
 #[test]
-fn a_grant_after_the_lease_ran_out_names_the_expiry_and_the_holders_pause() {
+fn a_grant_after_the_lease_ran_out_names_the_expiry_the_late_write_and_the_holders_pause() {
     // The lease of 300 ms the grant reported at 10 ms ran out at 310 ms.
     let events = H::default()
         .acquire(0, (0, 10), 1, Some(300))
@@ -307,7 +307,7 @@ fn a_grant_after_the_lease_ran_out_names_the_expiry_and_the_holders_pause() {
     let d = double(&events, 0, 1);
     assert!(
         d.summary.starts_with(
-            "process 0's lease ran out at 0.310 s and process 1 was granted the lock at 0.400 s: processes 0 and 1"
+            "process 0's lease ran out at 0.310 s and process 1 was granted the lock at 0.400 s; process 0 wrote at 0.810 s, 0.500 s after its lease ran out: processes 0 and 1"
         ),
         "{}",
         d.summary
