@@ -6,6 +6,7 @@
 use crate::exit_code::{HARNESS, USAGE};
 use lockpick_checker::history::ReadError;
 use lockpick_checker::linearizability::CheckError;
+use lockpick_checker::server_record::ServerReadError;
 use lockpick_harness::client::process::AdapterError;
 use lockpick_harness::matrix::MatrixError;
 use lockpick_harness::matrix_run::MatrixRunError;
@@ -43,6 +44,9 @@ pub enum Failure {
     /// A history (`check`, `export`) that cannot be read.
     #[error(transparent)]
     History(#[from] ReadError),
+    /// A run folder's server record (`server.jsonl`, `check`) that cannot be read.
+    #[error(transparent)]
+    ServerRecord(#[from] ServerReadError),
     /// `check --model`: a history that does not import, or does not fit the model.
     #[error("check {}: {source}", path.display())]
     CheckModel {
@@ -137,6 +141,7 @@ impl Failure {
             | Failure::Matrix(_)
             | Failure::StaleNotes(_)
             | Failure::History(_)
+            | Failure::ServerRecord(_)
             | Failure::CheckModel { .. }
             | Failure::RunScenario(_)
             | Failure::ReadInput { .. } => USAGE,

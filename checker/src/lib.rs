@@ -1,5 +1,6 @@
 //! Pure, synchronous checkers for lockpick histories: the history format, lock-safety checks,
-//! linearizability, and verdicts. No async runtime and no I/O beyond reading a history file.
+//! linearizability, and verdicts. No async runtime and no I/O beyond reading a history file
+//! and the server record beside it.
 
 pub mod exposure;
 pub mod fault_verbs;
@@ -12,4 +13,5 @@ pub mod lock;
 pub mod models;
 pub mod results;
 pub mod run_checks;
+pub mod server_record;
 pub mod verdict;

@@ -6,6 +6,7 @@ use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadErr
 use crate::lin_search::Budget;
 use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream, Property};
 use crate::results::LinSummary;
+use crate::server_record::ServerEvent;
 use crate::verdict::Verdict;
 use std::io::BufRead;
 use std::path::Path;
@@ -101,6 +102,14 @@ impl RunStream {
             exposure: Some(ExposureStream::new(plan)),
             ..RunStream::new(params)
         }
+    }
+
+    /// The same checks, with the server's own record of the locks set beside the holders'
+    /// beliefs ([`LockStream::with_server_record`]). Before any event is pushed.
+    pub fn with_server_record(mut self, server: Vec<ServerEvent>) -> Self {
+        debug_assert_eq!(self.events, 0, "the server record comes before the history");
+        self.lock = LockStream::with_server_record(&self.params, server);
+        self
     }
 
     /// Every check, in memory for what is open: linearizability is checked as the events go
@@ -204,6 +213,25 @@ pub fn check_run_file_exposed(
     plan: exposure::Plan,
 ) -> Result<FileChecks, ReadError> {
     stream_file(path, RunStream::bounded(params, Some(plan)))
+}
+
+/// [`check_run_file`], each fault instance judged by the rule `plan` gives its fault when there
+/// is one ([`check_run_file_exposed`]), and the server's own record of the locks set beside
+/// the holders' beliefs when there is one (a run folder's `server.jsonl`, read with
+/// [`read_server_record_in`](crate::server_record::read_server_record_in)); without either it
+/// is [`check_run_file`].
+pub fn check_run_file_with_server(
+    path: &Path,
+    params: &LockCheckParams,
+    plan: Option<exposure::Plan>,
+    server: Option<Vec<ServerEvent>>,
+) -> Result<FileChecks, ReadError> {
+    let stream = RunStream::bounded(params, plan);
+    let stream = match server {
+        Some(events) => stream.with_server_record(events),
+        None => stream,
+    };
+    stream_file(path, stream)
 }
 
 /// [`check_run_file_exposed`] over `reader`, which reads the history file at `path` while it

@@ -62,7 +62,9 @@ fn sentence(f: &Finding, view: &RunView) -> String {
         | FindingKind::LostUpdate
         | FindingKind::PhantomIncrement
         | FindingKind::Deadlock
-        | FindingKind::Lockout => None,
+        | FindingKind::Lockout
+        | FindingKind::SilentLoss
+        | FindingKind::SilentRetake => None,
     };
     // The checker's summary names the faults itself after this; the sentence says them once.
     let told = told.unwrap_or_else(|| {

@@ -12,7 +12,8 @@ use lockpick_checker::linearizability::check_file;
 use lockpick_checker::lock::{LockCheckParams, Property};
 use lockpick_checker::models::Model;
 use lockpick_checker::results::{RunResults, RESULTS_VERSION};
-use lockpick_checker::run_checks::{check_run_file, check_run_file_exposed, FileChecks, RunChecks};
+use lockpick_checker::run_checks::{check_run_file_with_server, FileChecks, RunChecks};
+use lockpick_checker::server_record::read_server_record_in;
 use lockpick_checker::verdict::Verdict;
 use lockpick_harness::scenario::{parse_scenario, Scenario};
 use std::path::{Path, PathBuf};
@@ -71,16 +72,26 @@ fn check_locks(args: CheckArgs) -> Outcome {
     }
     // A run's own scenario says what its faults are judged by: a re-check says "not exposed"
     // where the run did.
-    let found = match (&stored, &run_dir) {
-        (Some(scenario), Some(_)) => {
-            check_run_file_exposed(&history, &params, scenario.exposure_plan())?
-        }
-        _ => check_run_file(&history, &params)?,
+    let plan = match (&stored, &run_dir) {
+        (Some(scenario), Some(_)) => Some(scenario.exposure_plan()),
+        _ => None,
     };
+    // The server's own record of the locks, when the run folder has one (`server.jsonl`), is
+    // set beside the holders' beliefs; a run without one is checked as it always was.
+    let server = match &run_dir {
+        Some(dir) => read_server_record_in(dir)?,
+        None => None,
+    };
+    let server_torn = server.as_ref().and_then(|s| s.torn);
+    let found = check_run_file_with_server(&history, &params, plan, server.map(|s| s.events))?;
     let checks = found.checks.clone();
     outln!("{}: {} events", history.display(), found.events);
     if let Some(torn) = found.torn {
         outln!("  note: {}: {torn}", history.display());
+    }
+    if let (Some(torn), Some(dir)) = (server_torn, &run_dir) {
+        let path = dir.join(lockpick_checker::server_record::SERVER_RECORD_FILE);
+        outln!("  note: {}: {torn}", path.display());
     }
     out!("{}", printable(&checks.lock.to_string()));
     if let Some(lin) = &checks.linearizability {

@@ -27,20 +27,56 @@ pub enum FindingKind {
     /// One process was the only one granted (or holding) a lock for a long fault-free
     /// stretch while others asked for it: they were locked out.
     Lockout,
+    /// The server's record of a holder's lock was lost (expired, deleted, overwritten, its
+    /// node reset) while the holder went on believing it held it, and its library never told
+    /// it (an observation: what it did meanwhile is judged by the other checks).
+    SilentLoss,
+    /// The server's record of a holder's lock expired or was deleted, and the holder's
+    /// renewal set the same value again as if nothing had happened, unannounced (an
+    /// observation).
+    SilentRetake,
+}
+
+/// What a kind of finding is when it is found: what makes a run unsafe, what makes it stuck,
+/// or something worth knowing that judges nothing by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingClass {
+    /// A violation of safety: the verdict is invalid (a double holder only under the
+    /// `exclusive` property; under `fenced` it is an observation).
+    Safety,
+    /// A violation of liveness: the run is stuck, not unsafe.
+    Liveness,
+    /// Never a violation, whatever the property: listed among the observations and never
+    /// counted by the verdict. What it shows (the fence at work, a server that lost a
+    /// holder's record unannounced) matters through what the other checks find beside it.
+    Observation,
 }
 
 impl FindingKind {
-    /// Whether the finding, as a violation, breaks safety. A deadlock or a lockout breaks
-    /// liveness: the run is stuck, not unsafe.
-    pub fn is_safety(self) -> bool {
+    /// What the finding is: a safety or a liveness violation, or an observation.
+    pub fn class(self) -> FindingClass {
         match self {
             FindingKind::DoubleHolder
             | FindingKind::StaleWrite
-            | FindingKind::RejectedStaleWrite
             | FindingKind::LostUpdate
-            | FindingKind::PhantomIncrement => true,
-            FindingKind::Deadlock | FindingKind::Lockout => false,
+            | FindingKind::PhantomIncrement => FindingClass::Safety,
+            FindingKind::Deadlock | FindingKind::Lockout => FindingClass::Liveness,
+            FindingKind::RejectedStaleWrite
+            | FindingKind::SilentLoss
+            | FindingKind::SilentRetake => FindingClass::Observation,
         }
+    }
+
+    /// Whether the finding, as a violation, breaks safety. A deadlock or a lockout breaks
+    /// liveness: the run is stuck, not unsafe; an observation is never a violation.
+    pub fn is_safety(self) -> bool {
+        self.class() == FindingClass::Safety
+    }
+
+    /// Whether the finding is always an observation, whatever the property.
+    pub fn is_observation(self) -> bool {
+        self.class() == FindingClass::Observation
     }
 
     /// The name as written in reports and printed.
@@ -53,6 +89,8 @@ impl FindingKind {
             FindingKind::PhantomIncrement => "phantom-increment",
             FindingKind::Deadlock => "deadlock",
             FindingKind::Lockout => "lockout",
+            FindingKind::SilentLoss => "silent-loss",
+            FindingKind::SilentRetake => "silent-retake",
         }
     }
 }
@@ -90,6 +128,10 @@ pub struct Finding {
     pub faults: Vec<FaultWindow>,
     /// How many: lost or phantom increments, a lockout's grants to the one process.
     pub count: Option<u64>,
+    /// Lines of the server record (`server.jsonl` indices) that prove it, in ascending order:
+    /// a silent loss's or re-take's record changes (absent for the other kinds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_indices: Vec<u64>,
 }
 
 impl Finding {
@@ -105,6 +147,7 @@ impl Finding {
             window: None,
             faults: Vec::new(),
             count: None,
+            server_indices: Vec::new(),
         }
     }
 
@@ -171,8 +214,10 @@ impl Capped {
 pub(crate) struct Found {
     pub doubles: Capped,
     pub accepted: Capped,
-    pub rejected: Capped,
-    /// Lost updates, phantom increments, deadlocks, lockouts: violations whatever the property.
+    /// Every other finding, one kind to a `Capped`, in the order they are listed: a
+    /// violation or an observation as its kind's [`FindingClass`] says, whatever the property
+    /// (rejected stale writes, lost updates, phantom increments, deadlocks, lockouts, silent
+    /// losses and re-takes).
     pub others: Vec<Capped>,
     pub unknowns: Vec<String>,
     pub stats: LockStats,
@@ -180,11 +225,15 @@ pub(crate) struct Found {
     pub per_lock: Vec<LockCounts>,
     /// What the library told its holders, beside when they lost the lock.
     pub learned: Vec<super::Learned>,
+    /// The server's record set beside the holders' beliefs, when one was given.
+    pub server: Option<super::ServerView>,
 }
 
 /// Judges what the checks found against `property`: double holders are violations of an
-/// exclusive lock and observations of a fenced one; accepted stale writes, lost updates and
-/// deadlocks are violations; a history where no acquire succeeded tested nothing.
+/// exclusive lock and observations of a fenced one; every other finding is what its kind's
+/// class says (accepted stale writes, lost updates, deadlocks and lockouts are violations;
+/// rejected stale writes, silent losses and re-takes are observations); a history where no
+/// acquire succeeded tested nothing.
 pub(crate) fn judge(property: Property, found: Found) -> LockReport {
     let mut counts: Vec<KindCount> = Vec::new();
     let mut count = |c: &Capped| {
@@ -203,7 +252,8 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
         count(&found.doubles);
     }
     count(&found.accepted);
-    for c in &found.others {
+    let observed = |c: &Capped| c.listed.first().is_some_and(|f| f.kind.is_observation());
+    for c in found.others.iter().filter(|c| !observed(c)) {
         count(c);
     }
     let violation_counts = counts;
@@ -221,9 +271,12 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
         }
     }
     violations.add(found.accepted);
-    observations.add(found.rejected);
     for c in found.others {
-        violations.add(c);
+        if observed(&c) {
+            observations.add(c);
+        } else {
+            violations.add(c);
+        }
     }
     let mut per_lock = found.per_lock;
     for l in &mut per_lock {
@@ -273,6 +326,7 @@ pub(crate) fn judge(property: Property, found: Found) -> LockReport {
         omitted_learned: found.learned.len().saturating_sub(MAX_LISTED) as u64,
         learned: found.learned.into_iter().take(MAX_LISTED).collect(),
         per_lock,
+        server: found.server,
     }
 }
 
@@ -401,6 +455,12 @@ pub struct LockReport {
     pub learned: Vec<super::Learned>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted_learned: u64,
+    /// The server's own record of the locks set beside the holders' beliefs: which process's
+    /// value each node held when, and what was not judged; present only when the run has a
+    /// server record (`server.jsonl`). Its findings (silent losses and re-takes) are among the
+    /// observations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<super::ServerView>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -526,6 +586,11 @@ impl fmt::Display for LockReport {
                 f,
                 "  … and {more} more notice(s) from the library (the report lists them)"
             )?;
+        }
+        if let Some(server) = &self.server {
+            for line in server.lines() {
+                writeln!(f, "  {line}")?;
+            }
         }
         for u in &self.unknowns {
             writeln!(f, "  UNKNOWN: {u}")?;

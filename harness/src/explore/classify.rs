@@ -50,7 +50,11 @@ pub fn is_safety(f: &Finding) -> bool {
         | FindingKind::StaleWrite
         | FindingKind::LostUpdate
         | FindingKind::PhantomIncrement => true,
-        FindingKind::Deadlock | FindingKind::Lockout | FindingKind::RejectedStaleWrite => false,
+        FindingKind::Deadlock
+        | FindingKind::Lockout
+        | FindingKind::RejectedStaleWrite
+        | FindingKind::SilentLoss
+        | FindingKind::SilentRetake => false,
     }
 }
 
@@ -312,7 +316,9 @@ fn worst<'f>(
                 | FindingKind::PhantomIncrement
                 | FindingKind::Deadlock
                 | FindingKind::Lockout
-                | FindingKind::RejectedStaleWrite => {
+                | FindingKind::RejectedStaleWrite
+                | FindingKind::SilentLoss
+                | FindingKind::SilentRetake => {
                     if has_double {
                         Found::Nothing
                     } else {

@@ -27,7 +27,7 @@ pub(crate) fn check_locks_in_memory(events: &[Event], params: &LockCheckParams) 
     let doubles = double_holders(&ops, &held, &faults);
     let stale = stale_writes(&ops, &held, &faults);
     let mut unknowns = Vec::new();
-    let mut others = Vec::new();
+    let mut others = vec![stale.rejected];
     match lost_updates(&ops) {
         CounterCheck::NotCounter => {}
         CounterCheck::NoFinalRead => unknowns
@@ -52,7 +52,6 @@ pub(crate) fn check_locks_in_memory(events: &[Event], params: &LockCheckParams) 
     let found = Found {
         doubles: doubles.findings,
         accepted: stale.accepted,
-        rejected: stale.rejected,
         others,
         unknowns,
         stats,
@@ -62,6 +61,8 @@ pub(crate) fn check_locks_in_memory(events: &[Event], params: &LockCheckParams) 
         // Notices are information the streaming checker sets beside the losses; the oracle
         // is about findings.
         learned: Vec::new(),
+        // The server's record is set beside the streaming checker's holdings only.
+        server: None,
     };
     judge(params.property, found)
 }

@@ -24,8 +24,10 @@ use super::params::LockCheckParams;
 use super::report::{
     judge, Capped, Finding, Found, LockCounts, LockReport, LockStats, MAX_LISTED, STALE_TOKEN,
 };
+use super::server_view::{self, ServerInputs};
 use crate::faults::{FaultStream, FaultWindow};
 use crate::history::{EventKind, EventRef, Process, F};
+use crate::server_record::ServerEvent;
 use counter::{Counter, FinalRead};
 use culprit::Culprits;
 use deadlock::Deadlocks;
@@ -123,9 +125,22 @@ pub struct LockStream {
     changes: Vec<Change>,
     notices: Notices,
     culprits: Culprits,
+    /// The server's record of the locks and what of the history it is set beside, when the
+    /// run has one.
+    server: Option<(Vec<ServerEvent>, ServerInputs)>,
 }
 
 impl LockStream {
+    /// The checker, with the server's own record of the locks (`server.jsonl`, in its order)
+    /// to set beside the holders' beliefs at the end ([`crate::lock::ServerView`]). Memory then
+    /// grows with the history's acquires, renewals, holdings and notices too.
+    pub fn with_server_record(params: &LockCheckParams, server: Vec<ServerEvent>) -> Self {
+        LockStream {
+            server: Some((server, ServerInputs::default())),
+            ..LockStream::new(params)
+        }
+    }
+
     pub fn new(params: &LockCheckParams) -> Self {
         LockStream {
             params: *params,
@@ -148,6 +163,7 @@ impl LockStream {
             changes: Vec::new(),
             notices: Notices::default(),
             culprits: Culprits::default(),
+            server: None,
         }
     }
 
@@ -173,13 +189,12 @@ impl LockStream {
         if e.f == F::Notice {
             // A point in time the library chose, not an operation: it neither completes what
             // is in flight nor retires the process.
-            self.notices.notice(
-                p,
-                e.value.event.as_deref().unwrap_or(""),
-                e.value.token,
-                e.value.note.as_deref(),
-                at,
-            );
+            let event = e.value.event.as_deref().unwrap_or("");
+            self.notices
+                .notice(p, event, e.value.token, e.value.note.as_deref(), at);
+            if let Some((_, s)) = &mut self.server {
+                s.notice(p, event, at);
+            }
             return;
         }
         let lane = (p, e.f == F::Renew);
@@ -192,6 +207,9 @@ impl LockStream {
             self.processes.insert(p);
             let lock = self.names.id(e.lock.as_deref());
             self.culprits.invoked(p, lane.1, e.f, lock, at);
+            if let Some((_, s)) = &mut self.server {
+                s.invoked(p, e.f, lock, at, e.value.holder.as_deref());
+            }
             let (attached, since) = self.holdings.invoke(p, e.f, lock, at, &mut self.changes);
             self.apply_changes();
             let mut wanting_since = e.time_ns;
@@ -230,6 +248,9 @@ impl LockStream {
         let invoked_on = op.lock;
         if op.lock == 0 && e.lock.is_some() {
             op.lock = self.names.id(e.lock.as_deref());
+        }
+        if let Some((_, s)) = &mut self.server {
+            s.completed(p, lane.1, op.lock, e.kind, at, e.value.holder.as_deref());
         }
         let counts = e.kind == EventKind::Ok && !self.holdings.retired(p);
         let invoked = (op.invoke_ns, op.invoke_index);
@@ -353,6 +374,9 @@ impl LockStream {
     fn closed(&mut self, h: Holding) {
         self.stats.holding_intervals += 1;
         self.culprits.closed(&h);
+        if let Some((_, s)) = &mut self.server {
+            s.holding(&h);
+        }
         if let Some(d) = &mut self.deadlocks {
             d.closed(
                 h.lock,
@@ -407,7 +431,16 @@ impl LockStream {
         let mut per_lock = self.names.per_lock();
         let names = &self.names.names;
         let mut unknowns = Vec::new();
-        let mut others = Vec::new();
+        // Observations whatever the property: the fence at work.
+        let mut others = vec![Capped {
+            omitted: self.rejected.omitted,
+            listed: self
+                .rejected
+                .into_sorted()
+                .into_iter()
+                .map(|(lock, w, max)| describe::rejected(&names[lock as usize], &w, max, faults))
+                .collect(),
+        }];
         if self.counter.writes > 0 {
             if self.counter.final_read.is_none() {
                 unknowns.push(
@@ -428,6 +461,13 @@ impl LockStream {
             others.push(Capped::of(deadlocks));
             others.push(Capped::of(lockouts));
         }
+        // The server's record beside the beliefs: its observations come last.
+        let server = self.server.take().map(|(events, inputs)| {
+            let judged = server_view::judge(&events, &inputs, names, faults);
+            others.push(Capped::of(judged.losses));
+            others.push(Capped::of(judged.retakes));
+            judged.view
+        });
         let found = Found {
             doubles: Capped {
                 omitted: self.doubles.omitted,
@@ -453,22 +493,12 @@ impl LockStream {
                     })
                     .collect(),
             },
-            rejected: Capped {
-                omitted: self.rejected.omitted,
-                listed: self
-                    .rejected
-                    .into_sorted()
-                    .into_iter()
-                    .map(|(lock, w, max)| {
-                        describe::rejected(&names[lock as usize], &w, max, faults)
-                    })
-                    .collect(),
-            },
             others,
             unknowns,
             stats: self.stats,
             per_lock,
             learned,
+            server,
         };
         judge(self.params.property, found)
     }

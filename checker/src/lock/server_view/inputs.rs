@@ -1,0 +1,146 @@
+//! What the server view needs of the history, gathered as the lock checker streams it: each
+//! acquire's and renewal's window (invoke to completion) and the holder value it named, the
+//! believed holdings as the checker closes them (the same holdings every other check uses),
+//! and each `notice`. Memory: one entry per acquire, renewal, holding and notice of the
+//! history, kept only when a server record was given.
+
+use crate::history::{EventKind, F};
+use crate::lock::stream::holdings::{EndReason, Holding};
+use std::collections::HashMap;
+
+/// An acquire or a renewal, from its invocation to its completion (`None`: never came, or
+/// came as `info`, its outcome unknown).
+#[derive(Debug, Clone)]
+pub(crate) struct Window {
+    pub process: u64,
+    pub lock: u32,
+    pub f: F,
+    pub invoke_ns: u64,
+    pub invoke_index: u64,
+    pub done: Option<(u64, u64)>,
+}
+
+/// A believed holding, as [`crate::lock::stream::holdings`] closed it.
+#[derive(Debug, Clone)]
+pub(crate) struct Held {
+    pub process: u64,
+    pub lock: u32,
+    pub token: Option<u64>,
+    pub acquire_index: u64,
+    pub asked_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub end_index: u64,
+    pub end: EndReason,
+    /// Its writes' invocations: (time, index).
+    pub writes: Vec<(u64, u64)>,
+}
+
+/// A `notice`: what the library told a process, and when.
+#[derive(Debug, Clone)]
+pub(crate) struct Told {
+    pub process: u64,
+    pub ns: u64,
+    pub event: String,
+}
+
+impl Told {
+    /// Whether it told the holder it had, or may have, lost the lock.
+    pub fn warns(&self) -> bool {
+        matches!(self.event.as_str(), "lost" | "suspended")
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ServerInputs {
+    pub windows: Vec<Window>,
+    /// Per lane (process, is a renew), its window in flight.
+    open: HashMap<(u64, bool), usize>,
+    /// Per (lock, holder value the history names on an acquire), the processes that named it.
+    pub holders: HashMap<(u32, String), Vec<u64>>,
+    pub held: Vec<Held>,
+    pub told: Vec<Told>,
+}
+
+impl ServerInputs {
+    /// `p` invoked `f` on `lock` at `at`, naming `holder`.
+    pub fn invoked(&mut self, p: u64, f: F, lock: u32, at: (u64, u64), holder: Option<&str>) {
+        if !matches!(f, F::Acquire | F::Renew) {
+            return;
+        }
+        self.open.insert((p, f == F::Renew), self.windows.len());
+        self.windows.push(Window {
+            process: p,
+            lock,
+            f,
+            invoke_ns: at.0,
+            invoke_index: at.1,
+            done: None,
+        });
+        if f == F::Acquire {
+            self.holder(p, lock, holder);
+        }
+    }
+
+    /// The operation in flight on `p`'s lane completed at `at` with `kind`, on `lock` (the
+    /// lock its completion names when its invocation named none), naming `holder`.
+    pub fn completed(
+        &mut self,
+        p: u64,
+        renew: bool,
+        lock: u32,
+        kind: EventKind,
+        at: (u64, u64),
+        holder: Option<&str>,
+    ) {
+        let Some(i) = self.open.remove(&(p, renew)) else {
+            return;
+        };
+        let w = &mut self.windows[i];
+        // An outcome unknown (`info`) leaves its request free to reach the server later:
+        // the window stays open to the end, as one that never completed.
+        w.done = (kind != EventKind::Info).then_some(at);
+        w.lock = lock;
+        if w.f == F::Acquire && kind == EventKind::Ok {
+            self.holder(p, lock, holder);
+        }
+    }
+
+    fn holder(&mut self, p: u64, lock: u32, holder: Option<&str>) {
+        if let Some(h) = holder {
+            let ps = self.holders.entry((lock, h.to_owned())).or_default();
+            if !ps.contains(&p) {
+                ps.push(p);
+            }
+        }
+    }
+
+    /// The checker closed holding `h`.
+    pub fn holding(&mut self, h: &Holding) {
+        self.held.push(Held {
+            process: h.process,
+            lock: h.lock,
+            token: h.token,
+            acquire_index: h.acquire_index,
+            asked_ns: h.asked_ns,
+            start_ns: h.start_ns,
+            end_ns: h.end_ns,
+            end_index: h.end_index,
+            end: h.end,
+            writes: h
+                .writes
+                .iter()
+                .map(|w| (w.invoke_ns, w.invoke_index))
+                .collect(),
+        });
+    }
+
+    /// The library told `p` `event` at `at` (time, index).
+    pub fn notice(&mut self, p: u64, event: &str, at: (u64, u64)) {
+        self.told.push(Told {
+            process: p,
+            ns: at.0,
+            event: event.to_owned(),
+        });
+    }
+}
