@@ -685,7 +685,7 @@ fn shipped_adapters() -> Vec<(PathBuf, ProcessSpec)> {
             node_adapter(library),
         ));
     }
-    for library in ["redis_py", "kazoo", "pottery", "redis_lock"] {
+    for library in ["redis_py", "kazoo", "pottery", "redis_lock", "portalocker"] {
         all.push((
             repo().join("clients/python").join(library),
             python_adapter(library),
