@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Standalone reproduction of docs/findings/redisson-multilock.md (no lockpick needed).
+#
+#   bash repro.sh [3.52.0|3.27.2|3.27.1]     (default 3.52.0)
+#
+# Needs java (17+, it runs MultiLockUnlock.java as a single source file), mvn, and
+# redis-server / redis-cli on PATH. Starts three redis-servers without persistence on free
+# loopback ports in a temp dir, copies the pinned dependencies (pom.xml) into that temp dir,
+# runs the program, and on any exit kills every server it started and removes the temp dir.
+# Exit status: the program's (1 = BUG REPRODUCED, 0 = not reproduced), 2 = usage or setup error.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+start_redis() { # name port: a redis-server without persistence, its pid in $REPRO_TMP/name.pid
+    local name=$1 port=$2
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$REPRO_TMP" --daemonize yes --pidfile "$REPRO_TMP/$name.pid" \
+        --logfile "$REPRO_TMP/$name.log"
+    for _ in $(seq 400); do
+        redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "redis-server $name on port $port did not answer within 20 s; its log:" >&2
+    tail -5 "$REPRO_TMP/$name.log" >&2 || true
+    return 2
+}
+
+# Called by the program: kill -9 a server and start it again, empty.
+if [ "${1:-}" = "--restart-redis" ]; then
+    name=$2 port=$3
+    pid="$(cat "$REPRO_TMP/$name.pid")"
+    kill -9 "$pid"
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
+    start_redis "$name" "$port"
+    echo "(repro.sh: $name killed (pid $pid) and restarted empty (pid $(cat "$REPRO_TMP/$name.pid")))"
+    exit 0
+fi
+
+version="${1:-3.52.0}"
+case "$version" in
+    3.52.0|3.27.2|3.27.1) ;;
+    *) echo "usage: bash repro.sh [3.52.0|3.27.2|3.27.1]" >&2; exit 2 ;;
+esac
+
+REPRO_TMP="$(mktemp -d)"
+export REPRO_TMP
+export REPRO_SH="$here/repro.sh"
+cleanup() {
+    for f in "$REPRO_TMP"/*.pid; do
+        [ -e "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true
+    done
+    rm -rf "$REPRO_TMP"
+}
+trap cleanup EXIT
+
+free_port() { # below Linux's ephemeral range (32768-60999), so no client socket holds it
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 12000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+    done
+}
+
+echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "redisson: $version"
+echo "java: $(java -version 2>&1 | head -1)"
+echo "redis-server: $(redis-server --version)"
+echo "mvn: $(mvn -B -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g')"
+
+# The pinned dependencies, into the temp dir (offline from ~/.m2 when they are there).
+mvn_args=(-B -q -Dstyle.color=never -f "$here/pom.xml" -Dredisson.version="$version" -Drepro.lib="$REPRO_TMP/lib"
+          dependency:copy-dependencies)
+mvn -o "${mvn_args[@]}" >/dev/null 2>&1 || mvn "${mvn_args[@]}"
+echo "classpath: $(cd "$REPRO_TMP/lib" && ls | tr '\n' ' ')"
+
+ports=()
+for n in n1 n2 n3; do
+    for try in 1 2 3; do # a port taken between the check and the bind: another one
+        p="$(free_port)"
+        start_redis "$n" "$p" && break
+        [ "$try" = 3 ] && exit 2
+    done
+    ports+=("$p")
+done
+
+set +e
+java -cp "$REPRO_TMP/lib/*" "$here/MultiLockUnlock.java" "${ports[@]}"
+rc=$?
+set -e
+exit "$rc"
