@@ -42,7 +42,8 @@ pub fn server_versions() -> Vec<(String, String)> {
 }
 
 /// The version of a release setup built: a binary's `--version` (its first line's last word,
-/// `etcd Version: 3.6.16`), or, for a folder of jars, the version in `<kind>-<version>.jar`.
+/// `etcd Version: 3.6.16`), or, for a folder of jars, the version in `<kind>-<version>.jar` (or its family's, the
+/// kind's name before its first `-`).
 fn built_version(path: &Path, kind: &str) -> Option<String> {
     if path.is_file() {
         let out = Command::new(path).arg("--version").output().ok()?;
@@ -54,14 +55,36 @@ fn built_version(path: &Path, kind: &str) -> Option<String> {
             .last()
             .map(str::to_owned);
     }
-    let prefix = format!("{kind}-");
-    std::fs::read_dir(path)
+    let names: Vec<String> = std::fs::read_dir(path)
         .ok()?
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter_map(|n| {
+        .collect();
+    // A variant kind runs its family's jar: `hazelcast-unsafe` is `hazelcast-5.4.0.jar`.
+    let family = kind.split('-').next().unwrap_or(kind);
+    [kind, family].into_iter().find_map(|artifact| {
+        let prefix = format!("{artifact}-");
+        names.iter().find_map(|n| {
             let v = n.strip_prefix(&prefix)?.strip_suffix(".jar")?.to_owned();
             v.starts_with(|c: char| c.is_ascii_digit()).then_some(v)
         })
-        .next()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::built_version;
+
+    #[test]
+    fn a_jar_folder_names_the_kinds_version_or_its_familys() {
+        let dir = tempfile::tempdir().unwrap();
+        for jar in ["hazelcast-5.4.0.jar", "zookeeper-jute-3.9.3.jar", "zookeeper-3.9.3.jar"] {
+            std::fs::write(dir.path().join(jar), b"").unwrap();
+        }
+        let found = |kind| built_version(dir.path(), kind);
+        assert_eq!(found("hazelcast").as_deref(), Some("5.4.0"));
+        assert_eq!(found("hazelcast-unsafe").as_deref(), Some("5.4.0"));
+        assert_eq!(found("zookeeper").as_deref(), Some("3.9.3"));
+        assert_eq!(found("etcd"), None);
+    }
 }
