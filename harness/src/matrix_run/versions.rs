@@ -78,7 +78,11 @@ mod tests {
     #[test]
     fn a_jar_folder_names_the_kinds_version_or_its_familys() {
         let dir = tempfile::tempdir().unwrap();
-        for jar in ["hazelcast-5.4.0.jar", "zookeeper-jute-3.9.3.jar", "zookeeper-3.9.3.jar"] {
+        for jar in [
+            "hazelcast-5.4.0.jar",
+            "zookeeper-jute-3.9.3.jar",
+            "zookeeper-3.9.3.jar",
+        ] {
             std::fs::write(dir.path().join(jar), b"").unwrap();
         }
         let found = |kind| built_version(dir.path(), kind);
