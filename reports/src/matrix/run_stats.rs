@@ -6,6 +6,7 @@ use crate::quantiles::quantile;
 use crate::view::{Outcome, RunView};
 use lockpick_checker::exposure::{exposures, Plan};
 use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::lock::Property;
 use lockpick_checker::results::RunResults;
 
 /// Where a run sits in the matrix and how to find and repeat it.
@@ -40,7 +41,12 @@ pub fn summarize_run(place: RunPlace, r: &RunResults, events: &[Event], plan: Pl
         .iter()
         .filter(|v| v.kind.is_safety())
         .filter_map(|v| v.window.as_ref().map(|w| w.start_ns))
-        .chain(r.linearizability.as_ref().and_then(|l| l.violated_at_ns))
+        .chain(
+            r.linearizability
+                .as_ref()
+                .filter(|_| r.lock.property == Property::Exclusive)
+                .and_then(|l| l.violated_at_ns),
+        )
         .min()
         .map(|ns| ns.saturating_sub(start_ns) as f64 / 1e6);
     let view = RunView::new(events);
@@ -67,12 +73,15 @@ pub fn summarize_run(place: RunPlace, r: &RunResults, events: &[Event], plan: Pl
         exposed_by: reach.as_ref().ok().cloned(),
         not_exposed: reach.err(),
         exposed_instances: exposure.planned.then_some((exposed_instances, instances)),
-        // A non-linearizable lock history is a violation too; a deadlock is not one.
+        // A non-linearizable lock history is a violation too, under the exclusive property
+        // only (under `fenced` the fence absorbs a broken lease, as the run's verdict says:
+        // `RunChecks::verdict`); a deadlock is not one.
         violations: safety_violations(&r.lock)
             + u64::from(
-                r.linearizability
-                    .as_ref()
-                    .is_some_and(|l| l.verdict == lockpick_checker::verdict::Verdict::Invalid),
+                r.lock.property == Property::Exclusive
+                    && r.linearizability
+                        .as_ref()
+                        .is_some_and(|l| l.verdict == lockpick_checker::verdict::Verdict::Invalid),
             ),
         first_violation_ms,
         acquires_ok: s.acquires_ok,
@@ -147,7 +156,7 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
 mod tests {
     use super::*;
     use lockpick_checker::history::{Value, FORMAT_VERSION};
-    use lockpick_checker::lock::{check_locks, LockCheckParams, Property};
+    use lockpick_checker::lock::{check_locks, LockCheckParams};
     use lockpick_checker::results::{LinSummary, RESULTS_VERSION};
     use lockpick_checker::verdict::Verdict;
 
@@ -221,6 +230,14 @@ mod tests {
         assert_eq!(run.violations, 1);
         // Counted from the workload's first operation, like the lock checks' findings.
         assert_eq!(run.first_violation_ms, Some(50.0));
+
+        // Under `fenced` the lease model's violation is what the fence absorbs: the run is
+        // valid (RunChecks::verdict), so it counts no violation and has no first one.
+        let mut fenced = results.clone();
+        fenced.lock.property = Property::Fenced;
+        fenced.verdict = Verdict::Valid;
+        let run = summarize_run(RunPlace::default(), &fenced, &events, plan.clone());
+        assert_eq!((run.violations, run.first_violation_ms), (0, None));
 
         // A violation that could not be narrowed down to an operation has no time.
         results.linearizability.as_mut().unwrap().violated_at_ns = None;
