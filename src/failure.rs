@@ -175,6 +175,8 @@ impl Failure {
                 | RunError::Server(_)
                 | RunError::Client { .. }
                 | RunError::Resource(_)
+                | RunError::Watch(_)
+                | RunError::ReadServerRecord(_)
                 | RunError::ReadHistory(_) => HARNESS,
                 RunError::Adapter(e) => match &**e {
                     // The scenario's `[client] init`, refused by an adapter that declares no

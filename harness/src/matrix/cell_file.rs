@@ -107,6 +107,7 @@ impl<'a> CellSettings<'a> {
                     nodes: row.nodes.map(|n| Spanned::new(row.span.clone(), n)),
                     persistence: None,
                     version: row.version.clone(),
+                    record: None,
                 },
             )),
             client: Some(Spanned::new(

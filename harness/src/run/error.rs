@@ -48,6 +48,11 @@ pub enum RunError {
     /// A client adapter could not be started or broke the client protocol.
     #[error(transparent)]
     Adapter(#[from] Box<crate::client::process::AdapterError>),
+    /// The server kind's watcher could not watch the nodes (see [`crate::server::Watch`]).
+    #[error("watch the servers: {0}")]
+    Watch(String),
+    #[error("read back the server record: {0}")]
+    ReadServerRecord(#[from] lockpick_checker::server_record::ServerReadError),
     #[error("read back the history: {0}")]
     ReadHistory(#[from] lockpick_checker::history::ReadError),
 }

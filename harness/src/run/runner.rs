@@ -14,10 +14,13 @@ use crate::processes::Supervisor;
 use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
+use crate::server::record::ServerLog;
+use crate::server::{WatchCtx, Watching};
 use lockpick_checker::history::{EventKind, Process, Value, F};
 use lockpick_checker::lock::LockCheckParams;
 use lockpick_checker::results::{RunResults, ServerRan, RESULTS_VERSION};
-use lockpick_checker::run_checks::check_run_file_exposed;
+use lockpick_checker::run_checks::check_run_file_with_server;
+use lockpick_checker::server_record::{read_server_record_in, SERVER_RECORD_FILE};
 use lockpick_store::{Ended, Phase};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -149,11 +152,16 @@ async fn run_recorded(
         Some(live) => tokio::task::spawn_blocking(move || live.finish())
             .await
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?,
-        None => check_run_file_exposed(
-            &dir.join("history.jsonl"),
-            &check_params(scenario),
-            scenario.exposure_plan(),
-        )?,
+        None => {
+            // The server's own record, when the run kept one, beside the holders' beliefs.
+            let server = read_server_record_in(dir)?.map(|r| r.events);
+            check_run_file_with_server(
+                &dir.join("history.jsonl"),
+                &check_params(scenario),
+                Some(scenario.exposure_plan()),
+                server,
+            )?
+        }
     }
     .checks;
     let results = RunResults {
@@ -241,6 +249,9 @@ async fn run_with(
 
     record.advance(Phase::Workload)?;
     let recorder = Arc::new(Recorder::create(&dir.join("history.jsonl"))?);
+    // After the reset of reused servers (so no earlier run's key is seen) and before any
+    // client acts (so every change of this run's is).
+    let watch = start_watch(scenario, servers, opts, dir, &recorder).await?;
     let mut soak = match plan.soak_cycle_ms {
         Some(cycle_ms) => Some((
             LiveCheck::start(
@@ -340,6 +351,11 @@ async fn run_with(
     let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     tasks.abort_all();
     let nemesis_result = nemesis.await.unwrap_or(Ok(()));
+    // After the last release: the watchers catch up with it, then stop.
+    if let Some((log, watching)) = watch {
+        watching.finish(WATCH_FINISH_LIMIT).await;
+        log.finish()?;
+    }
 
     if scenario.workload.kind == WorkloadKind::Counter {
         final_read(
@@ -370,6 +386,66 @@ async fn run_with(
         server_version: servers.nodes.version.clone(),
         live,
     })
+}
+
+/// How long the watchers may take to catch up with their nodes at a run's end.
+const WATCH_FINISH_LIMIT: Duration = Duration::from_secs(5);
+
+/// Starts the server kind's watcher on every lock node, writing `server.jsonl` in `dir`, when
+/// the kind has one and the scenario did not turn it off (`[server] record = false`). The
+/// nodes are reached directly: lockpick's own at the address their proxy points at, external
+/// ones at the address given.
+async fn start_watch(
+    scenario: &Scenario,
+    servers: &Instance,
+    opts: &super::options::RunOptions,
+    dir: &Path,
+    recorder: &Arc<Recorder>,
+) -> Result<Option<(Arc<ServerLog>, Watching)>, RunError> {
+    let Some(watch) = scenario.server.watch().filter(|_| scenario.record_server) else {
+        return Ok(None);
+    };
+    let names: Vec<String> = servers
+        .nodes
+        .endpoints
+        .nodes
+        .iter()
+        .map(|(n, _)| n.clone())
+        .collect();
+    let nodes: Vec<(String, std::net::SocketAddr)> = if opts.external.is_empty() {
+        let running = servers.supervisor.lock().await.nodes();
+        names
+            .iter()
+            .filter_map(|n| {
+                let node = running
+                    .iter()
+                    .find(|r| &r.name == n && r.name != RESOURCE_NODE)?;
+                Some((n.clone(), node.addr))
+            })
+            .collect()
+    } else {
+        names
+            .into_iter()
+            .zip(opts.external.iter().copied())
+            .collect()
+    };
+    let log = Arc::new(ServerLog::create(
+        &dir.join(SERVER_RECORD_FILE),
+        recorder.clone(),
+    )?);
+    let watching = watch
+        .start(WatchCtx {
+            nodes,
+            persistence: scenario.persistence,
+            log: log.clone(),
+        })
+        .await
+        .map_err(|e| {
+            RunError::Watch(format!(
+                "{e} (`[server] record = false` runs without the server record)"
+            ))
+        })?;
+    Ok(Some((log, watching)))
 }
 
 /// CPU milliseconds used so far by each lock server node this run started (none for

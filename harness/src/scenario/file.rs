@@ -50,6 +50,9 @@ pub(crate) struct RawServer {
     pub(crate) persistence: Option<Spanned<String>>,
     /// The server's release, one of its kind's [`ServerKind::versions`].
     pub(crate) version: Option<Spanned<String>>,
+    /// Whether the run writes the server's own record of the lock (`server.jsonl`), where
+    /// the kind has a watcher: on unless `false`.
+    pub(crate) record: Option<Spanned<bool>>,
 }
 
 /// The `kind` and `discipline` of `[client]`; the other keys are the client kind's to read.
@@ -225,6 +228,7 @@ pub(crate) fn check(
         version: servers.version,
         nodes: servers.nodes,
         persistence: servers.persistence,
+        record_server: servers.record,
         client,
         lock,
         workload,
@@ -276,6 +280,7 @@ struct ServerSettings<'a> {
     nodes: usize,
     version: Option<&'static ServerVersion>,
     persistence: Persistence,
+    record: bool,
 }
 
 /// Reads the server and client kinds, then the server's `nodes`, `version` and
@@ -293,6 +298,7 @@ fn server_settings<'a>(
     let nodes = node_count(src, server, client_kind, table, section)?;
     let version = server_version(src, server, table.and_then(|t| t.version.as_ref()), section)?;
     let persistence = persistence(src, server, table, section)?;
+    let record = record(src, server, table, section)?;
     Ok(ServerSettings {
         server,
         client_kind,
@@ -300,6 +306,7 @@ fn server_settings<'a>(
         nodes,
         version,
         persistence,
+        record,
     })
 }
 
@@ -333,6 +340,31 @@ fn node_count(
         ));
     }
     Ok(v)
+}
+
+/// `record` of the server table: whether a run watches the nodes for the server's own record
+/// of the lock. On by default where the kind has a watcher; `true` is refused where it has
+/// none, so a scenario never believes it has a record it does not get.
+fn record(
+    src: &Source,
+    server: &'static dyn ServerKind,
+    table: Option<&RawServer>,
+    section: &str,
+) -> Result<bool, ScenarioError> {
+    let Some(r) = table.and_then(|t| t.record.as_ref()) else {
+        return Ok(server.watch().is_some());
+    };
+    if *r.get_ref() && server.watch().is_none() {
+        return Err(src.error(
+            r.span(),
+            &format!("{section}.record"),
+            format!(
+                "server {:?} has no watcher to record what its nodes do; allowed: false",
+                server.name()
+            ),
+        ));
+    }
+    Ok(*r.get_ref())
 }
 
 /// `persistence` of the server table, refused for a server that cannot take it; none when

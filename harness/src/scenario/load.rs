@@ -551,6 +551,21 @@ duration_ms = 100
     }
 
     #[test]
+    fn the_server_record_is_on_where_the_kind_has_a_watcher_and_can_be_turned_off() {
+        assert!(parse(GOOD).unwrap().record_server);
+        assert!(!parse(ETCD).unwrap().record_server);
+        let off = GOOD.replacen("[backend]", "[backend]\nrecord = false", 1);
+        assert!(!parse(&off).unwrap().record_server, "{off}");
+        let text = ETCD.replace("kind = \"etcd\"", "kind = \"etcd\"\nrecord = true");
+        let err = parse(&text).unwrap_err();
+        assert!(
+            err.contains("s.toml")
+                && err.contains("field `backend.record`: server \"etcd\" has no watcher"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn unknown_scenario_name_lists_known_ones() {
         let err = find_scenario("no-such-scenario").unwrap_err().to_string();
         assert!(err.contains("no scenario of that name"), "{err}");

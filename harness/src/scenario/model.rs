@@ -32,6 +32,10 @@ pub struct Scenario {
     pub nodes: usize,
     /// What the lock nodes keep across a crash.
     pub persistence: Persistence,
+    /// Whether a run watches the nodes and writes the server's own record of the lock
+    /// (`server.jsonl`): `[server] record`, on by default where the kind has a watcher
+    /// ([`ServerKind::watch`]).
+    pub record_server: bool,
     /// The client that takes the lock on them (`[client]`).
     pub client: ClientSpec,
     pub lock: LockSpec,

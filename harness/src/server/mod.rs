@@ -22,6 +22,7 @@
 //! [`Capabilities`] it must fill, so the compiler points at every decision.
 
 mod error;
+pub mod record;
 mod shapes;
 mod version;
 
@@ -266,6 +267,52 @@ pub trait ServerKind: Sync + 'static {
     /// can share one start ([`Reset`], in the backend's folder); `None`: every run starts its
     /// own nodes. Every kind decides.
     fn reset(&self) -> Option<&'static dyn Reset>;
+
+    /// How a run watches its nodes for what happens to the lock's records, writing the
+    /// server's own record beside the history ([`Watch`], in the backend's folder); `None`:
+    /// its runs have no server record. Every kind decides.
+    fn watch(&self) -> Option<&'static dyn Watch>;
+}
+
+/// What a watcher of a run's nodes is given.
+pub struct WatchCtx {
+    /// `(node name, address)` of every node whose records make the lock (every master), in
+    /// node order: the node's own address, not its proxy, so that the faults the run injects
+    /// do not cut the observer off what it observes.
+    pub nodes: Vec<(String, SocketAddr)>,
+    /// What the nodes keep across a crash: a node restarted without it lost every record.
+    pub persistence: Persistence,
+    /// Where the changes go.
+    pub log: Arc<record::ServerLog>,
+}
+
+/// Watches the nodes of a server kind during a run and writes what happens to the lock's
+/// records to the run's server record (`server.jsonl`): setup before the workload (after a
+/// reset of reused servers, so an earlier run's keys are gone), use while it runs, teardown at
+/// its end ([`Watching::finish`]).
+pub trait Watch: Sync {
+    /// Starts watching: returns once every node is watched (a change made after it is seen),
+    /// or says which node could not be.
+    fn start(&self, ctx: WatchCtx) -> BoxFuture<'static, Result<Watching, String>>;
+}
+
+/// A watch under way: the tasks that watch the nodes, and how to stop them.
+pub struct Watching {
+    pub stop: tokio_util::sync::CancellationToken,
+    pub tasks: tokio::task::JoinSet<()>,
+}
+
+impl Watching {
+    /// Stops the watchers, each after it caught up with what its node published so far (up
+    /// to `limit`: a node that cannot answer is left).
+    pub async fn finish(mut self, limit: std::time::Duration) {
+        self.stop.cancel();
+        let _ = tokio::time::timeout(limit, async {
+            while self.tasks.join_next().await.is_some() {}
+        })
+        .await;
+        self.tasks.abort_all();
+    }
 }
 
 /// Puts running nodes of a server kind back in the state a fresh start leaves them in, as far

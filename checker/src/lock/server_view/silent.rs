@@ -2,7 +2,8 @@
 //!
 //! - **Silent loss** at T: the number of L's nodes holding one of P's values drops below a
 //!   majority of L's nodes (1 of 1, 2 of 3, 3 of 5) at T, no earlier than P's acquire was
-//!   invoked and no later than its holding's end; P's holding goes on past T, with its value
+//!   invoked (and after a set brought P's values to a majority since then) and no later than
+//!   its holding's end; P's holding goes on past T, with its value
 //!   still below a majority, by more than [`SILENCE_TOLERANCE_NS`]; and P was not warned:
 //!   neither was its last notice at or before T (since its acquire) `lost` or `suspended` (a
 //!   `reconnected` takes that back), nor did one come after T before its holding ended. One
@@ -67,12 +68,18 @@ pub(crate) fn sweep(mut deltas: Vec<(u64, i64)>, asked: u64, end: u64, majority:
     deltas.sort_by_key(|&(t, d)| (t, -d));
     let mut out = Sweep::default();
     let mut count = 0i64;
+    // Whether P's values reached a majority by a set since `asked`: only then is a drop this
+    // holding's. A value of P's earlier holding, deleted by its release and seen a little
+    // after P asked again (the watcher's lag), ends that holding, not this one.
+    let mut had = false;
     let mut i = 0;
     while i < deltas.len() && deltas[i].0 <= end {
         let t = deltas[i].0;
         let before = count;
+        let mut rose = false;
         while i < deltas.len() && deltas[i].0 == t {
             count += deltas[i].1;
+            rose |= deltas[i].1 > 0;
             i += 1;
         }
         if t < asked {
@@ -81,9 +88,10 @@ pub(crate) fn sweep(mut deltas: Vec<(u64, i64)>, asked: u64, end: u64, majority:
         if before >= majority && t > asked {
             out.judged = true;
         }
-        if before >= majority && count < majority {
+        if before >= majority && count < majority && had {
             out.drops.push((t, None));
         }
+        had |= rose && count >= majority;
         if count >= majority {
             out.judged = true;
             if let Some((_, back @ None)) = out.drops.last_mut() {
@@ -311,5 +319,10 @@ mod tests {
         assert!(!sweep(vec![(0, 1), (0, 1)], 0, 10, 3).judged);
         // A hand-over at one instant is no dip.
         assert_eq!(sweep(vec![(0, 1), (4, -1), (4, 1)], 0, 10, 1).drops, vec![]);
+        // The value of an earlier holding (set at 0), gone at 5 after this one was asked at
+        // 4, before this one's value came at 6: that holding's release seen late, no loss.
+        let late = vec![(0, 1), (5, -1), (6, 1), (9, -1)];
+        assert_eq!(sweep(late.clone(), 4, 8, 1).drops, vec![]);
+        assert_eq!(sweep(late, 4, 12, 1).drops, vec![(9, None)]);
     }
 }

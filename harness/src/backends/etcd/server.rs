@@ -109,4 +109,9 @@ impl ServerKind for Etcd {
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
         Some(&super::reset::EtcdReset)
     }
+
+    /// None: no watcher yet: a watch on the lock prefix and the leases would give one.
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        None
+    }
 }

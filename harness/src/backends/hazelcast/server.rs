@@ -140,4 +140,9 @@ impl ServerKind for Hazelcast {
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
         None
     }
+
+    /// None: no watcher yet: its CP FencedLock is no map entry a listener could follow.
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        None
+    }
 }

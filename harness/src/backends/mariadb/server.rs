@@ -61,4 +61,9 @@ impl ServerKind for MariaDb {
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
         Some(&super::reset::MariaDbReset)
     }
+
+    /// None: no watcher yet: named locks and lock rows would need polling.
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        None
+    }
 }

@@ -101,6 +101,11 @@ impl ServerKind for PostgresReplica {
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
         None
     }
+
+    /// None: no watcher yet: polling the lock rows (on the primary a failover promotes) would give one.
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        None
+    }
 }
 
 impl PostgresReplica {

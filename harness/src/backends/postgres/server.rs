@@ -62,4 +62,9 @@ impl ServerKind for Postgres {
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
         Some(&super::reset::PgReset)
     }
+
+    /// None: no watcher yet: advisory locks and lock rows would need polling.
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        None
+    }
 }

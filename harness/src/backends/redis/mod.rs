@@ -15,6 +15,7 @@ mod sentinel_lock;
 mod sentinel_process;
 mod sentinel_server;
 mod server;
+mod watch;
 
 pub use lock::RedisLock;
 pub use naive::RedisNaiveLock;

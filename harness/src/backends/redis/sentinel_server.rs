@@ -97,6 +97,11 @@ impl ServerKind for RedisSentinel {
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
         None
     }
+
+    /// None: no watcher yet: its lock moves with the master a failover promotes, which a watcher would have to follow.
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        None
+    }
 }
 
 async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {

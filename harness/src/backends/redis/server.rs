@@ -66,4 +66,9 @@ impl ServerKind for Redis {
     fn reset(&self) -> Option<&'static dyn Reset> {
         Some(&super::reset::RedisReset)
     }
+
+    /// Keyspace notifications on every node (each a master of its own).
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        Some(&super::watch::RedisWatch)
+    }
 }

@@ -135,4 +135,9 @@ impl ServerKind for ZooKeeper {
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
         Some(&super::reset::ZkReset)
     }
+
+    /// None: no watcher yet: ZooKeeper watches on the lock's parent and its znodes would give one.
+    fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
+        None
+    }
 }

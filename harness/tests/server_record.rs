@@ -1,0 +1,178 @@
+//! The server's own record of the lock (`server.jsonl`) as a real run on one redis-server
+//! writes it: the watcher's lines read with the checker's reader, set beside the history, and
+//! what the run's check makes of them. Judged on what the history and the record show (which
+//! process was paused, which value it holds, what the server did with that value), never on
+//! how long anything took on this loaded machine.
+
+mod scenario_support;
+
+use lockpick_checker::history::{Event, EventKind, Process, F};
+use lockpick_checker::lock::FindingKind;
+use lockpick_checker::server_record::{read_server_record, RecordChange, ServerEvent};
+use lockpick_checker::verdict::Verdict;
+use scenario_support::{expecting, history, run};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const KEY: &str = "lockpick:lock:lock";
+
+fn record(dir: &Path) -> Vec<ServerEvent> {
+    let path = dir.join("server.jsonl");
+    assert!(path.is_file(), "no server.jsonl in {}", dir.display());
+    let read = read_server_record(&path).expect("the checker reads the watcher's record");
+    assert!(read.torn.is_none(), "a finished run leaves no torn line");
+    read.events
+}
+
+/// The holder values process `p`'s granted acquires name, with the acquire's history index.
+fn holder_values(events: &[Event], p: u64) -> Vec<(u64, String)> {
+    events
+        .iter()
+        .filter(|e| e.process == Process::Client(p) && e.f == F::Acquire)
+        .filter(|e| e.kind == EventKind::Ok)
+        .filter_map(|e| Some((e.index, e.value.holder.clone()?)))
+        .collect()
+}
+
+/// The change of the key that follows the `set` of `value` in the record (renewals skipped),
+/// if the record has that set.
+fn after_set<'a>(
+    server: &'a [ServerEvent],
+    value: &str,
+) -> Option<(&'a ServerEvent, Option<&'a ServerEvent>)> {
+    let at = server.iter().position(|e| {
+        e.key == KEY && e.event == RecordChange::Set && e.value.as_deref() == Some(value)
+    })?;
+    let next = server[at + 1..]
+        .iter()
+        .find(|e| e.key == KEY && e.event != RecordChange::Renewed);
+    Some((&server[at], next))
+}
+
+#[test]
+fn a_paused_holder_s_key_expires_under_it_and_the_run_reports_a_silent_loss() {
+    let (report, dir) = expecting(run("redis-gc-pause"), Verdict::Invalid);
+    let events = history(&dir);
+    let server = record(&dir);
+    assert!(server.iter().all(|e| e.node == "n1"), "one lock node");
+    // The clients the nemesis paused (no client of this scenario crashes, so client i is
+    // process i throughout).
+    let paused: BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
+        .filter_map(|e| e.value.client)
+        .collect();
+    assert!(!paused.is_empty(), "the schedule pauses a client");
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    assert_eq!(view.events, server.len() as u64);
+    let losses: Vec<_> = report
+        .observations
+        .iter()
+        .filter(|f| f.kind == FindingKind::SilentLoss)
+        .collect();
+    assert!(!losses.is_empty(), "no silent loss: {report}");
+    for loss in losses {
+        let [p] = loss.processes[..] else {
+            panic!("a silent loss names one process: {loss:?}");
+        };
+        assert!(
+            paused.contains(&p),
+            "process {p} was never paused: {loss:?}"
+        );
+        assert!(
+            loss.summary.starts_with(&format!("process {p} held")),
+            "{}",
+            loss.summary
+        );
+        // The record shows it, in the lines the finding cites: one of p's holder values set,
+        // and then expired under it (the next change of the key).
+        let cited: Vec<&ServerEvent> = (loss.server_indices.iter())
+            .map(|&i| &server[i as usize])
+            .collect();
+        let set = cited
+            .iter()
+            .find(|e| e.event == RecordChange::Set)
+            .unwrap_or_else(|| panic!("no set among the lines cited: {cited:?}"));
+        let value = set.value.as_deref().expect("a set names its value");
+        assert!(
+            holder_values(&events, p).iter().any(|(_, v)| v == value),
+            "{value} is not a holder value of process {p}"
+        );
+        let (_, next) = after_set(&server, value).expect("the set is in the record");
+        let next = next.expect("the value went");
+        assert_eq!(next.event, RecordChange::Expired, "{next:?}");
+        assert!(loss.server_indices.contains(&next.index), "{cited:?}");
+    }
+}
+
+#[test]
+fn without_faults_every_recorded_value_is_deleted_by_its_own_release() {
+    let (report, dir) = expecting(run("redis-baseline"), Verdict::Valid);
+    let events = history(&dir);
+    let server = record(&dir);
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    let lock = &view.locks[0];
+    assert_eq!(
+        (lock.silent_losses, lock.silent_retakes),
+        (0, 0),
+        "{report}"
+    );
+    assert!(
+        report
+            .observations
+            .iter()
+            .all(|f| !matches!(f.kind, FindingKind::SilentLoss | FindingKind::SilentRetake)),
+        "{report}"
+    );
+    let processes: BTreeSet<u64> = events
+        .iter()
+        .filter_map(|e| match e.process {
+            Process::Client(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let (mut holdings, mut recorded) = (0, 0);
+    for p in processes {
+        for (acquired, value) in holder_values(&events, p) {
+            holdings += 1;
+            // The watcher leaves out a set whose value a later write may have replaced
+            // before it read it: such a holding is not in the record, never misattributed.
+            let Some((_, next)) = after_set(&server, &value) else {
+                continue;
+            };
+            recorded += 1;
+            let next = next.unwrap_or_else(|| panic!("{value} never went"));
+            assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
+            // Its own release: p's first release after this acquire was invoked before the
+            // server's deletion was seen.
+            let release = events
+                .iter()
+                .find(|e| {
+                    e.process == Process::Client(p)
+                        && e.f == F::Release
+                        && e.kind == EventKind::Invoke
+                        && e.index > acquired
+                })
+                .unwrap_or_else(|| panic!("process {p} never released {value}"));
+            assert!(
+                release.time_ns <= next.time_ns,
+                "{value} deleted at {} before its release at {}",
+                next.time_ns,
+                release.time_ns
+            );
+        }
+    }
+    // Most holdings are in the record; the ones left out are counted as not judged.
+    assert!(holdings > 0);
+    assert!(
+        recorded * 10 >= holdings * 9,
+        "{recorded} of {holdings} recorded"
+    );
+    assert!(lock.holdings_judged >= recorded, "{report}");
+}
