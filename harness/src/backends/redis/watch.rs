@@ -14,8 +14,9 @@
 //! - `expired` → `expired`; `del` (DEL, UNLINK) → `deleted`; `evicted` → `deleted` too (the
 //!   server dropped it under `maxmemory`, which lockpick's nodes do not set: no client asked,
 //!   but the record is gone all the same);
-//! - the node restarted (the subscriber's connection dropped, and the node's `run_id` is new
-//!   when it answers again) without persistence → `reset`, where the connection dropped.
+//! - the node died without persistence (the subscriber's connection dropped and the node
+//!   refuses connections, or its `run_id` is new when it answers again) → `reset`, where the
+//!   connection dropped.
 //!
 //! Other notifications (`incrby` of a fencing counter, `hdel` of a field short of the key's
 //! deletion, which notifies `del` itself) change no lock's record.
@@ -188,6 +189,15 @@ impl NodeWatcher {
             };
             let dropped_ns = self.log.ns_at(dropped);
             let old_run = conn.run_id.clone();
+            // A node that refuses connections died, and without persistence its records died
+            // with it, then: written at once, before other nodes' later lines push it late.
+            // (A drop with the node still there, or not answering, is told by its `run_id`
+            // when it answers again.)
+            let mut reset = false;
+            if self.persistence == Persistence::None && refuses(self.addr).await {
+                self.write_reset(dropped_ns);
+                reset = true;
+            }
             conn = loop {
                 tokio::select! {
                     _ = stop.cancelled() => return,
@@ -199,17 +209,22 @@ impl NodeWatcher {
             };
             self.pending.clear();
             // A new server process: without persistence it started empty.
-            if conn.run_id != old_run && self.persistence == Persistence::None {
-                self.log.write(Change {
-                    at_ns: dropped_ns,
-                    node: self.node.clone(),
-                    key: RESET_KEY.to_owned(),
-                    event: RecordChange::Reset,
-                    value: None,
-                    ttl_ms: None,
-                });
+            if !reset && conn.run_id != old_run && self.persistence == Persistence::None {
+                self.write_reset(dropped_ns);
             }
         }
+    }
+
+    /// Writes that the node lost every record at `at_ns`.
+    fn write_reset(&self, at_ns: u64) {
+        self.log.write(Change {
+            at_ns,
+            node: self.node.clone(),
+            key: RESET_KEY.to_owned(),
+            event: RecordChange::Reset,
+            value: None,
+            ttl_ms: None,
+        });
     }
 
     /// Handles notifications until the connection drops (`Some`: when) or `stop` (`None`).
@@ -329,6 +344,15 @@ impl NodeWatcher {
             }
         }
     }
+}
+
+/// Whether nothing listens at `addr` any more: its server process is gone. A node stopped
+/// (SIGSTOP) still accepts connections (the kernel does), so it is not taken for dead.
+async fn refuses(addr: SocketAddr) -> bool {
+    matches!(
+        tokio::time::timeout(LIMIT, TcpStream::connect(addr)).await,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused
+    )
 }
 
 /// Reads the value of `key` and its `PTTL` in one transaction: the value (a string, or a
