@@ -7,7 +7,8 @@
 //!
 //! - `set` (SET, SETNX, SETEX, GETSET) and `hset`/`hincrby`/`hincrbyfloat` (a hash lock:
 //!   Redisson keeps `<uuid>:<threadId>` as the field) → `set`, with the value read after it
-//!   (`GET`; a hash's field names joined with `,`) and its `PTTL`, stamped when they came;
+//!   (`GET`; a hash's field names joined with `,`) and its `PTTL`, stamped when the
+//!   notification came with the TTL it had then (the reading's delay added back);
 //! - `expire` (EXPIRE, PEXPIRE, and the second notification of a `SET … PX`) → `renewed`,
 //!   with its `PTTL`; the one right after a `set` of the same key that was written is that
 //!   set's own and is left out (the `PTTL` read for the set already saw it);
@@ -286,9 +287,9 @@ impl NodeWatcher {
                 // the next notifications say.
                 if let Some((ttl, at)) = read_ttl(&mut conn.reader, &note.key).await {
                     if ttl != -2 {
-                        let ttl_ms = u64::try_from(ttl).ok();
+                        let ttl_ms = ttl_at_note(ttl, note.seen, at);
                         self.log
-                            .write(change(RecordChange::Renewed, None, ttl_ms, at));
+                            .write(change(RecordChange::Renewed, None, ttl_ms, note.seen));
                     }
                 }
             }
@@ -312,8 +313,8 @@ impl NodeWatcher {
                 self.log.write(change(
                     RecordChange::Set,
                     Some(value),
-                    u64::try_from(ttl).ok(),
-                    at,
+                    ttl_at_note(ttl, note.seen, at),
+                    note.seen,
                 ));
                 // `SET … PX` notifies `set` then `expire`: that TTL is the one just read.
                 if self
@@ -344,6 +345,17 @@ impl NodeWatcher {
             }
         }
     }
+}
+
+/// The time to live a record had when its notification was read (`seen`), from the `PTTL`
+/// read at `read`: the reading's delay added back, in whole milliseconds rounded down, so
+/// that `seen + ttl` is the server's own expiry or up to 1 ms before it, never after. Stamped
+/// with the notification's time, a write starts in the record where the client made it (within
+/// the checker's watcher lag of the client's reply) even when the reading comes late on a
+/// loaded machine. `None`: no TTL (-1), or none read.
+fn ttl_at_note(pttl: i64, seen: Instant, read: Instant) -> Option<u64> {
+    let pttl = u64::try_from(pttl).ok()?;
+    Some(pttl + read.saturating_duration_since(seen).as_millis() as u64)
 }
 
 /// Whether nothing listens at `addr` any more: its server process is gone. A node stopped
