@@ -237,3 +237,55 @@ fn on_servers_kept_between_runs_each_run_records_only_its_own_values() {
         "the second run did not reuse the servers"
     );
 }
+
+/// Each node the nemesis crashed, with when the crash was invoked, in history order.
+fn crashes(events: &[Event]) -> Vec<(String, u64)> {
+    events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Crash && e.kind == EventKind::Invoke)
+        .flat_map(|e| e.value.nodes.iter().map(move |n| (n.clone(), e.time_ns)))
+        .collect()
+}
+
+#[test]
+fn redlock_masters_that_crash_without_persistence_are_reset_in_the_record() {
+    let (_, dir) = expecting(run("redlock-crash-no-persistence"), Verdict::Invalid);
+    let events = history(&dir);
+    let server = record(&dir);
+    let nodes: BTreeSet<&str> = server.iter().map(|e| e.node.as_str()).collect();
+    assert_eq!(
+        nodes,
+        BTreeSet::from(["n1", "n2", "n3", "n4", "n5"]),
+        "every master"
+    );
+    let crashes = crashes(&events);
+    assert!(!crashes.is_empty());
+    for (i, (node, at)) in crashes.iter().enumerate() {
+        // The node's next crash, if any: its reset for this one comes before.
+        let next = crashes[i + 1..]
+            .iter()
+            .find(|(n, _)| n == node)
+            .map_or(u64::MAX, |(_, t)| *t);
+        assert!(
+            server.iter().any(|e| e.node == *node
+                && e.event == RecordChange::Reset
+                && e.time_ns >= *at
+                && e.time_ns < next),
+            "no reset of {node} after its crash at {at}"
+        );
+    }
+    let resets = server
+        .iter()
+        .filter(|e| e.event == RecordChange::Reset)
+        .count();
+    assert_eq!(resets, crashes.len(), "one reset per crash");
+}
+
+#[test]
+fn redlock_masters_that_crash_with_aof_always_keep_their_records() {
+    let (_, dir) = expecting(run("redlock-crash-aof-always"), Verdict::Valid);
+    let events = history(&dir);
+    let server = record(&dir);
+    assert!(!crashes(&events).is_empty());
+    assert!(server.iter().all(|e| e.event != RecordChange::Reset));
+}
