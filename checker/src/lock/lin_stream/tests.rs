@@ -4,7 +4,6 @@
 use crate::history::{Event, EventKind, Process, Value, F, FORMAT_VERSION};
 use crate::lin_search::Budget;
 use crate::lock::{check_lock_linearizability, LinSummary, LockOps, Property};
-use std::time::Duration;
 
 /// splitmix64.
 struct Rng(u64);
@@ -161,7 +160,10 @@ fn timeless(summary: Option<LinSummary>) -> Option<LinSummary> {
 
 fn budget() -> Budget {
     Budget {
-        time: Some(Duration::from_secs(20)),
+        // No time limit: under load a search that ran out of time on one side only would be
+        // "unknown" there and fail the comparison by chance (seen once on a loaded 2-core
+        // machine); these generated histories are small, and the memory bound still holds.
+        time: None,
         memory_bytes: Some(1 << 28),
         threads: 1,
     }
