@@ -402,7 +402,10 @@ async fn start_watch(
     dir: &Path,
     recorder: &Arc<Recorder>,
 ) -> Result<Option<(Arc<ServerLog>, Watching)>, RunError> {
-    let Some(watch) = scenario.server.watch().filter(|_| scenario.record_server) else {
+    // Someone else's servers are only watched when the scenario asks: the watcher changes a
+    // server setting (keyspace notifications) that is not lockpick's to change unasked.
+    let wanted = scenario.record_server.unwrap_or(opts.external.is_empty());
+    let Some(watch) = scenario.server.watch().filter(|_| wanted) else {
         return Ok(None);
     };
     let names: Vec<String> = servers

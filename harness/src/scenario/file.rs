@@ -280,7 +280,7 @@ struct ServerSettings<'a> {
     nodes: usize,
     version: Option<&'static ServerVersion>,
     persistence: Persistence,
-    record: bool,
+    record: Option<bool>,
 }
 
 /// Reads the server and client kinds, then the server's `nodes`, `version` and
@@ -343,16 +343,17 @@ fn node_count(
 }
 
 /// `record` of the server table: whether a run watches the nodes for the server's own record
-/// of the lock. On by default where the kind has a watcher; `true` is refused where it has
-/// none, so a scenario never believes it has a record it does not get.
+/// of the lock; `None` when the scenario does not say (the run decides: on for lockpick's own
+/// servers where the kind has a watcher). `true` is refused where the kind has none, so a
+/// scenario never believes it has a record it does not get.
 fn record(
     src: &Source,
     server: &'static dyn ServerKind,
     table: Option<&RawServer>,
     section: &str,
-) -> Result<bool, ScenarioError> {
+) -> Result<Option<bool>, ScenarioError> {
     let Some(r) = table.and_then(|t| t.record.as_ref()) else {
-        return Ok(server.watch().is_some());
+        return Ok(None);
     };
     if *r.get_ref() && server.watch().is_none() {
         return Err(src.error(
@@ -364,7 +365,7 @@ fn record(
             ),
         ));
     }
-    Ok(*r.get_ref())
+    Ok(Some(*r.get_ref()))
 }
 
 /// `persistence` of the server table, refused for a server that cannot take it; none when

@@ -551,11 +551,11 @@ duration_ms = 100
     }
 
     #[test]
-    fn the_server_record_is_on_where_the_kind_has_a_watcher_and_can_be_turned_off() {
-        assert!(parse(GOOD).unwrap().record_server);
-        assert!(!parse(ETCD).unwrap().record_server);
+    fn the_server_record_is_left_to_the_run_unless_said_and_can_be_turned_off() {
+        assert_eq!(parse(GOOD).unwrap().record_server, None);
+        assert_eq!(parse(ETCD).unwrap().record_server, None);
         let off = GOOD.replacen("[backend]", "[backend]\nrecord = false", 1);
-        assert!(!parse(&off).unwrap().record_server, "{off}");
+        assert_eq!(parse(&off).unwrap().record_server, Some(false), "{off}");
         let text = ETCD.replace("kind = \"etcd\"", "kind = \"etcd\"\nrecord = true");
         let err = parse(&text).unwrap_err();
         assert!(

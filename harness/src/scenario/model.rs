@@ -33,9 +33,11 @@ pub struct Scenario {
     /// What the lock nodes keep across a crash.
     pub persistence: Persistence,
     /// Whether a run watches the nodes and writes the server's own record of the lock
-    /// (`server.jsonl`): `[server] record`, on by default where the kind has a watcher
-    /// ([`ServerKind::watch`]).
-    pub record_server: bool,
+    /// (`server.jsonl`): `[server] record`; `None` when the scenario does not say, which is
+    /// on where the kind has a watcher ([`ServerKind::watch`]) and lockpick started the
+    /// servers, off on `--external` ones (a watcher turns on keyspace notifications there,
+    /// a setting of someone else's server).
+    pub record_server: Option<bool>,
     /// The client that takes the lock on them (`[client]`).
     pub client: ClientSpec,
     pub lock: LockSpec,
