@@ -2,12 +2,10 @@ package lockpick.spring;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
-import java.util.function.Function;
 import javax.sql.DataSource;
 import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
@@ -101,13 +99,13 @@ public final class JdbcRegistryAdapter {
             // The pool 7.0.5's registry makes (new DefaultLockRegistry(): mask 0xFF) and the
             // path it gives each lock (pathFor: UUIDConverter.getUUID(key).toString()).
             DefaultLockRegistry buckets = new DefaultLockRegistry();
-            String coarseKey = collidingKey(key, key + ":coarse-p" + init.process + "-",
+            String coarseKey = CollidingLock.collidingKey(key, key + ":coarse-p" + init.process + "-",
                     k -> buckets.obtain(UUIDConverter.getUUID(k).toString()));
             coarse = registry.obtain(coarseKey);
             System.err.println("spring-jdbc: colliding_lock: holding " + coarseKey + " (path "
                     + UUIDConverter.getUUID(coarseKey) + ") for the whole run, in the bucket of " + key
                     + " (path " + UUIDConverter.getUUID(key) + "); in this release the two locks have "
-                    + sharesLocalLock(lock, coarse, "delegate"));
+                    + CollidingLock.sharesLocalLock(lock, coarse, "delegate"));
         }
         Lock coarseLock = coarse;
         boolean[] started = {false};
@@ -135,35 +133,6 @@ public final class JdbcRegistryAdapter {
                 // ConcurrentModificationException), or this thread holds nothing.
                 .op("release", request -> RegistryLock.release(lock, "spring-jdbc",
                         e -> e instanceof ConcurrentModificationException || e instanceof IllegalMonitorStateException));
-    }
-
-    /**
-     * The first name {@code <prefix>0}, {@code <prefix>1}, ... whose local lock by {@code
-     * bucketOf} (the library's {@code DefaultLockRegistry.obtain}) is the very object the main
-     * key's is (in the runs here the 159th to the 7,081st name); it gives up after 100,000.
-     */
-    static String collidingKey(String key, String prefix, Function<String, Object> bucketOf) {
-        Object bucket = bucketOf.apply(key);
-        for (int n = 0; n < 100_000; n++) {
-            if (bucketOf.apply(prefix + n) == bucket) {
-                return prefix + n;
-            }
-        }
-        throw new IllegalStateException("no name " + prefix + "<n> in the bucket of " + key);
-    }
-
-    /**
-     * For stderr only, never a reply: whether the two JdbcLocks share one ReentrantLock (their
-     * private field {@code field}: 7.0.5's taken from the shared pool, a lock's own from 7.0.6).
-     */
-    static String sharesLocalLock(Object a, Object b, String field) {
-        try {
-            Field f = a.getClass().getDeclaredField(field);
-            f.setAccessible(true);
-            return f.get(a) == f.get(b) ? "one ReentrantLock for both" : "a ReentrantLock each";
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return "an unknown local lock (" + e + ")";
-        }
     }
 
     /**

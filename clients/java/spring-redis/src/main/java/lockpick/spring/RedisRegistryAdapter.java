@@ -2,12 +2,10 @@ package lockpick.spring;
 
 import io.lettuce.core.resource.ClientResources;
 import io.netty.resolver.DefaultAddressResolverGroup;
-import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
-import java.util.function.Function;
 import lockpick.Protocol;
 import lockpick.Protocol.Adapter;
 import lockpick.Protocol.Init;
@@ -119,12 +117,12 @@ public final class RedisRegistryAdapter {
             // The pool 7.0.5's registry makes (new DefaultLockRegistry(): mask 0xFF), asked for
             // each lock's Redis key as 7.0.5's RedisLock asks it (registryKey + ':' + path).
             DefaultLockRegistry buckets = new DefaultLockRegistry();
-            String coarsePath = collidingKey(init.lock, init.lock + ":coarse-p" + init.process + "-",
+            String coarsePath = CollidingLock.collidingKey(init.lock, init.lock + ":coarse-p" + init.process + "-",
                     k -> buckets.obtain("lockpick:lock:" + k));
             coarse = registry.obtain(coarsePath);
             System.err.println("spring-redis: colliding_lock: holding lockpick:lock:" + coarsePath
                     + " for the whole run, in the bucket of lockpick:lock:" + init.lock
-                    + "; in this release the two locks have " + sharesLocalLock(lock, coarse, "localLock"));
+                    + "; in this release the two locks have " + CollidingLock.sharesLocalLock(lock, coarse, "localLock"));
         }
         Lock coarseLock = coarse;
         boolean[] coarseHeld = {false};
@@ -149,40 +147,4 @@ public final class RedisRegistryAdapter {
                         e -> e instanceof ConcurrentModificationException || e instanceof IllegalStateException));
     }
 
-    /**
-     * The first name {@code <prefix>0}, {@code <prefix>1}, ... whose local lock by {@code
-     * bucketOf} (the library's {@code DefaultLockRegistry.obtain}) is the very object the main
-     * name's is (in the runs here the 159th to the 7,081st name); it gives up after 100,000.
-     */
-    static String collidingKey(String key, String prefix, Function<String, Object> bucketOf) {
-        Object bucket = bucketOf.apply(key);
-        for (int n = 0; n < 100_000; n++) {
-            if (bucketOf.apply(prefix + n) == bucket) {
-                return prefix + n;
-            }
-        }
-        throw new IllegalStateException("no name " + prefix + "<n> in the bucket of " + key);
-    }
-
-    /**
-     * For stderr only, never a reply: whether the two locks share one ReentrantLock (the private
-     * field {@code field} of their class or a superclass: 7.0.5's taken from the shared pool, a
-     * lock's own from 7.0.6).
-     */
-    static String sharesLocalLock(Object a, Object b, String field) {
-        try {
-            for (Class<?> c = a.getClass(); c != null; c = c.getSuperclass()) {
-                try {
-                    Field f = c.getDeclaredField(field);
-                    f.setAccessible(true);
-                    return f.get(a) == f.get(b) ? "one ReentrantLock for both" : "a ReentrantLock each";
-                } catch (NoSuchFieldException e) {
-                    // a superclass's, then
-                }
-            }
-            return "an unknown local lock (no field " + field + ")";
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return "an unknown local lock (" + e + ")";
-        }
-    }
 }
