@@ -45,6 +45,9 @@ pub(crate) fn aligned_timelines(runs: &[(&Path, &RunResults)]) -> Result<Vec<Str
                     lanes,
                     violations: &windows,
                     linked: &linked,
+                    // Compared backends share one time axis; their servers' records stay on
+                    // each run's own page.
+                    server: &[],
                 },
             )
         })

@@ -4,7 +4,9 @@
 //! prove it; timeline (overview and a zoom on each episode), latency, throughput, fencing
 //! tokens, faults, and the evidence folded per violation.
 
-use crate::charts::{latency_svg, throughput_svg, timeline_svg, tokens_svg, TimelineSpec};
+use crate::charts::{
+    latency_svg, server_lanes, throughput_svg, timeline_svg, tokens_svg, ServerLane, TimelineSpec,
+};
 use crate::episodes::{episode_groups, episodes, Episode, EpisodeGroup};
 use crate::error::ReportError;
 use crate::quantiles::{latency_quantiles, Quantiles};
@@ -298,7 +300,8 @@ fn render_view(
     let lock = &results.lock;
     // The lines the evidence shows, which the timelines' titles link to.
     let linked: BTreeSet<u64> = evidence_events.iter().map(|e| e.index).collect();
-    let (zooms, zoom_of) = zooms(view, &lock.violations, &linked)?;
+    let server = server_lanes(lock.server.as_ref());
+    let (zooms, zoom_of) = zooms(view, &lock.violations, &linked, &server)?;
     let mut rows: Vec<Option<FindingRow>> = lock
         .violations
         .iter()
@@ -325,7 +328,7 @@ fn render_view(
     // A soak's view holds only the windows around its violations: no overview of the whole.
     let (timeline, timeline_note) = match &soak {
         Some(s) => (String::new(), s.drawn.clone()),
-        None => overview_timeline(view, &lock.violations, &linked)?,
+        None => overview_timeline(view, &lock.violations, &linked, &server)?,
     };
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
@@ -447,6 +450,7 @@ fn zooms(
     view: &RunView,
     violations: &[Finding],
     linked: &BTreeSet<u64>,
+    server: &[ServerLane<'_>],
 ) -> Result<(Vec<Zoom>, Vec<Option<String>>), ReportError> {
     let episodes = episodes(violations, view.end_ns);
     let mut zooms = Vec::new();
@@ -470,7 +474,7 @@ fn zooms(
                 secs(ep.from_ns),
                 secs(ep.to_ns)
             ),
-            svg: zoom_svg(view, violations, ep, linked)?,
+            svg: zoom_svg(view, violations, ep, linked, server)?,
         });
         for &m in &ep.members {
             zoom_of[m] = Some(id.clone());
@@ -485,6 +489,7 @@ fn overview_timeline(
     view: &RunView,
     violations: &[Finding],
     linked: &BTreeSet<u64>,
+    server: &[ServerLane<'_>],
 ) -> Result<(String, String), ReportError> {
     let involved: BTreeSet<u64> = violations
         .iter()
@@ -500,6 +505,7 @@ fn overview_timeline(
             lanes: lanes.clone(),
             violations: &windows,
             linked,
+            server,
         },
     )?;
     let note = if lanes.len() < view.lanes.len() {
@@ -693,6 +699,7 @@ fn zoom_svg(
     violations: &[Finding],
     ep: &Episode,
     linked: &BTreeSet<u64>,
+    server: &[ServerLane<'_>],
 ) -> Result<String, ReportError> {
     let (from, to) = (ep.from_ns, ep.to_ns);
     let active: Vec<&Lane> = view
@@ -718,6 +725,7 @@ fn zoom_svg(
             lanes: pick_lanes(active, &involved),
             violations: &windows,
             linked,
+            server,
         },
     )
 }

@@ -1,14 +1,16 @@
 //! The timeline: one lane per client process with its lock holds (hatched past their lease),
 //! its writes and their tokens, its retirement or crash, what its lock library told it (a
 //! notice); a client's faults shaded on its lane, the servers' across all lanes; violation
-//! windows marked in red. Every hold, write and fault has an SVG `<title>` and a link to its
-//! history line when the page shows it.
+//! windows marked in red; under them, when the run has one, the server's own record of the
+//! lock, a lane per node ([`super::server_lanes`]). Every hold, write and fault has an SVG
+//! `<title>` and a link to its history line when the page shows it.
 
 use super::common::{
     drawn, fault_bands, responsive, secs, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK,
     VIOLATION,
 };
 use super::overlay::{Overlay, Px};
+use super::server_lanes::{draw_server_lane, ServerLane};
 use crate::error::ReportError;
 use crate::view::{Hold, HoldEnd, Lane, LaneWrite, Outcome, RunView};
 use lockpick_checker::faults::{secs as secs_text, FaultWindow};
@@ -42,12 +44,15 @@ pub struct TimelineSpec<'a> {
     pub violations: &'a [TimeWindow],
     /// History indices the page has an evidence row (`ev-N`) for: the titles link to them.
     pub linked: &'a BTreeSet<u64>,
+    /// The server's record of the lock, a lane per node under the processes' (none without
+    /// a record).
+    pub server: &'a [ServerLane<'a>],
 }
 
 /// Draws the timeline of `spec` over the run `view`. Holds closer together than a pixel are
 /// merged into one bar, so the SVG stays bounded by the chart width, not the number of ops.
 pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, ReportError> {
-    let n = spec.lanes.len().max(1);
+    let n = (spec.lanes.len() + spec.server.len()).max(1);
     let height = 70 + LANE_PX * n as u32;
     let (lo, hi) = (
         secs(spec.from_ns),
@@ -113,6 +118,24 @@ pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, R
         }
         for (i, lane) in spec.lanes.iter().enumerate() {
             draw_lane(&mut chart, lane, row(i), (lo, hi), px_ns, &mut overlay)?;
+        }
+        let first_server = spec.lanes.len();
+        for (j, lane) in spec.server.iter().enumerate() {
+            let i = first_server + j;
+            let (x, y) = chart.backend_coord(&(lo, row(i) + 0.5));
+            drawn(root.draw(&Text::new(
+                format!("{} (srv)", lane.label),
+                (x - 62, y - 6),
+                ("sans-serif", 11).into_font().color(&GREY),
+            )))?;
+            draw_server_lane(
+                &mut chart,
+                lane,
+                row(i),
+                (lo, hi),
+                view.end_ns,
+                &mut overlay,
+            )?;
         }
         // Violations on top, translucent, with an outline so a short one still shows.
         let min_w = (hi - lo) / CHART_WIDTH as f64 * 3.0;
@@ -202,7 +225,7 @@ fn write_title(process: u64, w: &LaneWrite) -> String {
     )
 }
 
-type Tl<'a, 'b> = super::common::Chart<'a, 'b, plotters::coord::types::RangedCoordf64>;
+pub(super) type Tl<'a, 'b> = super::common::Chart<'a, 'b, plotters::coord::types::RangedCoordf64>;
 
 fn draw_lane(
     chart: &mut Tl<'_, '_>,
