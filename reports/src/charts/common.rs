@@ -23,6 +23,9 @@ pub const GREY: RGBColor = RGBColor(158, 158, 158);
 /// The chart type every time-based chart uses: seconds on x, f64 on y.
 pub type Chart<'a, 'b, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, Y>>;
 
+/// The timeline's chart: seconds on x, lanes on y (the processes' and the servers').
+pub type Tl<'a, 'b> = Chart<'a, 'b, RangedCoordf64>;
+
 /// `svg` as wide as its container: the fixed width and height plotters writes give way to
 /// its viewBox, so a chart shrinks on a laptop instead of scrolling sideways.
 pub fn responsive(svg: String) -> String {

@@ -4,7 +4,7 @@
 //! the server let it go; each bar titled with whose value it was and how it ended. Set beside
 //! the lanes above, it shows where a client believed it held what the server no longer had.
 
-use super::common::{drawn, secs, CHART_WIDTH, FAIL, GREY, HOLD};
+use super::common::{drawn, secs, Tl, CHART_WIDTH, FAIL, GREY, HOLD};
 use super::overlay::{Overlay, Px};
 use crate::error::ReportError;
 use lockpick_checker::faults::secs as secs_text;
@@ -75,7 +75,7 @@ fn record_title(r: &Ownership, run_end_ns: u64) -> String {
 
 /// Draws `lane` at row `y` of `chart` over `(lo, hi)` seconds.
 pub(super) fn draw_server_lane(
-    chart: &mut super::timeline::Tl<'_, '_>,
+    chart: &mut Tl<'_, '_>,
     lane: &ServerLane<'_>,
     y: f64,
     (lo, hi): (f64, f64),

@@ -6,7 +6,7 @@
 //! `<title>` and a link to its history line when the page shows it.
 
 use super::common::{
-    drawn, fault_bands, responsive, secs, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK,
+    drawn, fault_bands, responsive, secs, Tl, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK,
     VIOLATION,
 };
 use super::overlay::{Overlay, Px};
@@ -224,8 +224,6 @@ fn write_title(process: u64, w: &LaneWrite) -> String {
         w.index
     )
 }
-
-pub(super) type Tl<'a, 'b> = super::common::Chart<'a, 'b, plotters::coord::types::RangedCoordf64>;
 
 fn draw_lane(
     chart: &mut Tl<'_, '_>,
