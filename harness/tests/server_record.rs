@@ -35,17 +35,21 @@ fn holder_values(events: &[Event], p: u64) -> Vec<(u64, String)> {
 }
 
 /// The change of the key that follows the `set` of `value` in the record (renewals skipped),
-/// if the record has that set.
+/// if the record has that set: of the Redis lock's one key, or of whichever key an etcd lock's
+/// holder set (a key per waiter).
 fn after_set<'a>(
     server: &'a [ServerEvent],
     value: &str,
 ) -> Option<(&'a ServerEvent, Option<&'a ServerEvent>)> {
     let at = server.iter().position(|e| {
-        e.key == KEY && e.event == RecordChange::Set && e.value.as_deref() == Some(value)
+        (e.key == KEY || e.node == "etcd")
+            && e.event == RecordChange::Set
+            && e.value.as_deref() == Some(value)
     })?;
+    let key = &server[at].key;
     let next = server[at + 1..]
         .iter()
-        .find(|e| e.key == KEY && e.event != RecordChange::Renewed);
+        .find(|e| &e.key == key && e.event != RecordChange::Renewed);
     Some((&server[at], next))
 }
 
@@ -288,4 +292,127 @@ fn redlock_masters_that_crash_with_aof_always_keep_their_records() {
     let server = record(&dir);
     assert!(!crashes(&events).is_empty());
     assert!(server.iter().all(|e| e.event != RecordChange::Reset));
+}
+
+// etcd: one record for the cluster (node `etcd`), a key per waiter whose value is the holder's.
+
+/// The holder values of every acquire in the history (invocations too: an acquire whose
+/// reply was lost may have put its key).
+fn every_holder_value(events: &[Event]) -> BTreeSet<String> {
+    events
+        .iter()
+        .filter(|e| e.f == F::Acquire)
+        .filter_map(|e| e.value.holder.clone())
+        .collect()
+}
+
+#[test]
+fn an_etcd_holder_paused_past_its_lease_is_silently_lost_when_the_cluster_expires_its_key() {
+    let (report, dir) = expecting(run("etcd-gc-pause"), Verdict::Invalid);
+    let events = history(&dir);
+    let server = record(&dir);
+    assert!(
+        server.iter().all(|e| e.node == "etcd"),
+        "one record for the cluster"
+    );
+    // Every key the record saw put is a waiter's, its value the holder value the history names.
+    let ours = every_holder_value(&events);
+    for e in server.iter().filter(|e| e.event == RecordChange::Set) {
+        let value = e.value.as_deref().unwrap();
+        assert!(ours.contains(value), "{value} is no holder value");
+        assert!(e.key.ends_with(value), "{e:?}");
+    }
+    let paused: BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
+        .filter_map(|e| e.value.client)
+        .collect();
+    let losses: Vec<_> = report
+        .observations
+        .iter()
+        .filter(|f| f.kind == FindingKind::SilentLoss)
+        .collect();
+    assert!(!losses.is_empty(), "no silent loss: {report}");
+    for loss in losses {
+        let [p] = loss.processes[..] else {
+            panic!("a silent loss names one process: {loss:?}");
+        };
+        assert!(
+            paused.contains(&p),
+            "process {p} was never paused: {loss:?}"
+        );
+        // Its key went with its lease: the cluster expired it (the lease is gone), no client
+        // deleted it.
+        let (_, next) = holder_values(&events, p)
+            .iter()
+            .filter_map(|(_, v)| after_set(&server, v))
+            .find(|(_, next)| next.is_some_and(|n| loss.server_indices.contains(&n.index)))
+            .unwrap_or_else(|| panic!("the lines cited are none of {p}'s keys: {loss:?}"));
+        assert_eq!(next.unwrap().event, RecordChange::Expired, "{loss:?}");
+    }
+    // Released holdings are deleted by their own release, not expired.
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    assert!(view.locks[0].holdings_judged > 0, "{report}");
+    assert!(
+        server.iter().any(|e| e.event == RecordChange::Deleted),
+        "no release deleted its key"
+    );
+}
+
+#[test]
+fn the_etcd_record_goes_on_through_the_leader_s_crash_and_restart() {
+    let (report, dir) = expecting(run("etcd-kill-leader"), Verdict::Valid);
+    let events = history(&dir);
+    let server = record(&dir);
+    let crash = crashes(&events);
+    let (_, at) = crash.first().expect("the leader was killed");
+    // Each change once (the members' reports of it folded into one line), and changes after
+    // the crash are recorded (the watches of the members left carry on).
+    let mut seen = BTreeSet::new();
+    for e in &server {
+        assert!(
+            seen.insert((
+                e.key.clone(),
+                format!("{:?}", e.event),
+                e.value.clone(),
+                e.time_ns
+            )),
+            "written twice: {e:?}"
+        );
+    }
+    assert!(
+        server
+            .iter()
+            .any(|e| e.event == RecordChange::Set && e.time_ns > *at),
+        "nothing recorded after the crash at {at}"
+    );
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    let lock = &view.locks[0];
+    assert_eq!(
+        (lock.silent_losses, lock.silent_retakes),
+        (0, 0),
+        "{report}"
+    );
+    let clients: BTreeSet<u64> = events
+        .iter()
+        .filter_map(|e| match e.process {
+            Process::Client(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let holdings: usize = clients
+        .iter()
+        .map(|&p| holder_values(&events, p).len())
+        .sum();
+    assert!(
+        lock.holdings_judged as usize * 10 >= holdings * 9,
+        "{} of {holdings} judged: {report}",
+        lock.holdings_judged
+    );
 }

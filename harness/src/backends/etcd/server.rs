@@ -110,8 +110,8 @@ impl ServerKind for Etcd {
         Some(&super::reset::EtcdReset)
     }
 
-    /// None: no watcher yet: a watch on the lock prefix and the leases would give one.
+    /// A watch on every key, from each member (see `watch.rs`).
     fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
-        None
+        Some(&super::watch::EtcdWatch)
     }
 }
