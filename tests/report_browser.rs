@@ -231,7 +231,38 @@ fn report_compare_and_serve_pages_render_in_chromium() {
             .filter(|r| r.split("</rect>").next().unwrap().contains("<title>"))
             .count();
         assert!(titled > 0, "no titled {class}");
+        // Each links to its history line: the evidence row, else the history page's row.
+        let pieces: Vec<&str> = dom.split(&format!(r#"<rect class="{class}""#)).collect();
+        for (before, rect) in pieces.iter().zip(&pieces[1..]) {
+            if !rect.split("</rect>").next().unwrap().contains("<title>") {
+                continue;
+            }
+            let link = before.rfind("<a href=\"").map(|at| &before[at..]);
+            assert!(
+                link.is_some_and(|l| l.ends_with("\">")
+                    && (l.starts_with(r##"<a href="#ev-"##)
+                        || l.starts_with(r##"<a href="history.html#h-"##))),
+                "a {class} without a link to its history line: {:?}",
+                link
+            );
+        }
     }
+    // issue 38: every history page link lands on a row of the run's history.html.
+    let history = chromium(
+        &file_url(&run.join("history.html")),
+        "--dump-dom",
+        profile.path(),
+    );
+    let mut targets = 0;
+    for href in dom.split(r##"href="history.html#h-"##).skip(1) {
+        let idx = &href[..href.find('"').unwrap()];
+        targets += 1;
+        assert!(
+            history.contains(&format!(r#"<tr id="h-{idx}""#)),
+            "history.html has no row #h-{idx}"
+        );
+    }
+    assert!(targets > 0, "no mark links to the history page");
     assert!(
         dom.contains(r#"<rect class="past-lease""#),
         "no hatch past a lease"

@@ -1,7 +1,7 @@
 //! The comparison page's timelines: one small timeline per lock, all on the same time axis,
 //! so that where each lock's holds broke under the same fault schedule reads at a glance.
 
-use crate::charts::{timeline_svg, TimelineSpec};
+use crate::charts::{timeline_svg, Links, TimelineSpec};
 use crate::error::ReportError;
 use crate::view::{Lane, RunView, ViewBuilder};
 use lockpick_checker::history::HistoryReader;
@@ -22,7 +22,11 @@ pub(crate) fn aligned_timelines(runs: &[(&Path, &RunResults)]) -> Result<Vec<Str
         .collect::<Result<Vec<_>, _>>()?;
     let end_ns = views.iter().map(|v| v.end_ns).max().unwrap_or(0);
     // No evidence rows on this page: the titles say what each mark is, without links.
-    let linked = BTreeSet::new();
+    let evidence = BTreeSet::new();
+    let links = Links {
+        evidence: &evidence,
+        history_upto: None,
+    };
     views
         .iter()
         .zip(runs)
@@ -44,7 +48,7 @@ pub(crate) fn aligned_timelines(runs: &[(&Path, &RunResults)]) -> Result<Vec<Str
                     to_ns: end_ns,
                     lanes,
                     violations: &windows,
-                    linked: &linked,
+                    links,
                     // Compared backends share one time axis; their servers' records stay on
                     // each run's own page.
                     server: &[],

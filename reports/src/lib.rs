@@ -12,6 +12,7 @@ mod episodes;
 mod error;
 pub mod explore;
 mod exposure;
+mod history_page;
 mod junit;
 pub mod matrix;
 mod quantiles;

@@ -5,10 +5,12 @@
 //! tokens, faults, and the evidence folded per violation.
 
 use crate::charts::{
-    latency_svg, server_lanes, throughput_svg, timeline_svg, tokens_svg, ServerLane, TimelineSpec,
+    latency_svg, server_lanes, throughput_svg, timeline_svg, tokens_svg, Links, ServerLane,
+    TimelineSpec,
 };
 use crate::episodes::{episode_groups, episodes, Episode, EpisodeGroup};
 use crate::error::ReportError;
+use crate::history_page::HistoryPage;
 use crate::quantiles::{latency_quantiles, Quantiles};
 use crate::soak_section::{soak_section, Drawn, SoakSection};
 use crate::templates::render;
@@ -268,6 +270,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
         &evidence,
         events.len(),
         None,
+        None,
     )
 }
 
@@ -289,19 +292,25 @@ fn cited_indices(results: &RunResults) -> BTreeSet<u64> {
 }
 
 /// Renders the report from a view of the history, the cited events (the first
-/// [`MAX_EVIDENCE`] of them, in index order) and the number of events.
+/// [`MAX_EVIDENCE`] of them, in index order) and the number of events; `history_upto`: the
+/// last index the run's `history.html` beside the report has a row for, if it has one.
 fn render_view(
     results: &RunResults,
     view: &RunView,
     evidence_events: &[Event],
     n_events: usize,
     soak: Option<SoakSection>,
+    history_upto: Option<u64>,
 ) -> Result<String, ReportError> {
     let lock = &results.lock;
-    // The lines the evidence shows, which the timelines' titles link to.
-    let linked: BTreeSet<u64> = evidence_events.iter().map(|e| e.index).collect();
+    // The timelines' marks link to the evidence's rows, else to the history page's.
+    let evidence: BTreeSet<u64> = evidence_events.iter().map(|e| e.index).collect();
+    let linked = Links {
+        evidence: &evidence,
+        history_upto,
+    };
     let server = server_lanes(lock.server.as_ref());
-    let (zooms, zoom_of) = zooms(view, &lock.violations, &linked, &server)?;
+    let (zooms, zoom_of) = zooms(view, &lock.violations, linked, &server)?;
     let mut rows: Vec<Option<FindingRow>> = lock
         .violations
         .iter()
@@ -328,7 +337,7 @@ fn render_view(
     // A soak's view holds only the windows around its violations: no overview of the whole.
     let (timeline, timeline_note) = match &soak {
         Some(s) => (String::new(), s.drawn.clone()),
-        None => overview_timeline(view, &lock.violations, &linked, &server)?,
+        None => overview_timeline(view, &lock.violations, linked, &server)?,
     };
     let mut latency = Vec::new();
     for f in [F::Acquire, F::Write, F::Release, F::Renew, F::Read] {
@@ -449,7 +458,7 @@ fn evidence_groups(results: &RunResults, events: &[Event]) -> Vec<EvidenceGroup>
 fn zooms(
     view: &RunView,
     violations: &[Finding],
-    linked: &BTreeSet<u64>,
+    linked: Links<'_>,
     server: &[ServerLane<'_>],
 ) -> Result<(Vec<Zoom>, Vec<Option<String>>), ReportError> {
     let episodes = episodes(violations, view.end_ns);
@@ -488,7 +497,7 @@ fn zooms(
 fn overview_timeline(
     view: &RunView,
     violations: &[Finding],
-    linked: &BTreeSet<u64>,
+    linked: Links<'_>,
     server: &[ServerLane<'_>],
 ) -> Result<(String, String), ReportError> {
     let involved: BTreeSet<u64> = violations
@@ -504,7 +513,7 @@ fn overview_timeline(
             to_ns: view.end_ns,
             lanes: lanes.clone(),
             violations: &windows,
-            linked,
+            links: linked,
             server,
         },
     )?;
@@ -577,13 +586,31 @@ fn locks_note(per_lock: &[lockpick_checker::lock::LockCounts]) -> String {
     )
 }
 
-/// Writes `report.html` into the run folder `dir`; returns its path.
+/// Writes `report.html` into the run folder `dir`, and `history.html` beside it (the rows its
+/// timelines link to); returns the report's path.
 pub fn write_run_report(
     dir: &Path,
     results: &RunResults,
     events: &[Event],
 ) -> Result<PathBuf, ReportError> {
-    let html = render_run_report(results, events)?;
+    let mut page = HistoryPage::of(results);
+    events.iter().for_each(|e| page.push(e));
+    let history_upto = page.last_index();
+    page.write(dir)?;
+    let cited = cited_indices(results);
+    let evidence: Vec<Event> = cited
+        .iter()
+        .take(MAX_EVIDENCE)
+        .filter_map(|&i| events.get(i as usize).cloned())
+        .collect();
+    let html = render_view(
+        results,
+        &RunView::new(events),
+        &evidence,
+        events.len(),
+        None,
+        history_upto,
+    )?;
     let path = dir.join("report.html");
     // Whole or not at all, and never through a link planted at the name.
     lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
@@ -628,10 +655,12 @@ pub fn write_run_report_streaming(
     });
     let mut reader = HistoryReader::open(&history).map_err(parse)?;
     let mut builder = ViewBuilder::default();
+    let mut page = HistoryPage::of(results);
     let (mut evidence, mut n_events) = (Vec::new(), 0usize);
     while let Some(e) = reader.next_event().map_err(parse)? {
         let e = e.to_owned();
         n_events += 1;
+        page.push(&e);
         if keep.contains(&e.index) {
             evidence.push(e.clone());
         }
@@ -643,7 +672,16 @@ pub fn write_run_report_streaming(
         .as_ref()
         .zip(drawn.as_ref())
         .map(|(record, d)| soak_section(record, d.kept, n_events));
-    let html = render_view(results, &builder.finish(), &evidence, n_events, section)?;
+    let history_upto = page.last_index();
+    page.write(dir)?;
+    let html = render_view(
+        results,
+        &builder.finish(),
+        &evidence,
+        n_events,
+        section,
+        history_upto,
+    )?;
     let path = dir.join("report.html");
     lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
         path: path.clone(),
@@ -698,7 +736,7 @@ fn zoom_svg(
     view: &RunView,
     violations: &[Finding],
     ep: &Episode,
-    linked: &BTreeSet<u64>,
+    linked: Links<'_>,
     server: &[ServerLane<'_>],
 ) -> Result<String, ReportError> {
     let (from, to) = (ep.from_ns, ep.to_ns);
@@ -724,7 +762,7 @@ fn zoom_svg(
             to_ns: to,
             lanes: pick_lanes(active, &involved),
             violations: &windows,
-            linked,
+            links: linked,
             server,
         },
     )

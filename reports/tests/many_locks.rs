@@ -123,9 +123,20 @@ fn the_report_drawn_in_one_streaming_pass_is_the_one_drawn_from_the_events() {
         .unwrap();
         let path = lockpick_reports::report_run_dir(dir.path()).unwrap();
         let streamed = std::fs::read_to_string(path).unwrap();
+        let whole = tempfile::tempdir().unwrap();
+        let path = lockpick_reports::write_run_report(whole.path(), &results, &events).unwrap();
         assert!(
-            streamed == render_run_report(&results, &events).unwrap(),
+            streamed == std::fs::read_to_string(path).unwrap(),
             "{name}: the streamed report differs"
+        );
+        let page = |d: &std::path::Path| std::fs::read_to_string(d.join("history.html")).unwrap();
+        assert!(
+            page(dir.path()) == page(whole.path()),
+            "{name}: the streamed history page differs"
+        );
+        assert!(
+            streamed.contains("history.html#h-"),
+            "{name}: marks link to the history page"
         );
         assert!(
             streamed.contains("id=\"ev-"),

@@ -1,6 +1,7 @@
 //! What plotters cannot draw, written as SVG beside its output: an SVG `<title>` on each
 //! hold, write and fault (shown on hover, no JavaScript), a link from it to its history line
-//! in the report's evidence when that line is there, and the hatching past a lease's end.
+//! (the report's evidence row when the page has it, else the run's `history.html` row), and
+//! the hatching past a lease's end.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -12,10 +13,32 @@ const HATCH_DEFS: &str = r##"<defs><pattern id="lease-hatch" width="6" height="6
 /// A rectangle in the SVG's pixels: left, top, right, bottom.
 pub type Px = (i32, i32, i32, i32);
 
+/// Where a chart's marks link their history lines to.
+#[derive(Debug, Clone, Copy)]
+pub struct Links<'a> {
+    /// History indices the page has an evidence row (`#ev-N`) for.
+    pub evidence: &'a BTreeSet<u64>,
+    /// The last index the run's `history.html` has a row (`#h-N`) for; `None`: no such page
+    /// beside this one.
+    pub history_upto: Option<u64>,
+}
+
+impl Links<'_> {
+    /// Where history line `index` is shown, if anywhere.
+    fn href(&self, index: u64) -> Option<String> {
+        if self.evidence.contains(&index) {
+            Some(format!("#ev-{index}"))
+        } else if self.history_upto.is_some_and(|last| index <= last) {
+            Some(format!("{}#h-{index}", crate::history_page::HISTORY_PAGE))
+        } else {
+            None
+        }
+    }
+}
+
 /// The elements to add to one SVG.
 pub struct Overlay<'a> {
-    /// History indices the page has an `ev-N` row for.
-    linked: &'a BTreeSet<u64>,
+    links: Links<'a>,
     /// The hatches, drawn over the chart.
     hatches: String,
     /// The hover targets, drawn last so that they are on top.
@@ -25,9 +48,9 @@ pub struct Overlay<'a> {
 }
 
 impl<'a> Overlay<'a> {
-    pub fn new(linked: &'a BTreeSet<u64>, budget: usize) -> Overlay<'a> {
+    pub fn new(links: Links<'a>, budget: usize) -> Overlay<'a> {
         Overlay {
-            linked,
+            links,
             hatches: String::new(),
             targets: String::new(),
             budget,
@@ -44,8 +67,8 @@ impl<'a> Overlay<'a> {
         );
     }
 
-    /// An invisible target over `px` that shows `title` on hover and, when the page has the
-    /// history line `index`, links to it.
+    /// An invisible target over `px` that shows `title` on hover and links to the history
+    /// line `index` where it is shown ([`Links`]).
     pub fn target(&mut self, class: &str, (x0, y0, x1, y1): Px, title: &str, index: u64) {
         if self.budget == 0 {
             return;
@@ -57,8 +80,8 @@ impl<'a> Overlay<'a> {
             (y1 - y0).max(3),
             escape(title)
         );
-        if self.linked.contains(&index) {
-            let _ = write!(self.targets, r##"<a href="#ev-{index}">{rect}</a>"##);
+        if let Some(href) = self.links.href(index) {
+            let _ = write!(self.targets, r##"<a href="{href}">{rect}</a>"##);
         } else {
             self.targets.push_str(&rect);
         }
@@ -84,8 +107,8 @@ impl<'a> Overlay<'a> {
     }
 }
 
-/// `text` safe inside an SVG element.
-fn escape(text: &str) -> String {
+/// `text` safe inside an SVG or HTML element or a quoted attribute.
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -98,8 +121,12 @@ mod tests {
 
     #[test]
     fn targets_link_only_to_lines_the_page_has_and_titles_are_escaped() {
-        let linked = BTreeSet::from([7]);
-        let mut o = Overlay::new(&linked, 2);
+        let evidence = BTreeSet::from([7]);
+        let links = Links {
+            evidence: &evidence,
+            history_upto: None,
+        };
+        let mut o = Overlay::new(links, 2);
         o.target("hold", (0, 0, 10, 10), "a < b", 7);
         o.target("write", (0, 0, 1, 1), "w", 8);
         o.target("write", (0, 0, 1, 1), "over budget", 9);
@@ -114,5 +141,23 @@ mod tests {
         assert!(!svg.contains("over budget"), "{svg}");
         assert!(!svg.contains("lease-hatch"), "no hatch, no pattern");
         assert!(svg.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn a_line_not_in_the_evidence_links_to_the_history_page_when_it_has_that_row() {
+        let evidence = BTreeSet::from([7]);
+        let links = Links {
+            evidence: &evidence,
+            history_upto: Some(100),
+        };
+        let mut o = Overlay::new(links, 10);
+        o.target("hold", (0, 0, 10, 10), "in the evidence", 7);
+        o.target("write", (0, 0, 1, 1), "on the history page", 8);
+        o.target("write", (0, 0, 1, 1), "past the page's last row", 101);
+        let svg = o.apply("<svg></svg>".to_owned());
+        assert!(svg.contains(r##"<a href="#ev-7">"##), "{svg}");
+        assert!(svg.contains(r##"<a href="history.html#h-8">"##), "{svg}");
+        assert!(!svg.contains("#h-101"), "{svg}");
+        assert!(!svg.contains("#h-7"), "the evidence row comes first: {svg}");
     }
 }

@@ -9,14 +9,13 @@ use super::common::{
     drawn, fault_bands, responsive, secs, Tl, CHART_WIDTH, FAIL, GREY, HOLD, HOLD_LOST, INFO, OK,
     VIOLATION,
 };
-use super::overlay::{Overlay, Px};
+use super::overlay::{Links, Overlay, Px};
 use super::server_lanes::{draw_server_lane, ServerLane};
 use crate::error::ReportError;
 use crate::view::{Hold, HoldEnd, Lane, LaneWrite, Outcome, RunView};
 use lockpick_checker::faults::{secs as secs_text, FaultWindow};
 use lockpick_checker::lock::TimeWindow;
 use plotters::prelude::*;
-use std::collections::BTreeSet;
 
 /// At most this many holds, writes and faults get a hover title in one timeline: enough for
 /// every one of a zoom, a bound on the overview of a long run.
@@ -42,8 +41,8 @@ pub struct TimelineSpec<'a> {
     pub lanes: Vec<&'a Lane>,
     /// Windows to mark as violations.
     pub violations: &'a [TimeWindow],
-    /// History indices the page has an evidence row (`ev-N`) for: the titles link to them.
-    pub linked: &'a BTreeSet<u64>,
+    /// Where the marks link their history lines to.
+    pub links: Links<'a>,
     /// The server's record of the lock, a lane per node under the processes' (none without
     /// a record).
     pub server: &'a [ServerLane<'a>],
@@ -60,7 +59,7 @@ pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, R
     );
     let px_ns = (spec.to_ns.saturating_sub(spec.from_ns)) as f64 / CHART_WIDTH as f64;
     let mut svg = String::new();
-    let mut overlay = Overlay::new(spec.linked, MAX_TITLES);
+    let mut overlay = Overlay::new(spec.links, MAX_TITLES);
     {
         let root = SVGBackend::with_string(&mut svg, (CHART_WIDTH, height)).into_drawing_area();
         drawn(root.fill(&WHITE))?;

@@ -57,9 +57,11 @@ fn get(site: &Site, url_path: &str) -> Response<Body> {
     let Some(file) = resolve(&site.store, url_path) else {
         return not_found();
     };
-    // A run stored before reports existed gets its report made on first view, but only
-    // in a run folder that really is in the store (never through a symlink out of it).
-    if !file.is_file() && file.file_name().is_some_and(|n| n == "report.html") {
+    // A run stored before reports existed gets its report made on first view (and one
+    // stored before history pages, its history page, which the report's marks link to),
+    // but only in a run folder that really is in the store (never through a symlink out of it).
+    let made_on_view = |n: &std::ffi::OsStr| n == "report.html" || n == "history.html";
+    if !file.is_file() && file.file_name().is_some_and(made_on_view) {
         let dir = file.parent().filter(|d| d.join("results.json").is_file());
         if let Some(dir) = dir.filter(|d| matches!(place(&site.root, d), Place::Inside(_))) {
             let _ = lockpick_reports::report_run_dir(dir);

@@ -271,6 +271,13 @@ fn the_index_lists_runs_and_a_missing_report_is_made_on_first_view() {
     assert_eq!(status, 200, "{answer}");
     assert!(body.contains(r#"id="verdict""#), "{body}");
     assert!(run.join("report.html").is_file());
+    // The history page the report's marks link to, made with it.
+    assert!(run.join("history.html").is_file());
+    std::fs::remove_file(run.join("history.html")).unwrap();
+    let answer = get(addr, "/scen/20260101T000000Z-seed7/history.html");
+    let (status, _, body) = parts(&answer);
+    assert_eq!(status, 200, "{answer}");
+    assert!(body.contains(r#"<tr id="h-0""#), "{body}");
     let index = get(addr, "/").replace("&#x2f;", "/");
     let link = r#"<a class="report" href="/scen/20260101T000000Z-seed7/report.html">"#;
     assert!(parts(&index).2.contains(link), "{index}");
