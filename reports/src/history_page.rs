@@ -3,8 +3,8 @@
 //! the chart shows the line it was drawn from, with no JavaScript. Long histories stop at
 //! [`MAX_ROWS`] rows (the rest is in `history.jsonl`, which the page links).
 
-use crate::charts::escape;
 use crate::error::ReportError;
+use crate::html::escape;
 use lockpick_checker::history::Event;
 use lockpick_checker::results::RunResults;
 use std::fmt::Write as _;

@@ -13,6 +13,7 @@ mod error;
 pub mod explore;
 mod exposure;
 mod history_page;
+mod html;
 mod junit;
 pub mod matrix;
 mod quantiles;

@@ -3,6 +3,7 @@
 //! (the report's evidence row when the page has it, else the run's `history.html` row), and
 //! the hatching past a lease's end.
 
+use crate::html::escape;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -105,14 +106,6 @@ impl<'a> Overlay<'a> {
             &svg[end..]
         )
     }
-}
-
-/// `text` safe inside an SVG or HTML element or a quoted attribute.
-pub(crate) fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]
