@@ -5,7 +5,8 @@
 //! redis-semaphore's Redlock mutex grants behind a slow master after the keys of that try
 //! expired, and redis-semaphore's `onLockLost` tells the stopped holder (a protocol 2 `lost`
 //! event) only after another process was granted the lock, asserted from the history and the
-//! report built from it, never from timing.
+//! report built from it, never from timing. And the README's first adapter in Node
+//! (docs/examples/first-adapter/node), run as a reader would run it.
 
 mod scenario_support;
 
@@ -162,4 +163,12 @@ fn redis_semaphore_tells_its_holder_of_the_loss_after_another_was_granted() {
     assert_eq!(report.learned.len(), told.len(), "{report}");
     let late = assert_learned_late(&report, &events);
     assert!(late.iter().any(|l| l.wrote_between()), "{report}");
+}
+
+#[test]
+fn the_readme_first_adapter_in_node_runs_and_its_gc_pause_makes_a_double_holder() {
+    let path =
+        scenario_support::readme::repo().join("docs/examples/first-adapter/node/scenario.toml");
+    let (report, _) = expecting(run(path.to_str().unwrap()), Verdict::Invalid);
+    assert_caused_by(double_holder(&report), F::Pause);
 }
