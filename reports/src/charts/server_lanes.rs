@@ -15,6 +15,8 @@ use plotters::prelude::*;
 pub struct ServerLane<'a> {
     /// `n1`, or `n1 lock` when the run has more than one lock with records.
     pub label: String,
+    /// The node whose records these are: a fault of that node is drawn on this lane.
+    pub node: String,
     pub records: Vec<&'a Ownership>,
 }
 
@@ -33,6 +35,7 @@ pub fn server_lanes(view: Option<&ServerView>) -> Vec<ServerLane<'_>> {
                 } else {
                     node.clone()
                 },
+                node: node.clone(),
                 records: lock.records.iter().filter(|r| &r.node == node).collect(),
             });
         }

@@ -95,30 +95,38 @@ pub fn timeline_svg(view: &RunView, spec: &TimelineSpec<'_>) -> Result<String, R
                 ("sans-serif", 12).into_font().color(&BLACK),
             )))?;
         }
-        // A fault of one client (a pause, a crash) is shaded on its lane; a fault of the
-        // servers or the network over every lane. A client whose lane is not drawn is in the
-        // faults table.
+        // A fault of one client (a pause, a crash) is shaded on its lane; a fault of nodes
+        // on those nodes' server lanes when the record draws them, else (or for a fault of
+        // nodes the record has no lane for) over every lane. A client whose lane is not drawn
+        // is in the faults table.
+        let first_server = spec.lanes.len();
         for w in &view.faults {
+            let on_nodes: Vec<(f64, f64)> = (spec.server.iter().enumerate())
+                .filter(|(_, l)| w.nodes.contains(&l.node))
+                .map(|(j, _)| (row(first_server + j), row(first_server + j) + 1.0))
+                .collect();
             let rows = match w.client {
                 Some(c) => match spec.lanes.iter().position(|l| l.process == c) {
-                    Some(i) => (row(i), row(i) + 1.0),
+                    Some(i) => vec![(row(i), row(i) + 1.0)],
                     None => continue,
                 },
-                None => (0.0, n as f64),
+                None if !on_nodes.is_empty() => on_nodes,
+                None => vec![(0.0, n as f64)],
             };
-            fault_bands(
-                &mut chart,
-                std::slice::from_ref(w),
-                rows.0,
-                rows.1,
-                (lo, hi),
-            )?;
-            fault_target(&chart, &mut overlay, w, rows, (lo, hi));
+            for rows in rows {
+                fault_bands(
+                    &mut chart,
+                    std::slice::from_ref(w),
+                    rows.0,
+                    rows.1,
+                    (lo, hi),
+                )?;
+                fault_target(&chart, &mut overlay, w, rows, (lo, hi));
+            }
         }
         for (i, lane) in spec.lanes.iter().enumerate() {
             draw_lane(&mut chart, lane, row(i), (lo, hi), px_ns, &mut overlay)?;
         }
-        let first_server = spec.lanes.len();
         for (j, lane) in spec.server.iter().enumerate() {
             let i = first_server + j;
             let (x, y) = chart.backend_coord(&(lo, row(i) + 0.5));
