@@ -370,3 +370,61 @@ fn a_library_run_is_headed_and_summed_up_by_its_library_and_the_card_says_the_sc
         "{text}"
     );
 }
+
+#[test]
+fn the_compare_page_names_each_backend_s_library_and_lease() {
+    // issue 38: a library compared beside a built-in lock is named, with each one's lease.
+    use lockpick_reports::{render_comparison, ComparedBackend, ComparedRun, Comparison};
+    let events = gc_pause_history();
+    let store = tempfile::tempdir().unwrap();
+    let mut backends = Vec::new();
+    for (backend, library) in [("process@redis", Some("Redisson 3.52.0")), ("redis", None)] {
+        let dir = store.path().join(backend);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut lines = String::new();
+        for e in &events {
+            let mut e = e.clone();
+            if e.f == lockpick_checker::history::F::Acquire
+                && e.kind == lockpick_checker::history::EventKind::Ok
+            {
+                e.value.lease_ms = Some(300);
+            }
+            lines.push_str(&serde_json::to_string(&e).unwrap());
+            lines.push('\n');
+        }
+        std::fs::write(dir.join("history.jsonl"), lines).unwrap();
+        let mut results = results_for(&events, "hand-built-gc-pause");
+        results.backend = backend.to_owned();
+        results.library = library.map(str::to_owned);
+        backends.push(ComparedBackend {
+            backend: backend.to_owned(),
+            run: ComparedRun {
+                dir,
+                results,
+                skipped_faults: Vec::new(),
+            },
+        });
+    }
+    let c = Comparison {
+        scenario: "hand-built-gc-pause".into(),
+        seed: 7,
+        faults: Vec::new(),
+        backends,
+        reproduce: "lockpick compare hand-built-gc-pause".into(),
+    };
+    let html = render_comparison(&c, store.path()).unwrap();
+    assert!(
+        html.contains(
+            r#"<th><span class="library">Redisson 3.52.0</span> on process@redis</th><td class="num lease">300 ms</td>"#
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<th>redis</th><td class="num lease">300 ms</td>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains("<h3>Redisson 3.52.0 on process@redis <span"),
+        "{html}"
+    );
+}
