@@ -272,8 +272,8 @@ fn draw_lane(
         drawn(
             chart.draw_series(
                 strips
-                    .into_iter()
-                    .map(|(a, b, level)| bar(a, b, HOLD.mix(level))),
+                    .iter()
+                    .map(|&(a, b, level)| bar(a, b, HOLD.mix(level))),
             ),
         )?;
         drawn(
@@ -284,6 +284,18 @@ fn draw_lane(
                     .map(|h| bar(h.start_ns, h.end_ns, HOLD_LOST.to_rgba())),
             ),
         )?;
+        // Each strip says what it merges, linked to its first hold's line; a hold that ended
+        // badly has its own title, as a bar would.
+        for (a, b, title, index) in strip_titles(lane.process, &holds, &strips) {
+            let (a, b) = (secs(a).max(lo), secs(b).min(hi));
+            let px = px_of(chart, (a, b.max(a + min_w)), (y + 0.22, y + 0.78));
+            overlay.target("hold", px, &title, index);
+        }
+        for h in holds.iter().filter(broken) {
+            let (a, b) = (secs(h.start_ns).max(lo), secs(h.end_ns).min(hi));
+            let px = px_of(chart, (a, b.max(a + min_w)), (y + 0.22, y + 0.78));
+            overlay.target("hold", px, &hold_title(lane.process, h), h.index);
+        }
     } else {
         drawn(chart.draw_series(holds.iter().map(|h| {
             let color = if broken(&h) { HOLD_LOST } else { HOLD };
@@ -413,6 +425,44 @@ fn draw_lane(
     Ok(())
 }
 
+/// The title of each occupancy strip of `process`'s lane (`holds` in time order, as a lane
+/// keeps them, not overlapping): how many holds it merges, from when to when, how much of it
+/// the lock was held, and its first hold's history index, with the strip's span.
+fn strip_titles(
+    process: u64,
+    holds: &[&Hold],
+    strips: &[(u64, u64, f64)],
+) -> Vec<(u64, u64, String, u64)> {
+    let mut out = Vec::new();
+    let mut first = 0;
+    for &(a, b, _) in strips {
+        while first < holds.len() && holds[first].end_ns < a {
+            first += 1;
+        }
+        let inside: Vec<&Hold> = (holds[first..].iter())
+            .take_while(|h| h.start_ns <= b)
+            .copied()
+            .collect();
+        let Some(h0) = inside.first() else {
+            continue;
+        };
+        let held: u64 = (inside.iter())
+            .map(|h| h.end_ns.min(b).saturating_sub(h.start_ns.max(a)))
+            .sum();
+        let share = 100.0 * held as f64 / (b - a).max(1) as f64;
+        let title = format!(
+            "p{process}: {} hold{} from {} to {}, the lock held {share:.0}% of that time (the first at history #{})",
+            inside.len(),
+            if inside.len() == 1 { "" } else { "s" },
+            secs_text(a),
+            secs_text(b),
+            h0.index
+        );
+        out.push((a, b, title, h0.index));
+    }
+    out
+}
+
 /// Runs of buckets of `bucket_ns` over `[from_ns, to_ns]` with the share of time the lock was
 /// held, quantised to quarters (a bucket held at all is at least a quarter), equal neighbours
 /// merged: `(start_ns, end_ns, opacity)`. Precondition: `holds` are sorted by start.
@@ -445,4 +495,51 @@ fn occupancy(holds: &[&Hold], from_ns: u64, to_ns: u64, bucket_ns: f64) -> Vec<(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hold(start_ms: u64, end_ms: u64, index: u64) -> Hold {
+        Hold {
+            start_ns: start_ms * 1_000_000,
+            end_ns: end_ms * 1_000_000,
+            token: None,
+            end: HoldEnd::Released,
+            lease_end_ns: None,
+            index,
+        }
+    }
+
+    #[test]
+    fn a_strip_s_title_counts_the_holds_it_merges_and_names_the_first() {
+        let holds = [hold(0, 10, 3), hold(20, 30, 7), hold(95, 120, 11)];
+        let refs: Vec<&Hold> = holds.iter().collect();
+        let ms = 1_000_000;
+        let strips = [
+            (0, 40 * ms, 0.5),
+            (90 * ms, 100 * ms, 0.5),
+            (100 * ms, 140 * ms, 0.25),
+        ];
+        let titles = strip_titles(4, &refs, &strips);
+        let got: Vec<(&str, u64)> = titles.iter().map(|t| (t.2.as_str(), t.3)).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "p4: 2 holds from 0.000 s to 0.040 s, the lock held 50% of that time (the first at history #3)",
+                    3
+                ),
+                (
+                    "p4: 1 hold from 0.090 s to 0.100 s, the lock held 50% of that time (the first at history #11)",
+                    11
+                ),
+                (
+                    "p4: 1 hold from 0.100 s to 0.140 s, the lock held 50% of that time (the first at history #11)",
+                    11
+                ),
+            ]
+        );
+    }
 }
