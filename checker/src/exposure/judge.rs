@@ -371,8 +371,17 @@ fn exposed_why(rule: Rule, w: &Window, held_request: bool) -> String {
             secs(w.to_ns)
         );
     }
+    // A pause's or a cut's window begins where the lease surely ran out: counted from the
+    // grant's reply, the latest it can have begun (a violation's sentence counts from the
+    // request, the earliest), so the two times differ by the grant's round trip.
+    let held = match rule {
+        Rule::PauseOutlastsLease | Rule::CutPastLease if !held_request => {
+            "held on past that lease (counted from its grant's reply)"
+        }
+        _ => "held",
+    };
     format!(
-        "{opened}: client {} held from {} to {}, and client{} {} asked",
+        "{opened}: client {} {held} from {} to {}, and client{} {} asked",
         w.holder,
         secs(w.from_ns),
         secs(w.to_ns),
