@@ -416,3 +416,221 @@ fn the_etcd_record_goes_on_through_the_leader_s_crash_and_restart() {
         lock.holdings_judged
     );
 }
+
+// ZooKeeper: one record for the ensemble (node `zookeeper`), an ephemeral znode per waiter
+// (`/locks/lock/<holder>-lock-<seq>`) whose data, the value, is the holder value of its acquire.
+
+/// Runs the shipped scenario `name` with a workload of `duration_ms` (shorter than its own,
+/// for CI time).
+fn run_for(
+    name: &str,
+    duration_ms: u64,
+) -> (
+    lockpick_checker::lock::LockReport,
+    Verdict,
+    Option<Verdict>,
+    scenario_support::RunDir,
+) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    scenario_support::run_in(&rt, name, 20, |opts| opts.duration_ms = Some(duration_ms))
+}
+
+/// The change that follows the `set` of `value` on the znode it was set on, if the record has
+/// that set.
+fn znode_after_set<'a>(
+    server: &'a [ServerEvent],
+    value: &str,
+) -> Option<(&'a ServerEvent, Option<&'a ServerEvent>)> {
+    let at = server
+        .iter()
+        .position(|e| e.event == RecordChange::Set && e.value.as_deref() == Some(value))?;
+    let key = &server[at].key;
+    Some((&server[at], server[at + 1..].iter().find(|e| &e.key == key)))
+}
+
+/// Asserts the record is the ensemble's one record, every znode in it a waiter's named after
+/// the holder value its data holds, each set once and ended at most once.
+fn assert_zookeeper_record(events: &[Event], server: &[ServerEvent]) {
+    assert!(!server.is_empty());
+    assert!(
+        server.iter().all(|e| e.node == "zookeeper"),
+        "one record for the ensemble"
+    );
+    let ours = every_holder_value(events);
+    let (mut set, mut ended) = (BTreeSet::new(), BTreeSet::new());
+    for e in server {
+        if e.event == RecordChange::Set {
+            let value = e.value.as_deref().unwrap();
+            assert!(ours.contains(value), "{value} is no holder value");
+            assert!(
+                e.key.starts_with(&format!("/locks/lock/{value}-lock-")),
+                "{e:?}"
+            );
+            // Each change once, whichever members reported it.
+            assert!(set.insert(&e.key), "set twice: {e:?}");
+        } else {
+            assert!(
+                matches!(e.event, RecordChange::Deleted | RecordChange::Expired),
+                "{e:?}"
+            );
+            assert!(set.contains(&e.key), "gone before it was set: {e:?}");
+            assert!(ended.insert(&e.key), "gone twice: {e:?}");
+        }
+    }
+}
+
+/// The end of process `p`'s holding acquired at history index `acquired`: its next release's
+/// invocation or failed renewal, and that release's outcome (`None`: a renewal ended it).
+fn holding_end(events: &[Event], p: u64, acquired: u64) -> Option<(u64, Option<EventKind>)> {
+    let mine = |e: &&Event| e.process == Process::Client(p) && e.index > acquired;
+    let end = events.iter().filter(mine).find(|e| {
+        (e.f == F::Release && e.kind == EventKind::Invoke)
+            || (e.f == F::Renew && e.kind == EventKind::Fail)
+    })?;
+    if end.f == F::Renew {
+        return Some((end.time_ns, None));
+    }
+    let outcome = events
+        .iter()
+        .filter(mine)
+        .find(|e| e.f == F::Release && e.kind != EventKind::Invoke)
+        .map(|e| e.kind);
+    Some((end.time_ns, outcome))
+}
+
+#[test]
+fn without_faults_each_zookeeper_holder_s_znode_is_deleted_by_its_own_release() {
+    let (report, dir) = expecting(run_for("zookeeper-baseline", 2000), Verdict::Valid);
+    let events = history(&dir);
+    let server = record(&dir);
+    assert_zookeeper_record(&events, &server);
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    let lock = &view.locks[0];
+    assert_eq!(
+        (lock.nodes.len(), lock.silent_losses, lock.silent_retakes),
+        (1, 0, 0),
+        "{report}"
+    );
+    assert_eq!(lock.unattributed_values, 0, "the values are holder values");
+    let processes: BTreeSet<u64> = events
+        .iter()
+        .filter_map(|e| match e.process {
+            Process::Client(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let (mut holdings, mut recorded) = (0, 0);
+    for p in processes {
+        for (acquired, value) in holder_values(&events, p) {
+            holdings += 1;
+            // Left out only when its znode was gone before any member read it.
+            let Some((set, next)) = znode_after_set(&server, &value) else {
+                continue;
+            };
+            recorded += 1;
+            let Some((released, Some(EventKind::Ok))) = holding_end(&events, p, acquired) else {
+                continue;
+            };
+            // Released: its own release deleted it, seen after the release was asked for.
+            let next = next.unwrap_or_else(|| panic!("{value} never went"));
+            assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
+            assert!(
+                set.time_ns <= released && released <= next.time_ns,
+                "{value}: set at {}, released at {released}, deleted at {}",
+                set.time_ns,
+                next.time_ns
+            );
+        }
+    }
+    assert!(holdings > 0);
+    assert!(
+        recorded * 10 >= holdings * 9,
+        "{recorded} of {holdings} recorded"
+    );
+    assert!(lock.holdings_judged * 10 >= holdings * 9, "{report}");
+}
+
+#[test]
+fn a_zookeeper_holder_paused_past_its_session_loses_its_znode_to_the_expiry() {
+    // One pause (at 0.3-0.8 s, for 2-2.4 s: the next would come 2.5-3 s later).
+    let (report, dir) = expecting(run_for("zookeeper-session-expiry", 2500), Verdict::Invalid);
+    let events = history(&dir);
+    let server = record(&dir);
+    assert_zookeeper_record(&events, &server);
+    // Each pause of a client: the process (client i is process i: no client of this scenario
+    // crashes) and when it began.
+    let pauses: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
+        .filter_map(|e| Some((e.value.client?, e.time_ns)))
+        .collect();
+    assert!(!pauses.is_empty(), "the schedule pauses a client");
+    let mut expired = 0;
+    for (p, paused) in pauses {
+        // The holding it was paused in (the pause comes before a write, inside a holding).
+        let time = |i: u64| events.iter().find(|e| e.index == i).unwrap().time_ns;
+        let Some((acquired, value)) = holder_values(&events, p)
+            .into_iter()
+            .rfind(|(i, _)| time(*i) <= paused)
+        else {
+            continue;
+        };
+        let (end, _) = holding_end(&events, p, acquired).expect("the holding ended");
+        // The history shows ZooKeeper let its znode go while it was paused: another process
+        // was granted the lock before it let go.
+        let rival = events.iter().any(|e| {
+            e.f == F::Acquire
+                && e.kind == EventKind::Ok
+                && e.process != Process::Client(p)
+                && paused < e.time_ns
+                && e.time_ns < end
+        });
+        if end < paused || !rival {
+            continue;
+        }
+        let (set, next) = znode_after_set(&server, &value)
+            .unwrap_or_else(|| panic!("process {p}'s znode {value} is not in the record"));
+        // It went while the holder was paused, before the holder let go: its session ended,
+        // no release of the holder deleted it.
+        let next = next.unwrap_or_else(|| panic!("{value} never went"));
+        assert!(
+            paused < next.time_ns && next.time_ns < end,
+            "{value}: paused at {paused}, gone at {}, let go at {end}",
+            next.time_ns
+        );
+        assert!(
+            matches!(next.event, RecordChange::Expired | RecordChange::Deleted),
+            "{next:?}"
+        );
+        if next.event == RecordChange::Expired {
+            expired += 1;
+        }
+        // Whichever the history shows: told, or a silent loss citing the set and its end.
+        let told = events.iter().any(|e| {
+            e.process == Process::Client(p)
+                && e.f == F::Notice
+                && e.index > acquired
+                && e.time_ns <= end
+                && matches!(e.value.event.as_deref(), Some("lost" | "suspended"))
+        });
+        let loss = report
+            .observations
+            .iter()
+            .find(|f| f.kind == FindingKind::SilentLoss && f.server_indices.contains(&next.index));
+        if told {
+            assert!(loss.is_none(), "process {p} was told: {loss:?}");
+        } else {
+            let loss = loss.unwrap_or_else(|| panic!("no silent loss of {value}: {report}"));
+            assert_eq!(loss.processes, [p], "{loss:?}");
+            assert!(loss.server_indices.contains(&set.index), "{loss:?}");
+        }
+    }
+    // The member that reported a deletion said whether its owner's session was over.
+    assert!(
+        expired > 0,
+        "no paused holder's znode was recorded expired: {report}"
+    );
+}

@@ -1,10 +1,12 @@
 //! The ZooKeeper lock recipe: an ephemeral sequential node `<guid>-lock-<seq>` under
 //! `/locks/<name>`, the lowest sequence number holds, each waiter watches only the node just
 //! before its own (no herd), and a create whose answer was lost is resolved by looking for the
-//! client's own guid among the children. The session (with the scenario's TTL as session
-//! timeout) is the lease: when it expires, ZooKeeper deletes the node. The fencing token is the
-//! sequence number. Renewal (the driver's watchdog) checks that the node still exists, so a
-//! lost lock and an expired session show in the history as failed renewals.
+//! client's own guid among the children. The guid is the acquire's holder value, and the
+//! node's data too: the server's record (`watch.rs`) writes a znode's data as its value, so
+//! each holding's record is attributed to its holder exactly. The session (with the scenario's
+//! TTL as session timeout) is the lease: when it expires, ZooKeeper deletes the node. The
+//! fencing token is the sequence number. Renewal (the driver's watchdog) checks that the node
+//! still exists, so a lost lock and an expired session show in the history as failed renewals.
 
 use crate::client::kind::{ClientKind, ClientOptions, Plain, Runs};
 use crate::client::lock::{Grant, LockClient, LockSession, Outcome};
@@ -194,9 +196,9 @@ impl ZkSession {
         })
     }
 
-    /// Creates this acquire's node, resolving a lost answer by looking for `guid` among the
-    /// children (the same session's later requests are ordered after the create). Returns
-    /// the node's name.
+    /// Creates this acquire's node, `guid` its data, resolving a lost answer by looking for
+    /// `guid` among the children (the same session's later requests are ordered after the
+    /// create). Returns the node's name.
     async fn create_node(&mut self, guid: &str, deadline: Instant) -> Outcome<String> {
         let prefix = format!("{guid}-lock-");
         let path = format!("{}/{prefix}", self.config.dir);
@@ -204,7 +206,7 @@ impl ZkSession {
         loop {
             let created = request(
                 self.config.op_timeout,
-                self.client.create(&path, b"", &mode),
+                self.client.create(&path, guid.as_bytes(), &mode),
             )
             .await;
             match created {

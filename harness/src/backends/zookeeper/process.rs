@@ -89,9 +89,10 @@ impl ZkOptions {
         let _ = writeln!(text, "clientPortAddress=127.0.0.1");
         // Else every server wants port 8080 for its admin console.
         let _ = writeln!(text, "admin.enableServer=false");
+        // `dump`: the leader's sessions, for the server record to tell an expiry (watch.rs).
         let _ = writeln!(
             text,
-            "4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,wchs,wchc"
+            "4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,wchs,wchc,dump"
         );
         let _ = writeln!(text, "maxSessionTimeout={}", 20 * self.tick_ms);
         let _ = writeln!(text, "standaloneEnabled={}", self.peers.is_empty());
@@ -187,7 +188,8 @@ pub async fn zk_is_leader(addr: SocketAddr, timeout: Duration) -> bool {
     zk_mode(addr, timeout).await.as_deref() == Some("leader")
 }
 
-async fn four_letter_word(addr: SocketAddr, word: &[u8; 4]) -> io::Result<String> {
+/// The server's whole answer to the four-letter word `word`.
+pub(super) async fn four_letter_word(addr: SocketAddr, word: &[u8; 4]) -> io::Result<String> {
     let mut stream = TcpStream::connect(addr).await?;
     stream.write_all(word).await?;
     let mut answer = Vec::new();

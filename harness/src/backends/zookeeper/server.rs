@@ -136,8 +136,9 @@ impl ServerKind for ZooKeeper {
         Some(&super::reset::ZkReset)
     }
 
-    /// None: no watcher yet: ZooKeeper watches on the lock's parent and its znodes would give one.
+    /// A persistent recursive watch through a session on each member, the ephemeral znodes
+    /// written under one node name.
     fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
-        None
+        Some(&super::watch::ZkWatch)
     }
 }
