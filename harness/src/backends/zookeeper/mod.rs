@@ -10,8 +10,8 @@ mod watch;
 
 pub use cluster::{start_zk_cluster, start_zk_cluster_of, ZkCluster};
 pub use lock::ZkLock;
+pub use process::ZK_TICK_MS;
 pub use process::{zk_is_leader, zk_mode, zk_version, ZkOptions, ZkPeer};
-pub use server::ZK_TICK_MS;
 
 /// The ZooKeeper backend's entry in the registry.
 pub static BACKEND: super::Backend = super::Backend {

@@ -16,6 +16,10 @@ use tokio::net::TcpStream;
 
 use crate::processes::folder::NodeFolder;
 
+/// The tick of the ZooKeeper servers lockpick runs: session timeouts (the lock's TTL) may be
+/// 2 to 20 ticks.
+pub const ZK_TICK_MS: u64 = 250;
+
 /// Debian package that provides the ZooKeeper jars (Java itself is `default-jre-headless`).
 pub(crate) const PACKAGE: &str = "zookeeper";
 pub(crate) const CONFIG_FILE: &str = "zoo.cfg";

@@ -1,8 +1,8 @@
-//! `zookeeper`: a ZooKeeper ensemble (3 servers by default, tick [`ZK_TICK_MS`]) whose peer
+//! `zookeeper`: a ZooKeeper ensemble (3 servers by default, tick [`super::ZK_TICK_MS`]) whose peer
 //! links run through lockpick's proxies. The lock's TTL is its session timeout, which the
 //! servers allow between 2 and 20 ticks.
 
-use super::process::{DEBIAN_CLASS_PATH, PACKAGE};
+use super::process::{DEBIAN_CLASS_PATH, PACKAGE, ZK_TICK_MS};
 use crate::backends::zookeeper::{start_zk_cluster_of, zk_version};
 use crate::server::{
     BoxFuture, Cannot, Capabilities, FieldError, Install, NodeRule, ServerKind, ServerVersion,
@@ -58,10 +58,6 @@ fn jars_in(dir: &Path) -> Vec<String> {
 }
 
 /// The session timeouts ZooKeeper servers with lockpick's tick allow.
-/// The tick of the ZooKeeper servers lockpick runs: session timeouts (the lock's TTL) may be
-/// 2 to 20 ticks.
-pub const ZK_TICK_MS: u64 = 250;
-
 const MIN_SESSION_MS: u64 = 2 * ZK_TICK_MS;
 const MAX_SESSION_MS: u64 = 20 * ZK_TICK_MS;
 

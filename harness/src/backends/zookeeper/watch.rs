@@ -59,7 +59,7 @@
 //! stops.
 
 use super::process::four_letter_word;
-use super::server::ZK_TICK_MS;
+use super::process::ZK_TICK_MS;
 use crate::server::record::{Change, ServerLog};
 use crate::server::{BoxFuture, Watch, WatchCtx, Watching};
 use lockpick_checker::server_record::RecordChange;
