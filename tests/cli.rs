@@ -371,7 +371,11 @@ fn the_printed_reproduce_command_of_a_binary_outside_the_checkout_repeats_the_ru
     // the default (and named relative to that folder), prints a command in its own words
     // that, pasted into a shell there, makes the same run into the same store.
     let here = tempfile::tempdir().unwrap();
-    let exe = env!("CARGO_BIN_EXE_lockpick");
+    // The binary itself outside the checkout, as an installed one would be.
+    std::fs::create_dir(here.path().join("bin")).unwrap();
+    let installed = here.path().join("bin/lockpick");
+    std::fs::copy(env!("CARGO_BIN_EXE_lockpick"), &installed).unwrap();
+    let exe = installed.to_str().unwrap();
     let first = Command::new(exe)
         .current_dir(here.path())
         .args([
@@ -385,9 +389,10 @@ fn the_printed_reproduce_command_of_a_binary_outside_the_checkout_repeats_the_ru
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&first.stdout);
-    assert_eq!(
-        first.status.code(),
-        Some(1),
+    // A checked run, whatever its verdict (on a loaded machine a 2 s run's pause may open no
+    // window: not exposed); what is tested is that the command repeats it.
+    assert!(
+        matches!(first.status.code(), Some(0 | 1 | 2 | 7 | 8)),
         "{stdout}\n{}",
         String::from_utf8_lossy(&first.stderr)
     );
@@ -422,9 +427,9 @@ fn the_printed_reproduce_command_of_a_binary_outside_the_checkout_repeats_the_ru
         .args(["-c", &command])
         .output()
         .unwrap();
-    assert_eq!(
-        again.status.code(),
-        first.status.code(),
+    // Checked too (its verdict may differ: timing on a loaded machine is not the seed's).
+    assert!(
+        matches!(again.status.code(), Some(0 | 1 | 2 | 7 | 8)),
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
@@ -437,6 +442,11 @@ fn the_printed_reproduce_command_of_a_binary_outside_the_checkout_repeats_the_ru
     let after = results_of(&runs[1]);
     for field in ["scenario", "seed", "backend", "reproduce"] {
         assert_eq!(after[field], before[field], "{field}");
+    }
+    // The same run: the same scenario as run and the same fault schedule drawn from the seed.
+    for file in ["scenario.toml", "schedule.json"] {
+        let read = |run: &Path| std::fs::read_to_string(run.join(file)).unwrap();
+        assert_eq!(read(&runs[0]), read(&runs[1]), "{file} differs");
     }
     assert!(
         !here.path().join("store").exists(),
