@@ -258,6 +258,15 @@ pub fn finding_sentences(results: &RunResults) -> Vec<String> {
 /// Renders the report of a run from its results and its history. Precondition: `events` is
 /// the history the results were checked from, in order.
 pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<String, ReportError> {
+    render_events(results, events, None)
+}
+
+/// [`render_run_report`], its marks linked to `history.html` rows up to `history_upto`.
+fn render_events(
+    results: &RunResults,
+    events: &[Event],
+    history_upto: Option<u64>,
+) -> Result<String, ReportError> {
     let cited = cited_indices(results);
     let evidence: Vec<Event> = cited
         .iter()
@@ -270,7 +279,7 @@ pub fn render_run_report(results: &RunResults, events: &[Event]) -> Result<Strin
         &evidence,
         events.len(),
         None,
-        None,
+        history_upto,
     )
 }
 
@@ -597,20 +606,7 @@ pub fn write_run_report(
     events.iter().for_each(|e| page.push(e));
     let history_upto = page.last_index();
     page.write(dir)?;
-    let cited = cited_indices(results);
-    let evidence: Vec<Event> = cited
-        .iter()
-        .take(MAX_EVIDENCE)
-        .filter_map(|&i| events.get(i as usize).cloned())
-        .collect();
-    let html = render_view(
-        results,
-        &RunView::new(events),
-        &evidence,
-        events.len(),
-        None,
-        history_upto,
-    )?;
+    let html = render_events(results, events, history_upto)?;
     let path = dir.join("report.html");
     // Whole or not at all, and never through a link planted at the name.
     lockpick_store::write_atomic(&path, html.as_bytes()).map_err(|source| ReportError::Write {
