@@ -536,3 +536,52 @@ fn an_acquire_whose_outcome_is_unknown_may_have_set_the_record_any_time_later() 
     let l = &r.server.as_ref().unwrap().locks[0];
     assert_eq!((l.records[0].process, l.unattributed_values), (None, 1));
 }
+
+#[test]
+fn the_owner_value_an_adapter_reported_attributes_a_value_set_while_two_acquires_were_open() {
+    // As above, but process 0's adapter said which value its library stores (`owner` on its
+    // `acquire ok`, Redisson's `<uuid>:<threadId>`): the value is process 0's, the expiry
+    // under its pause a silent loss.
+    let mut h = H::default();
+    h.op(
+        0,
+        F::Acquire,
+        (0, 5),
+        Value::default(),
+        Value {
+            token: Some(1),
+            lease_ms: Some(300),
+            owner: Some("lib-x".to_owned()),
+            ..Value::default()
+        },
+    )
+    .event(
+        1,
+        Process::Client(1),
+        EventKind::Invoke,
+        F::Acquire,
+        Value::default(),
+    )
+    .event(
+        50,
+        Process::Client(1),
+        EventKind::Fail,
+        F::Acquire,
+        Value::default(),
+    )
+    .pause(0, (10, 600))
+    .write(0, (610, 612), 1)
+    .simple(0, F::Release, (620, 622));
+    let server = S::default()
+        .set(4, "n1", "lib-x")
+        .at(380, "n1", RecordChange::Expired, None)
+        .0
+        .clone();
+    let r = check(&h.build(), &server);
+    let l = &r.server.as_ref().unwrap().locks[0];
+    assert_eq!((l.unattributed_values, l.holdings_judged), (0, 1), "{r}");
+    assert_eq!(l.records[0].process, Some(0));
+    let losses = of(&r, FindingKind::SilentLoss);
+    assert_eq!(losses.len(), 1, "{r}");
+    assert_eq!(losses[0].processes, [0]);
+}

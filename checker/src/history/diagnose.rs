@@ -56,6 +56,7 @@ fn value_fields() -> Vec<(&'static str, &'static str, Probe)> {
         u("max_token"),
         u("lease_ms"),
         s("holder"),
+        s("owner"),
         i("int"),
         i("from"),
         i("to"),

@@ -246,6 +246,11 @@ pub struct Value {
     /// The value identifying this holder inside the lock (random per acquire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
+    /// On `acquire ok` from an adapter whose library says it: the value by which the lock's
+    /// server knows this holder (Redisson's `<uuid>:<threadId>` hash field, an etcd lease),
+    /// which the server's own record shows. lockpick's recipes store `holder` itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// Integer payload: the counter value read or written, or a register value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub int: Option<i64>,
@@ -335,6 +340,8 @@ pub struct ValueRef<'a> {
     pub sent_ns: Option<u64>,
     #[serde(default, borrow)]
     pub holder: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub owner: Option<Cow<'a, str>>,
     #[serde(default)]
     pub int: Option<i64>,
     #[serde(default)]
@@ -386,6 +393,7 @@ impl Event {
                 lease_ms: v.lease_ms,
                 sent_ns: v.sent_ns,
                 holder: b(&v.holder),
+                owner: b(&v.owner),
                 int: v.int,
                 from: v.from,
                 to: v.to,
@@ -429,6 +437,7 @@ impl EventRef<'_> {
                 lease_ms: v.lease_ms,
                 sent_ns: v.sent_ns,
                 holder: own(&v.holder),
+                owner: own(&v.owner),
                 int: v.int,
                 from: v.from,
                 to: v.to,

@@ -1,5 +1,6 @@
 //! Whose a value on the server is. A value belongs to process P when the history names it
-//! P's holder value on an acquire of that lock (an exact match, tried first), or else when it
+//! P's holder value, or the owner value P's adapter reported, on a granted acquire of that
+//! lock (an exact match, tried first), or else when it
 //! was first set while exactly one process had an acquire or renewal of that lock open (from
 //! its invocation to its completion, plus [`WATCH_LAG_NS`] for the watcher seeing it after
 //! the client's reply) and no later set of it came while only other processes had one open.
@@ -48,7 +49,7 @@ pub(crate) fn owner(lock: u32, value: &str, sets: &[SetAt], inputs: &ServerInput
         return match ps.as_slice() {
             [p] => Owner::Process(*p),
             many => Owner::Unknown(format!(
-                "the history names it the holder value of processes {}",
+                "the history names it the holder (or owner) value of processes {}",
                 list(many)
             )),
         };

@@ -56,7 +56,8 @@ pub(crate) struct ServerInputs {
     pub windows: Vec<Window>,
     /// Per lane (process, is a renew), its window in flight.
     open: HashMap<(u64, bool), usize>,
-    /// Per (lock, holder value the history names on an acquire), the processes that named it.
+    /// Per (lock, holder or owner value the history names on an acquire), the processes that
+    /// named it.
     pub holders: HashMap<(u32, String), Vec<u64>>,
     pub held: Vec<Held>,
     pub told: Vec<Told>,
@@ -83,7 +84,8 @@ impl ServerInputs {
     }
 
     /// The operation in flight on `p`'s lane completed at `at` with `kind`, on `lock` (the
-    /// lock its completion names when its invocation named none), naming `holder`.
+    /// lock its completion names when its invocation named none), naming `names`: its holder
+    /// value and the owner value an adapter's library gave (what the server stores).
     pub fn completed(
         &mut self,
         p: u64,
@@ -91,7 +93,7 @@ impl ServerInputs {
         lock: u32,
         kind: EventKind,
         at: (u64, u64),
-        holder: Option<&str>,
+        names: [Option<&str>; 2],
     ) {
         let Some(i) = self.open.remove(&(p, renew)) else {
             return;
@@ -102,7 +104,9 @@ impl ServerInputs {
         w.done = (kind != EventKind::Info).then_some(at);
         w.lock = lock;
         if w.f == F::Acquire && kind == EventKind::Ok {
-            self.holder(p, lock, holder);
+            for name in names {
+                self.holder(p, lock, name);
+            }
         }
     }
 

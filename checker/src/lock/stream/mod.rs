@@ -250,7 +250,8 @@ impl LockStream {
             op.lock = self.names.id(e.lock.as_deref());
         }
         if let Some((_, s)) = &mut self.server {
-            s.completed(p, lane.1, op.lock, e.kind, at, e.value.holder.as_deref());
+            let names = [e.value.holder.as_deref(), e.value.owner.as_deref()];
+            s.completed(p, lane.1, op.lock, e.kind, at, names);
         }
         let counts = e.kind == EventKind::Ok && !self.holdings.retired(p);
         let invoked = (op.invoke_ns, op.invoke_index);
