@@ -234,6 +234,7 @@ impl<L: LockClient> Client<L> {
             Value {
                 token: grant.token,
                 holder: Some(grant.holder.clone()),
+                owner: grant.owner.clone(),
                 lease_ms: grant.lease_ms,
                 sent_ns: grant.request_sent.map(|at| {
                     at.saturating_duration_since(self.ctx.recorder.start())

@@ -27,6 +27,10 @@ pub struct Grant {
     /// where the grant came of waiting (etcd, ZooKeeper: a predecessor went away) or from an
     /// adapter, whose library's requests lockpick does not see.
     pub request_sent: Option<Instant>,
+    /// The value by which the lock's server knows this holder, when it is not `holder` and the
+    /// library says it (an adapter's `owner`): the server record attributes it. `None` for
+    /// lockpick's recipes, which store `holder` itself.
+    pub owner: Option<String>,
 }
 
 /// A lock implementation: makes sessions, one per client process.

@@ -415,6 +415,7 @@ impl LockSession for EtcdSession {
             sent_at: lease_sent,
             // Granted by waiting: no one request decides it.
             request_sent: None,
+            owner: None,
         })
     }
 

@@ -189,6 +189,7 @@ impl LockSession for EtcdLockServiceSession {
             sent_at: lease_sent,
             // Granted by waiting: no one request decides it.
             request_sent: None,
+            owner: None,
         })
     }
 

@@ -77,6 +77,7 @@ impl LockSession for MyForUpdateSession {
                         lease_ms: None,
                         sent_at,
                         request_sent: Some(sent_at),
+                        owner: None,
                     })
                 })
             })

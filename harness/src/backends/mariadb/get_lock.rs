@@ -59,6 +59,7 @@ impl LockSession for MyGetLockSession {
                         lease_ms: None,
                         sent_at,
                         request_sent: Some(sent_at),
+                        owner: None,
                     })
                 })
             })

@@ -98,6 +98,7 @@ impl LockSession for MyLeaseRowSession {
                         lease_ms: Some(ttl_us / 1000),
                         sent_at,
                         request_sent: Some(sent_at),
+                        owner: None,
                     })
                 })
             })

@@ -71,6 +71,7 @@ impl LockSession for PgAdvisorySession {
                         lease_ms: None,
                         sent_at,
                         request_sent: Some(sent_at),
+                        owner: None,
                     })
                 })
             })

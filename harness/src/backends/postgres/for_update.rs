@@ -97,6 +97,7 @@ impl LockSession for PgForUpdateSession {
                             lease_ms: None,
                             sent_at,
                             request_sent: Some(sent_at),
+                            owner: None,
                         })
                     })
                 }

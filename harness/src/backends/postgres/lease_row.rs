@@ -112,6 +112,7 @@ impl LockSession for PgLeaseRowSession {
                         lease_ms: Some(ttl_ms as u64),
                         sent_at,
                         request_sent: Some(sent_at),
+                        owner: None,
                     })
                 })
             })

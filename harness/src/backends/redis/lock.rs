@@ -142,6 +142,7 @@ impl LockSession for RedisSession {
                         lease_ms: Some(config.ttl_ms),
                         sent_at,
                         request_sent: Some(sent_at),
+                        owner: None,
                     })
                 })
             })

@@ -66,6 +66,7 @@ impl LockSession for RedisNaiveSession {
                             lease_ms: None,
                             sent_at,
                             request_sent: Some(sent_at),
+                            owner: None,
                         })
                     })
             })

@@ -277,6 +277,7 @@ impl LockSession for RedlockSession {
                         lease_ms: Some(lease_from_start(this.config.ttl).as_millis() as u64),
                         sent_at: start,
                         request_sent: Some(start),
+                        owner: None,
                     }));
                 }
                 // A master may have set the key though its reply was lost: release on all.

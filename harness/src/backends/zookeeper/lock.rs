@@ -319,6 +319,7 @@ impl LockSession for ZkSession {
             sent_at: Instant::now(),
             // Granted by waiting: no one request decides it.
             request_sent: None,
+            owner: None,
         })
     }
 

@@ -144,6 +144,9 @@ pub enum Reply {
         token: Option<u64>,
         lease_ms: Option<u64>,
         note: Option<String>,
+        /// On an acquire: the value by which the lock's server knows this holder, when the
+        /// library says it.
+        owner: Option<String>,
     },
     Fail {
         id: u64,
@@ -175,6 +178,8 @@ enum Line {
         lease_ms: Option<u64>,
         #[serde(default)]
         note: Option<String>,
+        #[serde(default)]
+        owner: Option<String>,
     },
     Fail {
         id: u64,
@@ -213,11 +218,13 @@ pub fn parse_line(line: &str) -> Result<Parsed, String> {
             token,
             lease_ms,
             note,
+            owner,
         } => Parsed::Reply(Reply::Ok {
             id,
             token,
             lease_ms,
             note,
+            owner,
         }),
         Line::Fail { id, reason } => Parsed::Reply(Reply::Fail { id, reason }),
         Line::Info { id, reason } => Parsed::Reply(Reply::Info { id, reason }),
@@ -296,7 +303,18 @@ mod tests {
                 id: 3,
                 token: Some(7),
                 lease_ms: Some(990),
-                note: None
+                note: None,
+                owner: None
+            }))
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"ok","id":3,"token":null,"lease_ms":null,"owner":"u-1:42"}"#),
+            Ok(Parsed::Reply(Reply::Ok {
+                id: 3,
+                token: None,
+                lease_ms: None,
+                note: None,
+                owner: Some("u-1:42".to_owned())
             }))
         );
         assert_eq!(
@@ -305,7 +323,8 @@ mod tests {
                 id: 4,
                 token: None,
                 lease_ms: None,
-                note: None
+                note: None,
+                owner: None
             }))
         );
         assert_eq!(

@@ -719,6 +719,7 @@ impl LockSession for ProcessSession {
                 token,
                 lease_ms,
                 note,
+                owner,
                 ..
             } => {
                 *self.detail.lock().unwrap_or_else(|p| p.into_inner()) = Value {
@@ -733,6 +734,7 @@ impl LockSession for ProcessSession {
                     sent_at: Instant::now(),
                     // The library's requests are its own.
                     request_sent: None,
+                    owner,
                 })
             }
             Reply::Fail { reason, .. } => Outcome::Fail(reason),
