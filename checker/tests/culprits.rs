@@ -431,3 +431,34 @@ fn a_release_whose_own_key_another_stale_release_removed_is_still_named() {
         d.summary
     );
 }
+
+#[test]
+fn a_lease_counted_from_a_request_long_before_the_grant_says_so() {
+    // An adapter whose library names no lease: lockpick counts the 1000 ms it asked for from
+    // the acquire's request at 100 ms, though the grant came at 700 ms after waiting. The
+    // sentence says where the count began, or 1.100 s reads as too early for a 1 s lease.
+    let asked = Value {
+        lease_ms: Some(1000),
+        ..Value::default()
+    };
+    let granted = Value {
+        token: Some(1),
+        ..Value::default()
+    };
+    let events = H::default()
+        .op(0, F::Acquire, (100, 700), asked.clone(), granted)
+        .pause(0, (710, 1500), None)
+        .acquire(1, (800, 1200), 2, Some(1000))
+        .write(0, (1510, 1520), 1)
+        .simple(0, F::Release, (1600, 1610))
+        .simple(1, F::Release, (1700, 1710))
+        .build();
+    let d = double(&events, 0, 1);
+    assert!(
+        d.summary.starts_with(
+            "process 0's lease, counted from its request at 0.100 s, ran out at 1.100 s and process 1 was granted the lock at 1.200 s"
+        ),
+        "{}",
+        d.summary
+    );
+}

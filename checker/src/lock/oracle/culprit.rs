@@ -63,24 +63,30 @@ fn stale(
     });
     let lived = open
         .and_then(|h| runs_out(ops, h, c.index))
-        .is_some_and(|t| t > a.start_ns);
+        .is_some_and(|(t, _)| t > a.start_ns);
     Some((stale_op(op, c), lived))
 }
 
 /// Until when `h`'s key surely lived, as of history index `before`: its lease as the holder
 /// counted it, or as its grant says, whichever is later.
-fn runs_out(ops: &Ops<'_>, h: &Holding<'_>, before: u64) -> Option<u64> {
+/// When `h`'s lease runs out, and the request it was counted from when that set it (not the
+/// key's own lease).
+fn runs_out(ops: &Ops<'_>, h: &Holding<'_>, before: u64) -> Option<(u64, Option<u64>)> {
     let grant = ops.by_process[&h.process]
         .iter()
         .filter_map(|&i| ops.ops[i].completion)
         .find(|c| c.index == h.acquire_index)?;
     let v = &grant.value;
     let key_until = Culprits::key_until(grant.time_ns, v.sent_ns, v.lease_ms);
-    lease_at(ops, h, before).map(|t| t.max(key_until.unwrap_or(0)))
+    lease_at(ops, h, before).map(|(t, from)| match key_until {
+        Some(k) if k > t => (k, None),
+        _ => (t, Some(from)),
+    })
 }
 
-/// When `h`'s lease, as its holder counted it before history index `before`, runs out.
-fn lease_at(ops: &Ops<'_>, h: &Holding<'_>, before: u64) -> Option<u64> {
+/// When `h`'s lease, as its holder counted it before history index `before`, runs out, and
+/// the request it counted from.
+fn lease_at(ops: &Ops<'_>, h: &Holding<'_>, before: u64) -> Option<(u64, u64)> {
     let mine = || ops.by_process[&h.process].iter().map(|&i| &ops.ops[i]);
     let acquire = mine().find(|op| {
         op.f == F::Acquire && op.completion.is_some_and(|c| c.index == h.acquire_index)
@@ -96,7 +102,7 @@ fn lease_at(ops: &Ops<'_>, h: &Holding<'_>, before: u64) -> Option<u64> {
         .filter(|&(i, _)| h.acquire_index < i && i < before)
         .max();
     let from = renewed.map_or(acquire.invoke.time_ns, |r| r.1);
-    Some(from.saturating_add(ms.saturating_mul(1_000_000)))
+    Some((from.saturating_add(ms.saturating_mul(1_000_000)), from))
 }
 
 /// What made `b`'s grant possible while `a` held the lock, if the history shows it.
@@ -134,9 +140,12 @@ pub(crate) fn culprit(
     if let Some(op) = op {
         return Some(Culprit::Stale(op));
     }
-    let expired = runs_out(ops, a, b.acquire_index).filter(|&t| t < b.start_ns);
-    if let Some(expired_ns) = expired {
-        return Some(Culprit::Expired { expired_ns });
+    let expired = runs_out(ops, a, b.acquire_index).filter(|&(t, _)| t < b.start_ns);
+    if let Some((expired_ns, counted_from_ns)) = expired {
+        return Some(Culprit::Expired {
+            expired_ns,
+            counted_from_ns,
+        });
     }
     crossed(ops, a).map(Culprit::Crossed)
 }

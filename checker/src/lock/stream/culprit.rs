@@ -52,8 +52,13 @@ pub(crate) enum Culprit {
     /// A stale release deleted the earlier holder's key, or a stale renewal overwrote it.
     Stale(StaleOp),
     /// The earlier holder's lease, counted as the holder counts it, ran out at `expired_ns`,
-    /// before the later grant.
-    Expired { expired_ns: u64 },
+    /// before the later grant; `counted_from_ns`: the request it was counted from (the
+    /// acquire's or last renewal's invocation), when that is what set it (not the key's own
+    /// lease, counted from the grant's request or reply).
+    Expired {
+        expired_ns: u64,
+        counted_from_ns: Option<u64>,
+    },
     /// A stale release or renewal answered while the earlier holder's acquire was in flight
     /// may have removed its key: the two replies crossed.
     Crossed(StaleOp),
@@ -91,8 +96,9 @@ pub(crate) struct Cause {
     /// The first stale operation of each rank to complete of those in flight at the later
     /// grant.
     late: Option<Slot>,
-    /// When the earlier holder's lease ran out, if before the later grant.
-    expired_ns: Option<u64>,
+    /// When the earlier holder's lease ran out, if before the later grant, and the request
+    /// it was counted from when that set it.
+    expired_ns: Option<(u64, Option<u64>)>,
     /// The stale operation whose reply crossed the earlier holder's grant, if one did.
     crossed: Option<StaleOp>,
 }
@@ -111,7 +117,10 @@ impl Cause {
             .or_else(|| late(Rank::Lived));
         match (op, self.expired_ns, self.crossed) {
             (Some(op), _, _) => Some(Culprit::Stale(op)),
-            (None, Some(expired_ns), _) => Some(Culprit::Expired { expired_ns }),
+            (None, Some((expired_ns, counted_from_ns)), _) => Some(Culprit::Expired {
+                expired_ns,
+                counted_from_ns,
+            }),
             (None, None, Some(op)) => Some(Culprit::Crossed(op)),
             (None, None, None) => None,
         }
@@ -160,8 +169,12 @@ pub(crate) struct Culprits {
 
 /// When a holding's key surely still lived until: its lease as the holder counts it, or as
 /// its grant says (`key_until`), whichever is later.
-fn runs_out(lease: Lease, key_until: Option<u64>) -> u64 {
-    lease.expires_ns().max(key_until.unwrap_or(0))
+fn runs_out(lease: Lease, key_until: Option<u64>) -> (u64, Option<u64>) {
+    let by_lease = lease.expires_ns();
+    match key_until {
+        Some(k) if k > by_lease => (k, None),
+        _ => (by_lease, Some(lease.from_ns)),
+    }
 }
 
 /// Whether `f` may remove or overwrite a key.
@@ -228,7 +241,7 @@ impl Culprits {
             self.crossing.insert(lock, op);
         }
         // Only a holding still open has a key of its own to outlive.
-        let runs_until = lease.map(|l| runs_out(l, key_until));
+        let runs_until = lease.map(|l| runs_out(l, key_until).0);
         let stale_for = |acquire_index: u64| granted.is_none_or(|g| g < acquire_index);
         for h in self.open.get_mut(&lock).into_iter().flatten() {
             if stale_for(h.acquire_index) {
@@ -290,7 +303,7 @@ impl Culprits {
             let key_until = self.last_grant.get(&(b.lock, a.process)).and_then(|g| g.1);
             let expired_ns = lease_of(a.process, a.id)
                 .map(|l| runs_out(l, key_until))
-                .filter(|&t| t < b.start_ns);
+                .filter(|&(t, _)| t < b.start_ns);
             causes.push((
                 a.id,
                 Cause {

@@ -122,7 +122,7 @@ pub(crate) fn double(
     let mut indices = vec![a.acquire_index, b.acquire_index, a.end_index, b.end_index];
     let mut chain = vec![(a.asked_ns, end), (b.asked_ns, b.start_ns)];
     let expired_ns = match &culprit {
-        Some(Culprit::Expired { expired_ns }) => Some(*expired_ns),
+        Some(Culprit::Expired { expired_ns, .. }) => Some(*expired_ns),
         _ => None,
     };
     let (lead, named) = match culprit {
@@ -136,10 +136,21 @@ pub(crate) fn double(
             chain.push((op.invoke_ns, op.done_ns));
             stale_lead(&op, a, faults, true)
         }
-        Some(Culprit::Expired { expired_ns }) => (
+        Some(Culprit::Expired {
+            expired_ns,
+            counted_from_ns,
+        }) => (
             format!(
-                "process {}'s lease ran out at {} and process {} was granted the lock at {}",
+                "process {}'s lease{} ran out at {} and process {} was granted the lock at {}",
                 a.process,
+                // Counted from a request well before the grant (an acquire that waited, a
+                // library that names no lease): said, or the time reads too early.
+                match counted_from_ns {
+                    Some(from) if from + 1_000_000 < a.start_ns => {
+                        format!(", counted from its request at {},", secs(from))
+                    }
+                    _ => String::new(),
+                },
                 secs(expired_ns),
                 b.process,
                 secs(b.start_ns),
