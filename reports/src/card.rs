@@ -98,7 +98,11 @@ fn double_holder(f: &Finding, view: &RunView) -> Option<String> {
     let granted = hold_at(view, b, w.start_ns).map_or(w.start_ns, |h| h.start_ns);
     let token = |t: Option<u64>| t.map(|t| format!(" (token {t})")).unwrap_or_default();
     let lease = match held.lease_end_ns {
-        Some(end) if end <= granted => format!(" and its lease ran out at {}", secs(end)),
+        Some(end) if end <= granted => format!(
+            " and its lease{} ran out at {}",
+            counted_from(held),
+            secs(end)
+        ),
         Some(end) => format!(", its lease running until {}", secs(end)),
         None => String::new(),
     };
@@ -109,6 +113,18 @@ fn double_holder(f: &Finding, view: &RunView) -> Option<String> {
         secs(granted),
         token(f.tokens.get(1).copied()),
     ))
+}
+
+/// ", counted from its request at T," when a hold's lease was counted from a request well
+/// before its grant (an acquire that waited, a library that names no lease), which makes its
+/// end read early; else nothing.
+pub(crate) fn counted_from(h: &Hold) -> String {
+    match h.lease_from_ns {
+        Some(from) if from + 1_000_000 < h.start_ns => {
+            format!(", counted from its request at {},", secs(from))
+        }
+        _ => String::new(),
+    }
 }
 
 /// The hold of `process` that covers `at_ns`.

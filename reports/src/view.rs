@@ -67,6 +67,10 @@ pub struct Hold {
     /// When its lease ran out at the earliest, where the acquire (or its last renew) named a
     /// lease: counted from when the request was sent (`sent_ns`), else from its invoke.
     pub lease_end_ns: Option<u64>,
+    /// Where that lease was counted from: the granting request's send time, else the
+    /// acquire's (or renewal's) invocation, which for an acquire that waited is well before
+    /// the grant.
+    pub lease_from_ns: Option<u64>,
     /// The history index of the `acquire ok` that began it.
     pub index: u64,
 }
@@ -247,12 +251,11 @@ impl ViewBuilder {
         };
         // The lease the grant or renew set, counted from when it was asked for: the earliest
         // it can have run out.
+        // (end, counted from)
         let lease_end = |invoked: u64| {
             e.value.lease_ms.or(lease_ms).map(|ms| {
-                e.value
-                    .sent_ns
-                    .unwrap_or(invoked)
-                    .saturating_add(ms.saturating_mul(1_000_000))
+                let from = e.value.sent_ns.unwrap_or(invoked);
+                (from.saturating_add(ms.saturating_mul(1_000_000)), from)
             })
         };
         let outcome = match e.kind {
@@ -275,14 +278,19 @@ impl ViewBuilder {
                         end_ns: e.time_ns,
                         token: e.value.token,
                         end: HoldEnd::Open,
-                        lease_end_ns: lease_end(invoked),
+                        lease_end_ns: lease_end(invoked).map(|l| l.0),
+                        lease_from_ns: lease_end(invoked).map(|l| l.1),
                         index: e.index,
                     },
                 );
             }
             (F::Renew, Outcome::Ok) => {
-                if let (Some(h), Some(end)) = (self.holding.get_mut(&p), lease_end(invoked)) {
-                    h.lease_end_ns = Some(h.lease_end_ns.map_or(end, |e| e.max(end)));
+                if let (Some(h), Some((end, from))) = (self.holding.get_mut(&p), lease_end(invoked))
+                {
+                    if h.lease_end_ns.is_none_or(|e| end > e) {
+                        h.lease_end_ns = Some(end);
+                        h.lease_from_ns = Some(from);
+                    }
                 }
             }
             (F::Renew, Outcome::Fail) => close(&mut self.holding, lane, e.time_ns, HoldEnd::Lost),

@@ -428,3 +428,47 @@ fn the_compare_page_names_each_backend_s_library_and_lease() {
         "{html}"
     );
 }
+
+#[test]
+fn the_card_says_where_a_lease_was_counted_from_when_the_acquire_waited() {
+    // Process 0 asked at 100 ms for a 1000 ms lease and was granted at 700 ms, its library
+    // naming no lease: its lease is counted from the request, and the card says so, or
+    // "ran out at 1.100 s" reads as too early for a hold from 0.700 s.
+    use lockpick_checker::history::{EventKind::*, Process, Value, F};
+    use support::{token, History};
+    let (p0, p1, nem) = (Process::Client(0), Process::Client(1), Process::Nemesis);
+    let mut h = History::default();
+    let lease = Value {
+        lease_ms: Some(1000),
+        ..Value::default()
+    };
+    h.push(100.0, p0, Invoke, F::Acquire, lease.clone());
+    h.push(700.0, p0, Ok, F::Acquire, token(1));
+    let pause = Value {
+        client: Some(0),
+        point: Some("before-write".into()),
+        ms: Some(800),
+        ..Value::default()
+    };
+    h.push(710.0, nem, Info, F::Pause, pause);
+    h.push(800.0, p1, Invoke, F::Acquire, lease.clone());
+    h.push(1200.0, p1, Ok, F::Acquire, token(2));
+    h.push(1210.0, p1, Invoke, F::Release, token(2));
+    h.push(1211.0, p1, Ok, F::Release, Value::default());
+    let resume = Value {
+        client: Some(0),
+        ..Value::default()
+    };
+    h.push(1510.0, nem, Info, F::Resume, resume);
+    h.push(1520.0, p0, Invoke, F::Release, token(1));
+    h.push(1521.0, p0, Ok, F::Release, Value::default());
+    let events = h.events;
+    let results = results_for(&events, "hand-built-waited");
+    let html = render_run_report(&results, &events).unwrap();
+    assert!(
+        html.contains(
+            "Process 0 held the lock from 0.700 s (token 1) and its lease, counted from its request at 0.100 s, ran out at 1.100 s; process 1 was granted it at 1.200 s"
+        ),
+        "{html}"
+    );
+}

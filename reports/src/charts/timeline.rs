@@ -194,7 +194,11 @@ fn fault_target(
 fn hold_title(process: u64, h: &Hold) -> String {
     let token = h.token.map(|t| format!(" (token {t})")).unwrap_or_default();
     let lease = match h.lease_end_ns {
-        Some(e) if e < h.end_ns => format!("; its lease ran out at {}", secs_text(e)),
+        Some(e) if e < h.end_ns => format!(
+            "; its lease{} ran out at {}",
+            crate::card::counted_from(h),
+            secs_text(e)
+        ),
         Some(e) => format!("; lease until {}", secs_text(e)),
         None => String::new(),
     };
@@ -508,6 +512,7 @@ mod tests {
             token: None,
             end: HoldEnd::Released,
             lease_end_ns: None,
+            lease_from_ns: None,
             index,
         }
     }
