@@ -634,3 +634,190 @@ fn a_zookeeper_holder_paused_past_its_session_loses_its_znode_to_the_expiry() {
         "no paused holder's znode was recorded expired: {report}"
     );
 }
+
+// SQL: the server's lock rows and session locks, polled every 10 ms on the server's own
+// address (node `n1`, key the lock's name); a lease row's value is its holder column, an
+// advisory lock's its backend's application_name, which the recipe sets to the holder value.
+
+/// The `set` of `value` on its row, and the row's next change (renewals skipped).
+fn row_after_set<'a>(
+    server: &'a [ServerEvent],
+    value: &str,
+) -> Option<(&'a ServerEvent, Option<&'a ServerEvent>)> {
+    let at = server
+        .iter()
+        .position(|e| e.event == RecordChange::Set && e.value.as_deref() == Some(value))?;
+    let key = &server[at].key;
+    let next = server[at + 1..]
+        .iter()
+        .find(|e| &e.key == key && e.event != RecordChange::Renewed);
+    Some((&server[at], next))
+}
+
+/// The view's record of `value` (which value the node held from when to when).
+fn ownership<'a>(
+    report: &'a lockpick_checker::lock::LockReport,
+    value: &str,
+) -> &'a lockpick_checker::lock::Ownership {
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    view.locks
+        .iter()
+        .flat_map(|l| &l.records)
+        .find(|r| r.value == value)
+        .unwrap_or_else(|| panic!("no record of {value} in the view"))
+}
+
+#[test]
+fn a_pg_lease_row_holder_paused_past_its_lease_is_silently_lost_at_its_ttl_end() {
+    // One pause (at 0.3-0.8 s, for 0.7-1.1 s, past the 300 ms lease; the next comes 1.5 s
+    // or more later).
+    let (report, _, _, dir) = run_for("pg-lease-row-gc-pause", 2000);
+    let events = history(&dir);
+    let server = record(&dir);
+    assert!(!server.is_empty());
+    let ours = every_holder_value(&events);
+    for e in &server {
+        assert_eq!((e.node.as_str(), e.key.as_str()), ("n1", "lock"), "{e:?}");
+        if e.event == RecordChange::Set {
+            // The row's holder column: a holder value, with the lease the server gave it.
+            assert!(ours.contains(e.value.as_deref().unwrap()), "{e:?}");
+            assert!(e.ttl_ms.is_some_and(|t| t <= 300), "{e:?}");
+        }
+    }
+    let pauses: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
+        .filter_map(|e| Some((e.value.client?, e.time_ns)))
+        .collect();
+    assert!(!pauses.is_empty(), "the schedule pauses a client");
+    let time = |i: u64| events.iter().find(|e| e.index == i).unwrap().time_ns;
+    let mut lost = 0;
+    for (p, paused) in pauses {
+        // The holding it was paused in (the pause comes before a write, inside a holding).
+        let Some((acquired, value)) = holder_values(&events, p)
+            .into_iter()
+            .rfind(|(i, _)| time(*i) <= paused)
+        else {
+            continue;
+        };
+        let Some((end, _)) = holding_end(&events, p, acquired) else {
+            continue;
+        };
+        if end < paused {
+            continue;
+        }
+        // Its row's set, with its holder value and lease, and the next change of the row:
+        // expired where the watcher saw the lease run out, or another holder's set over it.
+        let Some((set, next)) = row_after_set(&server, &value) else {
+            continue;
+        };
+        let ttl = set.ttl_ms.expect("a lease row's set has its ttl");
+        let next = next.unwrap_or_else(|| panic!("{value} never went"));
+        match next.event {
+            RecordChange::Expired => {}
+            RecordChange::Set => assert_ne!(next.value.as_deref(), Some(value.as_str())),
+            _ => panic!("{value}: {next:?}"),
+        }
+        // Another holder's set after it: the next taker of the row.
+        let taker = server[set.index as usize + 1..]
+            .iter()
+            .find(|e| e.event == RecordChange::Set)
+            .expect("another holder took the row");
+        assert!(
+            !holder_values(&events, p)
+                .iter()
+                .any(|(_, v)| Some(v.as_str()) == taker.value.as_deref()),
+            "{taker:?}"
+        );
+        // The checker ends it at its TTL's end (or where the watcher saw it go, if that came
+        // first): expired, never later than set + ttl.
+        let own = ownership(&report, &value);
+        assert_eq!(own.ended, Some(lockpick_checker::lock::RecordEnd::Expired));
+        let observed = own.observed_end_ns.unwrap();
+        assert_eq!(
+            own.end_ns,
+            Some(observed.min(set.time_ns + ttl * 1_000_000)),
+            "{own:?}"
+        );
+        // And the run reports the silent loss of the paused process, citing the set and its
+        // end (it had no notice: the recipe has none to give).
+        let loss = report
+            .observations
+            .iter()
+            .find(|f| f.kind == FindingKind::SilentLoss && f.server_indices.contains(&set.index))
+            .unwrap_or_else(|| panic!("no silent loss of {value}: {report}"));
+        assert_eq!(loss.processes, [p], "{loss:?}");
+        assert!(loss.server_indices.contains(&next.index), "{loss:?}");
+        assert!(loss.summary.contains("it expired at"), "{}", loss.summary);
+        lost += 1;
+    }
+    assert!(lost > 0, "no paused holding in the record: {report}");
+}
+
+#[test]
+fn without_faults_each_pg_advisory_holder_s_lock_is_deleted_by_its_own_release() {
+    let (report, dir) = expecting(run_for("pg-advisory-baseline", 1500), Verdict::Valid);
+    let events = history(&dir);
+    let server = record(&dir);
+    let ours = every_holder_value(&events);
+    for e in &server {
+        assert_eq!((e.node.as_str(), e.key.as_str()), ("n1", "lock"), "{e:?}");
+        if e.event == RecordChange::Set {
+            // The holding backend's application_name: the holder value, no lease.
+            assert!(ours.contains(e.value.as_deref().unwrap()), "{e:?}");
+            assert_eq!(e.ttl_ms, None);
+        }
+    }
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    let lock = &view.locks[0];
+    assert_eq!(
+        (
+            lock.silent_losses,
+            lock.silent_retakes,
+            lock.unattributed_values
+        ),
+        (0, 0, 0),
+        "{report}"
+    );
+    let processes: BTreeSet<u64> = events
+        .iter()
+        .filter_map(|e| match e.process {
+            Process::Client(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let mut recorded = 0;
+    for p in processes {
+        let values = holder_values(&events, p);
+        for (n, (acquired, value)) in values.iter().enumerate() {
+            // A holding shorter than the poll is often not seen.
+            let Some((_, next)) = row_after_set(&server, value) else {
+                continue;
+            };
+            recorded += 1;
+            let Some((released, Some(EventKind::Ok))) = holding_end(&events, p, *acquired) else {
+                continue;
+            };
+            let next = next.unwrap_or_else(|| panic!("{value} never went"));
+            assert!(released <= next.time_ns, "{value}: {next:?}");
+            // Its own release let it go: deleted while its session lived on. The last one may
+            // read as expired: the session closed within the same poll, at the run's end.
+            if n + 1 < values.len() {
+                assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
+            } else {
+                assert!(
+                    matches!(next.event, RecordChange::Deleted | RecordChange::Expired),
+                    "{value}: {next:?}"
+                );
+            }
+        }
+    }
+    assert!(recorded > 0, "no holding in the record: {report}");
+    assert!(lock.holdings_judged > 0, "{report}");
+}

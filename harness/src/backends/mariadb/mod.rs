@@ -8,6 +8,7 @@ mod node;
 mod process;
 mod reset;
 mod server;
+mod watch;
 
 pub use for_update::{MyForUpdateLock, MyForUpdateSession};
 pub use get_lock::{MyGetLock, MyGetLockSession};

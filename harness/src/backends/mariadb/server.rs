@@ -62,8 +62,8 @@ impl ServerKind for MariaDb {
         Some(&super::reset::MariaDbReset)
     }
 
-    /// None: no watcher yet: named locks and lock rows would need polling.
+    /// Polling the lease rows and named locks (see `watch.rs`).
     fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
-        None
+        Some(&super::watch::MariaDbWatch)
     }
 }

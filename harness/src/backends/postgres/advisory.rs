@@ -4,6 +4,10 @@
 //! server closes (idle_session_timeout, TCP keepalives giving up, a restart) loses it without
 //! being told, and a holder the server still believes alive keeps it however long it is gone.
 //!
+//! The acquire statement first sets the session's `application_name` to the holder value, so
+//! the server's record (`watch.rs`, reading `pg_stat_activity` beside `pg_locks`) names the
+//! holder exactly: in the same statement, no round trip of its own.
+//!
 //! Fencing token: `nextval` of a sequence in the same statement as the grant, evaluated only
 //! when the lock was taken. The next holder can only take the lock after this one lost or
 //! released it, so its `nextval` comes later and is larger: tokens grow with the order of
@@ -23,9 +27,11 @@ const RELEASE: usize = 1;
 
 fn statements() -> [String; 2] {
     [
+        // The holder value as the session's application_name first (CASE evaluates its
+        // conditions in order; set_config never returns NULL), for the server record.
         format!(
-            "SELECT CASE WHEN pg_try_advisory_lock(hashtext($1)) \
-             THEN nextval('{TOKEN_SEQUENCE}') END"
+            "SELECT CASE WHEN set_config('application_name', $2, false) IS NULL THEN NULL \
+             WHEN pg_try_advisory_lock(hashtext($1)) THEN nextval('{TOKEN_SEQUENCE}') END"
         ),
         "SELECT pg_advisory_unlock(hashtext($1))".to_owned(),
     ]
@@ -61,7 +67,7 @@ impl LockSession for PgAdvisorySession {
                 let row = request(
                     conn.node.op_timeout,
                     conn.client
-                        .query_one(&conn.statements[ACQUIRE], &[&conn.node.lock]),
+                        .query_one(&conn.statements[ACQUIRE], &[&conn.node.lock, &holder]),
                 )
                 .await;
                 row.map(|row| {

@@ -10,6 +10,7 @@ mod process;
 mod replica_server;
 mod reset;
 mod server;
+mod watch;
 
 pub use advisory::{PgAdvisoryLock, PgAdvisorySession};
 pub use for_update::{PgForUpdateLock, PgForUpdateSession};

@@ -102,7 +102,10 @@ impl ServerKind for PostgresReplica {
         None
     }
 
-    /// None: no watcher yet: polling the lock rows (on the primary a failover promotes) would give one.
+    /// None: a watcher is given the nodes clients reach, here `n1` alone (the replica is no
+    /// client address), and the failover kills `n1` and promotes `n2`: a record of `n1` would
+    /// stop at the failover, exactly when the lock's record moves to the promoted replica, and
+    /// could never show the grant it lacks. Following the primary needs `n2`'s own address.
     fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
         None
     }

@@ -63,8 +63,8 @@ impl ServerKind for Postgres {
         Some(&super::reset::PgReset)
     }
 
-    /// None: no watcher yet: advisory locks and lock rows would need polling.
+    /// Polling the lease rows and advisory locks (see `watch.rs`).
     fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
-        None
+        Some(&super::watch::PgWatch)
     }
 }
