@@ -556,11 +556,14 @@ duration_ms = 100
         assert_eq!(parse(ETCD).unwrap().record_server, None);
         let off = GOOD.replacen("[backend]", "[backend]\nrecord = false", 1);
         assert_eq!(parse(&off).unwrap().record_server, Some(false), "{off}");
+        // etcd has a watcher: asking for it is fine; a kind without one is refused.
         let text = ETCD.replace("kind = \"etcd\"", "kind = \"etcd\"\nrecord = true");
+        assert_eq!(parse(&text).unwrap().record_server, Some(true));
+        let text = ETCD.replace("kind = \"etcd\"", "kind = \"redis-sentinel\"\nrecord = true");
         let err = parse(&text).unwrap_err();
         assert!(
             err.contains("s.toml")
-                && err.contains("field `backend.record`: server \"etcd\" has no watcher"),
+                && err.contains("field `backend.record`: server \"redis-sentinel\" has no watcher"),
             "{err}"
         );
     }
