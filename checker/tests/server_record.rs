@@ -377,10 +377,18 @@ fn a_renewal_that_set_the_expired_value_again_is_a_silent_retake() {
     assert_eq!((l.silent_losses, l.silent_retakes), (1, 1));
 }
 
-#[test]
-fn a_value_set_while_two_acquires_were_open_is_nobody_s_and_the_view_says_so() {
+/// Process 0 granted at 5 ms (its adapter naming `owner`, if given, as what its library
+/// stores) while process 1's acquire is open from 1 to 50 ms, then paused past its lease; the
+/// server sets "lib-x" at 4 ms and expires it at 380 ms.
+fn contended(owner: Option<&str>) -> (Vec<Event>, Vec<ServerEvent>) {
+    let granted = Value {
+        token: Some(1),
+        lease_ms: Some(300),
+        owner: owner.map(str::to_owned),
+        ..Value::default()
+    };
     let mut h = H::default();
-    h.acquire(0, (0, 5), 1, None)
+    h.op(0, F::Acquire, (0, 5), Value::default(), granted)
         .event(
             1,
             Process::Client(1),
@@ -403,7 +411,13 @@ fn a_value_set_while_two_acquires_were_open_is_nobody_s_and_the_view_says_so() {
         .at(380, "n1", RecordChange::Expired, None)
         .0
         .clone();
-    let r = check(&h.build(), &server);
+    (h.build(), server)
+}
+
+#[test]
+fn a_value_set_while_two_acquires_were_open_is_nobody_s_and_the_view_says_so() {
+    let (events, server) = contended(None);
+    let r = check(&events, &server);
     assert!(r.observations.is_empty(), "{r}");
     let view = r.server.as_ref().unwrap();
     let l = &view.locks[0];
@@ -542,42 +556,8 @@ fn the_owner_value_an_adapter_reported_attributes_a_value_set_while_two_acquires
     // As above, but process 0's adapter said which value its library stores (`owner` on its
     // `acquire ok`, Redisson's `<uuid>:<threadId>`): the value is process 0's, the expiry
     // under its pause a silent loss.
-    let mut h = H::default();
-    h.op(
-        0,
-        F::Acquire,
-        (0, 5),
-        Value::default(),
-        Value {
-            token: Some(1),
-            lease_ms: Some(300),
-            owner: Some("lib-x".to_owned()),
-            ..Value::default()
-        },
-    )
-    .event(
-        1,
-        Process::Client(1),
-        EventKind::Invoke,
-        F::Acquire,
-        Value::default(),
-    )
-    .event(
-        50,
-        Process::Client(1),
-        EventKind::Fail,
-        F::Acquire,
-        Value::default(),
-    )
-    .pause(0, (10, 600))
-    .write(0, (610, 612), 1)
-    .simple(0, F::Release, (620, 622));
-    let server = S::default()
-        .set(4, "n1", "lib-x")
-        .at(380, "n1", RecordChange::Expired, None)
-        .0
-        .clone();
-    let r = check(&h.build(), &server);
+    let (events, server) = contended(Some("lib-x"));
+    let r = check(&events, &server);
     let l = &r.server.as_ref().unwrap().locks[0];
     assert_eq!((l.unattributed_values, l.holdings_judged), (0, 1), "{r}");
     assert_eq!(l.records[0].process, Some(0));
