@@ -34,6 +34,27 @@ fn holder_values(events: &[Event], p: u64) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// Every granted acquire of the history that names a holder value, process by process, in
+/// order: (process, its `acquire ok`'s index, the value, whether it is the process's last).
+fn granted(events: &[Event]) -> Vec<(u64, u64, String, bool)> {
+    let processes: BTreeSet<u64> = events
+        .iter()
+        .filter_map(|e| match e.process {
+            Process::Client(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for p in processes {
+        let values = holder_values(events, p);
+        let n = values.len();
+        for (i, (acquired, value)) in values.into_iter().enumerate() {
+            out.push((p, acquired, value, i + 1 == n));
+        }
+    }
+    out
+}
+
 /// The change of the key that follows the `set` of `value` in the record (renewals skipped),
 /// if the record has that set: of the Redis lock's one key, or of whichever key an etcd lock's
 /// holder set (a key per waiter).
@@ -134,43 +155,26 @@ fn without_faults_every_recorded_value_is_deleted_by_its_own_release() {
             .all(|f| !matches!(f.kind, FindingKind::SilentLoss | FindingKind::SilentRetake)),
         "{report}"
     );
-    let processes: BTreeSet<u64> = events
-        .iter()
-        .filter_map(|e| match e.process {
-            Process::Client(p) => Some(p),
-            _ => None,
-        })
-        .collect();
-    let (mut holdings, mut recorded) = (0, 0);
-    for p in processes {
-        for (acquired, value) in holder_values(&events, p) {
-            holdings += 1;
-            // The watcher leaves out a set whose value a later write may have replaced
-            // before it read it: such a holding is not in the record, never misattributed.
-            let Some((_, next)) = after_set(&server, &value) else {
-                continue;
-            };
-            recorded += 1;
-            let next = next.unwrap_or_else(|| panic!("{value} never went"));
-            assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
-            // Its own release: p's first release after this acquire was invoked before the
-            // server's deletion was seen.
-            let release = events
-                .iter()
-                .find(|e| {
-                    e.process == Process::Client(p)
-                        && e.f == F::Release
-                        && e.kind == EventKind::Invoke
-                        && e.index > acquired
-                })
-                .unwrap_or_else(|| panic!("process {p} never released {value}"));
-            assert!(
-                release.time_ns <= next.time_ns,
-                "{value} deleted at {} before its release at {}",
-                next.time_ns,
-                release.time_ns
-            );
-        }
+    let all = granted(&events);
+    let (holdings, mut recorded) = (all.len() as u64, 0);
+    for (p, acquired, value, _) in all {
+        // The watcher leaves out a set whose value a later write may have replaced before it
+        // read it: such a holding is not in the record, never misattributed.
+        let Some((_, next)) = after_set(&server, &value) else {
+            continue;
+        };
+        recorded += 1;
+        let next = next.unwrap_or_else(|| panic!("{value} never went"));
+        assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
+        // Its own release: p's first release after this acquire was invoked before the
+        // server's deletion was seen.
+        let (released, _) = holding_end(&events, p, acquired)
+            .unwrap_or_else(|| panic!("process {p} never released {value}"));
+        assert!(
+            released <= next.time_ns,
+            "{value} deleted at {} before its release at {released}",
+            next.time_ns,
+        );
     }
     // Most holdings are in the record; the ones left out are counted as not judged.
     assert!(holdings > 0);
@@ -399,17 +403,7 @@ fn the_etcd_record_goes_on_through_the_leader_s_crash_and_restart() {
         (0, 0),
         "{report}"
     );
-    let clients: BTreeSet<u64> = events
-        .iter()
-        .filter_map(|e| match e.process {
-            Process::Client(p) => Some(p),
-            _ => None,
-        })
-        .collect();
-    let holdings: usize = clients
-        .iter()
-        .map(|&p| holder_values(&events, p).len())
-        .sum();
+    let holdings = granted(&events).len();
     assert!(
         lock.holdings_judged as usize * 10 >= holdings * 9,
         "{} of {holdings} judged: {report}",
@@ -515,35 +509,26 @@ fn without_faults_each_zookeeper_holder_s_znode_is_deleted_by_its_own_release() 
         "{report}"
     );
     assert_eq!(lock.unattributed_values, 0, "the values are holder values");
-    let processes: BTreeSet<u64> = events
-        .iter()
-        .filter_map(|e| match e.process {
-            Process::Client(p) => Some(p),
-            _ => None,
-        })
-        .collect();
-    let (mut holdings, mut recorded) = (0, 0);
-    for p in processes {
-        for (acquired, value) in holder_values(&events, p) {
-            holdings += 1;
-            // Left out only when its znode was gone before any member read it.
-            let Some((set, next)) = znode_after_set(&server, &value) else {
-                continue;
-            };
-            recorded += 1;
-            let Some((released, Some(EventKind::Ok))) = holding_end(&events, p, acquired) else {
-                continue;
-            };
-            // Released: its own release deleted it, seen after the release was asked for.
-            let next = next.unwrap_or_else(|| panic!("{value} never went"));
-            assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
-            assert!(
-                set.time_ns <= released && released <= next.time_ns,
-                "{value}: set at {}, released at {released}, deleted at {}",
-                set.time_ns,
-                next.time_ns
-            );
-        }
+    let all = granted(&events);
+    let (holdings, mut recorded) = (all.len() as u64, 0);
+    for (p, acquired, value, _) in all {
+        // Left out only when its znode was gone before any member read it.
+        let Some((set, next)) = znode_after_set(&server, &value) else {
+            continue;
+        };
+        recorded += 1;
+        let Some((released, Some(EventKind::Ok))) = holding_end(&events, p, acquired) else {
+            continue;
+        };
+        // Released: its own release deleted it, seen after the release was asked for.
+        let next = next.unwrap_or_else(|| panic!("{value} never went"));
+        assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
+        assert!(
+            set.time_ns <= released && released <= next.time_ns,
+            "{value}: set at {}, released at {released}, deleted at {}",
+            set.time_ns,
+            next.time_ns
+        );
     }
     assert!(holdings > 0);
     assert!(
@@ -785,37 +770,27 @@ fn without_faults_each_pg_advisory_holder_s_lock_is_deleted_by_its_own_release()
         (0, 0, 0),
         "{report}"
     );
-    let processes: BTreeSet<u64> = events
-        .iter()
-        .filter_map(|e| match e.process {
-            Process::Client(p) => Some(p),
-            _ => None,
-        })
-        .collect();
     let mut recorded = 0;
-    for p in processes {
-        let values = holder_values(&events, p);
-        for (n, (acquired, value)) in values.iter().enumerate() {
-            // A holding shorter than the poll is often not seen.
-            let Some((_, next)) = row_after_set(&server, value) else {
-                continue;
-            };
-            recorded += 1;
-            let Some((released, Some(EventKind::Ok))) = holding_end(&events, p, *acquired) else {
-                continue;
-            };
-            let next = next.unwrap_or_else(|| panic!("{value} never went"));
-            assert!(released <= next.time_ns, "{value}: {next:?}");
-            // Its own release let it go: deleted while its session lived on. The last one may
-            // read as expired: the session closed within the same poll, at the run's end.
-            if n + 1 < values.len() {
-                assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
-            } else {
-                assert!(
-                    matches!(next.event, RecordChange::Deleted | RecordChange::Expired),
-                    "{value}: {next:?}"
-                );
-            }
+    for (p, acquired, value, last) in granted(&events) {
+        // A holding shorter than the poll is often not seen.
+        let Some((_, next)) = row_after_set(&server, &value) else {
+            continue;
+        };
+        recorded += 1;
+        let Some((released, Some(EventKind::Ok))) = holding_end(&events, p, acquired) else {
+            continue;
+        };
+        let next = next.unwrap_or_else(|| panic!("{value} never went"));
+        assert!(released <= next.time_ns, "{value}: {next:?}");
+        // Its own release let it go: deleted while its session lived on. The last one may
+        // read as expired: the session closed within the same poll, at the run's end.
+        if !last {
+            assert_eq!(next.event, RecordChange::Deleted, "{value}: {next:?}");
+        } else {
+            assert!(
+                matches!(next.event, RecordChange::Deleted | RecordChange::Expired),
+                "{value}: {next:?}"
+            );
         }
     }
     assert!(recorded > 0, "no holding in the record: {report}");
