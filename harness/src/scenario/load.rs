@@ -559,7 +559,10 @@ duration_ms = 100
         // etcd has a watcher: asking for it is fine; a kind without one is refused.
         let text = ETCD.replace("kind = \"etcd\"", "kind = \"etcd\"\nrecord = true");
         assert_eq!(parse(&text).unwrap().record_server, Some(true));
-        let text = ETCD.replace("kind = \"etcd\"", "kind = \"redis-sentinel\"\nrecord = true");
+        let text = ETCD.replace(
+            "kind = \"etcd\"",
+            "kind = \"redis-sentinel\"\nrecord = true",
+        );
         let err = parse(&text).unwrap_err();
         assert!(
             err.contains("s.toml")
