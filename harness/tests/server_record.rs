@@ -55,6 +55,35 @@ fn granted(events: &[Event]) -> Vec<(u64, u64, String, bool)> {
     out
 }
 
+/// The run's silent losses, at least one, each naming one process, a client the nemesis
+/// paused (no client of these scenarios crashes, so client i is process i throughout).
+fn losses_of_paused<'a>(
+    report: &'a lockpick_checker::lock::LockReport,
+    events: &[Event],
+) -> Vec<(&'a lockpick_checker::lock::Finding, u64)> {
+    let paused: BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
+        .filter_map(|e| e.value.client)
+        .collect();
+    assert!(!paused.is_empty(), "the schedule pauses a client");
+    let losses: Vec<_> = (report.observations.iter())
+        .filter(|f| f.kind == FindingKind::SilentLoss)
+        .map(|loss| {
+            let [p] = loss.processes[..] else {
+                panic!("a silent loss names one process: {loss:?}");
+            };
+            assert!(
+                paused.contains(&p),
+                "process {p} was never paused: {loss:?}"
+            );
+            (loss, p)
+        })
+        .collect();
+    assert!(!losses.is_empty(), "no silent loss: {report}");
+    losses
+}
+
 /// The change of the key that follows the `set` of `value` in the record (renewals skipped),
 /// if the record has that set: of the Redis lock's one key, or of whichever key an etcd lock's
 /// holder set (a key per waiter).
@@ -80,33 +109,12 @@ fn a_paused_holder_s_key_expires_under_it_and_the_run_reports_a_silent_loss() {
     let events = history(&dir);
     let server = record(&dir);
     assert!(server.iter().all(|e| e.node == "n1"), "one lock node");
-    // The clients the nemesis paused (no client of this scenario crashes, so client i is
-    // process i throughout).
-    let paused: BTreeSet<u64> = events
-        .iter()
-        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
-        .filter_map(|e| e.value.client)
-        .collect();
-    assert!(!paused.is_empty(), "the schedule pauses a client");
     let view = report
         .server
         .as_ref()
         .expect("results carry the server view");
     assert_eq!(view.events, server.len() as u64);
-    let losses: Vec<_> = report
-        .observations
-        .iter()
-        .filter(|f| f.kind == FindingKind::SilentLoss)
-        .collect();
-    assert!(!losses.is_empty(), "no silent loss: {report}");
-    for loss in losses {
-        let [p] = loss.processes[..] else {
-            panic!("a silent loss names one process: {loss:?}");
-        };
-        assert!(
-            paused.contains(&p),
-            "process {p} was never paused: {loss:?}"
-        );
+    for (loss, p) in losses_of_paused(&report, &events) {
         assert!(
             loss.summary.starts_with(&format!("process {p} held")),
             "{}",
@@ -326,25 +334,7 @@ fn an_etcd_holder_paused_past_its_lease_is_silently_lost_when_the_cluster_expire
         assert!(ours.contains(value), "{value} is no holder value");
         assert!(e.key.ends_with(value), "{e:?}");
     }
-    let paused: BTreeSet<u64> = events
-        .iter()
-        .filter(|e| e.process == Process::Nemesis && e.f == F::Pause)
-        .filter_map(|e| e.value.client)
-        .collect();
-    let losses: Vec<_> = report
-        .observations
-        .iter()
-        .filter(|f| f.kind == FindingKind::SilentLoss)
-        .collect();
-    assert!(!losses.is_empty(), "no silent loss: {report}");
-    for loss in losses {
-        let [p] = loss.processes[..] else {
-            panic!("a silent loss names one process: {loss:?}");
-        };
-        assert!(
-            paused.contains(&p),
-            "process {p} was never paused: {loss:?}"
-        );
+    for (loss, p) in losses_of_paused(&report, &events) {
         // Its key went with its lease: the cluster expired it (the lease is gone), no client
         // deleted it.
         let (_, next) = holder_values(&events, p)
