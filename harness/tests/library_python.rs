@@ -277,7 +277,8 @@ fn python_redis_lock_renewal_thread_dies_of_a_transient_error_and_tells_nobody()
     // holder's lease running out (its renewal thread died), and the fault over that chain is
     // the crash that killed the renewal.
     assert!(
-        finding.summary.contains("'s lease ran out at")
+        finding.summary.contains("'s lease")
+            && finding.summary.contains(" ran out at ")
             && finding.summary.contains("faults active: crash"),
         "{report}"
     );

@@ -116,11 +116,13 @@ fn double_holder(f: &Finding, view: &RunView) -> Option<String> {
 }
 
 /// ", counted from its request at T," when a hold's lease was counted from a request well
-/// before its grant (an acquire that waited, a library that names no lease), which makes its
-/// end read early; else nothing.
+/// before its grant (more than a tenth of the lease before it: an acquire that waited, a
+/// library that names no lease), which makes its end read early; else nothing (as the
+/// checker's sentence).
 pub(crate) fn counted_from(h: &Hold) -> String {
+    let lease_ns = |from: u64| h.lease_end_ns.unwrap_or(from).saturating_sub(from);
     match h.lease_from_ns {
-        Some(from) if from + 1_000_000 < h.start_ns => {
+        Some(from) if from + lease_ns(from) / 10 < h.start_ns => {
             format!(", counted from its request at {},", secs(from))
         }
         _ => String::new(),

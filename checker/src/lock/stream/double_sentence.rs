@@ -144,9 +144,10 @@ pub(crate) fn double(
                 "process {}'s lease{} ran out at {} and process {} was granted the lock at {}",
                 a.process,
                 // Counted from a request well before the grant (an acquire that waited, a
-                // library that names no lease): said, or the time reads too early.
+                // library that names no lease: more than a tenth of the lease before it):
+                // said, or the time reads too early. A round trip's gap is not worth a word.
                 match counted_from_ns {
-                    Some(from) if from + 1_000_000 < a.start_ns => {
+                    Some(from) if from + (expired_ns.saturating_sub(from) / 10) < a.start_ns => {
                         format!(", counted from its request at {},", secs(from))
                     }
                     _ => String::new(),
