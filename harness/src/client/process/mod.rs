@@ -84,9 +84,13 @@ pub struct ProcessLock {
     broken: Arc<Mutex<Option<AdapterError>>>,
 }
 
-/// How long an adapter may take to start (a Python or Node runtime on a loaded machine)
-/// and answer `init`, on top of the operation time limit.
-const START_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long an adapter may take to start (a Python or Node runtime, a JVM, on a loaded
+/// machine) and answer `init`, on top of the operation time limit. 30 s, not 15: with three
+/// Hazelcast scenarios at once (21 JVMs on 2 cores) a client JVM took 10 s to print its first
+/// line and 14 s to connect, and with its own bounded wait for the CP group all four clients of
+/// each run missed 15 s (and a CI run's); a limit that load can reach is a harness error that
+/// says nothing about the lock.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl ProcessLock {
     /// Adapters reach the lock nodes at `nodes` (their proxies); each writes its stderr to
