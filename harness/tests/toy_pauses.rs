@@ -12,15 +12,18 @@
 //! docs/tiers.md gives its chance of failing with nothing wrong, from the number of double
 //! holders a 15 s run shows (the test prints each seed's count).
 //!
-//! Each double holder's explanation must name its cause first: the process whose release
-//! deleted the first holder's key and the pause inside that release ([`names_its_culprit`]),
-//! in every explanation of every run (not a rate: see [`names_its_culprit`] for why).
+//! Each double holder's explanation must name its cause first, and the history must bear it out
+//! ([`explained`]), in every explanation of every run (not a rate: see [`explained`] for why):
+//! the process whose release deleted the first holder's key and the pause inside that release,
+//! or, when a loaded machine rather than the nemesis stretched a release or a hold, that
+//! release without a pause, or the first holder's lease running out.
 
 mod scenario_support;
 
 use lockpick_checker::history::{Event, EventKind, Process, F};
 use lockpick_checker::lock::{Finding, FindingKind};
 use lockpick_checker::verdict::Verdict;
+use lockpick_harness::scenario::load_scenario;
 use scenario_support::{history, kinds, run_in};
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=6;
@@ -50,6 +53,22 @@ struct Seen {
     /// Every finding's sentence, and what is wrong with each double holder's explanation.
     summaries: Vec<String>,
     misexplained: Vec<String>,
+    /// The cause each double holder's explanation named, once the history bore it out.
+    causes: Vec<Cause>,
+}
+
+/// What a double holder's explanation named, borne out by the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cause {
+    /// A release that a nemesis pause stopped between its GET and its DEL: the bug under the
+    /// fault this scenario injects.
+    PausedRelease,
+    /// A release with no pause inside it that deleted another's key: the same bug, the gap
+    /// between its GET and its DEL stretched by a loaded machine.
+    Release,
+    /// The first holder's lease ran out before the second grant: a holder stalled by a loaded
+    /// machine, which no lock survives.
+    Lease,
 }
 
 /// Every seed of [`SEEDS`] of `name`, [`AT_ONCE`] at a time, each on a runtime of its own;
@@ -90,15 +109,16 @@ fn run_seed(rt: &tokio::runtime::Runtime, name: &str, seed: u64) -> Seen {
         .iter()
         .chain(&report.observations)
         .collect();
-    let misexplained = all
-        .iter()
+    let ttl_ns = load_scenario(name).expect("shipped").lock.ttl_ms * 1_000_000;
+    let (causes, misexplained) = (all.iter())
         .filter(|f| f.kind == FindingKind::DoubleHolder)
-        .filter_map(|f| names_its_culprit(f, &events).err())
-        .collect();
+        .map(|f| explained(f, &events, ttl_ns))
+        .partition::<Vec<_>, _>(Result::is_ok);
     Seen {
         verdict,
         summaries: all.iter().map(|f| f.summary.clone()).collect(),
-        misexplained,
+        misexplained: misexplained.into_iter().filter_map(Result::err).collect(),
+        causes: causes.into_iter().filter_map(Result::ok).collect(),
         double_holders: kinds(&report.violations)
             .iter()
             .filter(|k| **k == FindingKind::DoubleHolder)
@@ -109,25 +129,49 @@ fn run_seed(rt: &tokio::runtime::Runtime, name: &str, seed: u64) -> Seen {
     }
 }
 
-/// Whether the double holder `f` is explained by its cause, checked against the history: the
-/// sentence begins "process C's release (sent …, answered …, paused … inside it) deleted
-/// process A's key" with A the first holder, or "… may have deleted process A's key (its
-/// answer came before process A's grant …" when the two replies crossed; the evidence holds
-/// C's release request (its invoke, and its `ok` after A's grant, or when they crossed after A
-/// asked and before A's grant); the faults named are a pause of client C that the history
-/// records inside that release before its reply came; and A's own next release failed
-/// `not-owner` (its key was gone).
+/// The cause the double holder `f` names first, when the history bears it out; else what is
+/// wrong. Three forms:
+/// - "process C's release (sent …, answered …, paused … inside it) deleted process A's key",
+///   or "… may have deleted process A's key (its answer came before process A's grant …" when
+///   the two replies crossed: the evidence holds C's release request (its invoke, and its `ok`
+///   after A's grant, or when they crossed after A asked and before A's grant); a pause of
+///   client C that the history records inside that release before its reply came is among the
+///   faults named; and A's own next release failed `not-owner` (its key was gone).
+/// - the same without "paused … inside it": likewise, and the history records no pause of
+///   client C inside that release (a loaded machine, not the nemesis, stretched it).
+/// - "process A's lease … ran out at …": A's grant came more than the lease after A asked for
+///   it, before B's grant (a loaded machine stalled the holder; the lease is counted from the
+///   request, the latest the lock can have started it).
 ///
 /// Not a rate: the culprit is in the history whenever the bug made the double holder (a
 /// release answered `ok` after the holder's grant, or just after the next grant, by a process
 /// no longer granted the lock, or just before the holder's grant, past its own lease), so
-/// naming it is the checker's rule, not chance; it named the
-/// right one in all 143 double holders of 20 runs recorded before (seeds 1-20) and all 61 of
-/// seeds 1-10 here. A double holder that came of something else (a loaded machine stalling a
-/// holder past its lease) fails here as it should: its sentence must name the lease instead.
-fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
+/// naming it is the checker's rule, not chance; it named the right one in all 143 double
+/// holders of 20 runs recorded before (seeds 1-20) and all 61 of seeds 1-10 here. What a
+/// loaded machine adds is named too, and checked the same way.
+fn explained(f: &Finding, events: &[Event], ttl_ns: u64) -> Result<Cause, String> {
     let fail = |why: &str| Err(format!("{why}: {}", f.summary));
     let a = f.processes[0];
+    let at = |i: &u64| &events[*i as usize];
+    let grant_of = |p: u64| {
+        f.indices.iter().map(at).find(|e| {
+            e.process == Process::Client(p) && e.f == F::Acquire && e.kind == EventKind::Ok
+        })
+    };
+    let granted = grant_of(a);
+    if f.summary.starts_with(&format!("process {a}'s lease")) {
+        let b = f.processes[1];
+        let (Some(ga), Some(gb)) = (granted, grant_of(b)) else {
+            return fail("the evidence lacks a grant");
+        };
+        let asked = events[..ga.index as usize].iter().rev().find(|e| {
+            e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Invoke
+        });
+        return match asked {
+            Some(asked) if asked.time_ns + ttl_ns < gb.time_ns => Ok(Cause::Lease),
+            _ => fail("names the lease, but the second grant came within the lease of the first's request"),
+        };
+    }
     let Some(rest) = f.summary.strip_prefix("process ") else {
         return fail("names no process first");
     };
@@ -137,13 +181,14 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
     let Ok(c) = c.parse::<u64>() else {
         return fail("names no process first");
     };
+    let (head, _) = rest.split_once(") ").unwrap_or((rest, ""));
+    let says_paused = head.contains(", paused ") && head.ends_with(" inside it");
     let crossed = rest.contains(&format!(
-        "inside it) may have deleted process {a}'s key (its answer came before process {a}'s grant"
+        ") may have deleted process {a}'s key (its answer came before process {a}'s grant"
     ));
-    if !crossed && !rest.contains(&format!("inside it) deleted process {a}'s key: ")) {
-        return fail("names no pause inside the release, or not the first holder's key");
+    if !crossed && !rest.contains(&format!(") deleted process {a}'s key: ")) {
+        return fail("names not the first holder's key");
     }
-    let at = |i: &u64| &events[*i as usize];
     let of_c = |e: &&Event| e.process == Process::Client(c) && e.f == F::Release;
     let Some(invoke) = f
         .indices
@@ -163,10 +208,6 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
     else {
         return fail("the evidence lacks the release's ok");
     };
-    let granted =
-        f.indices.iter().map(at).find(|e| {
-            e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Ok
-        });
     let spanned = |g: &&Event| match crossed {
         false => invoke.index < g.index && g.index < ok.index,
         true => {
@@ -179,19 +220,33 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
     if !granted.is_some_and(|g| spanned(&g)) {
         return fail("the release did not span the first holder's grant, nor cross it");
     }
-    let inside = f.faults.iter().any(|w| {
-        let pause = at(&w.start_index);
-        w.f == F::Pause
-            && w.client == Some(c)
-            && invoke.index < w.start_index
-            && w.start_index < ok.index
-            && pause.value.note.as_deref().is_some_and(|n| {
-                n.starts_with("in release request ") && n.ends_with("no reply yet")
-            })
-    });
-    if !inside {
-        return fail("no fault named is a pause inside that release before its reply");
-    }
+    let cause = if says_paused {
+        let inside = f.faults.iter().any(|w| {
+            let pause = at(&w.start_index);
+            w.f == F::Pause
+                && w.client == Some(c)
+                && invoke.index < w.start_index
+                && w.start_index < ok.index
+                && pause.value.note.as_deref().is_some_and(|n| {
+                    n.starts_with("in release request ") && n.ends_with("no reply yet")
+                })
+        });
+        if !inside {
+            return fail("no fault named is a pause inside that release before its reply");
+        }
+        Cause::PausedRelease
+    } else {
+        // No pause named: the history must show none of client C during that release.
+        let paused = events[invoke.index as usize..ok.index as usize]
+            .iter()
+            .any(|e| e.process == Process::Nemesis && e.f == F::Pause && e.value.client == Some(c));
+        if paused {
+            return fail(
+                "names no pause, but the history has one of that client inside the release",
+            );
+        }
+        Cause::Release
+    };
     let own_release = events
         .iter()
         .skip(granted.map_or(0, |g| g.index as usize))
@@ -201,7 +256,7 @@ fn names_its_culprit(f: &Finding, events: &[Event]) -> Result<(), String> {
     if !own_release.is_some_and(not_owner) {
         return fail("the first holder's own release did not find its key gone");
     }
-    Ok(())
+    Ok(cause)
 }
 
 fn not_owner(e: &Event) -> bool {
@@ -231,9 +286,15 @@ fn a_get_then_del_release_is_caught_by_a_pause_inside_it() {
     let mut caught = Vec::new();
     for (seed, seen) in run_seeds(bug) {
         assert_pauses_in_releases(bug, seed, &seen);
+        let of = |c: Cause| seen.causes.iter().filter(|&&x| x == c).count();
         eprintln!(
-            "{bug} --seed {seed}: {:?}, {} double holders, {} pauses inside a request",
-            seen.verdict, seen.double_holders, seen.inside
+            "{bug} --seed {seed}: {:?}, {} double holders ({} by a paused release, {} by a release a loaded machine stretched, {} by a lease a loaded machine outlasted), {} pauses inside a request",
+            seen.verdict,
+            seen.double_holders,
+            of(Cause::PausedRelease),
+            of(Cause::Release),
+            of(Cause::Lease),
+            seen.inside
         );
         if let Some(first) = seen.summaries.first() {
             eprintln!("  e.g. {first}");
@@ -245,7 +306,8 @@ fn a_get_then_del_release_is_caught_by_a_pause_inside_it() {
             seen.double_holders,
             seen.misexplained.join("\n")
         );
-        if seen.verdict == Verdict::Invalid && seen.double_holders > 0 {
+        // Caught by the pause, as the test says: a double holder a paused release made.
+        if seen.verdict == Verdict::Invalid && of(Cause::PausedRelease) > 0 {
             // The DEL removed the next holder's key: that holder's own release found it gone.
             assert!(
                 seen.not_owner,
