@@ -26,32 +26,8 @@ fn the_timeline_shows_each_nodes_record_under_the_holders_beliefs() {
             nodes: vec!["n1".into()],
             majority: 1,
             records: vec![
-                Ownership {
-                    node: "n1".into(),
-                    key: "lockpick:lock:lock".into(),
-                    value: "0-aaaa".into(),
-                    process: Some(0),
-                    start_ns: 101 * MS,
-                    set_index: 0,
-                    end_ns: Some(400 * MS),
-                    ended: Some(RecordEnd::Expired),
-                    observed_end_ns: Some(402 * MS),
-                    end_index: Some(1),
-                    overwritten_by: None,
-                },
-                Ownership {
-                    node: "n1".into(),
-                    key: "lockpick:lock:lock".into(),
-                    value: "1-bbbb".into(),
-                    process: Some(1),
-                    start_ns: 419 * MS,
-                    set_index: 2,
-                    end_ns: Some(440 * MS),
-                    ended: Some(RecordEnd::Deleted),
-                    observed_end_ns: Some(440 * MS),
-                    end_index: Some(3),
-                    overwritten_by: None,
-                },
+                held(0, "0-aaaa", [101, 400, 402], RecordEnd::Expired, [0, 1]),
+                held(1, "1-bbbb", [419, 440, 440], RecordEnd::Deleted, [2, 3]),
             ],
             ..LockServerView::default()
         }],
@@ -124,4 +100,28 @@ fn a_fault_of_a_node_is_drawn_on_that_node_s_server_lane_and_one_of_no_drawn_nod
     assert_eq!(cut.len(), 1, "{faults:?}");
     // Five lanes (p0, p1, and n1..n3): the cut of n9 spans them all, the crash one.
     assert!(crash[0] * 4 < cut[0], "{faults:?}");
+}
+
+/// Node n1's record of `value`, process `p`'s, on lockpick's key: set, ended and seen ended at
+/// `[set, end, seen]` ms, at server-record entries `[set, end]`.
+fn held(
+    p: u64,
+    value: &str,
+    [set, end, seen]: [u64; 3],
+    ended: RecordEnd,
+    [from, to]: [u64; 2],
+) -> Ownership {
+    Ownership {
+        node: "n1".into(),
+        key: "lockpick:lock:lock".into(),
+        value: value.into(),
+        process: Some(p),
+        start_ns: set * MS,
+        set_index: from,
+        end_ns: Some(end * MS),
+        ended: Some(ended),
+        observed_end_ns: Some(seen * MS),
+        end_index: Some(to),
+        overwritten_by: None,
+    }
 }
