@@ -10,7 +10,7 @@ use lockpick_checker::history::{Event, EventKind, Process, F};
 use lockpick_checker::lock::FindingKind;
 use lockpick_checker::server_record::{read_server_record, RecordChange, ServerEvent};
 use lockpick_checker::verdict::Verdict;
-use scenario_support::{expecting, history, run};
+use scenario_support::{expecting, history, run, run_min_ops};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -303,6 +303,73 @@ fn redlock_masters_that_crash_with_aof_always_keep_their_records() {
 
 /// The holder values of every acquire in the history (invocations too: an acquire whose
 /// reply was lost may have put its key).
+/// A redis-sentinel master cut off from its replica and the sentinels (still reached by its
+/// clients): the record is the master's, as one node, `master`; the failover is its reset,
+/// saying which node the sentinels made the master; a holder granted on the old master before
+/// it is silently lost there (its value is not on the new master), and every grant after it
+/// is a value set on the new master.
+#[test]
+fn the_sentinel_record_follows_the_master_through_a_failover() {
+    // Holds of 11 s: a handful of operations is the whole run.
+    let (report, dir) = expecting(
+        run_min_ops("redis-sentinel-split-brain", 2),
+        Verdict::Invalid,
+    );
+    let events = history(&dir);
+    let server = record(&dir);
+    assert!(server.iter().all(|e| e.node == "master"), "{server:?}");
+    let resets: Vec<&ServerEvent> = (server.iter())
+        .filter(|e| e.event == RecordChange::Reset)
+        .collect();
+    // One failover: n1 (cut off) to n2, the only replica.
+    let [switch] = resets[..] else {
+        panic!("one failover, one reset: {server:?}");
+    };
+    assert_eq!(
+        switch.value.as_deref(),
+        Some("the sentinels made n2 the master (it was n1), and the lock's records are what n2 holds")
+    );
+    let granted = granted(&events);
+    let at = |i: u64| events[i as usize].time_ns;
+    // The grants after the switch are the new master's: each value set there.
+    let after: Vec<_> = (granted.iter())
+        .filter(|(_, acquired, ..)| at(*acquired) > switch.time_ns)
+        .collect();
+    assert!(!after.is_empty(), "no grant after the failover: {report}");
+    for (p, _, value, _) in &after {
+        assert!(
+            (server.iter()).any(|e| e.event == RecordChange::Set
+                && e.value.as_deref() == Some(value)
+                && e.index > switch.index),
+            "process {p}'s {value} is not on the new master"
+        );
+    }
+    // The grants before it were on the old master, whose records the switch replaced; n2 never
+    // had them (n1 was cut off from it from the start), so each holder that believed past the
+    // switch is a silent loss citing it.
+    let before: Vec<_> = (granted.iter())
+        .filter(|(_, acquired, ..)| at(*acquired) < switch.time_ns)
+        .collect();
+    assert!(!before.is_empty(), "no grant before the failover: {report}");
+    for (p, acquired, value, _) in before {
+        let Some((released, _)) = holding_end(&events, *p, *acquired) else {
+            continue;
+        };
+        if released <= switch.time_ns {
+            continue;
+        }
+        let loss = (report.observations.iter())
+            .find(|f| f.kind == FindingKind::SilentLoss && f.processes == [*p])
+            .unwrap_or_else(|| panic!("process {p} ({value}) believed past the failover, and no silent loss: {report}"));
+        assert!(loss.server_indices.contains(&switch.index), "{loss:?}");
+        assert!(
+            loss.summary.contains("the sentinels made n2 the master"),
+            "{}",
+            loss.summary
+        );
+    }
+}
+
 fn every_holder_value(events: &[Event]) -> BTreeSet<String> {
     events
         .iter()

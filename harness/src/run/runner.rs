@@ -441,6 +441,7 @@ async fn start_watch(
             nodes,
             persistence: scenario.persistence,
             log: log.clone(),
+            sentinels: servers.nodes.endpoints.sentinels.clone(),
         })
         .await
         .map_err(|e| {

@@ -559,14 +559,11 @@ duration_ms = 100
         // etcd has a watcher: asking for it is fine; a kind without one is refused.
         let text = ETCD.replace("kind = \"etcd\"", "kind = \"etcd\"\nrecord = true");
         assert_eq!(parse(&text).unwrap().record_server, Some(true));
-        let text = ETCD.replace(
-            "kind = \"etcd\"",
-            "kind = \"redis-sentinel\"\nrecord = true",
-        );
+        let text = ETCD.replace("kind = \"etcd\"", "kind = \"hazelcast\"\nrecord = true");
         let err = parse(&text).unwrap_err();
         assert!(
             err.contains("s.toml")
-                && err.contains("field `backend.record`: server \"redis-sentinel\" has no watcher"),
+                && err.contains("field `backend.record`: server \"hazelcast\" has no watcher"),
             "{err}"
         );
     }

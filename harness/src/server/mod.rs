@@ -284,6 +284,8 @@ pub struct WatchCtx {
     pub persistence: Persistence,
     /// Where the changes go.
     pub log: Arc<record::ServerLog>,
+    /// The sentinels of a `redis-sentinel` server, which say which node is the master.
+    pub sentinels: Option<Sentinels>,
 }
 
 /// Watches the nodes of a server kind during a run and writes what happens to the lock's

@@ -55,7 +55,7 @@ fn record_title(r: &Ownership, run_end_ns: u64) -> String {
                 RecordEnd::Expired => "expired",
                 RecordEnd::Deleted => "deleted",
                 RecordEnd::Overwritten => "overwritten",
-                RecordEnd::Reset => "lost in a node reset",
+                RecordEnd::Reset => "lost with every record of its node: a restart, or a failover",
             };
             let seen = match r.observed_end_ns {
                 Some(o) if o != e => format!(", seen at {}", secs_text(o)),

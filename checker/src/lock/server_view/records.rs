@@ -25,7 +25,7 @@ pub(crate) struct End {
     /// The server record's line that showed it.
     pub index: u64,
     pub how: RecordEnd,
-    /// The value that overwrote it.
+    /// The value that overwrote it; for a reset, what replaced the node's records, if said.
     pub by: Option<String>,
 }
 
@@ -149,7 +149,8 @@ pub(crate) fn records(events: &[ServerEvent], names: &[String], inputs: &ServerI
                     observed_ns: t,
                     index: e.index,
                     how: RecordEnd::Reset,
-                    by: None,
+                    // What replaced the node's records, when the watcher says (a failover).
+                    by: e.value.clone(),
                 });
             }
             continue;
@@ -301,6 +302,9 @@ pub(crate) fn end_phrase(end: &End, owner: &dyn Fn(&str) -> Option<u64>) -> Stri
             };
             format!("it was overwritten by {by} at {at} ({seen})")
         }
-        RecordEnd::Reset => format!("the node lost every record (reset) at {at} ({seen})"),
+        RecordEnd::Reset => match end.by.as_deref() {
+            Some(why) => format!("its node's records were replaced at {at} ({seen}): {why}"),
+            None => format!("the node lost every record (reset) at {at} ({seen})"),
+        },
     }
 }

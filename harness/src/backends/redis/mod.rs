@@ -14,6 +14,7 @@ mod scripts;
 mod sentinel_lock;
 mod sentinel_process;
 mod sentinel_server;
+mod sentinel_watch;
 mod server;
 mod watch;
 

@@ -98,9 +98,9 @@ impl ServerKind for RedisSentinel {
         None
     }
 
-    /// None: no watcher yet: its lock moves with the master a failover promotes, which a watcher would have to follow.
+    /// The record of the master the sentinels name, followed through failovers.
     fn watch(&self) -> Option<&'static dyn crate::server::Watch> {
-        None
+        Some(&super::sentinel_watch::SentinelWatch)
     }
 }
 

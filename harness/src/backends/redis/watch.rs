@@ -43,7 +43,7 @@ const NOTIFY: &str = "Eg$hxe";
 
 /// How long connecting, and each reading of a value, may take. A node stopped by the nemesis
 /// (SIGSTOP) answers after it; a value not read in time is left out.
-const LIMIT: Duration = Duration::from_secs(2);
+pub(super) const LIMIT: Duration = Duration::from_secs(2);
 
 /// How often a watcher whose node went away tries it again.
 const RECONNECT_EVERY: Duration = Duration::from_millis(20);
@@ -53,22 +53,48 @@ impl Watch for RedisWatch {
         Box::pin(async move {
             let stop = CancellationToken::new();
             let mut tasks = tokio::task::JoinSet::new();
-            for (node, addr) in ctx.nodes {
-                let conn = NodeConn::open(addr)
-                    .await
-                    .map_err(|e| format!("watch {node} at {addr}: {e}"))?;
-                let watcher = NodeWatcher {
-                    node,
-                    addr,
-                    persistence: ctx.persistence,
-                    log: ctx.log.clone(),
-                    pending: VecDeque::new(),
-                };
-                tasks.spawn(watcher.run(conn, stop.clone()));
-            }
+            let sink: Arc<dyn Sink> = ctx.log.clone();
+            watch_nodes(&ctx, sink, &mut tasks, &stop).await?;
             Ok(Watching { stop, tasks })
         })
     }
+}
+
+/// Where a node's watcher writes the changes it sees: the run's server record, or something
+/// that passes on some of them (the sentinel kind's master, [`super::sentinel_watch`]).
+pub(super) trait Sink: Send + Sync {
+    fn write(&self, change: Change);
+}
+
+impl Sink for ServerLog {
+    fn write(&self, change: Change) {
+        ServerLog::write(self, change)
+    }
+}
+
+/// Starts a watcher on each of `ctx`'s nodes, writing to `sink`, in `tasks` until `stop`;
+/// returns once every node is watched, or says which node could not be.
+pub(super) async fn watch_nodes(
+    ctx: &WatchCtx,
+    sink: Arc<dyn Sink>,
+    tasks: &mut tokio::task::JoinSet<()>,
+    stop: &CancellationToken,
+) -> Result<(), String> {
+    for (node, addr) in &ctx.nodes {
+        let conn = NodeConn::open(*addr)
+            .await
+            .map_err(|e| format!("watch {node} at {addr}: {e}"))?;
+        let watcher = NodeWatcher {
+            node: node.clone(),
+            addr: *addr,
+            persistence: ctx.persistence,
+            log: ctx.log.clone(),
+            sink: sink.clone(),
+            pending: VecDeque::new(),
+        };
+        tasks.spawn(watcher.run(conn, stop.clone()));
+    }
+    Ok(())
 }
 
 /// One notification: its event (the channel's last part) and key.
@@ -168,7 +194,10 @@ struct NodeWatcher {
     node: String,
     addr: SocketAddr,
     persistence: Persistence,
+    /// The record's clock.
     log: Arc<ServerLog>,
+    /// Where the changes go.
+    sink: Arc<dyn Sink>,
     /// Notifications read while waiting for a `PONG`, not handled yet.
     pending: VecDeque<Note>,
 }
@@ -218,7 +247,7 @@ impl NodeWatcher {
 
     /// Writes that the node lost every record at `at_ns`.
     fn write_reset(&self, at_ns: u64) {
-        self.log.write(Change {
+        self.sink.write(Change {
             at_ns,
             node: self.node.clone(),
             key: RESET_KEY.to_owned(),
@@ -275,11 +304,11 @@ impl NodeWatcher {
         match meaning(&note.event) {
             Meaning::Other => {}
             Meaning::Expired => {
-                self.log
+                self.sink
                     .write(change(RecordChange::Expired, None, None, note.seen))
             }
             Meaning::Deleted => {
-                self.log
+                self.sink
                     .write(change(RecordChange::Deleted, None, None, note.seen))
             }
             Meaning::Renewed => {
@@ -288,7 +317,7 @@ impl NodeWatcher {
                 if let Some((ttl, at)) = read_ttl(&mut conn.reader, &note.key).await {
                     if ttl != -2 {
                         let ttl_ms = ttl_at_note(ttl, note.seen, at);
-                        self.log
+                        self.sink
                             .write(change(RecordChange::Renewed, None, ttl_ms, note.seen));
                     }
                 }
@@ -310,7 +339,7 @@ impl NodeWatcher {
                 if overwritten || ttl == -2 {
                     return Ok(());
                 }
-                self.log.write(change(
+                self.sink.write(change(
                     RecordChange::Set,
                     Some(value),
                     ttl_at_note(ttl, note.seen, at),
@@ -370,7 +399,7 @@ async fn refuses(addr: SocketAddr) -> bool {
 /// Reads the value of `key` and its `PTTL` in one transaction: the value (a string, or a
 /// hash's field names joined with `,`), the TTL in ms (-1: none, -2: no key), and when the
 /// reply came. `None`: nothing came in time, or the key is of another type.
-async fn read_value(
+pub(super) async fn read_value(
     con: &mut redis::aio::MultiplexedConnection,
     key: &str,
     hash: bool,
