@@ -537,6 +537,54 @@ fn a_deadlock_with_a_double_holder_is_unsafe_and_alone_is_stuck() {
     assert_eq!(r.verdict, Verdict::Stuck, "{r}");
 }
 
+/// Process 0 asks at 0 with a 1 s lease and is granted only at 2 s; it holds until 2.8 s, and
+/// process 1 is granted at 7.5 s, process 1 and 2 having asked all along. The lock was free
+/// from 2.8 s to 7.5 s (4.7 s, under the 5 s threshold): no deadlock. Counting the hold's
+/// lease from its request (ended at 1 s, before the grant) would take the whole hold for
+/// free time, 5.5 s from the grant.
+#[test]
+fn a_late_grant_s_hold_is_not_free_time_for_a_deadlock() {
+    let mut h = H::new();
+    let ask = Value {
+        lease_ms: Some(1000),
+        ..Value::default()
+    };
+    let granted = |token| Value {
+        token: Some(token),
+        holder: Some("h".into()),
+        ..Value::default()
+    };
+    h.op(
+        0,
+        F::Acquire,
+        (0, 2_000),
+        EventKind::Ok,
+        ask.clone(),
+        granted(1),
+    )
+    .release(0, (2_800, 2_810));
+    for i in 0..14 {
+        let t = 100 + i * 500;
+        h.acquire_fail(1, (t, t + 400))
+            .acquire_fail(2, (t + 50, t + 450));
+    }
+    h.op(
+        1,
+        F::Acquire,
+        (7_100, 7_500),
+        EventKind::Ok,
+        ask,
+        granted(2),
+    )
+    .release(1, (7_600, 7_610));
+    let r = check(&h.build(), Property::Exclusive);
+    assert!(
+        !kinds(&r.violations).contains(&FindingKind::Deadlock),
+        "{r}"
+    );
+    assert_eq!(r.verdict, Verdict::Valid, "{r}");
+}
+
 #[test]
 fn a_long_wait_inside_a_fault_window_is_not_a_deadlock() {
     let events = crashed_holder(

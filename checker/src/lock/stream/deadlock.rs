@@ -124,25 +124,26 @@ impl Deadlocks {
     }
 
     /// `p`'s holding of `lock` begun at `acquire_index` and held from `start` to `held_until`
-    /// ended at `end`; `kept`: a release of it had failed.
+    /// (the lock surely not free until `not_free_until`) ended at `end`; `kept`: a release of
+    /// it had failed.
     pub fn closed(
         &mut self,
         lock: u32,
         p: u64,
         acquire_index: u64,
-        (start, held_until): (u64, u64),
+        (start, held_until, not_free_until): (u64, u64, u64),
         end: (u64, u64, EndReason),
         kept: bool,
     ) {
         self.lockouts
             .closed(lock, p, acquire_index, held_until, end, kept);
         let tl = self.timeline(lock);
-        tl.current.add_held(start, held_until);
+        tl.current.add_held(start, not_free_until);
         for seg in tl.long.iter_mut().rev() {
             if seg.to < start {
                 break;
             }
-            seg.add_held(start, held_until);
+            seg.add_held(start, not_free_until);
         }
         if let Some(seg) = tl
             .long
