@@ -559,11 +559,14 @@ duration_ms = 100
         // etcd has a watcher: asking for it is fine; a kind without one is refused.
         let text = ETCD.replace("kind = \"etcd\"", "kind = \"etcd\"\nrecord = true");
         assert_eq!(parse(&text).unwrap().record_server, Some(true));
-        let text = ETCD.replace("kind = \"etcd\"", "kind = \"hazelcast\"\nrecord = true");
+        let text = on_process("", "point = \"before-write\"").replace(
+            "[server]\nkind = \"redis\"",
+            "[server]\nkind = \"hazelcast\"\nnodes = 3\nrecord = true",
+        );
         let err = parse(&text).unwrap_err();
         assert!(
             err.contains("s.toml")
-                && err.contains("field `backend.record`: server \"hazelcast\" has no watcher"),
+                && err.contains("field `server.record`: server \"hazelcast\" has no watcher"),
             "{err}"
         );
     }
