@@ -31,6 +31,9 @@ pub const MASTER_NODE: &str = "master";
 /// switch is written within this of the sentinels' own.
 const ASK_EVERY: Duration = Duration::from_millis(50);
 
+/// How long the watch's start waits for a sentinel to name the master.
+const FIRST_ANSWER_LIMIT: Duration = Duration::from_secs(10);
+
 impl Watch for SentinelWatch {
     fn start(&self, ctx: WatchCtx) -> BoxFuture<'static, Result<Watching, String>> {
         Box::pin(async move {
@@ -38,12 +41,22 @@ impl Watch for SentinelWatch {
                 return Err("a redis-sentinel server without its sentinels".to_owned());
             };
             let mut nodes = Nodes::of(&ctx, &sentinels);
-            let first = nodes.master().await.ok_or_else(|| {
-                format!(
-                    "ask the sentinels at {:?} which node is the master",
-                    sentinels.addrs
-                )
-            })?;
+            // Asked again for a while: a sentinel on a loaded machine may not answer one
+            // question within its 300 ms.
+            let deadline = Instant::now() + FIRST_ANSWER_LIMIT;
+            let first = loop {
+                if let Some(first) = nodes.master().await {
+                    break first;
+                }
+                if Instant::now() >= deadline {
+                    return Err(format!(
+                        "ask the sentinels at {:?} which node is the master: no answer naming a node in {} s",
+                        sentinels.addrs,
+                        FIRST_ANSWER_LIMIT.as_secs()
+                    ));
+                }
+                tokio::time::sleep(ASK_EVERY).await;
+            };
             let gate = Arc::new(Gate {
                 log: ctx.log.clone(),
                 master: Mutex::new(Some(first.clone())),
