@@ -161,15 +161,18 @@ fn explained(f: &Finding, events: &[Event], ttl_ns: u64) -> Result<Cause, String
         })
     };
     let granted = grant_of(a);
+    // A's acquire request that the grant `g` answered.
+    let asked_before = |g: &Event| {
+        events[..g.index as usize].iter().rev().find(|e| {
+            e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Invoke
+        })
+    };
     if f.summary.starts_with(&format!("process {a}'s lease")) {
         let b = f.processes[1];
         let (Some(ga), Some(gb)) = (granted, grant_of(b)) else {
             return fail("the evidence lacks a grant");
         };
-        let asked = events[..ga.index as usize].iter().rev().find(|e| {
-            e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Invoke
-        });
-        return match asked {
+        return match asked_before(ga) {
             Some(asked) if asked.time_ns + ttl_ns < gb.time_ns => Ok(Cause::Lease),
             _ => fail("names the lease, but the second grant came within the lease of the first's request"),
         };
@@ -212,12 +215,7 @@ fn explained(f: &Finding, events: &[Event], ttl_ns: u64) -> Result<Cause, String
     };
     let spanned = |g: &&Event| match crossed {
         false => invoke.index < g.index && g.index < ok.index,
-        true => {
-            let asked = events[..g.index as usize].iter().rev().find(|e| {
-                e.process == Process::Client(a) && e.f == F::Acquire && e.kind == EventKind::Invoke
-            });
-            asked.is_some_and(|asked| asked.index < ok.index && ok.index < g.index)
-        }
+        true => asked_before(g).is_some_and(|asked| asked.index < ok.index && ok.index < g.index),
     };
     if !granted.is_some_and(|g| spanned(&g)) {
         return fail("the release did not span the first holder's grant, nor cross it");
