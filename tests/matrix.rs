@@ -342,6 +342,61 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         "{}",
         stderr(&out)
     );
+
+    // `--recheck`: the pause run recorded as an older checker might have judged it (valid, in
+    // its matrix record and its results.json), and the none run's folder gone. Checked again
+    // from its history, the pause run is invalid again, the page says what it was; the run
+    // with no history left is kept as recorded, and said so.
+    let record = dir.join("runs/redis--pause--seed1.json");
+    let mut run: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    let folder = store.join(run["run"].as_str().unwrap());
+    run["verdict"] = "valid".into();
+    run["violations"] = 0.into();
+    std::fs::write(&record, serde_json::to_vec(&run).unwrap()).unwrap();
+    let results = folder.join("results.json");
+    let mut r: Value = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    r["verdict"] = "valid".into();
+    std::fs::write(&results, serde_json::to_vec(&r).unwrap()).unwrap();
+    let none: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("runs/redis--none--seed1.json")).unwrap())
+            .unwrap();
+    std::fs::remove_dir_all(store.join(none["run"].as_str().unwrap())).unwrap();
+    let out = lockpick(&[
+        "matrix",
+        "--resume",
+        dir.to_str().unwrap(),
+        "--store",
+        s,
+        "--report-only",
+        "--recheck",
+        "--markdown",
+        tmp.path().join("matrix.md").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("redis × pause seed 1: valid -> invalid"),
+        "{text}\n{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("redis × none seed 1: kept as recorded: read "),
+        "{}",
+        stderr(&out)
+    );
+    let json = matrix_json(&dir);
+    let run = &cell(&json, "pause")["runs"][0];
+    assert_eq!(run["verdict"], "invalid", "{run:#}");
+    assert_eq!(run["recheck"]["was"], "valid", "{run:#}");
+    assert!(run["violations"].as_u64().unwrap() > 0, "{run:#}");
+    assert!(cell(&json, "none")["runs"][0].get("recheck").is_none());
+    let r: Value = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    assert_eq!(r["verdict"], "invalid");
+    let page = std::fs::read_to_string(tmp.path().join("matrix.md")).unwrap();
+    assert!(
+        page.contains("**Checked again:** The histories of 2 of the 3 runs")
+            && page.contains("redis × pause seed 1 (valid before, invalid now)"),
+        "{page}"
+    );
 }
 
 #[test]

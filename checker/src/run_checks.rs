@@ -5,7 +5,7 @@ use crate::exposure::{self, with_exposure, ExposureStream, Exposures};
 use crate::history::{Event, EventKind, EventRef, HistoryReader, Process, ReadError, TornLine, F};
 use crate::lin_search::Budget;
 use crate::lock::{LockCheckParams, LockOps, LockReport, LockStream, Property};
-use crate::results::LinSummary;
+use crate::results::{LinSummary, RunResults};
 use crate::server_record::ServerEvent;
 use crate::verdict::Verdict;
 use std::io::BufRead;
@@ -54,6 +54,19 @@ impl RunChecks {
     /// What exposed the lock, when a fault did.
     pub fn exposed_by(&self) -> Option<String> {
         self.exposure.as_ref().and_then(|e| e.summary().ok())
+    }
+
+    /// A stored run's results with these checks in place of the ones it was written with:
+    /// what a check of its history again (`lockpick check`, `matrix --recheck`) makes of it.
+    /// What the run itself recorded (its workload, operations, server, library) is kept.
+    pub fn into_results(self, mut r: RunResults) -> RunResults {
+        r.verdict = self.verdict();
+        r.not_exposed = self.not_exposed();
+        r.exposed_by = self.exposed_by();
+        r.exposures = self.exposure;
+        r.lock = self.lock;
+        r.linearizability = self.linearizability;
+        r
     }
 }
 

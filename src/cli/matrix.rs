@@ -34,6 +34,11 @@ pub struct MatrixArgs {
     /// recorded in the --resume folder.
     #[arg(long, requires = "resume")]
     pub report_only: bool,
+    /// With --report-only: first check every recorded run again from its history with this
+    /// lockpick's checker (after a fix to it), rewriting each run's results.json and report;
+    /// the page names the runs whose verdict changed, and what it was.
+    #[arg(long, requires = "report_only")]
+    pub recheck: bool,
     /// Also write the matrix as markdown here (e.g. docs/safety-matrix.md).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,

@@ -172,22 +172,14 @@ fn checked_results(
     found: &FileChecks,
     checks: RunChecks,
 ) -> RunResults {
-    let verdict = checks.verdict();
-    let not_exposed = checks.not_exposed();
-    let exposed_by = checks.exposed_by();
-    let exposures = checks.exposure.clone();
-    let (lock, linearizability) = (checks.lock, checks.linearizability);
     match lockpick_reports::read_results(dir) {
-        Ok(mut r) => {
-            r.verdict = verdict;
-            r.not_exposed = not_exposed;
-            r.exposed_by = exposed_by;
-            r.exposures = exposures;
-            r.lock = lock;
-            r.linearizability = linearizability;
-            r
-        }
+        Ok(r) => checks.into_results(r),
         Err(_) => {
+            let verdict = checks.verdict();
+            let not_exposed = checks.not_exposed();
+            let exposed_by = checks.exposed_by();
+            let exposures = checks.exposure.clone();
+            let (lock, linearizability) = (checks.lock, checks.linearizability);
             let end_ms = found.end_ns / 1_000_000;
             let ops = found.completions;
             RunResults {

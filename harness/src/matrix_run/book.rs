@@ -110,12 +110,18 @@ impl Book {
 
     /// Records a finished run in `runs/` and rewrites the matrix's record and page.
     pub fn add_run(&mut self, key: RunKey, summary: RunSummary) -> Result<(), MatrixRunError> {
+        self.put_run(key, summary)?;
+        self.write().map(drop)
+    }
+
+    /// Records a run in `runs/`, in place of any record it had, leaving the page as it is.
+    pub fn put_run(&mut self, key: RunKey, summary: RunSummary) -> Result<(), MatrixRunError> {
         let name = format!("{}--{}--seed{}.json", key.0, key.1, key.2);
         let json = serde_json::to_vec_pretty(&summary).expect("summaries serialize");
         let path = self.place.dir.join("runs").join(name);
         lockpick_reports::write_atomic(&path, &json).map_err(MatrixRunError::Write)?;
         self.done.insert(key, summary);
-        self.write().map(drop)
+        Ok(())
     }
 
     /// Records a cell's search in `explore/` and rewrites the matrix's record and page.

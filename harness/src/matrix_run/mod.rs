@@ -13,12 +13,14 @@ mod error;
 mod explore_safe;
 mod place;
 mod provenance;
+mod recheck;
 mod rejudge;
 mod seeds;
 mod versions;
 
 pub use error::MatrixRunError;
 pub use place::newest_matrix;
+pub use recheck::Rechecked;
 pub use rejudge::{judge_by_file, Rejudged};
 pub use versions::server_versions;
 
@@ -57,6 +59,9 @@ pub struct MatrixRequest {
     pub redo: bool,
     /// Build the record and page from the recorded runs; run nothing.
     pub report_only: bool,
+    /// With `report_only`: first check every recorded run again from its history, with this
+    /// lockpick's checker, and record the new verdicts (see `recheck.rs`).
+    pub recheck: bool,
     /// Search each safe cell for this long afterwards.
     pub explore_safe: Option<Duration>,
     /// Start every run's servers afresh.
@@ -116,6 +121,8 @@ pub struct MatrixOutcome {
     pub page: PathBuf,
     /// Stopped by a signal before every run was made.
     pub interrupted: bool,
+    /// What `recheck` did, when it was asked for.
+    pub rechecked: Option<Rechecked>,
     /// The command that resumes it.
     pub resume: String,
     /// Its seeds per cell, as run.
@@ -153,6 +160,21 @@ pub async fn run_matrix(
     let heads = cells::write_cells(req, &place, &plans)?;
     let mut book = Book::open(req, commands, full, place, heads, say);
     book.until = until;
+    let rechecked = if req.recheck {
+        if !req.report_only {
+            return Err(MatrixRunError::Input(
+                "read --recheck: only with --report-only: a recheck runs nothing".to_owned(),
+            ));
+        }
+        let by = format!(
+            "lockpick {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            commands.program()
+        );
+        Some(recheck::recheck_runs(&mut book, &req.store, &by, say)?)
+    } else {
+        None
+    };
     book.write()?;
     say(MatrixEvent::Started {
         name: &book.matrix.name,
@@ -180,6 +202,7 @@ pub async fn run_matrix(
     record.interrupted = interrupted;
     let page = book.write_record(&record)?;
     Ok(MatrixOutcome {
+        rechecked,
         record,
         page,
         interrupted,

@@ -217,6 +217,7 @@ pub(crate) mod tests {
             secs: 1.0,
             library: None,
             server_version: None,
+            recheck: None,
         }
     }
 

@@ -52,6 +52,9 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
     if let Some(source) = &record.expectations {
         let _ = writeln!(md, "\n{} A cell that disagrees with its expectation is marked ≠; an expectation changed after the runs is a commit of its own that says why.", source.sentence());
     }
+    if let Some(rechecked) = super::recheck_sentence(record) {
+        let _ = writeln!(md, "\n**Checked again:** {rechecked}");
+    }
     let _ = writeln!(
         md,
         "\n{} seed(s) per cell. `UNSAFE k/N`: a safety violation (double holder, stale write, lost update, non-linearizable history) in k of N runs. `STUCK k/N`: no safety violation, but a deadlock or a lockout (liveness: clients kept asking and nobody got the lock, or only one process did) in k of N runs. `safe 0/N`: no violation in the N runs that a fault exposed (one of its instances opened a window in which a violation was possible: docs/exposure.md); `k not exposed` counts the runs apart. `not exposed`: no run was (it says nothing either way). `not tested`: the row's setup cannot bring this fault to the lock (the matrix file says why). `n/a`: the lock cannot meet the fault. `not injectable here`: the lock could meet it, but lockpick cannot bring it to these servers on this machine (it says nothing about the lock). `+explore`: `--explore-safe` also searched other sizes and timings of the column's fault and found nothing; `UNSAFE (explore)`: safe at the fixed sizes, but that search found a schedule of the column's fault that breaks the lock and reproduces (the cell says which, and the command that repeats it). ≠ marks a cell that disagrees with its expected verdict. 🔴 marks UNSAFE, 🟠 STUCK; each cell links to its sentence and note below.\n",

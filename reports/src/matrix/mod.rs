@@ -9,6 +9,7 @@ mod note_figures;
 mod note_render;
 mod note_text;
 mod page;
+mod recheck_text;
 mod record;
 mod rerender;
 mod run_stats;
@@ -21,7 +22,9 @@ pub use markdown::{matrix_markdown, record_beside};
 pub use note::{CellNote, RunVerdict};
 pub use note_render::{rendered_note, stale_notes, StaleNote, StaleNotes};
 pub use page::{cell_label, cell_sentence, cell_text, render_matrix_page, write_matrix};
+pub use recheck_text::recheck_sentence;
 pub use record::recorded_folder;
+pub use record::Recheck;
 pub use record::{
     percent_up, CellExplore, CellStatus, CellSummary, ColumnInfo, ExpectationSource, MatrixRecord,
     Rate, RowInfo, RunSummary, Until, MATRIX_DIR, MATRIX_EXPLORE_DIR, MATRIX_VERSION,

@@ -87,6 +87,27 @@ pub fn cell_label(c: &CellSummary) -> String {
 
 /// The cell's status in a sentence.
 pub fn cell_sentence(c: &CellSummary) -> String {
+    format!("{}{}", status_sentence(c), unmade_runs(c))
+}
+
+/// The runs the harness could not make, said apart: they are in no count of the cell.
+fn unmade_runs(c: &CellSummary) -> String {
+    let seeds: Vec<String> = (c.runs.iter())
+        .filter(|r| r.error.is_some())
+        .map(|r| r.seed.to_string())
+        .collect();
+    if seeds.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the harness could not make {} run(s) (seed(s) {}), which say nothing about the lock (matrix.html gives each one's error)",
+        seeds.len(),
+        seeds.join(", ")
+    )
+}
+
+/// What the cell's status says, in a sentence.
+fn status_sentence(c: &CellSummary) -> String {
     match &c.status {
         CellStatus::NotApplicable(why) => format!("n/a: {why}"),
         CellStatus::NotInjectable(why) => format!(
@@ -251,6 +272,8 @@ struct Page<'a> {
     not_tested: usize,
     not_run: usize,
     resume: String,
+    /// Which runs were checked again from their histories (`matrix --recheck`), in words.
+    rechecked: Option<String>,
     /// With `--until`: how seeds were added past the first ones, in words.
     until: Option<String>,
 }
@@ -485,6 +508,7 @@ pub fn render_matrix_page(record: &MatrixRecord, resume: &str) -> Result<String,
             not_tested: count("notexposed"),
             not_run: count("notrun"),
             resume: resume.to_owned(),
+            rechecked: super::recheck_sentence(record),
             until: record.until.map(|u| {
                 format!(
                     "then more until each cell had a violation or the 95% upper bound of its violation rate was at most {} (at most {} seeds, and not for a cell too few of whose runs were exposed to get there within them)",
@@ -538,6 +562,47 @@ mod tests {
         let heat = heat_cell(&c, &MatrixRecord::of_cells(vec![c.clone()]));
         assert_eq!(heat.class, "stuck");
         assert!(heat.style.contains("106, 27, 154"), "{}", heat.style);
+    }
+
+    #[test]
+    fn a_run_the_harness_could_not_make_is_named_apart_and_counted_nowhere() {
+        let head = CellHead {
+            row: "redisson".into(),
+            column: "none".into(),
+            expected: "valid".into(),
+            expected_why: "why".into(),
+            ..CellHead::default()
+        };
+        let exposed = |seed| RunSummary {
+            exposed_by: Some("no fault: every run counts".into()),
+            ..RunSummary::checked("redisson", "none", seed, "valid")
+        };
+        let failed = crate::matrix::failed_run(
+            crate::matrix::RunPlace {
+                row: "redisson".into(),
+                column: "none".into(),
+                seed: 13,
+                ..Default::default()
+            },
+            "it did not answer init".into(),
+        );
+        let c = aggregate(head, vec![exposed(1), exposed(2), failed]);
+        let s = cell_sentence(&c);
+        assert!(s.starts_with("no violation in 2 run(s)"), "{s}");
+        assert!(
+            s.ends_with("; the harness could not make 1 run(s) (seed(s) 13), which say nothing about the lock (matrix.html gives each one's error)"),
+            "{s}"
+        );
+        let c = aggregate(c_head(), vec![exposed(1)]);
+        assert!(!cell_sentence(&c).contains("could not make"));
+    }
+
+    fn c_head() -> CellHead {
+        CellHead {
+            row: "redisson".into(),
+            column: "none".into(),
+            ..CellHead::default()
+        }
     }
 
     #[test]

@@ -56,6 +56,23 @@ pub struct RunSummary {
     /// The server and the version it reported (`etcd 3.6.16`), from the run's results.
     #[serde(default)]
     pub server_version: Option<String>,
+    /// Its history checked again by a later lockpick (`matrix --recheck`), if it was: the
+    /// verdict above is that check's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recheck: Option<Recheck>,
+}
+
+/// A recorded run's history checked again (`matrix --recheck`): by whom, when, and what the
+/// run's verdict was before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recheck {
+    /// The lockpick that checked it again (`lockpick 0.1.0`, and its commit when built in a
+    /// checkout).
+    pub by: String,
+    /// When (UTC, as the matrix folders are named).
+    pub at: String,
+    /// The verdict the run was recorded with (`stuck`; `None`: the harness had failed).
+    pub was: Option<String>,
 }
 
 impl RunSummary {
@@ -86,6 +103,7 @@ impl RunSummary {
             secs: 1.0,
             library: None,
             server_version: None,
+            recheck: None,
         }
     }
 }

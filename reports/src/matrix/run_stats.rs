@@ -102,6 +102,7 @@ pub fn summarize_run(place: RunPlace, r: &RunResults, events: &[Event], plan: Pl
             .server
             .as_ref()
             .and_then(|s| s.version.is_some().then(|| s.describe())),
+        recheck: None,
     }
 }
 
@@ -149,6 +150,7 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         secs: place.secs,
         library: None,
         server_version: None,
+        recheck: None,
     }
 }
 

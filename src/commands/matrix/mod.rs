@@ -46,6 +46,17 @@ pub(in crate::commands) fn run(args: &MatrixArgs) -> Outcome {
     drop(rt);
     let outcome = outcome?;
     print_table(&outcome.record);
+    if let Some(r) = &outcome.rechecked {
+        outln!(
+            "rechecked: {} run(s) from their histories, {} verdict(s) changed, {} kept as recorded",
+            r.runs,
+            r.changed.len(),
+            r.kept.len()
+        );
+        for (row, column, seed, was, now) in &r.changed {
+            outln!("  {row} × {column} seed {seed}: {was} -> {now}");
+        }
+    }
     outln!(
         "matrix: {} ({:.0} s)",
         outcome.page.display(),
@@ -134,6 +145,7 @@ fn request(args: &MatrixArgs) -> MatrixRequest {
         shard: args.shard,
         redo: args.redo,
         report_only: args.report_only,
+        recheck: args.recheck,
         explore_safe: args.explore_safe,
         fresh_servers: args.fresh_servers,
         jobs: usize::from(args.jobs),

@@ -75,6 +75,7 @@ pub(super) fn merge_matrix(given: &[PathBuf], args: &MergeArgs) -> Outcome {
         resume: Some(out),
         redo: false,
         report_only: true,
+        recheck: false,
         markdown: args.markdown.clone(),
         // `merge --junit` is the merged suite's file; a merged matrix's JUnit comes of
         // `matrix --resume DIR --report-only --junit FILE`.
