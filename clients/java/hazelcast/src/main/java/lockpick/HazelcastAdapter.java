@@ -49,7 +49,7 @@ public final class HazelcastAdapter {
 
     /**
      * How long init waits for the first connection, and then as long again for the lock's
-     * group, before it answers (see start): within lockpick's 15 s for a hello, JVM included.
+     * group, before it answers (see start): within lockpick's 30 s (plus the op timeout) for a hello, JVM included.
      */
     static final long START_WAIT_S = 4;
 

@@ -206,7 +206,7 @@ public final class RedissonAdapter {
      * opens 1 idle connection instead of Redisson's default 24 (connectionMinimumIdleSize, and 1
      * of its subscription connections): five default clients open 120+ connections and 5 x 32
      * Netty threads before the hello, which on a loaded 2-core machine took longer than
-     * lockpick's 15 s start limit. Pool sizes only; the lock's code paths are Redisson's defaults.
+     * lockpick's start limit (15 s then; 30 s plus the op timeout now). Pool sizes only; the lock's code paths are Redisson's defaults.
      */
     private static RedissonClient client(Init init, String node, boolean small, boolean checkSynced) {
         Config config = new Config();
