@@ -78,7 +78,9 @@ function event(name, { token = null, reason = null } = {}) {
 // `start(init)` builds the lock from the init message and returns
 // { adapter, library, version, ops: { acquire, release, renew? }, events? }; `events` lists
 // what the adapter may send with `event` (protocol 2), absent for none. Each op takes the request
-// and resolves to { type: 'ok' | 'fail' | 'info', token?, lease_ms?, reason?, note? }.
+// and resolves to { type: 'ok' | 'fail' | 'info', token?, lease_ms?, reason?, note?, owner? }
+// (`owner` on an acquire's ok: the value by which the lock's server knows this holder, when the
+// library says it; docs/server-record.md).
 // A thrown error becomes `info` (the outcome is unknown) with its message as reason. Init
 // options (`extra`) that the adapter's lockpick-adapter.json does not declare, or of another
 // type, are answered with a `fail` before `start` is called: never a silent default.

@@ -81,10 +81,14 @@ def event(name, token=None, reason=None):
     _write(line)
 
 
-def ok(token=None, lease_ms=None, note=None):
+def ok(token=None, lease_ms=None, note=None, owner=None):
+    """It happened. On an acquire, `owner` is the value by which the lock's server knows this
+    holder, when the library says it (docs/server-record.md): never one the adapter computed."""
     reply = {"type": "ok", "token": token, "lease_ms": lease_ms}
     if note is not None:
         reply["note"] = note
+    if owner is not None:
+        reply["owner"] = owner
     return reply
 
 

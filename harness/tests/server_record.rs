@@ -857,3 +857,40 @@ fn assert_mostly_recorded(
     );
     assert!(judged * 10 >= holdings * 9, "{report}");
 }
+
+/// A library adapter that reports the value its library stored (the protocol's `owner`:
+/// python-redis-lock's `Lock.id`, a random id lockpick does not choose): every value the
+/// server recorded is one an acquire of the history reported, and each is attributed to the
+/// process whose acquire reported it, with four clients contending (where the window alone
+/// leaves values nobody's when several wait at once).
+#[test]
+fn a_library_s_owner_values_attribute_every_recorded_value_to_the_process_that_reported_it() {
+    let (report, dir) = expecting(run("python-redis-lock-baseline"), Verdict::Valid);
+    let events = history(&dir);
+    let owners: std::collections::BTreeMap<String, u64> = events
+        .iter()
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .filter_map(|e| match e.process {
+            Process::Client(p) => Some((e.value.owner.clone()?, p)),
+            _ => None,
+        })
+        .collect();
+    let grants = (events.iter())
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
+        .count();
+    assert_eq!(owners.len(), grants, "each grant names its own owner value");
+    let view = report
+        .server
+        .as_ref()
+        .expect("results carry the server view");
+    let lock = &view.locks[0];
+    assert_eq!(lock.unattributed_values, 0, "{report}");
+    assert!(!lock.records.is_empty(), "{report}");
+    for r in &lock.records {
+        let reported = owners.get(&r.value);
+        assert!(reported.is_some(), "{} was reported by no acquire", r.value);
+        assert_eq!(r.process, reported.copied(), "{r:?}");
+    }
+    let recorded = lock.records.len() as u64 + lock.omitted_records;
+    assert_mostly_recorded(grants as u64, recorded, lock.holdings_judged, &report);
+}

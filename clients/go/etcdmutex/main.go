@@ -117,7 +117,10 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			}
 			// concurrency.Mutex claims no lease of its own (the session keeps one alive in the
 			// background; the mutex does not say how long it is still held): none reported.
-			return protocol.OK(protocol.Token(uint64(revision)), nil, note)
+			// The key is named after the session's lease and holds no value: the server's
+			// record knows the holder by that lease (docs/server-record.md).
+			return protocol.OK(protocol.Token(uint64(revision)), nil, note).
+				WithOwner(fmt.Sprintf("lease:%x", current.s.Lease()))
 		case errors.Is(err, errSessionExpired):
 			// Lock saw its own key gone after the wait: the session's lease ended.
 			return protocol.Fail("session-expired")

@@ -132,6 +132,7 @@ type Reply struct {
 	leaseMs *uint64
 	note    string
 	reason  string
+	owner   string
 }
 
 // OK says the request happened. token is the fencing token (nil: the library has none);
@@ -144,6 +145,15 @@ func OK(token *uint64, lease *time.Duration, note string) Reply {
 		reply.leaseMs = &n
 	}
 	return reply
+}
+
+// WithOwner adds to an acquire's OK the value by which the lock's server knows this holder
+// (the key's value, a lease id), when the library says it: the server's record of the lock
+// attributes that value to this process (docs/server-record.md). Say it only from what the
+// library exposes, never a value the adapter computed.
+func (r Reply) WithOwner(owner string) Reply {
+	r.owner = owner
+	return r
 }
 
 // Fail says the request surely did not happen. Use "timeout-waiting" for an acquire that gave
@@ -166,6 +176,9 @@ func (r Reply) line(id uint64) map[string]any {
 		line["lease_ms"] = r.leaseMs
 		if r.note != "" {
 			line["note"] = r.note
+		}
+		if r.owner != "" {
+			line["owner"] = r.owner
 		}
 	} else {
 		line["reason"] = r.reason

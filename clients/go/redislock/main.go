@@ -56,8 +56,9 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			// Asking (Lock.TTL) is one more round trip before the grant is reported; under
 			// latency that reported the grant after its key expired, and the trusting client
 			// wrote on it (10-seed library matrix, go-redislock x latency: a double holder the
-			// adapter made). renew asks, since Refresh has just run.
-			return protocol.OK(nil, nil, "")
+			// adapter made). renew asks, since Refresh has just run. The key's value is the
+			// lock's token (Lock.Token), by which the server's record knows this holder.
+			return protocol.OK(nil, nil, "").WithOwner(lock.Token())
 		case errors.Is(err, redislock.ErrNotObtained):
 			return protocol.Fail("timeout-waiting")
 		default:

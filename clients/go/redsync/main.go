@@ -82,7 +82,7 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			return protocol.Fail("timeout-waiting")
 		}
 		held = mutex
-		return protocol.OK(nil, validity(mutex), "")
+		return protocol.OK(nil, validity(mutex), "").WithOwner(owner(mutex))
 	}
 
 	release := func(protocol.Request) protocol.Reply {

@@ -29,6 +29,12 @@ func validity(m *redsync.Mutex) *time.Duration {
 	return protocol.Lease(time.Until(m.Until()))
 }
 
+// owner is the value the mutex SET on every master (Mutex.Value), by which the server's record
+// knows this holder.
+func owner(m *redsync.Mutex) string {
+	return m.Value()
+}
+
 // notOurs answers an Unlock or Extend that reached no quorum. Masters that answered "not our
 // value" or "no key" (ErrNodeTaken, ErrTaken, ErrLockAlreadyExpired, or no error at all) say
 // the lock is not ours: fail with reason. A master that did not answer (RedisError: a

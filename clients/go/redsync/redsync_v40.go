@@ -27,6 +27,9 @@ func newPool(addr string) redsyncredis.Pool {
 // validity: the 4.0 line keeps its validity to itself (no Until), so the reply claims none.
 func validity(*redsync.Mutex) *time.Duration { return nil }
 
+// owner: the 4.0 line keeps the value it SET to itself (no Mutex.Value), so the reply names none.
+func owner(*redsync.Mutex) string { return "" }
+
 // notOurs answers an Unlock or Extend that reached no quorum: an error from a node (a
 // timeout, a reset) may hide that it did it: unknown; no error means every node answered that
 // the key was not ours.

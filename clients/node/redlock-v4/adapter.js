@@ -36,7 +36,9 @@ serve(async (init) => {
       async acquire() {
         try {
           held = await redlock.lock(resource, init.ttl_ms);
-          return { type: 'ok', token: null, lease_ms: leaseLeft(held) };
+          // owner: the value the lock SET on the masters (Lock.value), by which the server's
+          // record knows this holder (docs/server-record.md).
+          return { type: 'ok', token: null, lease_ms: leaseLeft(held), owner: held.value };
         } catch (e) {
           if (e instanceof Redlock.LockError) return { type: 'fail', reason: 'timeout-waiting' };
           throw e;

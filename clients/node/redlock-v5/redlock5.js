@@ -73,7 +73,9 @@ function serveRedlock5({ lib, Redis, name, library }) {
           if (autoExtend) return acquireAuto();
           try {
             held = await redlock.acquire(resources, init.ttl_ms);
-            return { type: 'ok', token: null, lease_ms: leaseLeft(held) };
+            // owner: the value the lock SET on the masters (Lock.value), by which the server's
+            // record knows this holder (docs/server-record.md).
+            return { type: 'ok', token: null, lease_ms: leaseLeft(held), owner: held.value };
           } catch (e) {
             if (lockFailure(e)) return { type: 'fail', reason: 'timeout-waiting' };
             throw e;

@@ -62,7 +62,9 @@ def start(init):
         lock = redis_lock.Lock(client, name, expire=ttl_ms // 1000, auto_renewal=auto_renewal)
         if lock.acquire(blocking=True, timeout=timeout_ms // 1000):
             held["lock"] = lock
-            return ok()
+            # Lock.id is the value the lock's key holds, by which the server's record knows
+            # this holder.
+            return ok(owner=lock.id)
         return fail("timeout-waiting")
 
     def release(_request):

@@ -79,6 +79,17 @@ public final class Protocol {
             return ok(null, null, null);
         }
 
+        /**
+         * On an acquire's {@code ok}: the value by which the lock's server knows this holder
+         * (Redisson's hash field), when the library says it: the server's record of the lock
+         * attributes that value to this process (docs/server-record.md). Only from what the
+         * library exposes, never a value the adapter computed.
+         */
+        public Reply owner(String owner) {
+            node.put("owner", owner);
+            return this;
+        }
+
         /** It definitely did not happen. */
         public static Reply fail(String reason) {
             Reply reply = new Reply("fail");

@@ -95,6 +95,9 @@ public final class RedissonAdapter {
         String name = "lockpick:lock:" + init.lock;
         RLock lock;
         RLock[] locks = new RLock[0];
+        // Redisson's id for its client (RedissonClient.getId()), the first part of the lock
+        // hash's field; null for a MultiLock.
+        final String clientId;
         if (multi) {
             RedissonClient[] clients = new RedissonClient[init.nodes.size()];
             locks = new RLock[clients.length];
@@ -104,9 +107,11 @@ public final class RedissonAdapter {
             }
             // "anyRedisson.getMultiLock(lock1, lock2, …)": any of the clients.
             lock = clients[0].getMultiLock(locks);
+            clientId = null;
         } else {
             RedissonClient redisson = client(init, init.nodes.get(0), false, checkSynced);
             lock = fenced ? redisson.getFencedLock(name) : redisson.getLock(name);
+            clientId = redisson.getId();
         }
         RLock[] subLocks = locks;
         long wait = init.acquireTimeoutMs;
@@ -141,7 +146,13 @@ public final class RedissonAdapter {
                     // grant then reached lockpick after its key had expired, and the trusting
                     // client wrote on it, a double holder the adapter made (10-seed library
                     // matrix: latency and partition cells of the three RLock rows).
-                    return Reply.ok(token, null, null);
+                    Reply granted = Reply.ok(token, null, null);
+                    // The lock is a hash whose field is the client's id and the locking thread's
+                    // ("<getId()>:<threadId>", Redisson's lock docs: an RLock's owner is its
+                    // client and thread): the server's record knows this holder by it. A
+                    // MultiLock's sub-locks each have their own client's id: none named.
+                    return clientId == null ? granted
+                            : granted.owner(clientId + ":" + Thread.currentThread().getId());
                 })
                 .op("release", request -> {
                     try {
