@@ -858,14 +858,13 @@ fn assert_mostly_recorded(
     assert!(judged * 10 >= holdings * 9, "{report}");
 }
 
-/// A library adapter that reports the value its library stored (the protocol's `owner`:
-/// python-redis-lock's `Lock.id`, a random id lockpick does not choose): every value the
-/// server recorded is one an acquire of the history reported, and each is attributed to the
-/// process whose acquire reported it, with four clients contending (where the window alone
-/// leaves values nobody's when several wait at once).
-#[test]
-fn a_library_s_owner_values_attribute_every_recorded_value_to_the_process_that_reported_it() {
-    let (report, dir) = expecting(run("python-redis-lock-baseline"), Verdict::Valid);
+/// A library adapter that reports the value its library stored (the protocol's `owner`):
+/// every value the server recorded that an acquire reported is attributed to the process
+/// whose acquire reported it, with four clients contending (where the window alone leaves
+/// values nobody's when several wait at once); the others, and the values attributed to
+/// nobody, are at most the acquires whose outcome is unknown.
+fn assert_owners_attribute_every_value(scenario: &str) {
+    let (report, dir) = expecting(run(scenario), Verdict::Valid);
     let events = history(&dir);
     let owners: std::collections::BTreeMap<String, u64> = events
         .iter()
@@ -875,22 +874,51 @@ fn a_library_s_owner_values_attribute_every_recorded_value_to_the_process_that_r
             _ => None,
         })
         .collect();
-    let grants = (events.iter())
+    let grants: Vec<_> = (events.iter())
         .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
-        .count();
-    assert_eq!(owners.len(), grants, "each grant names its own owner value");
+        .collect();
+    assert!(
+        grants.iter().all(|e| e.value.owner.is_some()),
+        "{scenario}: every grant names its owner value"
+    );
     let view = report
         .server
         .as_ref()
         .expect("results carry the server view");
     let lock = &view.locks[0];
-    assert_eq!(lock.unattributed_values, 0, "{report}");
     assert!(!lock.records.is_empty(), "{report}");
+    // An acquire whose outcome is unknown (info: its reply timed out on this loaded machine)
+    // names no owner, though its library may have set a value: only those may be unreported.
+    let unknown = (events.iter())
+        .filter(|e| e.f == F::Acquire && e.kind == EventKind::Info)
+        .count() as u64;
+    let mut unreported = BTreeSet::new();
     for r in &lock.records {
-        let reported = owners.get(&r.value);
-        assert!(reported.is_some(), "{} was reported by no acquire", r.value);
-        assert_eq!(r.process, reported.copied(), "{r:?}");
+        match owners.get(&r.value) {
+            Some(p) => assert_eq!(r.process, Some(*p), "{scenario}: {r:?}"),
+            None => {
+                unreported.insert(r.value.clone());
+            }
+        }
     }
-    let recorded = lock.records.len() as u64 + lock.omitted_records;
-    assert_mostly_recorded(grants as u64, recorded, lock.holdings_judged, &report);
+    assert!(
+        unreported.len() as u64 <= unknown && lock.unattributed_values <= unknown,
+        "{scenario}: values {unreported:?} reported by no acquire, {unknown} acquire(s) unknown: {report}"
+    );
+    assert!(
+        lock.holdings_judged * 10 >= grants.len() as u64 * 9,
+        "{report}"
+    );
+}
+
+/// python-redis-lock's `Lock.id`, a random id per acquisition, on one Redis.
+#[test]
+fn python_redis_lock_s_owner_values_attribute_every_recorded_value_to_its_process() {
+    assert_owners_attribute_every_value("python-redis-lock-baseline");
+}
+
+/// kazoo's `Lock` identifier, the data of its znode, on three ZooKeeper members.
+#[test]
+fn kazoo_s_owner_values_attribute_every_recorded_value_to_its_process() {
+    assert_owners_attribute_every_value("python-kazoo-baseline");
 }

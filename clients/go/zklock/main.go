@@ -96,8 +96,10 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			}
 			held = lock
 			// zk.Lock claims no lease (the session timeout is the server's, not a validity
-			// the lock promises): none reported.
-			return protocol.OK(nil, nil, "")
+			// the lock promises): none reported. Its znode holds no data, so the server's
+			// record knows the holder by the node's owner, this session (Conn.SessionID, in
+			// hex as ZooKeeper prints it).
+			return protocol.OK(nil, nil, "").WithOwner(fmt.Sprintf("%#x", conn.SessionID()))
 		case <-time.After(init.AcquireTimeout()):
 			return protocol.Info("timeout-waiting: zk.Lock has no deadline and is still waiting")
 		}

@@ -26,7 +26,8 @@ def start(init):
         timeout=init["ttl_ms"] / 1000,
     )
     zk.start(timeout=15)
-    lock = zk.Lock("/locks/" + init["lock"], "lockpick-%d" % init["process"])
+    identifier = "lockpick-%d" % init["process"]
+    lock = zk.Lock("/locks/" + init["lock"], identifier)
     last = [KazooState.CONNECTED]
 
     def listener(state):
@@ -55,8 +56,9 @@ def start(init):
         if not got:
             return fail("timeout")
         # kazoo does not claim a lease: the session timeout is the server's, not a validity
-        # the lock promises its holder.
-        return ok(token=token())
+        # the lock promises its holder. The lock's znode holds the identifier given to Lock,
+        # by which the server's record knows this holder.
+        return ok(token=token(), owner=identifier)
 
     def release(_request):
         if not lock.is_acquired:
