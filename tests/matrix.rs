@@ -48,6 +48,20 @@ expect.pause = "invalid: Kleppmann"
 expect.short-pause = "valid: the lease outlives the pause"
 "#;
 
+/// `lockpick matrix --resume DIR --store STORE --report-only`, and `extra`.
+fn report_only(dir: &Path, store: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "matrix",
+        "--resume",
+        dir.to_str().unwrap(),
+        "--store",
+        store,
+        "--report-only",
+    ];
+    args.extend_from_slice(extra);
+    lockpick(&args)
+}
+
 fn only_dir(root: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
@@ -184,20 +198,18 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     // cells count the runs they have.
     let md = tmp.path().join("matrix.md");
     let junit = tmp.path().join("matrix.xml");
-    let out = lockpick(&[
-        "matrix",
-        "--resume",
-        dir.to_str().unwrap(),
-        "--store",
+    let out = report_only(
+        &dir,
         s,
-        "--seeds",
-        "3",
-        "--report-only",
-        "--markdown",
-        md.to_str().unwrap(),
-        "--junit",
-        junit.to_str().unwrap(),
-    ]);
+        &[
+            "--seeds",
+            "3",
+            "--markdown",
+            md.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains(" seed 2: "), "{}", stderr(&out));
     // The JUnit file says what the page says: a testcase per cell, the figures as properties,
@@ -287,14 +299,7 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     );
     // Resumed again without --seeds, the matrix keeps the 3 seeds it was last run with, not
     // the file's 1.
-    let out = lockpick(&[
-        "matrix",
-        "--resume",
-        dir.to_str().unwrap(),
-        "--store",
-        s,
-        "--report-only",
-    ]);
+    let out = report_only(&dir, s, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let json: Value =
         serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap();
@@ -361,17 +366,12 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         serde_json::from_slice(&std::fs::read(dir.join("runs/redis--none--seed1.json")).unwrap())
             .unwrap();
     std::fs::remove_dir_all(store.join(none["run"].as_str().unwrap())).unwrap();
-    let out = lockpick(&[
-        "matrix",
-        "--resume",
-        dir.to_str().unwrap(),
-        "--store",
+    let page = tmp.path().join("matrix.md");
+    let out = report_only(
+        &dir,
         s,
-        "--report-only",
-        "--recheck",
-        "--markdown",
-        tmp.path().join("matrix.md").to_str().unwrap(),
-    ]);
+        &["--recheck", "--markdown", page.to_str().unwrap()],
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("redis × pause seed 1: valid -> invalid"),

@@ -541,13 +541,7 @@ mod tests {
 
     #[test]
     fn a_stuck_cell_says_stuck_and_liveness_never_unsafe() {
-        let head = CellHead {
-            row: "node-redlock-v5".into(),
-            column: "partition".into(),
-            expected: "invalid".into(),
-            expected_why: "why".into(),
-            ..CellHead::default()
-        };
+        let head = head("node-redlock-v5", "partition", "invalid");
         let run = RunSummary {
             exposed_by: Some("the partition fault took effect".into()),
             acquires_ok: 10,
@@ -566,13 +560,6 @@ mod tests {
 
     #[test]
     fn a_run_the_harness_could_not_make_is_named_apart_and_counted_nowhere() {
-        let head = CellHead {
-            row: "redisson".into(),
-            column: "none".into(),
-            expected: "valid".into(),
-            expected_why: "why".into(),
-            ..CellHead::default()
-        };
         let exposed = |seed| RunSummary {
             exposed_by: Some("no fault: every run counts".into()),
             ..RunSummary::checked("redisson", "none", seed, "valid")
@@ -586,21 +573,27 @@ mod tests {
             },
             "it did not answer init".into(),
         );
-        let c = aggregate(head, vec![exposed(1), exposed(2), failed]);
+        let c = aggregate(
+            head("redisson", "none", "valid"),
+            vec![exposed(1), exposed(2), failed],
+        );
         let s = cell_sentence(&c);
         assert!(s.starts_with("no violation in 2 run(s)"), "{s}");
         assert!(
             s.ends_with("; the harness could not make 1 run(s) (seed(s) 13), which say nothing about the lock (matrix.html gives each one's error)"),
             "{s}"
         );
-        let c = aggregate(c_head(), vec![exposed(1)]);
+        let c = aggregate(head("redisson", "none", ""), vec![exposed(1)]);
         assert!(!cell_sentence(&c).contains("could not make"));
     }
 
-    fn c_head() -> CellHead {
+    /// A cell of `row` × `column` expected `expected` (with a placeholder reason).
+    fn head(row: &str, column: &str, expected: &str) -> CellHead {
         CellHead {
-            row: "redisson".into(),
-            column: "none".into(),
+            row: row.into(),
+            column: column.into(),
+            expected: expected.into(),
+            expected_why: "why".into(),
             ..CellHead::default()
         }
     }
@@ -609,13 +602,7 @@ mod tests {
     fn an_explored_cell_says_how_much_was_searched_and_what_broke_it() {
         use crate::matrix::cell::tests::explored;
         use crate::matrix::cell::with_exploration;
-        let head = CellHead {
-            row: "etcd".into(),
-            column: "pause".into(),
-            expected: "valid".into(),
-            expected_why: "why".into(),
-            ..CellHead::default()
-        };
+        let head = head("etcd", "pause", "valid");
         let safe = aggregate(head, Vec::new());
         let mut safe = safe;
         safe.status = CellStatus::Safe { tested: 10 };
