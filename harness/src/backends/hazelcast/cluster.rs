@@ -14,14 +14,16 @@ use tokio::sync::Mutex;
 
 /// Starts members named `names` under `supervisor` on the jars of `class_path`, member links
 /// through `proxies` (`n1-to-n2` …) and one client proxy per member (`n1` …), the CP Subsystem
-/// on over all of them or (`cp` false) off. Returns once every member is in the CP Subsystem
-/// (CP off: healthy). Precondition: no node or proxy of these names exists yet.
+/// on over all of them or (`cp` false) off, each with a clock the nemesis moves when `faketime`.
+/// Returns once every member is in the CP Subsystem (CP off: healthy). Precondition: no node
+/// or proxy of these names exists yet.
 pub(super) async fn start_hz_cluster(
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
     names: &[String],
     class_path: &str,
     cp: bool,
+    faketime: bool,
 ) -> Result<Cluster, ClusterError> {
     start_members(
         supervisor,
@@ -45,6 +47,7 @@ pub(super) async fn start_hz_cluster(
                 cp,
             );
             options.class_path = class_path.to_owned();
+            options.faketime = faketime;
             NodeKind::new(options)
         },
     )

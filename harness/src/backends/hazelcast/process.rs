@@ -34,6 +34,10 @@ pub(crate) const CLUSTER_NAME: &str = "lockpick";
 /// TTL. Hazelcast's defaults (300 s and 5 s) outlive a run.
 pub const SESSION_TTL_S: u64 = 3;
 const SESSION_HEARTBEAT_S: u64 = 1;
+/// Hazelcast's system property naming the class of its clock, and lockpick's, from setup's jar.
+const CLOCK_PROPERTY: &str = "com.hazelcast.clock.impl";
+const CLOCK_CLASS: &str = "lockpick.ControlFileClock";
+const CLOCK_JAR: &str = "lockpick-clock.jar";
 /// How long a restarted member waits between two tries of the operator's recovery.
 const RECOVERY_GAP: Duration = Duration::from_secs(2);
 
@@ -58,6 +62,11 @@ pub struct HzOptions {
     pub rest: Arc<ReservedPort>,
     /// How long to wait, after spawning, until the member is ready.
     pub ready_timeout: Duration,
+    /// Give the member Hazelcast's clock read from the control file `faketime.rc` in its
+    /// folder (setup's `lockpick-clock.jar`, `servers/hazelcast-5.4/clock/`), so the nemesis
+    /// can move the clock its CP sessions expire by, as libfaketime moves the other servers'
+    /// (a JVM under libfaketime started several times slower: a member was not up in 60 s).
+    pub faketime: bool,
     /// Starts so far (each writes the config): a member past its first is a restart.
     starts: Arc<AtomicU32>,
     /// When the recovery was last tried, so the 5 ms probes do not repeat it.
@@ -83,6 +92,7 @@ impl HzOptions {
             cp,
             rest: Arc::new(rest),
             ready_timeout: Duration::from_secs(60),
+            faketime: false,
             starts: Arc::new(AtomicU32::new(0)),
             recovered_at: Arc::new(Mutex::new(None)),
         }
@@ -231,10 +241,24 @@ impl HzOptions {
             .arg(format!("-Dhazelcast.config={}", folder.config.display()))
             // java.util.logging to stderr: the node's console log.
             .arg("-Dhazelcast.logging.type=jdk")
+            .args(self.clock_properties(folder))
             .args(["-cp", &self.class_path])
             .arg("com.hazelcast.core.server.HazelcastMemberStarter")
             .current_dir(&folder.root);
         command
+    }
+
+    /// The system properties that give a member the clock of its control file, when clocks
+    /// move (`faketime`).
+    fn clock_properties(&self, folder: &NodeFolder) -> Vec<String> {
+        if !self.faketime {
+            return Vec::new();
+        }
+        let control = crate::processes::faketime::control_file(&folder.root);
+        vec![
+            format!("-D{CLOCK_PROPERTY}={CLOCK_CLASS}"),
+            format!("-Dlockpick.clock.file={}", control.display()),
+        ]
     }
 }
 
@@ -323,6 +347,11 @@ impl NodeRecipe for HzOptions {
     }
 
     fn validate(&self) -> Result<(), String> {
+        if self.faketime && !self.class_path.contains(CLOCK_JAR) {
+            return Err(format!(
+                "find {CLOCK_JAR} among the member's jars for clock faults (run `bash scripts/setup`, which builds it from servers/hazelcast-5.4/clock/)"
+            ));
+        }
         if !self.members.contains(&self.public) {
             return Err(format!(
                 "member at {} is missing from its own join list",
@@ -342,7 +371,16 @@ impl NodeRecipe for HzOptions {
 
     fn write_config(&self, folder: &NodeFolder, port: u16) -> io::Result<()> {
         self.starts.fetch_add(1, Ordering::SeqCst);
-        std::fs::write(&folder.config, self.config_text(port))
+        std::fs::write(&folder.config, self.config_text(port))?;
+        // A restarted member keeps the clock it had: the control file is made once.
+        let control = crate::processes::faketime::control_file(&folder.root);
+        if self.faketime && !control.exists() {
+            crate::processes::faketime::set_clock(
+                &control,
+                crate::processes::faketime::ClockSetting::REAL,
+            )?;
+        }
+        Ok(())
     }
 
     fn command(&self, folder: &NodeFolder) -> Command {

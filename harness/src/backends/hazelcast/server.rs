@@ -83,11 +83,9 @@ impl ServerKind for Hazelcast {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             signals: Ok(()),
-            // A JVM does honour libfaketime here (java 17's currentTimeMillis moved by the
-            // control file); starting the members under it is not built yet.
-            clock: Err(Cannot::NotHere(
-                "lockpick does not start its members under libfaketime yet",
-            )),
+            // When a scenario moves clocks, each member runs Hazelcast's clock from its control
+            // file (process.rs, `faketime`): the clock its CP sessions expire by.
+            clock: Ok(()),
             peers: Ok(()),
             external: Err(Cannot::NotHere(
                 "lockpick has not been tried on Hazelcast members it did not start",
@@ -130,7 +128,9 @@ impl ServerKind for Hazelcast {
                 .expect("a version setup fetches");
             let class_path = jars_in(&dir);
             let (sup, proxies) = (ctx.supervisor, ctx.proxies);
-            let cluster = start_hz_cluster(sup, proxies, &ctx.nodes, &class_path, self.cp).await?;
+            let cluster =
+                start_hz_cluster(sup, proxies, &ctx.nodes, &class_path, self.cp, ctx.faketime)
+                    .await?;
             Ok(crate::server::started_cluster(&ctx.nodes, cluster))
         })
     }
