@@ -1,7 +1,7 @@
 //! Hazelcast's FencedLock (clients/java/hazelcast) on lockpick's `hazelcast` members (CP
 //! Subsystem on three members, every member and client link through the proxy), run as
-//! `lockpick scenario` runs them: the positive control's baseline and its partition, each
-//! VALID on a resource that checks the fence. The twin with the CP Subsystem off
+//! `lockpick scenario` runs them: the positive control's baseline, its partition and its
+//! clock jump, each VALID on a resource that checks the fence. The twin with the CP Subsystem off
 //! (`hazelcast-unsafe-partition`, INVALID under a split in 13 of 13 runs measured) is the
 //! nightly suite's, not a test's: a rate that has not been shown to miss at most once in
 //! 10,000 runs. Each test skips, saying SKIPPED and how to build,
@@ -10,8 +10,9 @@
 mod scenario_support;
 
 use lockpick_checker::history::{EventKind, F};
+use lockpick_checker::lock::FindingKind;
 use lockpick_checker::verdict::Verdict;
-use scenario_support::{assert_hello, expecting, history, maven_built, run};
+use scenario_support::{assert_hello, expecting, history, maven_built, run, run_min_ops};
 
 /// True when the adapter's and the members' jars are there; otherwise says loudly why not.
 fn hazelcast_built(test: &str) -> bool {
@@ -20,6 +21,7 @@ fn hazelcast_built(test: &str) -> bool {
         &[
             "clients/java/hazelcast/target/lockpick-adapter.jar".to_owned(),
             "servers/hazelcast-5.4/target/lib/hazelcast-5.4.0.jar".to_owned(),
+            "servers/hazelcast-5.4/target/lib/lockpick-clock.jar".to_owned(),
         ],
     )
 }
@@ -62,4 +64,24 @@ fn cp_fenced_lock_stays_valid_when_a_member_is_cut_off() {
     let events = history(&dir);
     assert!(events.iter().any(|e| e.f == F::Partition), "no cut");
     assert!(events.iter().any(|e| e.f == F::Heal), "no heal");
+}
+
+#[test]
+fn cp_fenced_lock_stays_valid_when_every_member_s_clock_jumps_past_the_session() {
+    if !hazelcast_built(
+        "cp_fenced_lock_stays_valid_when_every_member_s_clock_jumps_past_the_session",
+    ) {
+        return;
+    }
+    let (report, dir) = expecting(run_min_ops("hazelcast-cp-fenced-clock", 10), Verdict::Valid);
+    // The jump reached the members' sessions: one closed under its holder while the clock was
+    // moved, and another client was granted the lock with a higher fence, an observation the
+    // fence absorbed (seeds 1-10: CLOCK_CAUGHT).
+    let by_the_jump = (report.observations.iter())
+        .filter(|f| f.kind == FindingKind::DoubleHolder)
+        .filter(|f| f.faults.iter().any(|w| w.f == F::Clock))
+        .count();
+    assert!(by_the_jump > 0, "{report}");
+    let events = history(&dir);
+    assert!(events.iter().any(|e| e.f == F::Clock), "no clock fault");
 }
