@@ -15,13 +15,15 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
     let mut why_not: Option<String> = None;
     let mut window: Option<Window> = None;
     let mut held_request = false;
+    let mut waiter = false;
     for cand in &i.cands {
         // A cut also holds the requests sent across it: a grant that came back past its lease
         // is judged as latency judges one, even where the cut left a quorum (a client that
         // waits for every node waits for the cut one).
-        let held = i.rule == Rule::CutPastLease && came_back_past_lease(cand, lock);
+        let held = i.rule == Rule::CutPastLease && !cand.waited && came_back_past_lease(cand, lock);
         let judged = match i.rule {
             Rule::PauseOutlastsLease => silenced_past_lease(i, cand, lock, run_end_ns, "pause"),
+            Rule::CutPastLease if cand.waited => waited_through(i, cand, lock),
             Rule::CutPastLease if held => delay(cand, lock, run_end_ns),
             Rule::CutPastLease => cut(i, cand, lock, run_end_ns),
             Rule::RestartInsideLease => restart(i, cand, lock, run_end_ns),
@@ -35,7 +37,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
         // A holder that gave its hold up inside a cut, past its lease, met the cut with its
         // own defence (it noticed it lost the session): the rival need only have asked, since
         // once the holder gave up nobody could be granted on top of it.
-        let gave_up = (i.rule == Rule::CutPastLease)
+        let gave_up = (i.rule == Rule::CutPastLease && !cand.waited)
             .then(|| gave_up_inside(i, cand, lock, run_end_ns))
             .flatten();
         let judged = match gave_up {
@@ -50,8 +52,9 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
             | Rule::HolderCrashed
             | Rule::InForceDuringContendedHold => false,
         };
-        // A late grant the lock refused is the defence latency tests: no rival needed.
-        let windowed = match cand.refused {
+        // A late grant the lock refused is the defence latency tests, and a waiter's outcome
+        // past its lease the one a cut tests: no rival needed.
+        let windowed = match cand.refused || cand.waited {
             true => judged.map(|(from, to)| Window {
                 from_ns: from,
                 to_ns: to,
@@ -70,6 +73,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
             Ok(w) => {
                 window = Some(w);
                 held_request = held && gave_up.is_none();
+                waiter = cand.waited;
                 break;
             }
             Err(why) => {
@@ -101,6 +105,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
     }
     let why = match (&window, why_tokens) {
         (Some(_), Some(why)) => why,
+        (Some(w), None) if waiter => waited_why(w),
         (Some(w), None) => exposed_why(i.rule, w, held_request),
         (None, _) => why_not.unwrap_or_else(|| no_hold(i.rule)),
     };
@@ -236,6 +241,37 @@ fn cut(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
         }
     }
     silenced_past_lease(i, cand, lock, run_end_ns, "cut")
+}
+
+/// A waiting acquire (`Cand::waited`) the cut kept from a quorum of the lock's nodes past the
+/// lease: the window from the lease's end (counted from the cut's start, when the keep-alives
+/// stopped arriving) to the acquire's answer.
+fn waited_through(i: &Instance, cand: &Cand, lock: &LockShape) -> Judged {
+    if let Some((left, of)) = lock.reachable(&i.nodes) {
+        if left >= lock.quorum {
+            return Err(format!(
+                "the cut of {} left every client {left} of the lock's {of} nodes, a quorum of {}",
+                i.nodes.join(","),
+                lock.quorum
+            ));
+        }
+    }
+    let lease = lease(cand, lock).ok_or("the lock keeps no lease for a waiter to lose")?;
+    let lease_out = i.start_ns.saturating_add(lease.saturating_mul(1_000_000));
+    Ok((lease_out, cand.hold.since_ns))
+}
+
+/// What a waiter's window opened, in a sentence.
+fn waited_why(w: &Window) -> String {
+    let lease = w
+        .lease_ms
+        .map_or("the".to_owned(), |ms| format!("the {ms} ms"));
+    format!(
+        "the cut kept a waiting client from a quorum past {lease} lease: client {} was still waiting when its session could have ended, at {}, and its acquire came back at {}",
+        w.holder,
+        secs(w.from_ns),
+        secs(w.to_ns)
+    )
 }
 
 fn restart(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {

@@ -48,6 +48,10 @@ pub(super) struct Cand {
     /// the lease it had left ran out: the holder's own connection was cut, whatever quorum the
     /// cut left the others (a client that stays on its cut node does not fail over).
     pub stalled: bool,
+    /// An acquire (not a hold) still waiting when a cut in force had kept it away for the
+    /// lease (`hold.sent_ns` its send, `hold.since_ns` its answer): its session could end while
+    /// it waited, and how it came back is what the cut tests (`Rule::CutPastLease`).
+    pub waited: bool,
 }
 
 /// A pending acquire: when it was sent, its lock, and whether another client held that lock

@@ -147,6 +147,10 @@ impl ExposureStream {
                 let invoke_ns = asking.as_ref().map_or(t, |a| a.invoke_ns);
                 let granted = e.kind == EventKind::Ok;
                 self.met(c, e.lock.as_deref(), invoke_ns, t, granted);
+                // An unknown outcome (info) shows neither the grant nor the refusal a cut tests.
+                if e.kind != EventKind::Info {
+                    self.waited(c, e.lock.as_deref(), invoke_ns, t);
+                }
                 if granted {
                     for other in self.asking.values_mut() {
                         if other.lock.as_deref() == e.lock.as_deref() {
@@ -267,6 +271,7 @@ impl ExposureStream {
                 asks: Vec::new(),
                 refused: false,
                 stalled: false,
+                waited: false,
             });
         }
     }
@@ -289,6 +294,43 @@ impl ExposureStream {
                 let lease_end =
                     (cand.hold.since_ns).saturating_add(lease.saturating_mul(1_000_000));
                 cand.stalled |= done_ns > lease_end;
+            }
+        }
+    }
+
+    /// `client`'s acquire of `lock`, sent at `invoke_ns`, came back (granted or refused) at
+    /// `done_ns`: a candidate of each cut that began before it came back and had been in
+    /// force for the lease while it waited (its session could end meanwhile: the keep-alives
+    /// sent from the cut's start did not arrive); `judge` asks whether the cut left its client
+    /// a quorum.
+    fn waited(&mut self, client: u64, lock: Option<&str>, invoke_ns: u64, done_ns: u64) {
+        let Some(lease) = self.plan.lock.lease_ms else {
+            return;
+        };
+        for i in self.instances.iter_mut() {
+            let lease_out = i.start_ns.saturating_add(lease.saturating_mul(1_000_000));
+            let cut_long = i.end_ns.is_none_or(|end| end > lease_out);
+            if i.rule == Rule::CutPastLease
+                && cut_long
+                && invoke_ns <= lease_out
+                && done_ns > lease_out
+            {
+                i.cands.push(Cand {
+                    holder: client,
+                    hold: Hold {
+                        lock: lock.map(str::to_owned),
+                        granted_ns: done_ns,
+                        since_ns: done_ns,
+                        lease_ms: None,
+                        sent_ns: invoke_ns,
+                    },
+                    end_ns: Some(done_ns),
+                    release_sent_ns: None,
+                    asks: Vec::new(),
+                    refused: false,
+                    stalled: false,
+                    waited: true,
+                });
             }
         }
     }
@@ -320,6 +362,7 @@ impl ExposureStream {
                     asks: Vec::new(),
                     refused: true,
                     stalled: false,
+                    waited: false,
                 });
             }
         }
@@ -403,6 +446,7 @@ impl ExposureStream {
                             asks: Vec::new(),
                             refused: false,
                             stalled: false,
+                            waited: false,
                         });
                     }
                 }

@@ -393,6 +393,51 @@ fn a_holder_that_gives_up_inside_a_cut_past_its_lease_is_exposed_with_a_rival_as
 }
 
 #[test]
+fn a_waiter_the_cut_kept_from_a_quorum_past_its_lease_is_exposed_by_how_its_acquire_came_back() {
+    // etcd #11456: nobody holds the lock; client 2 waits in its acquire from 0.2 s, every node
+    // is cut from 0.5 s to 2.5 s (its session's keep-alives stop: it could end at 1.5 s), and
+    // the acquire comes back after the heal. Refused (the fixed client saw its key gone) or
+    // granted (the bug), its outcome is what the cut tested: exposed, no rival needed.
+    let nodes = ["n1", "n2", "n3"];
+    let h = |cut: &[&str], back: u64, granted: bool| {
+        let h = H::default()
+            .ask(200, 2)
+            .nemesis(500, F::Partition, cut, None)
+            .nemesis(2500, F::Heal, cut, None);
+        let h = if granted {
+            h.grant(back, 2, Some(1000)).release(back + 100, 2)
+        } else {
+            h.refused(back, 2)
+        };
+        h.end(4000)
+    };
+    for granted in [false, true] {
+        let e = one(h(&nodes, 2600, granted), cut_plan(&nodes));
+        let w = e.window.unwrap_or_else(|| panic!("not exposed: {}", e.why));
+        assert_eq!(
+            (w.from_ns, w.to_ns, w.holder),
+            (1_500_000_000, 2_600_000_000, 2)
+        );
+        assert!(
+            e.why.starts_with("the cut kept a waiting client from a quorum past the 1000 ms lease: client 2 was still waiting when its session could have ended, at 1.500 s, and its acquire came back at 2.600 s"),
+            "{}",
+            e.why
+        );
+    }
+    // Back before its session could end: the cut tested nothing of it.
+    let e = one(h(&nodes, 1400, false), cut_plan(&nodes));
+    assert!(e.window.is_none(), "{}", e.why);
+    // A cut of one node of three left it a quorum: its session lived on.
+    let e = one(h(&["n1"], 2600, false), cut_plan(&nodes));
+    assert!(e.window.is_none(), "{}", e.why);
+    assert!(
+        e.why.contains("left every client 2 of the lock's 3 nodes"),
+        "{}",
+        e.why
+    );
+}
+
+#[test]
 fn a_holder_whose_release_inside_the_cut_is_answered_after_the_heal_gave_up_inside_it() {
     // Client 1 is told of the cut and sends its release at 1.5 s, inside the cut and past its
     // lease; the release cannot reach the servers and is answered (info) after the heal at
