@@ -88,6 +88,9 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
         }
         md.push('\n');
     }
+    if let Some(section) = super::disciplines_section(record) {
+        md.push_str(&section);
+    }
     let _ = writeln!(md, "\n## The faults\n");
     for c in &record.columns {
         let _ = writeln!(md, "- **{}**: {}", c.name, c.about);

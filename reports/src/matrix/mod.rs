@@ -13,6 +13,7 @@ mod recheck_text;
 mod record;
 mod rerender;
 mod run_stats;
+mod twins;
 
 pub use cell::{aggregate, safety_counts, with_expectation, with_exploration, CellHead};
 pub use diff::{diff_matrices, diff_text, since_section, CellDiff, MatrixDiff};
@@ -31,3 +32,4 @@ pub use record::{
 };
 pub use rerender::{page_again, rerendered_page, RerenderError};
 pub use run_stats::{failed_run, summarize_run, RunPlace};
+pub use twins::disciplines_section;
