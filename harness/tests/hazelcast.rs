@@ -10,7 +10,6 @@
 mod scenario_support;
 
 use lockpick_checker::history::{EventKind, F};
-use lockpick_checker::lock::FindingKind;
 use lockpick_checker::verdict::Verdict;
 use scenario_support::{assert_hello, expecting, history, maven_built, run, run_min_ops};
 
@@ -66,6 +65,12 @@ fn cp_fenced_lock_stays_valid_when_a_member_is_cut_off() {
     assert!(events.iter().any(|e| e.f == F::Heal), "no heal");
 }
 
+/// The positive control under a clock fault: every member's clock (Hazelcast's own, by which
+/// the CP group's leader expires sessions) jumps 6 s ahead during holds. The run stays VALID, and
+/// each member's log shows its clock moved as the nemesis wrote it (the control file reached the
+/// member). Seeds 1-10 here: VALID 10/10, every jump exposed; a jump closed a holder's session
+/// (a double holder the fence absorbed) in 12 of 30 jumps, in 8 of the 10 runs, so that is not
+/// asserted.
 #[test]
 fn cp_fenced_lock_stays_valid_when_every_member_s_clock_jumps_past_the_session() {
     if !hazelcast_built(
@@ -74,14 +79,17 @@ fn cp_fenced_lock_stays_valid_when_every_member_s_clock_jumps_past_the_session()
         return;
     }
     let (report, dir) = expecting(run_min_ops("hazelcast-cp-fenced-clock", 10), Verdict::Valid);
-    // The jump reached the members' sessions: one closed under its holder while the clock was
-    // moved, and another client was granted the lock with a higher fence, an observation the
-    // fence absorbed (seeds 1-10: CLOCK_CAUGHT).
-    let by_the_jump = (report.observations.iter())
-        .filter(|f| f.kind == FindingKind::DoubleHolder)
-        .filter(|f| f.faults.iter().any(|w| w.f == F::Clock))
+    let jumps = history(&dir)
+        .iter()
+        .filter(|e| e.f == F::Clock && e.kind == EventKind::Info)
         .count();
-    assert!(by_the_jump > 0, "{report}");
-    let events = history(&dir);
-    assert!(events.iter().any(|e| e.f == F::Clock), "no clock fault");
+    assert!(jumps > 0, "no clock fault: {report}");
+    for node in ["n1", "n2", "n3"] {
+        let log = std::fs::read_to_string(dir.join("nodes").join(node).join("console.log"))
+            .unwrap_or_else(|e| panic!("{node}'s console log: {e}"));
+        assert!(
+            log.contains("lockpick-clock: +6.000"),
+            "{node}'s clock never moved: {report}"
+        );
+    }
 }
