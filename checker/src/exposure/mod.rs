@@ -40,6 +40,10 @@ pub struct LockShape {
     pub nodes: Vec<String>,
     /// How many of `nodes` a holder must reach to keep the lock (a majority, or all of one).
     pub quorum: usize,
+    /// A client waiting for the lock already holds something its session keeps (etcd's leased
+    /// key, ZooKeeper's ephemeral node): a cut past the lease can end it while it waits, which
+    /// the cut rule counts. False for a lock whose waiters only retry (Redis, SQL rows).
+    pub waiter_sessions: bool,
 }
 
 impl LockShape {

@@ -33,9 +33,11 @@ pub enum Rule {
     /// another client asked. A cut also holds the requests sent across it: a grant that came
     /// back later than its lease after it was sent is judged as [`Rule::DelayPastLease`]
     /// judges one, even where the cut left a quorum (a client that waits for every node waits
-    /// for the cut one, and the keys it set elsewhere may have expired by its grant). And a
-    /// waiting client's acquire that the cut kept from a quorum for longer than the lease
-    /// (its session could end while it waited, its keep-alives cut) and that came back after
+    /// for the cut one, and the keys it set elsewhere may have expired by its grant). And, on a
+    /// lock whose waiters hold a place a session keeps (etcd, ZooKeeper, Hazelcast's CP
+    /// sessions: `LockShape::waiter_sessions`), a waiting client's acquire that the cut kept
+    /// from a quorum for longer than the lease (its session could end while it waited, its
+    /// keep-alives cut) and that came back after
     /// that: granted, it may hold a lock whose key is gone (etcd #11456); refused, the library
     /// noticed (its fix). No rival is needed: the waiter's own outcome is what the cut tests.
     CutPastLease,
@@ -98,7 +100,7 @@ impl Rule {
                 "the paused client held the lock, the pause outlasted the lease it had left, and another client was granted the lock before the holder was done"
             }
             Rule::CutPastLease => {
-                "the cut left the holder short of a quorum of the lock's nodes, or held its own renewal, for longer than the lease it had left, and another client was granted the lock before the holder was done, or the holder gave up inside the cut while another asked; or it kept a waiting client's acquire from a quorum past the lease, and the acquire came back after"
+                "the cut left the holder short of a quorum of the lock's nodes, or held its own renewal, for longer than the lease it had left, and another client was granted the lock before the holder was done, or the holder gave up inside the cut while another asked; or it kept from a quorum past the lease a waiting client whose session keeps its place in the queue, and its acquire came back after"
             }
             Rule::RestartInsideLease => {
                 "a node of the lock crashed during a hold and restarted before the holder's lease ran out, while another client asked; or a token was granted after the restart, following tokens granted before the crash"

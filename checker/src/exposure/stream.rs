@@ -304,7 +304,12 @@ impl ExposureStream {
     /// sent from the cut's start did not arrive); `judge` asks whether the cut left its client
     /// a quorum.
     fn waited(&mut self, client: u64, lock: Option<&str>, invoke_ns: u64, done_ns: u64) {
-        let Some(lease) = self.plan.lock.lease_ms else {
+        let Some(lease) = self
+            .plan
+            .lock
+            .lease_ms
+            .filter(|_| self.plan.lock.waiter_sessions)
+        else {
             return;
         };
         for i in self.instances.iter_mut() {

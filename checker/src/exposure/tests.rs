@@ -119,6 +119,7 @@ fn plan(verb: F, target: Target, rule: Rule, lease: Option<u64>, nodes: &[&str])
             lease_ms: lease,
             nodes: nodes.iter().map(|n| n.to_string()).collect(),
             quorum: nodes.len() / 2 + 1,
+            waiter_sessions: false,
         },
     }
 }
@@ -394,7 +395,8 @@ fn a_holder_that_gives_up_inside_a_cut_past_its_lease_is_exposed_with_a_rival_as
 
 #[test]
 fn a_waiter_the_cut_kept_from_a_quorum_past_its_lease_is_exposed_by_how_its_acquire_came_back() {
-    // etcd #11456: nobody holds the lock; client 2 waits in its acquire from 0.2 s, every node
+    // etcd #11456: nobody holds the lock; client 2 waits in its acquire from 0.2 s (holding a
+    // leased key in the wait queue, as etcd's waiters do), every node
     // is cut from 0.5 s to 2.5 s (its session's keep-alives stop: it could end at 1.5 s), and
     // the acquire comes back after the heal. Refused (the fixed client saw its key gone) or
     // granted (the bug), its outcome is what the cut tested: exposed, no rival needed.
@@ -411,8 +413,14 @@ fn a_waiter_the_cut_kept_from_a_quorum_past_its_lease_is_exposed_by_how_its_acqu
         };
         h.end(4000)
     };
+    // etcd's waiters hold a leased key in the queue; ZooKeeper's an ephemeral node.
+    let session_plan = || {
+        let mut p = cut_plan(&nodes);
+        p.lock.waiter_sessions = true;
+        p
+    };
     for granted in [false, true] {
-        let e = one(h(&nodes, 2600, granted), cut_plan(&nodes));
+        let e = one(h(&nodes, 2600, granted), session_plan());
         let w = e.window.unwrap_or_else(|| panic!("not exposed: {}", e.why));
         assert_eq!(
             (w.from_ns, w.to_ns, w.holder),
@@ -425,10 +433,13 @@ fn a_waiter_the_cut_kept_from_a_quorum_past_its_lease_is_exposed_by_how_its_acqu
         );
     }
     // Back before its session could end: the cut tested nothing of it.
-    let e = one(h(&nodes, 1400, false), cut_plan(&nodes));
+    let e = one(h(&nodes, 1400, false), session_plan());
+    assert!(e.window.is_none(), "{}", e.why);
+    // A lock whose waiters only retry a set-if-absent holds nothing while it waits.
+    let e = one(h(&nodes, 2600, false), cut_plan(&nodes));
     assert!(e.window.is_none(), "{}", e.why);
     // A cut of one node of three left it a quorum: its session lived on.
-    let e = one(h(&["n1"], 2600, false), cut_plan(&nodes));
+    let e = one(h(&["n1"], 2600, false), session_plan());
     assert!(e.window.is_none(), "{}", e.why);
     assert!(
         e.why.contains("left every client 2 of the lock's 3 nodes"),

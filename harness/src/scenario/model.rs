@@ -177,6 +177,7 @@ impl Scenario {
                 lease_ms: Some(self.lock.lease_ms.unwrap_or(self.lock.ttl_ms)),
                 nodes,
                 quorum,
+                waiter_sessions: self.server.waiters_keep_a_session(),
             },
         }
     }

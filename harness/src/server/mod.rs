@@ -232,6 +232,15 @@ pub trait ServerKind: Sync + 'static {
         (nodes.to_vec(), nodes.len() / 2 + 1)
     }
 
+    /// Whether a client waiting for a lock on it already holds something a session keeps
+    /// (etcd's leased key in the wait queue, ZooKeeper's ephemeral node, Hazelcast's CP
+    /// session): a cut past the lease can end it while the client waits (etcd #11456), which
+    /// exposure's cut rule then counts (docs/exposure.md). A client that only retries a
+    /// set-if-absent (Redis, SQL rows) holds nothing while it waits.
+    fn waiters_keep_a_session(&self) -> bool {
+        false
+    }
+
     /// Processes besides the nodes that reach the nodes through link proxies of their own, by
     /// name (redis-sentinel: its sentinels `s1`…): a fault may name their links
     /// (`links = ["s1-to-n1"]`).

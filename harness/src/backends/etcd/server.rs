@@ -37,6 +37,10 @@ fn binary(version: Option<&'static ServerVersion>) -> Result<PathBuf, NotInstall
 }
 
 impl ServerKind for Etcd {
+    fn waiters_keep_a_session(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "etcd"
     }

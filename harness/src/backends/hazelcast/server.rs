@@ -54,6 +54,10 @@ fn jars_in(dir: &Path) -> String {
 }
 
 impl ServerKind for Hazelcast {
+    fn waiters_keep_a_session(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         if self.cp {
             "hazelcast"

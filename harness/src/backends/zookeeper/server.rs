@@ -62,6 +62,10 @@ const MIN_SESSION_MS: u64 = 2 * ZK_TICK_MS;
 const MAX_SESSION_MS: u64 = 20 * ZK_TICK_MS;
 
 impl ServerKind for ZooKeeper {
+    fn waiters_keep_a_session(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "zookeeper"
     }
