@@ -292,6 +292,7 @@ fn a_run_whose_fault_opened_no_window_is_reported_not_exposed_never_valid() {
             lease_ms: Some(lease_ms),
             nodes: vec!["n1".into()],
             quorum: 1,
+            waiter_sessions: false,
         },
     };
     // Against a 1000 ms lease the 900 ms pause of the holder granted at 102 ms ended inside
