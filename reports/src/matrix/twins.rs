@@ -18,6 +18,17 @@ pub fn disciplines_section(record: &MatrixRecord) -> Option<String> {
         "\n## Trusting and documented\n\nEach row used as its library's documentation says (`documented`: its loss notices honoured, its token checked by the resource where it gives one) beside the row that trusts the library (`trusting`), on the same faults, seeds and sizes: the cells whose verdict differs.\n\n",
     );
     for doc in documented {
+        let ran = (record.columns.iter())
+            .filter_map(|c| record.cell(&doc.name, &c.name))
+            .any(|c| c.status.class() != "notrun");
+        if !ran {
+            let _ = writeln!(
+                md,
+                "- **{}**: not run yet in this matrix (added to the matrix file after its runs).",
+                doc.name
+            );
+            continue;
+        }
         let Some(base) = doc.name.strip_suffix("-documented") else {
             let _ = writeln!(md, "- **{}**: no trusting row to compare.", doc.name);
             continue;
@@ -98,11 +109,13 @@ mod tests {
             cell("kazoo-documented", "pause", &["valid", "valid"]),
             cell("kazoo-documented", "none", &["valid", "valid"]),
             cell("fenced-documented", "none", &["valid"]),
+            cell("new-documented", "none", &[]),
         ]);
         r.rows = vec![
             row("kazoo", "trusting"),
             row("kazoo-documented", "documented"),
             row("fenced-documented", "documented"),
+            row("new-documented", "documented"),
         ];
         r.columns = ["pause", "none"]
             .map(|n| ColumnInfo {
