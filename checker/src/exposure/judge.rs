@@ -230,32 +230,30 @@ fn gave_up_inside(
 }
 
 fn cut(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged {
-    if let Some((left, of)) = lock.reachable(&i.nodes) {
-        // A holder whose own renewal the cut held past its lease was cut off all the same.
-        if left >= lock.quorum && !cand.stalled {
-            return Err(format!(
-                "the cut of {} left every client {left} of the lock's {of} nodes, a quorum of {}",
-                i.nodes.join(","),
-                lock.quorum
-            ));
-        }
+    // A holder whose own renewal the cut held past its lease was cut off all the same.
+    if !cand.stalled {
+        short_of_quorum(i, lock)?;
     }
     silenced_past_lease(i, cand, lock, run_end_ns, "cut")
+}
+
+/// `Err(why)` when the cut left every client a quorum of the lock's nodes.
+fn short_of_quorum(i: &Instance, lock: &LockShape) -> Result<(), String> {
+    match lock.reachable(&i.nodes) {
+        Some((left, of)) if left >= lock.quorum => Err(format!(
+            "the cut of {} left every client {left} of the lock's {of} nodes, a quorum of {}",
+            i.nodes.join(","),
+            lock.quorum
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A waiting acquire (`Cand::waited`) the cut kept from a quorum of the lock's nodes past the
 /// lease: the window from the lease's end (counted from the cut's start, when the keep-alives
 /// stopped arriving) to the acquire's answer.
 fn waited_through(i: &Instance, cand: &Cand, lock: &LockShape) -> Judged {
-    if let Some((left, of)) = lock.reachable(&i.nodes) {
-        if left >= lock.quorum {
-            return Err(format!(
-                "the cut of {} left every client {left} of the lock's {of} nodes, a quorum of {}",
-                i.nodes.join(","),
-                lock.quorum
-            ));
-        }
-    }
+    short_of_quorum(i, lock)?;
     let lease = lease(cand, lock).ok_or("the lock keeps no lease for a waiter to lose")?;
     let lease_out = i.start_ns.saturating_add(lease.saturating_mul(1_000_000));
     Ok((lease_out, cand.hold.since_ns))
