@@ -297,3 +297,48 @@ async fn repoint_of_an_unknown_proxy_names_it() {
     assert!(err.contains("nope") && err.contains("re-point"), "{err}");
     s.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxies_towards_a_down_port_refuse_and_keep_their_toxics() {
+    let s = setup("n1").await;
+    let other = echo_server(OnFin::KeepOpen).await;
+    let peer = s.proxies.create("n2-to-n1", s.echo_addr()).await.unwrap();
+    let elsewhere = s.proxies.create("n2", other.addr).await.unwrap();
+    // Another run's proxy towards the same port, in a namespace of its own: not this run's.
+    let foreign = FaultProxies::new(s.server.api_addr())
+        .unwrap()
+        .in_namespace("other-run/");
+    let foreign_addr = foreign.create("n1", s.echo_addr()).await.unwrap();
+    s.proxies.partition("n2-to-n1").await.unwrap();
+
+    let off = s
+        .proxies
+        .set_enabled_towards(&[s.echo_addr().port()], false)
+        .await
+        .unwrap();
+    assert_eq!(
+        off,
+        ["n1", "n2-to-n1"],
+        "only this facade's proxies towards the port"
+    );
+    for addr in [s.listen, peer] {
+        let err = TcpStream::connect(addr).await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused, "{addr}");
+    }
+    let _still = answering(elsewhere, b"other").await;
+    let _theirs = answering(foreign_addr, b"their").await;
+
+    let on = s
+        .proxies
+        .set_enabled_towards(&[s.echo_addr().port()], true)
+        .await
+        .unwrap();
+    assert_eq!(on, ["n1", "n2-to-n1"]);
+    let _back = answering(s.listen, b"again").await;
+    // The partition on the peer link is still there: connected, but no answer.
+    let mut cut = TcpStream::connect(peer).await.unwrap();
+    assert!(round_trip(&mut cut, b"drops", Duration::from_millis(300))
+        .await
+        .is_none());
+    s.server.shutdown().await;
+}

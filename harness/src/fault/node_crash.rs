@@ -61,20 +61,44 @@ static CRASH: MemberFault = MemberFault {
     start: kill,
 };
 
-/// Kills the nodes' processes (SIGKILL).
+/// Kills the nodes' processes (SIGKILL), then turns off the proxies in front of them: while a
+/// node is down, connecting to it is refused, as by its host (see
+/// [`crate::proxy::FaultProxies::set_enabled_towards`]).
 fn kill(s: Start<'_>) -> StepFuture<'_> {
     Box::pin(async move {
         let value = nodes_value(&s.nodes, Some(s.members.note("SIGKILL", &s.nodes)));
         s.open.open(s.id, Box::new(Restart(s.nodes.clone())));
         perform(s.ctx, F::Crash, value, async {
-            let mut supervisor = s.ctx.supervisor.lock().await;
-            for node in &s.nodes {
-                supervisor.kill(node).await?;
+            let mut ports = Vec::new();
+            {
+                let mut supervisor = s.ctx.supervisor.lock().await;
+                for node in &s.nodes {
+                    supervisor.kill(node).await?;
+                    ports.extend(supervisor.ports(node).unwrap_or_default());
+                }
             }
+            s.ctx.proxies.set_enabled_towards(&ports, false).await?;
             Ok(())
         })
         .await
     })
+}
+
+/// The nodes' client ports and their other (peer) ports.
+async fn ports_of(ctx: &NemesisCtx, nodes: &[String]) -> (Vec<u16>, Vec<u16>) {
+    let supervisor = ctx.supervisor.lock().await;
+    let (mut client, mut peer) = (Vec::new(), Vec::new());
+    for node in nodes {
+        if let Some((first, rest)) = supervisor
+            .ports(node)
+            .as_deref()
+            .and_then(<[u16]>::split_first)
+        {
+            client.push(*first);
+            peer.extend_from_slice(rest);
+        }
+    }
+    (client, peer)
 }
 
 /// Starts these crashed nodes again.
@@ -89,8 +113,12 @@ impl Heal for Restart {
             F::Restart,
             nodes_value(&self.0, None),
             async {
-                let mut supervisor = ctx.supervisor.lock().await;
-                supervisor.restart_all(&self.0).await?;
+                // The other members can reach a restarting member as it starts (it may need
+                // them to rejoin); clients only once it is ready.
+                let (client, peer) = ports_of(ctx, &self.0).await;
+                ctx.proxies.set_enabled_towards(&peer, true).await?;
+                ctx.supervisor.lock().await.restart_all(&self.0).await?;
+                ctx.proxies.set_enabled_towards(&client, true).await?;
                 Ok(())
             },
         ))

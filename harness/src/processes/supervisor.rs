@@ -315,6 +315,16 @@ impl Supervisor {
         NodeFolder::new(&self.run_dir, name, "").root
     }
 
+    /// Every port the node `name` listens on (its client port first, then its peer ports), kept
+    /// for it across kills and restarts.
+    pub fn ports(&self, name: &str) -> Option<Vec<u16>> {
+        self.nodes.get(name).map(|node| {
+            std::iter::once(node.port.port())
+                .chain(node.extra_ports.iter().map(ReservedPort::port))
+                .collect()
+        })
+    }
+
     /// A snapshot of the node `name`, with its state as of now (a crash is seen as soon as
     /// the process has been reaped, which happens right after it exits).
     pub fn node(&self, name: &str) -> Option<NodeInfo> {

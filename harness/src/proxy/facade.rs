@@ -290,6 +290,54 @@ impl FaultProxies {
         .await
     }
 
+    /// Turns off (`enabled = false`) or back on every proxy this facade created whose upstream is
+    /// 127.0.0.1 on one of `ports`, leaving their toxics as they are; returns their short names.
+    /// While a node is down its proxies are off, so a client connecting to it is refused at once,
+    /// as by the real server's host, rather than accepted and closed (Toxiproxy's answer when it
+    /// cannot reach the upstream, which some client libraries take for a server that answers
+    /// and then hangs up, and wait on).
+    pub async fn set_enabled_towards(
+        &self,
+        ports: &[u16],
+        enabled: bool,
+    ) -> Result<Vec<String>, ProxyError> {
+        let namespace = self.namespace.clone();
+        let ours: Vec<String> = self.leases().keys().cloned().collect();
+        let ports = ports.to_vec();
+        let op = if enabled { "enable" } else { "disable" };
+        self.run("*", op, move |client| {
+            let mut changed = Vec::new();
+            let mut all: Vec<(String, Proxy)> = client.all()?.into_iter().collect();
+            all.sort_by(|a, b| a.0.cmp(&b.0));
+            for (name, proxy) in all {
+                let Some(short) = name
+                    .strip_prefix(namespace.as_str())
+                    .filter(|_| ours.contains(&name))
+                else {
+                    continue;
+                };
+                let upstream: Option<SocketAddr> = proxy.proxy_pack.upstream.parse().ok();
+                let towards =
+                    upstream.is_some_and(|u| u.ip().is_loopback() && ports.contains(&u.port()));
+                if !towards || proxy.proxy_pack.enabled == enabled {
+                    continue;
+                }
+                if enabled {
+                    proxy.enable()?;
+                } else {
+                    proxy.disable()?;
+                }
+                let after = find(client, &name)?;
+                if after.proxy_pack.enabled != enabled {
+                    return Err(Failure::Unexpected(describe(&after.proxy_pack)));
+                }
+                changed.push(short.to_string());
+            }
+            Ok(changed)
+        })
+        .await
+    }
+
     /// Removes every toxic (one by one, both streams) and enables the proxy. Connections that
     /// lived through a partition are closed by this (see [`FaultProxies::partition`]).
     pub async fn heal(&self, name: &str) -> Result<(), ProxyError> {

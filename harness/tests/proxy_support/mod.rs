@@ -58,6 +58,13 @@ pub struct Setup {
     _echo: Echo,
 }
 
+impl Setup {
+    /// Where the echo server behind the proxy listens.
+    pub fn echo_addr(&self) -> SocketAddr {
+        self._echo.addr
+    }
+}
+
 /// Starts the server and a proxy named `name` in front of `upstream`, or of a new echo server
 /// answering FINs as `on_fin` says.
 pub async fn setup(name: &str, on_fin: OnFin, upstream: Option<SocketAddr>) -> Setup {
