@@ -161,6 +161,41 @@ fn a_holder_that_re_enters_after_a_failed_release_locks_the_others_out() {
 }
 
 #[test]
+fn late_grants_of_a_holder_whose_release_failed_do_not_break_its_lockout() {
+    // Redisson's MultiLock after a node crash (3.27.2, seed 8 of the known-bug pair): process
+    // 3's release fails and it keeps the lock at the server; each of its later grants comes
+    // back 1.7-2.7 s after it asked, past the 1 s lease counted from the request. Counted so,
+    // each of those holdings would end at its grant and the gaps between them would pass the
+    // threshold; the lock was not free in them: the lease runs from the grant's reply.
+    let mut h = H::default();
+    h.acquire_leased(3, (0, 10), 1_000)
+        .release(3, (300, 310), EventKind::Fail)
+        .acquire_leased(3, (320, 330), 1_000)
+        .release(3, (500, 510), EventKind::Ok)
+        .acquire_leased(3, (600, 2_400), 1_000)
+        .release(3, (2_700, 2_710), EventKind::Ok)
+        .acquire_leased(3, (2_800, 5_500), 1_000)
+        .release(3, (5_800, 5_810), EventKind::Ok)
+        .acquire_leased(3, (5_900, 7_600), 1_000)
+        .release(3, (7_900, 7_910), EventKind::Ok)
+        .asking(0, 100, 10_100, 2_000)
+        .asking(1, 150, 10_150, 2_000);
+    let r = check(&h.build());
+    assert_eq!(r.verdict, Verdict::Stuck, "{r}");
+    assert_eq!(kinds(&r), vec![FindingKind::Lockout], "{r}");
+    let f = &r.violations[0];
+    let w = f.window.expect("a window");
+    // From when the others asked to process 3's last release.
+    assert_eq!((w.start_ns, w.end_ns), (100 * MS, 7_900 * MS), "{r}");
+    assert_eq!(f.processes, vec![3, 0, 1]);
+    assert_eq!(
+        f.count,
+        Some(4),
+        "the grants at 0.33, 2.4, 5.5 and 7.6 s: {r}"
+    );
+}
+
+#[test]
 fn a_renewing_holder_that_never_releases_locks_the_others_out() {
     // Process 0 takes a 1 s lease and renews it every 500 ms to the end; processes 1 and 2
     // time out every 2 s. Before lockouts this was a deadlock, though the lock was never free.

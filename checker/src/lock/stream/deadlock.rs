@@ -123,20 +123,21 @@ impl Deadlocks {
         self.lockouts.opened(lock, p, at, others);
     }
 
-    /// `p`'s holding of `lock` begun at `acquire_index` and held from `start` to `held_until`
-    /// (the lock surely not free until `not_free_until`) ended at `end`; `kept`: a release of
-    /// it had failed.
+    /// `p`'s holding of `lock` begun at `acquire_index` at `start`, the lock surely not free
+    /// until `not_free_until` (its lease counted from the grant's reply: a grant that came
+    /// late is not free time, for a lockout's gaps as for a deadlock), ended at `end`;
+    /// `kept`: a release of it had failed.
     pub fn closed(
         &mut self,
         lock: u32,
         p: u64,
         acquire_index: u64,
-        (start, held_until, not_free_until): (u64, u64, u64),
+        (start, not_free_until): (u64, u64),
         end: (u64, u64, EndReason),
         kept: bool,
     ) {
         self.lockouts
-            .closed(lock, p, acquire_index, held_until, end, kept);
+            .closed(lock, p, acquire_index, not_free_until, end, kept);
         let tl = self.timeline(lock);
         tl.current.add_held(start, not_free_until);
         for seg in tl.long.iter_mut().rev() {

@@ -113,23 +113,12 @@ pub(crate) enum Release {
 }
 
 impl Holding {
-    /// Until when the lock was held as far as liveness goes: to the holding's end, or to its
-    /// lease's end if that came first (the server freed the lock there whatever the holder
-    /// believed). Never before the start.
-    pub fn held_until(&self) -> u64 {
-        let end = match self.lease {
-            Some(l) => self.end_ns.min(l.expires_ns()),
-            None => self.end_ns,
-        };
-        end.max(self.start_ns)
-    }
-
-    /// Until when the lock was surely not free, which a deadlock must be shown outside: to the
-    /// holding's end, or to its lease's end counted from the grant's reply (the latest the
-    /// server can have started it) if that came first. [`Holding::held_until`] counts the
-    /// lease from the request, as safety must: a grant that came back later than the lease
-    /// after its request would be free from its start, and a holder's whole hold would count
-    /// as time the lock was free while others asked (Redisson's MultiLock after a node's
+    /// Until when the lock was surely not free, which a deadlock must be shown outside and a
+    /// lockout's stretch runs to: the holding's end, or its lease's end counted from the
+    /// grant's reply (the latest the server can have started it) if that came first. Counted
+    /// from the request, as the holder must for safety, a grant that came back later than the
+    /// lease after its request would be free from its start, and a holder's whole hold would
+    /// count as time the lock was free while others asked (Redisson's MultiLock after a node's
     /// restart: grants 1.8 s after their request, a 1 s lease, and a STUCK of 3.1 s that took
     /// in a 0.65 s hold).
     pub fn not_free_until(&self) -> u64 {

@@ -383,7 +383,7 @@ impl LockStream {
                 h.lock,
                 h.process,
                 h.acquire_index,
-                (h.start_ns, h.held_until(), h.not_free_until()),
+                (h.start_ns, h.not_free_until()),
                 (h.end_ns, h.end_index, h.end),
                 h.kept,
             );
