@@ -1,8 +1,8 @@
-//go:build !etcd34
+//go:build !etcd34 && !etcd35
 
-// The etcd client's names main.go uses, bound to the client as released from 3.5 on
-// (go.etcd.io/etcd/client/v3, the version go.mod pins). etcd34.go binds the same names for the
-// 3.4 line.
+// The etcd client's names main.go uses, bound to the client as released from 3.6 on
+// (go.etcd.io/etcd/client/v3, the version go.mod pins). etcd35.go and etcd34.go bind the same
+// names for the 3.5 and 3.4 lines.
 
 package main
 
@@ -28,8 +28,8 @@ var (
 	withTTL     = concurrency.WithTTL
 	withContext = concurrency.WithContext
 	newMutex    = concurrency.NewMutex
-	// Lock's answer when its own key was gone after the wait (the session's lease ended),
-	// and Unlock's when the mutex holds nothing: both arrived in 3.5.0 (etcd #11456's fix).
+	// Lock's answer when its own key was gone after the wait (the session's lease ended:
+	// etcd #11456's fix, in 3.5.0), and Unlock's when the mutex holds nothing (3.6).
 	errSessionExpired = concurrency.ErrSessionExpired
 	errLockReleased   = concurrency.ErrLockReleased
 )
