@@ -53,10 +53,11 @@ pub(crate) trait NodeRecipe: fmt::Debug + Send + Sync + 'static {
     /// wrote to its logs during that start.
     fn address_in_use(&self, output: &str) -> bool;
 
-    /// Whether the node at client address `addr` leads its cluster right now; a single
+    /// Whether the node at client address `addr`, working in `folder`, leads its cluster
+    /// right now, by its own account (asked over the network, or read from its log); a single
     /// server is never a leader.
-    fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
-        let _ = addr;
+    fn is_leader(&self, addr: SocketAddr, folder: &NodeFolder) -> BoxFuture<'static, bool> {
+        let _ = (addr, folder);
         Box::pin(async { false })
     }
 
@@ -121,8 +122,8 @@ impl NodeKind {
         self.0.address_in_use(output)
     }
 
-    pub(crate) async fn is_leader(&self, addr: SocketAddr) -> bool {
-        self.0.is_leader(addr).await
+    pub(crate) async fn is_leader(&self, addr: SocketAddr, folder: &NodeFolder) -> bool {
+        self.0.is_leader(addr, folder).await
     }
 
     pub(crate) async fn promote(&self, addr: SocketAddr) -> Result<(), String> {

@@ -302,7 +302,7 @@ impl Supervisor {
             if node.paused || !node.alive() {
                 continue;
             }
-            if node.kind.is_leader(node.addr).await {
+            if node.kind.is_leader(node.addr, &node.folder).await {
                 return Some(name.clone());
             }
         }

@@ -215,7 +215,7 @@ impl NodeRecipe for EtcdOptions {
         address_in_use(output)
     }
 
-    fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+    fn is_leader(&self, addr: SocketAddr, _: &NodeFolder) -> BoxFuture<'static, bool> {
         Box::pin(etcd_is_leader(addr, PROBE_TIMEOUT))
     }
 }

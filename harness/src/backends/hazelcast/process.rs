@@ -38,6 +38,8 @@ const SESSION_HEARTBEAT_S: u64 = 1;
 const CLOCK_PROPERTY: &str = "com.hazelcast.clock.impl";
 const CLOCK_CLASS: &str = "lockpick.ControlFileClock";
 const CLOCK_JAR: &str = "lockpick-clock.jar";
+/// The CP group the lock lives in (the adapter's `getLock(name)` without `@group`).
+const LOCK_GROUP: &str = "default";
 /// How long a restarted member waits between two tries of the operator's recovery.
 const RECOVERY_GAP: Duration = Duration::from_secs(2);
 
@@ -400,11 +402,111 @@ impl NodeRecipe for HzOptions {
     fn address_in_use(&self, output: &str) -> bool {
         address_in_use(output)
     }
+
+    /// Whether the member leads, by its own account in its log: with the CP Subsystem, the
+    /// lock's CP group (its Raft leader, which alone commits and expires sessions: the last
+    /// list of the group's members it logged, at each change of role or leader, marks it
+    /// `LEADER`); in unsafe mode, which has no Raft, the cluster (its master, the oldest
+    /// member, first in the last member list it logged). Neither the REST API nor the public
+    /// Java API says who leads a CP group; the log does.
+    fn is_leader(&self, _: SocketAddr, folder: &NodeFolder) -> BoxFuture<'static, bool> {
+        let cp = self.cp;
+        let leads = std::fs::read_to_string(&folder.console).is_ok_and(|log| {
+            if cp {
+                leads_group(&log, LOCK_GROUP)
+            } else {
+                is_master(&log)
+            }
+        });
+        Box::pin(async move { leads })
+    }
+}
+
+/// Whether the first member of the last `Members {size:…} [` list in a member's log, the
+/// cluster's master, is the member itself (`this`).
+fn is_master(log: &str) -> bool {
+    let Some(at) = log.rfind("\nMembers {size:") else {
+        return false;
+    };
+    log[at + 1..]
+        .lines()
+        .nth(1)
+        .is_some_and(|first| first.trim_end().ends_with(" this"))
+}
+
+/// Whether the last `CP Group Members {groupId: <group>(…` list in a member's log marks the
+/// member itself (`this`) as `LEADER`.
+fn leads_group(log: &str, group: &str) -> bool {
+    let head = format!("CP Group Members {{groupId: {group}(");
+    let Some(at) = log.rfind(&head) else {
+        return false;
+    };
+    log[at..]
+        .lines()
+        .skip(1)
+        .take_while(|line| line.trim() != "]")
+        .find(|line| line.trim_end().ends_with(" this"))
+        .is_some_and(|me| me.trim_end().ends_with("- LEADER this"))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::predecessor;
+    use super::{is_master, leads_group, predecessor};
+
+    /// A member's log as Hazelcast 5.4 writes it at changes of a CP group's leader (the
+    /// METADATA group's lists and the default group's, interleaved).
+    fn log(default_roles: &[&str], metadata_me: &str) -> String {
+        let mut text = String::from("INFO: [127.0.0.1]:42077 [lockpick] [5.4.0] \n\n");
+        for role in default_roles {
+            text += &format!(
+                "CP Group Members {{groupId: default(6080), size:3, term:1, logIndex:0}} [\n\
+                 \tCPMember{{uuid=49b5, address=[127.0.0.1]:38429}}{}\n\
+                 \tCPMember{{uuid=5ddf, address=[127.0.0.1]:42077}} - {role} this\n\
+                 ]\n",
+                if *role == "LEADER" { "" } else { " - LEADER" }
+            );
+        }
+        text += &format!(
+            "CP Group Members {{groupId: METADATA(0), size:3, term:2, logIndex:0}} [\n\
+             \tCPMember{{uuid=5ddf, address=[127.0.0.1]:42077}} - {metadata_me} this\n\
+             ]\n"
+        );
+        text
+    }
+
+    #[test]
+    fn a_member_leads_the_group_its_last_list_names_it_leader_of() {
+        assert!(leads_group(
+            &log(&["FOLLOWER", "LEADER"], "FOLLOWER"),
+            "default"
+        ));
+        assert!(!leads_group(
+            &log(&["LEADER", "FOLLOWER"], "LEADER"),
+            "default"
+        ));
+        assert!(!leads_group(&log(&["CANDIDATE"], "LEADER"), "default"));
+        assert!(leads_group(&log(&["FOLLOWER"], "LEADER"), "METADATA"));
+        assert!(
+            !leads_group(&log(&[], "FOLLOWER"), "default"),
+            "no list yet"
+        );
+    }
+
+    #[test]
+    fn the_master_is_first_in_the_last_member_list() {
+        let list = |members: &[&str]| {
+            let mut text = format!("\nMembers {{size:{}, ver:3}} [\n", members.len());
+            for m in members {
+                text += &format!("\tMember [127.0.0.1]:{m}\n");
+            }
+            text + "]\n"
+        };
+        let me_first = list(&["42077 - 5ddf this", "38429 - 49b5"]);
+        let me_second = list(&["38429 - 49b5", "42077 - 5ddf this"]);
+        assert!(is_master(&(me_second.clone() + &me_first)));
+        assert!(!is_master(&(me_first + &me_second)));
+        assert!(!is_master("INFO: starting\n"), "no list yet");
+    }
 
     #[test]
     fn the_predecessor_is_the_cp_member_at_this_address() {

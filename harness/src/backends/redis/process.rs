@@ -218,7 +218,7 @@ impl NodeRecipe for RedisOptions {
 
     /// Among a master and its replicas, the master leads (an old master cut off from the
     /// sentinels still says it is one).
-    fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+    fn is_leader(&self, addr: SocketAddr, _: &NodeFolder) -> BoxFuture<'static, bool> {
         Box::pin(redis_is_master(addr, PROBE_TIMEOUT))
     }
 }

@@ -238,7 +238,7 @@ impl NodeRecipe for ZkOptions {
         address_in_use(output)
     }
 
-    fn is_leader(&self, addr: SocketAddr) -> BoxFuture<'static, bool> {
+    fn is_leader(&self, addr: SocketAddr, _: &NodeFolder) -> BoxFuture<'static, bool> {
         Box::pin(zk_is_leader(addr, PROBE_TIMEOUT))
     }
 }
