@@ -1,8 +1,8 @@
 // The module file this adapter is built with for the pinned release 3.5.0 of etcd's Go client
 // (pinned-releases: go build -modfile=etcdmutex/go.etcd-3.5.0.mod -tags etcd35), instead of
-// clients/go/go.mod: the same module and source (etcd35.go binds its names: the /v3 module paths
-// began with 3.5), with go.etcd.io/etcd/client/v3 at v3.5.0, the first release with the fix
-// for etcd #11456 (the known-bug catalogue's fixed twin), and what that release requires.
+// clients/go/go.mod: the same module and source (etcdv3.go and etcd35.go bind its names: the
+// /v3 module paths began with 3.5), with go.etcd.io/etcd/client/v3 at v3.5.0, the first release
+// with the fix for etcd #11456 (the known-bug catalogue's fixed twin), and what it requires.
 // Its checksums are in go.etcd-3.5.0.sum beside it. Only ./etcdmutex is built with it.
 module lockpick/clients/go
 

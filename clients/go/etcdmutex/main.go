@@ -18,9 +18,9 @@
 //
 // One source for every client release it is built against: by default go.etcd.io/etcd/client/v3
 // as go.mod pins it; the releases in pinned-releases with their own module file and build tag
-// (tag etcd34 for the 3.4 line, whose import paths differ). The library's names this file uses
-// (newClient, newSession, etcdMutex, ...) are bound to the library in etcd36.go and etcd34.go,
-// the only files that import it.
+// (tag etcd34 for the 3.4 line, whose import paths differ; etcd35 for 3.5). The library's
+// names this file uses (newClient, newSession, etcdMutex, ...) are bound to the library in
+// etcdv3.go, etcd36.go, etcd35.go and etcd34.go, the only files that import it.
 package main
 
 import (
