@@ -1,6 +1,7 @@
 //! Hazelcast's FencedLock (clients/java/hazelcast) on lockpick's `hazelcast` members (CP
 //! Subsystem on three members, every member and client link through the proxy), run as
-//! `lockpick scenario` runs them: the positive control's baseline, its partition and its
+//! `lockpick scenario` runs them: the positive control's baseline (on fresh members and on
+//! members reset for a second run, as `lockpick matrix` keeps them), its partition and its
 //! clock jump, each VALID on a resource that checks the fence. The twin with the CP Subsystem off
 //! (`hazelcast-unsafe-partition`, INVALID under a split in 13 of 13 runs measured) is the
 //! nightly suite's, not a test's: a rate that has not been shown to miss at most once in
@@ -11,7 +12,11 @@ mod scenario_support;
 
 use lockpick_checker::history::{EventKind, F};
 use lockpick_checker::verdict::Verdict;
+use lockpick_harness::run::{run_scenario_in, RunOptions, RunOutcome, ServerPool};
+use lockpick_harness::scenario::load_scenario;
+use lockpick_store::RunState;
 use scenario_support::{assert_hello, expecting, history, maven_built, run, run_min_ops};
+use tokio_util::sync::CancellationToken;
 
 /// True when the adapter's and the members' jars are there; otherwise says loudly why not.
 fn hazelcast_built(test: &str) -> bool {
@@ -25,21 +30,68 @@ fn hazelcast_built(test: &str) -> bool {
     )
 }
 
-#[test]
-fn cp_fenced_lock_baseline_is_valid_and_names_hazelcast() {
-    if !hazelcast_built("cp_fenced_lock_baseline_is_valid_and_names_hazelcast") {
-        return;
-    }
-    let (report, dir) = expecting(run("hazelcast-cp-fenced-baseline"), Verdict::Valid);
-    assert_hello(&dir, "hazelcast", "5.4.");
-    // Every grant carries the lock's fence, each larger than the one before.
-    let fences: Vec<u64> = history(&dir)
+/// The fences a run's grants carried, in order.
+fn fences(dir: &std::path::Path) -> Vec<u64> {
+    history(dir)
         .iter()
         .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
         .map(|e| e.value.token.expect("FencedLock grants carry a fence"))
+        .collect()
+}
+
+/// Two runs of the baseline on one set of members (as `lockpick matrix` keeps them), reset in
+/// between by destroying the lock's CP group.
+#[test]
+fn cp_fenced_lock_baseline_is_valid_on_fresh_and_on_reset_members() {
+    if !hazelcast_built("cp_fenced_lock_baseline_is_valid_on_fresh_and_on_reset_members") {
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let scenario = load_scenario("hazelcast-cp-fenced-baseline").unwrap();
+    let mut pool = ServerPool::reusing();
+    let runs: Vec<RunOutcome> = (1..=2)
+        .map(|seed| {
+            let opts = RunOptions {
+                seed: Some(seed),
+                store: store.path().to_owned(),
+                reproduce: format!("cargo run -- scenario {} --seed {seed}", scenario.name),
+                ..RunOptions::default()
+            };
+            rt.block_on(run_scenario_in(
+                &scenario,
+                &opts,
+                CancellationToken::new(),
+                &mut pool,
+            ))
+            .unwrap_or_else(|e| panic!("seed {seed}: harness error: {e}"))
+        })
         .collect();
-    assert!(fences.len() > 20, "{report}");
-    assert!(fences.windows(2).all(|w| w[0] < w[1]), "{fences:?}");
+    rt.block_on(pool.close());
+    let instance = |r: &RunOutcome| {
+        RunState::read(&r.dir)
+            .unwrap()
+            .unwrap()
+            .server_instance
+            .expect("run.json names the server instance")
+    };
+    let (a, b) = (instance(&runs[0]), instance(&runs[1]));
+    assert_eq!(a.id, b.id, "the second run did not reuse the members");
+    assert_eq!((a.run, b.run), (1, 2));
+    let mut last = None;
+    for r in &runs {
+        assert_eq!(r.results.verdict, Verdict::Valid, "{}", r.results.lock);
+        assert_hello(&r.dir, "hazelcast", "5.4.");
+        // Every grant carries the lock's fence, each larger than the one before.
+        let fences = fences(&r.dir);
+        assert!(fences.len() > 20, "{}", r.results.lock);
+        assert!(fences.windows(2).all(|w| w[0] < w[1]), "{fences:?}");
+        // On the reset members the group was made again: its fences start over.
+        if let Some(last) = last {
+            assert!(fences[0] < last, "fences went on from {last}: {fences:?}");
+        }
+        last = fences.last().copied();
+    }
 }
 
 #[test]

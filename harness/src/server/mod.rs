@@ -153,6 +153,10 @@ pub struct Endpoints {
     /// The sentinels of a `redis-sentinel` server, which name the current master; `None` for
     /// other kinds.
     pub sentinels: Option<Sentinels>,
+    /// `(node name, address)` where lockpick administers each node itself, straight (no proxy,
+    /// no fault): Hazelcast's REST port, through which its [`Reset`] works. Empty for kinds
+    /// administered through their client port.
+    pub admin: Vec<(String, SocketAddr)>,
 }
 
 /// A discovery service of Redis Sentinel: where its sentinels listen (reached directly), and the

@@ -20,6 +20,7 @@ pub fn started_cluster(nodes: &[String], cluster: Cluster) -> Started {
         endpoints: Endpoints {
             nodes: nodes.iter().cloned().zip(cluster.client_addrs).collect(),
             sentinels: None,
+            admin: Vec::new(),
         },
         cluster: Some(Arc::new(cluster.net)),
     }

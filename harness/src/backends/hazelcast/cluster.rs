@@ -15,8 +15,8 @@ use tokio::sync::Mutex;
 /// Starts members named `names` under `supervisor` on the jars of `class_path`, member links
 /// through `proxies` (`n1-to-n2` …) and one client proxy per member (`n1` …), the CP Subsystem
 /// on over all of them or (`cp` false) off, each with a clock the nemesis moves when `faketime`.
-/// Returns once every member is in the CP Subsystem (CP off: healthy). Precondition: no node
-/// or proxy of these names exists yet.
+/// Returns once every member is in the CP Subsystem (CP off: healthy), with each member's REST
+/// address in member order. Precondition: no node or proxy of these names exists yet.
 pub(super) async fn start_hz_cluster(
     supervisor: &Mutex<Supervisor>,
     proxies: &FaultProxies,
@@ -24,8 +24,9 @@ pub(super) async fn start_hz_cluster(
     class_path: &str,
     cp: bool,
     faketime: bool,
-) -> Result<Cluster, ClusterError> {
-    start_members(
+) -> Result<(Cluster, Vec<SocketAddr>), ClusterError> {
+    let mut rests = vec![SocketAddr::from(([127, 0, 0, 1], 0)); names.len()];
+    let cluster = start_members(
         supervisor,
         proxies,
         names,
@@ -39,6 +40,7 @@ pub(super) async fn start_hz_cluster(
             // Another process may take it before the member binds it: the member then fails
             // as for any taken port, and the cluster starts again on new ports.
             let rest = reserve_port().expect("a free loopback port for the REST endpoint");
+            rests[member.index] = SocketAddr::from(([127, 0, 0, 1], rest.port()));
             let mut options = HzOptions::member(
                 member.peer_ports[0],
                 routers[member.index],
@@ -51,5 +53,6 @@ pub(super) async fn start_hz_cluster(
             NodeKind::new(options)
         },
     )
-    .await
+    .await?;
+    Ok((cluster, rests))
 }

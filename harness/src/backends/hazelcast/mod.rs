@@ -5,6 +5,7 @@
 
 mod cluster;
 mod process;
+mod reset;
 mod server;
 
 pub use process::SESSION_TTL_S;

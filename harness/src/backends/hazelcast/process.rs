@@ -39,7 +39,7 @@ const CLOCK_PROPERTY: &str = "com.hazelcast.clock.impl";
 const CLOCK_CLASS: &str = "lockpick.ControlFileClock";
 const CLOCK_JAR: &str = "lockpick-clock.jar";
 /// The CP group the lock lives in (the adapter's `getLock(name)` without `@group`).
-const LOCK_GROUP: &str = "default";
+pub(super) const LOCK_GROUP: &str = "default";
 /// How long a restarted member waits between two tries of the operator's recovery.
 const RECOVERY_GAP: Duration = Duration::from_secs(2);
 

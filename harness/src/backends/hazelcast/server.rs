@@ -132,17 +132,24 @@ impl ServerKind for Hazelcast {
                 .expect("a version setup fetches");
             let class_path = jars_in(&dir);
             let (sup, proxies) = (ctx.supervisor, ctx.proxies);
-            let cluster =
+            let (cluster, rests) =
                 start_hz_cluster(sup, proxies, &ctx.nodes, &class_path, self.cp, ctx.faketime)
                     .await?;
-            Ok(crate::server::started_cluster(&ctx.nodes, cluster))
+            let mut started = crate::server::started_cluster(&ctx.nodes, cluster);
+            started.endpoints.admin = ctx.nodes.iter().cloned().zip(rests).collect();
+            Ok(started)
         })
     }
 
-    /// Every run starts its own members: putting a CP group back as fresh (its locks, their
-    /// fences and the sessions of an earlier run's killed clients) is not built yet.
+    /// With the CP Subsystem: the lock's CP group destroyed, and made again from scratch by the
+    /// next run's first client ([`super::reset::HzReset`]). In unsafe mode every run starts its
+    /// own members: the lock and its sessions live in the AP partitions, which no call empties.
     fn reset(&self) -> Option<&'static dyn crate::server::Reset> {
-        None
+        if self.cp {
+            Some(&super::reset::HzReset)
+        } else {
+            None
+        }
     }
 
     /// None: no watcher yet: its CP FencedLock is no map entry a listener could follow.

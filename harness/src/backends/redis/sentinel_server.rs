@@ -131,6 +131,7 @@ async fn start(ctx: StartCtx<'_>) -> Result<Started, StartError> {
     let mut endpoints = Endpoints {
         nodes: names.iter().cloned().zip(nodes.client_addrs).collect(),
         sentinels: None,
+        admin: Vec::new(),
     };
     let replicas = names.len() - 1;
     let deadline = Instant::now() + SETTLE;
