@@ -69,14 +69,14 @@ fn kill(s: Start<'_>) -> StepFuture<'_> {
         let value = nodes_value(&s.nodes, Some(s.members.note("SIGKILL", &s.nodes)));
         s.open.open(s.id, Box::new(Restart(s.nodes.clone())));
         perform(s.ctx, F::Crash, value, async {
-            let mut ports = Vec::new();
             {
                 let mut supervisor = s.ctx.supervisor.lock().await;
                 for node in &s.nodes {
                     supervisor.kill(node).await?;
-                    ports.extend(supervisor.ports(node).unwrap_or_default());
                 }
             }
+            let (client, peer) = ports_of(s.ctx, &s.nodes).await;
+            let ports = [client, peer].concat();
             s.ctx.proxies.set_enabled_towards(&ports, false).await?;
             Ok(())
         })

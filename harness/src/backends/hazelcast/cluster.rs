@@ -40,7 +40,6 @@ pub(super) async fn start_hz_cluster(
             // Another process may take it before the member binds it: the member then fails
             // as for any taken port, and the cluster starts again on new ports.
             let rest = reserve_port().expect("a free loopback port for the REST endpoint");
-            rests[member.index] = SocketAddr::from(([127, 0, 0, 1], rest.port()));
             let mut options = HzOptions::member(
                 member.peer_ports[0],
                 routers[member.index],
@@ -49,6 +48,7 @@ pub(super) async fn start_hz_cluster(
                 cp,
             );
             options.class_path = class_path.to_owned();
+            rests[member.index] = options.rest_addr();
             options.faketime = faketime;
             NodeKind::new(options)
         },

@@ -100,7 +100,8 @@ impl HzOptions {
         }
     }
 
-    fn rest_addr(&self) -> SocketAddr {
+    /// Where the member's REST endpoint listens (probes and the operator's calls).
+    pub(super) fn rest_addr(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.rest.port()))
     }
 
@@ -295,7 +296,7 @@ async fn ready(options: Probe) -> bool {
         return false;
     };
     let me = format!("[{}]:{}", options.public.ip(), options.public.port());
-    let body = format!("{CLUSTER_NAME}&");
+    let body = rest_credentials();
     if let Some(old) = predecessor(&listed, &me) {
         let path = format!("/hazelcast/rest/cp-subsystem/members/{old}/remove");
         if http::request(rest, &path, Some(&body), RECOVERY_GAP)
@@ -313,6 +314,11 @@ async fn ready(options: Probe) -> bool {
     )
     .await;
     false
+}
+
+/// The body of an operator's REST call: the cluster's name and its (empty) password.
+pub(super) fn rest_credentials() -> String {
+    format!("{CLUSTER_NAME}&")
 }
 
 /// The uuid of the CP member listed (`[{"uuid":"…","address":"[127.0.0.1]:5711"},…]`) at

@@ -4,7 +4,7 @@
 //! earlier run's clients (a killed adapter's included), and fences that start over, since a
 //! fence is the new group's own Raft log index.
 
-use super::process::{CLUSTER_NAME, LOCK_GROUP};
+use super::process::{rest_credentials, LOCK_GROUP};
 use crate::processes::http;
 use crate::server::{BoxFuture, Endpoints, Reset};
 use std::net::SocketAddr;
@@ -37,7 +37,7 @@ impl Reset for HzReset {
 /// Destroys the lock's CP group through the member at `rest` and checks it is gone from the
 /// groups the member lists. A group no client made yet counts as destroyed.
 async fn destroy_group(rest: SocketAddr, limit: Duration) -> Result<(), String> {
-    let credentials = format!("{CLUSTER_NAME}&");
+    let credentials = rest_credentials();
     let destroy = format!("/hazelcast/rest/cp-subsystem/groups/{LOCK_GROUP}/remove");
     // Its answer is not the judge: a group never made is refused, and a destroy whose answer
     // was lost may have happened. The list says.
@@ -51,8 +51,8 @@ async fn destroy_group(rest: SocketAddr, limit: Duration) -> Result<(), String> 
     Ok(())
 }
 
-/// Whether the groups a member lists (JSON: the active groups' ids, each with its `name`)
-/// include `group`.
+/// Whether the groups a member lists (JSON: the active groups' ids, each with its `name`, or
+/// bare names) include `group`.
 fn names_group(listed: &str, group: &str) -> Result<bool, String> {
     let value: serde_json::Value =
         serde_json::from_str(listed).map_err(|e| format!("CP groups listed as {listed}: {e}"))?;
@@ -63,6 +63,7 @@ fn names_group(listed: &str, group: &str) -> Result<bool, String> {
                     || o.values().any(|v| has(v, group))
             }
             serde_json::Value::Array(a) => a.iter().any(|v| has(v, group)),
+            serde_json::Value::String(s) => s == group,
             _ => false,
         }
     }
@@ -80,6 +81,10 @@ mod tests {
         assert_eq!(
             names_group(r#"[{"name":"METADATA","id":0}]"#, "default"),
             Ok(false)
+        );
+        assert_eq!(
+            names_group(r#"["METADATA","default"]"#, "default"),
+            Ok(true)
         );
         assert!(names_group("<html>", "default").is_err());
     }
