@@ -138,11 +138,13 @@ pub fn assert_server_ran(dir: &std::path::Path, kind: &str, release: &str) {
 
 /// Asserts the stats of a baseline run: the lock passed between its clients many times, and
 /// never had two holders at once. "Many" is what any run shows, not what a quiet machine does:
-/// a quiet machine's baselines passed a threshold of 50 for months, and one with a CI run's load
-/// beside it (load average 7) made 47 (etcd's lock service). 20 grants among the clients still
-/// test the exclusion many times over.
+/// grants come at the servers' fsync rate, which a loaded CI disk sets. A quiet machine's
+/// baselines passed a threshold of 50 for months; with a CI run's load beside it etcd's lock
+/// service made 47, and later 19 in its 4 s (a clean-clone CI of 7d67241, whose threshold of 20
+/// it missed by one). 10 grants among the clients still test the exclusion many times over, and
+/// are half the fewest any run has shown.
 pub fn assert_baseline_stats(report: &LockReport) {
-    assert!(report.stats.acquires_ok >= 20, "{report}");
+    assert!(report.stats.acquires_ok >= 10, "{report}");
     assert_eq!(report.stats.max_concurrent_holders, 1);
 }
 
