@@ -37,6 +37,17 @@ fn cases(record: &Value) -> Vec<(String, u64, String)> {
     out
 }
 
+/// The one folder in `dir`.
+fn only_dir(dir: &Path) -> std::path::PathBuf {
+    let mut dirs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
 #[test]
 fn a_suite_in_two_shards_merges_into_one_record_and_a_missing_shard_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
@@ -44,6 +55,7 @@ fn a_suite_in_two_shards_merges_into_one_record_and_a_missing_shard_is_an_error(
     let mut made = Vec::new();
     for (k, store) in (1..=2).zip(&stores) {
         let shard = format!("{k}/2");
+        let markdown = tmp.path().join(format!("s{k}.md"));
         let out = lockpick(&[
             "suite",
             "--filter",
@@ -54,6 +66,8 @@ fn a_suite_in_two_shards_merges_into_one_record_and_a_missing_shard_is_an_error(
             &shard,
             "--store",
             store.to_str().unwrap(),
+            "--markdown",
+            markdown.to_str().unwrap(),
         ]);
         assert_eq!(
             out.status.code(),
@@ -63,6 +77,17 @@ fn a_suite_in_two_shards_merges_into_one_record_and_a_missing_shard_is_an_error(
         );
         let r = record(store);
         assert_eq!(r["shard"], shard.as_str());
+        // The suite's markdown: the shard's runs of the scenario, all as expected, with the
+        // server version the runs reported.
+        let page = std::fs::read_to_string(&markdown).unwrap();
+        let n = cases(&r).len();
+        assert!(
+            page.contains(&format!(
+                "| `redis-baseline` | valid | {n}/{n} | valid {n} | built-in client | redis"
+            )),
+            "{page}"
+        );
+        assert!(page.contains(&format!("(shard {shard})")), "{page}");
         made.extend(cases(&r));
     }
     made.sort();
@@ -96,6 +121,37 @@ fn a_suite_in_two_shards_merges_into_one_record_and_a_missing_shard_is_an_error(
     assert!(
         xml.contains(r#"tests="3" failures="0" errors="0""#),
         "{xml}"
+    );
+    // `report` on the merged record's folder writes its markdown again, from its runs; on a
+    // run's folder, --markdown is refused naming what it takes.
+    let folder = only_dir(&merged.join("suite"));
+    let page = tmp.path().join("merged.md");
+    let out = lockpick(&[
+        "report",
+        folder.to_str().unwrap(),
+        "--markdown",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        page.contains("3 of 3 run(s) as expected.")
+            && page
+                .contains("| `redis-baseline` | valid | 3/3 | valid 3 | built-in client | redis"),
+        "{page}"
+    );
+    let run = merged.join(r["cases"][0]["run"].as_str().unwrap());
+    let out = lockpick(&[
+        "report",
+        run.to_str().unwrap(),
+        "--markdown",
+        tmp.path().join("no.md").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds no suite.json; allowed: a suite record's folder"),
+        "{}",
+        stderr(&out)
     );
 
     // Without shard 2: its runs are an error case in the record and the JUnit file.

@@ -21,6 +21,7 @@ mod run_report;
 mod soak_section;
 pub mod stats;
 mod store_index;
+mod suite_markdown;
 mod suite_page;
 mod suite_record;
 mod summary;
@@ -42,6 +43,7 @@ pub use run_report::{
     write_run_report_streaming,
 };
 pub use store_index::{list_runs, render_index, StoredRun, COMPARE_DIR};
+pub use suite_markdown::{render_suite_markdown, suite_markdown, RunFacts};
 pub use suite_page::{render_suite_page, write_suite_page, MAX_NIGHTS};
 pub use suite_record::{
     read_suite_history, read_suite_record, write_suite_record, CaseStatus, SuiteCase, SuiteRecord,

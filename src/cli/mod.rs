@@ -40,10 +40,15 @@ pub enum Command {
     Check(CheckArgs),
     /// Print a lockpick history as Jepsen EDN op maps, one per line (for Knossos/Elle).
     Export(ExportArgs),
-    /// Render a stored run's report.html again from its history and results.
+    /// Render a stored run's report.html again from its history and results, or a suite
+    /// record's page (its folder, STORE/suite/<time>) and, with --markdown, its markdown.
     Report {
-        /// The run folder (e.g. store/redis-gc-pause/latest).
+        /// The run folder (e.g. store/redis-gc-pause/latest), or a suite record's folder.
         run_dir: PathBuf,
+        /// For a suite record: also write it as markdown here (per scenario: runs as
+        /// expected, the verdicts reached, the library and server versions the runs reported).
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
     },
     /// Run one scenario's workload and fault schedule (same seed) on several backends and
     /// write compare.html side by side.
@@ -174,6 +179,11 @@ pub struct SuiteArgs {
     /// Also write the results as a JUnit XML file here (one testcase per scenario and seed).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write the suite record as markdown here, when the suite ends: per scenario, runs
+    /// as expected, the verdicts reached, the library and server versions the runs reported
+    /// (`lockpick report STORE/suite/<time> --markdown FILE` writes it again).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
     /// Start no new run once this many seconds have passed (0 < SECONDS <= 604800); the runs
     /// left out are reported as skipped.
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]

@@ -28,7 +28,7 @@ pub fn dispatch(cli: Cli) -> Outcome {
         Command::Suite(args) => suite::suite(args),
         Command::Check(args) => check::check(args),
         Command::Export(args) => export::export(&args.history),
-        Command::Report { run_dir } => report::report(&run_dir),
+        Command::Report { run_dir, markdown } => report::report(&run_dir, markdown.as_deref()),
         Command::Compare(args) => compare::compare(args),
         Command::Matrix(args) => matrix::matrix(args),
         Command::Bench(args) => bench::bench(args),

@@ -65,7 +65,12 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
     print_table(&record);
     let ended = ending(&record);
     // A record that cannot be written fails a suite that passed; a worse ending stays.
-    match write_outputs(&args.store, args.junit.as_deref(), &record) {
+    match write_outputs(
+        &args.store,
+        args.junit.as_deref(),
+        args.markdown.as_deref(),
+        &record,
+    ) {
         Err(e) if matches!(ended, Ok(Exit::Done)) => Err(e),
         Err(e) => {
             eprintln!("lockpick: failed to {e}");
@@ -458,10 +463,12 @@ pub(super) fn print_table(record: &SuiteRecord) {
     }
 }
 
-/// Writes `suite.json` and the trend page under `store/suite/<time>/`, and the JUnit file.
+/// Writes `suite.json` and the trend page under `store/suite/<time>/`, the JUnit file and the
+/// markdown page.
 pub(super) fn write_outputs(
     store: &Path,
     junit: Option<&Path>,
+    markdown: Option<&Path>,
     record: &SuiteRecord,
 ) -> Result<(), Failure> {
     let dir = store.join(SUITE_DIR).join(&record.started);
@@ -476,6 +483,11 @@ pub(super) fn write_outputs(
         lockpick_reports::write_atomic(path, lockpick_reports::junit_xml(record).as_bytes())
             .map_err(Failure::WriteOutput)?;
         outln!("junit: {}", path.display());
+    }
+    if let Some(path) = markdown {
+        let text = lockpick_reports::suite_markdown(&dir).map_err(Failure::WriteOutput)?;
+        lockpick_reports::write_atomic(path, text.as_bytes()).map_err(Failure::WriteOutput)?;
+        outln!("markdown: {}", path.display());
     }
     Ok(())
 }

@@ -96,7 +96,8 @@ pub(super) fn merge_suite(given: &[PathBuf], args: &MergeArgs) -> Outcome {
     );
     print_table(&record);
     let ended = ending(&record);
-    write_outputs(&args.store, args.junit.as_deref(), &record)?;
+    // The merge's --markdown is the matrix's: a merged suite writes none.
+    write_outputs(&args.store, args.junit.as_deref(), None, &record)?;
     ended
 }
 
