@@ -43,7 +43,10 @@ pub enum Rule {
     CutPastLease,
     /// A node crash: a node that grants the lock crashed during a hold and came back (without
     /// the key, if it kept none) before the holder's lease ran out; the window runs from the
-    /// restart to the lease's end or the hold's, whichever came first. Or, whatever the holds,
+    /// restart to the lease's end or the hold's, whichever came first. A hold granted during
+    /// the crash or after it, to an acquire sent before it, counts as held across it: the
+    /// request may have written the node before it fell and counted its reply. Or, whatever
+    /// the holds,
     /// a grant with a fencing token after the restart, following grants with tokens before the
     /// crash: a server that forgot its token counter may hand one out again (a stale write).
     RestartInsideLease,
@@ -103,7 +106,7 @@ impl Rule {
                 "the cut left the holder short of a quorum of the lock's nodes, or held its own renewal, for longer than the lease it had left, and another client was granted the lock before the holder was done, or the holder gave up inside the cut while another asked; or it kept from a quorum past the lease a waiting client whose session keeps its place in the queue, and its acquire came back after"
             }
             Rule::RestartInsideLease => {
-                "a node of the lock crashed during a hold and restarted before the holder's lease ran out, while another client asked; or a token was granted after the restart, following tokens granted before the crash"
+                "a node of the lock crashed during a hold (or while an acquire later granted was on its way) and restarted before the holder's lease ran out, while another client asked; or a token was granted after the restart, following tokens granted before the crash"
             }
             Rule::JumpPastLease => {
                 "a node of the lock jumped forward by more than the lease the holder had left, while another client asked"

@@ -251,7 +251,13 @@ impl ExposureStream {
             let slowed = matches!(i.rule, Rule::DelayPastLease | Rule::CutPastLease)
                 && i.start_ns <= hold.since_ns
                 && i.end_ns.is_none_or(|end| hold.sent_ns <= end);
-            if !(slowed || (i.open() && i.takes_new_holds())) {
+            // A crash judges the grants whose request was on its way when the node went down,
+            // whenever they came back: the request may have written the node before it fell
+            // and counted its reply, which the node no longer remembers once it is back.
+            let across_crash = i.rule == Rule::RestartInsideLease
+                && hold.sent_ns <= i.start_ns
+                && i.start_ns <= hold.since_ns;
+            if !(slowed || across_crash || (i.open() && i.takes_new_holds())) {
                 continue;
             }
             let renewal = i

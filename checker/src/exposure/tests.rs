@@ -603,6 +603,50 @@ fn a_crash_between_holds_or_a_restart_after_the_hold_is_not_exposed() {
 }
 
 #[test]
+fn an_acquire_on_its_way_across_a_crash_is_judged_as_a_hold_and_one_sent_after_is_not() {
+    // Client 1 asked before n1 went down and was granted while it was down (its request may
+    // have written n1 first) or after it came back; client 2 asked while that hold lasted.
+    let across = |sent: u64, granted: u64| {
+        H::default()
+            .ask(sent, 1)
+            .nemesis(200, F::Crash, &["n1"], None)
+            .grant(granted, 1, Some(2000))
+            .ask(860, 2)
+            .nemesis(900, F::Restart, &["n1"], None)
+            .grant(950, 2, Some(2000))
+            .release(1500, 1)
+            .end(3000)
+    };
+    let w = one(across(0, 300), crash_plan())
+        .window
+        .expect("granted while the node was down");
+    assert_eq!(
+        (w.from_ns, w.to_ns, w.holder),
+        (900_000_000, 1_500_000_000, 1)
+    );
+    let after = H::default()
+        .ask(0, 1)
+        .nemesis(200, F::Crash, &["n1"], None)
+        .nemesis(900, F::Restart, &["n1"], None)
+        .grant(1000, 1, Some(2000))
+        .ask(1100, 2)
+        .grant(1200, 2, Some(2000))
+        .release(1500, 1)
+        .end(3000);
+    let w = one(after, crash_plan())
+        .window
+        .expect("granted after the node came back");
+    assert_eq!((w.from_ns, w.to_ns), (900_000_000, 1_500_000_000));
+    // Sent once n1 was down, the request could not have written it.
+    let e = one(across(250, 300), crash_plan());
+    assert!(e.window.is_none(), "{e:?}");
+    assert_eq!(
+        e.why,
+        "no client held the lock while the fault was in force"
+    );
+}
+
+#[test]
 fn a_crash_of_a_node_that_grants_nothing_is_not_exposed() {
     let h = H::default()
         .ask(0, 1)
