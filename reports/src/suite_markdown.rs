@@ -48,7 +48,7 @@ pub fn render_suite_markdown(record: &SuiteRecord, facts: &BTreeMap<String, RunF
          (as it reported) | mean run |\n|---|---|---|---|---|---|---|\n",
     );
     for (scenario, cases) in by_scenario(&record.cases) {
-        let expected = distinct(cases.iter().map(|c| Some(c.expected.clone())));
+        let expected = distinct(cases.iter().map(|c| Some(c.expected.clone())), ", ");
         let passed = cases
             .iter()
             .filter(|c| c.status == CaseStatus::Passed)
@@ -60,21 +60,13 @@ pub fn render_suite_markdown(record: &SuiteRecord, facts: &BTreeMap<String, RunF
             .filter(|c| c.status != CaseStatus::Skipped)
             .collect();
         let reported = |pick: fn(&RunFacts) -> Option<String>, none: &str| {
-            let mut seen = Vec::new();
-            for c in &ran {
-                let said = match c.run.as_ref().and_then(|r| facts.get(r)) {
+            let said = ran.iter().map(|c| {
+                Some(match c.run.as_ref().and_then(|r| facts.get(r)) {
                     Some(f) => pick(f).unwrap_or_else(|| none.to_owned()),
                     None => "not reported".to_owned(),
-                };
-                if !seen.contains(&said) {
-                    seen.push(said);
-                }
-            }
-            if seen.is_empty() {
-                "—".to_owned()
-            } else {
-                seen.join("; ")
-            }
+                })
+            });
+            distinct(said, "; ")
         };
         let mean = match ran.len() {
             0 => "—".to_owned(),
@@ -184,8 +176,8 @@ fn verdicts(cases: &[&SuiteCase]) -> String {
         .join(", ")
 }
 
-/// The distinct values, joined; "—" when there are none.
-fn distinct(values: impl Iterator<Item = Option<String>>) -> String {
+/// The distinct values in their first order, joined by `sep`; "—" when there are none.
+fn distinct(values: impl Iterator<Item = Option<String>>, sep: &str) -> String {
     let mut seen: Vec<String> = Vec::new();
     for v in values.flatten() {
         if !seen.contains(&v) {
@@ -195,7 +187,7 @@ fn distinct(values: impl Iterator<Item = Option<String>>) -> String {
     if seen.is_empty() {
         "—".to_owned()
     } else {
-        seen.join(", ")
+        seen.join(sep)
     }
 }
 
