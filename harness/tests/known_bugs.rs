@@ -3,9 +3,9 @@
 //! with its fix on the same scenario and seed, one pair per language (the catalogue has more;
 //! one each keeps CI within its time). Java: ShedLock PR #244 (4.9.2, 4.9.3), with no fault at
 //! all, so the verdicts can only come from the library's own statements. Rust: rslock PR #9
-//! (0.2.2, 0.3.0) under cuts of one master. Go: redsync PR #61 (v4.0.3, v4.0.4) under pauses of
-//! its one Redis server. Python: redis-py #415 (2.9.1, 2.10.0) under stops inside releases.
-//! Each skips, saying so on stderr, only when its pinned adapters are not built (`bash
+//! (0.2.2, 0.3.0) under cuts of one master. Go: etcd #11456 (etcd's client at v3.4.3 and at
+//! v3.5.0, the first fixed release) under cuts of every client. Python: redis-py #415 (2.9.1,
+//! 2.10.0) under stops inside releases. Each skips, saying so on stderr, only when its pinned adapters are not built (`bash
 //! scripts/setup` builds them; ShedLock needs a JDK 17 and Maven).
 
 mod scenario_support;
@@ -109,16 +109,18 @@ fn rslock_pr_9_grants_a_lock_whose_keys_expired_in_0_2_2_and_not_in_0_3_0() {
     assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
 }
 
-/// Runs the known-bug scenario `scenario` of redsync at `release`, expecting `want`, and
-/// returns its report and history after checking its hello names that release; `None` (said
-/// loudly) when that build is not there.
-fn redsync_run(
+/// Runs etcd #11456's scenario with etcd's Go client at `release` (`3.4.3`, `3.5.0`) on
+/// `seed`, expecting `want`, after checking the pinned build is there (`None`, said loudly,
+/// when not); returns the history, the report's text, and checks the hello names `module` at
+/// `version`.
+fn etcd_11456_run(
     test: &str,
     release: &str,
-    scenario: &str,
+    seed: u64,
     want: Verdict,
-) -> Option<(lockpick_checker::lock::LockReport, Vec<Event>)> {
-    let bin = format!("clients/go/redsync/bin/redsync@{release}");
+    (module, version): (&str, &str),
+) -> Option<(Vec<Event>, String)> {
+    let bin = format!("clients/go/etcdmutex/bin/etcdmutex@{release}");
     if !built(
         test,
         &[bin],
@@ -126,89 +128,63 @@ fn redsync_run(
     ) {
         return None;
     }
-    let (report, dir) = expecting(run(&format!("{scenario}-{release}")), want);
-    let said = hello(&dir);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let name = format!("etcd-11456-client-{release}");
+    let run = scenario_support::run_in(&rt, &name, 20, |o| o.seed = Some(seed));
+    let (report, dir) = expecting(run, want);
+    let said = hello(&dir).replace(' ', "");
     assert!(
-        said.contains("\"library\":\"github.com/go-redsync/redsync/v4\"")
-            && said.contains(&format!("\"version\":\"v{release}\"")),
+        said.contains(&format!("\"library\":\"{module}\""))
+            && said.contains(&format!("\"version\":\"{version}\"")),
         "{said}"
     );
-    Some((report, scenario_support::history(&dir)))
-}
-
-/// The first renewal that came back ok although another process had been granted the lock
-/// after the renewing one, and had not released it yet: only a lie can do that on one Redis,
-/// where a grant means the earlier holder's key was gone. As (renewing process, rival).
-fn renewal_under_a_rival(history: &[Event]) -> Option<(u64, u64)> {
-    // Per client process: when it was last granted, and whether it has released since.
-    let mut granted: BTreeMap<u64, (u64, bool)> = BTreeMap::new();
-    for e in history {
-        let Process::Client(p) = e.process else {
-            continue;
-        };
-        match (e.f, e.kind) {
-            (F::Acquire, EventKind::Ok) => {
-                granted.insert(p, (e.time_ns, false));
-            }
-            (F::Release, EventKind::Invoke) => {
-                if let Some(g) = granted.get_mut(&p) {
-                    g.1 = true;
-                }
-            }
-            (F::Renew, EventKind::Ok) => {
-                let Some(&(own, _)) = granted.get(&p) else {
-                    continue;
-                };
-                let rival = granted
-                    .iter()
-                    .find(|(q, (at, released))| **q != p && *at > own && !released);
-                if let Some((q, _)) = rival {
-                    return Some((p, *q));
-                }
-            }
-            _ => {}
-        }
+    if want == Verdict::Invalid {
+        double_holder(&report);
     }
-    None
+    Some((scenario_support::history(&dir), report.to_string()))
 }
 
-// PR #61: each release its own test, so the pair's two scenarios run side by side.
+// etcd #11456: each release its own test, so the pair's two scenarios run side by side.
 #[test]
-fn redsync_pr_61_extends_a_lock_taken_by_another_in_4_0_3() {
-    // After a pause of the server longer than the lease, the holder's Extend runs on a key a
-    // rival now holds; the touch script answers 0, which 4.0.3 compares with "ERR", so Extend
-    // succeeds and the holder keeps believing beside the rival. Not luck: 58 of the 60 pauses
-    // of seeds 1-10 were followed by such an Extend, so a run of six with none has a chance of
-    // at most 0.116^6 = 2e-6 (the 95% upper bound of a pause's miss rate, 2/60).
-    let test = "redsync_pr_61_extends_a_lock_taken_by_another_in_4_0_3";
-    let scenario = "redsync-61-server-pause";
-    let Some((report, history)) = redsync_run(test, "4.0.3", scenario, Verdict::Invalid) else {
-        return;
-    };
-    double_holder(&report);
-    assert!(
-        renewal_under_a_rival(&history).is_some(),
-        "no renewal came back ok under a rival's grant: {report}"
-    );
+fn etcd_11456_grants_waiters_whose_keys_are_gone_in_3_4_3() {
+    // 3.4.3's Mutex.Lock returns as soon as the keys before its own are deleted, without
+    // checking its own still exists: a cut of every client past the 1 s session expires every
+    // waiter's lease, and on the heal all of them are granted at once. Not luck: each of the
+    // 90 cuts of seeds 1-10 in three suite runs (2026-11-30, stores kb, kb7, kb9) was
+    // followed by double holders (3-9 each), so a run's three cuts with none has a chance of
+    // at most 0.033^3 = 3.6e-5 (the 95% upper bound of a cut's miss rate, 0 of 90).
+    let test = "etcd_11456_grants_waiters_whose_keys_are_gone_in_3_4_3";
+    // The 3.4 line has no /v3 module: the tag's commit, by its pseudo-version.
+    let module = ("go.etcd.io/etcd", "v0.0.0-20191023171146-3cf2f69b5738");
+    etcd_11456_run(test, "3.4.3", 1, Verdict::Invalid, module);
 }
 
 #[test]
-fn redsync_pr_61_fails_the_extend_of_a_lock_taken_by_another_in_4_0_4() {
-    // The same scenario; the touch script's 0 fails the Extend, and the holder is told it lost
-    // the lock.
-    let test = "redsync_pr_61_fails_the_extend_of_a_lock_taken_by_another_in_4_0_4";
-    let scenario = "redsync-61-server-pause";
-    let Some((report, history)) = redsync_run(test, "4.0.4", scenario, Verdict::Valid) else {
-        return;
-    };
-    assert_eq!(renewal_under_a_rival(&history), None, "{report}");
-    assert!(
-        history.iter().any(|e| e.f == F::Renew
-            && e.kind == EventKind::Fail
-            && e.error.as_deref().is_some_and(|r| r.starts_with("lost"))),
-        "no Extend failed after a pause: {report}"
-    );
-    assert_eq!(report.stats.max_concurrent_holders, 1, "{report}");
+fn etcd_11456_refuses_a_waiter_whose_session_expired_in_3_5_0() {
+    // 3.5.0, the first release with the fix: the same cuts, and a waiter whose session
+    // expired is refused (session-expired) instead of granted. Such a refusal is what makes a
+    // VALID say something: 60 of the 72 cuts of 20 runs measured were followed by one, so a
+    // run's three cuts with none has a chance of about (12/72)^3 = 0.005 (0.018 at the 95%
+    // upper bound of a cut's miss rate, 0.26); such a run tested nothing and is passed over
+    // for the next seed, and three in a row have a chance of at most 6e-6. Every run must be
+    // VALID.
+    let test = "etcd_11456_refuses_a_waiter_whose_session_expired_in_3_5_0";
+    for seed in 1..=3 {
+        let module = ("go.etcd.io/etcd/client/v3", "v3.5.0");
+        let Some((history, _)) = etcd_11456_run(test, "3.5.0", seed, Verdict::Valid, module) else {
+            return;
+        };
+        let refused = history.iter().any(|e| {
+            e.f == F::Acquire
+                && e.kind == EventKind::Fail
+                && e.error.as_deref() == Some("session-expired")
+        });
+        if refused {
+            return;
+        }
+        eprintln!("{test}: 3.5.0 seed {seed}: no waiter was refused session-expired; next seed");
+    }
+    panic!("{test}: in 3 seeds no 3.5.0 waiter was refused session-expired, so the VALIDs tested nothing");
 }
 
 /// The first release of `outcome` (`Ok`, or `Fail` with `not-owner`) by a process after
