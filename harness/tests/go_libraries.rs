@@ -100,7 +100,8 @@ fn etcd_mutex_session_expiry_gives_a_double_holder_its_token_would_fence() {
         .filter(|e| e.f == F::Acquire && e.kind == EventKind::Ok)
         .map(|e| e.value.token.expect("every etcd grant has a token"))
         .collect();
-    assert!(tokens.len() > 20, "{tokens:?}");
+    // Enough grants to show the order; how many a run makes is the machine's load.
+    assert!(tokens.len() >= 10, "{tokens:?}");
     assert!(
         tokens.windows(2).all(|w| w[0] < w[1]),
         "tokens grow with every grant: {tokens:?}"

@@ -84,7 +84,8 @@ fn cp_fenced_lock_baseline_is_valid_on_fresh_and_on_reset_members() {
         assert_hello(&r.dir, "hazelcast", "5.4.");
         // Every grant carries the lock's fence, each larger than the one before.
         let fences = fences(&r.dir);
-        assert!(fences.len() > 20, "{}", r.results.lock);
+        // Enough grants to show the order; how many a run makes is the machine's load.
+        assert!(fences.len() >= 10, "{}", r.results.lock);
         assert!(fences.windows(2).all(|w| w[0] < w[1]), "{fences:?}");
         // On the reset members the group was made again: its fences start over.
         if let Some(last) = last {

@@ -137,7 +137,8 @@ fn the_token_counter_starts_again_at_1_on_a_reset_redis_postgres_and_mariadb() {
         let mut last_max = None;
         for (k, r) in runs.iter().enumerate() {
             let tokens = granted_tokens(r);
-            assert!(tokens.len() > 20, "{name} run {}: {tokens:?}", k + 1);
+            // Enough grants to show the order; how many a run makes is the machine's load.
+            assert!(tokens.len() >= 10, "{name} run {}: {tokens:?}", k + 1);
             // A fresh counter's first grant is token 1 (MariaDB's auto-increment may skip an
             // id or a few that a racing insert took and lost: never more than one per client).
             // A counter left from the run before would start past that run's last token.
