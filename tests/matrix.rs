@@ -6,7 +6,7 @@
 
 mod cli_support;
 
-use cli_support::{lockpick, stderr};
+use cli_support::{lockpick, only_dir, stderr};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -60,16 +60,6 @@ fn report_only(dir: &Path, store: &str, extra: &[&str]) -> std::process::Output 
     ];
     args.extend_from_slice(extra);
     lockpick(&args)
-}
-
-fn only_dir(root: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.into_iter().next().unwrap()
 }
 
 fn cell<'a>(json: &'a Value, column: &str) -> &'a Value {

@@ -5,7 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{lockpick, stderr};
+use cli_support::{lockpick, only_dir, stderr};
 use serde_json::Value;
 use std::path::Path;
 
@@ -35,17 +35,6 @@ fn cases(record: &Value) -> Vec<(String, u64, String)> {
         .collect();
     out.sort();
     out
-}
-
-/// The one folder in `dir`.
-fn only_dir(dir: &Path) -> std::path::PathBuf {
-    let mut dirs: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
 }
 
 #[test]

@@ -36,3 +36,14 @@ pub fn assert_junit_valid(junit: &Path) {
         Err(e) => panic!("xmllint is needed in CI (`bash scripts/setup`): {e}"),
     }
 }
+
+/// The one entry of `root` (a store's only matrix or suite record, say).
+pub fn only_dir(root: &Path) -> std::path::PathBuf {
+    let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.into_iter().next().unwrap()
+}
