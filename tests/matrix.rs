@@ -184,6 +184,27 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     assert_eq!(out.status.code(), Some(0));
     assert!(!stderr(&out).contains(" seed 1: "), "{}", stderr(&out));
 
+    // The record names the build that made its runs, commit and all; another build may not
+    // add runs to it (their verdicts would be another checker's), only make its page again.
+    let record = std::fs::read(dir.join("matrix.json")).unwrap();
+    let mut json: Value = serde_json::from_slice(&record).unwrap();
+    let build = json["lockpick_version"].as_str().unwrap().to_owned();
+    assert!(
+        build.starts_with(&format!("{} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{build}"
+    );
+    json["lockpick_version"] = "0.0.9 (commit 0123456789ab)".into();
+    std::fs::write(dir.join("matrix.json"), json.to_string()).unwrap();
+    let out = lockpick(&["matrix", "--resume", dir.to_str().unwrap(), "--store", s]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("its runs were made by lockpick 0.0.9 (commit 0123456789ab), and this is lockpick ")
+            && err.contains("--report-only"),
+        "{err}"
+    );
+    std::fs::write(dir.join("matrix.json"), &record).unwrap();
+
     // The markdown table from the recorded runs, with more seeds asked for: nothing runs, the
     // cells count the runs they have.
     let md = tmp.path().join("matrix.md");

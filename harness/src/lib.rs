@@ -1,6 +1,15 @@
 //! Runs lock clients against real backends behind fault proxies, injects faults and records
 //! the history.
 
+/// This build as every record names it: the crate's version and the commit it was built from
+/// (`0.1.0 (commit 0123456789ab)`, `+changes` when the tree differed from it; see build.rs).
+pub const LOCKPICK_BUILD: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("LOCKPICK_COMMIT"),
+    ")"
+);
+
 pub mod addr;
 pub mod backends;
 pub mod client;

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 /// error, 5 suite mismatch, 6 incomplete run (check/report), 7 stuck (a deadlock: liveness),
 /// 8 not exposed (no fault opened a window for a violation), 130 interrupted.
 #[derive(Debug, Parser)]
-#[command(name = "lockpick", version)]
+#[command(name = "lockpick", version = lockpick_harness::LOCKPICK_BUILD)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

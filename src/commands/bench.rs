@@ -130,7 +130,7 @@ pub(super) fn bench(args: BenchArgs) -> Outcome {
     let record = BenchRecord {
         v: BENCH_VERSION,
         started,
-        lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
+        lockpick_version: lockpick_harness::LOCKPICK_BUILD.to_owned(),
         matrix: args.file.display().to_string(),
         seed: args.seed,
         duration_ms,

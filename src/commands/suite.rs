@@ -43,7 +43,7 @@ pub(super) fn suite(args: SuiteArgs) -> Outcome {
             v: SUITE_VERSION,
             started: utc_stamp(started_at),
             secs: 0.0,
-            lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
+            lockpick_version: lockpick_harness::LOCKPICK_BUILD.to_owned(),
             command: suite_command(&args),
             seeds: args.seeds,
             interrupted: false,

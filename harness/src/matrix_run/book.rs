@@ -169,7 +169,7 @@ impl Book {
             description: m.description.clone(),
             started: self.place.started.clone(),
             updated: utc_stamp(SystemTime::now()),
-            lockpick_version: env!("CARGO_PKG_VERSION").to_owned(),
+            lockpick_version: crate::LOCKPICK_BUILD.to_owned(),
             server_versions: self.versions.clone(),
             command: self.command.clone(),
             file_folder: Some(self.place.folder.display().to_string()),

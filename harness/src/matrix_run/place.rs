@@ -62,6 +62,17 @@ fn resumed(req: &MatrixRequest, resume: &Path) -> Result<Place, MatrixRunError> 
     let recorded = std::fs::read(dir.join("matrix.json"))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<MatrixRecord>(&bytes).ok());
+    // A matrix's runs come from one build: their verdicts and exposures are that build's
+    // checker's. Its page may be made again by any (--report-only; --recheck names its own).
+    if let Some(was) = recorded.as_ref().map(|r| &r.lockpick_version) {
+        if !req.report_only && was != crate::LOCKPICK_BUILD {
+            return Err(MatrixRunError::Input(format!(
+                "resume {}: its runs were made by lockpick {was}, and this is lockpick {}: one matrix's runs come from one build; allowed: resume it with a build of that commit (`git worktree add DIR COMMIT`, then `cargo build --release` there), or --report-only to make its page again",
+                dir.display(),
+                crate::LOCKPICK_BUILD
+            )));
+        }
+    }
     // A file given with --resume replaces the copy (new expectations or notes); the runs
     // already made are kept, so a changed fault size needs --redo.
     let (file, copy_file, folder) = match &req.file {

@@ -55,7 +55,7 @@ static ACTIVE: Mutex<Vec<RunRecord>> = Mutex::new(Vec::new());
 impl RunRecord {
     /// Writes the first record (phase `created`) into the new run folder `dir`.
     pub(crate) fn create(dir: &Path, keep_data: bool) -> Result<RunRecord, RunError> {
-        let state = RunState::new(utc_stamp(SystemTime::now()), env!("CARGO_PKG_VERSION"));
+        let state = RunState::new(utc_stamp(SystemTime::now()), crate::LOCKPICK_BUILD);
         let record = RunRecord {
             dir: dir.to_owned(),
             state: Arc::new(Mutex::new(state)),
