@@ -42,7 +42,10 @@ fn main() {
 /// did not come from.
 fn stamp_commit() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let root = manifest.parent().expect("harness/ sits in the workspace").to_owned();
+    let root = manifest
+        .parent()
+        .expect("harness/ sits in the workspace")
+        .to_owned();
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git")
             .arg("-C")
@@ -54,10 +57,19 @@ fn stamp_commit() {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
     };
-    for dir in ["src", "harness/src", "harness/store/src", "checker/src", "reports/src"] {
+    for dir in [
+        "src",
+        "harness/src",
+        "harness/store/src",
+        "checker/src",
+        "reports/src",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
-    println!("cargo:rerun-if-changed={}", root.join("Cargo.lock").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("Cargo.lock").display()
+    );
     let stamp = match git(&["rev-parse", "--short=12", "HEAD"]) {
         Some(commit) => {
             if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {

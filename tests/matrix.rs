@@ -199,8 +199,9 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(
-        err.contains("its runs were made by lockpick 0.0.9 (commit 0123456789ab), and this is lockpick ")
-            && err.contains("--report-only"),
+        err.contains(
+            "its runs were made by lockpick 0.0.9 (commit 0123456789ab), and this is lockpick "
+        ) && err.contains("--report-only"),
         "{err}"
     );
     std::fs::write(dir.join("matrix.json"), &record).unwrap();
@@ -1154,5 +1155,130 @@ fn until_adds_seeds_to_a_safe_cell_until_its_bound_and_stops_an_unsafe_one_at_it
         stderr(&out).contains("100% is out of range; allowed: above 0% and below 100%"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// `bash scripts/publish-matrix` in a clone of this checkout (its script as it is here): `args`,
+/// with the store and the builds folder given.
+fn publish(repo: &Path, store: &Path, builds: &Path, args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new("bash")
+        .arg("scripts/publish-matrix")
+        .args(args)
+        .current_dir(repo)
+        .env("STORE", store)
+        .env("BUILDS", builds)
+        .env_remove("LOCKPICK")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_publication_carried_over_sessions_resumes_from_its_archive_alone_and_publishes_when_complete()
+{
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let source = format!("file://{}", env!("CARGO_MANIFEST_DIR"));
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", "--depth", "1", &source])
+        .arg(&repo)
+        .status()
+        .unwrap();
+    assert!(cloned.success());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/publish-matrix");
+    std::fs::copy(&script, repo.join("scripts/publish-matrix")).unwrap();
+    std::fs::write(repo.join("tiny.toml"), TINY).unwrap();
+    let builds = tmp.path().join("builds");
+    let s1 = tmp.path().join("s1");
+
+    let (code, out) = publish(
+        &repo,
+        &s1,
+        &builds,
+        &["start", "docs/tiny.md", "tiny.toml", "--", "--seeds", "3"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let state = repo.join("docs/in-progress/tiny");
+    let commit = std::fs::read_to_string(state.join("commit")).unwrap();
+    // The commit's build, as the script would have made it in a worktree: this test's.
+    let bin = builds.join(commit.trim()).join("target/release");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_lockpick"), bin.join("lockpick")).unwrap();
+
+    // A session whose time runs out at once: stopped as Ctrl-C stops it, nothing lost.
+    let (code, out) = publish(
+        &repo,
+        &s1,
+        &builds,
+        &["continue", "docs/tiny.md", "--minutes", "0.01"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("not complete") || out.contains("stopped before the matrix made its folder"),
+        "{out}"
+    );
+    // A session that makes one column's runs.
+    let (code, out) = publish(
+        &repo,
+        &s1,
+        &builds,
+        &[
+            "continue",
+            "docs/tiny.md",
+            "--minutes",
+            "5",
+            "--",
+            "--faults",
+            "none",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("those rows or faults are complete"), "{out}");
+    assert!(state.join("matrix.tar.gz").is_file());
+    assert!(
+        !repo.join("docs/tiny.md").exists(),
+        "no page before the matrix is complete"
+    );
+
+    // The next session's machine has none of the first's store: the archive alone carries the
+    // runs over, and only the missing ones are made.
+    std::fs::remove_dir_all(&s1).unwrap();
+    let s2 = tmp.path().join("s2");
+    let (code, out) = publish(
+        &repo,
+        &s2,
+        &builds,
+        &["continue", "docs/tiny.md", "--minutes", "5"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let made: Vec<&str> = (out.lines())
+        .filter(|l| l.contains(" seed ") && l.contains("; reproduce: "))
+        .collect();
+    assert!(
+        !made.iter().any(|l| l.starts_with("redis × none ")),
+        "the none column's runs came from the archive: {out}"
+    );
+    assert_eq!(made.len(), 6, "{out}");
+    assert!(out.contains("published docs/tiny.md"), "{out}");
+    assert!(!state.exists(), "the in-progress folder is removed");
+    let page = std::fs::read_to_string(repo.join("docs/tiny.md")).unwrap();
+    assert!(
+        page.contains("target/release/lockpick matrix tiny.toml --seeds 3 --markdown docs/tiny.md"),
+        "{page}"
+    );
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(repo.join("docs/tiny.matrix.json")).unwrap())
+            .unwrap();
+    let runs = runs_of(&json);
+    assert_eq!(runs.len(), 9, "{runs:?}");
+    let version = lockpick(&["--version"]);
+    assert_eq!(
+        format!("lockpick {}", json["lockpick_version"].as_str().unwrap()),
+        String::from_utf8_lossy(&version.stdout).trim()
     );
 }

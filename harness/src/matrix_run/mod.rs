@@ -166,7 +166,11 @@ pub async fn run_matrix(
                 "read --recheck: only with --report-only: a recheck runs nothing".to_owned(),
             ));
         }
-        let by = format!("lockpick {} ({})", crate::LOCKPICK_BUILD, commands.program());
+        let by = format!(
+            "lockpick {} ({})",
+            crate::LOCKPICK_BUILD,
+            commands.program()
+        );
         Some(recheck::recheck_runs(&mut book, &req.store, &by, say)?)
     } else {
         None
