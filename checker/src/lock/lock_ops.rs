@@ -16,6 +16,7 @@ use crate::history::{EventKind, EventRef, Process, F};
 use crate::lin_search::{Budget, OpF};
 use crate::models::mutex::Owner;
 use crate::models::{lease, mutex, Model};
+use crate::verdict::Verdict;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -486,7 +487,7 @@ impl LockOps {
             return Ok(Some(summarize(model, locks, budget, start, Duration::ZERO)));
         };
         let (leases, spent) = (self.leases, streaming.spent);
-        let locks: Vec<(String, u64, bool)> = self
+        let locks: Vec<(String, u64, bool, bool)> = self
             .locks
             .into_iter()
             .map(|part| {
@@ -496,10 +497,11 @@ impl LockOps {
                     part.mutex.as_ref().map(|m| m.outcome())
                 };
                 let decided = !streaming.unordered && outcome == Some(Outcome::Going);
-                (part.name, part.invoked - part.failed, !decided)
+                let violated = !streaming.unordered && outcome == Some(Outcome::Violated);
+                (part.name, part.invoked - part.failed, !decided, violated)
             })
             .collect();
-        if locks.iter().any(|&(_, _, again)| again) {
+        if locks.iter().any(|l| l.2) {
             return Err(Recheck {
                 model,
                 locks,
@@ -509,7 +511,7 @@ impl LockOps {
         }
         let locks = locks
             .into_iter()
-            .map(|(name, n, _)| (name, Lock::Streamed(n)));
+            .map(|(name, n, _, _)| (name, Lock::Streamed(n)));
         Ok(Some(summarize(model, locks, budget, start, spent)))
     }
 }
@@ -517,9 +519,9 @@ impl LockOps {
 /// What a streaming check left to the search: the locks to read again.
 pub struct Recheck {
     model: &'static dyn Model,
-    /// Every lock in name order, with its operations that did not fail, and whether the
-    /// search decides it.
-    locks: Vec<(String, u64, bool)>,
+    /// Every lock in name order, with its operations that did not fail, whether the search
+    /// decides it, and whether the streaming check found it violated.
+    locks: Vec<(String, u64, bool, bool)>,
     start: Instant,
     /// The streaming check's time.
     spent: Duration,
@@ -544,6 +546,41 @@ impl Recheck {
         }
     }
 
+    /// The summary without the search: a lock the streaming check found violated is not
+    /// linearizable (unexplained), else the locks it did not follow are undecided; `why` says
+    /// why no search was made.
+    pub fn unsearched(self, why: &str) -> LinSummary {
+        let ops = self.locks.iter().map(|l| l.1).sum();
+        let violated: Vec<&str> = (self.locks.iter())
+            .filter(|l| l.3)
+            .map(|l| l.0.as_str())
+            .collect();
+        let undecided: Vec<&str> = (self.locks.iter())
+            .filter(|l| l.2 && !l.3)
+            .map(|l| l.0.as_str())
+            .collect();
+        let (verdict, explanation, unknown_reason) = if violated.is_empty() {
+            let locks = undecided.join(", ");
+            let reason = format!("lock(s) {locks} not followed as the history streamed, and {why}");
+            (Verdict::Unknown, None, Some(reason))
+        } else {
+            let locks = violated.join(", ");
+            let text = format!(
+                "no linearization of lock(s) {locks}' operations exists (found as the history streamed; unexplained: {why})"
+            );
+            (Verdict::Invalid, Some(text), None)
+        };
+        LinSummary {
+            model: self.model.name().to_owned(),
+            verdict,
+            elapsed_ms: (self.start.elapsed() + self.spent).as_secs_f64() * 1000.0,
+            ops,
+            explanation,
+            unknown_reason,
+            violated_at_ns: None,
+        }
+    }
+
     /// The summary, with the locks to search taken from `again` (as [`Recheck::ops`] made
     /// it and the second reading filled it).
     pub fn finish(self, again: LockOps, budget: &Budget) -> LinSummary {
@@ -552,7 +589,7 @@ impl Recheck {
             .into_iter()
             .map(|part| (part.name.clone(), part))
             .collect();
-        let locks = self.locks.into_iter().map(|(name, n, search)| {
+        let locks = self.locks.into_iter().map(|(name, n, search, _)| {
             let lock = if !search {
                 Lock::Streamed(n)
             } else {
