@@ -87,6 +87,11 @@ fn stale_lead<'f>(
 /// have refused; the reader of a pause's double holder looks for it first. Empty when `a` wrote
 /// nothing after `b`'s grant.
 fn late_write(a: &Holding, b: &Holding, expired_ns: Option<u64>) -> String {
+    let ran_out = if named_lease(a) {
+        "its lease ran out"
+    } else {
+        "the lease asked for ran out"
+    };
     let Some(w) = a
         .writes
         .iter()
@@ -97,7 +102,7 @@ fn late_write(a: &Holding, b: &Holding, expired_ns: Option<u64>) -> String {
     };
     let after = match expired_ns {
         Some(e) if e <= w.invoke_ns => {
-            format!("{} after its lease ran out", secs(w.invoke_ns - e))
+            format!("{} after {ran_out}", secs(w.invoke_ns - e))
         }
         _ => format!("after process {}'s grant", b.process),
     };
@@ -106,6 +111,12 @@ fn late_write(a: &Holding, b: &Holding, expired_ns: Option<u64>) -> String {
         a.process,
         secs(w.invoke_ns)
     )
+}
+
+/// Whether the holder's lease is one its library named (or it has none), not only the one
+/// lockpick asked for.
+fn named_lease(h: &Holding) -> bool {
+    h.lease.is_none_or(|l| l.named)
 }
 
 /// `a` (the earlier holder) overlapping `b`; both carry only the writes in the overlap;
@@ -141,7 +152,7 @@ pub(crate) fn double(
             counted_from_ns,
         }) => (
             format!(
-                "process {}'s lease{} ran out at {} and process {} was granted the lock at {}",
+                "process {}'s lease{} ran out at {}{} and process {} was granted the lock at {}",
                 a.process,
                 // Counted from a request well before the grant (an acquire that waited, a
                 // library that names no lease: more than a tenth of the lease before it):
@@ -153,6 +164,15 @@ pub(crate) fn double(
                     _ => String::new(),
                 },
                 secs(expired_ns),
+                // A lease the library did not name is the one lockpick asked for: a session
+                // or watchdog the library keeps may have outlasted it, unseen here.
+                match a.lease {
+                    Some(l) if !l.named => format!(
+                        " by the {} lockpick asked for (its library names no lease: a session or watchdog it keeps may have lasted longer, unseen here)",
+                        secs(l.ms.saturating_mul(1_000_000))
+                    ),
+                    _ => String::new(),
+                },
                 b.process,
                 secs(b.start_ns),
             ),

@@ -140,6 +140,9 @@ pub(crate) struct Lease {
     /// Index of that acquire's or renewal's completion.
     pub index: u64,
     pub ms: u64,
+    /// The library named it on the grant; `false`: only what lockpick asked for, which a
+    /// session or watchdog the library keeps (unseen in the history) may outlast.
+    pub named: bool,
 }
 
 impl Lease {
@@ -310,7 +313,7 @@ impl Holdings {
     }
 
     /// `p`'s `f` on `lock`, invoked at `invoke_ns`, completed with `kind`; `lease_ms` is the
-    /// lease an acquire was granted.
+    /// lease an acquire was granted, and whether the library named it (else it was asked).
     #[allow(clippy::too_many_arguments)]
     pub fn complete(
         &mut self,
@@ -319,7 +322,7 @@ impl Holdings {
         lock: u32,
         kind: EventKind,
         token: Option<u64>,
-        lease_ms: Option<u64>,
+        lease_ms: Option<(u64, bool)>,
         invoke_ns: u64,
         at: (u64, u64),
         out: &mut Vec<Change>,
@@ -386,10 +389,11 @@ impl Holdings {
                     end_index: at.1,
                     end: EndReason::HistoryEnd,
                     writes: Vec::new(),
-                    lease: lease_ms.map(|ms| Lease {
+                    lease: lease_ms.map(|(ms, named)| Lease {
                         from_ns: invoke_ns,
                         index: at.1,
                         ms,
+                        named,
                     }),
                     release: Release::None,
                     kept: false,

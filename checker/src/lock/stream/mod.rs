@@ -285,7 +285,7 @@ impl LockStream {
             op.lock,
             e.kind,
             e.value.token,
-            e.value.lease_ms.or(op.lease_ms),
+            (e.value.lease_ms.map(|ms| (ms, true))).or(op.lease_ms.map(|ms| (ms, false))),
             op.invoke_ns,
             at,
             &mut self.changes,
