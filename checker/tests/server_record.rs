@@ -139,12 +139,24 @@ const PARAMS: LockCheckParams = LockCheckParams {
 };
 
 /// The report with the server record, checked against the one without: the same verdict,
-/// violations and unknowns (the server's findings are observations only).
+/// violations (but for what a double holder's sentence adds of the record) and unknowns
+/// (the server's findings are observations only).
 fn check(events: &[Event], server: &[ServerEvent]) -> LockReport {
     let without = check_locks(events, &PARAMS);
     let with = check_locks_with_server(events, &PARAMS, server);
     assert_eq!(with.verdict, without.verdict, "{with}");
-    assert_eq!(with.violations, without.violations, "{with}");
+    let unsaid = |fs: &[Finding]| -> Vec<Finding> {
+        (fs.iter())
+            .map(|f| {
+                let mut f = f.clone();
+                if let Some((head, _)) = f.summary.split_once("; the server's record of") {
+                    f.summary = head.to_owned();
+                }
+                f
+            })
+            .collect()
+    };
+    assert_eq!(unsaid(&with.violations), without.violations, "{with}");
     assert_eq!(with.violation_counts, without.violation_counts, "{with}");
     assert_eq!(with.unknowns, without.unknowns, "{with}");
     assert!(without.server.is_none());
@@ -271,10 +283,70 @@ fn another_process_s_value_over_the_record_is_a_silent_loss_beside_the_double_ho
         "{s}"
     );
     assert_eq!(losses[0].processes, vec![0, 1]);
+    // The double holder's explanation sets the server's record of the earlier holder beside it.
+    let doubles = (r.violations.iter())
+        .filter(|f| f.kind == FindingKind::DoubleHolder)
+        .collect::<Vec<_>>();
+    assert_eq!(doubles.len(), 1, "{r}");
+    assert!(
+        doubles[0].summary.ends_with(
+            "; the server's record of process 0's value at process 1's grant: overwritten by process 1's on n1 at 0.205 s"
+        ),
+        "{}",
+        doubles[0].summary
+    );
     let rec = &r.server.as_ref().unwrap().locks[0].records;
     assert_eq!(rec[0].overwritten_by, Some(1));
     assert_eq!(rec[1].process, Some(1));
     assert_eq!(rec[1].ended, Some(RecordEnd::Deleted));
+}
+
+#[test]
+fn a_double_holders_explanation_says_where_the_server_lost_the_earlier_holders_value_and_where_it_kept_it(
+) {
+    // Process 0 is paused past its lease; its value expires on n1 (at its TTL's end, 0.303 s,
+    // though the watcher saw it at 0.380 s) but n2 never lets it go; process 1 is granted at
+    // 0.410 s. The history says only that process 0's lease ran out; the server's record says
+    // on which node it really did.
+    let mut h = paused_holder(Some("0-a"));
+    h.acquire(1, (400, 410), 2, Some("1-b"))
+        .simple(1, F::Release, (500, 502));
+    let server = S::default()
+        .set(3, "n1", "0-a")
+        .set(3, "n2", "0-a")
+        .at(380, "n1", RecordChange::Expired, None)
+        .set(405, "n1", "1-b")
+        .at(501, "n1", RecordChange::Deleted, None)
+        .0
+        .clone();
+    let r = check(&h.build(), &server);
+    assert_eq!(r.verdict, Verdict::Invalid, "{r}");
+    let double = (r.violations.iter())
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .expect("a double holder");
+    let s = &double.summary;
+    assert!(
+        s.starts_with(
+            "process 0's lease ran out at 0.305 s and process 1 was granted the lock at 0.410 s"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.ends_with(
+            "; the server's record of process 0's value at process 1's grant: expired on n1 at 0.303 s, still held on n2"
+        ),
+        "{s}"
+    );
+    // Without the record, the same history says nothing of the server.
+    let r = check(&h.build(), &[]);
+    let double = (r.violations.iter())
+        .find(|f| f.kind == FindingKind::DoubleHolder)
+        .unwrap();
+    assert!(
+        !double.summary.contains("server's record"),
+        "{}",
+        double.summary
+    );
 }
 
 /// Process 0's value on five nodes from 3 ms; the nodes in `lost` lose it at 100, 150, 200 ms.

@@ -10,6 +10,7 @@ pub(crate) mod culprit;
 pub(crate) mod deadlock;
 pub(crate) mod describe;
 pub(crate) mod double_sentence;
+mod double_server;
 pub(crate) mod holdings;
 pub(crate) mod lockout;
 mod notice_loss;
@@ -479,7 +480,16 @@ impl LockStream {
                     .map(|p| {
                         let (a, b) = (&p.earlier, &p.later);
                         let culprit = p.cause.culprit();
-                        double_sentence::double(&names[a.lock as usize], a, b, culprit, faults)
+                        let lock = &names[a.lock as usize];
+                        let mut f = double_sentence::double(lock, a, b, culprit, faults);
+                        // The server's record of the earlier holder's value, if the run has one.
+                        if let Some(c) =
+                            (server.as_ref()).and_then(|v| double_server::clause(v, lock, a, b))
+                        {
+                            f.summary.push_str("; ");
+                            f.summary.push_str(&c);
+                        }
+                        f
                     })
                     .collect(),
             },
