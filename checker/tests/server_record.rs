@@ -151,6 +151,7 @@ fn check(events: &[Event], server: &[ServerEvent]) -> LockReport {
                 let mut f = f.clone();
                 if let Some((head, _)) = f.summary.split_once("; the server's record of") {
                     f.summary = head.to_owned();
+                    f.server_indices.clear();
                 }
                 f
             })
@@ -337,6 +338,8 @@ fn a_double_holders_explanation_says_where_the_server_lost_the_earlier_holders_v
         ),
         "{s}"
     );
+    // Its evidence: the lines that set the value on n1 and n2, and n1's expiry.
+    assert_eq!(double.server_indices, vec![0, 1, 2], "{double:?}");
     // Without the record, the same history says nothing of the server.
     let r = check(&h.build(), &[]);
     let double = (r.violations.iter())

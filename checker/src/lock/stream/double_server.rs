@@ -13,7 +13,13 @@ use crate::lock::server_view::{Ownership, RecordEnd, ServerView, WATCH_LAG_NS};
 /// record of process 0's value: expired on n1 at 1.312 s"; `None` when the record holds no
 /// value of `a`'s from its acquire to `b`'s grant (no record, none attributed, or past the
 /// records a view lists).
-pub(crate) fn clause(view: &ServerView, lock: &str, a: &Holding, b: &Holding) -> Option<String> {
+/// With it, the server record lines it rests on (each value's set and end), for the evidence.
+pub(crate) fn clause(
+    view: &ServerView,
+    lock: &str,
+    a: &Holding,
+    b: &Holding,
+) -> Option<(String, Vec<u64>)> {
     let lv = view.locks.iter().find(|l| l.lock == lock)?;
     // `a`'s values that lived at some moment from its request to `b`'s grant (a value is set
     // before its acquire's reply, seen by the watcher a little after).
@@ -27,14 +33,17 @@ pub(crate) fn clause(view: &ServerView, lock: &str, a: &Holding, b: &Holding) ->
     let mut nodes: Vec<&str> = mine.iter().map(|r| r.node.as_str()).collect();
     nodes.sort_unstable();
     nodes.dedup();
+    let mut lines = Vec::new();
     let parts: Vec<String> = nodes
         .iter()
         .filter_map(|n| {
             let r = (mine.iter())
                 .filter(|r| r.node == *n)
                 .max_by_key(|r| r.start_ns)?;
+            lines.push(r.set_index);
             Some(match (r.end_ns, r.ended) {
                 (Some(end), Some(how)) if end <= grant => {
+                    lines.extend(r.end_index);
                     format!("{} on {n} at {}", ended(how, r), secs(end))
                 }
                 _ => format!("still held on {n}"),
@@ -44,12 +53,14 @@ pub(crate) fn clause(view: &ServerView, lock: &str, a: &Holding, b: &Holding) ->
     if parts.is_empty() {
         return None;
     }
-    Some(format!(
+    lines.sort_unstable();
+    let said = format!(
         "the server's record of process {}'s value at process {}'s grant: {}",
         a.process,
         b.process,
         parts.join(", ")
-    ))
+    );
+    Some((said, lines))
 }
 
 /// How a record ended, in words.

@@ -483,11 +483,12 @@ impl LockStream {
                         let lock = &names[a.lock as usize];
                         let mut f = double_sentence::double(lock, a, b, culprit, faults);
                         // The server's record of the earlier holder's value, if the run has one.
-                        if let Some(c) =
+                        if let Some((said, lines)) =
                             (server.as_ref()).and_then(|v| double_server::clause(v, lock, a, b))
                         {
                             f.summary.push_str("; ");
-                            f.summary.push_str(&c);
+                            f.summary.push_str(&said);
+                            f.server_indices = lines;
                         }
                         f
                     })
