@@ -18,6 +18,7 @@
 //! server record.
 
 mod attribute;
+pub(crate) mod double;
 mod inputs;
 mod keys;
 mod records;

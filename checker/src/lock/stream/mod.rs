@@ -10,7 +10,6 @@ pub(crate) mod culprit;
 pub(crate) mod deadlock;
 pub(crate) mod describe;
 pub(crate) mod double_sentence;
-mod double_server;
 pub(crate) mod holdings;
 pub(crate) mod lockout;
 mod notice_loss;
@@ -25,6 +24,7 @@ use super::params::LockCheckParams;
 use super::report::{
     judge, Capped, Finding, Found, LockCounts, LockReport, LockStats, MAX_LISTED, STALE_TOKEN,
 };
+use super::server_view::double::Holder;
 use super::server_view::{self, ServerInputs};
 use crate::faults::{FaultStream, FaultWindow};
 use crate::history::{EventKind, EventRef, Process, F};
@@ -483,9 +483,17 @@ impl LockStream {
                         let lock = &names[a.lock as usize];
                         let mut f = double_sentence::double(lock, a, b, culprit, faults);
                         // The server's record of the earlier holder's value, if the run has one.
-                        if let Some((said, lines)) =
-                            (server.as_ref()).and_then(|v| double_server::clause(v, lock, a, b))
-                        {
+                        if let Some((said, lines)) = (server.as_ref()).and_then(|v| {
+                            let earlier = Holder {
+                                process: a.process,
+                                at_ns: a.asked_ns,
+                            };
+                            let later = Holder {
+                                process: b.process,
+                                at_ns: b.start_ns,
+                            };
+                            server_view::double::clause(v, lock, earlier, later)
+                        }) {
                             f.summary.push_str("; ");
                             f.summary.push_str(&said);
                             f.server_indices = lines;

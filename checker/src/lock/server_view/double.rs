@@ -5,11 +5,19 @@
 //! its holder's session alive from one that did not, where the history alone can only say
 //! what the clients believed.
 
-use super::holdings::Holding;
+use super::{Ownership, RecordEnd, ServerView, WATCH_LAG_NS};
 use crate::faults::secs;
-use crate::lock::server_view::{Ownership, RecordEnd, ServerView, WATCH_LAG_NS};
 
-/// The clause for `a` (the earlier holder of `lock`) and `b` (the later), e.g. "the server's
+/// A holder as the clause needs it: its process, and when it asked (the earlier holder) or
+/// was granted (the later).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Holder {
+    pub process: u64,
+    pub at_ns: u64,
+}
+
+/// The clause for `a` (the earlier holder of `lock`, when it asked) and `b` (the later, when
+/// it was granted), e.g. "the server's
 /// record of process 0's value: expired on n1 at 1.312 s"; `None` when the record holds no
 /// value of `a`'s from its acquire to `b`'s grant (no record, none attributed, or past the
 /// records a view lists).
@@ -17,17 +25,17 @@ use crate::lock::server_view::{Ownership, RecordEnd, ServerView, WATCH_LAG_NS};
 pub(crate) fn clause(
     view: &ServerView,
     lock: &str,
-    a: &Holding,
-    b: &Holding,
+    a: Holder,
+    b: Holder,
 ) -> Option<(String, Vec<u64>)> {
     let lv = view.locks.iter().find(|l| l.lock == lock)?;
     // `a`'s values that lived at some moment from its request to `b`'s grant (a value is set
     // before its acquire's reply, seen by the watcher a little after).
-    let grant = b.start_ns;
+    let grant = b.at_ns;
     let mine: Vec<&Ownership> = (lv.records.iter())
         .filter(|r| r.process == Some(a.process))
         .filter(|r| r.start_ns <= grant.saturating_add(WATCH_LAG_NS))
-        .filter(|r| r.end_ns.is_none_or(|e| e >= a.asked_ns))
+        .filter(|r| r.end_ns.is_none_or(|e| e >= a.at_ns))
         .collect();
     // Per node, the latest of them.
     let mut nodes: Vec<&str> = mine.iter().map(|r| r.node.as_str()).collect();
