@@ -3,6 +3,9 @@
 //! last line is reported as an interrupted write, not as bad input; and a history that breaks
 //! the one-operation-per-process rule is refused, never silently trimmed.
 
+mod cli_support;
+
+use cli_support::both;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -48,11 +51,7 @@ fn check(dir: &Path, bytes: &[u8], args: &[&str]) -> (Output, String) {
         .args(args)
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = both(&out);
     (out, text)
 }
 

@@ -6,7 +6,7 @@
 
 mod cli_support;
 
-use cli_support::{lockpick, only_dir, stderr};
+use cli_support::{both, lockpick, only_dir, stderr};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -1170,12 +1170,7 @@ fn publish(repo: &Path, store: &Path, builds: &Path, args: &[&str]) -> (i32, Str
         .env_remove("LOCKPICK")
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    (out.status.code().unwrap_or(-1), both(&out))
 }
 
 #[test]

@@ -15,6 +15,15 @@ pub fn lockpick(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// What it wrote to stdout, then to stderr, as one text.
+pub fn both(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// What it wrote to stderr, as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
