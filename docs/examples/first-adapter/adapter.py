@@ -17,7 +17,9 @@ for line in sys.stdin:
                 break
             time.sleep(0.01)
         else:
-            reply = {"type": "ok", "token": None, "lease_ms": None}  # SET PX does not say
+            # No token, and no lease: SET PX does not say. `owner`: the value the server
+            # holds, so that lockpick can tell whose the key it watches is.
+            reply = {"type": "ok", "token": None, "lease_ms": None, "owner": value}
     elif req["type"] == "release":
         ours = r.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then "
                       "return redis.call('DEL', KEYS[1]) end return 0", 1, key, value)

@@ -32,8 +32,9 @@ func start(init *protocol.Init) (*protocol.Adapter, error) {
 			}
 			if got {
 				// No token, and no lease: SET PX does not say how long is left (see
-				// docs/client-protocol.md: never a lease the adapter computed).
-				return protocol.OK(nil, nil, "")
+				// docs/client-protocol.md: never a lease the adapter computed). The owner
+				// is the value the server holds, so lockpick can tell whose its key is.
+				return protocol.OK(nil, nil, "").WithOwner(value)
 			}
 			if time.Now().After(deadline) {
 				return protocol.Fail("timeout-waiting")

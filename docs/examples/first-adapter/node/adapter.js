@@ -20,7 +20,8 @@ serve(async (init) => {
           if (Date.now() > deadline) return { type: 'fail', reason: 'timeout-waiting' };
           await new Promise((r) => setTimeout(r, 10));
         }
-        return { type: 'ok', token: null, lease_ms: null }; // SET PX does not say
+        // No token or lease (SET PX does not say); the value the server holds as `owner`.
+        return { type: 'ok', token: null, lease_ms: null, owner: value };
       },
       async release() {
         const ours = await redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then " +

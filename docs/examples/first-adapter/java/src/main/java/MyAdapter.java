@@ -28,8 +28,9 @@ public final class MyAdapter {
                             Thread.sleep(10);
                         }
                         // No token, and no lease: SET PX does not say how long is left (never
-                        // a lease the adapter computed, docs/client-protocol.md).
-                        return Reply.ok(null, null, null);
+                        // a lease the adapter computed, docs/client-protocol.md). The owner is
+                        // the value the server holds, so lockpick can tell whose its key is.
+                        return Reply.ok(null, null, null).owner(value[0]);
                     })
                     .op("release", request -> {
                         Long ours = redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then "
