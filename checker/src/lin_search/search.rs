@@ -7,7 +7,8 @@
 //! - the search ends once every completed operation is linearized (the rest may never have
 //!   happened);
 //! - a read that can be taken now is taken without trying alternatives to it;
-//! - an operation of unknown outcome that would not change the state is never taken;
+//! - an operation of unknown outcome that would not change the state is never taken, nor one
+//!   the model says is never needed (see [`Spec::never_needed`]);
 //! - of interchangeable operations of unknown outcome, only the earliest-invoked untaken one
 //!   is a candidate;
 //! - a state that cannot grow into what the next read must read is never entered (see
@@ -47,7 +48,8 @@ const HEAD: u32 = 0;
 /// How an operation takes part in a search that may see only a prefix of the history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Presence {
-    /// Invoked after the cut: not part of this search.
+    /// Not part of this search: invoked after the cut, left out, or of unknown outcome and
+    /// never needed.
     Excluded,
     /// Outcome unknown, or returned after the cut: may take effect or not.
     Open,
@@ -196,6 +198,11 @@ impl<S: Spec> Search<S> {
             .collect();
         if let Some(i) = left_out {
             view[i] = Presence::Excluded;
+        }
+        for (i, v) in view.iter_mut().enumerate() {
+            if *v == Presence::Open && part.spec.never_needed(i) {
+                *v = Presence::Excluded;
+            }
         }
         let open: Vec<bool> = view.iter().map(|&v| v != Presence::Completed).collect();
         let read_only: Vec<bool> = (0..n).map(|i| part.spec.read_only(i)).collect();

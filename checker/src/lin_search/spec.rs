@@ -41,6 +41,16 @@ pub trait Spec: Send + Clone {
         let _ = op;
         None
     }
+    /// True when taking `op`, if its outcome is unknown, can only narrow what may follow:
+    /// whatever the rest of the history can do after it, it can do from the state before it
+    /// as well, to a state at least as permissive. The search then leaves it out when its
+    /// outcome is unknown, as if it never took effect. A lock acquired by a client that was
+    /// retired (Jepsen's `info`) is one: it only keeps others out, and its owner never acts
+    /// again. Without this, every such acquire doubles what the search may have to try.
+    fn never_needed(&self, op: usize) -> bool {
+        let _ = op;
+        false
+    }
     /// True when `op` only ever grows the state: the state after it is one that the state
     /// before can grow into (see [`Spec::can_grow_into`]), as a kv append extends a string.
     /// Read-only operations need not say so.

@@ -109,8 +109,27 @@ impl LockPart {
         self.open.remove(slot);
     }
 
-    fn forgo(&mut self, slot: u8) {
+    /// The operation in `slot` will never return; `retired` when its process was retired
+    /// with it (`info`) rather than moving on to another operation.
+    fn forgo(&mut self, slot: u8, retired: bool) {
         if slot == NO_SLOT {
+            return;
+        }
+        let Some(&op) = self.open.op(slot) else {
+            return;
+        };
+        // An acquire whose process was retired with it, with nothing else in flight, is one
+        // the search leaves out once it sees the process never act again
+        // ([`crate::lin_search::Spec::never_needed`]); left out here at once, or every such
+        // acquire would multiply the configurations until the check gave up. Leaving out an
+        // operation of unknown outcome can only lose linearizations, never make one up: if
+        // the process acts again after all and the acquire was needed, the check finds the
+        // lock violated, and the search, which decides every violation, looks again. (A
+        // renewal that went unanswered does not retire its process: a watchdog's lane goes
+        // on.)
+        if retired && op.f == OpF::Acquire && !self.open.owner_has_another(slot) {
+            self.streams().for_each(|s| s.never_needed(slot));
+            self.open.remove(slot);
             return;
         }
         self.open.forgo(slot);
@@ -126,6 +145,7 @@ trait Follow {
     fn returned(&mut self, open: &Open, slot: u8, ret_ns: u64);
     fn failed(&mut self, slot: u8);
     fn forgone(&mut self, open: &Open, slot: u8);
+    fn never_needed(&mut self, slot: u8);
 }
 
 impl<M: super::lin_stream::model::StreamModel> Follow for LockLin<M> {
@@ -140,6 +160,9 @@ impl<M: super::lin_stream::model::StreamModel> Follow for LockLin<M> {
     }
     fn forgone(&mut self, open: &Open, slot: u8) {
         LockLin::forgone(self, open, slot);
+    }
+    fn never_needed(&mut self, slot: u8) {
+        LockLin::never_needed(self, slot);
     }
 }
 
@@ -405,7 +428,7 @@ impl LockOps {
             let new = InFlight { lock: id, at, slot };
             if let Some(old) = self.in_flight.insert(lane, new) {
                 // The process moved on: what it had in flight never returns.
-                self.locks[old.lock].forgo(old.slot);
+                self.locks[old.lock].forgo(old.slot, false);
             }
             return;
         }
@@ -449,7 +472,8 @@ impl LockOps {
                 }
                 part.fail(slot);
             }
-            EventKind::Info | EventKind::Invoke => part.forgo(slot),
+            EventKind::Info => part.forgo(slot, true),
+            EventKind::Invoke => part.forgo(slot, false),
         }
     }
 

@@ -15,7 +15,7 @@
 use super::error::ModelError;
 use super::model::Model;
 use super::mutex::{owner_of, Owner};
-use super::split::{by_key, is_lock_op};
+use super::split::{by_key, ends_its_process, is_lock_op};
 use super::vocabulary::{LOCK, RESOURCE};
 use crate::lin_search::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
 
@@ -64,6 +64,9 @@ enum LeaseOp {
 #[derive(Clone)]
 pub struct LeaseSpec {
     ops: Vec<LeaseOp>,
+    /// Per operation, whether nothing its process does can follow it
+    /// ([`ends_its_process`]).
+    ends: Vec<bool>,
 }
 
 /// The holder and the earliest time its lease may run out (ns on the history's clock); two
@@ -104,6 +107,18 @@ impl Spec for LeaseSpec {
         }
     }
 
+    /// An acquire or renewal that ends its process only keeps others out longer: the state
+    /// after it has its owner, who never acts again, and a lease that runs out no earlier
+    /// than the one before (see [`acquire`]), so every later step it allows, the state before
+    /// allows too.
+    fn never_needed(&self, op: usize) -> bool {
+        self.ends[op]
+            && matches!(
+                self.ops[op],
+                LeaseOp::Acquire { .. } | LeaseOp::Renew { .. }
+            )
+    }
+
     fn describe(&self, s: &LeaseState) -> String {
         match s.owner() {
             Some(p) if s.expires == u64::MAX => format!("held by process {p}, no lease"),
@@ -123,16 +138,22 @@ impl Spec for LeaseSpec {
 /// it, and the earliest return (ns) that allows it (the holder's lease must have been able
 /// to run out by then; 0 when nothing is needed). The streaming check takes an acquire
 /// before it returns, so the bound is given back rather than tested here.
+///
+/// The new holder keeps the lock no earlier than the old holder's lease could run out as
+/// well: it was granted no earlier than that, and holds it from its grant. Taking only its
+/// own lease's bound would let an acquire invoked long ago and never answered take over a
+/// live lease "after" it ran out and hand the lock on at once, hiding a double grant.
 pub(crate) fn acquire(s: &LeaseState, p: Owner, expires: u64) -> (LeaseState, u64) {
-    if s.owner == p {
-        let next = LeaseState {
-            owner: p,
-            expires: s.expires.max(expires),
-        };
-        return (next, 0);
-    }
-    let needs = if s.owner.is_nobody() { 0 } else { s.expires };
-    (LeaseState { owner: p, expires }, needs)
+    let needs = if s.owner.is_nobody() || s.owner == p {
+        0
+    } else {
+        s.expires
+    };
+    let next = LeaseState {
+        owner: p,
+        expires: s.expires.max(expires),
+    };
+    (next, needs)
 }
 
 /// A release by `p` in `s`.
@@ -228,10 +249,11 @@ fn parts(model: &'static str, history: &History) -> Result<Vec<Part<LeaseSpec>>,
                 }
             });
         }
+        let ends = ends_its_process(history, &idx);
         parts.push(Part {
             label: format!("lock {key:?}"),
             ops: idx,
-            spec: LeaseSpec { ops },
+            spec: LeaseSpec { ops, ends },
         });
     }
     Ok(parts)

@@ -12,7 +12,7 @@
 
 use super::error::ModelError;
 use super::model::Model;
-use super::split::{by_key, is_lock_op};
+use super::split::{by_key, ends_its_process, is_lock_op};
 use super::vocabulary::{LOCK, RESOURCE};
 use crate::lin_search::{check_parts, Budget, Datum, History, LinReport, OpF, Part, Spec};
 
@@ -67,6 +67,9 @@ pub(crate) enum LockOp {
 pub struct MutexSpec {
     ops: Vec<LockOp>,
     fenced: bool,
+    /// Per operation, whether nothing its process does can follow it
+    /// ([`ends_its_process`]).
+    ends: Vec<bool>,
 }
 
 /// A process id or nobody, in one word: `p + 1`, 0 for nobody. Search states are kept once
@@ -145,6 +148,13 @@ impl Spec for MutexSpec {
 
     fn read_only(&self, op: usize) -> bool {
         matches!(self.ops[op], LockOp::Renew(_))
+    }
+
+    /// An acquire that ends its process can only keep the lock from everyone else for
+    /// good (its owner never releases it), and raises no token bar an unknown token could
+    /// not; a renewal changes nothing.
+    fn never_needed(&self, op: usize) -> bool {
+        self.ends[op] && matches!(self.ops[op], LockOp::Acquire(..) | LockOp::Renew(_))
     }
 
     fn describe(&self, s: &MutexState) -> String {
@@ -229,10 +239,11 @@ fn parts(
                 }
             });
         }
+        let ends = ends_its_process(history, &idx);
         parts.push(Part {
             label: format!("lock {key:?}"),
             ops: idx,
-            spec: MutexSpec { ops, fenced },
+            spec: MutexSpec { ops, fenced, ends },
         });
     }
     Ok(parts)

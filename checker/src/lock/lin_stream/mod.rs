@@ -68,6 +68,26 @@ impl Open {
     pub fn forgo(&mut self, slot: u8) {
         self.forgone |= 1 << slot;
     }
+
+    /// The operation in `slot`; `None` when the slot is not in use (the check gave up and
+    /// let go of what was in flight).
+    pub fn op(&self, slot: u8) -> Option<&Pending> {
+        (self.used & (1 << slot) != 0).then(|| &self.ops[slot as usize])
+    }
+
+    /// Whether an operation in flight other than the one in `slot` is its owner's.
+    pub fn owner_has_another(&self, slot: u8) -> bool {
+        let owner = self.ops[slot as usize].owner;
+        let mut others = self.used & !(1 << slot);
+        while others != 0 {
+            let q = others.trailing_zeros() as usize;
+            others &= others - 1;
+            if self.ops[q].owner == owner {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// A state the lock can be in after the operations returned so far.
@@ -288,6 +308,28 @@ impl<M: StreamModel> LockLin<M> {
             add_new(&mut self.configs, c);
         }
         prune(&mut self.configs, open.forgone);
+    }
+}
+
+impl<M: StreamModel> LockLin<M> {
+    /// The operation in `slot` will never return and is taken never to have happened: the
+    /// configurations that took it are dropped. When its owner acts no more, the same
+    /// operations without it lead where it led or somewhere more permissive (see
+    /// [`crate::lin_search::Spec::never_needed`]), so nothing is lost; otherwise the check may
+    /// find a violation that the search, which decides every one, does not confirm. The
+    /// caller then frees the slot.
+    pub fn never_needed(&mut self, slot: u8) {
+        if self.outcome != Outcome::Going {
+            return;
+        }
+        self.configs.retain(|c| c.taken & (1 << slot) == 0);
+        for c in &mut self.configs {
+            c.needs.retain(|&(s, _)| s != slot);
+        }
+        if self.configs.is_empty() {
+            // It was needed after all: the search decides.
+            self.end(Outcome::GaveUp);
+        }
     }
 }
 
