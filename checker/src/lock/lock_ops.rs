@@ -17,7 +17,7 @@ use crate::lin_search::{Budget, OpF};
 use crate::models::mutex::Owner;
 use crate::models::{lease, mutex, Model};
 use crate::verdict::Verdict;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 fn lock_f(f: F) -> Option<OpF> {
@@ -58,6 +58,11 @@ struct LockPart {
     lease: Option<LockLin<Lease>>,
     /// Some operation returned: the lock is no longer in its first state.
     returned_any: bool,
+    /// Owners of acquires the streaming check left out as never needed ([`LockPart::forgo`]).
+    retired: HashSet<Owner>,
+    /// One of them acted again: a violation the streaming check finds may be one only
+    /// without what it left out, and only the search may say so.
+    inexact: bool,
 }
 
 impl LockPart {
@@ -76,8 +81,9 @@ impl LockPart {
         {
             return NO_SLOT;
         }
-        let slot =
-            Owner::of(p).and_then(|owner| self.open.add(Pending::new(owner, f, arg, call_ns)));
+        let owner = Owner::of(p);
+        self.inexact |= owner.is_some_and(|o| self.retired.contains(&o));
+        let slot = owner.and_then(|owner| self.open.add(Pending::new(owner, f, arg, call_ns)));
         match slot {
             Some(slot) => slot,
             // A process id the models cannot hold, or too much in flight: the search
@@ -123,13 +129,14 @@ impl LockPart {
         // ([`crate::lin_search::Spec::never_needed`]); left out here at once, or every such
         // acquire would multiply the configurations until the check gave up. Leaving out an
         // operation of unknown outcome can only lose linearizations, never make one up: if
-        // the process acts again after all and the acquire was needed, the check finds the
-        // lock violated, and the search, which decides every violation, looks again. (A
-        // renewal that went unanswered does not retire its process: a watchdog's lane goes
-        // on.)
+        // the process acts again after all (a session's end stands for a release of its
+        // locks), a violation found from then on is the search's to confirm (`inexact`).
+        // (A renewal that went unanswered does not retire its process: a watchdog's lane
+        // goes on.)
         if retired && op.f == OpF::Acquire && !self.open.owner_has_another(slot) {
             self.streams().for_each(|s| s.never_needed(slot));
             self.open.remove(slot);
+            self.retired.insert(op.owner);
             return;
         }
         self.open.forgo(slot);
@@ -521,7 +528,8 @@ impl LockOps {
                     part.mutex.as_ref().map(|m| m.outcome())
                 };
                 let decided = !streaming.unordered && outcome == Some(Outcome::Going);
-                let violated = !streaming.unordered && outcome == Some(Outcome::Violated);
+                let violated =
+                    !streaming.unordered && !part.inexact && outcome == Some(Outcome::Violated);
                 (part.name, part.invoked - part.failed, !decided, violated)
             })
             .collect();

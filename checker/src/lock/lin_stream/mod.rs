@@ -315,9 +315,9 @@ impl<M: StreamModel> LockLin<M> {
     /// The operation in `slot` will never return and is taken never to have happened: the
     /// configurations that took it are dropped. When its owner acts no more, the same
     /// operations without it lead where it led or somewhere more permissive (see
-    /// [`crate::lin_search::Spec::never_needed`]), so nothing is lost; otherwise the check may
-    /// find a violation that the search, which decides every one, does not confirm. The
-    /// caller then frees the slot.
+    /// [`crate::lin_search::Spec::never_needed`]), so nothing is lost; should it act again, a
+    /// violation found from then on may be one only without it, and the caller leaves it to
+    /// the search. The caller then frees the slot.
     pub fn never_needed(&mut self, slot: u8) {
         if self.outcome != Outcome::Going {
             return;
