@@ -518,7 +518,7 @@ impl LockOps {
             return Ok(Some(summarize(model, locks, budget, start, Duration::ZERO)));
         };
         let (leases, spent) = (self.leases, streaming.spent);
-        let locks: Vec<(String, u64, bool, bool)> = self
+        let locks: Vec<Streamed> = self
             .locks
             .into_iter()
             .map(|part| {
@@ -530,10 +530,15 @@ impl LockOps {
                 let decided = !streaming.unordered && outcome == Some(Outcome::Going);
                 let violated =
                     !streaming.unordered && !part.inexact && outcome == Some(Outcome::Violated);
-                (part.name, part.invoked - part.failed, !decided, violated)
+                Streamed {
+                    name: part.name,
+                    ops: part.invoked - part.failed,
+                    search: !decided,
+                    violated,
+                }
             })
             .collect();
-        if locks.iter().any(|l| l.2) {
+        if locks.iter().any(|l| l.search) {
             return Err(Recheck {
                 model,
                 locks,
@@ -541,19 +546,28 @@ impl LockOps {
                 spent,
             });
         }
-        let locks = locks
-            .into_iter()
-            .map(|(name, n, _, _)| (name, Lock::Streamed(n)));
+        let locks = locks.into_iter().map(|l| (l.name, Lock::Streamed(l.ops)));
         Ok(Some(summarize(model, locks, budget, start, spent)))
     }
+}
+
+/// One lock as the streaming check left it.
+#[derive(Debug)]
+struct Streamed {
+    name: String,
+    /// Its operations that did not fail.
+    ops: u64,
+    /// The search decides it (the stream did not, or found it violated).
+    search: bool,
+    /// The stream found it violated, for certain.
+    violated: bool,
 }
 
 /// What a streaming check left to the search: the locks to read again.
 pub struct Recheck {
     model: &'static dyn Model,
-    /// Every lock in name order, with its operations that did not fail, whether the search
-    /// decides it, and whether the streaming check found it violated.
-    locks: Vec<(String, u64, bool, bool)>,
+    /// Every lock, in name order.
+    locks: Vec<Streamed>,
     start: Instant,
     /// The streaming check's time.
     spent: Duration,
@@ -571,7 +585,9 @@ impl std::fmt::Debug for Recheck {
 impl Recheck {
     /// Where to push the events of the second reading: it keeps the locks to search.
     pub fn ops(&self) -> LockOps {
-        let only = self.locks.iter().filter(|l| l.2).map(|l| l.0.clone());
+        let only = (self.locks.iter())
+            .filter(|l| l.search)
+            .map(|l| l.name.clone());
         LockOps {
             only: Some(only.collect()),
             ..LockOps::default()
@@ -582,14 +598,14 @@ impl Recheck {
     /// linearizable (unexplained), else the locks it did not follow are undecided; `why` says
     /// why no search was made.
     pub fn unsearched(self, why: &str) -> LinSummary {
-        let ops = self.locks.iter().map(|l| l.1).sum();
+        let ops = self.locks.iter().map(|l| l.ops).sum();
         let violated: Vec<&str> = (self.locks.iter())
-            .filter(|l| l.3)
-            .map(|l| l.0.as_str())
+            .filter(|l| l.violated)
+            .map(|l| l.name.as_str())
             .collect();
         let undecided: Vec<&str> = (self.locks.iter())
-            .filter(|l| l.2 && !l.3)
-            .map(|l| l.0.as_str())
+            .filter(|l| l.search && !l.violated)
+            .map(|l| l.name.as_str())
             .collect();
         let (verdict, explanation, unknown_reason) = if violated.is_empty() {
             let locks = undecided.join(", ");
@@ -621,11 +637,11 @@ impl Recheck {
             .into_iter()
             .map(|part| (part.name.clone(), part))
             .collect();
-        let locks = self.locks.into_iter().map(|(name, n, search, _)| {
-            let lock = if !search {
-                Lock::Streamed(n)
+        let locks = self.locks.into_iter().map(|l| {
+            let lock = if !l.search {
+                Lock::Streamed(l.ops)
             } else {
-                match kept.remove(&name) {
+                match kept.remove(&l.name) {
                     Some(part) => {
                         let n = (part.invoked - part.failed) as usize;
                         Lock::Ops(part.kept.into_history(n))
@@ -633,7 +649,7 @@ impl Recheck {
                     None => Lock::Ops(Default::default()),
                 }
             };
-            (name, lock)
+            (l.name, lock)
         });
         summarize(self.model, locks, budget, self.start, self.spent)
     }
