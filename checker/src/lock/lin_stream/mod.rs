@@ -309,9 +309,7 @@ impl<M: StreamModel> LockLin<M> {
         }
         prune(&mut self.configs, open.forgone);
     }
-}
 
-impl<M: StreamModel> LockLin<M> {
     /// The operation in `slot` will never return and is taken never to have happened: the
     /// configurations that took it are dropped. When its owner acts no more, the same
     /// operations without it lead where it led or somewhere more permissive (see
