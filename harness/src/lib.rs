@@ -12,6 +12,7 @@ pub const LOCKPICK_BUILD: &str = concat!(
 
 pub mod addr;
 pub mod backends;
+pub mod blocking;
 pub mod client;
 pub mod cluster;
 pub mod explore;

@@ -118,9 +118,12 @@ async fn carry_out(l: Launch, pool: &mut ServerPool) -> Result<Ran, RunError> {
     let plan = RunPlan::new(&scenario, &options)?.reproducing(command);
     let outcome = run_plan_in(&plan, l.interrupt.clone(), pool).await?;
     let history = outcome.dir.join(&outcome.results.history);
-    // A history that cannot be read again was checked already; classify what is known.
-    let events = read_history(&history).unwrap_or_default();
-    let (found, violation) = explain(&outcome.results, &events, l.lease_ms, l.lease_from);
+    // A history that cannot be read again was checked already; classify what is known. Off
+    // the runtime, which the runs still going share.
+    let (found, violation) = crate::blocking::off_runtime(|| {
+        let events = read_history(&history).unwrap_or_default();
+        explain(&outcome.results, &events, l.lease_ms, l.lease_from)
+    });
     let finding = violation.map(|f| f.summary.clone());
     Ok(Ran {
         dir: outcome.dir,

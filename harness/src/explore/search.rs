@@ -102,14 +102,18 @@ impl Search<'_> {
 
     /// Writes the record and its page, after every run: the page shows the find and the
     /// command that repeats it as soon as there is one, not only once shrinking ends.
+    /// Off the runtime, which the runs still going share.
     fn save(&mut self) {
-        if let Err(e) = self.ex.write() {
-            let path = self.ex.dir.join(lockpick_store::explore::EXPLORE_FILE);
-            (self.say)(&format!("warning: write {}: {e}", path.display()));
-            return;
-        }
-        if let Err(e) = lockpick_reports::write_explore_page(&self.ex.dir) {
-            (self.say)(&format!("warning: failed to {e}"));
+        let failed = crate::blocking::off_runtime(|| {
+            if let Err(e) = self.ex.write() {
+                let path = self.ex.dir.join(lockpick_store::explore::EXPLORE_FILE);
+                return Some(format!("warning: write {}: {e}", path.display()));
+            }
+            (lockpick_reports::write_explore_page(&self.ex.dir).err())
+                .map(|e| format!("warning: failed to {e}"))
+        });
+        if let Some(warning) = failed {
+            (self.say)(&warning);
         }
     }
 

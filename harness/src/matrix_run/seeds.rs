@@ -92,7 +92,8 @@ async fn make_runs(
             match made.summary {
                 Some(summary) => {
                     say(MatrixEvent::Run(&summary));
-                    book.add_run(made.key, summary)?;
+                    // Rewrites the matrix's record and page (megabytes late in a matrix).
+                    crate::blocking::off_runtime(|| book.add_run(made.key, summary))?;
                 }
                 // Interrupted: what is in flight ends, then the matrix stops.
                 None => stopped = true,
@@ -220,19 +221,25 @@ impl OneRun {
                 return made;
             }
         };
-        let report = lockpick_reports::write_run_report_streaming(&outcome.dir, &outcome.results);
-        made.report = Some(report.map_err(|e| e.to_string()));
-        if outcome.results.interrupted {
-            return made;
-        }
-        at.run = relative_run(&req.store, &outcome.dir);
-        let plan = self.scenario.exposure_plan();
-        let mut summary = match read_history(&outcome.dir.join(&outcome.results.history)) {
-            Ok(events) => summarize_run(at, &outcome.results, &events, plan),
-            Err(e) => failed_run(at, format!("read the history: {e}")),
-        };
-        summary.library = read_hello(&outcome.dir).map(|h| format!("{} {}", h.library, h.version));
-        made.summary = Some(summary);
-        made
+        // The report and the summary read the whole history: off the runtime, which the runs
+        // still going share.
+        crate::blocking::off_runtime(|| {
+            let report =
+                lockpick_reports::write_run_report_streaming(&outcome.dir, &outcome.results);
+            made.report = Some(report.map_err(|e| e.to_string()));
+            if outcome.results.interrupted {
+                return made;
+            }
+            at.run = relative_run(&req.store, &outcome.dir);
+            let plan = self.scenario.exposure_plan();
+            let mut summary = match read_history(&outcome.dir.join(&outcome.results.history)) {
+                Ok(events) => summarize_run(at, &outcome.results, &events, plan),
+                Err(e) => failed_run(at, format!("read the history: {e}")),
+            };
+            summary.library =
+                read_hello(&outcome.dir).map(|h| format!("{} {}", h.library, h.version));
+            made.summary = Some(summary);
+            made
+        })
     }
 }

@@ -57,7 +57,8 @@ pub(crate) async fn launch(
             source,
         })
     };
-    kind.write_config(folder, addr.port())
+    // Blocking (PostgreSQL's runs initdb), and other runs' clients share this runtime.
+    crate::blocking::off_runtime(|| kind.write_config(folder, addr.port()))
         .map_err(|err| folder_err(&folder.config, err))?;
     let console = OpenOptions::new()
         .create(true)

@@ -346,7 +346,8 @@ impl Supervisor {
         let node = self.node_mut(name)?;
         signal(name, node, libc::SIGSTOP, "SIGSTOP")?;
         node.paused = true;
-        wait_stopped(node.child.pid());
+        let pid = node.child.pid();
+        crate::blocking::off_runtime(|| wait_stopped(pid));
         Ok(())
     }
 

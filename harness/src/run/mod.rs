@@ -10,6 +10,7 @@ mod progress;
 mod runner;
 mod servers;
 mod soak;
+mod stall;
 mod store;
 
 pub use error::RunError;

@@ -152,16 +152,18 @@ async fn run_recorded(
         Some(live) => tokio::task::spawn_blocking(move || live.finish())
             .await
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?,
-        None => {
+        // Off the runtime: a linearizability search may take its whole budget, and the runs
+        // going at once beside this one (a matrix's, an exploration's) share it.
+        None => crate::blocking::off_runtime(|| -> Result<_, RunError> {
             // The server's own record, when the run kept one, beside the holders' beliefs.
             let server = read_server_record_in(dir)?.map(|r| r.events);
-            check_run_file_with_server(
+            Ok(check_run_file_with_server(
                 &dir.join("history.jsonl"),
                 &check_params(scenario),
                 Some(scenario.exposure_plan()),
                 server,
-            )?
-        }
+            )?)
+        })?,
     }
     .checks;
     let results = RunResults {
@@ -297,6 +299,7 @@ async fn run_with(
     }
     let started = recorder.restart_clock();
     start_gate.open();
+    let stall = super::stall::StallWatch::start(started);
     let cpu_at_start = server_cpu(supervisor).await;
     let nemesis = tokio::spawn(run_nemesis(
         plan.schedule.clone(),
@@ -329,6 +332,7 @@ async fn run_with(
     }
     stop.cancel();
     let workload_time = started.elapsed();
+    record.set_runtime_stall(stall.finish().await);
     let cpu_at_end = server_cpu(supervisor).await;
     record.set_server_cpu(
         cpu_at_end

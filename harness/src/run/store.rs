@@ -89,6 +89,11 @@ impl RunRecord {
         let _ = self.update(|s| s.server_cpu_ms = Some(ms));
     }
 
+    /// Records how late the harness's runtime was at worst during the workload.
+    pub(crate) fn set_runtime_stall(&self, stall: lockpick_store::RuntimeStall) {
+        let _ = self.update(|s| s.runtime_stall = Some(stall));
+    }
+
     /// Records which server instance the run uses.
     pub(crate) fn set_server_instance(&self, instance: lockpick_store::ServerInstance) {
         let _ = self.update(|s| s.server_instance = Some(instance));

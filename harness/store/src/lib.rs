@@ -17,5 +17,6 @@ pub use atomic::{link_atomic, write_atomic};
 pub use error::StoreError;
 pub use layout::{run_id, seed_of, utc_stamp, LATEST};
 pub use run_state::{
-    Ended, Phase, RunState, RunStatus, ServerInstance, RUN_STATE_FILE, RUN_STATE_VERSION,
+    Ended, Phase, RunState, RunStatus, RuntimeStall, ServerInstance, RUN_STATE_FILE,
+    RUN_STATE_VERSION,
 };

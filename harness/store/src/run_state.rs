@@ -121,6 +121,22 @@ pub struct RunState {
     /// were up, and in runs stored before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_instance: Option<ServerInstance>,
+    /// How late the harness's own runtime woke a 10 ms timer at worst while the workload ran:
+    /// the clients are tasks on it, so a long delay is a time in which the run's timing was
+    /// the harness's (a starved machine, blocking work), not the lock's. Absent for runs that
+    /// did not reach the workload's end, and in runs stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_stall: Option<RuntimeStall>,
+}
+
+/// The longest delay of the harness's runtime in a workload ([`RunState::runtime_stall`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeStall {
+    /// The delay past the timer's due time, in milliseconds.
+    pub longest_ms: u64,
+    /// When the timer was set, on the history's clock (ms after the workload's start).
+    pub at_ms: u64,
 }
 
 /// Which started servers a run used ([`RunState::server_instance`]).
@@ -173,6 +189,7 @@ impl RunState {
             bind_retries: 0,
             server_cpu_ms: None,
             server_instance: None,
+            runtime_stall: None,
         }
     }
 

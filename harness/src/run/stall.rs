@@ -1,0 +1,80 @@
+//! How late the harness's own runtime was during a workload: a task asks for a wake-up every
+//! 10 ms and keeps the longest delay past it. The clients, the nemesis and the proxies' control
+//! are tasks on that runtime, so a long delay is a time in which the run's timing was the
+//! harness's, not the lock's (a starved machine, or a worker held by blocking work): run.json
+//! says it, so that a verdict can be read against it.
+
+use lockpick_store::RuntimeStall;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+const TICK: Duration = Duration::from_millis(10);
+
+/// The watch over one workload; [`StallWatch::finish`] gives what it saw.
+pub(crate) struct StallWatch {
+    worst: Arc<Mutex<RuntimeStall>>,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl StallWatch {
+    /// Starts watching; times are counted from `start` (the history's clock).
+    pub(crate) fn start(start: Instant) -> StallWatch {
+        let worst = Arc::new(Mutex::new(RuntimeStall::default()));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (worst, stop) = (worst.clone(), stop.clone());
+            async move {
+                loop {
+                    let asked = Instant::now();
+                    tokio::select! {
+                        _ = stop.cancelled() => return,
+                        _ = tokio::time::sleep(TICK) => {}
+                    }
+                    let late = asked.elapsed().saturating_sub(TICK);
+                    let mut w = worst.lock().unwrap_or_else(|p| p.into_inner());
+                    if late.as_millis() as u64 > w.longest_ms {
+                        w.longest_ms = late.as_millis() as u64;
+                        w.at_ms = asked.saturating_duration_since(start).as_millis() as u64;
+                    }
+                }
+            }
+        });
+        StallWatch { worst, stop, task }
+    }
+
+    /// Stops watching and says the longest delay seen.
+    pub(crate) async fn finish(self) -> RuntimeStall {
+        self.stop.cancel();
+        let _ = self.task.await;
+        let w = self.worst.lock().unwrap_or_else(|p| p.into_inner());
+        w.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StallWatch;
+    use std::time::{Duration, Instant};
+
+    /// A worker held for 300 ms by blocking work on a 1-worker runtime: the watch sees a delay
+    /// of at least that (it cannot see less: its wake-up could not run meanwhile).
+    #[test]
+    fn a_worker_held_by_blocking_work_shows_as_a_stall() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let seen = runtime.block_on(async {
+            let watch = StallWatch::start(Instant::now());
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            tokio::spawn(async { std::thread::sleep(Duration::from_millis(300)) })
+                .await
+                .unwrap();
+            watch.finish().await
+        });
+        assert!(seen.longest_ms >= 250, "{seen:?}");
+    }
+}
