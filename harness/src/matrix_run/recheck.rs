@@ -110,6 +110,7 @@ fn recheck_run(dir: &Path, old: &RunSummary, by: &str, at: &str) -> Result<RunSu
     };
     let mut new = summarize_run(place, &results, &events, plan);
     new.library = old.library.clone();
+    new.runtime_stall_ms = old.runtime_stall_ms;
     // The verdict the run was made with, through any number of rechecks.
     let was = (old.recheck.as_ref()).map_or_else(|| old.verdict.clone(), |r| r.was.clone());
     new.recheck = Some(Recheck {

@@ -238,6 +238,11 @@ impl OneRun {
             };
             summary.library =
                 read_hello(&outcome.dir).map(|h| format!("{} {}", h.library, h.version));
+            summary.runtime_stall_ms = lockpick_store::RunState::read(&outcome.dir)
+                .ok()
+                .flatten()
+                .and_then(|s| s.runtime_stall)
+                .map(|s| s.longest_ms);
             made.summary = Some(summary);
             made
         })

@@ -218,6 +218,7 @@ pub(crate) mod tests {
             library: None,
             server_version: None,
             recheck: None,
+            runtime_stall_ms: None,
         }
     }
 

@@ -6,7 +6,7 @@
 
 use super::note_render::{rendered_note, stale_notes, StaleNotes};
 use super::page::{cell_label, cell_numbers, cell_sentence};
-use super::record::{percent_up, CellStatus, CellSummary, MatrixRecord};
+use super::record::{percent_up, CellStatus, CellSummary, MatrixRecord, RunSummary};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -49,6 +49,9 @@ pub fn matrix_markdown(record: &MatrixRecord, again: &str) -> Result<String, Sta
         let _ = writeln!(md, "- {k} {v}");
     }
     md.push_str(&completeness(record));
+    if let Some(stalls) = stall_sentence(record) {
+        let _ = writeln!(md, "\n{stalls}");
+    }
     if let Some(source) = &record.expectations {
         let _ = writeln!(md, "\n{} A cell that disagrees with its expectation is marked ≠; an expectation changed after the runs is a commit of its own that says why.", source.sentence());
     }
@@ -211,6 +214,25 @@ fn without_machine_paths(command: &str) -> String {
 
 /// What the page's runs cover: the shard, the shards missing, and whether every cell has the
 /// runs asked for (its seeds, or with `--until` a sure answer).
+/// How long the harness itself stood still at worst in the runs that recorded it (run.json's
+/// `runtime_stall`): a reader can weigh a verdict against the lease with it.
+fn stall_sentence(record: &MatrixRecord) -> Option<String> {
+    let mut stalls: Vec<(u64, &RunSummary)> = (record.cells.iter())
+        .flat_map(|c| &c.runs)
+        .filter_map(|r| Some((r.runtime_stall_ms?, r)))
+        .collect();
+    stalls.sort_by_key(|(ms, _)| *ms);
+    let (worst, run) = *stalls.last()?;
+    let median = stalls[stalls.len() / 2].0;
+    Some(format!(
+        "**The harness's own stalls:** in each run a 10 ms timer of lockpick's runtime (where the built-in clients, the nemesis and the adapters' drivers run) was at most {worst} ms late ({} × {} seed {}; median of the runs' worst {median} ms, over {} runs). A run's timing is the lock's and its fault's only to within that.",
+        run.row,
+        run.column,
+        run.seed,
+        stalls.len()
+    ))
+}
+
 fn completeness(record: &MatrixRecord) -> String {
     let mut out = String::new();
     let made: Vec<u64> = record
@@ -284,7 +306,7 @@ fn completeness(record: &MatrixRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::{aggregate, CellHead, RunSummary};
+    use crate::matrix::{aggregate, CellHead};
 
     fn cell(row: &str, column: &str, k: u64, n: u64) -> CellSummary {
         let runs = (0..n)
@@ -315,6 +337,30 @@ mod tests {
         assert!(
             broke.ends_with("**](#cell-etcd-3-6--node-crash)"),
             "{broke}"
+        );
+    }
+
+    #[test]
+    fn the_page_names_the_run_where_the_harness_stood_still_longest() {
+        let mut runs: Vec<RunSummary> = (1..=3)
+            .map(|s| RunSummary::checked("redis", "latency", s, "valid"))
+            .collect();
+        (runs[0].runtime_stall_ms, runs[1].runtime_stall_ms) = (Some(12), Some(640));
+        let head = CellHead {
+            row: "redis".into(),
+            column: "latency".into(),
+            ..CellHead::default()
+        };
+        let record = MatrixRecord::of_cells(vec![aggregate(head, runs)]);
+        let said = stall_sentence(&record).expect("two runs recorded a stall");
+        assert!(
+            said.contains("at most 640 ms late (redis × latency seed 2"),
+            "{said}"
+        );
+        assert!(said.contains("over 2 runs"), "{said}");
+        assert_eq!(
+            stall_sentence(&MatrixRecord::of_cells(vec![cell("a", "b", 0, 2)])),
+            None
         );
     }
 

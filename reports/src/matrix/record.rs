@@ -60,6 +60,11 @@ pub struct RunSummary {
     /// verdict above is that check's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recheck: Option<Recheck>,
+    /// How late the harness's runtime woke a 10 ms timer at worst during the workload, in
+    /// ms (run.json's `runtime_stall`): how long the run's clients may have stood still for
+    /// the harness's sake rather than the fault's. Absent in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_stall_ms: Option<u64>,
 }
 
 /// A recorded run's history checked again (`matrix --recheck`): by whom, when, and what the
@@ -104,6 +109,7 @@ impl RunSummary {
             library: None,
             server_version: None,
             recheck: None,
+            runtime_stall_ms: None,
         }
     }
 }

@@ -103,6 +103,7 @@ pub fn summarize_run(place: RunPlace, r: &RunResults, events: &[Event], plan: Pl
             .as_ref()
             .and_then(|s| s.version.is_some().then(|| s.describe())),
         recheck: None,
+        runtime_stall_ms: None,
     }
 }
 
@@ -151,6 +152,7 @@ pub fn failed_run(place: RunPlace, error: String) -> RunSummary {
         library: None,
         server_version: None,
         recheck: None,
+        runtime_stall_ms: None,
     }
 }
 
