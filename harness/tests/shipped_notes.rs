@@ -65,12 +65,12 @@ fn run(row: &str, column: &str, seed: u64, verdict: &str) -> lockpick_reports::m
     lockpick_reports::matrix::RunSummary::checked(row, column, seed, verdict)
 }
 
-/// The shipped default matrix's zookeeper × client-crash cell with `invalid` seeds of 1-14
-/// unsafe and the rest valid, its note taken from the file as the check above takes it.
-fn zookeeper_client_crash(invalid: &[u64]) -> Result<String, String> {
+/// The shipped library matrix's java-shedlock-jdbc-mariadb × none cell with `invalid` seeds of
+/// 1-14 unsafe and the rest valid, its note taken from the file as the check above takes it.
+fn shedlock_none(invalid: &[u64]) -> Result<String, String> {
     use lockpick_reports::matrix::{aggregate, CellHead};
-    let matrix = load_matrix(&repo().join("scenarios/matrix/default.toml")).unwrap();
-    let (row, column) = ("zookeeper", "client-crash");
+    let matrix = load_matrix(&repo().join("scenarios/matrix/libraries.toml")).unwrap();
+    let (row, column) = ("java-shedlock-jdbc-mariadb", "none");
     let runs = (1..=14)
         .map(|s| {
             let verdict = if invalid.contains(&s) {
@@ -88,8 +88,16 @@ fn zookeeper_client_crash(invalid: &[u64]) -> Result<String, String> {
         expected_why: "why".into(),
         ..CellHead::default()
     };
-    let mut record = MatrixRecord::of_cells(vec![aggregate(head, runs)]);
-    record.name = "default".into();
+    // The note points at its db-time twin's cell too.
+    let twin = "java-shedlock-jdbc-mariadb-db-time";
+    let twin_head = CellHead {
+        row: twin.into(),
+        ..head.clone()
+    };
+    let twin_runs = (1..=14).map(|s| run(twin, column, s, "valid")).collect();
+    let mut record =
+        MatrixRecord::of_cells(vec![aggregate(head, runs), aggregate(twin_head, twin_runs)]);
+    record.name = "libraries".into();
     let unplaced = with_file_notes(&mut record, &matrix);
     // The record has this one cell; the file's other notes have none to be checked against.
     assert!(!unplaced.is_empty());
@@ -99,16 +107,16 @@ fn zookeeper_client_crash(invalid: &[u64]) -> Result<String, String> {
 #[test]
 fn a_shipped_note_renders_against_runs_that_bear_it_out_and_is_refused_when_they_change() {
     // The run the note tells about: figures filled in, the note printed.
-    let md = zookeeper_client_crash(&[14]).unwrap();
+    let md = shedlock_none(&[2]).unwrap();
     assert!(
-        md.contains("*Note:* UNSAFE 1/14: in seed 14 a client was granted the lock 18 ms after the holder was killed,"),
+        md.contains("*Note:* UNSAFE 1/14 with no fault, in seed 2: process 0 asked at 0.018 s"),
         "{md}"
     );
-    // A later publication in which seed 14 stayed valid and seed 3 broke: refused, saying so.
-    let e = zookeeper_client_crash(&[3]).unwrap_err();
+    // A later publication in which seed 2 stayed valid and seed 3 broke: refused, saying so.
+    let e = shedlock_none(&[3]).unwrap_err();
     assert!(e.contains("1 note(s) disagree"), "{e}");
     assert!(
-        e.contains("zookeeper × client-crash: says seed 14 was invalid, but the cell's run of seed 14 is valid"),
+        e.contains("java-shedlock-jdbc-mariadb × none: says seed 2 was invalid, but the cell's run of seed 2 is valid"),
         "{e}"
     );
 }
