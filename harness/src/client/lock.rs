@@ -112,6 +112,18 @@ pub trait LockSession: Clone + Send + Sync + 'static {
     /// Extends the lease. `Fail("lost")` when the lock is no longer this holder's.
     fn renew(&mut self, grant: &Grant) -> impl Future<Output = Outcome<()>> + Send;
 
+    /// Whether a renewal still in flight may be dropped when the hold ends, so that the
+    /// release is asked for when the holder decides to let go, not when a renewal stuck in a
+    /// fault times out: a holder's belief ends at its release's invocation, and waiting for the
+    /// renewal stretched it past the lease (etcd × partition: a keep-alive to the cut member,
+    /// its 1.2 s timeout past the 1 s lease). True where a request is a future on a multiplexed
+    /// connection (etcd's gRPC, ZooKeeper's client), so that dropping it leaves the session
+    /// usable; false, the default, where a connection carries one request at a time and its
+    /// answer must be read before the next (an adapter's pipes).
+    fn renewal_may_be_dropped(&self) -> bool {
+        false
+    }
+
     /// Extra history fields about the last acquire (e.g. Redlock's per-node answers and
     /// validity), merged into its completion; taken, so a second call returns nothing.
     fn last_detail(&mut self) -> Value {

@@ -438,6 +438,11 @@ impl LockSession for EtcdSession {
         };
         self.keep_alive(held.lease).await.map(|_| ())
     }
+
+    /// A keep-alive is one gRPC stream on the client's shared channel: dropped, it is cancelled.
+    fn renewal_may_be_dropped(&self) -> bool {
+        true
+    }
 }
 
 /// What a release was, from its delete (keys deleted) and its lease revoke.

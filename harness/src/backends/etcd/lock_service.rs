@@ -222,6 +222,11 @@ impl LockSession for EtcdLockServiceSession {
         };
         self.keep_alive(held.lease).await.map(|_| ())
     }
+
+    /// A keep-alive is one gRPC stream on the client's shared channel: dropped, it is cancelled.
+    fn renewal_may_be_dropped(&self) -> bool {
+        true
+    }
 }
 
 /// `[client] kind = "etcd-lock-service"`, on every member of an `etcd` server.

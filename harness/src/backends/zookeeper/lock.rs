@@ -347,6 +347,12 @@ impl LockSession for ZkSession {
             Outcome::Info(e) => Outcome::Info(e),
         }
     }
+
+    /// A check is one request on the session's multiplexed connection: dropped, its answer is
+    /// discarded when it comes.
+    fn renewal_may_be_dropped(&self) -> bool {
+        true
+    }
 }
 
 /// `[client] kind = "zookeeper"`, on every server of a `zookeeper` ensemble.
