@@ -60,6 +60,20 @@ mod tests {
     }
 
     #[test]
+    fn blocking_work_inside_blocking_work_just_runs() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let n = runtime.block_on(async {
+            tokio::spawn(async { off_runtime(|| off_runtime(|| 9)) })
+                .await
+                .unwrap()
+        });
+        assert_eq!(n, 9);
+    }
+
+    #[test]
     fn outside_a_runtime_it_just_runs() {
         assert_eq!(off_runtime(|| 7), 7);
         let current = tokio::runtime::Builder::new_current_thread()

@@ -250,11 +250,14 @@ impl Recorder {
     pub fn finish(&self) -> Result<(), RecordError> {
         self.flush()?;
         let file = self.shared.file.lock().unwrap_or_else(|p| p.into_inner());
+        // Off the runtime: an fsync can take seconds under other writes.
         match file.as_ref() {
-            Some(f) => f.sync_all().map_err(|source| RecordError::Write {
-                path: self.path.clone(),
-                source,
-            }),
+            Some(f) => {
+                crate::blocking::off_runtime(|| f.sync_all()).map_err(|source| RecordError::Write {
+                    path: self.path.clone(),
+                    source,
+                })
+            }
             None => Ok(()),
         }
     }

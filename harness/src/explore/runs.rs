@@ -105,7 +105,8 @@ async fn carry_out(l: Launch, pool: &mut ServerPool) -> Result<Ran, RunError> {
     if let Some(dir) = l.file.parent() {
         std::fs::create_dir_all(dir).map_err(store_err)?;
     }
-    lockpick_store::write_atomic(&l.file, l.text.as_bytes()).map_err(store_err)?;
+    crate::blocking::off_runtime(|| lockpick_store::write_atomic(&l.file, l.text.as_bytes()))
+        .map_err(store_err)?;
     let scenario =
         parse_scenario(&l.file, &l.text).map_err(|e| RunError::Options(e.to_string()))?;
     let options = RunOptions {

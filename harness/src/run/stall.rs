@@ -5,6 +5,7 @@
 //! says it, so that a verdict can be read against it.
 
 use lockpick_store::RuntimeStall;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -14,6 +15,8 @@ const TICK: Duration = Duration::from_millis(10);
 /// The watch over one workload; [`StallWatch::finish`] gives what it saw.
 pub(crate) struct StallWatch {
     worst: Arc<Mutex<RuntimeStall>>,
+    /// Wake-ups so far (a test waits for the watch to be running).
+    ticks: Arc<AtomicU64>,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
@@ -22,9 +25,10 @@ impl StallWatch {
     /// Starts watching; times are counted from `start` (the history's clock).
     pub(crate) fn start(start: Instant) -> StallWatch {
         let worst = Arc::new(Mutex::new(RuntimeStall::default()));
+        let ticks = Arc::new(AtomicU64::new(0));
         let stop = CancellationToken::new();
         let task = tokio::spawn({
-            let (worst, stop) = (worst.clone(), stop.clone());
+            let (worst, stop, ticks) = (worst.clone(), stop.clone(), ticks.clone());
             async move {
                 loop {
                     let asked = Instant::now();
@@ -32,6 +36,7 @@ impl StallWatch {
                         _ = stop.cancelled() => return,
                         _ = tokio::time::sleep(TICK) => {}
                     }
+                    ticks.fetch_add(1, Ordering::Relaxed);
                     let late = asked.elapsed().saturating_sub(TICK);
                     let mut w = worst.lock().unwrap_or_else(|p| p.into_inner());
                     if late.as_millis() as u64 > w.longest_ms {
@@ -41,7 +46,12 @@ impl StallWatch {
                 }
             }
         });
-        StallWatch { worst, stop, task }
+        StallWatch {
+            worst,
+            ticks,
+            stop,
+            task,
+        }
     }
 
     /// Stops watching and says the longest delay seen.
@@ -58,8 +68,8 @@ mod tests {
     use super::StallWatch;
     use std::time::{Duration, Instant};
 
-    /// A worker held for 300 ms by blocking work on a 1-worker runtime: the watch sees a delay
-    /// of at least that (it cannot see less: its wake-up could not run meanwhile).
+    /// A worker held for 300 ms by blocking work on a 1-worker runtime, once the watch runs:
+    /// the watch sees a delay of at least that (its wake-up could not run meanwhile).
     #[test]
     fn a_worker_held_by_blocking_work_shows_as_a_stall() {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -69,7 +79,10 @@ mod tests {
             .unwrap();
         let seen = runtime.block_on(async {
             let watch = StallWatch::start(Instant::now());
-            tokio::time::sleep(Duration::from_millis(30)).await;
+            // Its timer must be set before the worker is taken, however slow the machine.
+            while watch.ticks.load(std::sync::atomic::Ordering::Relaxed) < 2 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
             tokio::spawn(async { std::thread::sleep(Duration::from_millis(300)) })
                 .await
                 .unwrap();

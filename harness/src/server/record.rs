@@ -125,7 +125,8 @@ impl ServerLog {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let result = match inner.failed.take() {
             Some(e) => Err(e),
-            None => inner.file.sync_all(),
+            // Off the runtime: an fsync can take seconds under other writes.
+            None => crate::blocking::off_runtime(|| inner.file.sync_all()),
         };
         result.map_err(|source| RecordError::Write {
             path: self.path.clone(),
