@@ -16,6 +16,7 @@ const TICK: Duration = Duration::from_millis(10);
 pub(crate) struct StallWatch {
     worst: Arc<Mutex<RuntimeStall>>,
     /// Wake-ups so far (a test waits for the watch to be running).
+    #[cfg_attr(not(test), allow(dead_code))]
     ticks: Arc<AtomicU64>,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
@@ -33,8 +34,11 @@ impl StallWatch {
                 loop {
                     let asked = Instant::now();
                     tokio::select! {
-                        _ = stop.cancelled() => return,
+                        // A wake-up due when the stop comes is still measured: the stall that
+                        // held both back is the one to see.
+                        biased;
                         _ = tokio::time::sleep(TICK) => {}
+                        _ = stop.cancelled() => return,
                     }
                     ticks.fetch_add(1, Ordering::Relaxed);
                     let late = asked.elapsed().saturating_sub(TICK);
@@ -68,12 +72,12 @@ mod tests {
     use super::StallWatch;
     use std::time::{Duration, Instant};
 
-    /// A worker held for 300 ms by blocking work on a 1-worker runtime, once the watch runs:
-    /// the watch sees a delay of at least that (its wake-up could not run meanwhile).
+    /// The runtime's one thread held for 300 ms by blocking work, once the watch runs: the
+    /// watch sees a delay of at least that (its wake-up could not run meanwhile). A
+    /// current-thread runtime, so that nothing but the blocking task can run in that time.
     #[test]
     fn a_worker_held_by_blocking_work_shows_as_a_stall() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
