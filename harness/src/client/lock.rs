@@ -124,6 +124,16 @@ pub trait LockSession: Clone + Send + Sync + 'static {
         false
     }
 
+    /// Whether this recipe stops trusting the lock when its own count of the lease (from the
+    /// grant's `sent_at`, then from each acknowledged renewal's send) runs out with no renewal
+    /// acknowledged: the watchdog then records the renewal failed ("lease ran out by the
+    /// client's count"), which ends the holder's belief. Only lockpick's own recipes that
+    /// claim it (etcd's mutex counts its lease from its last acknowledged keep-alive); never a
+    /// library behind an adapter, whose verdict must stay its own. Default false.
+    fn stops_at_own_lease_count(&self) -> bool {
+        false
+    }
+
     /// Extra history fields about the last acquire (e.g. Redlock's per-node answers and
     /// validity), merged into its completion; taken, so a second call returns nothing.
     fn last_detail(&mut self) -> Value {

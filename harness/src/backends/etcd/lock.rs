@@ -443,6 +443,12 @@ impl LockSession for EtcdSession {
     fn renewal_may_be_dropped(&self) -> bool {
         true
     }
+
+    /// The recipe counts its lease from its last acknowledged keep-alive (the grant's
+    /// `sent_at`) and stops trusting the lock when that runs out.
+    fn stops_at_own_lease_count(&self) -> bool {
+        true
+    }
 }
 
 /// What a release was, from its delete (keys deleted) and its lease revoke.
