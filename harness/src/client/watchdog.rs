@@ -48,18 +48,25 @@ impl Watchdog {
             // The lease by the client's count: from the grant's `sent_at` (a grant after a long
             // wait may come with little of it left), then from each acknowledged renewal's send.
             let mut lease_from = grant.sent_at;
+            let mut paused = false;
             loop {
                 // A recipe that counts its lease renews on the lease's clock, at once when a
-                // third of it has gone; the others a third of a lease after the last try.
-                let due = match counts {
-                    true => (lease_from + period).saturating_duration_since(Instant::now()),
-                    false => period,
+                // third of it has gone, and while paused looks again every 10 ms (a sleep of
+                // nothing would spin through the pause) so that it acts as soon as it wakes; the
+                // others a third of a lease after the last try.
+                let due = match (counts, paused) {
+                    (true, false) => {
+                        (lease_from + period).saturating_duration_since(Instant::now())
+                    }
+                    (true, true) => period.min(Duration::from_millis(10)),
+                    (false, _) => period,
                 };
                 tokio::select! {
                     _ = stopped.cancelled() => return WatchdogEnd::default(),
                     _ = tokio::time::sleep(due) => {}
                 }
-                if points.is_paused() {
+                paused = points.is_paused();
+                if paused {
                     continue;
                 }
                 let record = |kind, error| {
