@@ -2,7 +2,8 @@
 //! early exit, hang past the time limit, wrong reply id, missing program) end in a clear error
 //! or an `info`, never a hang or an orphaned process; a real lock library (node `redlock`)
 //! against real redis-servers through the real proxy records a correct history; a client GC
-//! pause really stops the adapter process.
+//! pause really stops the adapter process; a retired process's session is gone before its
+//! successor connects.
 
 use lockpick_checker::history::{read_history, EventKind, Process, F};
 use lockpick_checker::lock::{LockCheckParams, Property};
@@ -1120,5 +1121,100 @@ fn an_adapter_started_through_a_shell_dies_whole_when_lockpick_is_sigkilled() {
         survivors,
         Vec::<u32>::new(),
         "part of the wrapped adapter's tree outlived its SIGKILLed lockpick"
+    );
+}
+
+/// A lock whose first acquire never learns its outcome, and which counts its live sessions
+/// (a session and its watchdog clones share one [`Alive`]).
+struct ForgetfulLock {
+    live: Arc<std::sync::atomic::AtomicUsize>,
+    /// The live sessions each connect found.
+    seen_at_connect: Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+struct Alive(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[derive(Clone)]
+struct ForgetfulSession {
+    _alive: Arc<Alive>,
+}
+
+impl LockClient for ForgetfulLock {
+    type Session = ForgetfulSession;
+
+    async fn connect(&self, _seed: u64) -> Result<ForgetfulSession, String> {
+        let live = self.live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.seen_at_connect.lock().unwrap().push(live);
+        Ok(ForgetfulSession {
+            _alive: Arc::new(Alive(self.live.clone())),
+        })
+    }
+
+    fn lease_ms(&self) -> Option<u64> {
+        Some(1000)
+    }
+}
+
+impl LockSession for ForgetfulSession {
+    async fn acquire(
+        &mut self,
+        _holder: &str,
+        _deadline: Instant,
+    ) -> Outcome<lockpick_harness::client::Grant> {
+        Outcome::Info("timeout".to_owned())
+    }
+
+    async fn release(&mut self, _grant: &lockpick_harness::client::Grant) -> Outcome<()> {
+        Outcome::Fail("not-owner".to_owned())
+    }
+
+    async fn renew(&mut self, _grant: &lockpick_harness::client::Grant) -> Outcome<()> {
+        Outcome::Fail("lost".to_owned())
+    }
+}
+
+/// A retired process's session (its connections, its server-side session, its adapter) is
+/// gone before its successor connects: kept while a new session was sought (seconds, with
+/// servers down), a ZooKeeper session went on pinging and kept the retired holder's lock
+/// node, and every waiter starved behind it (zookeeper × server-pause, seed 14, STUCK).
+#[tokio::test]
+async fn a_retired_process_session_is_dropped_before_its_successor_connects() {
+    let bench = Bench::new(1).await;
+    let lock = Arc::new(ForgetfulLock {
+        live: Arc::default(),
+        seen_at_connect: Arc::default(),
+    });
+    let client = tokio::spawn(run_client(
+        lock.clone(),
+        bench.ctx(0, Arc::default(), 60_000),
+    ));
+    // Every round retires its process: wait for a few successors.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while lock.seen_at_connect.lock().unwrap().len() < 4 {
+        assert!(
+            Instant::now() < deadline,
+            "the client loop stopped reconnecting"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    bench.stop.cancel();
+    client.await.unwrap();
+    let seen = lock.seen_at_connect.lock().unwrap().clone();
+    assert!(
+        seen.iter().all(|&live| live == 0),
+        "live sessions found by each connect: {seen:?} (a retired session outlived its process)"
+    );
+    bench.recorder.flush().unwrap();
+    let events = read_history(bench.recorder.path()).unwrap();
+    let processes: std::collections::BTreeSet<_> = events.iter().map(|e| e.process).collect();
+    assert!(
+        processes.len() >= 3,
+        "each retirement took a new process id: {processes:?}"
     );
 }

@@ -106,6 +106,11 @@ impl<L: LockClient> Client<L> {
                 Round::Continue => {}
                 Round::Crashed => return,
                 Round::Retire => {
+                    // Gone before its successor connects, as a process that gave up would
+                    // be: kept while the new session is sought (seconds, when servers are
+                    // down), a built-in ZooKeeper session went on pinging and kept its lock
+                    // node alive, and every waiter starved behind it.
+                    drop(session);
                     if self.stop_if_broken() {
                         return;
                     }
