@@ -1,7 +1,9 @@
 //! Servers kept up across consecutive runs (`ServerPool::reusing`, what `lockpick matrix` does
 //! by default), on real servers: a reset instance serves the next run as a fresh one would (no
 //! lock key, row or token counter of the earlier run is left), each run records the instance
-//! it used, and a fault a reset cannot undo (a node crash) makes the next run start its own.
+//! it used, a fault that stopped, cut or restarted members is waited out before the reset
+//! (the members agree again), and a fault a reset cannot undo (a moved clock) makes the next
+//! run start its own.
 
 mod scenario_support;
 
@@ -187,28 +189,91 @@ fn etcd_tokens_keep_growing_across_runs_on_a_reset_cluster_and_never_collide() {
     }
 }
 
-#[test]
-fn a_node_crash_makes_the_next_run_start_fresh_servers() {
+/// Runs `scenario` (whose faults stop, cut or restart members) and then a plain run on the
+/// same pool, and checks that the second kept the servers after waiting for the members:
+/// the same instance, its second run, the wait recorded, the plain run valid with grants.
+fn kept_after_members_settled(name: &str, fault: &str) -> (ServerInstance, ServerInstance) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = tempfile::tempdir().unwrap();
-    let crash = load_scenario("redlock-crash-no-persistence").unwrap();
+    let faulty = load_scenario(name).unwrap();
     assert!(
-        crash
-            .nemesis
-            .faults
-            .iter()
-            .any(|f| f.spec.name() == "node-crash"),
-        "the scenario crashes a node"
+        faulty.nemesis.faults.iter().any(|f| f.spec.name() == fault),
+        "{name} has a {fault}"
     );
     let mut pool = ServerPool::reusing();
-    let first = run(&rt, &mut pool, &crash, 1, store.path());
-    let second = run(&rt, &mut pool, &without_faults(&crash), 1, store.path());
+    let first = run(&rt, &mut pool, &faulty, 1, store.path());
+    let second = run(&rt, &mut pool, &without_faults(&faulty), 1, store.path());
     rt.block_on(pool.close());
     let (a, b) = (instance(&first), instance(&second));
-    assert_ne!(a.id, b.id, "servers a node crash hit were reused");
+    assert_eq!(a.id, b.id, "{name}: not kept: {:?}", b.why_fresh);
+    assert_eq!((a.run, b.run), (1, 2), "{name}");
+    assert!(
+        a.settle_ms.is_none(),
+        "{name}: a fresh start settles nothing"
+    );
+    let settled = b.settle_ms.expect("the members were waited for");
+    assert!(
+        settled <= b.reset_ms,
+        "{name}: {settled} ms of {} ms",
+        b.reset_ms
+    );
+    assert_eq!(
+        second.results.verdict,
+        Verdict::Valid,
+        "{name}: {}",
+        second.results.lock
+    );
+    assert!(grants(&second) > 5, "{name}: {} grants", grants(&second));
+    (a, b)
+}
+
+#[test]
+fn a_crashed_redlock_node_comes_back_empty_and_its_servers_serve_the_next_run() {
+    let (a, b) = kept_after_members_settled("redlock-crash-no-persistence", "node-crash");
+    // The crashed nodes (the scenario crashes n3, n4 and n5) were restarted: new processes;
+    // the others are the same.
+    let moved: Vec<&str> = (a.pids.keys())
+        .filter(|n| a.pids[*n] != b.pids[*n])
+        .map(String::as_str)
+        .collect();
+    assert_eq!(moved, ["n3", "n4", "n5"], "{:?} / {:?}", a.pids, b.pids);
+}
+
+#[test]
+fn a_killed_etcd_leader_is_waited_for_and_its_cluster_serves_the_next_run() {
+    let (a, b) = kept_after_members_settled("etcd-kill-leader", "node-crash");
+    let moved = (a.pids.keys()).filter(|n| a.pids[*n] != b.pids[*n]).count();
+    assert_eq!(moved, 1, "{:?} / {:?}", a.pids, b.pids);
+}
+
+#[test]
+fn an_isolated_zookeeper_leader_is_waited_for_and_its_ensemble_serves_the_next_run() {
+    let (a, b) = kept_after_members_settled("zookeeper-partition", "isolate");
+    assert_eq!(a.pids, b.pids, "no member was restarted");
+}
+
+#[test]
+fn a_moved_clock_makes_the_next_run_start_fresh_servers() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let jump = load_scenario("redis-clock-jump").unwrap();
+    assert!(
+        jump.nemesis
+            .faults
+            .iter()
+            .any(|f| f.spec.name() == "clock-jump"),
+        "the scenario moves a clock"
+    );
+    let mut pool = ServerPool::reusing();
+    let first = run(&rt, &mut pool, &jump, 1, store.path());
+    // The same setup (nodes under libfaketime), which a run without the fault would not be.
+    let second = run(&rt, &mut pool, &jump, 2, store.path());
+    rt.block_on(pool.close());
+    let (a, b) = (instance(&first), instance(&second));
+    assert_ne!(a.id, b.id, "servers whose clock moved were reused");
     assert_eq!(b.run, 1);
     let why = b.why_fresh.expect("the fresh start says why");
-    assert!(why.contains("node-crash"), "{why}");
+    assert!(why.contains("clock-jump"), "{why}");
     assert!(
         a.pids.values().all(|p| !b.pids.values().any(|q| q == p)),
         "{:?} / {:?}",

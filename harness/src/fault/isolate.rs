@@ -40,8 +40,8 @@ impl FaultKind for Isolate {
         }
     }
     fn after_run(&self) -> super::AfterRun {
-        super::AfterRun::Restart(
-            "a member cut from its peers may still be catching up or voting when the next run would start; a reset cannot tell that it settled",
+        super::AfterRun::Settle(
+            "a member cut from its peers may still be catching up or voting when the next run would start",
         )
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {

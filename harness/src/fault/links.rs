@@ -73,13 +73,13 @@ pub(crate) enum Reach {
 
 impl Reach {
     /// What a fault on these links leaves for the next run: the kind's answer for client
-    /// links (only proxies were touched, and the reset heals them); a restart for peer links.
+    /// links (only proxies were touched, and the reset heals them); members to settle for peer
+    /// links.
     pub(crate) fn after_run(&self, kind: super::AfterRun) -> super::AfterRun {
         match self {
             Reach::Clients(_) => kind,
-            Reach::Peers(_) => super::AfterRun::Restart(
-                "members whose peer links were cut or slowed may still be catching up or voting \
-                 when the next run would start; a reset cannot tell that they settled",
+            Reach::Peers(_) => super::AfterRun::Settle(
+                "members whose peer links were cut or slowed may still be catching up or voting",
             ),
         }
     }

@@ -110,6 +110,12 @@ pub enum AfterRun {
     /// Once healed, the servers differ from fresh ones only in what a reset clears (keys,
     /// sessions, proxies' toxics).
     Reset,
+    /// Once healed, some members may still be catching up or voting (they were stopped, cut
+    /// off, or killed and restarted); why, in words. The servers are kept only by a kind that
+    /// can wait until its members agree again ([`crate::server::Reset::settle`]), and the next
+    /// run's reset waits for that first; any other kind starts afresh, as after
+    /// [`AfterRun::Restart`].
+    Settle(&'static str),
     /// The fault changed the servers in a way no reset undoes; why, in words.
     Restart(&'static str),
 }
@@ -247,19 +253,30 @@ pub(crate) mod tests {
     use std::path::Path;
 
     #[test]
-    fn faults_that_kill_stop_promote_or_move_the_clock_of_server_processes_restart_them_after_the_run(
+    fn faults_that_promote_or_move_the_clock_restart_the_servers_and_that_kill_or_stop_members_settle_them(
     ) {
         use lockpick_checker::fault_verbs::Target;
         for f in FAULTS {
             let verbs = f.verbs();
-            // A moved clock leaves timers a reset does not reach (see `clock::AFTER_RUN`).
-            let on_processes = verbs.target == Target::Nodes
-                && matches!(verbs.opens, F::Crash | F::Pause | F::Failover | F::Clock);
-            if on_processes {
+            let on_nodes = verbs.target == Target::Nodes;
+            // A moved clock leaves timers a reset does not reach (see `clock::AFTER_RUN`); a
+            // promoted replica stays the primary.
+            if on_nodes && matches!(verbs.opens, F::Failover | F::Clock) {
                 assert!(
                     matches!(f.after_run(), AfterRun::Restart(_)),
-                    "{} hits server processes but lets the next run reuse them",
+                    "{} changes the servers past any reset but lets the next run reuse them",
                     f.name()
+                );
+            }
+            // A killed, stopped or cut member may still be catching up when the run ends.
+            let stops_or_cuts_members =
+                matches!(verbs.opens, F::Crash | F::Pause) || f.name() == "isolate";
+            if on_nodes && stops_or_cuts_members {
+                assert!(
+                    matches!(f.after_run(), AfterRun::Settle(_)),
+                    "{} leaves members behind but does not wait for them: {:?}",
+                    f.name(),
+                    f.after_run()
                 );
             }
             if verbs.target == Target::Client {
@@ -269,7 +286,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn network_faults_on_client_links_reset_and_on_peer_links_restart() {
+    fn network_faults_on_client_links_reset_and_on_peer_links_settle() {
         for fault in ["partition", "latency"] {
             let extra = if fault == "latency" {
                 "\nlatency_ms = 100"
@@ -292,7 +309,7 @@ pub(crate) mod tests {
             assert!(
                 matches!(
                     peers.nemesis.faults[0].spec.after_run(),
-                    AfterRun::Restart(_)
+                    AfterRun::Settle(_)
                 ),
                 "{fault} on peer links"
             );

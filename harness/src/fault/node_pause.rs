@@ -41,8 +41,8 @@ impl FaultKind for NodePause {
         }
     }
     fn after_run(&self) -> super::AfterRun {
-        super::AfterRun::Restart(
-            "a stopped member may still be catching up or voting after it is continued; a reset cannot tell that it settled",
+        super::AfterRun::Settle(
+            "a stopped member may still be catching up or voting after it is continued",
         )
     }
     fn parse(&self, e: &Entry<'_>) -> Result<Arc<dyn FaultSpec>, ScenarioError> {

@@ -165,8 +165,9 @@ impl Ownership {
 
 /// The order a seed's runs are made in, as indices into `cells`: row by row as the file has
 /// them, and in each row first the cells whose servers a reset puts back, then those whose
-/// fault leaves servers that must be restarted (a node crash), then the cells whose nodes run
-/// under libfaketime (another server setup). So a row's consecutive runs share one start of
+/// fault leaves members to settle first (a node crash or pause), then those whose servers
+/// must be restarted (a failover), then the cells whose nodes run under libfaketime (another
+/// server setup). So a row's consecutive runs share one start of
 /// its servers as far as they can (`ServerPool`); the order changes no run's plan or seed.
 pub(super) fn reuse_order(cells: &[Cell<'_>]) -> Vec<usize> {
     let mut rows: Vec<&str> = Vec::new();
@@ -179,9 +180,15 @@ pub(super) fn reuse_order(cells: &[Cell<'_>]) -> Vec<usize> {
     order.sort_by_key(|&i| {
         let c = &cells[i];
         let row = rows.iter().position(|r| *r == c.plan.row).unwrap_or(0);
-        let restarts = (c.scenario.nemesis.faults.iter())
-            .any(|f| matches!(f.spec.after_run(), AfterRun::Restart(_)));
-        (row, c.scenario.has_clock_faults(), restarts)
+        let after = (c.scenario.nemesis.faults.iter())
+            .map(|f| match f.spec.after_run() {
+                AfterRun::Reset => 0,
+                AfterRun::Settle(_) => 1,
+                AfterRun::Restart(_) => 2,
+            })
+            .max()
+            .unwrap_or(0);
+        (row, c.scenario.has_clock_faults(), after)
     });
     order
 }

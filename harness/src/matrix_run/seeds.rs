@@ -1,6 +1,8 @@
 //! The matrix's runs, seed by seed across the whole matrix (so that a matrix cut short has
 //! about as many runs in every cell), each recorded as it ends; up to `jobs` runs at once,
-//! each on a pool of servers of its own that keeps them between its runs of one setup.
+//! each on a pool of servers of its own that keeps them between its runs of one setup. A free
+//! pool takes a run of the setup it keeps from its seed or the next, so that pools stay on
+//! one setup and servers are started as seldom as the seeds allow.
 
 use super::book::Book;
 use super::cells::{reuse_order, Cell, Ownership};
@@ -33,8 +35,10 @@ pub(super) async fn run_seeds(
     made
 }
 
-/// The loop of [`run_seeds`], on `slots`' servers. Every run of one seed ends before the
-/// next seed's begin: which cells the next seed runs (with `until`) depends on them.
+/// The loop of [`run_seeds`], on `slots`' servers. The first `seeds` seeds run every cell,
+/// so they are queued at once (a seed's last runs overlap the next seed's first); past them
+/// (with `until`), every run of one seed ends before the next seed's begin, since which cells
+/// it runs depends on them.
 async fn make_runs(
     req: &MatrixRequest,
     commands: &dyn MatrixCommands,
@@ -46,32 +50,49 @@ async fn make_runs(
 ) -> Result<bool, MatrixRunError> {
     let mine = Ownership::of(book, cells);
     let order = reuse_order(cells);
-    let (first_seed, seeds) = (book.matrix.first_seed, book.matrix.seeds);
-    for k in 0..book.seed_window() {
-        let seed = first_seed.wrapping_add(k);
-        // Past the first seeds (with `until`), only the cells whose answer is not sure yet.
-        let open: Vec<&Cell<'_>> = (order.iter().map(|&i| &cells[i]))
-            .filter(|c| k < seeds || book.unsure(&c.plan.row, &c.plan.column))
-            .collect();
-        if open.is_empty() {
-            break;
-        }
+    let (first_seed, seeds, window) = (
+        book.matrix.first_seed,
+        book.matrix.seeds,
+        book.seed_window(),
+    );
+    let mut k = 0;
+    while k < window {
+        // The first seeds together; past them one seed at a time.
+        let batch = if k < seeds {
+            k..seeds.min(window)
+        } else {
+            k..k + 1
+        };
+        k = batch.end;
         let mut queue: VecDeque<OneRun> = VecDeque::new();
-        for cell in open {
-            let key: RunKey = (cell.plan.row.clone(), cell.plan.column.clone(), seed);
-            if !mine.owns(&key) {
-                continue;
+        let mut any_open = false;
+        for round in batch {
+            let seed = first_seed.wrapping_add(round);
+            // Past the first seeds (with `until`), only the cells whose answer is not sure yet.
+            let open: Vec<&Cell<'_>> = (order.iter().map(|&i| &cells[i]))
+                .filter(|c| round < seeds || book.unsure(&c.plan.row, &c.plan.column))
+                .collect();
+            any_open |= !open.is_empty();
+            for cell in open {
+                let key: RunKey = (cell.plan.row.clone(), cell.plan.column.clone(), seed);
+                if !mine.owns(&key) {
+                    continue;
+                }
+                let finished = book.done.get(&key).is_some_and(|r| r.error.is_none());
+                if finished && !req.redo {
+                    continue;
+                }
+                queue.push_back(OneRun {
+                    req: req.clone(),
+                    scenario: cell.scenario.clone(),
+                    key,
+                    round,
+                    reproduce: commands.reproduce(&cell.file, seed),
+                });
             }
-            let finished = book.done.get(&key).is_some_and(|r| r.error.is_none());
-            if finished && !req.redo {
-                continue;
-            }
-            queue.push_back(OneRun {
-                req: req.clone(),
-                scenario: cell.scenario.clone(),
-                key,
-                reproduce: commands.reproduce(&cell.file, seed),
-            });
+        }
+        if !any_open {
+            break;
         }
         let mut stopped = false;
         loop {
@@ -81,7 +102,7 @@ async fn make_runs(
                     break;
                 }
                 let run = slots.pick(&mut queue);
-                slots.launch(run, interrupt.clone());
+                slots.launch(run, &queue, interrupt.clone());
             }
             let Some(made) = slots.next().await else {
                 break;
@@ -118,6 +139,8 @@ struct Made {
 struct Slots {
     idle: Vec<ServerPool>,
     running: JoinSet<(ServerPool, Made)>,
+    /// The scenario of each run in flight: the setup its pool will keep.
+    in_flight: Vec<(RunKey, Scenario)>,
 }
 
 impl Slots {
@@ -125,6 +148,7 @@ impl Slots {
         Slots {
             idle: (0..jobs.max(1)).map(|_| ServerPool::new(reuse)).collect(),
             running: JoinSet::new(),
+            in_flight: Vec::new(),
         }
     }
 
@@ -132,25 +156,39 @@ impl Slots {
         !self.idle.is_empty()
     }
 
-    /// The next run to launch: the first queued whose setup an idle pool keeps (its servers
-    /// reset rather than started), else the first queued. Taking a later run first changes
-    /// no run's plan or seed, only where it runs.
+    /// The next run to launch, among the queued runs of the first queued run's seed and the
+    /// next (so that no cell gets more than a seed ahead of another): the first whose setup an
+    /// idle pool keeps (its servers reset rather than started), else the first of a setup no
+    /// pool keeps or is running (a fresh start that spreads the pools over the setups), else
+    /// the first queued. Taking a later run first changes no run's plan or seed, only where
+    /// and when it runs.
     fn pick(&self, queue: &mut VecDeque<OneRun>) -> OneRun {
+        let horizon = queue.front().map_or(0, |r| r.round + 1);
+        let near = |r: &&OneRun| r.round <= horizon;
         let kept = |r: &OneRun| self.idle.iter().any(|p| p.keeps_setup_of(&r.scenario));
-        let at = queue.iter().position(kept).unwrap_or(0);
+        let taken = |r: &OneRun| {
+            kept(r) || (self.in_flight.iter()).any(|(_, s)| ServerPool::same_setup(s, &r.scenario))
+        };
+        let at = (queue.iter().take_while(near).position(kept))
+            .or_else(|| queue.iter().take_while(near).position(|r| !taken(r)))
+            .unwrap_or(0);
         queue.remove(at).expect("a queued run")
     }
 
     /// Starts `run` on the idle pool that keeps its setup, else on one that keeps nothing,
-    /// else on any (whose servers are then stopped for fresh ones).
-    fn launch(&mut self, run: OneRun, interrupt: CancellationToken) {
-        let at = (self
-            .idle
-            .iter()
-            .position(|p| p.keeps_setup_of(&run.scenario)))
-        .or_else(|| self.idle.iter().position(|p| !p.keeps_any()))
-        .unwrap_or(0);
+    /// else on one whose setup no queued run of `queue` needs, else on any (whose servers are
+    /// then stopped for fresh ones).
+    fn launch(&mut self, run: OneRun, queue: &VecDeque<OneRun>, interrupt: CancellationToken) {
+        let at = (self.idle.iter())
+            .position(|p| p.keeps_setup_of(&run.scenario))
+            .or_else(|| self.idle.iter().position(|p| !p.keeps_any()))
+            .or_else(|| {
+                (self.idle.iter())
+                    .position(|p| !queue.iter().any(|r| p.keeps_setup_of(&r.scenario)))
+            })
+            .unwrap_or(0);
         let mut pool = self.idle.swap_remove(at);
+        self.in_flight.push((run.key.clone(), run.scenario.clone()));
         self.running.spawn(async move {
             let made = run.make(&mut pool, interrupt).await;
             (pool, made)
@@ -163,6 +201,7 @@ impl Slots {
         // A run that panicked is a bug of lockpick's: it stops the matrix as it would have
         // stopped one that ran it on its own task.
         let (pool, made) = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        self.in_flight.retain(|(key, _)| *key != made.key);
         self.idle.push(pool);
         Some(made)
     }
@@ -181,6 +220,8 @@ struct OneRun {
     req: MatrixRequest,
     scenario: Scenario,
     key: RunKey,
+    /// Which seed of the matrix (0 for its first): how far ahead of the queue's first it is.
+    round: u64,
     reproduce: String,
 }
 

@@ -3,11 +3,13 @@
 //! server setup (a matrix row's cells): the next run resets it instead of starting its own.
 //!
 //! An instance is kept only when nothing a reset cannot undo happened to it: its server kind
-//! has a [`Reset`](crate::server::Reset), every fault of the run says
-//! [`AfterRun::Reset`], every node is still running, and the run ended without an error or an
-//! interrupt. The reset runs with every proxy healed (so a leftover toxic cannot break it);
-//! if it fails the instance is stopped and fresh servers start. Each run records the instance
-//! it used (`run.json`'s `server_instance`), so a leak between runs can be traced.
+//! has a [`Reset`](crate::server::Reset), every fault of the run says [`AfterRun::Reset`] or
+//! [`AfterRun::Settle`] (the latter only on a kind that can wait for its members to agree),
+//! every node is still running, and the run ended without an error or an interrupt. The reset
+//! runs with every proxy healed (so a leftover toxic cannot break it), after the members
+//! settled when a fault may have left some behind; if either fails the instance is stopped and
+//! fresh servers start. Each run records the instance it used (`run.json`'s
+//! `server_instance`), so a leak between runs can be traced.
 
 use super::backend::{start_nodes, Nodes};
 use super::error::RunError;
@@ -31,6 +33,11 @@ pub(super) const RESOURCE_NODE: &str = "resource";
 
 /// How long each step of a reset may take before the instance is given up for fresh servers.
 const RESET_LIMIT: Duration = Duration::from_secs(3);
+
+/// How long members may take to agree again after a fault left some behind, before the
+/// instance is given up for fresh servers (which take about as long to start: a ZooKeeper
+/// ensemble 8 s here, an etcd cluster 2-3 s).
+const SETTLE_LIMIT: Duration = Duration::from_secs(6);
 
 /// What decides which servers a run starts: two runs with equal setups can share an instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +107,11 @@ impl ServerPool {
             .is_some_and(|k| k.setup == Setup::of(scenario))
     }
 
+    /// Whether runs of `a` and `b` can share servers.
+    pub fn same_setup(a: &Scenario, b: &Scenario) -> bool {
+        Setup::of(a) == Setup::of(b)
+    }
+
     /// Whether this pool keeps any servers.
     pub fn keeps_any(&self) -> bool {
         self.kept.is_some()
@@ -126,10 +138,13 @@ impl ServerPool {
             if kept.setup == setup {
                 let started = Instant::now();
                 match kept.reset(&plan.scenario).await {
-                    Ok(()) => {
+                    Ok(settled) => {
                         kept.runs += 1;
+                        kept.unsettled = None;
                         kept.pids = lock_pids(&kept.supervisor).await;
-                        record.set_server_instance(kept.record(started.elapsed(), None));
+                        let mut used = kept.record(started.elapsed(), None);
+                        used.settle_ms = settled.map(|d| d.as_millis() as u64);
+                        record.set_server_instance(used);
                         return Ok(kept);
                     }
                     Err(e) => {
@@ -163,7 +178,11 @@ impl ServerPool {
     ) {
         record.set_bind_retries(instance.supervisor.lock().await.bind_retries());
         match self.keepable(plan, &instance, clean).await {
-            Ok(()) => self.kept = Some(instance),
+            Ok(unsettled) => {
+                let mut instance = instance;
+                instance.unsettled = unsettled;
+                self.kept = Some(instance);
+            }
             Err(why) => {
                 if self.reuse {
                     self.dropped = Some(why);
@@ -173,13 +192,14 @@ impl ServerPool {
         }
     }
 
-    /// Whether `instance` may serve another run; `Err` says why not.
+    /// Whether `instance` may serve another run: `Ok` with what its members must settle from
+    /// first (`None`: nothing), `Err` with why not.
     async fn keepable(
         &self,
         plan: &RunPlan,
         instance: &Instance,
         clean: bool,
-    ) -> Result<(), String> {
+    ) -> Result<Option<String>, String> {
         let scenario = &plan.scenario;
         if !self.reuse {
             return Err("fresh servers were asked for".to_owned());
@@ -190,15 +210,27 @@ impl ServerPool {
         if !clean {
             return Err("the last run ended with an error or an interrupt".to_owned());
         }
-        if scenario.server.reset().is_none() {
+        let Some(reset) = scenario.server.reset() else {
             return Err(format!(
                 "server kind {} has no reset",
                 scenario.server.name()
             ));
-        }
+        };
+        let mut unsettled = None;
         for fault in &scenario.nemesis.faults {
             match fault.spec.after_run() {
                 AfterRun::Reset => {}
+                AfterRun::Settle(why) => {
+                    if reset.settle().is_none() {
+                        return Err(format!(
+                            "the last run's fault {}: {why}, and server kind {} cannot tell \
+                             that its members settled",
+                            fault.spec.name(),
+                            scenario.server.name()
+                        ));
+                    }
+                    unsettled.get_or_insert_with(|| format!("{}: {why}", fault.spec.name()));
+                }
                 AfterRun::Restart(why) => {
                     return Err(format!("the last run's fault {}: {why}", fault.spec.name()))
                 }
@@ -209,7 +241,7 @@ impl ServerPool {
                 return Err(format!("node {} is {:?}", node.name, node.state));
             }
         }
-        Ok(())
+        Ok(unsettled)
     }
 }
 
@@ -246,6 +278,9 @@ pub(super) struct Instance {
     started_in: PathBuf,
     runs: u32,
     pids: std::collections::BTreeMap<String, u32>,
+    /// The fault of the last run that may have left members behind (and why), for the next
+    /// reset to wait out first; `None` when there is nothing to wait for.
+    unsettled: Option<String>,
 }
 
 impl Instance {
@@ -323,6 +358,7 @@ impl Instance {
             started_in: shell.dir,
             runs: 1,
             pids,
+            unsettled: None,
         })
     }
 
@@ -338,14 +374,17 @@ impl Instance {
             pids: self.pids.clone(),
             run: self.runs,
             reset_ms: reset.as_millis() as u64,
+            settle_ms: None,
             why_fresh,
         }
     }
 
     /// Puts the instance back as a fresh start leaves it: every proxy healed first (so no
     /// toxic an earlier run left can break the reset), every node still running and its clock
-    /// at real time, then the server kind's own reset through the healed proxies.
-    async fn reset(&self, scenario: &Scenario) -> Result<(), String> {
+    /// at real time, the members settled when the last run's faults may have left some behind
+    /// (how long that took is returned), then the server kind's own reset through the healed
+    /// proxies.
+    async fn reset(&self, scenario: &Scenario) -> Result<Option<Duration>, String> {
         let reset = scenario
             .server
             .reset()
@@ -369,7 +408,20 @@ impl Instance {
                 .map_err(|e| format!("set {} to real time: {e}", control.display()))?;
             }
         }
-        reset.reset(&self.nodes.endpoints, RESET_LIMIT).await
+        let settled = match &self.unsettled {
+            None => None,
+            Some(after) => {
+                let settle = reset.settle().ok_or_else(|| {
+                    format!("server kind {} cannot settle", scenario.server.name())
+                })?;
+                let started = Instant::now();
+                (settle.settle(&self.nodes.endpoints, SETTLE_LIMIT).await)
+                    .map_err(|e| format!("settle after {after}: {e}"))?;
+                Some(started.elapsed())
+            }
+        };
+        reset.reset(&self.nodes.endpoints, RESET_LIMIT).await?;
+        Ok(settled)
     }
 
     /// Stops everything the instance started and removes its nodes' data (unless kept).

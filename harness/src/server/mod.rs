@@ -343,6 +343,39 @@ pub trait Reset: Sync {
         endpoints: &'a Endpoints,
         limit: std::time::Duration,
     ) -> BoxFuture<'a, Result<(), String>>;
+
+    /// How this kind's members are waited for after a fault that may have left some behind
+    /// ([`crate::fault::AfterRun::Settle`]: a member stopped, cut off, or killed and
+    /// restarted); `None`: this kind cannot tell that they settled, and its servers start
+    /// afresh after such a fault. Every kind decides.
+    fn settle(&self) -> Option<&'static dyn Settle>;
+}
+
+/// Waiting until a kind's members agree again, before the reset of servers whose last run
+/// stopped, cut off or restarted some of them ([`Reset::settle`]).
+pub trait Settle: Sync {
+    /// Returns once the members at `endpoints` (their healed proxies) agree: one leader every
+    /// member names, every member caught up with it. `Err` says what was still apart at
+    /// `limit`; the caller then stops the nodes and starts fresh ones.
+    fn settle<'a>(
+        &'a self,
+        endpoints: &'a Endpoints,
+        limit: std::time::Duration,
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// The [`Settle`] of a kind whose nodes share nothing (independent Redis nodes, one SQL
+/// server): there is no one to agree with, and the reset itself reaches every node.
+pub struct NothingToSettle;
+
+impl Settle for NothingToSettle {
+    fn settle<'a>(
+        &'a self,
+        _: &'a Endpoints,
+        _: std::time::Duration,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 impl fmt::Debug for dyn ServerKind {

@@ -156,6 +156,11 @@ pub struct ServerInstance {
     pub run: u32,
     /// How long resetting the servers before this run took (0 on the run that started them).
     pub reset_ms: u64,
+    /// Of `reset_ms`, how long the members took to agree again first, when the run before
+    /// stopped, cut off or restarted some of them (a `Settle` fault); absent when there was
+    /// nothing to wait for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<u64>,
     /// On the run that started the instance, why the servers an earlier run of the same
     /// process had up were not kept for it (a fault a reset cannot undo, a failed reset,
     /// another server setup); absent when there were none or fresh servers were asked for.

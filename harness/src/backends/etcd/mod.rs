@@ -8,6 +8,7 @@ mod lock_service;
 mod process;
 mod reset;
 mod server;
+mod settle;
 mod watch;
 
 pub use cluster::{start_etcd_cluster, start_etcd_cluster_of, EtcdCluster};

@@ -56,4 +56,8 @@ impl Reset for EtcdReset {
                 .map_err(|_| "timeout".to_owned())?
         })
     }
+
+    fn settle(&self) -> Option<&'static dyn crate::server::Settle> {
+        Some(&super::settle::EtcdSettle)
+    }
 }

@@ -32,6 +32,12 @@ impl Reset for HzReset {
             Err(why.join("; "))
         })
     }
+
+    /// A killed member leaves the CP group, and one that came back must be promoted into it
+    /// again (Hazelcast's CP membership calls), which lockpick does not do: fresh members.
+    fn settle(&self) -> Option<&'static dyn crate::server::Settle> {
+        None
+    }
 }
 
 /// Destroys the lock's CP group through the member at `rest` and checks it is gone from the

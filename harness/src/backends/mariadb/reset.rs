@@ -45,4 +45,9 @@ impl Reset for MariaDbReset {
             Ok(())
         })
     }
+
+    /// One server: a restarted one has recovered once it answers the reset.
+    fn settle(&self) -> Option<&'static dyn crate::server::Settle> {
+        Some(&crate::server::NothingToSettle)
+    }
 }

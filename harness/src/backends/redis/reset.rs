@@ -43,4 +43,9 @@ impl Reset for RedisReset {
             Ok(())
         })
     }
+
+    /// Independent nodes: a restarted one is empty and serving once it answers the reset.
+    fn settle(&self) -> Option<&'static dyn crate::server::Settle> {
+        Some(&crate::server::NothingToSettle)
+    }
 }

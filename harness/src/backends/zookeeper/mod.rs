@@ -6,6 +6,7 @@ mod lock;
 mod process;
 mod reset;
 mod server;
+mod settle;
 mod watch;
 
 pub use cluster::{start_zk_cluster, start_zk_cluster_of, ZkCluster};

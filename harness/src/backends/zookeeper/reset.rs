@@ -33,6 +33,10 @@ impl Reset for ZkReset {
                 .map_err(|_| "timeout".to_owned())?
         })
     }
+
+    fn settle(&self) -> Option<&'static dyn crate::server::Settle> {
+        Some(&super::settle::ZkSettle)
+    }
 }
 
 /// Deletes every znode below `path` (children first), leaving ZooKeeper's own `/zookeeper`.

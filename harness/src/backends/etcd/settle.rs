@@ -1,0 +1,140 @@
+//! Waiting for an etcd cluster's members to agree again after a run that stopped, cut off or
+//! restarted some of them: every member names the same leader in the same term and has
+//! applied the same log index. A leader that was stopped and continued may still believe it
+//! leads and propose what it decided while stopped (lease revokes: etcd #15247); once it
+//! names the new leader in the new term, it has stepped down.
+
+use super::process::etcd_status;
+use crate::server::{BoxFuture, Endpoints, Settle};
+use std::time::{Duration, Instant};
+
+pub(super) struct EtcdSettle;
+
+/// How often the members are asked while they do not agree yet.
+const POLL: Duration = Duration::from_millis(50);
+
+impl Settle for EtcdSettle {
+    fn settle<'a>(
+        &'a self,
+        endpoints: &'a Endpoints,
+        limit: Duration,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let deadline = Instant::now() + limit;
+            loop {
+                let mut seen = Vec::new();
+                for (node, addr) in &endpoints.nodes {
+                    let status = etcd_status(*addr, POLL * 4).await;
+                    seen.push((node.as_str(), status));
+                }
+                let apart = match agreement(&seen) {
+                    Ok(()) => return Ok(()),
+                    Err(apart) => apart,
+                };
+                if Instant::now() >= deadline {
+                    return Err(format!("members still apart after {limit:?}: {apart}"));
+                }
+                tokio::time::sleep(POLL).await;
+            }
+        })
+    }
+}
+
+/// What one member says of the cluster (`/v3/maintenance/status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Status {
+    pub leader: u64,
+    pub term: u64,
+    pub applied: u64,
+    /// The member's alarms and errors (`errors`), empty when there are none.
+    pub errors: Vec<String>,
+}
+
+/// `Ok` when every member answered, without errors, naming one leader (not 0) in one term
+/// and having applied one index; else what was apart, member by member.
+fn agreement(seen: &[(&str, Option<Status>)]) -> Result<(), String> {
+    let describe = || {
+        (seen.iter())
+            .map(|(node, s)| match s {
+                Some(s) => format!(
+                    "{node}: leader {:x} term {} applied {}{}",
+                    s.leader,
+                    s.term,
+                    s.applied,
+                    if s.errors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" errors {:?}", s.errors)
+                    }
+                ),
+                None => format!("{node}: no answer"),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let Some(statuses) = seen
+        .iter()
+        .map(|(_, s)| s.as_ref())
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Err(describe());
+    };
+    let Some(first) = statuses.first() else {
+        return Ok(());
+    };
+    let agree = statuses.iter().all(|s| {
+        s.errors.is_empty()
+            && s.leader != 0
+            && (s.leader, s.term, s.applied) == (first.leader, first.term, first.applied)
+    });
+    if agree {
+        Ok(())
+    } else {
+        Err(describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(leader: u64, term: u64, applied: u64) -> Option<Status> {
+        Some(Status {
+            leader,
+            term,
+            applied,
+            errors: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn members_agree_only_on_one_leader_one_term_and_one_applied_index() {
+        let settled = [
+            ("n1", status(7, 3, 120)),
+            ("n2", status(7, 3, 120)),
+            ("n3", status(7, 3, 120)),
+        ];
+        assert_eq!(agreement(&settled), Ok(()));
+        for (i, apart) in [
+            // A continued old leader that still thinks it leads, in its old term.
+            [("n1", status(7, 3, 120)), ("n2", status(9, 2, 118))],
+            // Caught up on the leader, not yet on the log.
+            [("n1", status(7, 3, 120)), ("n2", status(7, 3, 117))],
+            // No leader yet.
+            [("n1", status(0, 4, 120)), ("n2", status(0, 4, 120))],
+            // A member that does not answer.
+            [("n1", status(7, 3, 120)), ("n2", None)],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let why = agreement(apart).expect_err(&format!("case {i}"));
+            assert!(why.contains("n2"), "{why}");
+        }
+        let mut alarmed = status(7, 3, 120);
+        alarmed.as_mut().unwrap().errors = vec!["NOSPACE".into()];
+        assert!(agreement(&[("n1", status(7, 3, 120)), ("n2", alarmed)])
+            .unwrap_err()
+            .contains("NOSPACE"));
+    }
+}
