@@ -242,6 +242,56 @@ fn a_paused_holder_whose_record_expired_unannounced_lost_it_silently() {
     );
 }
 
+/// As a MariaDB watcher's reading showed it (mysql-lease-row-baseline, no fault): its read
+/// began before process 0's release of value 0-a and came back after process 0 asked again,
+/// with 0-b, so 0-a's record is stamped inside the second holding's acquire and gone at the
+/// next reading; 0-b's own record comes at the reading after. 0-a is named by the history as
+/// the first holding's value: it says nothing of the second.
+#[test]
+fn a_late_reading_of_the_holding_before_is_no_silent_loss_of_the_next() {
+    let mut h = H::default();
+    h.acquire(0, (0, 2), 1, Some("0-a"))
+        .simple(0, F::Release, (10, 11))
+        .acquire(0, (12, 30), 2, Some("0-b"))
+        .write(0, (31, 32), 2)
+        .simple(0, F::Release, (60, 61));
+    let server = S::default()
+        .set(1, "n1", "0-a")
+        .at(11, "n1", RecordChange::Deleted, None)
+        .set(14, "n1", "0-a")
+        .at(20, "n1", RecordChange::Deleted, None)
+        .set(25, "n1", "0-b")
+        .at(62, "n1", RecordChange::Deleted, None)
+        .0
+        .clone();
+    let r = check(&h.build(), &server);
+    assert!(
+        of(&r, FindingKind::SilentLoss).is_empty(),
+        "{r} {:?}",
+        of(&r, FindingKind::SilentLoss)
+            .iter()
+            .map(|f| &f.summary)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        r.server.as_ref().unwrap().locks[0].holdings_judged,
+        2,
+        "{r}"
+    );
+    // The same record with 0-b's lost for good: that is a silent loss of the second holding.
+    let server = S::default()
+        .set(1, "n1", "0-a")
+        .at(11, "n1", RecordChange::Deleted, None)
+        .set(25, "n1", "0-b")
+        .at(28, "n1", RecordChange::Deleted, None)
+        .0
+        .clone();
+    let r = check(&h.build(), &server);
+    let losses = of(&r, FindingKind::SilentLoss);
+    assert_eq!(losses.len(), 1, "{r}");
+    assert_eq!(losses[0].tokens, vec![2], "{r}");
+}
+
 #[test]
 fn a_lost_notice_before_the_next_write_is_no_silent_loss() {
     let mut h = paused_holder(Some("0-a"));

@@ -59,6 +59,9 @@ pub(crate) struct ServerInputs {
     /// Per (lock, holder or owner value the history names on an acquire), the processes that
     /// named it.
     pub holders: HashMap<(u32, String), Vec<u64>>,
+    /// Per granted acquire (its completion's index, as a holding's `acquire_index`), the
+    /// holder and owner values it named; an acquire in flight's under its invocation's index.
+    pub named_by: HashMap<u64, Vec<String>>,
     pub held: Vec<Held>,
     pub told: Vec<Told>,
 }
@@ -80,6 +83,7 @@ impl ServerInputs {
         });
         if f == F::Acquire {
             self.holder(p, lock, holder);
+            self.named(at.1, holder);
         }
     }
 
@@ -103,9 +107,18 @@ impl ServerInputs {
         // the window stays open to the end, as one that never completed.
         w.done = (kind != EventKind::Info).then_some(at);
         w.lock = lock;
-        if w.f == F::Acquire && kind == EventKind::Ok {
-            for name in names {
-                self.holder(p, lock, name);
+        let invoked = w.invoke_index;
+        if w.f == F::Acquire {
+            let asked = self.named_by.remove(&invoked).unwrap_or_default();
+            if kind == EventKind::Ok {
+                for name in asked
+                    .iter()
+                    .map(String::as_str)
+                    .chain(names.into_iter().flatten())
+                {
+                    self.holder(p, lock, Some(name));
+                    self.named(at.1, Some(name));
+                }
             }
         }
     }
@@ -117,6 +130,25 @@ impl ServerInputs {
                 ps.push(p);
             }
         }
+    }
+
+    fn named(&mut self, acquire_index: u64, value: Option<&str>) {
+        if let Some(v) = value {
+            let values = self.named_by.entry(acquire_index).or_default();
+            if !values.iter().any(|x| x == v) {
+                values.push(v.to_owned());
+            }
+        }
+    }
+
+    /// Whether a record of value `value` of `lock` can be holding `h`'s: not when the history
+    /// names it the value of another of its process's acquires (a late reading of the
+    /// holding before, say), only when it names it this one's or names it not at all.
+    pub fn may_be_of(&self, h: &Held, value: &str) -> bool {
+        let Some(mine) = self.named_by.get(&h.acquire_index) else {
+            return true;
+        };
+        mine.iter().any(|v| v == value) || !self.holders.contains_key(&(h.lock, value.to_owned()))
     }
 
     /// The checker closed holding `h`.

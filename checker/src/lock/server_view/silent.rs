@@ -181,7 +181,26 @@ pub(crate) fn find<'a>(
             continue;
         };
         let told = told.get(&h.process).map_or(&[][..], Vec::as_slice);
-        let s = sweep(m.deltas.clone(), h.asked_ns, h.end_ns, maj as i64);
+        // Only P's records that can be this holding's: one whose value the history names
+        // another of P's acquires' (a late reading of the holding before) is not.
+        let theirs = |iv: &Interval| inputs.may_be_of(h, &iv.value);
+        let all_theirs = m.by_node.values().flatten().all(|iv| theirs(iv));
+        let deltas = if all_theirs {
+            m.deltas.clone()
+        } else {
+            let mut deltas = Vec::new();
+            for ivs in m.by_node.values() {
+                let ivs: Vec<&Interval> = ivs.iter().copied().filter(|iv| theirs(iv)).collect();
+                for (s, e) in coverage(&ivs) {
+                    deltas.push((s, 1));
+                    if e != u64::MAX {
+                        deltas.push((e, -1));
+                    }
+                }
+            }
+            deltas
+        };
+        let s = sweep(deltas, h.asked_ns, h.end_ns, maj as i64);
         if s.judged {
             out.judged += 1;
         } else {
@@ -197,9 +216,10 @@ pub(crate) fn find<'a>(
             let mut lost: Vec<&Interval> = m
                 .by_node
                 .values()
-                .filter(|ivs| !ivs.iter().any(|iv| iv.covers(t)))
+                .filter(|ivs| !ivs.iter().any(|iv| theirs(iv) && iv.covers(t)))
                 .filter_map(|ivs| {
                     ivs.iter()
+                        .filter(|iv| theirs(iv))
                         .filter(|iv| iv.end_ns() <= t && iv.end_ns() >= h.asked_ns)
                         .max_by_key(|iv| iv.end_ns())
                         .copied()
