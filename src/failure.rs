@@ -177,7 +177,10 @@ impl Failure {
                 | RunError::Resource(_)
                 | RunError::Watch(_)
                 | RunError::ReadServerRecord(_)
-                | RunError::ReadHistory(_) => HARNESS,
+                | RunError::ReadHistory(_)
+                // Not the input's fault: the server died (its log says why), or the harness
+                // made it die.
+                | RunError::ServerExited { .. } => HARNESS,
                 RunError::Adapter(e) => match &**e {
                     // The scenario's `[client] init`, refused by an adapter that declares no
                     // options to check at load: bad input, as it would have been at load.

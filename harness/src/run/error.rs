@@ -51,6 +51,13 @@ pub enum RunError {
     /// The server kind's watcher could not watch the nodes (see [`crate::server::Watch`]).
     #[error("watch the servers: {0}")]
     Watch(String),
+    /// A lock server (or the resource's) exited during the run without a fault killing it.
+    #[error("server node {node} exited on its own during the run ({how}), not killed by a fault: no verdict from a run whose server died outside its plan; its log: {}", log.display())]
+    ServerExited {
+        node: String,
+        how: String,
+        log: PathBuf,
+    },
     #[error("read back the server record: {0}")]
     ReadServerRecord(#[from] lockpick_checker::server_record::ServerReadError),
     #[error("read back the history: {0}")]

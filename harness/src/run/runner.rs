@@ -10,7 +10,7 @@ use super::soak::{LiveCheck, Sampler};
 use super::store::{create_run_dir, interrupt_signal, write_store_file, RunRecord};
 use crate::client::{Broken, ClientCtx, PausePoints, StartGate};
 use crate::nemesis::{run_nemesis, NemesisCtx};
-use crate::processes::Supervisor;
+use crate::processes::{NodeState, Supervisor};
 use crate::recorder::Recorder;
 use crate::resource::Resource;
 use crate::scenario::{Scenario, WorkloadKind};
@@ -383,6 +383,20 @@ async fn run_with(
         return Err(RunError::Adapter(Box::new(error)));
     }
     nemesis_result?;
+    // A server that exited on its own during the run (not killed by a fault): what the clients
+    // saw of the lock after that is not the scenario's, and lockpick cannot tell a server's own
+    // crash under a fault from one its harness caused (the MariaDB watcher's statement did
+    // that: backends/mariadb/watch.rs). So no verdict: the run ends in an error naming the node
+    // and its log, where the finding is.
+    let exited: Vec<(String, String, PathBuf)> = (supervisor.lock().await.nodes().into_iter())
+        .filter_map(|n| match n.state {
+            NodeState::Crashed(how) => Some((n.name, how, n.dir.join("server.log"))),
+            NodeState::Running | NodeState::Paused | NodeState::Killed => None,
+        })
+        .collect();
+    if let Some((node, how, log)) = exited.into_iter().next() {
+        return Err(RunError::ServerExited { node, how, log });
+    }
 
     Ok(Recorded {
         workload_time,

@@ -1,6 +1,6 @@
 //! Watching a `mariadb` server for what happens to the lock's records: polled every
-//! [`POLL_EVERY`](crate::backends::sql::watch::POLL_EVERY) on the server's own address, one
-//! statement reading (see [`crate::backends::sql::watch`] for how readings become the record):
+//! [`POLL_EVERY`](crate::backends::sql::watch::POLL_EVERY) on the server's own address, four
+//! statements a reading (see [`crate::backends::sql::watch`] for how readings become the record):
 //!
 //! - **lease rows** (`mysql-lease-row`): each row of the lease table, its value the holder
 //!   (the acquire's holder value: exact attribution) and its `expires_at` beside the
@@ -34,84 +34,104 @@ impl Watch for MariaDbWatch {
     }
 }
 
-/// What a reading's row is.
-const ROW: i64 = 0;
-const NAMED: i64 = 1;
-const NOW: i64 = 2;
-const SESSION: i64 = 3;
-
 /// ER_BAD_DB_ERROR, ER_NO_SUCH_TABLE: lockpick's database or table is not made yet.
 const MISSING: [u16; 2] = [1049, 1146];
 
-/// One statement: the lease rows (their expiry), the named locks taken on a lock's name (the
-/// holding connection), the server's now (times in microseconds since 2000 on its clock), and
-/// the connections' ids (read after the locks). The now is `SYSDATE(6)`, read when its row is
-/// made, after the lease rows were read: a lease left is never longer than granted (`NOW(6)`,
-/// the statement's start, may come before a grant the read sees).
-fn reading_sql() -> String {
-    let us = |t: &str| format!("TIMESTAMPDIFF(MICROSECOND, '2000-01-01', {t})");
+/// A reading is four statements, in this order: the lease rows (their expiry), the named
+/// locks taken on a lock's name (the holding connection), the server's now (times in
+/// microseconds since 2000 on its clock), and the connections' ids (read after the locks).
+/// The now is `SYSDATE(6)`, read after the lease rows: a lease left is never longer than
+/// granted.
+///
+/// Four, not one: the one `UNION ALL` statement this was (a derived table of the named locks
+/// and `information_schema.PROCESSLIST` beside the rows) crashed MariaDB 10.11.19 with
+/// SIGSEGV freeing one of its internal temporary tables (`ha_maria::drop_table` from
+/// `free_tmp_table`), in 8 of about 1,800 runs of the MariaDB rows of the default matrix's
+/// publication begun at bb7a8d8: the watcher killed the server it watched. Plain reads of one
+/// table each and `SHOW PROCESSLIST` (which makes no temporary table) do not go that way.
+fn lease_sql() -> String {
     format!(
-        "SELECT {ROW} AS kind, name, holder AS value, {} AS num FROM {DATABASE}.{LEASE_TABLE} \
-         UNION ALL \
-         SELECT {NAMED}, name, CONCAT('conn:', owner), owner \
-         FROM (SELECT name, IS_USED_LOCK(name) AS owner FROM {DATABASE}.{ROW_TABLE}) AS named \
-         WHERE owner IS NOT NULL \
-         UNION ALL \
-         SELECT {NOW}, NULL, NULL, {} \
-         UNION ALL \
-         SELECT {SESSION}, NULL, NULL, ID FROM information_schema.PROCESSLIST",
-        us("expires_at"),
-        us("SYSDATE(6)")
+        "SELECT name, holder, {} FROM {DATABASE}.{LEASE_TABLE}",
+        micros("expires_at")
     )
+}
+
+fn named_sql() -> String {
+    format!("SELECT name, IS_USED_LOCK(name) FROM {DATABASE}.{ROW_TABLE}")
+}
+
+fn now_sql() -> String {
+    format!("SELECT {}", micros("SYSDATE(6)"))
+}
+
+/// `t` in microseconds since 2000 on the server's clock.
+fn micros(t: &str) -> String {
+    format!("TIMESTAMPDIFF(MICROSECOND, '2000-01-01', {t})")
 }
 
 /// The watcher's connection to one server.
 struct MyPoller {
     conn: Conn,
-    sql: String,
+    sql: [String; 3],
 }
 
-type ReadRow = (i64, Option<String>, Option<String>, Option<i64>);
+/// Whether `e` says lockpick's database or a table of it is not made yet.
+fn missing(e: &mysql_async::Error) -> bool {
+    matches!(e, mysql_async::Error::Server(e) if MISSING.contains(&e.code))
+}
 
 impl Poller for MyPoller {
     async fn connect(addr: SocketAddr, limit: Duration) -> Result<MyPoller, String> {
         Ok(MyPoller {
             conn: connect_to(addr, limit, false, Vec::new()).await?,
-            sql: reading_sql(),
+            sql: [lease_sql(), named_sql(), now_sql()],
         })
     }
 
     async fn read(&mut self) -> Result<Reading, String> {
-        let rows: Vec<ReadRow> = match self.conn.query(self.sql.as_str()).await {
+        let [lease, named, now] = &self.sql;
+        let leases: Vec<(String, String, Option<i64>)> = match self.conn.query(lease).await {
             Ok(rows) => rows,
-            Err(mysql_async::Error::Server(e)) if MISSING.contains(&e.code) => {
-                return Ok(Reading::default())
-            }
+            Err(e) if missing(&e) => return Ok(Reading::default()),
             Err(e) => return Err(e.to_string()),
         };
-        let mut reading = Reading::default();
-        for (kind, name, value, num) in rows {
-            match (kind, name, value) {
-                (NOW, _, _) => reading.now_us = num,
-                (SESSION, _, _) => {
-                    let sessions = reading.sessions.get_or_insert_with(Default::default);
-                    sessions.extend(num);
-                }
-                (ROW, Some(key), Some(value)) => reading.held.push(Held {
+        let names: Vec<(String, Option<i64>)> = match self.conn.query(named).await {
+            Ok(rows) => rows,
+            Err(e) if missing(&e) => return Ok(Reading::default()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let now_us: Option<Option<i64>> =
+            (self.conn.query_first(now).await).map_err(|e| e.to_string())?;
+        // What was held, and the now, are known here: the changes they show are stamped now,
+        // as a one-statement reading's are at its reply, not after the sessions' read.
+        let at = std::time::Instant::now();
+        let processes: Vec<mysql_async::Row> =
+            (self.conn.query("SHOW PROCESSLIST").await).map_err(|e| e.to_string())?;
+        let mut reading = Reading {
+            now_us: now_us.flatten(),
+            at: Some(at),
+            ..Reading::default()
+        };
+        let sessions = reading.sessions.get_or_insert_with(Default::default);
+        sessions.extend(processes.iter().filter_map(|row| row.get::<i64, _>(0)));
+        for (key, value, expires_us) in leases {
+            reading.held.push(Held {
+                key,
+                value,
+                exact: true,
+                expires_us,
+                session: None,
+            });
+        }
+        for (key, owner) in names {
+            if let Some(owner) = owner {
+                reading.held.push(Held {
                     key,
-                    value,
-                    exact: true,
-                    expires_us: num,
-                    session: None,
-                }),
-                (NAMED, Some(key), Some(value)) => reading.held.push(Held {
-                    key,
-                    value,
+                    value: format!("conn:{owner}"),
                     exact: false,
                     expires_us: None,
-                    session: num,
-                }),
-                _ => {}
+                    session: Some(owner),
+                });
             }
         }
         Ok(reading)

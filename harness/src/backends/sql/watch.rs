@@ -88,6 +88,9 @@ pub(crate) struct Reading {
     pub held: Vec<Held>,
     /// The server's sessions, read after the locks; `None` when not read.
     pub sessions: Option<HashSet<i64>>,
+    /// When the held locks and the now had been read, for a reading of several statements
+    /// whose last ones came later (MariaDB's); `None`: at its reply.
+    pub at: Option<Instant>,
 }
 
 /// A connection to one node that reads which locks are held.
@@ -98,7 +101,8 @@ pub(crate) trait Poller: Sized + Send + 'static {
         limit: Duration,
     ) -> impl Future<Output = Result<Self, String>> + Send;
 
-    /// Reads what is held now, in one statement. An error leaves the connection to be dropped.
+    /// Reads what is held now, in one statement where the server allows it (MariaDB's takes
+    /// four: see its watcher). An error leaves the connection to be dropped.
     fn read(&mut self) -> impl Future<Output = Result<Reading, String>> + Send;
 }
 
@@ -179,6 +183,7 @@ impl<P: Poller> NodeWatcher<P> {
         let got = Instant::now();
         match read {
             Ok(Ok(reading)) => {
+                let got = reading.at.unwrap_or(got);
                 self.record.apply(reading, sent, got);
                 Ok(())
             }
@@ -420,6 +425,7 @@ mod tests {
                 now_us: Some(now(ms)),
                 held,
                 sessions: Some(sessions.iter().copied().collect()),
+                at: None,
             };
             rec.apply(reading, at(ms - 1), at(ms));
         };
