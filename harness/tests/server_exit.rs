@@ -14,7 +14,10 @@ fn node_pid(store: &Path, node: &str) -> Option<u32> {
     for scenario in std::fs::read_dir(store).ok()?.flatten() {
         for run in std::fs::read_dir(scenario.path()).ok()?.flatten() {
             if let Ok(Some(state)) = RunState::read(&run.path()) {
-                if let Some(pid) = state.server_instance.and_then(|i| i.pids.get(node).copied()) {
+                if let Some(pid) = state
+                    .server_instance
+                    .and_then(|i| i.pids.get(node).copied())
+                {
                     return Some(pid);
                 }
             }
@@ -60,6 +63,9 @@ fn a_lock_server_that_dies_outside_the_plan_ends_the_run_in_an_error_naming_it()
             assert!(log.ends_with("nodes/n1/server.log"), "{}", log.display());
         }
         Err(e) => panic!("another error: {e}"),
-        Ok(o) => panic!("a verdict from a run whose server died: {:?}", o.results.verdict),
+        Ok(o) => panic!(
+            "a verdict from a run whose server died: {:?}",
+            o.results.verdict
+        ),
     }
 }

@@ -364,6 +364,29 @@ pub trait Settle: Sync {
     ) -> BoxFuture<'a, Result<(), String>>;
 }
 
+/// How often [`until_agreed`] asks the members while they do not agree yet.
+pub const SETTLE_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A [`Settle`]'s loop: asks `ask` (all the members, `Ok` when they agree, else what was
+/// apart) every [`SETTLE_POLL`] until they agree or `limit` has passed.
+pub async fn until_agreed<F, Fut>(limit: std::time::Duration, mut ask: F) -> Result<(), String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let apart = match ask().await {
+            Ok(()) => return Ok(()),
+            Err(apart) => apart,
+        };
+        if std::time::Instant::now() >= deadline {
+            return Err(format!("members still apart after {limit:?}: {apart}"));
+        }
+        tokio::time::sleep(SETTLE_POLL).await;
+    }
+}
+
 /// The [`Settle`] of a kind whose nodes share nothing (independent Redis nodes, one SQL
 /// server): there is no one to agree with, and the reset itself reaches every node.
 pub struct NothingToSettle;

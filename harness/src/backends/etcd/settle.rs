@@ -5,13 +5,10 @@
 //! names the new leader in the new term, it has stepped down.
 
 use super::process::etcd_status;
-use crate::server::{BoxFuture, Endpoints, Settle};
-use std::time::{Duration, Instant};
+use crate::server::{until_agreed, BoxFuture, Endpoints, Settle, SETTLE_POLL};
+use std::time::Duration;
 
 pub(super) struct EtcdSettle;
-
-/// How often the members are asked while they do not agree yet.
-const POLL: Duration = Duration::from_millis(50);
 
 impl Settle for EtcdSettle {
     fn settle<'a>(
@@ -19,24 +16,13 @@ impl Settle for EtcdSettle {
         endpoints: &'a Endpoints,
         limit: Duration,
     ) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move {
-            let deadline = Instant::now() + limit;
-            loop {
-                let mut seen = Vec::new();
-                for (node, addr) in &endpoints.nodes {
-                    let status = etcd_status(*addr, POLL * 4).await;
-                    seen.push((node.as_str(), status));
-                }
-                let apart = match agreement(&seen) {
-                    Ok(()) => return Ok(()),
-                    Err(apart) => apart,
-                };
-                if Instant::now() >= deadline {
-                    return Err(format!("members still apart after {limit:?}: {apart}"));
-                }
-                tokio::time::sleep(POLL).await;
+        Box::pin(until_agreed(limit, move || async move {
+            let mut seen = Vec::new();
+            for (node, addr) in &endpoints.nodes {
+                seen.push((node.as_str(), etcd_status(*addr, SETTLE_POLL * 4).await));
             }
-        })
+            agreement(&seen)
+        }))
     }
 }
 

@@ -4,13 +4,10 @@
 //! when the next run's clients connect.
 
 use super::process::four_letter_word;
-use crate::server::{BoxFuture, Endpoints, Settle};
-use std::time::{Duration, Instant};
+use crate::server::{until_agreed, BoxFuture, Endpoints, Settle, SETTLE_POLL};
+use std::time::Duration;
 
 pub(super) struct ZkSettle;
-
-/// How often the members are asked while they do not agree yet.
-const POLL: Duration = Duration::from_millis(50);
 
 impl Settle for ZkSettle {
     fn settle<'a>(
@@ -18,29 +15,19 @@ impl Settle for ZkSettle {
         endpoints: &'a Endpoints,
         limit: Duration,
     ) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move {
-            let deadline = Instant::now() + limit;
-            loop {
-                let mut seen = Vec::new();
-                for (node, addr) in &endpoints.nodes {
-                    let answer =
-                        tokio::time::timeout(POLL * 4, four_letter_word(*addr, b"srvr")).await;
-                    let state = match answer {
-                        Ok(Ok(text)) => Some(parse_srvr(&text)),
-                        _ => None,
-                    };
-                    seen.push((node.as_str(), state));
-                }
-                let apart = match agreement(&seen) {
-                    Ok(()) => return Ok(()),
-                    Err(apart) => apart,
+        Box::pin(until_agreed(limit, move || async move {
+            let mut seen = Vec::new();
+            for (node, addr) in &endpoints.nodes {
+                let answer =
+                    tokio::time::timeout(SETTLE_POLL * 4, four_letter_word(*addr, b"srvr")).await;
+                let state = match answer {
+                    Ok(Ok(text)) => Some(parse_srvr(&text)),
+                    _ => None,
                 };
-                if Instant::now() >= deadline {
-                    return Err(format!("members still apart after {limit:?}: {apart}"));
-                }
-                tokio::time::sleep(POLL).await;
+                seen.push((node.as_str(), state));
             }
-        })
+            agreement(&seen)
+        }))
     }
 }
 
