@@ -163,41 +163,6 @@ pub async fn etcd_version(addr: SocketAddr, timeout: Duration) -> Option<String>
         .map(str::to_owned)
 }
 
-/// What the member at client address `addr` says of the cluster (`/v3/maintenance/status`),
-/// `None` if it does not answer in time or answers something else.
-pub(crate) async fn etcd_status(
-    addr: SocketAddr,
-    timeout: Duration,
-) -> Option<super::settle::Status> {
-    let body = http::request(addr, "/v3/maintenance/status", Some("{}"), timeout).await?;
-    parse_status(&body)
-}
-
-/// The leader, term, applied index and errors of a status answer. The JSON gateway writes
-/// 64-bit numbers as strings, and these fields in camel case (3.4 and 3.6 alike).
-fn parse_status(body: &str) -> Option<super::settle::Status> {
-    let status: serde_json::Value = serde_json::from_str(body).ok()?;
-    let number = |field: &str| -> Option<u64> {
-        match status.get(field) {
-            // A field at its zero value is left out.
-            None => Some(0),
-            Some(v) => v.as_str()?.parse().ok(),
-        }
-    };
-    let errors = match status.get("errors") {
-        None => Vec::new(),
-        Some(v) => (v.as_array()?.iter())
-            .map(|e| e.as_str().map(str::to_owned))
-            .collect::<Option<Vec<_>>>()?,
-    };
-    Some(super::settle::Status {
-        leader: number("leader")?,
-        term: number("raftTerm")?,
-        applied: number("raftAppliedIndex")?,
-        errors,
-    })
-}
-
 /// True if the member at client address `addr` is the leader right now.
 pub async fn etcd_is_leader(addr: SocketAddr, timeout: Duration) -> bool {
     let Some(body) = http::request(addr, "/v3/maintenance/status", Some("{}"), timeout).await
@@ -260,36 +225,5 @@ impl NodeRecipe for EtcdOptions {
 impl From<EtcdOptions> for crate::processes::NodeKind {
     fn from(options: EtcdOptions) -> crate::processes::NodeKind {
         crate::processes::NodeKind::new(options)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_status_answer_gives_leader_term_applied_index_and_errors() {
-        // As etcd 3.4.23 and 3.6.16 answer (3.6 adds fields, with spaces after commas).
-        let v34 = r#"{"header":{"cluster_id":"14841639068965178418","member_id":"10276657743932975437","revision":"1","raft_term":"2"},"version":"3.4.23","dbSize":"20480","leader":"10276657743932975437","raftIndex":"4","raftTerm":"2","raftAppliedIndex":"4","dbSizeInUse":"16384"}"#;
-        let v36 = r#"{"header":{"cluster_id":"1", "member_id":"2", "revision":"1", "raft_term":"2"}, "version":"3.6.16", "dbSize":"20480", "leader":"10276657743932975437", "raftIndex":"4", "raftTerm":"2", "raftAppliedIndex":"4", "dbSizeInUse":"16384", "storageVersion":"3.6.0", "dbSizeQuota":"2147483648", "downgradeInfo":{}}"#;
-        let want = super::super::settle::Status {
-            leader: 10276657743932975437,
-            term: 2,
-            applied: 4,
-            errors: Vec::new(),
-        };
-        assert_eq!(parse_status(v34), Some(want.clone()));
-        assert_eq!(parse_status(v36), Some(want));
-        let alarmed = r#"{"leader":"5","raftTerm":"3","raftAppliedIndex":"9","errors":["memberID:5 alarm:NOSPACE "]}"#;
-        assert_eq!(parse_status(alarmed).unwrap().errors.len(), 1);
-        // No leader: the field is left out.
-        let leaderless = parse_status(r#"{"raftTerm":"3","raftAppliedIndex":"9"}"#);
-        assert_eq!(leaderless.unwrap().leader, 0);
-        assert_eq!(parse_status("no json"), None);
-        assert_eq!(
-            parse_status(r#"{"leader":7}"#),
-            None,
-            "a number where etcd writes a string"
-        );
     }
 }
