@@ -8,7 +8,7 @@ use super::book::Book;
 use super::cells::{reuse_order, Cell, Ownership};
 use super::{MatrixCommands, MatrixEvent, MatrixRequest, MatrixRunError, RunKey, Say};
 use crate::client::process::read_hello;
-use crate::run::{relative_run, run_scenario_in, RunOptions, ServerPool};
+use crate::run::{relative_run, run_scenario_in, RunOptions, ServerPool, Setup};
 use crate::scenario::Scenario;
 use lockpick_checker::history::read_history;
 use lockpick_reports::matrix::{failed_run, summarize_run, RunPlace, RunSummary};
@@ -84,6 +84,7 @@ async fn make_runs(
                 }
                 queue.push_back(OneRun {
                     req: req.clone(),
+                    setup: Setup::of(&cell.scenario),
                     scenario: cell.scenario.clone(),
                     key,
                     round,
@@ -139,8 +140,8 @@ struct Made {
 struct Slots {
     idle: Vec<ServerPool>,
     running: JoinSet<(ServerPool, Made)>,
-    /// The scenario of each run in flight: the setup its pool will keep.
-    in_flight: Vec<(RunKey, Scenario)>,
+    /// The setup of each run in flight: what its pool will keep.
+    in_flight: Vec<(RunKey, Setup)>,
 }
 
 impl Slots {
@@ -165,10 +166,8 @@ impl Slots {
     fn pick(&self, queue: &mut VecDeque<OneRun>) -> OneRun {
         let horizon = queue.front().map_or(0, |r| r.round + 1);
         let near = |r: &&OneRun| r.round <= horizon;
-        let kept = |r: &OneRun| self.idle.iter().any(|p| p.keeps_setup_of(&r.scenario));
-        let taken = |r: &OneRun| {
-            kept(r) || (self.in_flight.iter()).any(|(_, s)| ServerPool::same_setup(s, &r.scenario))
-        };
+        let kept = |r: &OneRun| self.idle.iter().any(|p| p.keeps(&r.setup));
+        let taken = |r: &OneRun| kept(r) || self.in_flight.iter().any(|(_, s)| *s == r.setup);
         let at = (queue.iter().take_while(near).position(kept))
             .or_else(|| queue.iter().take_while(near).position(|r| !taken(r)))
             .unwrap_or(0);
@@ -180,15 +179,12 @@ impl Slots {
     /// then stopped for fresh ones).
     fn launch(&mut self, run: OneRun, queue: &VecDeque<OneRun>, interrupt: CancellationToken) {
         let at = (self.idle.iter())
-            .position(|p| p.keeps_setup_of(&run.scenario))
+            .position(|p| p.keeps(&run.setup))
             .or_else(|| self.idle.iter().position(|p| !p.keeps_any()))
-            .or_else(|| {
-                (self.idle.iter())
-                    .position(|p| !queue.iter().any(|r| p.keeps_setup_of(&r.scenario)))
-            })
+            .or_else(|| (self.idle.iter()).position(|p| !queue.iter().any(|r| p.keeps(&r.setup))))
             .unwrap_or(0);
         let mut pool = self.idle.swap_remove(at);
-        self.in_flight.push((run.key.clone(), run.scenario.clone()));
+        self.in_flight.push((run.key.clone(), run.setup.clone()));
         self.running.spawn(async move {
             let made = run.make(&mut pool, interrupt).await;
             (pool, made)
@@ -222,6 +218,8 @@ struct OneRun {
     key: RunKey,
     /// Which seed of the matrix (0 for its first): how far ahead of the queue's first it is.
     round: u64,
+    /// The servers it needs, worked out once.
+    setup: Setup,
     reproduce: String,
 }
 

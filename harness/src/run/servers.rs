@@ -41,7 +41,7 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(6);
 
 /// What decides which servers a run starts: two runs with equal setups can share an instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Setup {
+pub struct Setup {
     server: &'static str,
     release: Option<&'static str>,
     nodes: Vec<String>,
@@ -50,7 +50,8 @@ struct Setup {
 }
 
 impl Setup {
-    fn of(scenario: &Scenario) -> Setup {
+    /// The setup runs of `scenario` need.
+    pub fn of(scenario: &Scenario) -> Setup {
         Setup {
             server: scenario.server.name(),
             release: scenario.version.map(|v| v.name),
@@ -99,17 +100,10 @@ impl ServerPool {
         }
     }
 
-    /// Whether this pool keeps servers a run of `scenario` can reset and use: a search that
-    /// runs several pools at once gives a run to the pool that already has its setup.
-    pub fn keeps_setup_of(&self, scenario: &Scenario) -> bool {
-        self.kept
-            .as_ref()
-            .is_some_and(|k| k.setup == Setup::of(scenario))
-    }
-
-    /// Whether runs of `a` and `b` can share servers.
-    pub fn same_setup(a: &Scenario, b: &Scenario) -> bool {
-        Setup::of(a) == Setup::of(b)
+    /// Whether this pool keeps servers of `setup`, which a run needing it can reset and use:
+    /// a search that runs several pools at once gives a run to the pool that already has it.
+    pub fn keeps(&self, setup: &Setup) -> bool {
+        self.kept.as_ref().is_some_and(|k| k.setup == *setup)
     }
 
     /// Whether this pool keeps any servers.
