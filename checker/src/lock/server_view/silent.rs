@@ -156,14 +156,7 @@ pub(crate) fn find<'a>(
         }
     }
     for m in mine.values_mut() {
-        for ivs in m.by_node.values() {
-            for (s, e) in coverage(ivs) {
-                m.deltas.push((s, 1));
-                if e != u64::MAX {
-                    m.deltas.push((e, -1));
-                }
-            }
-        }
+        m.deltas = deltas_of(m.by_node.values().map(Vec::as_slice));
     }
     let mut told: HashMap<u64, Vec<&Told>> = HashMap::new();
     for n in &inputs.told {
@@ -188,17 +181,10 @@ pub(crate) fn find<'a>(
         let deltas = if all_theirs {
             m.deltas.clone()
         } else {
-            let mut deltas = Vec::new();
-            for ivs in m.by_node.values() {
-                let ivs: Vec<&Interval> = ivs.iter().copied().filter(|iv| theirs(iv)).collect();
-                for (s, e) in coverage(&ivs) {
-                    deltas.push((s, 1));
-                    if e != u64::MAX {
-                        deltas.push((e, -1));
-                    }
-                }
-            }
-            deltas
+            let kept: Vec<Vec<&Interval>> = (m.by_node.values())
+                .map(|ivs| ivs.iter().copied().filter(|iv| theirs(iv)).collect())
+                .collect();
+            deltas_of(kept.iter().map(Vec::as_slice))
         };
         let s = sweep(deltas, h.asked_ns, h.end_ns, maj as i64);
         if s.judged {
@@ -245,6 +231,21 @@ pub(crate) fn find<'a>(
     out.retakes
         .sort_by_key(|r| (r.before.end_ns(), r.again.set_index));
     out
+}
+
+/// The count's steps of records `by_node` (each node's intervals): +1 where a node's
+/// coverage starts, -1 where it ends.
+fn deltas_of<'a>(by_node: impl Iterator<Item = &'a [&'a Interval]>) -> Vec<(u64, i64)> {
+    let mut deltas = Vec::new();
+    for ivs in by_node {
+        for (s, e) in coverage(ivs) {
+            deltas.push((s, 1));
+            if e != u64::MAX {
+                deltas.push((e, -1));
+            }
+        }
+    }
+    deltas
 }
 
 /// A silent re-take within holding `h` of `again`, one of its process's records, if it is

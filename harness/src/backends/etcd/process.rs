@@ -163,19 +163,58 @@ pub async fn etcd_version(addr: SocketAddr, timeout: Duration) -> Option<String>
         .map(str::to_owned)
 }
 
+/// What one member says of the cluster (`/v3/maintenance/status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Status {
+    /// The answering member's own id.
+    pub member: u64,
+    pub leader: u64,
+    pub term: u64,
+    pub applied: u64,
+    /// The member's alarms and errors (`errors`), empty when there are none.
+    pub errors: Vec<String>,
+}
+
+/// What the member at client address `addr` says of the cluster (`/v3/maintenance/status`),
+/// `None` if it does not answer in time or answers something else.
+pub(crate) async fn etcd_status(addr: SocketAddr, timeout: Duration) -> Option<Status> {
+    let body = http::request(addr, "/v3/maintenance/status", Some("{}"), timeout).await?;
+    parse_status(&body)
+}
+
+/// The leader, term, applied index and errors of a status answer. The JSON gateway writes
+/// 64-bit numbers as strings, and these fields in camel case (3.4 and 3.6 alike).
+fn parse_status(body: &str) -> Option<Status> {
+    let status: serde_json::Value = serde_json::from_str(body).ok()?;
+    let number = |field: &str| -> Option<u64> {
+        match status.get(field) {
+            // A field at its zero value is left out.
+            None => Some(0),
+            Some(v) => v.as_str()?.parse().ok(),
+        }
+    };
+    let errors = match status.get("errors") {
+        None => Vec::new(),
+        Some(v) => (v.as_array()?.iter())
+            .map(|e| e.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()?,
+    };
+    let member =
+        (status.pointer("/header/member_id")).map_or(Some(0), |v| v.as_str()?.parse().ok())?;
+    Some(Status {
+        member,
+        leader: number("leader")?,
+        term: number("raftTerm")?,
+        applied: number("raftAppliedIndex")?,
+        errors,
+    })
+}
+
 /// True if the member at client address `addr` is the leader right now.
 pub async fn etcd_is_leader(addr: SocketAddr, timeout: Duration) -> bool {
-    let Some(body) = http::request(addr, "/v3/maintenance/status", Some("{}"), timeout).await
-    else {
-        return false;
-    };
-    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else {
-        return false;
-    };
-    // The JSON gateway writes 64-bit ids as strings.
-    let me = status.pointer("/header/member_id").and_then(|v| v.as_str());
-    let leader = status.pointer("/leader").and_then(|v| v.as_str());
-    matches!((me, leader), (Some(me), Some(leader)) if me == leader && leader != "0")
+    etcd_status(addr, timeout)
+        .await
+        .is_some_and(|s| s.leader != 0 && s.member == s.leader)
 }
 
 impl NodeRecipe for EtcdOptions {
@@ -225,5 +264,37 @@ impl NodeRecipe for EtcdOptions {
 impl From<EtcdOptions> for crate::processes::NodeKind {
     fn from(options: EtcdOptions) -> crate::processes::NodeKind {
         crate::processes::NodeKind::new(options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_answer_gives_leader_term_applied_index_and_errors() {
+        // As etcd 3.4.23 and 3.6.16 answer (3.6 adds fields, with spaces after commas).
+        let v34 = r#"{"header":{"cluster_id":"14841639068965178418","member_id":"10276657743932975437","revision":"1","raft_term":"2"},"version":"3.4.23","dbSize":"20480","leader":"10276657743932975437","raftIndex":"4","raftTerm":"2","raftAppliedIndex":"4","dbSizeInUse":"16384"}"#;
+        let v36 = r#"{"header":{"cluster_id":"1", "member_id":"2", "revision":"1", "raft_term":"2"}, "version":"3.6.16", "dbSize":"20480", "leader":"10276657743932975437", "raftIndex":"4", "raftTerm":"2", "raftAppliedIndex":"4", "dbSizeInUse":"16384", "storageVersion":"3.6.0", "dbSizeQuota":"2147483648", "downgradeInfo":{}}"#;
+        let want = Status {
+            member: 10276657743932975437,
+            leader: 10276657743932975437,
+            term: 2,
+            applied: 4,
+            errors: Vec::new(),
+        };
+        assert_eq!(parse_status(v34), Some(want.clone()));
+        assert_eq!(parse_status(v36), Some(Status { member: 2, ..want }));
+        let alarmed = r#"{"leader":"5","raftTerm":"3","raftAppliedIndex":"9","errors":["memberID:5 alarm:NOSPACE "]}"#;
+        assert_eq!(parse_status(alarmed).unwrap().errors.len(), 1);
+        // No leader: the field is left out.
+        let leaderless = parse_status(r#"{"raftTerm":"3","raftAppliedIndex":"9"}"#);
+        assert_eq!(leaderless.unwrap().leader, 0);
+        assert_eq!(parse_status("no json"), None);
+        assert_eq!(
+            parse_status(r#"{"leader":7}"#),
+            None,
+            "a number where etcd writes a string"
+        );
     }
 }
