@@ -5,7 +5,7 @@
 
 mod api_support;
 
-use api_support::{echo, http, request, Server};
+use api_support::{echo, echo_on, http, request, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -524,4 +524,65 @@ fn a_populate_that_made_no_proxy_answers_null_proxies() {
     let answer = request(api, "POST", "/populate", &[], one);
     assert_eq!(answer.status, 201);
     assert_eq!(answer.json()["proxies"][0]["name"], "a");
+}
+
+/// A port bound but not listening: the kernel refuses connections to it until `listen`.
+fn refusing_port() -> (tokio::net::TcpSocket, SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = socket.local_addr().unwrap();
+    (socket, addr)
+}
+
+#[test]
+fn a_connection_to_an_upstream_that_is_not_listening_yet_waits_for_it() {
+    // A network refuses a connect to a server that is not listening; a proxy has accepted it
+    // already, so it waits for the server to listen, as a client retrying would.
+    let server = Server::start();
+    let (socket, upstream) = refusing_port();
+    let listen = proxy(server.api(), "late", upstream);
+    let mut client = TcpStream::connect(listen).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    client.write_all(b"ping").unwrap();
+    // Long enough that the proxy's first connect (a loopback one, right after its accept) has
+    // been refused; well inside its wait.
+    std::thread::sleep(Duration::from_millis(50));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let listener = {
+        let _in = runtime.enter();
+        socket.listen(16).unwrap().into_std().unwrap()
+    };
+    listener.set_nonblocking(false).unwrap();
+    echo_on(listener);
+    let mut got = [0u8; 4];
+    client
+        .read_exact(&mut got)
+        .expect("the bytes sent before the upstream listened reach it and come back");
+    assert_eq!(&got, b"ping");
+}
+
+#[test]
+fn a_connection_to_an_upstream_that_never_listens_is_reset_not_closed() {
+    let server = Server::start();
+    let (_socket, upstream) = refusing_port();
+    let listen = proxy(server.api(), "never", upstream);
+    let mut client = TcpStream::connect(listen).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    client.write_all(b"ping").unwrap();
+    let mut buf = [0u8; 4];
+    match client.read(&mut buf) {
+        Err(e) => assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::ConnectionReset,
+            "a refusal passed on as a reset, not {e}"
+        ),
+        Ok(n) => panic!("read {n} byte(s) (0: an orderly close) where a reset was due"),
+    }
 }

@@ -25,6 +25,15 @@ const CHUNKS_IN_FLIGHT: usize = 64;
 /// attributes go up to `i64::MAX` ms; past this they all mean "never" and must not overflow
 /// an `Instant`.
 const FOREVER: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+/// How long a connection waits for an upstream that refuses it to start listening. A proxy
+/// has accepted the client's connect before it learns that the server behind it is not
+/// listening, where a network would have refused it, and some clients retry a refused
+/// connect but give up on a connection that closes (a ZooKeeper follower reaching a leader
+/// elected a moment before it listens: both followers of a 3.9 ensemble did, and no quorum
+/// formed). Waiting as long as such a client's own retries would last stands in for them.
+pub(super) const UPSTREAM_WAIT: Duration = Duration::from_secs(2);
+/// Pause between tries of an upstream that refused.
+const UPSTREAM_RETRY: Duration = Duration::from_millis(25);
 
 struct Chunk {
     data: Vec<u8>,
@@ -43,7 +52,10 @@ enum PumpEnd {
 /// Proxies `client` to `upstream` until either side ends or a toxic closes the connection.
 /// Dropping the future closes both sockets.
 pub async fn run(client: TcpStream, upstream: String, toxics: watch::Receiver<ToxicList>) {
-    let Ok(server) = TcpStream::connect(upstream.as_str()).await else {
+    let Some(server) = connect_upstream(&upstream).await else {
+        // Reset, not a FIN: the nearest a proxy can come to the refusal the client would
+        // have had without it.
+        let _ = client.set_zero_linger();
         return;
     };
     let _ = client.set_nodelay(true);
@@ -61,6 +73,25 @@ pub async fn run(client: TcpStream, upstream: String, toxics: watch::Receiver<To
         };
         if end == PumpEnd::Close {
             return;
+        }
+    }
+}
+
+/// A connection to `upstream`, tried again while it refuses, up to [`UPSTREAM_WAIT`] (the
+/// client's bytes wait in its socket meanwhile); `None` if it never accepted, or failed
+/// otherwise (unreachable, reset), which no wait mends.
+async fn connect_upstream(upstream: &str) -> Option<TcpStream> {
+    let give_up = Instant::now() + UPSTREAM_WAIT;
+    loop {
+        match TcpStream::connect(upstream).await {
+            Ok(server) => return Some(server),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ConnectionRefused
+                    && Instant::now() < give_up =>
+            {
+                sleep(UPSTREAM_RETRY).await;
+            }
+            Err(_) => return None,
         }
     }
 }

@@ -17,6 +17,9 @@
 //! connections it was on; toxicity is rolled per connection. Disabling a proxy closes its
 //! listener and every connection before the API answers; enabling it listens again on the
 //! same address. Listen addresses must be loopback (the server answers 400 otherwise).
+//! Unlike Toxiproxy, a connection whose upstream refuses it is not closed at once: it waits
+//! up to [`link::UPSTREAM_WAIT`] for the server to listen, then is reset (the proxy accepted
+//! the connect a network would have refused; see there).
 //!
 //! The HTTP layer is hyper 0.14 because reqwest 0.11, required by toxiproxy_rust, already
 //! brings it in: no second HTTP stack in the build.

@@ -45,6 +45,12 @@ impl Drop for Server {
 pub fn echo() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    echo_on(listener);
+    addr
+}
+
+/// Echoes every connection `listener` accepts, on threads, as long as the test binary runs.
+pub fn echo_on(listener: TcpListener) {
     std::thread::spawn(move || {
         for mut stream in listener.incoming().flatten() {
             std::thread::spawn(move || {
@@ -57,7 +63,6 @@ pub fn echo() -> SocketAddr {
             });
         }
     });
-    addr
 }
 
 /// One answer: status, header lines (lower-cased names) and the raw body text.
