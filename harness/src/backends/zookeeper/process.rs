@@ -158,10 +158,29 @@ pub async fn zk_mode(addr: SocketAddr, timeout: Duration) -> Option<String> {
         .await
         .ok()?
         .ok()?;
-    answer
-        .lines()
-        .find_map(|l| l.strip_prefix("Mode: "))
-        .map(|m| m.trim().to_string())
+    parse_srvr(&answer).mode
+}
+
+/// What one member's `srvr` says: its mode and its last zxid, each `None` when the answer
+/// has no such line (a member without a quorum answers "not currently serving requests").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct MemberState {
+    pub mode: Option<String>,
+    pub zxid: Option<u64>,
+}
+
+pub(super) fn parse_srvr(text: &str) -> MemberState {
+    let line = |prefix: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .map(str::trim)
+    };
+    MemberState {
+        mode: line("Mode: ").map(str::to_owned),
+        zxid: line("Zxid: ")
+            .and_then(|z| z.strip_prefix("0x"))
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok()),
+    }
 }
 
 /// The server's version from `srvr` (`Zookeeper version: 3.9.5-293c895…, built on …`): the

@@ -3,7 +3,7 @@
 //! and the rest following it, all at the same zxid, so no member is still voting or syncing
 //! when the next run's clients connect.
 
-use super::process::four_letter_word;
+use super::process::{four_letter_word, parse_srvr, MemberState};
 use crate::server::{until_agreed, BoxFuture, Endpoints, Settle, SETTLE_POLL};
 use std::time::Duration;
 
@@ -28,28 +28,6 @@ impl Settle for ZkSettle {
             }
             agreement(&seen)
         }))
-    }
-}
-
-/// What one member's `srvr` says: its mode and its last zxid, each `None` when the answer
-/// has no such line (a member without a quorum answers "not currently serving requests").
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct MemberState {
-    mode: Option<String>,
-    zxid: Option<u64>,
-}
-
-fn parse_srvr(text: &str) -> MemberState {
-    let line = |prefix: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(prefix))
-            .map(str::trim)
-    };
-    MemberState {
-        mode: line("Mode: ").map(str::to_owned),
-        zxid: line("Zxid: ")
-            .and_then(|z| z.strip_prefix("0x"))
-            .and_then(|hex| u64::from_str_radix(hex, 16).ok()),
     }
 }
 
