@@ -534,18 +534,24 @@ fn refusing_port() -> (tokio::net::TcpSocket, SocketAddr) {
     (socket, addr)
 }
 
+/// A client connected through `listen` that has sent `ping`, reading with a generous timeout
+/// (a hang is a failure, not a wait without end).
+fn ping_through(listen: SocketAddr) -> TcpStream {
+    let mut client = TcpStream::connect(listen).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    client.write_all(b"ping").unwrap();
+    client
+}
+
 #[test]
 fn a_connection_to_an_upstream_that_is_not_listening_yet_waits_for_it() {
     // A network refuses a connect to a server that is not listening; a proxy has accepted it
     // already, so it waits for the server to listen, as a client retrying would.
     let server = Server::start();
     let (socket, upstream) = refusing_port();
-    let listen = proxy(server.api(), "late", upstream);
-    let mut client = TcpStream::connect(listen).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    client.write_all(b"ping").unwrap();
+    let mut client = ping_through(proxy(server.api(), "late", upstream));
     // Long enough that the proxy's first connect (a loopback one, right after its accept) has
     // been refused; well inside its wait.
     std::thread::sleep(Duration::from_millis(50));
@@ -570,12 +576,7 @@ fn a_connection_to_an_upstream_that_is_not_listening_yet_waits_for_it() {
 fn a_connection_to_an_upstream_that_never_listens_is_reset_not_closed() {
     let server = Server::start();
     let (_socket, upstream) = refusing_port();
-    let listen = proxy(server.api(), "never", upstream);
-    let mut client = TcpStream::connect(listen).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    client.write_all(b"ping").unwrap();
+    let mut client = ping_through(proxy(server.api(), "never", upstream));
     let mut buf = [0u8; 4];
     match client.read(&mut buf) {
         Err(e) => assert_eq!(
