@@ -34,32 +34,73 @@ impl CellDiff {
     }
 }
 
+/// Why a cell was not compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NotCompared {
+    OnlyInNew,
+    OnlyInOld,
+    /// In both, but without a run that could show a violation in the old one (or the new).
+    NoneExposedInOld,
+    NoneExposedInNew,
+}
+
+impl NotCompared {
+    pub fn why(self) -> &'static str {
+        match self {
+            NotCompared::OnlyInNew => "only in the new one",
+            NotCompared::OnlyInOld => "only in the old one",
+            NotCompared::NoneExposedInOld => "no run that could show a violation in the old one",
+            NotCompared::NoneExposedInNew => "no run that could show a violation in the new one",
+        }
+    }
+}
+
+/// A cell of one or both publications that was not compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmatched {
+    pub row: String,
+    pub column: String,
+    pub why: NotCompared,
+}
+
+impl std::fmt::Display for Unmatched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} × {}: {}", self.row, self.column, self.why.why())
+    }
+}
+
 /// What changed between two publications.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatrixDiff {
     /// The cells in both, each with runs that count in both, in the new one's order.
     pub cells: Vec<CellDiff>,
-    /// Cells in only one of them, or without a run that counts in one (`row × column: why`).
-    pub unmatched: Vec<String>,
+    /// Cells in only one of them, or without a run that counts in one.
+    pub unmatched: Vec<Unmatched>,
 }
 
 /// Compares the cells of `old` and `new`.
 pub fn diff_matrices(old: &MatrixRecord, new: &MatrixRecord) -> MatrixDiff {
     let mut cells = Vec::new();
     let mut unmatched = Vec::new();
+    let not = |row: &str, column: &str, why| Unmatched {
+        row: row.to_owned(),
+        column: column.to_owned(),
+        why,
+    };
     for n in &new.cells {
         let Some(o) = old.cell(&n.row, &n.column) else {
-            unmatched.push(format!("{} × {}: only in the new one", n.row, n.column));
+            unmatched.push(not(&n.row, &n.column, NotCompared::OnlyInNew));
             continue;
         };
         let (a, n1) = safety_counts(&o.runs);
         let (b, n2) = safety_counts(&n.runs);
         if n1 == 0 || n2 == 0 {
-            let which = if n1 == 0 { "old" } else { "new" };
-            unmatched.push(format!(
-                "{} × {}: no run that could show a violation in the {which} one",
-                n.row, n.column
-            ));
+            let why = if n1 == 0 {
+                NotCompared::NoneExposedInOld
+            } else {
+                NotCompared::NoneExposedInNew
+            };
+            unmatched.push(not(&n.row, &n.column, why));
             continue;
         }
         cells.push(CellDiff {
@@ -75,7 +116,7 @@ pub fn diff_matrices(old: &MatrixRecord, new: &MatrixRecord) -> MatrixDiff {
     }
     for o in &old.cells {
         if new.cell(&o.row, &o.column).is_none() {
-            unmatched.push(format!("{} × {}: only in the old one", o.row, o.column));
+            unmatched.push(not(&o.row, &o.column, NotCompared::OnlyInOld));
         }
     }
     holm(&mut cells);
@@ -173,10 +214,21 @@ pub fn since_section(old: &MatrixRecord, new: &MatrixRecord) -> String {
         changed.iter().for_each(|c| md.push_str(&line(c)));
     }
     if !d.unmatched.is_empty() {
+        // One line per reason: a page's reader wants to know which cells, not to read the
+        // reason ninety times.
         md.push_str(&format!("\nNot compared ({}):\n\n", d.unmatched.len()));
-        d.unmatched
-            .iter()
-            .for_each(|u| md.push_str(&format!("- {u}\n")));
+        let mut by_why: std::collections::BTreeMap<NotCompared, Vec<String>> = Default::default();
+        for u in &d.unmatched {
+            (by_why.entry(u.why).or_default()).push(format!("{} × {}", u.row, u.column));
+        }
+        for (why, cells) in by_why {
+            md.push_str(&format!(
+                "- {} ({}): {}\n",
+                why.why(),
+                cells.len(),
+                cells.join(", ")
+            ));
+        }
     }
     md
 }
@@ -228,6 +280,18 @@ mod tests {
         );
         let same = since_section(&new, &new);
         assert!(same.contains("No cell moved beyond noise."), "{same}");
+    }
+
+    #[test]
+    fn the_cells_not_compared_are_listed_once_per_reason() {
+        let mut old = record(&[("a", "x", 0, 0), ("b", "x", 0, 0), ("c", "x", 1, 3)]);
+        old.started = "20261120T000000Z".into();
+        let new = record(&[("a", "x", 0, 3), ("b", "x", 1, 3), ("d", "x", 0, 3)]);
+        let md = since_section(&old, &new);
+        assert!(
+            md.contains("Not compared (4):\n\n- only in the new one (1): d × x\n- only in the old one (1): c × x\n- no run that could show a violation in the old one (2): a × x, b × x\n"),
+            "{md}"
+        );
     }
 
     #[test]

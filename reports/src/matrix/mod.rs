@@ -16,7 +16,9 @@ mod run_stats;
 mod twins;
 
 pub use cell::{aggregate, safety_counts, with_expectation, with_exploration, CellHead};
-pub use diff::{diff_matrices, diff_text, since_section, CellDiff, MatrixDiff};
+pub use diff::{
+    diff_matrices, diff_text, since_section, CellDiff, MatrixDiff, NotCompared, Unmatched,
+};
 pub use junit::matrix_junit;
 pub use lockpick_checker::exposure::{exposures, Plan as ExposurePlan};
 pub use markdown::{matrix_markdown, record_beside};
