@@ -85,21 +85,24 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
     // after the restart, following grants with tokens before the crash, could repeat one.
     let mut why_tokens = None;
     if window.is_none() && i.rule == Rule::RestartInsideLease && lock.touches(&i.nodes) {
-        if let (true, Some(restart), Some((client, at))) =
-            (i.tokens_before, i.end_ns, i.token_after)
-        {
+        if let (Some(restart), Some(after)) = (i.end_ns, i.token_after) {
+            let client = after.client;
             window = Some(Window {
                 from_ns: restart,
-                to_ns: at,
+                to_ns: after.at_ns,
                 holder: client,
                 askers: Vec::new(),
                 lock: None,
                 lease_ms: None,
             });
             why_tokens = Some(format!(
-                "the node came back at {} and client {client} was granted a token at {}, after tokens were granted before the crash: a server that forgot its tokens could hand one out again",
+                "the node came back at {} and client {client} was granted a token at {}, after tokens {} to {} were granted before the crash: a server that forgot its counter and counted again from {} could hand out one below {}",
                 secs(restart),
-                secs(at)
+                secs(after.at_ns),
+                after.lowest,
+                after.highest,
+                after.lowest,
+                after.highest,
             ));
         }
     }

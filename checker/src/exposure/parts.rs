@@ -75,11 +75,32 @@ pub(super) struct Instance {
     pub client: Option<u64>,
     pub offset_ms: Option<i64>,
     pub cands: Vec<Cand>,
-    /// Whether a grant with a fencing token came before the instance started.
-    pub tokens_before: bool,
-    /// The first grant with a token after the instance ended (a restart): the client and when.
-    /// A crash that made the server forget the tokens it gave may hand one out again.
-    pub token_after: Option<(u64, u64)>,
+    /// The locks on which grants had carried at least two different fencing tokens before
+    /// the instance started, each with the lowest and highest. A crash that made the server
+    /// forget its counter may count again from the lowest and hand out a token below the
+    /// highest; with one token seen, a repeat of it is no stale write.
+    pub tokens_before: Vec<TokensSeen>,
+    /// The first grant with a token on one of those locks after the instance ended (a
+    /// restart).
+    pub token_after: Option<TokenAfter>,
+}
+
+/// The fencing tokens granted on one lock so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TokensSeen {
+    pub lock: Option<String>,
+    pub lowest: u64,
+    pub highest: u64,
+}
+
+/// A grant with a token after a restart, on a lock of [`Instance::tokens_before`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TokenAfter {
+    pub client: u64,
+    pub at_ns: u64,
+    /// What that lock had seen before the crash.
+    pub lowest: u64,
+    pub highest: u64,
 }
 
 impl Instance {

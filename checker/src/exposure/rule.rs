@@ -106,7 +106,7 @@ impl Rule {
                 "the cut left the holder short of a quorum of the lock's nodes, or held its own renewal, for longer than the lease it had left, and another client was granted the lock before the holder was done, or the holder gave up inside the cut while another asked; or it kept from a quorum past the lease a waiting client whose session keeps its place in the queue, and its acquire came back after"
             }
             Rule::RestartInsideLease => {
-                "a node of the lock crashed during a hold (or while an acquire later granted was on its way) and restarted before the holder's lease ran out, while another client asked; or a token was granted after the restart, following tokens granted before the crash"
+                "a node of the lock crashed during a hold (or while an acquire later granted was on its way) and restarted before the holder's lease ran out, while another client asked; or a token was granted after the restart on a lock that had granted two different tokens before the crash"
             }
             Rule::JumpPastLease => {
                 "a node of the lock jumped forward by more than the lease the holder had left, while another client asked"

@@ -6,7 +6,7 @@
 //! and each instance's verdict).
 
 use super::judge::judge;
-use super::parts::{Ask, Asking, Cand, Hold, Instance};
+use super::parts::{Ask, Asking, Cand, Hold, Instance, TokenAfter, TokensSeen};
 use super::{Exposure, Exposures, Plan, Rule};
 use crate::fault_verbs::{self, Ends, Target};
 use crate::history::{EventKind, EventRef, Process, F};
@@ -29,8 +29,8 @@ pub struct ExposureStream {
     /// How many instances started, and which faults (verb, target) did.
     started: usize,
     kinds_started: Vec<(F, Target)>,
-    /// Whether a grant carried a fencing token yet.
-    token_granted: bool,
+    /// Per lock, the lowest and highest fencing token granted so far.
+    tokens: BTreeMap<Option<String>, (u64, u64)>,
     end_ns: u64,
     /// Let settled instances go (always, but in the test that compares with keeping them).
     retire: bool,
@@ -48,7 +48,7 @@ impl ExposureStream {
             judged: Vec::new(),
             started: 0,
             kinds_started: Vec::new(),
-            token_granted: false,
+            tokens: BTreeMap::new(),
             end_ns: 0,
             retire: true,
         }
@@ -104,8 +104,9 @@ impl ExposureStream {
                 }
             }
             // A restart after tokens were granted is judged on the first token after it.
-            let tokens_known =
-                i.rule != Rule::RestartInsideLease || !i.tokens_before || i.token_after.is_some();
+            let tokens_known = i.rule != Rule::RestartInsideLease
+                || i.tokens_before.is_empty()
+                || i.token_after.is_some();
             // A crashed holder's window runs to the end of the run.
             i.rule != Rule::HolderCrashed
                 && tokens_known
@@ -160,13 +161,23 @@ impl ExposureStream {
                 } else if let Some(a) = asking.filter(|a| !a.contended) {
                     self.refused(c, &a, t);
                 }
-                if granted && e.value.token.is_some() {
-                    self.token_granted = true;
+                if let (true, Some(token)) = (granted, e.value.token) {
+                    let lock = e.lock.as_deref().map(str::to_owned);
                     for i in self.instances.iter_mut() {
-                        if i.end_ns.is_some_and(|end| end <= t) && i.token_after.is_none() {
-                            i.token_after = Some((c, t));
+                        if !i.end_ns.is_some_and(|end| end <= t) || i.token_after.is_some() {
+                            continue;
+                        }
+                        if let Some(seen) = i.tokens_before.iter().find(|s| s.lock == lock) {
+                            i.token_after = Some(TokenAfter {
+                                client: c,
+                                at_ns: t,
+                                lowest: seen.lowest,
+                                highest: seen.highest,
+                            });
                         }
                     }
+                    let range = self.tokens.entry(lock).or_insert((token, token));
+                    *range = (range.0.min(token), range.1.max(token));
                 }
                 if e.kind == EventKind::Ok {
                     let hold = Hold {
@@ -439,7 +450,14 @@ impl ExposureStream {
                     client: e.value.client,
                     offset_ms: e.value.offset_ms,
                     cands: Vec::new(),
-                    tokens_before: self.token_granted,
+                    tokens_before: (self.tokens.iter())
+                        .filter(|(_, (lowest, highest))| highest > lowest)
+                        .map(|(lock, &(lowest, highest))| TokensSeen {
+                            lock: lock.clone(),
+                            lowest,
+                            highest,
+                        })
+                        .collect(),
                     token_after: None,
                 };
                 self.order.push(self.started);
