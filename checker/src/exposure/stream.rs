@@ -164,7 +164,7 @@ impl ExposureStream {
                 if let (true, Some(token)) = (granted, e.value.token) {
                     let lock = e.lock.as_deref().map(str::to_owned);
                     for i in self.instances.iter_mut() {
-                        if !i.end_ns.is_some_and(|end| end <= t) || i.token_after.is_some() {
+                        if i.end_ns.is_none_or(|end| end > t) || i.token_after.is_some() {
                             continue;
                         }
                         if let Some(seen) = i.tokens_before.iter().find(|s| s.lock == lock) {
