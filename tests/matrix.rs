@@ -204,6 +204,12 @@ fn a_tiny_matrix_runs_renders_and_resumes_only_what_is_missing() {
         ) && err.contains("--report-only"),
         "{err}"
     );
+    // Its page made again by this build still names the build that made the runs.
+    let out = report_only(&dir, s, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let again: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("matrix.json")).unwrap()).unwrap();
+    assert_eq!(again["lockpick_version"], "0.0.9 (commit 0123456789ab)");
     std::fs::write(dir.join("matrix.json"), &record).unwrap();
 
     // The markdown table from the recorded runs, with more seeds asked for: nothing runs, the

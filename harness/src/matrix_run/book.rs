@@ -169,7 +169,11 @@ impl Book {
             description: m.description.clone(),
             started: self.place.started.clone(),
             updated: utc_stamp(SystemTime::now()),
-            lockpick_version: crate::LOCKPICK_BUILD.to_owned(),
+            // Runs are only ever added by the build that made the first (see `place`), so a
+            // recorded build is the runs' even when this is a page made again by another.
+            lockpick_version: (self.place.recorded.as_ref())
+                .map_or(crate::LOCKPICK_BUILD, |r| r.lockpick_version.as_str())
+                .to_owned(),
             server_versions: self.versions.clone(),
             command: self.command.clone(),
             file_folder: Some(self.place.folder.display().to_string()),

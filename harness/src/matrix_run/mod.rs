@@ -10,6 +10,7 @@
 mod book;
 mod cells;
 mod error;
+mod expectation_change;
 mod explore_safe;
 mod place;
 mod provenance;

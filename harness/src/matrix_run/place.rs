@@ -102,10 +102,7 @@ fn resumed(req: &MatrixRequest, resume: &Path) -> Result<Place, MatrixRunError> 
             // A file given anew brings the expectations as they are now: say if they
             // changed since the runs began.
             if copy_file {
-                let now = super::provenance::expectation_source(&file);
-                if now.commit != e.commit || now.uncommitted {
-                    e.changed_after = Some(Box::new(now));
-                }
+                e.changed_after = super::expectation_change::changed_after(&e, &file);
             }
             e
         });

@@ -6,6 +6,15 @@ use lockpick_reports::matrix::ExpectationSource;
 use std::path::Path;
 use std::process::Command;
 
+/// The folder git runs in for `file`.
+pub(super) fn git_dir(file: &Path) -> Option<std::path::PathBuf> {
+    match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => Some(d.to_owned()),
+        Some(_) => Some(Path::new(".").to_owned()),
+        None => None,
+    }
+}
+
 /// The matrix file `file` as git has it now. Git missing, or a file outside a checkout, is
 /// said as such, never taken for "committed".
 pub(super) fn expectation_source(file: &Path) -> ExpectationSource {
@@ -18,10 +27,7 @@ pub(super) fn expectation_source(file: &Path) -> ExpectationSource {
         unknown: Some(why),
         changed_after: None,
     };
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => Path::new(".").to_owned(),
-    };
+    let dir = git_dir(file).unwrap_or_else(|| Path::new(".").to_owned());
     let Some(name) = file.file_name() else {
         return unknown("it names no file".to_owned());
     };

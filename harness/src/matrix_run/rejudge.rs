@@ -32,9 +32,7 @@ pub fn judge_by_file(record: &mut MatrixRecord, file: &Path) -> Result<Rejudged,
         }
     }
     if let Some(recorded) = &mut record.expectations {
-        let now = super::provenance::expectation_source(file);
-        recorded.changed_after =
-            (now.commit != recorded.commit || now.uncommitted).then(|| Box::new(now));
+        recorded.changed_after = super::expectation_change::changed_after(recorded, file);
     }
     Ok(Rejudged {
         unplaced_notes,

@@ -3,6 +3,9 @@
 
 use super::record::MatrixRecord;
 
+/// A change of verdict: row, column, verdict before, verdict now.
+type Change<'a> = (&'a str, &'a str, String, String);
+
 /// The sentence (plain text, for the markdown and the HTML page alike), or `None` when no run
 /// of `record` was checked again.
 pub fn recheck_sentence(record: &MatrixRecord) -> Option<String> {
@@ -20,17 +23,30 @@ pub fn recheck_sentence(record: &MatrixRecord) -> Option<String> {
         .collect();
     by.sort_unstable();
     by.dedup();
-    let changed: Vec<String> = (runs.iter())
-        .filter(|(r, k)| k.was != r.verdict)
-        .map(|(r, k)| {
-            let name = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_owned());
+    // Runs of one cell that changed alike are said once, their seeds listed: a fix to the
+    // checker often moves a whole column, and a page naming each run would bury the others.
+    let name = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_owned());
+    let mut alike: Vec<(Change, Vec<u64>)> = Vec::new();
+    for (r, k) in runs.iter().filter(|(r, k)| k.was != r.verdict) {
+        let key = (
+            r.row.as_str(),
+            r.column.as_str(),
+            name(&k.was),
+            name(&r.verdict),
+        );
+        match alike.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, seeds)) => seeds.push(r.seed),
+            None => alike.push((key, vec![r.seed])),
+        }
+    }
+    let count: usize = alike.iter().map(|(_, seeds)| seeds.len()).sum();
+    let changed: Vec<String> = (alike.iter())
+        .map(|((row, column, was, now), seeds)| {
+            let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
             format!(
-                "{} × {} seed {} ({} before, {} now)",
-                r.row,
-                r.column,
-                r.seed,
-                name(&k.was),
-                name(&r.verdict)
+                "{row} × {column} seed{} {} ({was} before, {now} now)",
+                if seeds.len() == 1 { "" } else { "s" },
+                seeds.join(", ")
             )
         })
         .collect();
@@ -43,8 +59,7 @@ pub fn recheck_sentence(record: &MatrixRecord) -> Option<String> {
         out.push_str(" No run's verdict changed.");
     } else {
         out.push_str(&format!(
-            " {} run(s) changed verdict: {}.",
-            changed.len(),
+            " {count} run(s) changed verdict: {}.",
             changed.join("; ")
         ));
     }
@@ -102,5 +117,23 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("seed 2"), "{text}");
+    }
+
+    #[test]
+    fn runs_of_a_cell_that_changed_alike_are_named_once_with_their_seeds() {
+        let runs = vec![
+            rechecked(1, "not-exposed", "valid"),
+            rechecked(2, "valid", "valid"),
+            rechecked(3, "not-exposed", "valid"),
+            rechecked(4, "valid", "invalid"),
+            rechecked(5, "not-exposed", "valid"),
+        ];
+        let text = recheck_sentence(&record(runs)).unwrap();
+        assert!(
+            text.contains(
+                "4 run(s) changed verdict: lib × crash seeds 1, 3, 5 (valid before, not-exposed now); lib × crash seed 4 (invalid before, valid now)."
+            ),
+            "{text}"
+        );
     }
 }

@@ -393,6 +393,8 @@ pub struct MatrixRecord {
     /// The folder's name: when the matrix was started (UTC).
     pub started: String,
     pub updated: String,
+    /// The build that made the runs: a page made again from them (`--report-only`, even with
+    /// `--recheck`, whose checking build each run names) keeps it.
     pub lockpick_version: String,
     /// `server: version` of every server binary the rows use.
     pub server_versions: Vec<(String, String)>,
