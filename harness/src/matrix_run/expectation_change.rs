@@ -110,34 +110,10 @@ fn of(m: &crate::matrix::Matrix) -> Expectations {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matrix_run::test_matrix::one_pause_cell;
 
     fn matrix_text(expect: &str, note: &str) -> String {
-        let note = match note {
-            "" => String::new(),
-            n => format!("note.pause = \"{n}\""),
-        };
-        format!(
-            r#"
-name = "m"
-seeds = 1
-[workload]
-clients = 3
-duration = "2x lease + 1000ms"
-
-[[row]]
-lock = "redis"
-ttl_ms = 300
-expect = {{ pause = "{expect}" }}
-{note}
-
-[[column]]
-name = "pause"
-about = "a GC pause"
-fault = "client-pause"
-point = "before-write"
-duration = "2x lease"
-"#
-        )
+        one_pause_cell(expect, (!note.is_empty()).then_some(note))
     }
 
     fn git(dir: &Path, args: &[&str]) {

@@ -17,6 +17,8 @@ mod provenance;
 mod recheck;
 mod rejudge;
 mod seeds;
+#[cfg(test)]
+mod test_matrix;
 mod versions;
 
 pub use error::MatrixRunError;

@@ -43,32 +43,12 @@ pub fn judge_by_file(record: &mut MatrixRecord, file: &Path) -> Result<Rejudged,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matrix_run::test_matrix::one_pause_cell;
     use lockpick_reports::matrix::{aggregate, CellHead, ExpectationSource, RunSummary};
 
     fn matrix_file(dir: &Path, pause: &str) -> std::path::PathBuf {
         let file = dir.join("m.toml");
-        let text = format!(
-            r#"
-name = "m"
-seeds = 1
-[workload]
-clients = 3
-duration = "2x lease + 1000ms"
-
-[[row]]
-lock = "redis"
-ttl_ms = 300
-expect = {{ pause = "{pause}" }}
-note.pause = "a note written after the runs"
-
-[[column]]
-name = "pause"
-about = "a GC pause"
-fault = "client-pause"
-point = "before-write"
-duration = "2x lease"
-"#
-        );
+        let text = one_pause_cell(pause, Some("a note written after the runs"));
         std::fs::write(&file, text).unwrap();
         file
     }
