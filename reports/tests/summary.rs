@@ -293,6 +293,7 @@ fn a_run_whose_fault_opened_no_window_is_reported_not_exposed_never_valid() {
             nodes: vec!["n1".into()],
             quorum: 1,
             waiter_sessions: false,
+            renewed_unseen: false,
         },
     };
     // Against a 1000 ms lease the 900 ms pause of the holder granted at 102 ms ended inside

@@ -109,7 +109,7 @@ pub(super) fn judge(i: &Instance, lock: &LockShape, run_end_ns: u64) -> Exposure
     let why = match (&window, why_tokens) {
         (Some(_), Some(why)) => why,
         (Some(w), None) if waiter => waited_why(w),
-        (Some(w), None) => exposed_why(i.rule, w, held_request),
+        (Some(w), None) => exposed_why(i.rule, w, held_request, lock.renewed_unseen),
         (None, _) => why_not.unwrap_or_else(|| no_hold(i.rule)),
     };
     Exposure {
@@ -176,6 +176,20 @@ fn lease(cand: &Cand, lock: &LockShape) -> Option<u64> {
     cand.hold.lease_ms.or(lock.lease_ms)
 }
 
+/// When `cand`'s lease ran out at the latest, for a holder that fell silent at `silent_from`
+/// (`None`: it could reach the lock throughout): one lease after its grant (or last renewal
+/// the history shows), or, for a lock its library renews unseen, one lease after it fell
+/// silent, and never while it could still renew (`u64::MAX`). `None`: a lock without a lease.
+fn lease_end(cand: &Cand, lock: &LockShape, silent_from: Option<u64>) -> Option<u64> {
+    let lease_ns = lease(cand, lock)?.saturating_mul(1_000_000);
+    let granted = cand.hold.since_ns.saturating_add(lease_ns);
+    Some(match (lock.renewed_unseen, silent_from) {
+        (false, _) => granted,
+        (true, Some(silent)) => granted.max(silent.saturating_add(lease_ns)),
+        (true, None) => u64::MAX,
+    })
+}
+
 fn hold_end(cand: &Cand, run_end_ns: u64) -> u64 {
     cand.end_ns.unwrap_or(run_end_ns)
 }
@@ -192,17 +206,20 @@ fn silenced_past_lease(
 ) -> Judged {
     let end = i.end_ns.unwrap_or(run_end_ns);
     let hold_end = hold_end(cand, run_end_ns);
-    let Some(lease) = lease(cand, lock) else {
+    let (Some(lease), Some(lease_end)) =
+        (lease(cand, lock), lease_end(cand, lock, Some(i.start_ns)))
+    else {
         return Ok((i.start_ns, hold_end));
     };
-    let lease_end = cand
-        .hold
-        .since_ns
-        .saturating_add(lease.saturating_mul(1_000_000));
     if end <= lease_end {
+        let began = lease_end.saturating_sub(lease.saturating_mul(1_000_000));
+        let renewed = match lock.renewed_unseen {
+            true => " (its library renews it unseen, so at the latest when it fell silent)",
+            false => "",
+        };
         return Err(format!(
-            "the {what} ended {} ms after client {}'s lease began, within its {lease} ms lease",
-            end.saturating_sub(cand.hold.since_ns) / 1_000_000,
+            "the {what} ended {} ms after client {}'s lease began{renewed}, within its {lease} ms lease",
+            end.saturating_sub(began) / 1_000_000,
             cand.holder
         ));
     }
@@ -219,10 +236,7 @@ fn gave_up_inside(
     lock: &LockShape,
     run_end_ns: u64,
 ) -> Option<(u64, u64)> {
-    let lease_end = cand
-        .hold
-        .since_ns
-        .saturating_add(lease(cand, lock)?.saturating_mul(1_000_000));
+    let lease_end = lease_end(cand, lock, Some(i.start_ns))?;
     let cut_end = i.end_ns.unwrap_or(run_end_ns);
     let ended = cand.release_sent_ns.or(cand.end_ns)?;
     let short = match lock.reachable(&i.nodes) {
@@ -282,14 +296,8 @@ fn restart(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judg
     let Some(restart) = i.end_ns else {
         return Err("the node did not come back before the run ended".to_owned());
     };
-    let mut until = hold_end(cand, run_end_ns);
-    if let Some(lease) = lease(cand, lock) {
-        until = until.min(
-            cand.hold
-                .since_ns
-                .saturating_add(lease.saturating_mul(1_000_000)),
-        );
-    }
+    // A crash of one node leaves the holder the others to renew with.
+    let until = hold_end(cand, run_end_ns).min(lease_end(cand, lock, None).unwrap_or(u64::MAX));
     if restart >= until {
         return Err(format!(
             "the node came back at {}, after client {}'s hold or lease ended at {}",
@@ -305,13 +313,11 @@ fn jump(i: &Instance, cand: &Cand, lock: &LockShape, run_end_ns: u64) -> Judged 
     if !lock.touches(&i.nodes) {
         return Err(format!("{} grants no part of the lock", i.nodes.join(",")));
     }
-    let Some(lease) = lease(cand, lock) else {
+    // The jumped node counts the lease from the holder's last renewal it saw: unseen, as late
+    // as the jump.
+    let Some(lease_end) = lease_end(cand, lock, Some(i.start_ns)) else {
         return Err("the lock keeps no lease, so it reads no clock".to_owned());
     };
-    let lease_end = cand
-        .hold
-        .since_ns
-        .saturating_add(lease.saturating_mul(1_000_000));
     let left_ms = lease_end.saturating_sub(i.start_ns) / 1_000_000;
     let offset = i.offset_ms.unwrap_or(0);
     if offset <= 0 || offset.unsigned_abs() <= left_ms {
@@ -379,7 +385,7 @@ fn no_hold(rule: Rule) -> String {
 
 /// What an exposed instance opened, in a sentence; `held_request`: a cut's window from a
 /// request it held past its lease.
-fn exposed_why(rule: Rule, w: &Window, held_request: bool) -> String {
+fn exposed_why(rule: Rule, w: &Window, held_request: bool, renewed_unseen: bool) -> String {
     let askers: Vec<String> = w.askers.iter().map(u64::to_string).collect();
     let lease = w
         .lease_ms
@@ -390,6 +396,10 @@ fn exposed_why(rule: Rule, w: &Window, held_request: bool) -> String {
             format!("the cut held a grant's request until it came back past {lease} lease")
         }
         Rule::CutPastLease => format!("the cut kept the holder from a quorum past {lease} lease"),
+        Rule::RestartInsideLease if renewed_unseen => {
+            "the node came back while the holder's lease, which its library renews, was live"
+                .to_owned()
+        }
         Rule::RestartInsideLease => {
             format!("the node came back inside {lease} lease of the holder")
         }
@@ -412,6 +422,9 @@ fn exposed_why(rule: Rule, w: &Window, held_request: bool) -> String {
     // grant's reply, the latest it can have begun (a violation's sentence counts from the
     // request, the earliest), so the two times differ by the grant's round trip.
     let held = match rule {
+        Rule::PauseOutlastsLease | Rule::CutPastLease if !held_request && renewed_unseen => {
+            "held on past that lease (counted from when it fell silent, the latest its library can have renewed it)"
+        }
         Rule::PauseOutlastsLease | Rule::CutPastLease if !held_request => {
             "held on past that lease (counted from its grant's reply)"
         }

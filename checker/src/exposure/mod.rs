@@ -44,6 +44,11 @@ pub struct LockShape {
     /// key, ZooKeeper's ephemeral node): a cut past the lease can end it while it waits, which
     /// the cut rule counts. False for a lock whose waiters only retry (Redis, SQL rows).
     pub waiter_sessions: bool,
+    /// The client's library renews the lock by itself where the history does not show it
+    /// (Hazelcast's CP session heartbeats, a library's own watchdog): a hold's lease then
+    /// lasts for as long as its holder can reach the lock, not one lease from its grant, and
+    /// runs out one lease after the holder fell silent at the latest.
+    pub renewed_unseen: bool,
 }
 
 impl LockShape {

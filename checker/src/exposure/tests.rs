@@ -135,6 +135,7 @@ fn plan(verb: F, target: Target, rule: Rule, lease: Option<u64>, nodes: &[&str])
             nodes: nodes.iter().map(|n| n.to_string()).collect(),
             quorum: nodes.len() / 2 + 1,
             waiter_sessions: false,
+            renewed_unseen: false,
         },
     }
 }
@@ -993,4 +994,81 @@ fn a_soaks_recurring_faults_are_judged_as_they_settle_and_the_same_as_kept_to_th
     assert_eq!(settled, kept);
     let exposed = settled.faults.iter().filter(|f| f.window.is_some()).count();
     assert_eq!((settled.faults.len(), exposed), (300, 200));
+}
+
+/// `plan` for a lock whose library renews it where the history does not show it.
+fn renewed_unseen(mut p: Plan) -> Plan {
+    p.lock.renewed_unseen = true;
+    p
+}
+
+#[test]
+fn a_restart_after_one_lease_from_the_grant_exposes_a_hold_its_library_renews_unseen() {
+    // Client 1 holds from 100 ms to 5 s on a 2 s lease it never renews in the history; n1
+    // is down from 500 ms to 3 s and client 2 asks at 3.5 s.
+    let h = || {
+        H::default()
+            .ask(0, 1)
+            .grant(100, 1, Some(2000))
+            .nemesis(500, F::Crash, &["n1"], None)
+            .nemesis(3000, F::Restart, &["n1"], None)
+            .ask(3500, 2)
+            .release(5000, 1)
+            .grant(5010, 2, Some(2000))
+            .end(6000)
+    };
+    // Counted from its grant, the lease ran out at 2.1 s, before the node came back.
+    let e = one(h(), crash_plan());
+    assert!(e.window.is_none(), "{e:?}");
+    assert!(
+        e.why
+            .contains("after client 1's hold or lease ended at 2.100 s"),
+        "{}",
+        e.why
+    );
+    // Renewed by the library with the nodes left, it was live until the release.
+    let e = one(h(), renewed_unseen(crash_plan()));
+    let w = e.window.as_ref().expect("exposed");
+    assert_eq!((w.from_ns, w.to_ns), (3_000_000_000, 5_000_000_000));
+    assert!(
+        e.why
+            .starts_with("the node came back while the holder's lease, which its library renews, was live: client 1 held from 3.000 s to 5.000 s"),
+        "{}",
+        e.why
+    );
+}
+
+#[test]
+fn a_pause_counts_a_lease_its_library_renews_unseen_from_the_pause_not_the_grant() {
+    // Client 1 granted a 500 ms lease at 100 ms holds to 3 s; its library keeps renewing it
+    // unseen until the pause stops the process.
+    let h = |resume: u64| {
+        H::default()
+            .ask(0, 1)
+            .grant(100, 1, Some(500))
+            .nemesis(1000, F::Pause, &[], Some(1))
+            .ask(1100, 2)
+            .grant(1600, 2, Some(500))
+            .nemesis(resume, F::Resume, &[], Some(1))
+            .release(3000, 1)
+            .end(3500)
+    };
+    // A 400 ms pause: past the lease counted from the grant, within the one renewed until it.
+    assert!(one(h(1400), pause_plan()).window.is_some());
+    let e = one(h(1400), renewed_unseen(pause_plan()));
+    assert!(e.window.is_none(), "{e:?}");
+    assert!(
+        e.why.contains("the pause ended 400 ms after client 1's lease began (its library renews it unseen, so at the latest when it fell silent), within its 500 ms lease"),
+        "{}",
+        e.why
+    );
+    // A 900 ms pause outlasts it: the window opens one lease after the pause began.
+    let e = one(h(1900), renewed_unseen(pause_plan()));
+    let w = e.window.as_ref().expect("exposed");
+    assert_eq!((w.from_ns, w.to_ns), (1_500_000_000, 3_000_000_000));
+    assert!(
+        e.why.contains("counted from when it fell silent"),
+        "{}",
+        e.why
+    );
 }

@@ -129,6 +129,7 @@ impl<'a> CellSettings<'a> {
                 retry_delay_ms: None,
                 op_timeout_ms: Some(Spanned::new(row.span.clone(), self.op_timeout_ms)),
                 watchdog: row.watchdog,
+                renews: row.renews,
             },
             workload: RawWorkload {
                 kind: text_at("fenced-write"),
@@ -208,6 +209,10 @@ impl<'a> CellSettings<'a> {
         );
         if let Some(lease) = row.lease_ms {
             let _ = writeln!(t, "lease_ms = {lease}");
+        }
+        if row.renews {
+            // The library's renewals are not in the history: exposure must know they happen.
+            let _ = writeln!(t, "renews = true");
         }
         let _ = writeln!(
             t,

@@ -712,6 +712,22 @@ expect = { pause = "invalid: the session expires", clock = "n/a: the JVMs ignore
             "nodes = 3\nttl_ms = 1000\nrenews = true",
         );
         assert_eq!(holds(&renewing), [(1000, 1600), (3000, 3500)]);
+        // Its renewals are not in the history: its cells' scenarios say so, and exposure
+        // counts its holds' leases from when they could last have been renewed.
+        let m = parse_matrix_in(Path::new("m.toml"), Path::new("/r"), &renewing).unwrap();
+        let renews: Vec<(bool, bool, bool)> = (plan_matrix(&m).unwrap().iter())
+            .filter(|c| c.column == "cut")
+            .map(|c| {
+                let built = c.built.as_ref().unwrap();
+                let shown = c.text.contains("\nrenews = true\n");
+                (
+                    shown,
+                    built.lock.renews,
+                    built.exposure_plan().lock.renewed_unseen,
+                )
+            })
+            .collect();
+        assert_eq!(renews, [(false, false, false), (true, true, true)]);
     }
 
     #[test]

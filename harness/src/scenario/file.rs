@@ -75,6 +75,9 @@ pub(crate) struct RawLock {
     pub(crate) op_timeout_ms: Option<Spanned<u64>>,
     #[serde(default)]
     pub(crate) watchdog: bool,
+    /// The client's library renews the lock unseen (a session kept by heartbeats).
+    #[serde(default)]
+    pub(crate) renews: bool,
 }
 
 #[derive(Deserialize)]
@@ -475,6 +478,7 @@ fn lock_spec(
         },
         op_timeout_ms,
         watchdog: raw.lock.watchdog,
+        renews: raw.lock.renews,
     };
     if let Err(e) = servers.server.check_lock(&lock) {
         let span = match e.field {

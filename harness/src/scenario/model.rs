@@ -178,6 +178,7 @@ impl Scenario {
                 nodes,
                 quorum,
                 waiter_sessions: self.server.waiters_keep_a_session(),
+                renewed_unseen: self.lock.renews,
             },
         }
     }

@@ -25,6 +25,10 @@ pub struct LockSpec {
     pub op_timeout_ms: u64,
     /// Renew the lease every ttl/3 while holding.
     pub watchdog: bool,
+    /// The client's library renews the lock by itself (a session its heartbeats keep, a
+    /// watchdog of its own), where the history does not show it: exposure counts a hold's
+    /// lease from when its holder last could have renewed it (docs/exposure.md).
+    pub renews: bool,
 }
 
 impl LockSpec {
