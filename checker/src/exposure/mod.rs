@@ -152,12 +152,24 @@ impl Exposure {
     }
 }
 
+/// How many judged fault instances a run keeps whole: an hour's soak has thousands, and each
+/// kept one holds its sentence and its askers; past this they are counted, not kept (the first
+/// exposed one is kept whatever its place, for the run's summary).
+pub const KEPT_INSTANCES: usize = 500;
+
 /// Every fault instance of a run, judged.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Exposures {
     /// Whether the run had faults to judge (a baseline has none and needs none).
     pub planned: bool,
+    /// The instances kept whole, in the order they started: the first [`KEPT_INSTANCES`].
     pub faults: Vec<Exposure>,
+    /// Instances judged past those and counted only: how many opened a window, and how many
+    /// did not.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted_exposed: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted_not_exposed: u64,
     /// The planned faults no instance of which took effect, as "the partition fault never
     /// took effect before the run ended".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -167,13 +179,22 @@ pub struct Exposures {
 impl Exposures {
     /// Whether the run could have shown a violation its faults caused (a baseline always).
     pub fn exposed(&self) -> bool {
-        !self.planned || self.faults.iter().any(Exposure::exposed)
+        !self.planned || self.omitted_exposed > 0 || self.faults.iter().any(Exposure::exposed)
     }
 
-    /// How many fault instances opened a window, of how many.
+    /// How many fault instances opened a window, of how many (those kept and those counted).
     pub fn count(&self) -> (usize, usize) {
         let exposed = self.faults.iter().filter(|e| e.exposed()).count();
-        (exposed, self.faults.len())
+        let omitted = (self.omitted_exposed + self.omitted_not_exposed) as usize;
+        (
+            exposed + self.omitted_exposed as usize,
+            self.faults.len() + omitted,
+        )
+    }
+
+    /// How many judged instances were counted and not kept.
+    pub fn omitted(&self) -> u64 {
+        self.omitted_exposed + self.omitted_not_exposed
     }
 
     /// `Ok(what exposed the run)` or `Err(why nothing did)`, in a sentence.
@@ -194,10 +215,11 @@ impl Exposures {
             .map(|e| format!("{}: {}", e.describe(), e.why))
             .collect();
         why.extend(self.never_started.iter().cloned());
-        Err(match why.len() {
-            0 => "no fault took effect".to_owned(),
-            1..=3 => why.join("; "),
-            n => format!("{}; and {} more", why[..3].join("; "), n - 3),
+        let more = why.len().saturating_sub(3) + self.omitted() as usize;
+        Err(match (why.len(), more) {
+            (0, _) => "no fault took effect".to_owned(),
+            (_, 0) => why.join("; "),
+            (n, more) => format!("{}; and {more} more", why[..n.min(3)].join("; ")),
         })
     }
 }
@@ -223,4 +245,8 @@ pub fn with_exposure(verdict: Verdict, exposures: &Exposures) -> Verdict {
         | Verdict::Stuck
         | Verdict::Invalid => verdict,
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -7,7 +7,7 @@
 
 use super::judge::judge;
 use super::parts::{Ask, Asking, Cand, Hold, Instance, TokenAfter, TokensSeen};
-use super::{Exposure, Exposures, Plan, Rule};
+use super::{Exposure, Exposures, Plan, Rule, KEPT_INSTANCES};
 use crate::fault_verbs::{self, Ends, Target};
 use crate::history::{EventKind, EventRef, Process, F};
 use std::collections::BTreeMap;
@@ -24,8 +24,12 @@ pub struct ExposureStream {
     /// The instances not judged yet, each with its place in the order instances started.
     instances: Vec<Instance>,
     order: Vec<usize>,
-    /// The instances judged already, by their place in that order.
+    /// The instances judged already and kept whole, by their place in that order.
     judged: Vec<(usize, Exposure)>,
+    /// Whether one of them opened a window; the instances judged past the kept ones, counted.
+    kept_exposed: bool,
+    omitted_exposed: u64,
+    omitted_not_exposed: u64,
     /// How many instances started, and which faults (verb, target) did.
     started: usize,
     kinds_started: Vec<(F, Target)>,
@@ -46,6 +50,9 @@ impl ExposureStream {
             instances: Vec::new(),
             order: Vec::new(),
             judged: Vec::new(),
+            kept_exposed: false,
+            omitted_exposed: 0,
+            omitted_not_exposed: 0,
             started: 0,
             kinds_started: Vec::new(),
             tokens: BTreeMap::new(),
@@ -120,8 +127,7 @@ impl ExposureStream {
             if settled(&self.instances[k]) {
                 let i = self.instances.swap_remove(k);
                 let at = self.order.swap_remove(k);
-                self.judged
-                    .push((at, judge(&i, &self.plan.lock, self.end_ns)));
+                self.keep(at, judge(&i, &self.plan.lock, self.end_ns));
             } else {
                 k += 1;
             }
@@ -515,15 +521,35 @@ impl ExposureStream {
                 )
             })
             .collect();
-        let mut judged = std::mem::take(&mut self.judged);
-        for (i, at) in self.instances.iter().zip(&self.order) {
-            judged.push((*at, judge(i, &self.plan.lock, self.end_ns)));
+        let open = std::mem::take(&mut self.instances);
+        let order = std::mem::take(&mut self.order);
+        for (i, at) in open.iter().zip(order) {
+            let judged = judge(i, &self.plan.lock, self.end_ns);
+            self.keep(at, judged);
         }
+        let mut judged = std::mem::take(&mut self.judged);
         judged.sort_by_key(|(at, _)| *at);
         Exposures {
             planned: !self.plan.faults.is_empty(),
             faults: judged.into_iter().map(|(_, e)| e).collect(),
+            omitted_exposed: self.omitted_exposed,
+            omitted_not_exposed: self.omitted_not_exposed,
             never_started,
+        }
+    }
+
+    /// Keeps a judged instance whole while fewer than [`KEPT_INSTANCES`] are (and the first
+    /// exposed one past them, for the run's summary), else counts it: what an hour's soak
+    /// keeps must not grow with its faults.
+    fn keep(&mut self, at: usize, judged: Exposure) {
+        let first_exposed = judged.exposed() && !self.kept_exposed;
+        if self.judged.len() < KEPT_INSTANCES || first_exposed {
+            self.kept_exposed |= judged.exposed();
+            self.judged.push((at, judged));
+        } else if judged.exposed() {
+            self.omitted_exposed += 1;
+        } else {
+            self.omitted_not_exposed += 1;
         }
     }
 }

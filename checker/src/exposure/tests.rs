@@ -1072,3 +1072,63 @@ fn a_pause_counts_a_lease_its_library_renews_unseen_from_the_pause_not_the_grant
         e.why
     );
 }
+
+#[test]
+fn a_soak_keeps_its_first_instances_whole_and_counts_the_rest() {
+    // 1,200 cycles as above, every third pause within the lease: 800 exposed, 400 not.
+    let mut h = H::default();
+    for k in 0..1200u64 {
+        let t = k * 2000;
+        let pause = if k % 3 == 0 { 200 } else { 700 };
+        h = h
+            .ask(t, 1)
+            .grant(t + 100, 1, Some(500))
+            .nemesis(t + 200, F::Pause, &[], Some(1))
+            .ask(t + 300, 2)
+            .nemesis(t + 200 + pause, F::Resume, &[], Some(1))
+            .grant(t + 700, 2, Some(500))
+            .release(t + 950, 1)
+            .release(t + 1000, 2);
+    }
+    let all = exposures(&h.end(2_400_000).0, pause_plan());
+    assert_eq!(all.faults.len(), KEPT_INSTANCES);
+    // The kept ones are the first to start.
+    assert_eq!(all.faults[0].start_ns, 200_000_000);
+    assert_eq!(
+        all.faults[KEPT_INSTANCES - 1].start_ns,
+        (KEPT_INSTANCES as u64 - 1) * 2_000_000_000 + 200_000_000
+    );
+    assert_eq!(all.count(), (800, 1200));
+    assert_eq!(all.omitted(), 700);
+    let kept_exposed = all.faults.iter().filter(|e| e.exposed()).count() as u64;
+    assert_eq!(all.omitted_exposed, 800 - kept_exposed);
+    assert!(all.exposed());
+}
+
+#[test]
+fn a_first_exposed_instance_past_the_kept_ones_is_kept_for_the_summary() {
+    // 600 pauses within the lease, then one past it: the summary names that one.
+    let mut h = H::default();
+    for k in 0..601u64 {
+        let t = k * 2000;
+        let pause = if k == 600 { 700 } else { 200 };
+        h = h
+            .ask(t, 1)
+            .grant(t + 100, 1, Some(500))
+            .nemesis(t + 200, F::Pause, &[], Some(1))
+            .ask(t + 300, 2)
+            .nemesis(t + 200 + pause, F::Resume, &[], Some(1))
+            .grant(t + 700, 2, Some(500))
+            .release(t + 950, 1)
+            .release(t + 1000, 2);
+    }
+    let all = exposures(&h.end(1_300_000).0, pause_plan());
+    assert_eq!(all.faults.len(), KEPT_INSTANCES + 1);
+    assert_eq!((all.omitted_exposed, all.omitted_not_exposed), (0, 100));
+    assert_eq!(all.count(), (1, 601));
+    let summary = all.summary().expect("exposed");
+    assert!(
+        summary.starts_with("pause of client 1 at 1200.200 s"),
+        "{summary}"
+    );
+}
