@@ -960,26 +960,32 @@ fn every_rule_has_a_name_and_a_sentence_the_docs_state() {
     }
 }
 
-#[test]
-fn a_soaks_recurring_faults_are_judged_as_they_settle_and_the_same_as_kept_to_the_end() {
-    // 300 cycles of 2 s: client 1 holds a 500 ms lease and is paused past it (exposed: client 2
-    // is granted meanwhile) or, every third cycle, within it (not exposed); client 2 releases.
-    // An hour's soak is this for thousands of faults: what stays open must not grow with it.
+/// `n` cycles of 2 s: client 1 holds a 500 ms lease granted at 100 ms into the cycle and is
+/// paused at 200 ms for `pause(k)` ms (past the lease from 500 ms on: client 2, asking from
+/// 300 ms, is granted at 700 ms); both release.
+fn pause_cycles(n: u64, pause: impl Fn(u64) -> u64) -> H {
     let mut h = H::default();
-    for k in 0..300u64 {
+    for k in 0..n {
         let t = k * 2000;
-        let pause = if k % 3 == 0 { 200 } else { 700 };
         h = h
             .ask(t, 1)
             .grant(t + 100, 1, Some(500))
             .nemesis(t + 200, F::Pause, &[], Some(1))
             .ask(t + 300, 2)
-            .nemesis(t + 200 + pause, F::Resume, &[], Some(1))
+            .nemesis(t + 200 + pause(k), F::Resume, &[], Some(1))
             .grant(t + 700, 2, Some(500))
             .release(t + 950, 1)
             .release(t + 1000, 2);
     }
-    let h = h.end(600_000);
+    h
+}
+
+#[test]
+fn a_soaks_recurring_faults_are_judged_as_they_settle_and_the_same_as_kept_to_the_end() {
+    // 300 cycles of 2 s: client 1 holds a 500 ms lease and is paused past it (exposed: client 2
+    // is granted meanwhile) or, every third cycle, within it (not exposed); client 2 releases.
+    // An hour's soak is this for thousands of faults: what stays open must not grow with it.
+    let h = pause_cycles(300, |k| if k % 3 == 0 { 200 } else { 700 }).end(600_000);
     let mut settling = ExposureStream::new(pause_plan());
     let mut keeping = ExposureStream::new(pause_plan()).keeping_all();
     let mut most_open = 0;
@@ -1076,20 +1082,7 @@ fn a_pause_counts_a_lease_its_library_renews_unseen_from_the_pause_not_the_grant
 #[test]
 fn a_soak_keeps_its_first_instances_whole_and_counts_the_rest() {
     // 1,200 cycles as above, every third pause within the lease: 800 exposed, 400 not.
-    let mut h = H::default();
-    for k in 0..1200u64 {
-        let t = k * 2000;
-        let pause = if k % 3 == 0 { 200 } else { 700 };
-        h = h
-            .ask(t, 1)
-            .grant(t + 100, 1, Some(500))
-            .nemesis(t + 200, F::Pause, &[], Some(1))
-            .ask(t + 300, 2)
-            .nemesis(t + 200 + pause, F::Resume, &[], Some(1))
-            .grant(t + 700, 2, Some(500))
-            .release(t + 950, 1)
-            .release(t + 1000, 2);
-    }
+    let h = pause_cycles(1200, |k| if k % 3 == 0 { 200 } else { 700 });
     let all = exposures(&h.end(2_400_000).0, pause_plan());
     assert_eq!(all.faults.len(), KEPT_INSTANCES);
     // The kept ones are the first to start.
@@ -1108,20 +1101,7 @@ fn a_soak_keeps_its_first_instances_whole_and_counts_the_rest() {
 #[test]
 fn a_first_exposed_instance_past_the_kept_ones_is_kept_for_the_summary() {
     // 600 pauses within the lease, then one past it: the summary names that one.
-    let mut h = H::default();
-    for k in 0..601u64 {
-        let t = k * 2000;
-        let pause = if k == 600 { 700 } else { 200 };
-        h = h
-            .ask(t, 1)
-            .grant(t + 100, 1, Some(500))
-            .nemesis(t + 200, F::Pause, &[], Some(1))
-            .ask(t + 300, 2)
-            .nemesis(t + 200 + pause, F::Resume, &[], Some(1))
-            .grant(t + 700, 2, Some(500))
-            .release(t + 950, 1)
-            .release(t + 1000, 2);
-    }
+    let h = pause_cycles(601, |k| if k == 600 { 700 } else { 200 });
     let all = exposures(&h.end(1_300_000).0, pause_plan());
     assert_eq!(all.faults.len(), KEPT_INSTANCES + 1);
     assert_eq!((all.omitted_exposed, all.omitted_not_exposed), (0, 100));
